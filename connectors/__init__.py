@@ -1,0 +1,1 @@
+"""Plant connectors: MQTT and OPC UA, each turning plant input into records."""

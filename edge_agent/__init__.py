@@ -1,0 +1,3 @@
+"""edge-agent: plant-floor LLM agent."""
+
+__version__ = "0.1.0"

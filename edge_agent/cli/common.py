@@ -1,0 +1,41 @@
+"""Helpers every subcommand shares: the --config option and loading it with a clean error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from edge_agent.config import AgentConfig, ConfigError, load_config
+from edge_agent.logging import configure_logging
+
+DEFAULT_CONFIG = Path("/etc/edge-agent/edge-agent.toml")
+
+
+class CliExit(SystemExit):
+    """Raised to end a command with a message on stderr and an exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        print(message, file=sys.stderr)
+        super().__init__(code)
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", "-c", type=Path, default=DEFAULT_CONFIG, help="TOML config (default: %(default)s)")
+
+
+def load(args: argparse.Namespace, *, setup_logging: bool = True) -> AgentConfig:
+    """Load the config named by --config or exit 2 naming every bad key."""
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise CliExit(f"edge-agent: invalid config {exc}", 2) from exc
+    if setup_logging:
+        configure_logging(config.logging.level, config.logging.format)
+    return config
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True, default=str))

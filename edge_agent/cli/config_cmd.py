@@ -1,0 +1,26 @@
+"""`edge-agent config check FILE`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from edge_agent.cli.common import CliExit, print_json
+from edge_agent.config import ConfigError, load_config
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    config = subparsers.add_parser("config", help="inspect configuration")
+    sub = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    check = sub.add_parser("check", help="validate a config file and print the effective config, secrets masked")
+    check.add_argument("file", type=Path)
+    check.set_defaults(func=_check)
+
+
+def _check(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.file)
+    except ConfigError as exc:
+        raise CliExit(f"edge-agent: invalid config {exc}", 2) from exc
+    print_json({"config": config.masked(), "sha256": config.fingerprint()})
+    return 0

@@ -1,0 +1,157 @@
+"""One TOML file, validated by pydantic; `EDGE_AGENT__SECTION__KEY` environment variables override it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, ValidationError
+
+from edge_agent.config.audit import AuditConfig
+from edge_agent.config.base import Section
+from edge_agent.config.core import (
+    DaemonConfig,
+    HealthConfig,
+    LoggingConfig,
+    PathsConfig,
+    SiteConfig,
+    StoreConfig,
+)
+from edge_agent.config.llm import LlmConfig, SpeculativeConfig
+from edge_agent.config.mqtt import MqttConfig, RouteConfig, TlsConfig
+from edge_agent.config.opcua import NodeConfig, OpcuaConfig, OpcuaSourceConfig
+from edge_agent.config.reports import ReportsConfig, ShiftConfig
+
+ENV_PREFIX = "EDGE_AGENT__"
+
+
+class AgentConfig(Section):
+    site: SiteConfig
+    paths: PathsConfig = Field(default_factory=PathsConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    health: HealthConfig = Field(default_factory=HealthConfig)
+    mqtt: MqttConfig = Field(default_factory=MqttConfig)
+    opcua: OpcuaConfig = Field(default_factory=OpcuaConfig)
+    llm: LlmConfig = Field(default_factory=LlmConfig)
+    reports: ReportsConfig = Field(default_factory=ReportsConfig)
+    audit: AuditConfig = Field(default_factory=AuditConfig)
+
+    def masked(self) -> dict[str, Any]:
+        """The effective config as plain data, secrets shown as '***'."""
+        return _mask(self.model_dump(mode="python"))
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the effective config (secrets masked) in canonical JSON: what the audit log records."""
+        canonical = json.dumps(self.masked(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class ConfigError(Exception):
+    """A config file that cannot be used. `problems` holds (key path, reason) for every bad key."""
+
+    def __init__(self, source: str, problems: list[tuple[str, str]]) -> None:
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  {path}: {reason}" for path, reason in problems)
+        super().__init__(f"{source}: {len(problems)} problem(s)\n{lines}")
+
+
+def load_config(path: Path | str, environ: Mapping[str, str] | None = None) -> AgentConfig:
+    """Read, merge env overrides into, and validate one config file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(str(path), [("<file>", "not found")]) from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), [("<file>", f"not valid TOML: {exc}")]) from exc
+    problems: list[tuple[str, str]] = []
+    _apply_env(data, os.environ if environ is None else environ, problems)
+    try:
+        config = AgentConfig.model_validate(data)
+    except ValidationError as exc:
+        problems.extend((_key_path(err["loc"]), err["msg"]) for err in exc.errors())
+        raise ConfigError(str(path), sorted(problems)) from exc
+    if problems:
+        raise ConfigError(str(path), problems)
+    return config
+
+
+def _apply_env(data: dict[str, Any], environ: Mapping[str, str], problems: list[tuple[str, str]]) -> None:
+    """EDGE_AGENT__MQTT__PORT=1884 → data["mqtt"]["port"] = 1884. Values parse as TOML scalars, else strings."""
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX):
+            continue
+        keys = [k.lower() for k in name[len(ENV_PREFIX):].split("__")]
+        if not all(keys):
+            problems.append((name, "empty key in environment override"))
+            continue
+        node = data
+        for key in keys[:-1]:
+            child = node.setdefault(key, {})
+            if not isinstance(child, dict):
+                problems.append((".".join(keys), f"environment override {name} descends into a non-table"))
+                break
+            node = child
+        else:
+            node[keys[-1]] = _parse_env_value(environ[name])
+
+
+def _parse_env_value(raw: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts[-1] = f"{parts[-1]}[{item}]" if parts else f"[{item}]"
+        else:
+            parts.append(str(item))
+    return ".".join(parts) or "<root>"
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, SecretStr):
+        return "***"
+    if isinstance(value, dict):
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+__all__ = [
+    "AgentConfig",
+    "AuditConfig",
+    "ConfigError",
+    "DaemonConfig",
+    "HealthConfig",
+    "LlmConfig",
+    "LoggingConfig",
+    "MqttConfig",
+    "NodeConfig",
+    "OpcuaConfig",
+    "OpcuaSourceConfig",
+    "PathsConfig",
+    "ReportsConfig",
+    "RouteConfig",
+    "ShiftConfig",
+    "SiteConfig",
+    "SpeculativeConfig",
+    "StoreConfig",
+    "TlsConfig",
+    "load_config",
+]

@@ -1,0 +1,34 @@
+"""The LLM engine: model, speculative decoding and deterministic settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from edge_agent.config.base import Section
+
+
+class SpeculativeConfig(Section):
+    enabled: bool = False
+    method: Literal["eagle3"] = "eagle3"
+    # Directory of an EAGLE-3 / 3.1 draft head in vLLM's llama_eagle3 format (config.json carries fc_norm/norm_output).
+    draft: Path | None = None
+    num_speculative_tokens: int = Field(3, ge=1, le=16)
+
+
+class LlmConfig(Section):
+    backend: Literal["vllm", "remote"] = "vllm"
+    # Directory written by `edge-agent model prepare`; None → <state_dir>/models/default.
+    model_dir: Path | None = None
+    remote_url: str | None = Field(None, description="OpenAI-compatible vLLM server, backend = remote")
+    remote_model: str | None = None
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "float32"
+    max_model_len: int = Field(4096, ge=128)
+    seed: int = 0
+    cpu_threads: int | None = Field(None, ge=1, description="OMP threads on a CPU box; None → all cores")
+    cpu_kvcache_gib: int = Field(1, ge=1)
+    start_timeout_s: float = Field(300.0, gt=0)
+    request_timeout_s: float = Field(600.0, gt=0)
+    speculative: SpeculativeConfig = Field(default_factory=SpeculativeConfig)

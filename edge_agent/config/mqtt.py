@@ -1,0 +1,54 @@
+"""MQTT broker connection and ingest routes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+
+from edge_agent.config.base import Section
+
+
+class TlsConfig(Section):
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    check_hostname: bool = True
+
+    @model_validator(mode="after")
+    def _cert_and_key_together(self) -> "TlsConfig":
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("cert_file and key_file must be set together")
+        return self
+
+
+class RouteConfig(Section):
+    """One topic filter and how its payloads become records."""
+
+    topic: str = Field(min_length=1)
+    parser: Literal["json", "text"] = "json"
+    kind: str = Field("event", min_length=1, description="record kind, e.g. mes_event, log_line")
+    qos: Literal[0, 1, 2] = 1
+    # JSON routes: record field → JSON path in the payload (dotted). Missing optional fields are allowed.
+    mapping: dict[str, str] = Field(default_factory=dict)
+
+
+class MqttConfig(Section):
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(1883, ge=1, le=65535)
+    protocol: Literal["5", "3.1.1"] = "5"
+    client_id: str = "edge-agent"
+    username: str | None = None
+    password: SecretStr | None = None
+    tls: TlsConfig | None = None
+    keepalive_s: int = Field(30, ge=5)
+    # A day: the broker keeps our QoS 1 backlog through a reboot or a long maintenance stop.
+    session_expiry_s: int = Field(86400, ge=0)
+    max_payload_bytes: int = Field(256 * 1024, ge=1)
+    # Bounded: when the store falls behind, paho's reader blocks instead of the process growing without limit.
+    queue_max: int = Field(10000, ge=1)
+    reconnect_min_s: float = Field(0.5, gt=0)
+    reconnect_max_s: float = Field(30.0, gt=0)
+    routes: list[RouteConfig] = Field(default_factory=list)

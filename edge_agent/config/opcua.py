@@ -1,0 +1,43 @@
+"""OPC UA sources: endpoints, security and the nodes to watch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+
+from edge_agent.config.base import Section
+
+
+class NodeConfig(Section):
+    node_id: str = Field(min_length=1, description='e.g. "ns=2;s=P-101.Vibration"')
+    tag: str = Field(min_length=1, description="tag name stored with each value")
+    sampling_interval_ms: float = Field(1000.0, ge=0)
+    queue_size: int = Field(10, ge=1)
+    deadband_type: Literal["none", "absolute", "percent"] = "none"
+    deadband_value: float = Field(0.0, ge=0)
+
+
+class OpcuaSourceConfig(Section):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    endpoint: str = Field(pattern=r"^opc\.tcp://")
+    security_policy: Literal["None", "Basic256Sha256"] = "None"
+    security_mode: Literal["None", "Sign", "SignAndEncrypt"] = "None"
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    server_cert_sha256: str | None = Field(None, description="pin: hex SHA-256 of the server certificate (DER)")
+    username: str | None = None
+    password: SecretStr | None = None
+    publishing_interval_ms: float = Field(500.0, gt=0)
+    # Health watch: read ServerStatus.CurrentTime this often; a failed read means the session is gone.
+    watchdog_interval_s: float = Field(2.0, gt=0)
+    reconnect_min_s: float = Field(0.5, gt=0)
+    reconnect_max_s: float = Field(30.0, gt=0)
+    history_backfill: bool = True
+    nodes: list[NodeConfig] = Field(default_factory=list)
+    events: bool = Field(True, description="subscribe to alarm and condition events from the Server object")
+
+
+class OpcuaConfig(Section):
+    sources: list[OpcuaSourceConfig] = Field(default_factory=list)

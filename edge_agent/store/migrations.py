@@ -1,0 +1,61 @@
+"""Versioned schema migrations. Append only: a shipped migration is never edited, PRAGMA user_version counts them."""
+
+from __future__ import annotations
+
+import sqlite3
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: records, quarantine, outbox. Times are integer microseconds since the Unix epoch, UTC.
+    """
+    CREATE TABLE records (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        source_time_us INTEGER NOT NULL,
+        received_time_us INTEGER NOT NULL,
+        value TEXT,
+        quality TEXT NOT NULL,
+        raw BLOB NOT NULL,
+        idempotency_key TEXT NOT NULL UNIQUE,
+        historical INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX records_key_time ON records (key, source_time_us);
+    CREATE INDEX records_time ON records (source_time_us);
+    CREATE INDEX records_received ON records (received_time_us);
+    CREATE TABLE quarantine (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        raw BLOB NOT NULL,
+        reason TEXT NOT NULL,
+        received_time_us INTEGER NOT NULL
+    );
+    CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY,
+        topic TEXT NOT NULL,
+        payload BLOB NOT NULL,
+        qos INTEGER NOT NULL,
+        retain INTEGER NOT NULL,
+        properties TEXT NOT NULL,
+        created_time_us INTEGER NOT NULL
+    );
+    """,
+)
+
+
+class MigrationError(Exception):
+    pass
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema to the newest version; returns it. Refuses a database written by a newer agent."""
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current > len(MIGRATIONS):
+        raise MigrationError(
+            f"store schema version {current} is newer than this agent knows ({len(MIGRATIONS)}); upgrade the agent"
+        )
+    for version in range(current, len(MIGRATIONS)):
+        # One transaction per migration: a crash mid-way leaves the previous version intact.
+        conn.executescript(f"BEGIN; {MIGRATIONS[version]} PRAGMA user_version = {version + 1}; COMMIT;")
+    return len(MIGRATIONS)

@@ -1,0 +1,134 @@
+"""Config: one TOML file, strict keys, env overrides, errors that name the key path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edge_agent.config import ConfigError, load_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+MINIMAL = """
+[site]
+id = "plant-7"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "agent.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+class TestLoadConfig:
+    def test_minimal_file_gets_defaults(self, tmp_path: Path) -> None:
+        """Only the site id is required; every other section has a safe default."""
+        config = load_config(write(tmp_path, MINIMAL), environ={})
+        assert config.site.id == "plant-7"
+        assert config.mqtt.port == 1883
+        assert config.mqtt.protocol == "5"
+        assert config.paths.store_path == Path("/var/lib/edge-agent/store.sqlite3")
+
+    def test_unknown_keys_are_errors_naming_their_path(self, tmp_path: Path) -> None:
+        """A typo anywhere is reported with its full key path, all of them at once."""
+        text = MINIMAL + '\n[mqtt]\nprot = 1884\n[[mqtt.routes]]\ntopic = "a/#"\nparserr = "json"\n'
+        with pytest.raises(ConfigError) as info:
+            load_config(write(tmp_path, text), environ={})
+        paths = [path for path, _ in info.value.problems]
+        assert paths == ["mqtt.prot", "mqtt.routes[0].parserr"]
+
+    def test_bad_value_names_key_and_reason(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError) as info:
+            load_config(write(tmp_path, MINIMAL + "\n[mqtt]\nport = 70000\n"), environ={})
+        assert info.value.problems[0][0] == "mqtt.port"
+        assert "65535" in info.value.problems[0][1]
+
+    def test_missing_site_is_an_error(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError) as info:
+            load_config(write(tmp_path, "[mqtt]\nport = 1884\n"), environ={})
+        assert info.value.problems == [("site", "Field required")]
+
+    def test_env_overrides_file(self, tmp_path: Path) -> None:
+        """EDGE_AGENT__SECTION__KEY wins over the file; values parse as TOML scalars."""
+        env = {"EDGE_AGENT__MQTT__PORT": "1884", "EDGE_AGENT__MQTT__HOST": "broker.local", "OTHER": "x"}
+        config = load_config(write(tmp_path, MINIMAL), environ=env)
+        assert (config.mqtt.port, config.mqtt.host) == (1884, "broker.local")
+
+    def test_env_override_with_unknown_key_is_an_error(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError) as info:
+            load_config(write(tmp_path, MINIMAL), environ={"EDGE_AGENT__MQTT__PORTT": "1"})
+        assert [p for p, _ in info.value.problems] == ["mqtt.portt"]
+
+    def test_invalid_toml_is_reported(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError) as info:
+            load_config(write(tmp_path, "[site\n"), environ={})
+        assert info.value.problems[0][0] == "<file>"
+
+    def test_secrets_are_masked(self, tmp_path: Path) -> None:
+        config = load_config(write(tmp_path, MINIMAL + '\n[mqtt]\nusername = "u"\npassword = "hunter2"\n'), environ={})
+        assert config.masked()["mqtt"]["password"] == "***"
+        assert "hunter2" not in json.dumps(config.masked())
+        assert config.mqtt.password is not None and config.mqtt.password.get_secret_value() == "hunter2"
+
+
+class TestConfigCheckCommand:
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "edge_agent.cli", "config", "check", *args], capture_output=True, text=True
+        )
+
+    def test_valid_file_exits_0_and_prints_masked_config(self, tmp_path: Path) -> None:
+        path = write(tmp_path, MINIMAL + '\n[mqtt]\npassword = "s3cret"\n')
+        result = self.run(str(path))
+        assert result.returncode == 0, result.stderr
+        out = json.loads(result.stdout)
+        assert out["config"]["mqtt"]["password"] == "***"
+        assert "s3cret" not in result.stdout
+
+    def test_invalid_file_exits_2_naming_every_bad_key(self, tmp_path: Path) -> None:
+        path = write(tmp_path, MINIMAL + "\n[mqtt]\nport = 0\nfoo = 1\n")
+        result = self.run(str(path))
+        assert result.returncode == 2
+        assert "mqtt.port" in result.stderr and "mqtt.foo" in result.stderr
+
+    @pytest.mark.parametrize("name", ["demo.toml", "edge-agent.example.toml"])
+    def test_shipped_configs_are_valid(self, name: str) -> None:
+        result = self.run(str(REPO / "configs" / name))
+        assert result.returncode == 0, result.stderr
+
+
+def _leaf_keys(model: type, prefix: str = "") -> list[str]:
+    """Every option name in the config tree (nested sections and list-of-section items included)."""
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    keys = []
+    for name, field in model.model_fields.items():
+        nested = [a for a in (field.annotation, *get_args(field.annotation)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        nested += [
+            b for a in get_args(field.annotation) for b in get_args(a) if isinstance(b, type) and issubclass(b, BaseModel)
+        ]
+        if nested:
+            keys += _leaf_keys(nested[0], f"{prefix}{name}.")
+        else:
+            keys.append(f"{prefix}{name}")
+    return keys
+
+
+def test_example_config_documents_every_option() -> None:
+    """configs/edge-agent.example.toml mentions every option (set or commented out)."""
+    import re
+
+    from edge_agent.config import AgentConfig
+
+    text = (REPO / "configs" / "edge-agent.example.toml").read_text(encoding="utf-8")
+    missing = [
+        key for key in _leaf_keys(AgentConfig) if not re.search(rf"^#?\s*{re.escape(key.rsplit('.', 1)[-1])}\s*=", text, re.M)
+    ]
+    assert missing == []
