@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import platform
 import re
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,9 +17,11 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
-def write_section(name: str, title: str, body: str, command: str | None = None) -> None:
-    """Replace (or append) the section `<!-- bench:name -->` … `<!-- /bench:name -->` in BENCHMARKS.md."""
-    command = command or " ".join([Path(sys.executable).name, "-m", *sys.argv]) if command is None else command
+def write_section(name: str, title: str, body: str, command: str) -> None:
+    """Replace (or append) the section `<!-- bench:name -->` … `<!-- /bench:name -->` in BENCHMARKS.md.
+
+    `command` is what a reader types to reproduce the figures, e.g. ".venv/bin/python -m bench.audit".
+    """
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     section = (
         f"<!-- bench:{name} -->\n## {title}\n\n"
