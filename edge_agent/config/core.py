@@ -45,6 +45,9 @@ class DaemonConfig(Section):
     shutdown_grace_s: float = Field(20.0, gt=0, description="SIGTERM → exit budget; keep below TimeoutStopSec")
     restart_backoff_initial_s: float = Field(1.0, gt=0)
     restart_backoff_max_s: float = Field(60.0, gt=0)
+    # Two minutes: long enough for a broker or OPC UA server that is slow after a plant reboot; the engine uses
+    # llm.start_timeout_s instead, since loading a model takes longer.
+    ready_timeout_s: float = Field(120.0, gt=0, description="a component not ready within this fails the start")
 
 
 class StoreConfig(Section):

@@ -19,6 +19,7 @@ class SpeculativeConfig(Section):
 
 
 class LlmConfig(Section):
+    enabled: bool = Field(True, description="False: no engine is loaded (ingest only); report requests are refused")
     backend: Literal["vllm", "remote"] = "vllm"
     # Directory written by `edge-agent model prepare`; None → <state_dir>/models/default.
     model_dir: Path | None = None

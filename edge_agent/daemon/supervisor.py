@@ -1,0 +1,308 @@
+"""The asyncio supervisor: starts components in order, restarts crashed ones, stops them in reverse on SIGTERM.
+
+Start: each component runs in its own named task of one TaskGroup; the next starts only once the previous reported
+ready (or the start fails after its ready timeout). READY=1 goes to systemd only when every component is ready, i.e.
+the store is open and the connectors are up.
+
+Crash: the exception is logged with its traceback, counted in `edge_agent_component_restarts_total`, and the
+component is run again after an exponential backoff; /readyz reports it as restarting meanwhile. Never silently lost.
+
+Stop (SIGTERM, SIGINT): STOPPING=1, then each component is cancelled in reverse start order, so intake stops first
+and the store writer flushes last, each awaited before the next. The whole stop fits in `daemon.shutdown_grace_s`;
+a component that overruns its share is logged by name and the process exits 1 rather than outliving systemd's
+TimeoutStopSec and being SIGKILLed with nothing said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Literal
+
+import structlog
+from prometheus_client import Counter, Gauge
+from pydantic import BaseModel, ConfigDict
+
+from edge_agent.config import DaemonConfig
+from edge_agent.daemon.component import Component
+from edge_agent.daemon.sdnotify import SdNotifier, watchdog_interval, watchdog_loop
+
+log = structlog.get_logger(component="supervisor")
+
+RESTARTS = Counter("edge_agent_component_restarts", "Restarts of a component after it crashed", ["component"])
+READY = Gauge("edge_agent_component_ready", "1 while the component reports ready, else 0", ["component"])
+AGENT_READY = Gauge("edge_agent_ready", "1 while every component is ready (what /readyz reports)")
+
+# Of the shutdown grace: components stop one by one within the first 80 %; one that overruns has the others
+# cancelled together and sharing the next 15 %; the last 5 % is left for logging and process exit.
+_ORDERED_STOP_SHARE = 0.80
+_FINAL_STOP_SHARE = 0.95
+# Startup: systemd is asked for this much beyond a component's own ready timeout, so our timeout fires first and is
+# logged with the component's name instead of systemd killing us anonymously.
+_EXTEND_MARGIN_S = 10.0
+
+ComponentState = Literal["pending", "starting", "ready", "degraded", "restarting", "stopping", "stopped"]
+Phase = Literal["starting", "running", "stopping", "stopped"]
+
+
+class ComponentStatus(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    # degraded: was ready in this run and has cleared its ready event (e.g. broker connection lost, reconnecting)
+    state: ComponentState
+    ready: bool
+    restarts: int
+    last_error: str | None = None
+
+
+class AgentStatus(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    phase: Phase
+    ready: bool
+    components: list[ComponentStatus]
+
+
+class SupervisorError(Exception):
+    """The supervisor was used wrongly (e.g. two components with one name)."""
+
+
+def hard_exit(code: int) -> None:
+    """Leave now, even with tasks or threads still busy: flush what was logged, then _exit."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe must not stop us from exiting
+            pass
+    os._exit(code)
+
+
+class _Slot:
+    """One component and what the supervisor knows about it."""
+
+    def __init__(self, component: Component) -> None:
+        self.component = component
+        self.name = component.name
+        self.ready = asyncio.Event()  # replaced by a fresh event on every (re)start
+        self.up = asyncio.Event()  # set the first time the component reports ready; the start waits on it
+        self.was_ready = False  # in the current run
+        self.phase: Literal["pending", "running", "restarting", "stopping", "stopped"] = "pending"
+        self.restarts = 0
+        self.last_error: str | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def is_ready(self) -> bool:
+        return self.phase == "running" and self.ready.is_set()
+
+    def status(self) -> ComponentStatus:
+        state: ComponentState
+        if self.phase == "running":
+            state = "ready" if self.ready.is_set() else ("degraded" if self.was_ready else "starting")
+        else:
+            state = self.phase
+        return ComponentStatus(
+            name=self.name, state=state, ready=self.is_ready, restarts=self.restarts, last_error=self.last_error
+        )
+
+
+class Supervisor:
+    """Runs components; `run()` returns the process exit code (0 after an orderly stop, 1 if the start failed)."""
+
+    def __init__(
+        self,
+        config: DaemonConfig,
+        notifier: SdNotifier | None = None,
+        *,
+        watchdog_s: float | None = None,
+        handle_signals: bool = True,
+        on_stuck: Callable[[int], None] = hard_exit,
+    ) -> None:
+        self._config = config
+        self._notifier = notifier or SdNotifier(None)
+        # None → from WATCHDOG_USEC / WATCHDOG_PID, as systemd set them
+        self._watchdog_s = watchdog_interval() if watchdog_s is None else watchdog_s
+        self._handle_signals = handle_signals
+        self._on_stuck = on_stuck
+        self._slots: list[_Slot] = []
+        self._phase: Phase = "starting"
+        self._stop = asyncio.Event()
+        self._stop_reason: str | None = None
+
+    def add(self, component: Component) -> None:
+        """Append a component; components start in the order added and stop in reverse."""
+        if any(slot.name == component.name for slot in self._slots):
+            raise SupervisorError(f"two components are named {component.name!r}")
+        slot = _Slot(component)
+        self._slots.append(slot)
+        READY.labels(component.name).set_function(lambda: 1.0 if slot.is_ready else 0.0)
+
+    @property
+    def ready(self) -> bool:
+        return self._phase == "running" and all(slot.is_ready for slot in self._slots)
+
+    def status(self) -> AgentStatus:
+        return AgentStatus(phase=self._phase, ready=self.ready, components=[slot.status() for slot in self._slots])
+
+    def request_stop(self, reason: str = "requested") -> None:
+        """Begin the orderly stop (what SIGTERM does). A second request while stopping exits at once."""
+        if self._stop.is_set():
+            log.warning("stop_requested_again", reason=reason, action="exit now")
+            self._on_stuck(1)
+            return
+        log.info("stop_requested", reason=reason)
+        self._stop_reason = reason
+        self._stop.set()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        AGENT_READY.set_function(lambda: 1.0 if self.ready else 0.0)
+        if self._handle_signals:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, self.request_stop, signal.Signals(signum).name)
+        backstop: threading.Timer | None = None
+        exit_code = 0
+        try:
+            async with asyncio.TaskGroup() as tg:
+                watchdog = None
+                if self._watchdog_s is not None and self._notifier.enabled:
+                    watchdog = tg.create_task(watchdog_loop(self._notifier, self._watchdog_s), name="sd-watchdog")
+                started = await self._start_all(tg)
+                if started:
+                    self._phase = "running"
+                    log.info("agent_ready", components=[slot.name for slot in self._slots])
+                    self._notifier.ready(f"running: {len(self._slots)} components ready")
+                    await self._stop.wait()
+                else:
+                    exit_code = 0 if self._stop.is_set() else 1
+                # From a thread: if the loop itself is blocked, nothing inside it can enforce the grace period.
+                backstop = threading.Timer(self._config.shutdown_grace_s, self._backstop)
+                backstop.daemon = True
+                backstop.start()
+                await self._stop_all(loop)
+                if watchdog is not None:
+                    watchdog.cancel()
+        finally:
+            if backstop is not None:
+                backstop.cancel()
+            if self._handle_signals:
+                for signum in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(signum)
+            self._phase = "stopped"
+        log.info("agent_stopped", exit_code=exit_code, reason=self._stop_reason or "start failed")
+        return exit_code
+
+    async def _start_all(self, tg: asyncio.TaskGroup) -> bool:
+        for slot in self._slots:
+            if self._stop.is_set():
+                return False
+            timeout = getattr(slot.component, "ready_timeout_s", None) or self._config.ready_timeout_s
+            log.info("component_starting", component=slot.name, ready_timeout_s=timeout)
+            self._notifier.status(f"starting {slot.name}")
+            self._notifier.extend_timeout(timeout + _EXTEND_MARGIN_S)
+            slot.task = tg.create_task(self._supervise(slot), name=f"component:{slot.name}")
+            up = asyncio.ensure_future(slot.up.wait())
+            stop = asyncio.ensure_future(self._stop.wait())
+            try:
+                await asyncio.wait({up, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                up.cancel()
+                stop.cancel()
+            if self._stop.is_set():
+                return False
+            if not slot.up.is_set():
+                log.error("component_ready_timeout", component=slot.name, timeout_s=timeout, last_error=slot.last_error)
+                self._notifier.status(f"start failed: {slot.name} not ready within {timeout:g}s")
+                self._stop_reason = f"{slot.name} not ready within {timeout:g}s"
+                return False
+        return True
+
+    async def _supervise(self, slot: _Slot) -> None:
+        """Run one component until cancelled, restarting it with exponential backoff whenever it fails."""
+        loop = asyncio.get_running_loop()
+        attempt = 0
+        while True:
+            slot.ready = ready = asyncio.Event()
+            slot.was_ready = False
+            slot.phase = "running"
+            watcher = asyncio.create_task(self._watch_ready(slot, ready), name=f"component:{slot.name}:ready")
+            began = loop.time()
+            try:
+                await slot.component.run(ready)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a crash of one component must not take the others down
+                slot.last_error = f"{type(exc).__name__}: {exc}"
+                log.error("component_crashed", component=slot.name, error=slot.last_error, exc_info=exc)
+            else:
+                if asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                    return  # it swallowed our cancel and returned: an orderly stop all the same
+                slot.last_error = "returned without being stopped"
+                log.error("component_exited", component=slot.name, error=slot.last_error)
+            finally:
+                watcher.cancel()
+            # A component that ran healthy for a long stretch starts its backoff afresh on the next failure.
+            if slot.was_ready and loop.time() - began >= self._config.restart_backoff_max_s:
+                attempt = 0
+            delay = min(self._config.restart_backoff_initial_s * 2**attempt, self._config.restart_backoff_max_s)
+            attempt += 1
+            slot.phase = "restarting"
+            log.warning("component_restart_scheduled", component=slot.name, delay_s=delay, attempt=attempt)
+            self._notifier.status(f"restarting {slot.name} in {delay:g}s after {slot.last_error}")
+            await asyncio.sleep(delay)
+            slot.restarts += 1
+            RESTARTS.labels(slot.name).inc()
+            log.info("component_restarting", component=slot.name, restarts=slot.restarts)
+
+    async def _watch_ready(self, slot: _Slot, ready: asyncio.Event) -> None:
+        await ready.wait()
+        slot.was_ready = True
+        slot.up.set()
+        log.info("component_ready", component=slot.name, restarts=slot.restarts)
+        if self._phase == "running" and self.ready:
+            self._notifier.status(f"running: {len(self._slots)} components ready")
+
+    async def _stop_all(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._phase = "stopping"
+        self._notifier.stopping(f"stopping ({self._stop_reason or 'start failed'})")
+        grace = self._config.shutdown_grace_s
+        began = loop.time()
+        running = [slot for slot in reversed(self._slots) if slot.task is not None and not slot.task.done()]
+        for index, slot in enumerate(running):
+            assert slot.task is not None
+            slot.phase = "stopping"
+            log.info("component_stopping", component=slot.name)
+            slot.task.cancel()
+            done, _ = await asyncio.wait({slot.task}, timeout=max(0.0, began + grace * _ORDERED_STOP_SHARE - loop.time()))
+            if not done:
+                log.error("component_stop_overran", component=slot.name, budget_s=grace * _ORDERED_STOP_SHARE)
+                await self._stop_together(running[index + 1 :], began + grace * _FINAL_STOP_SHARE, loop)
+                stuck = [s.name for s in running[index:] if s.task is not None and not s.task.done()]
+                if stuck:
+                    log.critical("shutdown_incomplete", components=stuck, grace_s=grace)
+                    self._on_stuck(1)
+                break
+            slot.phase = "stopped"
+            log.info("component_stopped", component=slot.name, after_s=round(loop.time() - began, 3))
+
+    async def _stop_together(self, slots: list[_Slot], deadline: float, loop: asyncio.AbstractEventLoop) -> None:
+        tasks = {slot.task for slot in slots if slot.task is not None}
+        for slot in slots:
+            slot.phase = "stopping"
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=max(0.0, deadline - loop.time()))
+        for slot in slots:
+            if slot.task is not None and slot.task.done():
+                slot.phase = "stopped"
+
+    def _backstop(self) -> None:
+        # Runs in a timer thread only when the loop did not finish the stop within the grace period.
+        log.critical("shutdown_grace_exceeded", grace_s=self._config.shutdown_grace_s)
+        self._on_stuck(1)
