@@ -1,0 +1,645 @@
+"""Async MQTT client: one facade over paho-mqtt 2, used by ingest, the outbox and report requests.
+
+Bridge to asyncio: paho's socket callbacks (`on_socket_open`, `on_socket_register_write`, ...) hand its socket to
+the event loop (`add_reader`/`add_writer`), so every paho call and callback runs on the loop's own thread. No second
+thread, no locks crossed, and a received message goes into an asyncio queue without `call_soon_threadsafe` per
+message. Only the blocking TCP connect + TLS handshake runs in a worker thread (`asyncio.to_thread`).
+
+Delivery guarantees:
+- Persistent session: MQTT 5 `clean_start=False` with a session expiry, MQTT 3.1.1 `clean_session=False`, and a
+  stable client id, so the broker keeps QoS 1 messages queued while the agent is away.
+- `manual_ack=True`: the PUBACK for a received message goes out only when the caller runs `await msg.ack()`, i.e.
+  after its record is committed. A crash in between means the broker redelivers; the store deduplicates.
+- Backpressure, two layers: MQTT 5 Receive Maximum (= `queue_max`) stops the broker from sending more unacknowledged
+  QoS 1 messages than the queue holds; beyond that (QoS 0, MQTT 3.1.1) the client stops reading the socket while
+  the queue is full, so TCP flow control pushes back to the broker instead of memory growing.
+- Reconnects by itself with exponential backoff and jitter; resubscribes every filter on every connect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import ssl
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+import paho.mqtt.client as paho
+import structlog
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
+from prometheus_client import Counter, Gauge
+
+from edge_agent.config.mqtt import MqttConfig
+from edge_agent.types import utcnow
+
+log = structlog.get_logger(component="mqtt")
+
+T = TypeVar("T")
+
+# A readable socket is drained up to this many packets per event-loop turn: large enough to amortise the selector
+# call over many small messages, small enough that other tasks (the store commit, acks) get the loop every ~ms.
+READ_BURST = 256
+# loop_misc (keepalive pings, ping timeouts) needs calling about once a second; keepalives are >= 5 s.
+MISC_INTERVAL_S = 1.0
+# A CONNACK normally takes milliseconds; a broker that accepts TCP but never answers is treated as down.
+CONNACK_TIMEOUT_S = 10.0
+# Graceful DISCONNECT: the packet is tiny; past this the socket is dropped anyway (the session survives either way).
+DISCONNECT_TIMEOUT_S = 2.0
+# MQTT 5 Receive Maximum is a 16-bit field.
+RECEIVE_MAXIMUM_CAP = 65535
+
+CONNECTS = Counter("edge_agent_mqtt_connects_total", "Successful MQTT connections (CONNACK accepted)", ["client"])
+CONNECT_FAILURES = Counter("edge_agent_mqtt_connect_failures_total", "Failed MQTT connection attempts", ["client"])
+DISCONNECTS = Counter("edge_agent_mqtt_disconnects_total", "MQTT connections lost or closed", ["client"])
+RECEIVED = Counter("edge_agent_mqtt_messages_received_total", "MQTT messages received", ["client"])
+STALE_ACKS = Counter(
+    "edge_agent_mqtt_stale_acks_total", "Acks skipped because the connection that delivered the message is gone",
+    ["client"],
+)
+QUEUE_DEPTH = Gauge("edge_agent_mqtt_queue_depth", "Messages received and not yet taken by the consumer", ["client"])
+
+
+class MqttError(Exception):
+    """Root of every MQTT failure raised by this package."""
+
+
+class MqttConnectError(MqttError):
+    """The broker could not be reached, refused the connection, or failed TLS verification."""
+
+
+class MqttTimeoutError(MqttError):
+    """An operation did not complete in time."""
+
+
+class MqttPublishError(MqttError):
+    """paho refused to queue a message, or the broker answered its PUBACK with a failure reason code."""
+
+
+class MqttSubscribeError(MqttError):
+    """The broker refused a subscription (SUBACK failure reason code)."""
+
+
+async def _with_timeout(awaitable: Awaitable[T], timeout: float | None, what: str) -> T:
+    """The one timeout helper: `None` waits forever; a timeout becomes `MqttTimeoutError` naming the operation."""
+    try:
+        return await asyncio.wait_for(awaitable, timeout)
+    except TimeoutError as exc:
+        raise MqttTimeoutError(f"{what} timed out after {timeout}s") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class MqttMessage:
+    """One received message. QoS 1/2 messages must be acknowledged with `await msg.ack()` once handled."""
+
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
+    mid: int
+    received_time: datetime
+    response_topic: str | None = None
+    correlation_data: bytes | None = None
+    user_properties: tuple[tuple[str, str], ...] = ()
+    content_type: str | None = None
+    # Which connection delivered it: an ack is only valid on that connection (see `MqttClient._ack`).
+    generation: int = 0
+    _acker: Callable[["MqttMessage"], None] | None = field(default=None, repr=False, compare=False)
+
+    async def ack(self) -> None:
+        """Send the PUBACK now. A no-op for QoS 0, and for a message whose connection has since dropped (the broker
+        redelivers it on the new connection, where the redelivery is acknowledged)."""
+        if self._acker is not None:
+            self._acker(self)
+
+
+def build_tls_context(config: MqttConfig) -> ssl.SSLContext | None:
+    """SSLContext from `[mqtt.tls]`: CA (else the system store), optional client certificate, hostname check."""
+    tls = config.tls
+    if tls is None:
+        return None
+    try:
+        context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(tls.ca_file) if tls.ca_file else None)
+        if tls.cert_file is not None and tls.key_file is not None:
+            context.load_cert_chain(str(tls.cert_file), str(tls.key_file))
+    except (OSError, ssl.SSLError) as exc:
+        raise MqttConnectError(f"cannot load TLS files from [mqtt.tls]: {exc}") from exc
+    # The certificate chain is always verified; only the name match can be switched off (brokers addressed by IP).
+    context.check_hostname = tls.check_hostname
+    context.verify_mode = ssl.CERT_REQUIRED
+    return context
+
+
+def backoff_delay(attempt: int, min_s: float, max_s: float) -> float:
+    """Exponential backoff with jitter: min_s * 2**attempt capped at max_s, then scaled by a random 0.5-1.0 so a
+    fleet of agents does not reconnect in lockstep after a broker restart."""
+    return min(max_s, min_s * 2 ** min(attempt, 32)) * random.uniform(0.5, 1.0)
+
+
+class MqttClient:
+    """Async context manager over one paho client. Reconnects by itself; see the module docstring for guarantees.
+
+    async with MqttClient(config) as client:
+        await client.subscribe("plant/+/mes/#", qos=1)
+        async for msg in client.messages():
+            ...
+            await msg.ack()
+    """
+
+    def __init__(self, config: MqttConfig, client_id: str | None = None) -> None:
+        self._config = config
+        self.client_id = client_id or config.client_id
+        self._v5 = config.protocol == "5"
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._paho = self._make_paho()
+        self._queue: asyncio.Queue[MqttMessage] = asyncio.Queue()
+        self._queue_max = config.queue_max
+        self._subscriptions: dict[str, int] = {}
+        self._pending_publishes: dict[int, asyncio.Future[None]] = {}
+        self._pending_subscribes: dict[int, asyncio.Future[list[ReasonCode]]] = {}
+        self._connected = asyncio.Event()
+        self._disconnected = asyncio.Event()
+        self._disconnected.set()
+        self._connack: asyncio.Future[None] | None = None
+        self._generation = 0
+        self._fd: int | None = None
+        self._sock: Any = None
+        self._reading_paused = False
+        self._progress = 0  # bumped by every paho callback; tells the read burst when a read yielded nothing
+        self._closing = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self.last_error: BaseException | None = None
+        self.session_present = False
+        self._metric_labels = {"client": self.client_id}
+
+    # --- life cycle ------------------------------------------------------------------------------------------
+
+    def _make_paho(self) -> paho.Client:
+        protocol = MQTTProtocolVersion.MQTTv5 if self._v5 else MQTTProtocolVersion.MQTTv311
+        client = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=self.client_id,
+            # MQTT 5 takes clean_start at connect(); MQTT 3.1.1 takes clean_session here.
+            clean_session=None if self._v5 else False,
+            protocol=protocol,
+            manual_ack=True,
+        )
+        if self._config.username is not None:
+            password = self._config.password.get_secret_value() if self._config.password is not None else None
+            client.username_pw_set(self._config.username, password)
+        context = build_tls_context(self._config)
+        if context is not None:
+            client.tls_set_context(context)
+        # Outgoing QoS 1 in flight at once: enough to keep a report burst moving, bounded so a dead link does not
+        # hold thousands of unacknowledged messages in paho's memory (the outbox keeps them on disk anyway).
+        client.max_inflight_messages_set(100)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        client.on_publish = self._on_publish
+        client.on_subscribe = self._on_subscribe
+        client.on_socket_open = self._on_socket_open
+        client.on_socket_close = self._on_socket_close
+        client.on_socket_register_write = self._on_socket_register_write
+        client.on_socket_unregister_write = self._on_socket_unregister_write
+        return client
+
+    async def __aenter__(self) -> "MqttClient":
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._closing = False
+        self._tasks = [
+            asyncio.create_task(self._supervise(), name=f"mqtt-connection:{self.client_id}"),
+            asyncio.create_task(self._misc_loop(), name=f"mqtt-keepalive:{self.client_id}"),
+        ]
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Disconnect cleanly (the broker keeps the session) and stop the background tasks."""
+        if self._closing:
+            return
+        self._closing = True
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        self._tasks = []
+        if self._connected.is_set():
+            self._paho.disconnect()
+            try:
+                await _with_timeout(self._disconnected.wait(), DISCONNECT_TIMEOUT_S, "DISCONNECT")
+            except MqttTimeoutError:
+                log.warning("disconnect_timeout", client=self.client_id)
+        self._drop_socket()
+        closed = MqttError("MQTT client closed")
+        for pending in (self._pending_publishes, self._pending_subscribes):
+            for future in pending.values():
+                if not future.done():
+                    future.set_exception(closed)
+
+    async def _supervise(self) -> None:
+        """Connect, wait for the connection to drop, reconnect after a jittered backoff; forever."""
+        attempt = 0
+        while True:
+            try:
+                await self._connect_once()
+            except MqttError as exc:
+                self.last_error = exc
+                CONNECT_FAILURES.labels(**self._metric_labels).inc()
+                self._drop_socket()
+                delay = backoff_delay(attempt, self._config.reconnect_min_s, self._config.reconnect_max_s)
+                attempt += 1
+                log.warning("connect_failed", client=self.client_id, error=str(exc), retry_in_s=round(delay, 2))
+                await asyncio.sleep(delay)
+                continue
+            attempt = 0
+            await self._disconnected.wait()
+            self._drop_socket()
+            delay = backoff_delay(0, self._config.reconnect_min_s, self._config.reconnect_max_s)
+            await asyncio.sleep(delay)
+
+    async def _connect_once(self) -> None:
+        assert self._loop is not None
+        self._connack = self._loop.create_future()
+        properties = None
+        if self._v5:
+            properties = Properties(PacketTypes.CONNECT)
+            properties.SessionExpiryInterval = self._config.session_expiry_s
+            properties.ReceiveMaximum = min(self._queue_max, RECEIVE_MAXIMUM_CAP)
+        # Cleared before the socket exists: a drop right after CONNACK must not be lost to a later clear().
+        self._disconnected.clear()
+        try:
+            # Blocking TCP connect + TLS handshake: off the loop. paho calls on_socket_open from that thread.
+            rc = await asyncio.to_thread(
+                self._paho.connect,
+                self._config.host,
+                self._config.port,
+                self._config.keepalive_s,
+                clean_start=False if self._v5 else paho.MQTT_CLEAN_START_FIRST_ONLY,
+                properties=properties,
+            )
+        except (OSError, ValueError) as exc:  # ssl.SSLError (incl. certificate verification) is an OSError
+            self._disconnected.set()
+            raise MqttConnectError(f"cannot connect to {self._config.host}:{self._config.port}: {exc}") from exc
+        if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
+            self._disconnected.set()
+            raise MqttConnectError(f"cannot connect to {self._config.host}:{self._config.port}: {paho.error_string(rc)}")
+        try:
+            await _with_timeout(asyncio.shield(self._connack), CONNACK_TIMEOUT_S, "CONNACK")
+        except MqttError:
+            self._disconnected.set()
+            raise
+
+    async def _misc_loop(self) -> None:
+        while True:
+            self._paho.loop_misc()
+            await asyncio.sleep(MISC_INTERVAL_S)
+
+    def _drop_socket(self) -> None:
+        """Forget the event-loop registration of a socket paho has closed or will not use again."""
+        if self._fd is not None and self._loop is not None:
+            self._loop.remove_reader(self._fd)
+            self._loop.remove_writer(self._fd)
+        self._fd = None
+        self._sock = None
+
+    # --- socket callbacks (paho → event loop) -----------------------------------------------------------------
+
+    def _in_loop(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run fn on the loop thread: now if we are on it, else via call_soon_threadsafe (paho's connect thread)."""
+        assert self._loop is not None
+        if threading.get_ident() == self._loop_thread:
+            fn(*args)
+        else:
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        self._in_loop(self._register_socket, sock)
+
+    def _register_socket(self, sock: Any) -> None:
+        assert self._loop is not None
+        self._drop_socket()
+        self._sock = sock
+        self._fd = sock.fileno()
+        self._reading_paused = False
+        self._loop.add_reader(self._fd, self._on_readable)
+
+    def _on_socket_close(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        self._in_loop(self._unregister_socket, sock.fileno())
+
+    def _unregister_socket(self, fd: int) -> None:
+        if fd == self._fd:
+            self._drop_socket()
+
+    def _on_socket_register_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        self._in_loop(self._add_writer, sock.fileno())
+
+    def _add_writer(self, fd: int) -> None:
+        assert self._loop is not None
+        if fd == self._fd:
+            self._loop.add_writer(fd, self._on_writable)
+
+    def _on_socket_unregister_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        self._in_loop(self._remove_writer, sock.fileno())
+
+    def _remove_writer(self, fd: int) -> None:
+        assert self._loop is not None
+        if fd == self._fd:
+            self._loop.remove_writer(fd)
+
+    def _on_readable(self) -> None:
+        for _ in range(READ_BURST):
+            before = self._progress
+            try:
+                rc = self._paho.loop_read()
+            except Exception as exc:  # paho raising out of a read means the connection is unusable
+                log.warning("read_failed", client=self.client_id, error=repr(exc))
+                self._paho.disconnect()
+                return
+            if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or self._reading_paused or self._fd is None:
+                return
+            # TLS: bytes already decrypted into the SSL object do not make the socket readable again.
+            if self._progress == before and not self._ssl_pending():
+                return
+        if self._ssl_pending() and self._loop is not None:
+            self._loop.call_soon(self._on_readable)
+
+    def _ssl_pending(self) -> bool:
+        return isinstance(self._sock, ssl.SSLSocket) and self._sock.pending() > 0
+
+    def _on_writable(self) -> None:
+        try:
+            self._paho.loop_write()
+        except Exception as exc:
+            log.warning("write_failed", client=self.client_id, error=repr(exc))
+            self._paho.disconnect()
+
+    # --- protocol callbacks ----------------------------------------------------------------------------------
+
+    def _on_connect(
+        self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode, properties: Properties | None
+    ) -> None:
+        self._progress += 1
+        if reason.is_failure:
+            error = MqttConnectError(f"broker refused the connection: {reason}")
+            if self._connack is not None and not self._connack.done():
+                self._connack.set_exception(error)
+            return
+        self._generation += 1
+        self.session_present = bool(flags.session_present)
+        self._connected.set()
+        CONNECTS.labels(**self._metric_labels).inc()
+        log.info(
+            "connected", client=self.client_id, host=self._config.host, port=self._config.port,
+            protocol=self._config.protocol, session_present=self.session_present,
+        )
+        if self._subscriptions:
+            self._send_subscribe(dict(self._subscriptions), resubscribe=True)
+        if self._connack is not None and not self._connack.done():
+            self._connack.set_result(None)
+
+    def _on_disconnect(
+        self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode, properties: Properties | None
+    ) -> None:
+        self._progress += 1
+        was_connected = self._connected.is_set()
+        self._connected.clear()
+        self._disconnected.set()
+        if was_connected:
+            DISCONNECTS.labels(**self._metric_labels).inc()
+            log.info("disconnected", client=self.client_id, reason=str(reason))
+        if self._connack is not None and not self._connack.done():
+            self._connack.set_exception(MqttConnectError(f"connection closed before CONNACK: {reason}"))
+        # SUBACKs for this connection will never come; `subscribe()` retries on the next connection.
+        for future in self._pending_subscribes.values():
+            if not future.done():
+                future.cancel()
+
+    def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
+        self._progress += 1
+        try:
+            topic = message.topic
+        except UnicodeDecodeError:
+            # Brokers reject non-UTF-8 topics; if one gets through there is nothing to route it by. Ack and drop.
+            log.warning("invalid_topic_dropped", client=self.client_id, mid=message.mid)
+            self._paho.ack(message.mid, message.qos)
+            return
+        props = message.properties if self._v5 else None
+        self._queue.put_nowait(
+            MqttMessage(
+                topic=topic,
+                payload=bytes(message.payload),
+                qos=message.qos,
+                retain=bool(message.retain),
+                mid=message.mid,
+                received_time=utcnow(),
+                response_topic=getattr(props, "ResponseTopic", None),
+                correlation_data=getattr(props, "CorrelationData", None),
+                user_properties=tuple(getattr(props, "UserProperty", ()) or ()),
+                content_type=getattr(props, "ContentType", None),
+                generation=self._generation,
+                _acker=self._ack,
+            )
+        )
+        RECEIVED.labels(**self._metric_labels).inc()
+        if self._queue.qsize() >= self._queue_max and not self._reading_paused:
+            self._pause_reading()
+
+    def _on_publish(
+        self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode, properties: Properties | None
+    ) -> None:
+        self._progress += 1
+        future = self._pending_publishes.get(mid)
+        if future is None or future.done():
+            return
+        if reason.is_failure:
+            future.set_exception(MqttPublishError(f"broker refused message {mid}: {reason}"))
+        else:
+            future.set_result(None)
+
+    def _on_subscribe(
+        self, client: paho.Client, userdata: Any, mid: int, reasons: list[ReasonCode], properties: Properties | None
+    ) -> None:
+        self._progress += 1
+        future = self._pending_subscribes.get(mid)
+        if future is not None and not future.done():
+            future.set_result(reasons)
+
+    # --- flow control ----------------------------------------------------------------------------------------
+
+    def _pause_reading(self) -> None:
+        if self._fd is not None and self._loop is not None:
+            self._loop.remove_reader(self._fd)
+        self._reading_paused = True
+        log.debug("reading_paused", client=self.client_id, queued=self._queue.qsize())
+
+    def _maybe_resume_reading(self) -> None:
+        # Resume at half full, not at max-1, so the socket is not toggled on every message.
+        if self._reading_paused and self._queue.qsize() <= self._queue_max // 2:
+            self._reading_paused = False
+            if self._fd is not None and self._loop is not None:
+                self._loop.add_reader(self._fd, self._on_readable)
+                self._loop.call_soon(self._on_readable)  # TLS may hold decrypted bytes the selector cannot see
+
+    # --- public API ------------------------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    async def wait_connected(self, timeout: float | None = None) -> None:
+        """Wait for a live connection. On timeout the error names the last connection failure as its cause."""
+        try:
+            await asyncio.wait_for(self._connected.wait(), timeout)
+        except TimeoutError as exc:
+            raise MqttTimeoutError(
+                f"no connection to {self._config.host}:{self._config.port} after {timeout}s"
+                + (f" (last error: {self.last_error})" if self.last_error else "")
+            ) from (self.last_error or exc)
+
+    async def subscribe(self, topic_filter: str, qos: int = 1, timeout: float | None = None) -> None:
+        """Subscribe now and on every future connection. Returns once the broker granted it (SUBACK)."""
+        self._subscriptions[topic_filter] = qos
+
+        async def granted() -> None:
+            while True:
+                await self._connected.wait()
+                try:
+                    reasons = await self._send_subscribe({topic_filter: qos}, resubscribe=False)
+                except asyncio.CancelledError:
+                    if self._closing or asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                        raise
+                    continue  # the connection dropped before the SUBACK; the next connection subscribes again
+                failed = [r for r in reasons if r.is_failure]
+                if failed:
+                    self._subscriptions.pop(topic_filter, None)
+                    raise MqttSubscribeError(f"broker refused subscription {topic_filter!r}: {failed[0]}")
+                return
+
+        await _with_timeout(granted(), timeout, f"SUBSCRIBE {topic_filter!r}")
+
+    def _send_subscribe(self, filters: dict[str, int], resubscribe: bool) -> asyncio.Future[list[ReasonCode]]:
+        assert self._loop is not None
+        future: asyncio.Future[list[ReasonCode]] = self._loop.create_future()
+        topics = [(f, SubscribeOptions(qos=q)) if self._v5 else (f, q) for f, q in filters.items()]
+        rc, mid = self._paho.subscribe(topics)
+        if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or mid is None:
+            future.cancel()
+            return future
+        self._pending_subscribes[mid] = future
+        future.add_done_callback(lambda f: self._pending_subscribes.pop(mid, None))
+        if resubscribe:
+            future.add_done_callback(lambda f: self._log_resubscribe(f, list(filters)))
+        return future
+
+    def _log_resubscribe(self, future: asyncio.Future[list[ReasonCode]], filters: list[str]) -> None:
+        if future.cancelled():
+            return
+        failed = [(f, str(r)) for f, r in zip(filters, future.result()) if r.is_failure]
+        if failed:
+            self.last_error = MqttSubscribeError(f"broker refused resubscription: {failed}")
+            log.error("resubscribe_refused", client=self.client_id, refused=failed)
+        else:
+            log.debug("resubscribed", client=self.client_id, filters=filters)
+
+    async def publish(
+        self,
+        topic: str,
+        payload: bytes | str,
+        qos: int = 1,
+        retain: bool = False,
+        response_topic: str | None = None,
+        correlation_data: bytes | None = None,
+        content_type: str | None = None,
+        user_properties: list[tuple[str, str]] | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        """Publish; for QoS 1/2 return after the broker acknowledged it. While disconnected, a QoS 1/2 message waits
+        in paho and goes out (again) on reconnect; QoS 0 while disconnected raises."""
+        properties = None
+        if self._v5 and (response_topic or correlation_data is not None or content_type or user_properties):
+            properties = Properties(PacketTypes.PUBLISH)
+            if response_topic:
+                properties.ResponseTopic = response_topic
+            if correlation_data is not None:
+                properties.CorrelationData = correlation_data
+            if content_type:
+                properties.ContentType = content_type
+            if user_properties:
+                properties.UserProperty = list(user_properties)
+        try:
+            info = self._paho.publish(topic, payload, qos=qos, retain=retain, properties=properties)
+        except ValueError as exc:
+            raise MqttPublishError(f"cannot publish to {topic!r}: {exc}") from exc
+        queued_offline = info.rc == MQTTErrorCode.MQTT_ERR_NO_CONN and qos > 0
+        if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS and not queued_offline:
+            raise MqttPublishError(f"cannot publish to {topic!r}: {paho.error_string(info.rc)}")
+        if qos == 0 or info.is_published():
+            return
+        assert self._loop is not None
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._pending_publishes[info.mid] = future
+        try:
+            await _with_timeout(future, timeout, f"PUBLISH {topic!r}")
+        finally:
+            self._pending_publishes.pop(info.mid, None)
+
+    async def messages(self) -> AsyncIterator[MqttMessage]:
+        """Received messages, in arrival order, until the client is closed."""
+        while True:
+            yield await self.receive()
+
+    async def receive(self) -> MqttMessage:
+        message = await self._queue.get()
+        self._after_take()
+        return message
+
+    async def receive_batch(self, max_messages: int) -> list[MqttMessage]:
+        """Wait for at least one message, then take whatever else is already queued, up to max_messages."""
+        batch = [await self._queue.get()]
+        while len(batch) < max_messages and not self._queue.empty():
+            batch.append(self._queue.get_nowait())
+        self._after_take()
+        return batch
+
+    def _after_take(self) -> None:
+        QUEUE_DEPTH.labels(**self._metric_labels).set(self._queue.qsize())
+        self._maybe_resume_reading()
+
+    def _ack(self, message: MqttMessage) -> None:
+        if message.qos == 0:
+            return
+        if message.generation != self._generation or not self._connected.is_set():
+            # The packet id belongs to a connection that is gone; the broker redelivers on the new one.
+            STALE_ACKS.labels(**self._metric_labels).inc()
+            return
+        self._paho.ack(message.mid, message.qos)
+
+
+__all__ = [
+    "MqttClient",
+    "MqttConnectError",
+    "MqttError",
+    "MqttMessage",
+    "MqttPublishError",
+    "MqttSubscribeError",
+    "MqttTimeoutError",
+    "backoff_delay",
+    "build_tls_context",
+]
