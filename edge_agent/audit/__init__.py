@@ -1,0 +1,32 @@
+"""Tamper-evident audit trail: a hash-chained JSONL log, RFC 6962 Merkle checkpoints signed as C2SP notes with
+Ed25519, auditor export bundles and offline verification.
+
+    log = AuditLog.open(state_dir / "audit", origin="edge-agent/<site id>")   # creates the key on first start
+    entry = log.append("report.generated", "reports", {...})                   # fsync'd before it returns
+    log.checkpoint(); log.close()
+"""
+
+from edge_agent.audit.checkpoint import Checkpoint, CheckpointError
+from edge_agent.audit.entry import AuditEntry, AuditError, EntryFormatError
+from edge_agent.audit.keys import AuditKeyError, Signer, Verifier
+from edge_agent.audit.log import EVENTS, AuditIntegrityError, AuditLog, AuditWriteError
+from edge_agent.audit.merkle import MerkleError
+from edge_agent.audit.proof import ProofError, RootMismatch
+
+__all__ = [
+    "EVENTS",
+    "AuditEntry",
+    "AuditError",
+    "AuditIntegrityError",
+    "AuditKeyError",
+    "AuditLog",
+    "AuditWriteError",
+    "Checkpoint",
+    "CheckpointError",
+    "EntryFormatError",
+    "MerkleError",
+    "ProofError",
+    "RootMismatch",
+    "Signer",
+    "Verifier",
+]

@@ -1,0 +1,142 @@
+"""One audit entry and its canonical encoding.
+
+Canonical JSON (what `entry_hash` covers and what each line of `entries.jsonl` holds):
+
+* a JSON object with exactly the keys `actor`, `entry_hash`, `event`, `payload`, `prev_hash`, `seq`, `time`;
+* keys sorted by code point at every nesting level, no whitespace (separators `,` and `:`), UTF-8, non-ASCII
+  characters written as themselves (not `\\u` escapes), no NaN or infinity; floats as Python's shortest repr
+  (plants should put exact quantities in strings or integers);
+* `seq` an integer from 0; `time` UTC as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (always 27 characters);
+  `prev_hash` and `entry_hash` 64 lowercase hex digits; the first entry's `prev_hash` is 64 zeros.
+
+`entry_hash` = SHA-256 of the canonical JSON of the entry *without* the `entry_hash` member. Because the keys are
+sorted and `actor` (a string, whose quotes are always escaped) is the only key before it, that body is exactly the
+stored line with its first `"entry_hash":"<64 hex>",` removed — so an auditor can check it with `sed` and `sha256sum`
+without a JSON library (see docs/audit.md).
+
+The Merkle leaf of an entry is the stored line itself (without its newline): leaf hash = SHA-256(0x00 || line).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+GENESIS_HASH = "0" * 64
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+# `"entry_hash":"` — the marker whose first occurrence in a canonical line starts the entry_hash member.
+ENTRY_HASH_MARKER = b'"entry_hash":"'
+# The member is the marker, 64 hex digits, a closing quote and a comma.
+ENTRY_HASH_MEMBER_LEN = len(ENTRY_HASH_MARKER) + 64 + 2
+
+_HEX64 = r"^[0-9a-f]{64}$"
+
+
+class AuditError(Exception):
+    """Root of every audit-trail error."""
+
+
+class EntryFormatError(AuditError):
+    """A payload that cannot be encoded canonically, or a stored line that is not a canonical entry."""
+
+
+def format_time(value: datetime) -> str:
+    if value.tzinfo is None:
+        raise EntryFormatError(f"audit time {value!r} has no time zone; pass an aware UTC datetime")
+    return value.astimezone(timezone.utc).strftime(TIME_FORMAT)
+
+
+def canonical_json(value: Any) -> bytes:
+    """The canonical encoding described in the module docstring, for any JSON-compatible value."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise EntryFormatError(f"audit payload is not canonical JSON: {exc}") from exc
+
+
+class AuditEntry(BaseModel):
+    """A link in the hash chain. Build new ones with `AuditEntry.create`; parse stored ones with `from_line`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seq: int = Field(ge=0)
+    time: datetime
+    actor: str = Field(min_length=1)
+    event: str = Field(min_length=1)
+    payload: dict[str, Any]
+    prev_hash: str = Field(pattern=_HEX64)
+    entry_hash: str = Field(pattern=_HEX64)
+
+    @field_validator("time")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            raise ValueError("time must carry a time zone (UTC)")
+        return value.astimezone(timezone.utc)
+
+    @staticmethod
+    def body(seq: int, time: datetime, actor: str, event: str, payload: dict[str, Any], prev_hash: str) -> bytes:
+        """Canonical JSON of everything but `entry_hash`: the bytes `entry_hash` is the SHA-256 of."""
+        return canonical_json(
+            {
+                "actor": actor,
+                "event": event,
+                "payload": payload,
+                "prev_hash": prev_hash,
+                "seq": seq,
+                "time": format_time(time),
+            }
+        )
+
+    @classmethod
+    def create(
+        cls, seq: int, time: datetime, actor: str, event: str, payload: dict[str, Any], prev_hash: str
+    ) -> AuditEntry:
+        # Round-trip the payload through the canonical encoding so the stored entry equals what was hashed
+        # (tuples become lists, and a non-JSON value fails here, before anything is written).
+        payload = json.loads(canonical_json(payload))
+        digest = hashlib.sha256(cls.body(seq, time, actor, event, payload, prev_hash)).hexdigest()
+        return cls(
+            seq=seq, time=time, actor=actor, event=event, payload=payload, prev_hash=prev_hash, entry_hash=digest
+        )
+
+    def to_line(self) -> bytes:
+        """The stored form: canonical JSON of all seven members, no newline. This is also the Merkle leaf data."""
+        return canonical_json(
+            {
+                "actor": self.actor,
+                "entry_hash": self.entry_hash,
+                "event": self.event,
+                "payload": self.payload,
+                "prev_hash": self.prev_hash,
+                "seq": self.seq,
+                "time": format_time(self.time),
+            }
+        )
+
+    @classmethod
+    def from_line(cls, line: bytes) -> AuditEntry:
+        """Parse a stored line; raises EntryFormatError unless it is valid, canonical and self-consistent."""
+        try:
+            data = json.loads(line)
+            entry = cls.model_validate(data)
+        except ValueError as exc:  # json.JSONDecodeError and pydantic.ValidationError are both ValueErrors
+            raise EntryFormatError(f"not an audit entry: {exc}") from exc
+        if entry.to_line() != line:
+            raise EntryFormatError(f"entry {entry.seq} is not in canonical form")
+        expected = hashlib.sha256(body_of_line(line)).hexdigest()
+        if expected != entry.entry_hash:
+            raise EntryFormatError(f"entry {entry.seq}: entry_hash {entry.entry_hash} != SHA-256 of body {expected}")
+        return entry
+
+
+def body_of_line(line: bytes) -> bytes:
+    """The hashed body of a canonical stored line: the line without its first `"entry_hash":"…",` member."""
+    start = line.find(ENTRY_HASH_MARKER)
+    if start < 0:
+        raise EntryFormatError("line has no entry_hash member")
+    return line[:start] + line[start + ENTRY_HASH_MEMBER_LEN :]

@@ -1,0 +1,478 @@
+"""The append-only audit log: one JSONL file, fsync'd before `append` returns, with signed Merkle checkpoints.
+
+Files in the audit directory (`<state_dir>/audit/`):
+
+    entries.jsonl           one canonical entry per line (see entry.py)
+    signing.key             Ed25519 signer key, mode 0600 (keys.py)
+    keys.txt                every verifier key this log has used, oldest first
+    checkpoint              the latest signed checkpoint (checkpoint.py)
+    checkpoints/<size>.note every signed checkpoint, size zero-padded to 12 digits
+    torn/                   bytes cut from a torn last line on reopen, kept for forensics
+
+Crash safety: a line is written with one `write` and then fsync'd; `append` returns only after that, so an
+acknowledged entry is on disk. A crash mid-write can leave a partial last line without its newline — that entry was
+never acknowledged, so reopening cuts it off (keeping the bytes under `torn/`) and records an `error` entry saying so.
+Anything else that is wrong with the file is never "repaired": a bad last complete line refuses the open, and a file
+that no longer matches its last signed checkpoint is opened for appending but never signed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote, open_checkpoint, sign_checkpoint
+from edge_agent.audit.entry import GENESIS_HASH, AuditEntry, AuditError, EntryFormatError
+from edge_agent.audit.keys import AuditKeyError, Signer, Verifier, check_name, fsync_dir
+from edge_agent.audit.merkle import RootBuilder, leaf_hash
+
+log = structlog.get_logger(component="audit")
+
+ENTRIES = "entries.jsonl"
+SIGNING_KEY = "signing.key"
+KEYS = "keys.txt"
+LATEST_CHECKPOINT = "checkpoint"
+CHECKPOINTS = "checkpoints"
+TORN = "torn"
+
+# The events the agent writes (contract 2). Others are allowed if well-formed; this list is for docs and the HTML.
+EVENTS = (
+    "agent.start",
+    "agent.stop",
+    "config.loaded",
+    "model.loaded",
+    "draft.loaded",
+    "ingest.batch",
+    "quarantine",
+    "report.requested",
+    "report.generated",
+    "report.signed_off",
+    "report.rejected",
+    "audit.export",
+    "key.rotated",
+    "error",
+)
+_EVENT_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+
+
+class AuditIntegrityError(AuditError):
+    """The log on disk is not what this agent wrote: it will not be extended or signed until someone looks."""
+
+
+class AuditWriteError(AuditError):
+    """An entry could not be made durable (disk full, I/O error); nothing of it is left in the file."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def checkpoint_path(directory: Path, size: int) -> Path:
+    return directory / CHECKPOINTS / f"{size:012d}.note"
+
+
+def read_verifiers(directory: Path) -> list[Verifier]:
+    path = directory / KEYS
+    if not path.exists():
+        return []
+    return [Verifier.parse(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def iter_lines(path: Path) -> Iterator[bytes]:
+    """Complete lines of a JSONL file without their newlines (a partial last line is not yielded)."""
+    with open(path, "rb") as f:
+        for raw in f:
+            if raw.endswith(b"\n"):
+                yield raw[:-1]
+
+
+@dataclass(frozen=True)
+class _Tail:
+    size: int
+    head_hash: str
+    builder: RootBuilder
+    root_at_checkpoint: bytes | None
+
+
+class AuditLog:
+    """Thread-safe append-only audit log. Open with `AuditLog.open(directory, origin=...)`."""
+
+    def __init__(
+        self,
+        directory: Path,
+        origin: str,
+        signer: Signer,
+        fd: int,
+        tail: _Tail,
+        last_checkpoint: Checkpoint | None,
+        blocked: str | None,
+        checkpoint_every_entries: int | None,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.directory = directory
+        self.origin = origin
+        self._signer = signer
+        self._fd = fd
+        self._size = tail.size
+        self._head = tail.head_hash
+        self._builder = tail.builder
+        self._last_checkpoint = last_checkpoint
+        self._blocked = blocked
+        self._every = checkpoint_every_entries
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._closed = False
+
+    # -- opening ---------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path | str,
+        origin: str,
+        *,
+        checkpoint_every_entries: int | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> AuditLog:
+        """Open (creating on first start) the log in `directory`; the signing key is created with it."""
+        directory = Path(directory)
+        check_name(origin)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (directory / CHECKPOINTS).mkdir(exist_ok=True)
+        entries = directory / ENTRIES
+        torn = _repair_torn_tail(directory, entries)
+
+        last, blocked = _read_latest_checkpoint(directory, origin)
+        tail = _scan(entries, last.size if last else None)
+        blocked = blocked or _consistency_problem(last, tail)
+        if blocked is not None:
+            log.error("audit_log_inconsistent", error=blocked)
+        key_path = directory / SIGNING_KEY
+        _finish_rotation(directory, key_path, entries if tail.size else None)
+        created = False
+        if key_path.exists():
+            signer = Signer.read(key_path)
+            if signer.name != origin:
+                raise AuditKeyError(f"signing key {key_path} is named {signer.name!r}, the log's origin is {origin!r}")
+        elif tail.size:
+            raise AuditKeyError(
+                f"signing key {key_path} is missing but the log holds {tail.size} entries; restore the key from backup"
+            )
+        else:
+            signer = Signer.generate(origin)
+            signer.write(key_path)
+            _append_key(directory, signer.verifier)
+            created = True
+
+        fd = os.open(entries, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        fsync_dir(directory)
+        audit = cls(directory, origin, signer, fd, tail, last, blocked, checkpoint_every_entries, clock)
+        if created:
+            audit.append("key.rotated", "audit", {"previous": None, "key": signer.verifier.key_string()})
+            log.info("audit_key_created", key=signer.verifier.key_string())
+        if torn is not None:
+            audit.append("error", "audit", {"kind": "torn_tail_repaired", **torn})
+        if blocked is not None:
+            audit.append("error", "audit", {"kind": "checkpoint_mismatch", "detail": blocked})
+        log.info("audit_opened", entries=audit.size, origin=origin, key=signer.verifier.key_string())
+        return audit
+
+    # -- state -----------------------------------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def head_hash(self) -> str:
+        return self._head
+
+    @property
+    def verifier(self) -> Verifier:
+        return self._signer.verifier
+
+    @property
+    def last_checkpoint(self) -> Checkpoint | None:
+        return self._last_checkpoint
+
+    @property
+    def path(self) -> Path:
+        return self.directory / ENTRIES
+
+    def root(self) -> bytes:
+        with self._lock:
+            return self._builder.root()
+
+    # -- appending -------------------------------------------------------------------------------------------------
+
+    def append(self, event: str, actor: str, payload: dict[str, Any] | None = None) -> AuditEntry:
+        """Add one entry; returns once it is on disk (fsync'd). Safe to call from any thread."""
+        return self.append_many([(event, actor, payload or {})])[0]
+
+    def append_many(self, items: Sequence[tuple[str, str, dict[str, Any]]]) -> list[AuditEntry]:
+        """Add several entries with one write and one fsync (group commit); all or none become durable."""
+        for event, actor, _ in items:
+            if not _EVENT_NAME.match(event):
+                raise EntryFormatError(f"event name {event!r} is not dotted lowercase (e.g. report.generated)")
+            if not actor:
+                raise EntryFormatError(f"entry {event!r} has an empty actor")
+        with self._lock:
+            self._check_open()
+            entries: list[AuditEntry] = []
+            head, seq = self._head, self._size
+            now = self._clock()
+            for event, actor, payload in items:
+                entry = AuditEntry.create(seq, now, actor, event, payload, head)
+                entries.append(entry)
+                head, seq = entry.entry_hash, seq + 1
+            lines = [e.to_line() for e in entries]
+            self._write_durably(b"".join(line + b"\n" for line in lines))
+            for line in lines:
+                self._builder.append(leaf_hash(line))
+            self._size, self._head = seq, head
+            if self._every is not None and self._size - self._checkpointed_size() >= self._every:
+                self._checkpoint_or_log()
+            return entries
+
+    def _write_durably(self, data: bytes) -> None:
+        offset = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            os.fsync(self._fd)
+        except OSError as exc:
+            # Leave no partial entry behind: the next append must continue the chain from the last durable one.
+            try:
+                os.ftruncate(self._fd, offset)
+                os.fsync(self._fd)
+            except OSError:
+                log.error("audit_truncate_after_failed_write_failed", offset=offset)
+            raise AuditWriteError(f"audit entry not written to {self.path}: {exc}") from exc
+
+    # -- checkpoints -----------------------------------------------------------------------------------------------
+
+    def _checkpointed_size(self) -> int:
+        return self._last_checkpoint.size if self._last_checkpoint else 0
+
+    def _checkpoint_or_log(self) -> None:
+        try:
+            self._checkpoint_locked([self._signer])
+        except CheckpointError as exc:
+            log.error("audit_checkpoint_refused", error=str(exc))
+
+    def checkpoint(self) -> bytes:
+        """Sign and store a checkpoint of the current tree (or return the latest one if nothing was added)."""
+        with self._lock:
+            self._check_open()
+            return self._checkpoint_locked([self._signer])
+
+    def _checkpoint_locked(self, signers: Sequence[Signer]) -> bytes:
+        if self._blocked is not None:
+            raise CheckpointError(f"not signing: {self._blocked}")
+        previous = self._last_checkpoint
+        if previous is not None and previous.size == self._size and len(signers) == 1:
+            return (self.directory / LATEST_CHECKPOINT).read_bytes()
+        if previous is not None and previous.size > self._size:
+            raise CheckpointError(f"not signing size {self._size}: checkpoint {previous.size} is larger")
+        current = Checkpoint(self.origin, self._size, self._builder.root())
+        note = sign_checkpoint(current, signers)
+        _write_file_durably(checkpoint_path(self.directory, current.size), note)
+        _write_file_durably(self.directory / LATEST_CHECKPOINT, note)
+        self._last_checkpoint = current
+        log.info("audit_checkpoint", size=current.size, root=current.root.hex())
+        return note
+
+    # -- keys ------------------------------------------------------------------------------------------------------
+
+    def rotate_key(self, actor: str) -> AuditEntry:
+        """Replace the signing key. The rotation is an entry; the checkpoint covering it is signed by both keys, so a
+        verifier who trusts the old key can follow the hand-over."""
+        with self._lock:
+            self._check_open()
+            if self._blocked is not None:
+                raise CheckpointError(f"not rotating the key: {self._blocked}")
+            old = self._signer
+            new = Signer.generate(self.origin)
+            pending = self.directory / (SIGNING_KEY + ".new")
+            pending.unlink(missing_ok=True)
+            new.write(pending)
+            entry = self.append(
+                "key.rotated", actor, {"previous": old.verifier.key_string(), "key": new.verifier.key_string()}
+            )
+            _append_key(self.directory, new.verifier)
+            self._checkpoint_locked([old, new])
+            os.replace(pending, self.directory / SIGNING_KEY)
+            fsync_dir(self.directory)
+            self._signer = new
+            log.info("audit_key_rotated", previous=old.verifier.key_string(), key=new.verifier.key_string())
+            return entry
+
+    # -- closing ---------------------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Checkpoint what is unsigned, then close the file."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                if self._size > self._checkpointed_size():
+                    self._checkpoint_or_log()
+            finally:
+                os.close(self._fd)
+                self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise AuditError(f"audit log {self.path} is closed")
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- helpers for open() ------------------------------------------------------------------------------------------
+
+
+def _repair_torn_tail(directory: Path, entries: Path) -> dict[str, Any] | None:
+    """Cut a partial last line (no newline: never acknowledged) and keep its bytes under torn/."""
+    if not entries.exists():
+        return None
+    size = entries.stat().st_size
+    if size == 0:
+        return None
+    with open(entries, "rb+") as f:
+        # A torn line is at most one append_many's worth; read back far enough to find the previous newline.
+        chunk = 1 << 16
+        pos = size
+        tail = b""
+        while pos > 0:
+            start = max(0, pos - chunk)
+            f.seek(start)
+            tail = f.read(pos - start) + tail
+            pos = start
+            if b"\n" in tail[:-1] or tail.endswith(b"\n"):
+                break
+        if tail.endswith(b"\n"):
+            return None
+        cut = tail.rfind(b"\n") + 1
+        keep = pos + cut
+        torn = tail[cut:]
+        torn_dir = directory / TORN
+        torn_dir.mkdir(exist_ok=True)
+        digest = hashlib.sha256(torn).hexdigest()
+        _write_file_durably(torn_dir / f"{keep:012d}-{digest[:16]}.bin", torn)
+        f.truncate(keep)
+        f.flush()
+        os.fsync(f.fileno())
+    log.warning("audit_torn_tail_repaired", offset=keep, bytes=len(torn), sha256=digest)
+    return {"offset": keep, "bytes": len(torn), "sha256": digest}
+
+
+def _scan(entries: Path, checkpoint_size: int | None) -> _Tail:
+    """Leaf hashes of every line (for the root, and the root at the latest checkpoint's size), and a full check of
+    the last line (to extend the chain)."""
+    builder = RootBuilder()
+    last: bytes | None = None
+    root_at_checkpoint: bytes | None = None
+    if entries.exists():
+        for line in iter_lines(entries):
+            if builder.size == checkpoint_size:
+                root_at_checkpoint = builder.root()
+            builder.append(leaf_hash(line))
+            last = line
+    if builder.size == checkpoint_size:
+        root_at_checkpoint = builder.root()
+    if last is None:
+        return _Tail(0, GENESIS_HASH, builder, root_at_checkpoint)
+    try:
+        entry = AuditEntry.from_line(last)
+    except EntryFormatError as exc:
+        raise AuditIntegrityError(f"last entry (line {builder.size}) of {entries} is damaged: {exc}") from exc
+    if entry.seq != builder.size - 1:
+        raise AuditIntegrityError(f"last entry of {entries} has seq {entry.seq} but is line {builder.size}")
+    return _Tail(builder.size, entry.entry_hash, builder, root_at_checkpoint)
+
+
+def _read_latest_checkpoint(directory: Path, origin: str) -> tuple[Checkpoint | None, str | None]:
+    """The latest signed checkpoint, or why it cannot be used."""
+    path = directory / LATEST_CHECKPOINT
+    if not path.exists():
+        return None, None
+    try:
+        return open_checkpoint(path.read_bytes(), read_verifiers(directory), origin), None
+    except CheckpointError as exc:
+        return None, f"latest checkpoint {path} does not verify: {exc}"
+
+
+def _consistency_problem(checkpoint: Checkpoint | None, tail: _Tail) -> str | None:
+    """Why the file no longer matches the latest checkpoint (None if it does)."""
+    if checkpoint is None:
+        return None
+    if checkpoint.size > tail.size:
+        return f"checkpoint covers {checkpoint.size} entries but the log holds {tail.size}: entries are missing"
+    if tail.root_at_checkpoint != checkpoint.root:
+        return f"entries 0..{checkpoint.size - 1} no longer match the signed checkpoint of size {checkpoint.size}"
+    return None
+
+
+def _append_key(directory: Path, verifier: Verifier) -> None:
+    with open(directory / KEYS, "a", encoding="utf-8") as f:
+        f.write(verifier.key_string() + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _finish_rotation(directory: Path, key_path: Path, entries: Path | None) -> None:
+    """A crash during rotate_key leaves signing.key.new: adopt it if the rotation entry made it to disk."""
+    pending = directory / (SIGNING_KEY + ".new")
+    if not pending.exists():
+        return
+    new = Signer.read(pending)
+    recorded = False
+    if entries is not None:
+        for line in iter_lines(entries):
+            if b'"event":"key.rotated"' in line and new.verifier.key_string().encode() in line:
+                recorded = True
+    if recorded:
+        if new.verifier.key_string() not in {v.key_string() for v in read_verifiers(directory)}:
+            _append_key(directory, new.verifier)
+        os.replace(pending, key_path)
+        log.warning("audit_key_rotation_completed_on_open", key=new.verifier.key_string())
+    else:
+        pending.unlink()
+        log.warning("audit_key_rotation_abandoned", key=new.verifier.key_string())
+    fsync_dir(directory)
+
+
+def _write_file_durably(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def signed_notes(directory: Path) -> Iterable[tuple[int, bytes]]:
+    """Every stored checkpoint note, by size."""
+    folder = directory / CHECKPOINTS
+    if not folder.exists():
+        return []
+    return sorted((int(p.stem), p.read_bytes()) for p in folder.glob("*.note"))
+
+
+__all__ = ["AuditIntegrityError", "AuditLog", "AuditWriteError", "EVENTS", "SignedNote"]
