@@ -513,6 +513,18 @@ class MqttClient:
                 + (f" (last error: {self.last_error})" if self.last_error else "")
             ) from (self.last_error or exc)
 
+    async def wait_disconnected(self) -> None:
+        """Return once the current connection is lost (at once when there is none)."""
+        await self._disconnected.wait()
+
+    async def mirror_ready(self, ready: asyncio.Event) -> None:
+        """Keep a component's ready event equal to "connected" (the supervisor reports it degraded meanwhile)."""
+        while True:
+            await self._connected.wait()
+            ready.set()
+            await self._disconnected.wait()
+            ready.clear()
+
     async def subscribe(self, topic_filter: str, qos: int = 1, timeout: float | None = None) -> None:
         """Subscribe now and on every future connection. Returns once the broker granted it (SUBACK)."""
         self._subscriptions[topic_filter] = qos

@@ -32,6 +32,16 @@ class RouteConfig(Section):
     qos: Literal[0, 1, 2] = 1
     # JSON routes: record field → JSON path in the payload (dotted). Missing optional fields are allowed.
     mapping: dict[str, str] = Field(default_factory=dict)
+    # JSON routes: dotted paths that must be present, else the message is quarantined as schema_mismatch.
+    required: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _mapping_fields_known(self) -> "RouteConfig":
+        allowed = {"key", "source_time", "message_id", "value"}
+        unknown = sorted(set(self.mapping) - allowed)
+        if unknown:
+            raise ValueError(f"mapping: unknown record field(s) {unknown}; allowed: {sorted(allowed)}")
+        return self
 
 
 class MqttConfig(Section):

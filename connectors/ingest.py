@@ -1,0 +1,326 @@
+"""MQTT ingest component: subscribe to the configured routes, parse, commit, and only then acknowledge.
+
+Pipeline (three named tasks):
+    intake  takes the messages already queued (up to INTAKE_BATCH), parses them, starts one commit per group:
+            good records → `RecordWriter.write` (returns once durable), bad ones → a quarantine row each;
+    ack     awaits the commits in the order they were started and acks each group's messages after its commit,
+            so PUBACKs leave in receive order and never before the row exists;
+    audit   writes one `ingest.batch` entry per AUDIT_EVERY_RECORDS records or AUDIT_EVERY_S seconds, and one
+            `quarantine` entry per window listing what was refused, never one audit entry per message.
+
+A crash anywhere before an ack means the broker redelivers the message (persistent session) and the store's
+idempotency key turns the redelivery into a no-op, so every message is stored exactly once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import signal
+from collections import Counter as Tally
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import structlog
+from prometheus_client import Counter
+
+from connectors.mqtt import MqttClient, MqttError, MqttMessage
+from connectors.parsers import ParseError, QuarantineReason
+from connectors.routes import RouteTable
+from edge_agent.config import AgentConfig, load_config
+from edge_agent.config.mqtt import MqttConfig
+from edge_agent.logging import configure_logging
+from edge_agent.store import RecordWriter, Store
+from edge_agent.types import Record
+
+log = structlog.get_logger(component="mqtt")
+
+# Messages per commit group: the store's default batch size, so one group fills one fsync'd batch.
+INTAKE_BATCH = 500
+# Commit groups in flight: lets intake parse the next groups while one commits; with INTAKE_BATCH this bounds
+# parsed-but-unacknowledged messages to 4 000 (below the default Receive Maximum of 10 000).
+PIPELINE_DEPTH = 8
+# Audit windows: an auditor can tie every record to an entry, at ~1 entry a minute under steady load.
+AUDIT_EVERY_RECORDS = 10_000
+AUDIT_EVERY_S = 60.0
+# A flood of bad input must not make one audit entry huge: the first items are listed, the rest only counted.
+QUARANTINE_AUDIT_ITEMS = 100
+# On stop, commits already under way get this long to finish so their messages are acked now, not redelivered.
+STOP_DRAIN_S = 5.0
+
+STORED = Counter("edge_agent_mqtt_records_stored_total", "MQTT records newly committed to the store")
+DUPLICATES = Counter("edge_agent_mqtt_duplicates_total", "MQTT records already stored (redeliveries, repeats)")
+QUARANTINED = Counter("edge_agent_mqtt_quarantined_total", "MQTT messages refused into quarantine", ["reason"])
+AUDIT_FAILURES = Counter("edge_agent_mqtt_audit_failures_total", "Audit entries the ingest could not append")
+
+
+class IngestError(MqttError):
+    """The ingest pipeline stopped on a failure it cannot work around (store commit failed)."""
+
+
+class AuditSink(Protocol):
+    """What ingest needs from `edge_agent.audit.AuditLog`."""
+
+    def append_many(self, items: Sequence[tuple[str, str, dict[str, Any]]]) -> Sequence[Any]: ...
+
+
+@dataclass
+class _Group:
+    """One commit: the messages taken together, the records parsed from them, and the commit's task."""
+
+    messages: list[MqttMessage]
+    records: list[Record]
+    refused: list[tuple[MqttMessage, ParseError]]
+    commit: asyncio.Task[int]
+
+
+@dataclass
+class _AuditWindow:
+    records: int = 0
+    stored: int = 0
+    first_key: str | None = None
+    last_key: str | None = None
+    first_received: str | None = None
+    last_received: str | None = None
+    payloads: Any = field(default_factory=hashlib.sha256)
+    quarantined: Tally[str] = field(default_factory=Tally)
+    quarantine_items: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, group: _Group, stored: int) -> None:
+        if group.records:
+            if self.first_key is None:
+                self.first_key = group.records[0].idempotency_key
+                self.first_received = group.records[0].received_time.isoformat()
+            self.last_key = group.records[-1].idempotency_key
+            self.last_received = group.records[-1].received_time.isoformat()
+        for record in group.records:
+            # Length-prefixed, so the digest pins the exact sequence of payloads, not just their concatenation.
+            self.payloads.update(len(record.raw).to_bytes(8, "big"))
+            self.payloads.update(record.raw)
+        self.records += len(group.records)
+        self.stored += stored
+        for message, error in group.refused:
+            self.quarantined[error.reason.value] += 1
+            if len(self.quarantine_items) < QUARANTINE_AUDIT_ITEMS:
+                self.quarantine_items.append(
+                    {
+                        "topic": message.topic,
+                        "reason": error.reason.value,
+                        "detail": error.detail,
+                        "bytes": len(message.payload),
+                        "sha256": hashlib.sha256(message.payload).hexdigest(),
+                    }
+                )
+
+    def entries(self, source: str) -> list[tuple[str, str, dict[str, Any]]]:
+        entries: list[tuple[str, str, dict[str, Any]]] = []
+        if self.records:
+            entries.append(
+                (
+                    "ingest.batch",
+                    source,
+                    {
+                        "source": source,
+                        "count": self.records,
+                        "stored": self.stored,
+                        "duplicates": self.records - self.stored,
+                        "first_key": self.first_key,
+                        "last_key": self.last_key,
+                        "first_received": self.first_received,
+                        "last_received": self.last_received,
+                        "payloads_sha256": self.payloads.hexdigest(),
+                    },
+                )
+            )
+        if self.quarantined:
+            count = sum(self.quarantined.values())
+            entries.append(
+                (
+                    "quarantine",
+                    source,
+                    {
+                        "source": source,
+                        "count": count,
+                        "by_reason": dict(sorted(self.quarantined.items())),
+                        "items": self.quarantine_items,
+                        "items_omitted": count - len(self.quarantine_items),
+                    },
+                )
+            )
+        return entries
+
+
+class MqttIngest:
+    """Component (see edge_agent.daemon.component): MQTT routes → records in the store, acked after commit."""
+
+    def __init__(
+        self,
+        config: MqttConfig,
+        store: Store,
+        writer: RecordWriter,
+        audit: AuditSink | None = None,
+        *,
+        source: str = "mqtt",
+        client_id: str | None = None,
+        audit_every_records: int = AUDIT_EVERY_RECORDS,
+        audit_every_s: float = AUDIT_EVERY_S,
+    ) -> None:
+        self.name = f"{source}-ingest"
+        self._config = config
+        self._store = store
+        self._writer = writer
+        self._audit = audit
+        self._source = source
+        self._client_id = client_id or config.client_id
+        self._audit_every_records = audit_every_records
+        self._audit_every_s = audit_every_s
+        self._window = _AuditWindow()
+        self._acking: _Group | None = None
+
+    async def run(self, ready: asyncio.Event) -> None:
+        routes = RouteTable.from_config(self._config.routes, self._config.max_payload_bytes, source=self._source)
+        groups: asyncio.Queue[_Group] = asyncio.Queue(PIPELINE_DEPTH)
+        async with MqttClient(self._config, self._client_id) as client:
+            for topic_filter, qos in routes.subscriptions().items():
+                await client.subscribe(topic_filter, qos)
+            log.info("ingest_started", source=self._source, routes=list(routes.subscriptions()))
+            try:
+                async with asyncio.TaskGroup() as tasks:
+                    tasks.create_task(client.mirror_ready(ready), name=f"{self.name}:ready")
+                    tasks.create_task(self._intake(client, routes, groups), name=f"{self.name}:intake")
+                    tasks.create_task(self._acknowledge(groups), name=f"{self.name}:ack")
+                    tasks.create_task(self._audit_timer(), name=f"{self.name}:audit")
+            except* MqttError as failed:
+                raise IngestError(f"{self.name} stopped: {failed.exceptions[0]}") from failed.exceptions[0]
+            finally:
+                await asyncio.shield(self._drain(groups))
+
+    # --- intake ----------------------------------------------------------------------------------------------
+
+    async def _intake(self, client: MqttClient, routes: RouteTable, groups: asyncio.Queue[_Group]) -> None:
+        while True:
+            messages = await client.receive_batch(INTAKE_BATCH)
+            records: list[Record] = []
+            refused: list[tuple[MqttMessage, ParseError]] = []
+            for message in messages:
+                try:
+                    records.append(routes.parse(message.topic, message.payload, message.received_time))
+                except ParseError as error:
+                    refused.append((message, error))
+            commit = asyncio.create_task(self._commit(records, refused), name=f"{self.name}:commit")
+            await groups.put(_Group(messages, records, refused, commit))  # bounded: waits when commits lag
+
+    async def _commit(self, records: list[Record], refused: list[tuple[MqttMessage, ParseError]]) -> int:
+        stored = await self._writer.write(records) if records else 0
+        if refused:
+            await asyncio.to_thread(self._quarantine_sync, refused)
+        return stored
+
+    def _quarantine_sync(self, refused: list[tuple[MqttMessage, ParseError]]) -> None:
+        for message, error in refused:
+            raw = message.payload
+            if error.reason is QuarantineReason.PAYLOAD_TOO_LARGE:
+                raw = raw[: self._config.max_payload_bytes]  # keep evidence, not an unbounded blob
+            self._store.quarantine(self._source, message.topic, raw, error.reason.value, message.received_time)
+            QUARANTINED.labels(reason=error.reason.value).inc()
+            log.warning("quarantined", topic=message.topic, reason=error.reason.value, detail=error.detail)
+
+    # --- acknowledgement -------------------------------------------------------------------------------------
+
+    async def _acknowledge(self, groups: asyncio.Queue[_Group]) -> None:
+        while True:
+            self._acking = await groups.get()
+            await self._settle(self._acking)
+            self._acking = None
+            if self._window.records >= self._audit_every_records:
+                await self._flush_audit()
+
+    async def _settle(self, group: _Group) -> None:
+        try:
+            stored = await group.commit
+        except Exception as exc:  # messages stay unacked: the broker redelivers them after the restart
+            raise IngestError(f"commit of {len(group.messages)} message(s) failed: {exc}") from exc
+        for message in group.messages:
+            await message.ack()
+        STORED.inc(stored)
+        DUPLICATES.inc(len(group.records) - stored)
+        self._window.add(group, stored)
+
+    async def _drain(self, groups: asyncio.Queue[_Group]) -> None:
+        """On stop: ack the groups whose commits finish within STOP_DRAIN_S, then write the last audit window."""
+        pending = [self._acking] if self._acking is not None else []
+        while not groups.empty():
+            pending.append(groups.get_nowait())
+        self._acking = None
+        try:
+            async with asyncio.timeout(STOP_DRAIN_S):
+                for group in pending:
+                    await self._settle(group)
+        except (TimeoutError, IngestError) as exc:
+            log.warning("stop_drain_incomplete", error=str(exc), groups=len(pending))
+        await self._flush_audit()
+
+    # --- audit -----------------------------------------------------------------------------------------------
+
+    async def _audit_timer(self) -> None:
+        while True:
+            await asyncio.sleep(self._audit_every_s)
+            await self._flush_audit()
+
+    async def _flush_audit(self) -> None:
+        window, self._window = self._window, _AuditWindow()
+        entries = window.entries(self._source)
+        if not entries or self._audit is None:
+            return
+        try:
+            await asyncio.to_thread(self._audit.append_many, entries)
+        except Exception as exc:  # the records are stored; a broken audit disk must not stop the plant's data
+            AUDIT_FAILURES.inc(len(entries))
+            log.error("audit_append_failed", error=str(exc), entries=[event for event, _, _ in entries])
+
+
+__all__ = ["AuditSink", "IngestError", "MqttIngest"]
+
+
+async def run_standalone(config: AgentConfig) -> None:
+    """The ingest alone in a process, with its own store and batch writer, until SIGTERM/SIGINT.
+
+    For tests that kill the agent with SIGKILL and for `bench.mqtt_ingest`; the daemon runs `MqttIngest` under its
+    supervisor instead.
+    """
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    with Store(config.paths.store_path) as store:
+        writer = RecordWriter(
+            store, max_rows=config.store.batch_max_rows, max_delay_s=config.store.batch_max_delay_ms / 1000
+        )
+        ingest = MqttIngest(config.mqtt, store, writer)
+        writer_task = asyncio.create_task(writer.run(), name="store-writer")
+        ingest_task = asyncio.create_task(ingest.run(asyncio.Event()), name=ingest.name)
+        stopped = asyncio.create_task(stop.wait(), name="stop-signal")
+        await asyncio.wait([ingest_task, stopped], return_when=asyncio.FIRST_COMPLETED)
+        # Intake first, then the writer: the writer commits whatever the ingest handed it before it stopped.
+        for task in (ingest_task, writer_task, stopped):
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m connectors.ingest", description=run_standalone.__doc__)
+    parser.add_argument("--config", required=True, type=Path)
+    args = parser.parse_args(argv)
+    config = load_config(args.config)
+    configure_logging(config.logging.level, config.logging.format)
+    asyncio.run(run_standalone(config))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""Payload parsers: MQTT payload bytes → one `Record`, or a `ParseError` naming the quarantine reason.
+
+Shapes follow docs/records.md. Idempotency keys make a redelivered message land on the same row:
+- JSON with a message id (default field `id`): SHA-256 over (kind, id), so the same event republished is stored once;
+- otherwise SHA-256 over (topic, payload, timestamp text), the timestamp being the payload's own (`ts`, or a log
+  line's leading time), never the receive time, which differs on redelivery. Two byte-identical payloads without
+  an id or time on one topic are therefore one record: publishers that repeat messages should stamp them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from edge_agent.types import Record, idempotency_key
+
+
+class QuarantineReason(StrEnum):
+    """Why a message was refused; the quarantine row's `reason` and the metric label."""
+
+    INVALID_JSON = "invalid_json"
+    INVALID_UTF8 = "invalid_utf8"
+    SCHEMA_MISMATCH = "schema_mismatch"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    UNKNOWN_ROUTE = "unknown_route"
+
+
+class ParseError(Exception):
+    """A payload that cannot become a record. `reason` groups it; `detail` says what exactly was wrong."""
+
+    def __init__(self, reason: QuarantineReason, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+class Parser(Protocol):
+    def parse(self, topic: str, payload: bytes, received_time: datetime) -> Record: ...
+
+
+# Record fields a JSON route may map, and where the MES events of docs/records.md keep them.
+DEFAULT_JSON_MAPPING: dict[str, str] = {"key": "asset", "source_time": "ts", "message_id": "id"}
+MAPPABLE_FIELDS = frozenset({"key", "source_time", "message_id", "value"})
+_MISSING = object()
+
+
+def _decode(payload: bytes) -> str:
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(QuarantineReason.INVALID_UTF8, f"byte {exc.start}: {exc.reason}") from exc
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN/Infinity are not JSON (RFC 8259) and would not survive a round trip through the store's JSON column.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _lookup(document: Mapping[str, Any], path: str) -> Any:
+    """Dotted path into nested objects: 'machine.asset' → document['machine']['asset']; _MISSING if absent."""
+    node: Any = document
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def parse_time(text: str) -> datetime:
+    """ISO-8601 (`2026-11-29T06:15:00Z`, offsets, fractions); naive times are UTC. ValueError if not a time."""
+    return datetime.fromisoformat(text.strip())
+
+
+class JsonParser:
+    """JSON object → record of `kind`; `mapping` (record field → dotted JSON path) overrides DEFAULT_JSON_MAPPING.
+
+    key: the mapped field (string or number), else the topic. source_time: the mapped ISO-8601 string, else the
+    receive time. value: the mapped sub-object, else the whole object. `required` paths must be present.
+    """
+
+    def __init__(self, kind: str, mapping: Mapping[str, str], required: list[str], source: str = "mqtt") -> None:
+        unknown = set(mapping) - MAPPABLE_FIELDS
+        if unknown:
+            raise ValueError(f"unknown mapping field(s) {sorted(unknown)}; allowed: {sorted(MAPPABLE_FIELDS)}")
+        self.kind = kind
+        self.source = source
+        self.mapping = {**DEFAULT_JSON_MAPPING, **mapping}
+        self.required = list(required)
+
+    def parse(self, topic: str, payload: bytes, received_time: datetime) -> Record:
+        text = _decode(payload)
+        try:
+            document = json.loads(text, parse_constant=_reject_constant)
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            raise ParseError(QuarantineReason.INVALID_JSON, str(exc)) from exc
+        if not isinstance(document, dict):
+            raise ParseError(QuarantineReason.SCHEMA_MISMATCH, f"expected a JSON object, got {type(document).__name__}")
+        missing = [path for path in self.required if _lookup(document, path) is _MISSING]
+        if missing:
+            raise ParseError(QuarantineReason.SCHEMA_MISMATCH, f"missing required field(s) {missing}")
+
+        key = self._scalar(document, "key", topic)
+        message_id = self._scalar(document, "message_id", None)
+        raw_time = _lookup(document, self.mapping["source_time"])
+        if raw_time is _MISSING:
+            source_time, time_text = received_time, ""
+        elif isinstance(raw_time, str):
+            try:
+                source_time = parse_time(raw_time)
+            except ValueError as exc:
+                raise ParseError(
+                    QuarantineReason.SCHEMA_MISMATCH, f"{self.mapping['source_time']!r} is not an ISO-8601 time: {raw_time!r}"
+                ) from exc
+            time_text = raw_time
+        else:
+            raise ParseError(
+                QuarantineReason.SCHEMA_MISMATCH,
+                f"{self.mapping['source_time']!r} must be an ISO-8601 string, got {type(raw_time).__name__}",
+            )
+        value: Any = document
+        if "value" in self.mapping:
+            value = _lookup(document, self.mapping["value"])
+            if value is _MISSING:
+                raise ParseError(QuarantineReason.SCHEMA_MISMATCH, f"value field {self.mapping['value']!r} is missing")
+        ikey = (
+            idempotency_key(self.kind, message_id)
+            if message_id is not None
+            else idempotency_key(topic, payload, time_text)
+        )
+        return Record(
+            source=self.source,
+            kind=self.kind,
+            key=key,
+            source_time=source_time,
+            received_time=received_time,
+            value=value,
+            raw=payload,
+            idempotency_key=ikey,
+        )
+
+    def _scalar(self, document: Mapping[str, Any], field: str, default: str | None) -> str | None:
+        path = self.mapping.get(field)
+        found = _MISSING if path is None else _lookup(document, path)
+        if found is _MISSING or found is None:
+            return default
+        # bool is an int subclass, but `true` is no asset name or message id.
+        if isinstance(found, bool) or not isinstance(found, (str, int)) or found == "":
+            raise ParseError(
+                QuarantineReason.SCHEMA_MISMATCH, f"{path!r} must be a non-empty string or integer, got {found!r}"
+            )
+        return str(found)
+
+
+# Optional leading ISO-8601 time (date, T or space, hh:mm[:ss[.frac]], optional Z/offset), then whitespace.
+_LEADING_TIME = re.compile(
+    r"^(?P<time>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(?P<rest>.*)$", re.S
+)
+# Optional `author:` prefix: one token (letters, digits, . _ - @), no spaces, so "Nota bene: ..." stays text.
+_AUTHOR = re.compile(r"^(?P<author>[\w.@-]{1,64}):\s+(?P<text>.*)$", re.S)
+
+
+class TextParser:
+    """A plain-text log line → record of `kind` keyed by the topic; value `{"text", "author"?}` (docs/records.md).
+
+    The text is untrusted operator input: it is stored as data, never interpreted.
+    """
+
+    def __init__(self, kind: str, source: str = "mqtt") -> None:
+        self.kind = kind
+        self.source = source
+
+    def parse(self, topic: str, payload: bytes, received_time: datetime) -> Record:
+        line = _decode(payload).strip()
+        if not line:
+            raise ParseError(QuarantineReason.SCHEMA_MISMATCH, "empty log line")
+        source_time, time_text = received_time, ""
+        match = _LEADING_TIME.match(line)
+        if match:
+            try:
+                source_time = parse_time(match["time"])
+                time_text, line = match["time"], match["rest"].strip()
+            except ValueError:
+                pass  # looks like a time but is not one (month 13): keep the whole line as text, lose nothing
+        value: dict[str, str] = {"text": line}
+        author = _AUTHOR.match(line)
+        if author:
+            value = {"text": author["text"].strip(), "author": author["author"]}
+        if not value["text"]:
+            raise ParseError(QuarantineReason.SCHEMA_MISMATCH, "log line has no text after its time/author prefix")
+        return Record(
+            source=self.source,
+            kind=self.kind,
+            key=topic,
+            source_time=source_time,
+            received_time=received_time,
+            value=value,
+            raw=payload,
+            idempotency_key=idempotency_key(topic, payload, time_text),
+        )
+
+
+__all__ = [
+    "DEFAULT_JSON_MAPPING",
+    "JsonParser",
+    "MAPPABLE_FIELDS",
+    "ParseError",
+    "Parser",
+    "QuarantineReason",
+    "TextParser",
+    "parse_time",
+]

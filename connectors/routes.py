@@ -1,0 +1,115 @@
+"""Ingest routes: MQTT topic filter → parser. The first route (in config order) whose filter matches a topic wins."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import structlog
+
+from connectors.parsers import JsonParser, ParseError, Parser, QuarantineReason, TextParser
+from edge_agent.config.mqtt import RouteConfig
+from edge_agent.types import Record
+
+log = structlog.get_logger(component="mqtt")
+
+# paho's manual ack does not cover QoS 2: it sends PUBREC (after which the broker forgets the message) before the
+# application sees it, so a crash before the commit loses the message. QoS 1 + manual ack + idempotent store is the
+# exactly-once-stored path; QoS 2 routes are subscribed at QoS 1.
+MAX_INGEST_QOS = 1
+
+
+class RouteError(ValueError):
+    """A route in the config that cannot work (bad topic filter, bad mapping)."""
+
+
+def validate_filter(topic_filter: str) -> None:
+    """MQTT filter syntax: `+` fills a whole level, `#` only as the whole last level."""
+    if not topic_filter or "\x00" in topic_filter:
+        raise RouteError(f"topic filter {topic_filter!r} is empty or contains NUL")
+    levels = topic_filter.split("/")
+    for i, level in enumerate(levels):
+        if "#" in level and (level != "#" or i != len(levels) - 1):
+            raise RouteError(f"topic filter {topic_filter!r}: '#' must be the whole last level")
+        if "+" in level and level != "+":
+            raise RouteError(f"topic filter {topic_filter!r}: '+' must fill a whole level")
+
+
+def topic_matches(topic_filter: str, topic: str) -> bool:
+    """MQTT matching: `+` one level, `#` any number of levels (including none: `a/#` matches `a`); a wildcard in
+    the first level does not match topics starting with `$` (broker-internal, e.g. `$SYS/...`)."""
+    if topic.startswith("$") and topic_filter[:1] in ("+", "#"):
+        return False
+    filter_levels = topic_filter.split("/")
+    topic_levels = topic.split("/")
+    for i, level in enumerate(filter_levels):
+        if level == "#":
+            return True
+        if i >= len(topic_levels):
+            return False
+        if level != "+" and level != topic_levels[i]:
+            return False
+    return len(filter_levels) == len(topic_levels)
+
+
+@dataclass(frozen=True)
+class Route:
+    topic_filter: str
+    qos: int
+    parser: Parser
+
+
+def _build_parser(route: RouteConfig, source: str) -> Parser:
+    if route.parser == "json":
+        try:
+            return JsonParser(route.kind, route.mapping, route.required, source=source)
+        except ValueError as exc:
+            raise RouteError(f"route {route.topic!r}: {exc}") from exc
+    return TextParser(route.kind, source=source)
+
+
+class RouteTable:
+    """The configured routes, plus the size limit every payload is checked against before parsing."""
+
+    def __init__(self, routes: Sequence[Route], max_payload_bytes: int) -> None:
+        self.routes = list(routes)
+        self.max_payload_bytes = max_payload_bytes
+
+    @classmethod
+    def from_config(cls, routes: Sequence[RouteConfig], max_payload_bytes: int, source: str = "mqtt") -> "RouteTable":
+        built = []
+        for route in routes:
+            validate_filter(route.topic)
+            if route.qos > MAX_INGEST_QOS:
+                log.warning("route_qos_downgraded", topic=route.topic, configured=route.qos, used=MAX_INGEST_QOS)
+            built.append(Route(route.topic, min(route.qos, MAX_INGEST_QOS), _build_parser(route, source)))
+        return cls(built, max_payload_bytes)
+
+    def subscriptions(self) -> dict[str, int]:
+        """Topic filter → QoS to subscribe with (a filter listed twice keeps its highest QoS)."""
+        filters: dict[str, int] = {}
+        for route in self.routes:
+            filters[route.topic_filter] = max(route.qos, filters.get(route.topic_filter, 0))
+        return filters
+
+    def match(self, topic: str) -> Route | None:
+        for route in self.routes:
+            if topic_matches(route.topic_filter, topic):
+                return route
+        return None
+
+    def parse(self, topic: str, payload: bytes, received_time: datetime) -> Record:
+        """One message → one record, or ParseError (size limit, no route, or the parser's own refusal)."""
+        if len(payload) > self.max_payload_bytes:
+            raise ParseError(
+                QuarantineReason.PAYLOAD_TOO_LARGE, f"{len(payload)} bytes > max_payload_bytes {self.max_payload_bytes}"
+            )
+        route = self.match(topic)
+        if route is None:
+            # Reaches us when the broker session still holds a subscription a former config had.
+            raise ParseError(QuarantineReason.UNKNOWN_ROUTE, f"no route matches topic {topic!r}")
+        return route.parser.parse(topic, payload, received_time)
+
+
+__all__ = ["MAX_INGEST_QOS", "Route", "RouteError", "RouteTable", "topic_matches", "validate_filter"]
