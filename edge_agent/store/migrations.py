@@ -41,6 +41,23 @@ MIGRATIONS: tuple[str, ...] = (
         created_time_us INTEGER NOT NULL
     );
     """,
+    # 2: reports (owner: edge_agent.reports). One row per report; the full JSON document is also written to
+    # <state_dir>/reports/<report_id>.json for audit export. request_id is the requester's idempotency key.
+    """
+    CREATE TABLE reports (
+        report_id TEXT PRIMARY KEY,
+        request_id TEXT NOT NULL UNIQUE,
+        request_sha256 TEXT NOT NULL,
+        type TEXT NOT NULL,
+        status TEXT NOT NULL,
+        body_sha256 TEXT NOT NULL,
+        requested_by TEXT,
+        created_time_us INTEGER NOT NULL,
+        updated_time_us INTEGER NOT NULL,
+        document TEXT NOT NULL
+    );
+    CREATE INDEX reports_created ON reports (created_time_us);
+    """,
 )
 
 

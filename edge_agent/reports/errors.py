@@ -1,0 +1,30 @@
+"""One exception root for the report subsystem."""
+
+from __future__ import annotations
+
+
+class ReportError(Exception):
+    """Root of every report failure."""
+
+
+class RequestError(ReportError):
+    """A request that cannot be served; `field` names the offending field (dotted path) for the error reply."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")
+
+
+class TemplateError(ReportError):
+    """A prompt template file that is missing or malformed."""
+
+
+class ReportNotFound(ReportError):
+    def __init__(self, report_id: str) -> None:
+        self.report_id = report_id
+        super().__init__(f"no report {report_id!r}")
+
+
+class SignoffError(ReportError):
+    """A sign-off that is refused: unknown report, not authorised, already decided."""

@@ -1,0 +1,151 @@
+"""One report from records: facts → prompt → narrative → grounding check → body.
+
+The body is everything the report says and everything that decided it, and nothing that varies between two runs
+of the same request (no wall-clock, no timings, no speculative acceptance figures, no request id): the same request
+over the same records on the same engine fingerprint gives the same bytes. What varies goes in the run record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from edge_agent.config.reports import ReportsConfig
+from edge_agent.llm.types import Completion, Engine, GenerationParams, PromptTooLong
+from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.grounding import GroundingResult, check_narrative
+from edge_agent.reports.prompts import TEMPLATE_VERSION, Prompt, build_prompt
+from edge_agent.reports.request import ResolvedRequest
+from edge_agent.types import StoredRecord
+
+log = structlog.get_logger(component="reports")
+
+BODY_SCHEMA = "edge-agent.report.body/1"
+GROUNDING_RULES = "v1"
+
+
+def canonical_json(data: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8: the bytes every report hash is taken over."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def sha256_hex(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def clean_narrative(text: str, truncated: bool = False) -> str:
+    """The model's text as published: one paragraph, anything after a fence marker dropped, and when the token
+    limit cut it (`truncated`), only up to the last full sentence."""
+    for marker in ("<<<", "NOTE>>>"):
+        text = text.split(marker, 1)[0]
+    text = " ".join(text.split())
+    if truncated:
+        cut = max(text.rfind(". "), text.rfind(".\n"), len(text) - 1 if text.endswith(".") else -1)
+        text = text[: cut + 1] if cut >= 0 else ""
+    return text
+
+
+@dataclass
+class Draft:
+    body: dict[str, Any]
+    body_bytes: bytes
+    body_sha256: str
+    # Per attempt: speculative figures, timings, token counts. Varies run to run; never hashed into the body.
+    run: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def narrative_status(self) -> str:
+        return str(self.body["narrative_status"])
+
+
+def generation_params(config: ReportsConfig, seed: int) -> GenerationParams:
+    # Greedy at a fixed seed: the report must be reproducible byte for byte.
+    return GenerationParams(max_tokens=config.narrative_max_tokens, temperature=0.0, seed=seed, stop=["<<<"])
+
+
+async def build_draft(
+    request: ResolvedRequest,
+    records: list[StoredRecord],
+    engine: Engine,
+    *,
+    site_id: str,
+    config: ReportsConfig,
+    seed: int,
+) -> Draft:
+    facts = compute_facts(records, request, list_max=config.list_facts_max)
+    prompt = build_prompt(facts, request, note_max_chars=config.note_max_chars, notes_max=config.notes_max)
+    params = generation_params(config, seed)
+    attempts: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+    narrative: str | None = None
+    status = "omitted_ungrounded"
+    last: Completion | None = None
+    for strict in (False, True):
+        try:
+            completion = await engine.generate(prompt.messages(strict), params)
+        except PromptTooLong as exc:
+            log.warning("prompt_too_long", error=str(exc))
+            status = "omitted_prompt_too_long"
+            attempts.append({"strict": strict, "prompt_sha256": prompt.sha256(strict), "error": str(exc)})
+            break
+        last = completion
+        text = clean_narrative(completion.text, truncated=completion.finish_reason == "length")
+        result = check_narrative(text, facts, request.window.timezone)
+        attempts.append(_attempt(strict, prompt, completion, result))
+        run.append(_run(strict, completion))
+        if result.ok:
+            narrative, status = text, ("grounded_after_retry" if strict else "grounded")
+            break
+        log.info("narrative_ungrounded", strict=strict, offending=[o.text for o in result.offending][:10])
+    body = {
+        "schema": BODY_SCHEMA,
+        "site": site_id,
+        "request": request.as_json(),
+        "facts": [f.model_dump(mode="json") for f in facts],
+        "flags": {"instruction_like_record_ids": list(prompt.flagged_record_ids)},
+        "narrative": narrative,
+        "narrative_status": status,
+        "grounding": {"rules": GROUNDING_RULES, "attempts": attempts},
+        "prompt": {
+            "template_version": TEMPLATE_VERSION,
+            "template": prompt.template.name,
+            "template_sha256": prompt.template.sha256,
+            "phrasebook": prompt.phrasebook.name,
+            "phrasebook_sha256": prompt.phrasebook.sha256,
+        },
+        "generation": {
+            "params": params.model_dump(mode="json"),
+            "fingerprint": last.fingerprint if last is not None else None,
+            "fingerprint_sha256": last.fingerprint_sha256 if last is not None else None,
+        },
+    }
+    body_bytes = canonical_json(body)
+    return Draft(body=body, body_bytes=body_bytes, body_sha256=sha256_hex(body_bytes), run=run)
+
+
+def _attempt(strict: bool, prompt: Prompt, completion: Completion, result: GroundingResult) -> dict[str, Any]:
+    # The text of a rejected narrative is never published; its hash and the offending spans say what was wrong.
+    return {
+        "strict": strict,
+        "prompt_sha256": prompt.sha256(strict),
+        "completion_sha256": sha256_hex(completion.text),
+        "completion_tokens": completion.completion_tokens,
+        "finish_reason": completion.finish_reason,
+        "ok": result.ok,
+        "claims": [c.model_dump() for c in result.claims] if result.ok else [],
+        "offending": [o.model_dump() for o in result.offending],
+    }
+
+
+def _run(strict: bool, completion: Completion) -> dict[str, Any]:
+    return {
+        "strict": strict,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "timings": completion.timings.model_dump(mode="json"),
+        "speculative": completion.spec.model_dump(mode="json") if completion.spec is not None else None,
+    }

@@ -1,0 +1,196 @@
+"""Versioned prompt templates and the phrasebook that turns facts into sentences.
+
+Files live in `prompts/<version>/`: `<type>.<language>.txt` holds the instructions ([system], [strict]) and the
+user message ([user], with `$facts` and `$notes`); `facts.<language>.txt` holds one sentence template per fact kind
+and the labels the renderings use. Both files' SHA-256 go into every report, so a reader knows exactly which
+wording produced it, and replay refuses when a file has changed since.
+
+Trust boundary: the [system] part is ours alone. Facts are computed by code; any text that came from a record
+(operator notes, alarm messages, reasons) is cleaned and length-limited, and operator notes are fenced between
+`<<<NOTE` and `NOTE>>>` in the user message. Text that reads like an instruction is withheld from the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from edge_agent.llm.types import ChatMessage
+from edge_agent.reports.errors import TemplateError
+from edge_agent.reports.facts import Fact, round_value
+from edge_agent.reports.request import ResolvedRequest
+from edge_agent.reports.untrusted import clean, fence, looks_like_instruction
+
+TEMPLATE_VERSION = "v1"
+_DIR = Path(__file__).resolve().parent
+# 80 characters: an alarm message or downtime reason; longer text from a record is cut before it reaches a prompt.
+SHORT_TEXT_MAX = 80
+_SECTIONS = ("system", "strict", "user")
+
+
+def _sections(path: Path) -> tuple[bytes, dict[str, str]]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise TemplateError(f"prompt template {path} is missing") from exc
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in raw.decode("utf-8").splitlines():
+        if line.startswith("#") and current is None:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1]
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    return raw, {k: "\n".join(v).strip() for k, v in sections.items()}
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str  # "v1/shift_summary.es.txt"
+    sha256: str
+    system: str
+    strict: str
+    user: str
+
+
+@dataclass(frozen=True)
+class Phrasebook:
+    name: str
+    sha256: str
+    facts: dict[str, str]
+    labels: dict[str, str]
+
+    def label(self, key: str, **kwargs: Any) -> str:
+        return self.labels[key].format(**kwargs)
+
+
+def load_template(report_type: str, language: str, version: str = TEMPLATE_VERSION) -> Template:
+    name = f"{version}/{report_type}.{language}.txt"
+    raw, sections = _sections(_DIR / name)
+    missing = [s for s in _SECTIONS if s not in sections]
+    if missing:
+        raise TemplateError(f"prompt template {name} lacks section(s) {missing}")
+    if "$facts" not in sections["user"] or "$notes" not in sections["user"]:
+        raise TemplateError(f"prompt template {name}: [user] must contain $facts and $notes")
+    return Template(name, hashlib.sha256(raw).hexdigest(), sections["system"], sections["strict"], sections["user"])
+
+
+def load_phrasebook(language: str, version: str = TEMPLATE_VERSION) -> Phrasebook:
+    name = f"{version}/facts.{language}.txt"
+    raw, sections = _sections(_DIR / name)
+
+    def pairs(text: str) -> dict[str, str]:
+        out = {}
+        for line in text.splitlines():
+            if line.strip() and not line.startswith("#"):
+                key, _, value = line.partition(" = ")
+                out[key.strip()] = value.strip()
+        return out
+
+    if "facts" not in sections or "labels" not in sections:
+        raise TemplateError(f"phrasebook {name} needs [facts] and [labels]")
+    return Phrasebook(name, hashlib.sha256(raw).hexdigest(), pairs(sections["facts"]), pairs(sections["labels"]))
+
+
+def format_number(value: float | int) -> str:
+    """Plain digits, `.` as the decimal point, no trailing zeros: 4.50 → "4.5", 7.0 → "7"."""
+    text = format(Decimal(repr(round_value(value))).normalize(), "f")
+    return text
+
+
+def format_duration(seconds: int, book: Phrasebook) -> str:
+    """Whole minutes (half up) from a minute on, else seconds: the unit the grounding check reads back."""
+    if seconds < 60:
+        return book.label("duration.s", n=seconds)
+    return book.label("duration.min", n=format_number(int(round_value(seconds / 60, 0))))
+
+
+def format_time(iso_utc: str, tz: ZoneInfo, with_date: bool) -> str:
+    local = datetime.fromisoformat(iso_utc.replace("Z", "+00:00")).astimezone(tz)
+    return local.strftime("%Y-%m-%d %H:%M" if with_date else "%H:%M")
+
+
+def safe_text(value: str, book: Phrasebook, max_chars: int = SHORT_TEXT_MAX) -> str:
+    """Record text shown inside a fact sentence: cleaned, cut, and withheld when it reads like an instruction."""
+    return book.label("withheld") if looks_like_instruction(value) else clean(value, max_chars)
+
+
+def spans_days(request: ResolvedRequest) -> bool:
+    tz = ZoneInfo(request.window.timezone)
+    last = request.window.end.timestamp() - 1
+    return request.window.start.astimezone(tz).date() != datetime.fromtimestamp(last, tz).date()
+
+
+def fact_sentence(fact: Fact, book: Phrasebook, request: ResolvedRequest) -> str | None:
+    """The fact as one sentence in the report language; None for kinds with no sentence (operator notes)."""
+    key = fact.kind
+    if key == "window" and fact.subject:
+        key = "window_shift"
+    if key == "downtime" and fact.values.get("open"):
+        key = "downtime_open"
+    template = book.facts.get(key)
+    if template is None:
+        return None
+    tz = ZoneInfo(request.window.timezone)
+    with_date = spans_days(request)
+    shown: dict[str, str] = {"subject": safe_text(fact.subject, book)}
+    for name, value in fact.values.items():
+        if name.endswith("_at") or name == "at":
+            shown[name] = format_time(value, tz, with_date)
+        elif name.endswith("_s") and isinstance(value, int):
+            shown[name] = format_duration(value, book)
+        elif isinstance(value, bool):
+            shown[name] = str(value).lower()
+        elif isinstance(value, (int, float)):
+            shown[name] = format_number(value)
+        else:
+            shown[name] = safe_text(str(value), book)
+    try:
+        return "- " + template.format(**shown)
+    except KeyError as exc:
+        raise TemplateError(f"phrasebook {book.name}: {key} names {exc} which fact {fact.id} lacks") from exc
+
+
+@dataclass(frozen=True)
+class Prompt:
+    template: Template
+    phrasebook: Phrasebook
+    user: str
+    flagged_record_ids: tuple[int, ...]
+
+    def messages(self, strict: bool = False) -> list[ChatMessage]:
+        system = self.template.system + ("\n" + self.template.strict if strict else "")
+        return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=self.user)]
+
+    def sha256(self, strict: bool = False) -> str:
+        canonical = "\0".join(f"{m.role}\0{m.content}" for m in self.messages(strict))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def build_prompt(
+    facts: list[Fact], request: ResolvedRequest, *, note_max_chars: int = 280, notes_max: int = 12
+) -> Prompt:
+    template = load_template(request.type, request.language)
+    book = load_phrasebook(request.language)
+    sentences = [s for f in facts if (s := fact_sentence(f, book, request)) is not None]
+    notes = [f for f in facts if f.kind == "operator_note"]
+    flagged = tuple(rid for f in notes if f.values.get("flagged") for rid in f.record_ids)
+    tz = ZoneInfo(request.window.timezone)
+    fenced = []
+    for note in notes[-notes_max:] if notes_max else []:
+        when = format_time(note.values["at"], tz, spans_days(request))
+        author = safe_text(str(note.values.get("author") or "-"), book, 40)
+        text = book.label("withheld") if note.values.get("flagged") else clean(note.values["text"], note_max_chars)
+        fenced.append(fence(f"{when} · {author}", text))
+    user = string.Template(template.user).substitute(
+        facts="\n".join(sentences), notes="\n".join(fenced) if fenced else "-"
+    )
+    return Prompt(template, book, user, flagged)

@@ -1,0 +1,121 @@
+"""Where reports live: the `reports` table (store migration 2) and `<state_dir>/reports/<report_id>.json`.
+
+The table answers "have we seen this request_id" and lists reports; the JSON file is the document an auditor
+receives (audit export copies it). Both are written on creation and on sign-off; the file is replaced atomically.
+The repository opens its own connection to the store file (WAL allows several), so it never reaches into `Store`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from edge_agent.reports.errors import ReportError, ReportNotFound
+from edge_agent.store import Store, to_us
+from edge_agent.types import utcnow
+
+
+def document_bytes(document: dict[str, Any]) -> bytes:
+    """The stored and published form of a report document: sorted keys, 2-space indent, UTF-8, final newline."""
+    return (json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+class ReportRepository:
+    def __init__(self, store_path: Path, reports_dir: Path) -> None:
+        Store(store_path).close()  # runs the migrations, reports table included
+        self.reports_dir = reports_dir
+        self.reports_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._conn = sqlite3.connect(store_path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._conn.execute("PRAGMA synchronous=FULL")
+        except sqlite3.Error as exc:
+            raise ReportError(f"cannot open report table in {store_path}: {exc}") from exc
+
+    @classmethod
+    def for_state_dir(cls, state_dir: Path) -> "ReportRepository":
+        return cls(state_dir / "store.sqlite3", state_dir / "reports")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def path(self, report_id: str) -> Path:
+        return self.reports_dir / f"{report_id}.json"
+
+    def by_request_id(self, request_id: str) -> tuple[str, dict[str, Any]] | None:
+        """(request_sha256, document) of the report made for `request_id`, if any."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT request_sha256, document FROM reports WHERE request_id = ?", (request_id,)
+            ).fetchone()
+        return (row[0], json.loads(row[1])) if row else None
+
+    def get(self, report_id: str) -> dict[str, Any]:
+        with self._lock:
+            row = self._conn.execute("SELECT document FROM reports WHERE report_id = ?", (report_id,)).fetchone()
+        if row is None:
+            raise ReportNotFound(report_id)
+        return json.loads(row[0])
+
+    def list(self, limit: int = 50) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT report_id, request_id, type, status, body_sha256, requested_by, created_time_us"
+                " FROM reports ORDER BY created_time_us DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        keys = ("report_id", "request_id", "type", "status", "body_sha256", "requested_by", "created_time_us")
+        return [dict(zip(keys, row)) for row in rows]
+
+    def insert(self, document: dict[str, Any], request_sha256: str) -> None:
+        data = document_bytes(document)
+        self._write_file(document["report_id"], data)
+        now = to_us(utcnow())
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO reports (report_id, request_id, request_sha256, type, status, body_sha256, requested_by,"
+                " created_time_us, updated_time_us, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    document["report_id"],
+                    document["request_id"],
+                    request_sha256,
+                    document["body"]["request"]["type"],
+                    document["status"],
+                    document["body_sha256"],
+                    document.get("requested_by"),
+                    now,
+                    now,
+                    data.decode("utf-8"),
+                ),
+            )
+
+    def update(self, document: dict[str, Any]) -> None:
+        data = document_bytes(document)
+        self._write_file(document["report_id"], data)
+        with self._lock:
+            cur = self._conn.execute(
+                "UPDATE reports SET status = ?, document = ?, updated_time_us = ? WHERE report_id = ?",
+                (document["status"], data.decode("utf-8"), to_us(utcnow()), document["report_id"]),
+            )
+        if cur.rowcount != 1:
+            raise ReportNotFound(document["report_id"])
+
+    def _write_file(self, report_id: str, data: bytes) -> None:
+        """Write-then-rename with fsyncs: a crash leaves the old file or the new one, never half of one."""
+        target = self.path(report_id)
+        tmp = target.with_suffix(".json.tmp")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+        fd = os.open(self.reports_dir, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

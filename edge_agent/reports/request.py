@@ -1,0 +1,235 @@
+"""What a report request looks like on the wire, and how its window is resolved.
+
+A request arrives as JSON on `edge/<site>/reports/request[/<user>]`. MQTT 5 clients reply-address it with the
+Response Topic and Correlation Data properties; MQTT 3.1.1 clients put `reply_to` and `correlation_id` in the payload.
+Validation failures become `RequestError(field, reason)` so the error reply can name the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import datetime as dt
+from datetime import datetime, time, timedelta, timezone
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from edge_agent.config.reports import ShiftConfig
+from edge_agent.reports.errors import RequestError
+
+ReportType = Literal["shift_summary", "alarm_summary", "downtime_analysis", "asset_history"]
+Language = Literal["es", "en", "pt"]
+Format = Literal["json", "markdown", "html"]
+
+# 1 MiB: a request is a few hundred bytes; anything near this is a mistake or an attack.
+MAX_REQUEST_BYTES = 1024 * 1024
+# 31 days: the longest window a report covers; longer ones would read millions of records on an edge box.
+MAX_WINDOW = timedelta(days=31)
+_ID_PATTERN = r"^[A-Za-z0-9_.:@-]+$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Window(_Strict):
+    """Either an explicit `start`/`end` (ISO-8601 with an offset) or a named `shift` (and optionally its `date`)."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    shift: str | None = Field(None, min_length=1, max_length=64)
+    date: dt.date | None = None
+
+    @field_validator("start", "end")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("needs a UTC offset, e.g. 2026-11-29T06:00:00-06:00 or ...Z")
+        return value.astimezone(timezone.utc) if value is not None else None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "Window":
+        explicit = self.start is not None or self.end is not None
+        if explicit and self.shift is not None:
+            raise ValueError("give either start/end or shift, not both")
+        if not explicit and self.shift is None:
+            raise ValueError("give start and end, or a shift name")
+        if explicit and (self.start is None or self.end is None):
+            raise ValueError("start and end go together")
+        if self.date is not None and self.shift is None:
+            raise ValueError("date goes with shift")
+        if self.start is not None and self.end is not None:
+            if self.end <= self.start:
+                raise ValueError("end must be after start")
+            if self.end - self.start > MAX_WINDOW:
+                raise ValueError(f"window longer than {MAX_WINDOW.days} days")
+        return self
+
+
+class Scope(_Strict):
+    area: str | None = Field(None, min_length=1, max_length=128)
+    line: str | None = Field(None, min_length=1, max_length=128)
+    assets: list[str] = Field(default_factory=list, max_length=64)
+
+    @field_validator("assets")
+    @classmethod
+    def _asset_ids(cls, value: list[str]) -> list[str]:
+        import re
+
+        for asset in value:
+            if not re.match(_ID_PATTERN, asset) or len(asset) > 128:
+                raise ValueError(f"asset id {asset!r} must be letters, digits and _.:@-")
+        return sorted(set(value))
+
+
+class ReportRequest(_Strict):
+    request_id: str = Field(min_length=1, max_length=128, pattern=_ID_PATTERN)
+    type: ReportType
+    window: Window
+    scope: Scope = Field(default_factory=Scope)
+    language: Language | None = None
+    formats: list[Format] = Field(default_factory=lambda: ["json"], min_length=1)
+    # False: no accepted/generating messages, only the final one (for one-shot clients such as mosquitto_rr).
+    progress: bool = True
+    # MQTT 3.1.1 clients: where to reply and what to echo back (MQTT 5 clients use the packet properties).
+    reply_to: str | None = Field(None, min_length=1, max_length=1024)
+    correlation_id: str | None = Field(None, max_length=1024)
+
+    @field_validator("reply_to")
+    @classmethod
+    def _plain_topic(cls, value: str | None) -> str | None:
+        if value is not None and any(c in value for c in "+#\0"):
+            raise ValueError("a reply topic cannot contain wildcards")
+        return value
+
+
+class ResolvedWindow(_Strict):
+    start: datetime
+    end: datetime
+    shift: str | None = None
+    timezone: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"start": iso(self.start), "end": iso(self.end), "shift": self.shift, "timezone": self.timezone}
+
+
+class ResolvedRequest(_Strict):
+    """A request with defaults filled in and its window fixed: everything a report's content depends on."""
+
+    type: ReportType
+    language: Language
+    window: ResolvedWindow
+    scope: Scope
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "language": self.language,
+            "window": self.window.as_json(),
+            "scope": self.scope.model_dump(mode="json"),
+        }
+
+
+def iso(value: datetime) -> str:
+    """UTC, whole seconds, `Z`: the one time format inside a report body."""
+    return value.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def parse_request(payload: bytes) -> ReportRequest:
+    """Bytes → a validated request, or `RequestError` naming the first bad field."""
+    if len(payload) > MAX_REQUEST_BYTES:
+        raise RequestError("<payload>", f"{len(payload)} bytes, more than {MAX_REQUEST_BYTES}")
+    data = _json_object(payload)
+    try:
+        request = ReportRequest.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "<payload>"
+        raise RequestError(field, err["msg"].removeprefix("Value error, ")) from exc
+    if request.type == "asset_history" and not request.scope.assets:
+        raise RequestError("scope.assets", "asset_history needs at least one asset")
+    return request
+
+
+def reply_fields(payload: bytes) -> tuple[str | None, str | None, str | None]:
+    """(request_id, reply_to, correlation_id) read leniently, so even an invalid request can be answered."""
+    try:
+        data = _json_object(payload)
+    except RequestError:
+        return None, None, None
+    picked = [data.get(k) for k in ("request_id", "reply_to", "correlation_id")]
+    return tuple(v if isinstance(v, str) else None for v in picked)  # type: ignore[return-value]
+
+
+def _json_object(payload: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RequestError("<payload>", f"not UTF-8 JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RequestError("<payload>", "must be a JSON object")
+    return data
+
+
+def request_sha256(request: ReportRequest) -> str:
+    """Hash of what the requester asked for, minus where to reply: a reused request_id must ask the same thing."""
+    content = request.model_dump(mode="json", exclude={"reply_to", "correlation_id", "progress"})
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def resolve(
+    request: ReportRequest,
+    *,
+    shifts: list[ShiftConfig],
+    tz_name: str,
+    default_language: Language,
+    now: datetime,
+) -> ResolvedRequest:
+    """Fill defaults and fix the window. A shift without a date is the most recent one that has ended by `now`."""
+    try:
+        tz = ZoneInfo(tz_name)
+    except ZoneInfoNotFoundError as exc:
+        raise RequestError("window", f"site timezone {tz_name!r} is unknown") from exc
+    window = request.window
+    if window.shift is None:
+        assert window.start is not None and window.end is not None  # guaranteed by Window._one_form
+        resolved = ResolvedWindow(start=window.start, end=window.end, timezone=tz_name)
+    else:
+        shift = next((s for s in shifts if s.name == window.shift), None)
+        if shift is None:
+            known = ", ".join(s.name for s in shifts) or "none configured"
+            raise RequestError("window.shift", f"unknown shift {window.shift!r} (known: {known})")
+        start, end = (
+            shift_bounds(shift, window.date, tz) if window.date is not None else last_ended_shift(shift, tz, now)
+        )
+        resolved = ResolvedWindow(start=start, end=end, shift=shift.name, timezone=tz_name)
+    return ResolvedRequest(
+        type=request.type, language=request.language or default_language, window=resolved, scope=request.scope
+    )
+
+
+def shift_bounds(shift: ShiftConfig, day: dt.date, tz: ZoneInfo) -> tuple[datetime, datetime]:
+    """The shift starting on local `day`, in UTC. An end at or before the start is on the next day."""
+    start_t, end_t = _hhmm(shift.start), _hhmm(shift.end)
+    start = datetime.combine(day, start_t, tzinfo=tz)
+    end_day = day + timedelta(days=1) if end_t <= start_t else day
+    end = datetime.combine(end_day, end_t, tzinfo=tz)
+    return start.astimezone(timezone.utc), end.astimezone(timezone.utc)
+
+
+def last_ended_shift(shift: ShiftConfig, tz: ZoneInfo, now: datetime) -> tuple[datetime, datetime]:
+    local_today = now.astimezone(tz).date()
+    for back in range(0, 3):
+        start, end = shift_bounds(shift, local_today - timedelta(days=back), tz)
+        if end <= now:
+            return start, end
+    raise AssertionError("a shift ends within two days of its start")
+
+
+def _hhmm(value: str) -> time:
+    hours, minutes = (int(p) for p in value.split(":"))
+    if hours > 23 or minutes > 59:
+        raise RequestError("window.shift", f"shift time {value!r} is not a time of day")
+    return time(hours, minutes)

@@ -1,0 +1,362 @@
+"""ReportService: the Component that answers report requests and sign-offs over MQTT.
+
+Requests arrive on `<request_topic>/#` (default `edge/<site>/reports/request/#`); the level after the request topic
+is the authenticated user (broker ACL `pattern write edge/+/reports/request/%u`), absent when the broker does not
+enforce it. Replies go to the MQTT 5 Response Topic with its Correlation Data, or to the payload's `reply_to` with
+its `correlation_id` (MQTT 3.1.1). Every reply is written to the store outbox and published by the OutboxPublisher
+(QoS 1), so a reply survives a broker outage or an agent restart.
+
+Replies, in order: `accepted` (queue position) → `generating` → `done` (the report) or `failed` (reason); or one of
+`error` (invalid request, naming the field) and `refused` (queue full, rate limit, not authorised). A request with
+`"progress": false` gets only the final reply (one-shot clients such as mosquitto_rr read one message).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from prometheus_client import Counter, Gauge, Histogram
+
+from edge_agent.config import AgentConfig
+from edge_agent.llm.types import Engine, EngineError
+from edge_agent.reports.document import new_document, report_id_for
+from edge_agent.reports.errors import ReportError, RequestError, SignoffError
+from edge_agent.reports.generate import build_draft
+from edge_agent.reports.repository import ReportRepository, document_bytes
+from edge_agent.reports.request import ReportRequest, ResolvedRequest, iso, parse_request, reply_fields
+from edge_agent.reports.request import request_sha256, resolve
+from edge_agent.reports.signoff import authorise, decide, parse_signoff
+from edge_agent.store import Store
+from edge_agent.types import utcnow
+
+log = structlog.get_logger(component="reports")
+
+REQUESTS = Counter("edge_agent_report_requests_total", "Report requests by outcome", ["outcome"])
+GENERATION_SECONDS = Histogram(
+    "edge_agent_report_generation_seconds", "Request dequeued → report stored", buckets=(1, 2, 5, 10, 20, 40, 80, 160)
+)
+QUEUE_DEPTH = Gauge("edge_agent_report_queue_depth", "Report requests waiting")
+NARRATIVES = Counter("edge_agent_report_narratives_total", "Generated reports by narrative status", ["status"])
+
+
+def request_topic(config: AgentConfig) -> str:
+    return config.reports.request_topic or f"edge/{config.site.id}/reports/request"
+
+
+def signoff_topic(config: AgentConfig) -> str:
+    return config.reports.signoff_topic or f"edge/{config.site.id}/reports/signoff"
+
+
+def topic_user(topic: str, base: str) -> str | None:
+    """`<base>/<user>` → user; `<base>` → None. Deeper topics are not a user and are refused by the caller."""
+    if topic == base:
+        return None
+    rest = topic[len(base) + 1 :] if topic.startswith(base + "/") else ""
+    return rest if rest and "/" not in rest else ""
+
+
+@dataclass(frozen=True)
+class ReplyTarget:
+    topic: str
+    correlation: bytes | None
+
+
+@dataclass
+class Job:
+    request: ReportRequest
+    resolved: ResolvedRequest
+    request_sha256: str
+    requested_by: str | None
+    requested_at: str
+    targets: list[ReplyTarget]
+    audit_requested: int | None = None
+    enqueued: float = field(default_factory=time.monotonic)
+
+
+class RateLimiter:
+    """At most `per_minute` accepted requests per client in any sliding 60 s."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.per_minute = per_minute
+        self._seen: dict[str, deque[float]] = defaultdict(deque)
+
+    def allow(self, client: str, now: float | None = None) -> bool:
+        now = time.monotonic() if now is None else now
+        seen = self._seen[client]
+        while seen and now - seen[0] >= 60.0:
+            seen.popleft()
+        if len(seen) >= self.per_minute:
+            return False
+        seen.append(now)
+        return True
+
+
+class ReportService:
+    """A `Component`: subscribe, validate, queue, generate one (by default) at a time, reply via the outbox."""
+
+    name = "reports"
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        store: Store,
+        engine: Engine,
+        audit: Any | None,
+        repository: ReportRepository | None = None,
+        client_id: str | None = None,
+        outbox_wake: Callable[[], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.engine = engine
+        self.audit = audit
+        self.repo = repository or ReportRepository(store.path, config.paths.state_dir / "reports")
+        self.client_id = client_id or f"{config.mqtt.client_id}-reports"
+        self.request_topic = request_topic(config)
+        self.signoff_topic = signoff_topic(config)
+        self._queue: asyncio.Queue[Job] = asyncio.Queue(config.reports.queue_max)
+        self._in_flight: dict[str, Job] = {}
+        self._limiter = RateLimiter(config.reports.rate_limit_per_min)
+        # OutboxPublisher.wake: publish a reply now rather than at the publisher's next poll.
+        self._outbox_wake = outbox_wake
+
+    # --- component ---------------------------------------------------------------------------------------------
+
+    async def run(self, ready: asyncio.Event) -> None:
+        from connectors.mqtt import MqttClient
+
+        async with MqttClient(self.config.mqtt, client_id=self.client_id) as client:
+            await client.wait_connected(timeout=self.config.daemon.ready_timeout_s)
+            await client.subscribe(f"{self.request_topic}/#", qos=1)
+            await client.subscribe(f"{self.signoff_topic}/#", qos=1)
+            async with asyncio.TaskGroup() as group:
+                for i in range(self.config.reports.concurrency):
+                    group.create_task(self._worker(), name=f"reports-worker-{i}")
+                ready.set()
+                log.info("reports_ready", request_topic=self.request_topic, signoff_topic=self.signoff_topic)
+                async for message in client.messages():
+                    try:
+                        if message.retain:
+                            # A retained request would be re-run on every resubscribe: never act on one.
+                            log.warning("retained_request_ignored", topic=message.topic)
+                        elif message.topic == self.signoff_topic or message.topic.startswith(self.signoff_topic + "/"):
+                            await self._on_signoff(message)
+                        else:
+                            await self._on_request(message)
+                    except ReportError as exc:
+                        log.error("request_handling_failed", topic=message.topic, error=str(exc))
+                    await message.ack()
+
+    # --- replies ----------------------------------------------------------------------------------------------
+
+    async def _reply(self, targets: list[ReplyTarget], payload: dict[str, Any]) -> None:
+        data = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        for target in targets:
+            await self._reply_bytes(target, data)
+
+    async def _reply_bytes(self, target: ReplyTarget, data: bytes) -> None:
+        properties = {"content_type": "application/json"}
+        if target.correlation is not None:
+            properties["correlation_data"] = target.correlation.hex()
+        await asyncio.to_thread(self.store.outbox_put, target.topic, data, 1, False, properties)
+        if self._outbox_wake is not None:
+            self._outbox_wake()
+
+    async def _reply_done(self, targets: list[ReplyTarget], document: dict[str, Any]) -> None:
+        # The report document is embedded byte for byte as stored, so a client sees exactly the file's content.
+        doc = document_bytes(document).decode("utf-8").rstrip("\n")
+        head = {"status": "done", "request_id": document["request_id"], "report_id": document["report_id"]}
+        prefix = json.dumps(head, sort_keys=True, ensure_ascii=False, separators=(",", ":"))[:-1]
+        data = f'{prefix},"report":{doc}}}'.encode("utf-8")
+        for target in targets:
+            await self._reply_bytes(target, data)
+
+    # --- requests ---------------------------------------------------------------------------------------------
+
+    async def _on_request(self, message: Any) -> None:
+        request_id, reply_to, correlation_id = reply_fields(message.payload)
+        topic = message.response_topic or reply_to
+        if not topic:
+            REQUESTS.labels("unanswerable").inc()
+            log.warning("request_without_reply_topic", topic=message.topic, request_id=request_id)
+            return
+        correlation = message.correlation_data
+        if correlation is None and correlation_id is not None:
+            correlation = correlation_id.encode("utf-8")
+        target = ReplyTarget(topic, correlation)
+        user = topic_user(message.topic, self.request_topic)
+        try:
+            request = parse_request(message.payload)
+            if user == "":
+                raise RequestError("<topic>", f"publish to {self.request_topic} or {self.request_topic}/<user>")
+            await self._admit(request, user, target)
+        except RequestError as exc:
+            REQUESTS.labels("invalid").inc()
+            log.info("request_invalid", request_id=request_id, field=exc.field, reason=exc.reason)
+            await self._reply([target], {"status": "error", "request_id": request_id, "field": exc.field, "reason": exc.reason})
+
+    async def _admit(self, request: ReportRequest, user: str | None, target: ReplyTarget) -> None:
+        rules = self.config.reports
+        refuse = None
+        if rules.requesters and user not in rules.requesters:
+            refuse = f"user {user!r} may not request reports" if user else "requests need an authenticated user"
+        if refuse:
+            REQUESTS.labels("refused").inc()
+            await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": refuse})
+            return
+        digest = request_sha256(request)
+        stored = await asyncio.to_thread(self.repo.by_request_id, request.request_id)
+        if stored is not None:
+            if stored[0] != digest:
+                raise RequestError("request_id", "already used for a different request")
+            REQUESTS.labels("repeat").inc()
+            await self._reply_done([target], stored[1])
+            return
+        if (job := self._in_flight.get(request.request_id)) is not None:
+            if job.request_sha256 != digest:
+                raise RequestError("request_id", "already used for a different request")
+            job.targets.append(target)
+            if request.progress:
+                await self._reply([target], {"status": "accepted", "request_id": request.request_id, "queue_position": self._queue.qsize()})
+            return
+        if not self._limiter.allow(user or "<anonymous>"):
+            REQUESTS.labels("rate_limited").inc()
+            reason = f"rate limit: {rules.rate_limit_per_min} requests per minute per client"
+            await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": reason})
+            return
+        now = utcnow()
+        resolved = resolve(
+            request,
+            shifts=rules.shifts,
+            tz_name=self.config.site.timezone,
+            default_language=rules.default_language,  # type: ignore[arg-type]
+            now=now,
+        )
+        job = Job(request, resolved, digest, user, iso(now), [target])
+        try:
+            self._queue.put_nowait(job)
+        except asyncio.QueueFull:
+            REQUESTS.labels("queue_full").inc()
+            reason = f"queue full: {rules.queue_max} requests waiting"
+            await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": reason})
+            return
+        QUEUE_DEPTH.set(self._queue.qsize())
+        self._in_flight[request.request_id] = job
+        if self.audit is not None:
+            entry = await asyncio.to_thread(
+                self.audit.append,
+                "report.requested",
+                f"operator:{user}" if user else "reports",
+                {
+                    "request_id": request.request_id,
+                    "report_id": report_id_for(self.config.site.id, request.request_id),
+                    "request_sha256": digest,
+                    "request": resolved.as_json(),
+                    "reply_topic": target.topic,
+                },
+            )
+            job.audit_requested = entry.seq
+        REQUESTS.labels("accepted").inc()
+        log.info("request_accepted", request_id=request.request_id, user=user, queue=self._queue.qsize())
+        if request.progress:
+            await self._reply([target], {"status": "accepted", "request_id": request.request_id, "queue_position": self._queue.qsize()})
+
+    async def _worker(self) -> None:
+        while True:
+            job = await self._queue.get()
+            QUEUE_DEPTH.set(self._queue.qsize())
+            request_id = job.request.request_id
+            structlog.contextvars.bind_contextvars(request_id=request_id)
+            try:
+                await self._generate(job)
+            except (ReportError, EngineError, OSError) as exc:
+                REQUESTS.labels("failed").inc()
+                log.error("report_failed", error=str(exc))
+                await self._reply(job.targets, {"status": "failed", "request_id": request_id, "reason": str(exc)})
+            finally:
+                self._in_flight.pop(request_id, None)
+                structlog.contextvars.unbind_contextvars("request_id")
+                self._queue.task_done()
+
+    async def _generate(self, job: Job) -> None:
+        started = time.monotonic()
+        request_id = job.request.request_id
+        if job.request.progress:
+            await self._reply(job.targets, {"status": "generating", "request_id": request_id})
+        window = job.resolved.window
+        records = await asyncio.to_thread(self.store.records, window.start, window.end)
+        draft = await build_draft(
+            job.resolved, records, self.engine, site_id=self.config.site.id, config=self.config.reports, seed=self.config.llm.seed
+        )
+        report_id = report_id_for(self.config.site.id, request_id)
+        generated = None
+        if self.audit is not None:
+            entry = await asyncio.to_thread(
+                self.audit.append,
+                "report.generated",
+                "reports",
+                {
+                    "report_id": report_id,
+                    "request_id": request_id,
+                    "body_sha256": draft.body_sha256,
+                    "narrative_status": draft.narrative_status,
+                    "prompt_sha256": [a["prompt_sha256"] for a in draft.body["grounding"]["attempts"]],
+                    "completion_sha256": [a.get("completion_sha256") for a in draft.body["grounding"]["attempts"]],
+                    "template_sha256": draft.body["prompt"]["template_sha256"],
+                    "phrasebook_sha256": draft.body["prompt"]["phrasebook_sha256"],
+                    "fingerprint_sha256": draft.body["generation"]["fingerprint_sha256"],
+                    "speculative": [r["speculative"] for r in draft.run],
+                },
+            )
+            generated = entry.seq
+        document = new_document(
+            report_id=report_id,
+            request_id=request_id,
+            requested_by=job.requested_by,
+            requested_at=job.requested_at,
+            formats=list(job.request.formats),
+            draft=draft,
+            audit_requested=job.audit_requested,
+            audit_generated=generated,
+        )
+        await asyncio.to_thread(self.repo.insert, document, job.request_sha256)
+        NARRATIVES.labels(draft.narrative_status).inc()
+        GENERATION_SECONDS.observe(time.monotonic() - started)
+        log.info("report_generated", report_id=report_id, narrative_status=draft.narrative_status)
+        await self._reply_done(job.targets, document)
+
+    # --- sign-off ---------------------------------------------------------------------------------------------
+
+    async def _on_signoff(self, message: Any) -> None:
+        user = topic_user(message.topic, self.signoff_topic)
+        _, reply_to, correlation_id = reply_fields(message.payload)
+        topic = message.response_topic or reply_to
+        correlation = message.correlation_data
+        if correlation is None and correlation_id is not None:
+            correlation = correlation_id.encode("utf-8")
+        targets = [ReplyTarget(topic, correlation)] if topic else []
+        try:
+            request = parse_signoff(message.payload)
+            by = authorise(user or None, request.by, self.config.reports.approvers)
+            document = await asyncio.to_thread(
+                decide, self.repo, self.audit, report_id=request.report_id, decision=request.decision, by=by,
+                via="mqtt", comment=request.comment,
+            )
+        except RequestError as exc:
+            await self._reply(targets, {"status": "error", "field": exc.field, "reason": exc.reason})
+            return
+        except SignoffError as exc:
+            log.warning("signoff_refused", user=user, error=str(exc))
+            await self._reply(targets, {"status": "refused", "reason": str(exc)})
+            return
+        log.info("report_signed_off", report_id=document["report_id"], status=document["status"], by=by)
+        await self._reply(
+            targets, {"status": document["status"], "report_id": document["report_id"], "by": by, "audit_seq": document["audit"]["signoff"]}
+        )

@@ -1,0 +1,88 @@
+"""Human sign-off: a report stays `draft` until a named approver approves or rejects it.
+
+Over MQTT the approver is the AUTHENTICATED broker user, never a name in the payload: MQTT does not tell a subscriber
+who published a message, so the broker enforces it. With the ACL line `pattern write edge/+/reports/signoff/%u`,
+a client can publish only to the sign-off topic ending in its own user name, so the last topic level IS the
+authenticated user. A payload `by` that disagrees with it is refused. Locally, `edge-agent report approve ID --by
+NAME` does the same for someone with access to the agent's state directory.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from edge_agent.reports.document import with_signoff
+from edge_agent.reports.errors import ReportNotFound, RequestError, SignoffError
+from edge_agent.reports.repository import ReportRepository
+from edge_agent.reports.request import iso
+from edge_agent.types import utcnow
+
+Decision = Literal["approve", "reject"]
+
+
+class SignoffRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    report_id: str = Field(min_length=1, max_length=128)
+    decision: Decision
+    comment: str = Field("", max_length=2000)
+    by: str | None = Field(None, description="optional; must equal the authenticated user when given")
+    reply_to: str | None = None
+    correlation_id: str | None = None
+
+
+def parse_signoff(payload: bytes) -> SignoffRequest:
+    try:
+        data = json.loads(payload.decode("utf-8"))
+        return SignoffRequest.model_validate(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RequestError("<payload>", f"not UTF-8 JSON: {exc}") from exc
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise RequestError(".".join(str(p) for p in err["loc"]) or "<payload>", err["msg"]) from exc
+
+
+def authorise(user: str | None, claimed: str | None, approvers: list[str]) -> str:
+    """The approver's name, or SignoffError. `user` is the authenticated identity (topic level set by the ACL)."""
+    if not user:
+        raise SignoffError("sign-off needs an authenticated user: publish to <signoff topic>/<your user name>")
+    if claimed is not None and claimed != user:
+        raise SignoffError(f"payload names {claimed!r} but the authenticated user is {user!r}")
+    if user not in approvers:
+        raise SignoffError(f"user {user!r} is not an approver")
+    return user
+
+
+def decide(
+    repo: ReportRepository,
+    audit: Any,
+    *,
+    report_id: str,
+    decision: Decision,
+    by: str,
+    via: str,
+    comment: str = "",
+) -> dict[str, Any]:
+    """Record the decision on a draft: audit entry first (report.signed_off / report.rejected), then the document."""
+    try:
+        document = repo.get(report_id)
+    except ReportNotFound as exc:
+        raise SignoffError(f"no report {report_id!r}") from exc
+    if document["status"] != "draft":
+        raise SignoffError(f"report {report_id} is already {document['status']}")
+    signoff = {"decision": decision, "by": by, "via": via, "at": iso(utcnow()), "comment": comment}
+    seq = None
+    if audit is not None:
+        event = "report.signed_off" if decision == "approve" else "report.rejected"
+        entry = audit.append(
+            event,
+            f"operator:{by}",
+            {"report_id": report_id, "body_sha256": document["body_sha256"], "via": via, "comment": comment},
+        )
+        seq = entry.seq
+    updated = with_signoff(document, signoff, seq)
+    repo.update(updated)
+    return updated
