@@ -26,6 +26,7 @@ from edge_agent.config.llm import LlmConfig, SpeculativeConfig
 from edge_agent.config.mqtt import MqttConfig, RouteConfig, TlsConfig
 from edge_agent.config.opcua import NodeConfig, OpcuaConfig, OpcuaSourceConfig
 from edge_agent.config.reports import ReportsConfig, ShiftConfig
+from edge_agent.config.sim import SimConfig
 
 ENV_PREFIX = "EDGE_AGENT__"
 
@@ -42,6 +43,7 @@ class AgentConfig(Section):
     llm: LlmConfig = Field(default_factory=LlmConfig)
     reports: ReportsConfig = Field(default_factory=ReportsConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+    sim: SimConfig = Field(default_factory=SimConfig)
 
     def masked(self) -> dict[str, Any]:
         """The effective config as plain data, secrets shown as '***'."""
@@ -149,6 +151,7 @@ __all__ = [
     "ReportsConfig",
     "RouteConfig",
     "ShiftConfig",
+    "SimConfig",
     "SiteConfig",
     "SpeculativeConfig",
     "StoreConfig",

@@ -35,6 +35,13 @@ class OpcuaSourceConfig(Section):
     reconnect_min_s: float = Field(0.5, gt=0)
     reconnect_max_s: float = Field(30.0, gt=0)
     history_backfill: bool = True
+    # The first connect after agent start also reads this much history (0: none); values already stored are
+    # skipped by their idempotency key, so a restarted agent fills what it missed while it was down.
+    history_backfill_initial_s: float = Field(0.0, ge=0)
+    # A longer gap is backfilled only for its most recent part: bounds the work after a very long outage.
+    history_backfill_max_s: float = Field(86400.0, gt=0)
+    # Bounds one connect attempt: asyncua's connect can hang on a half-dead socket (opcua-asyncio #1660).
+    connect_timeout_s: float = Field(10.0, gt=0)
     nodes: list[NodeConfig] = Field(default_factory=list)
     events: bool = Field(True, description="subscribe to alarm and condition events from the Server object")
 
