@@ -9,7 +9,7 @@ Ed25519, auditor export bundles and offline verification.
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError
 from edge_agent.audit.entry import AuditEntry, AuditError, EntryFormatError
 from edge_agent.audit.keys import AuditKeyError, Signer, Verifier
-from edge_agent.audit.log import EVENTS, AuditIntegrityError, AuditLog, AuditWriteError
+from edge_agent.audit.log import EVENTS, AuditIntegrityError, AuditLockedError, AuditLog, AuditWriteError
 from edge_agent.audit.merkle import MerkleError
 from edge_agent.audit.proof import ProofError, RootMismatch
 
@@ -19,6 +19,7 @@ __all__ = [
     "AuditError",
     "AuditIntegrityError",
     "AuditKeyError",
+    "AuditLockedError",
     "AuditLog",
     "AuditWriteError",
     "Checkpoint",

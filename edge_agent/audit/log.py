@@ -8,6 +8,7 @@ Files in the audit directory (`<state_dir>/audit/`):
     checkpoint              the latest signed checkpoint (checkpoint.py)
     checkpoints/<size>.note every signed checkpoint, size zero-padded to 12 digits
     torn/                   bytes cut from a torn last line on reopen, kept for forensics
+    lock                    flock'd by the one process that has the log open for appending
 
 Crash safety: a line is written with one `write` and then fsync'd; `append` returns only after that, so an
 acknowledged entry is on disk. A crash mid-write can leave a partial last line without its newline — that entry was
@@ -18,6 +19,7 @@ that no longer matches its last signed checkpoint is opened for appending but ne
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -30,7 +32,7 @@ from typing import Any
 
 import structlog
 
-from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote, open_checkpoint, sign_checkpoint
+from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint
 from edge_agent.audit.entry import GENESIS_HASH, AuditEntry, AuditError, EntryFormatError
 from edge_agent.audit.keys import AuditKeyError, Signer, Verifier, check_name, fsync_dir
 from edge_agent.audit.merkle import RootBuilder, leaf_hash
@@ -43,6 +45,7 @@ KEYS = "keys.txt"
 LATEST_CHECKPOINT = "checkpoint"
 CHECKPOINTS = "checkpoints"
 TORN = "torn"
+LOCK = "lock"
 
 # The events the agent writes (contract 2). Others are allowed if well-formed; this list is for docs and the HTML.
 EVENTS = (
@@ -66,6 +69,10 @@ _EVENT_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 
 class AuditIntegrityError(AuditError):
     """The log on disk is not what this agent wrote: it will not be extended or signed until someone looks."""
+
+
+class AuditLockedError(AuditError):
+    """Another process (normally the running agent) has the log open for appending."""
 
 
 class AuditWriteError(AuditError):
@@ -130,6 +137,7 @@ class AuditLog:
         self._every = checkpoint_every_entries
         self._clock = clock
         self._lock = threading.RLock()
+        self._lock_fd: int | None = None
         self._closed = False
 
     # -- opening ---------------------------------------------------------------------------------------------------
@@ -148,6 +156,22 @@ class AuditLog:
         check_name(origin)
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         (directory / CHECKPOINTS).mkdir(exist_ok=True)
+        lock_fd = _lock(directory)
+        try:
+            return cls._open_locked(directory, origin, lock_fd, checkpoint_every_entries, clock)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+
+    @classmethod
+    def _open_locked(
+        cls,
+        directory: Path,
+        origin: str,
+        lock_fd: int,
+        checkpoint_every_entries: int | None,
+        clock: Callable[[], datetime],
+    ) -> AuditLog:
         entries = directory / ENTRIES
         torn = _repair_torn_tail(directory, entries)
 
@@ -176,6 +200,7 @@ class AuditLog:
         fd = os.open(entries, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
         fsync_dir(directory)
         audit = cls(directory, origin, signer, fd, tail, last, blocked, checkpoint_every_entries, clock)
+        audit._lock_fd = lock_fd
         if created:
             audit.append("key.rotated", "audit", {"previous": None, "key": signer.verifier.key_string()})
             log.info("audit_key_created", key=signer.verifier.key_string())
@@ -330,6 +355,8 @@ class AuditLog:
                     self._checkpoint_or_log()
             finally:
                 os.close(self._fd)
+                if self._lock_fd is not None:
+                    os.close(self._lock_fd)  # releases the flock
                 self._closed = True
 
     def _check_open(self) -> None:
@@ -344,6 +371,16 @@ class AuditLog:
 
 
 # -- helpers for open() ------------------------------------------------------------------------------------------
+
+
+def _lock(directory: Path) -> int:
+    fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError as exc:
+        os.close(fd)
+        raise AuditLockedError(f"audit log {directory} is open in another process (the running agent?)") from exc
+    return fd
 
 
 def _repair_torn_tail(directory: Path, entries: Path) -> dict[str, Any] | None:
@@ -475,4 +512,4 @@ def signed_notes(directory: Path) -> Iterable[tuple[int, bytes]]:
     return sorted((int(p.stem), p.read_bytes()) for p in folder.glob("*.note"))
 
 
-__all__ = ["AuditIntegrityError", "AuditLog", "AuditWriteError", "EVENTS", "SignedNote"]
+__all__ = ["EVENTS", "AuditIntegrityError", "AuditLockedError", "AuditLog", "AuditWriteError"]

@@ -1,0 +1,270 @@
+"""Export a time range of the log as an auditor's bundle (layout in bundle.py), as a directory or a .tar.gz.
+
+With the log open (the agent stopped, or the CLI holding it), the export is itself recorded: an `audit.export`
+entry is appended, a checkpoint covering it is signed, and every proof in the bundle leads to that checkpoint. The
+next export proves its tree extends this one's. If the running agent holds the log, the export is read-only: it
+proves against the latest checkpoint the agent signed, and says that it was not recorded.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import shutil
+import tarfile
+import tempfile
+from base64 import b64encode
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from edge_agent.audit import bundle
+from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
+from edge_agent.audit.entry import AuditError, format_time
+from edge_agent.audit.keys import Verifier
+from edge_agent.audit.log import KEYS, LATEST_CHECKPOINT, AuditLog, checkpoint_path, iter_lines, read_verifiers
+from edge_agent.audit.merkle import MerkleTree, leaf_hash
+from edge_agent.audit.summary import render_summary
+from edge_agent.audit.verify import VerifyResult, verify_bundle
+
+_EXPORT_EVENT = b'"event":"audit.export"'
+
+
+class ExportError(AuditError):
+    """An export that cannot be made (nothing in range, nothing signed yet, output in the way)."""
+
+
+@dataclass
+class ExportResult:
+    path: Path
+    first_seq: int
+    last_seq: int
+    checkpoint_size: int
+    previous_size: int | None
+    recorded: bool
+    reports: list[str] = field(default_factory=list)
+    missing_reports: list[str] = field(default_factory=list)
+    verification: VerifyResult | None = None
+
+    @property
+    def entries(self) -> int:
+        return self.last_seq - self.first_seq + 1
+
+
+def export_bundle(
+    audit_dir: Path,
+    out: Path,
+    *,
+    reports_dir: Path | None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    log: AuditLog | None = None,
+    actor: str = "operator",
+) -> ExportResult:
+    """Write the bundle for entries with `start <= time <= end` (either open) to `out` (a dir, or `*.tar.gz`)."""
+    out = Path(out)
+    as_tar = out.name.endswith((".tar.gz", ".tgz"))
+    if out.exists() and (as_tar or any(out.iterdir())):
+        raise ExportError(f"{out} already exists; choose a new path")
+    previous_size = _previous_export_size(audit_dir / "entries.jsonl")
+    recorded = log is not None
+    if log is not None:
+        log.append(
+            "audit.export",
+            actor,
+            {
+                "from": format_time(start) if start else None,
+                "to": format_time(end) if end else None,
+                "out": str(out),
+                "checkpoint_size": log.size + 1,
+                "previous_checkpoint_size": previous_size,
+            },
+        )
+        note = log.checkpoint()
+    else:
+        latest = audit_dir / LATEST_CHECKPOINT
+        if not latest.exists():
+            raise ExportError(f"no signed checkpoint in {audit_dir} yet: stop the agent (it signs at shutdown)")
+        note = latest.read_bytes()
+    checkpoint = Checkpoint.parse_body(SignedNote.parse(note).text)
+
+    lines = _first_lines(audit_dir / "entries.jsonl", checkpoint.size)
+    tree = MerkleTree([leaf_hash(line) for line in lines])
+    if tree.root() != checkpoint.root:
+        raise ExportError(
+            f"the stored entries do not match checkpoint {checkpoint.size}; run `edge-agent audit verify` first"
+        )
+    first, last = _select(lines, start, end)
+    previous_note = None
+    if previous_size is not None and previous_size <= checkpoint.size:
+        path = checkpoint_path(audit_dir, previous_size)
+        previous_note = path.read_bytes() if path.exists() else None
+
+    stage_root = Path(tempfile.mkdtemp(prefix=".audit-export-", dir=out.parent if out.parent.exists() else None))
+    name = out.name.removesuffix(".tar.gz").removesuffix(".tgz") if as_tar else out.name
+    stage = stage_root / name
+    stage.mkdir()
+    try:
+        result = ExportResult(out, first, last, checkpoint.size, previous_size if previous_note else None, recorded)
+        exported = lines[first : last + 1]
+        _write_core(stage, exported, first, tree, note, previous_note, previous_size, audit_dir)
+        result.reports, result.missing_reports = _copy_reports(stage, exported, reports_dir)
+        _write_csv(stage / bundle.CSV, exported)
+        manifest = {
+            "format": bundle.FORMAT,
+            "origin": checkpoint.origin,
+            "created": format_time(datetime.now(timezone.utc)),
+            "from": format_time(start) if start else None,
+            "to": format_time(end) if end else None,
+            "first_seq": first,
+            "last_seq": last,
+            "checkpoint_size": checkpoint.size,
+            "previous_checkpoint_size": result.previous_size,
+            "recorded_in_log": recorded,
+            "reports": result.reports,
+            "missing_reports": result.missing_reports,
+        }
+        (stage / bundle.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        signer = Verifier.parse((stage / bundle.PUBKEY).read_text(encoding="utf-8"))
+        result.verification = verify_bundle(stage, signer, check_sums=False)
+        (stage / bundle.SUMMARY).write_text(
+            render_summary(manifest, exported, stage / bundle.REPORTS, result.verification), encoding="utf-8"
+        )
+        _write_sums(stage)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if as_tar:
+            with tarfile.open(out, "w:gz") as tar:
+                tar.add(stage, arcname=name)
+        elif out.exists():
+            for item in stage.iterdir():
+                shutil.move(str(item), out / item.name)
+        else:
+            stage.rename(out)
+    finally:
+        shutil.rmtree(stage_root, ignore_errors=True)
+    return result
+
+
+def _previous_export_size(entries: Path) -> int | None:
+    """The checkpoint size recorded by the last `audit.export` entry, if any."""
+    size = None
+    if entries.exists():
+        for line in iter_lines(entries):
+            if _EXPORT_EVENT in line:
+                data = json.loads(line)
+                if data.get("event") == "audit.export":
+                    size = data["payload"].get("checkpoint_size")
+    return size
+
+
+def _first_lines(entries: Path, count: int) -> list[bytes]:
+    lines: list[bytes] = []
+    for line in iter_lines(entries):
+        if len(lines) == count:
+            break
+        lines.append(line)
+    if len(lines) < count:
+        raise ExportError(f"checkpoint covers {count} entries but {entries} holds {len(lines)}")
+    return lines
+
+
+def _time_of(line: bytes) -> str:
+    # Canonical lines end with "time":"<27 chars>"} (entry.py), so the time is at a fixed offset from the end.
+    return line[-29:-2].decode()
+
+
+def _select(lines: Sequence[bytes], start: datetime | None, end: datetime | None) -> tuple[int, int]:
+    lo = format_time(start) if start else None
+    hi = format_time(end) if end else None
+    chosen = [i for i, line in enumerate(lines) if (lo is None or _time_of(line) >= lo) and (hi is None or _time_of(line) <= hi)]
+    if not chosen:
+        raise ExportError(f"no entries between {lo or 'the start'} and {hi or 'the end'}")
+    # A contiguous range keeps the chain checkable inside the bundle; entries written with a clock that stepped back
+    # fall inside it rather than leaving a gap.
+    return chosen[0], chosen[-1]
+
+
+def _write_core(
+    stage: Path,
+    exported: Sequence[bytes],
+    first: int,
+    tree: MerkleTree,
+    note: bytes,
+    previous_note: bytes | None,
+    previous_size: int | None,
+    audit_dir: Path,
+) -> None:
+    (stage / bundle.ENTRIES).write_bytes(b"".join(line + b"\n" for line in exported))
+    (stage / bundle.CHECKPOINT).write_bytes(note)
+    with open(stage / bundle.INCLUSION, "w", encoding="utf-8") as f:
+        for offset, line in enumerate(exported):
+            seq = first + offset
+            proof = tree.inclusion_proof(seq)
+            record = {"seq": seq, "leaf_hash": leaf_hash(line).hex(), "proof": [b64encode(h).decode() for h in proof]}
+            f.write(json.dumps(record, separators=(",", ":")) + "\n")
+    consistency: dict[str, Any] | None = None
+    if previous_note is not None and previous_size is not None:
+        consistency = {
+            "old_size": previous_size,
+            "new_size": tree.size,
+            "old_checkpoint": previous_note.decode("utf-8"),
+            "proof": [b64encode(h).decode() for h in tree.consistency_proof(previous_size)],
+        }
+    (stage / bundle.CONSISTENCY).write_text(json.dumps(consistency, indent=2) + "\n", encoding="utf-8")
+    verifiers = read_verifiers(audit_dir)
+    signer = _signing_key(note, verifiers)
+    (stage / bundle.PUBKEY).write_text(signer + "\n", encoding="utf-8")
+    shutil.copyfile(audit_dir / KEYS, stage / bundle.KEYS)
+
+
+def _signing_key(note: bytes, verifiers: Sequence[Verifier]) -> str:
+    """The newest known key that signed the note (a hand-over checkpoint carries the old and the new key)."""
+    parsed = SignedNote.parse(note)
+    for verifier in reversed(verifiers):
+        try:
+            parsed.verified_by([verifier])
+        except CheckpointError:
+            continue
+        return verifier.key_string()
+    raise ExportError("the checkpoint is not signed by any key in keys.txt")
+
+
+def _copy_reports(stage: Path, exported: Sequence[bytes], reports_dir: Path | None) -> tuple[list[str], list[str]]:
+    ids: list[str] = []
+    for line in exported:
+        if b'"report_id"' in line:
+            report_id = json.loads(line)["payload"].get("report_id")
+            if isinstance(report_id, str) and report_id not in ids:
+                ids.append(report_id)
+    copied, missing = [], []
+    (stage / bundle.REPORTS).mkdir()
+    for report_id in ids:
+        # Ids come from the log; refuse anything that could step outside the reports directory.
+        source = reports_dir / f"{report_id}.json" if reports_dir is not None else None
+        if source is None or "/" in report_id or report_id.startswith(".") or not source.is_file():
+            missing.append(report_id)
+            continue
+        shutil.copyfile(source, stage / bundle.REPORTS / source.name)
+        copied.append(report_id)
+    return copied, missing
+
+
+def _write_csv(path: Path, exported: Sequence[bytes]) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["seq", "time", "actor", "event", "payload", "prev_hash", "entry_hash"])
+        for line in exported:
+            d = json.loads(line)
+            payload = json.dumps(d["payload"], sort_keys=True, ensure_ascii=False)
+            writer.writerow([d["seq"], d["time"], d["actor"], d["event"], payload, d["prev_hash"], d["entry_hash"]])
+
+
+def _write_sums(stage: Path) -> None:
+    rows = []
+    for path in sorted(p for p in stage.rglob("*") if p.is_file()):
+        rel = path.relative_to(stage).as_posix()
+        rows.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}\n")
+    (stage / bundle.SUMS).write_text("".join(rows), encoding="utf-8")

@@ -1,0 +1,410 @@
+"""Verification of a log directory: the hash chain, the Merkle tree against every signed checkpoint, and the keys.
+
+The chain check reads stored lines as bytes and never builds a pydantic model: at a million entries the cost per
+entry is two SHA-256 calls and a few slices. It relies on the canonical layout documented in entry.py — the first
+`"entry_hash":"` member is the top-level one, and `prev_hash`, `seq`, `time` are the last three members — and any
+line that is not laid out that way fails its hash check, so nothing unverified slips past the fast path.
+
+Trust: the latest checkpoint must be signed by the trusted key (the `--pubkey` given, else the newest key in
+keys.txt). Earlier checkpoints must be signed by the key the chain says was active at their size (`key.rotated`
+entries name each key); those entries are themselves covered by the trusted checkpoint.
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import json
+import tarfile
+import tempfile
+from base64 import b64decode
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from edge_agent.audit import bundle
+from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
+from edge_agent.audit.entry import ENTRY_HASH_MARKER, ENTRY_HASH_MEMBER_LEN, GENESIS_HASH
+from edge_agent.audit.keys import AuditKeyError, Verifier
+from edge_agent.audit.log import ENTRIES, KEYS, iter_lines, read_verifiers, signed_notes
+from edge_agent.audit.merkle import RootBuilder
+from edge_agent.audit.proof import ProofError, verify_consistency, verify_inclusion
+
+_PREV_MARKER = b',"prev_hash":"'
+_SEQ_MARKER = b'","seq":'
+_KEY_ROTATED = b'"event":"key.rotated"'
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The first thing found wrong: `seq` names the entry (None when the problem is not one entry's)."""
+
+    seq: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        return f"entry {self.seq}: {self.reason}" if self.seq is not None else self.reason
+
+
+@dataclass
+class ChainResult:
+    """What a chain scan learned: counts, leaf-derived roots at requested sizes, keys named by rotation entries."""
+
+    count: int = 0
+    head_hash: str = GENESIS_HASH
+    problem: Problem | None = None
+    roots: dict[int, bytes] = field(default_factory=dict)
+    leaves: list[bytes] | None = None
+    # (seq of the key.rotated entry, the key it brings in), in log order.
+    key_schedule: list[tuple[int, str]] = field(default_factory=list)
+
+
+def scan_chain(
+    lines: Iterable[bytes],
+    *,
+    first_seq: int = 0,
+    prev_hash: str = GENESIS_HASH,
+    roots_at: Iterable[int] = (),
+    keep_leaves: bool = False,
+) -> ChainResult:
+    """Check seq, prev_hash and entry_hash of every line; build the Merkle tree. Stops at the first bad entry."""
+    sha256 = hashlib.sha256
+    want = sorted(set(roots_at))
+    result = ChainResult(head_hash=prev_hash)
+    builder = RootBuilder()
+    leaves: list[bytes] | None = [] if keep_leaves else None
+    expected_prev = prev_hash.encode()
+    seq = first_seq
+    w = 0
+    while w < len(want) and want[w] == 0:
+        result.roots[0] = builder.root()
+        w += 1
+    for line in lines:
+        p = line.find(ENTRY_HASH_MARKER)
+        if p < 0:
+            result.problem = Problem(seq, "line has no entry_hash member (not an audit entry)")
+            break
+        end = p + ENTRY_HASH_MEMBER_LEN
+        claimed = line[p + len(ENTRY_HASH_MARKER) : end - 2]
+        if sha256(line[:p] + line[end:]).hexdigest().encode() != claimed or line[end - 2 : end] != b'",':
+            result.problem = Problem(seq, f"entry_hash {claimed.decode(errors='replace')} does not match its contents")
+            break
+        q = line.rfind(_PREV_MARKER)
+        prev = line[q + 14 : q + 78]
+        r = q + 78
+        s = line.find(b",", r + 8)
+        if q < p or line[r : r + 8] != _SEQ_MARKER or s < 0:
+            result.problem = Problem(seq, "line is not laid out as a canonical entry (prev_hash, seq, time last)")
+            break
+        try:
+            stored_seq = int(line[r + 8 : s])
+        except ValueError:
+            result.problem = Problem(seq, f"seq {line[r + 8 : s]!r} is not an integer")
+            break
+        if stored_seq != seq:
+            result.problem = Problem(
+                seq,
+                f"line {seq - first_seq + 1} holds seq {stored_seq}, expected {seq}"
+                + (f": entry {seq} is missing or out of order" if stored_seq > seq else ": entries are out of order or repeated"),
+            )
+            break
+        if prev != expected_prev:
+            result.problem = Problem(
+                seq, f"prev_hash {prev.decode(errors='replace')} != entry_hash of entry {seq - 1} {expected_prev.decode()}"
+            )
+            break
+        if _KEY_ROTATED in line:
+            data = json.loads(line)
+            if data.get("event") == "key.rotated":
+                result.key_schedule.append((seq, str(data["payload"].get("key"))))
+        leaf = sha256(b"\x00" + line).digest()
+        builder.append(leaf)
+        if leaves is not None:
+            leaves.append(leaf)
+        expected_prev = claimed
+        seq += 1
+        while w < len(want) and want[w] == builder.size:
+            result.roots[builder.size] = builder.root()
+            w += 1
+    result.count = seq - first_seq
+    result.head_hash = expected_prev.decode()
+    result.roots[result.count] = builder.root()
+    result.leaves = leaves
+    return result
+
+
+@dataclass
+class VerifyResult:
+    entries: int
+    checkpoints: int
+    signed_size: int
+    root: str
+    problem: Problem | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    def summary(self) -> str:
+        if self.problem is None:
+            unsigned = self.entries - self.signed_size
+            tail = f"; {unsigned} newest entries not yet covered by a checkpoint" if unsigned else ""
+            return (
+                f"OK: {self.entries} entries, hash chain intact, {self.checkpoints} checkpoints verified,"
+                f" latest signed size {self.signed_size}, root {self.root}{tail}"
+            )
+        return f"FAILED: {self.problem}"
+
+
+def key_at(schedule: Sequence[tuple[int, str]], size: int) -> str | None:
+    """The key that signs checkpoints of `size`: the one brought in by the last key.rotated entry before it."""
+    i = bisect_left([seq for seq, _ in schedule], size)
+    return schedule[i - 1][1] if i else None
+
+
+def check_checkpoint(
+    note_bytes: bytes, size_hint: int | None, chain: ChainResult, origin: str | None, trusted: Sequence[Verifier]
+) -> tuple[Checkpoint | None, Problem | None]:
+    """One stored checkpoint against the chain: signature by the key active at its size, and its root."""
+    label = f"checkpoint {size_hint}" if size_hint is not None else "checkpoint"
+    try:
+        note = SignedNote.parse(note_bytes)
+        checkpoint = Checkpoint.parse_body(note.text)
+    except CheckpointError as exc:
+        return None, Problem(None, f"{label}: {exc}")
+    label = f"checkpoint of size {checkpoint.size}"
+    if origin is not None and checkpoint.origin != origin:
+        return None, Problem(None, f"{label}: origin {checkpoint.origin!r} != {origin!r}")
+    active = key_at(chain.key_schedule, checkpoint.size)
+    try:
+        keys = [Verifier.parse(active)] if active is not None else list(trusted)
+    except AuditKeyError as exc:
+        return None, Problem(None, f"{label}: key named by the log is unusable: {exc}")
+    try:
+        note.verified_by(keys)
+    except CheckpointError as exc:
+        return None, Problem(None, f"{label}: signature: {exc}")
+    if checkpoint.size > chain.count:
+        missing = f"entries {chain.count}..{checkpoint.size - 1}"
+        return None, Problem(chain.count, f"{label} covers {missing}, which are missing (tail truncated)")
+    computed = chain.roots.get(checkpoint.size)
+    if computed != checkpoint.root:
+        return None, Problem(
+            None,
+            f"{label}: signed root {checkpoint.root.hex()} != root of the stored entries"
+            f" {computed.hex() if computed else '?'} (entries before {checkpoint.size} were rewritten)",
+        )
+    return checkpoint, None
+
+
+def verify_log(directory: Path | str, pubkey: Verifier | None = None, origin: str | None = None) -> VerifyResult:
+    """Verify the log in `directory` (chain, every checkpoint, signatures). Never raises on bad data: the result
+    names the first problem."""
+    directory = Path(directory)
+    notes = list(signed_notes(directory))
+    try:
+        known = read_verifiers(directory)
+    except AuditKeyError as exc:
+        return VerifyResult(0, 0, 0, "", Problem(None, f"{directory / KEYS}: {exc}"))
+    anchor = pubkey or (known[-1] if known else None)
+    entries = directory / ENTRIES
+    chain = scan_chain(iter_lines(entries) if entries.exists() else [], roots_at=[size for size, _ in notes])
+    root = chain.roots[chain.count].hex()
+    result = VerifyResult(chain.count, 0, 0, root, chain.problem)
+    if chain.problem is not None:
+        return result
+    if chain.key_schedule and pubkey is None and known and chain.key_schedule[-1][1] != known[-1].key_string():
+        result.notes.append("keys.txt's newest key is not the one the log's last key.rotated entry names")
+    latest: Checkpoint | None = None
+    previous: Checkpoint | None = None
+    for size, note_bytes in notes:
+        checkpoint, problem = check_checkpoint(note_bytes, size, chain, origin, known)
+        if problem is not None:
+            result.problem = _locate(problem, previous, size)
+            return result
+        assert checkpoint is not None
+        previous = latest = checkpoint
+        result.checkpoints += 1
+    latest_path = directory / "checkpoint"
+    if latest_path.exists():
+        checkpoint, problem = check_checkpoint(latest_path.read_bytes(), None, chain, origin, known)
+        if problem is not None:
+            result.problem = problem
+            return result
+        assert checkpoint is not None
+        if latest is not None and checkpoint.size < latest.size:
+            result.problem = Problem(None, f"latest checkpoint has size {checkpoint.size} < stored {latest.size}")
+            return result
+        latest = checkpoint
+    if latest is None:
+        if chain.count:
+            result.notes.append("no checkpoint yet: the chain is intact but nothing is signed")
+        return result
+    if anchor is not None:
+        try:
+            SignedNote.parse(latest_path.read_bytes() if latest_path.exists() else notes[-1][1]).verified_by([anchor])
+        except CheckpointError as exc:
+            result.problem = Problem(None, f"latest checkpoint (size {latest.size}) is not signed by the trusted key: {exc}")
+            return result
+    result.signed_size = latest.size
+    return result
+
+
+def _locate(problem: Problem, previous: Checkpoint | None, size: int) -> Problem:
+    """A root mismatch at checkpoint `size` means something in the range since the previous good one changed."""
+    if problem.seq is None and "were rewritten" in problem.reason:
+        start = previous.size if previous else 0
+        return Problem(None, f"{problem.reason}; the first changed entry is one of {start}..{size - 1}")
+    return problem
+
+
+# -- bundles -----------------------------------------------------------------------------------------------------
+
+
+def verify_bundle(path: Path | str, pubkey: Verifier | None = None, *, check_sums: bool = True) -> VerifyResult:
+    """Verify an export bundle (directory or .tar.gz) with nothing but its files and a trusted public key.
+
+    Without `pubkey` the bundle's own pubkey.txt is used, which proves only that the bundle is self-consistent;
+    the result's notes say so. `check_sums=False` is for the exporter, which verifies before writing SHA256SUMS.
+    """
+    path = Path(path)
+    if path.is_file():
+        with tempfile.TemporaryDirectory(prefix="audit-bundle-") as tmp:
+            try:
+                with tarfile.open(path, "r:*") as tar:
+                    tar.extractall(tmp, filter="data")
+            except (tarfile.TarError, OSError) as exc:
+                return VerifyResult(0, 0, 0, "", Problem(None, f"{path} is not a readable bundle archive: {exc}"))
+            dirs = [p for p in Path(tmp).iterdir() if p.is_dir()]
+            if len(dirs) != 1:
+                return VerifyResult(0, 0, 0, "", Problem(None, f"{path} must hold exactly one bundle directory"))
+            return _verify_bundle_dir(dirs[0], pubkey, check_sums)
+    return _verify_bundle_dir(path, pubkey, check_sums)
+
+
+def _verify_bundle_dir(root: Path, pubkey: Verifier | None, check_sums: bool) -> VerifyResult:
+    result = VerifyResult(0, 0, 0, "", None)
+    try:
+        _check_bundle(root, pubkey, result, check_sums)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        # A bundle is untrusted input: a missing file or malformed JSON is a finding, not a crash.
+        result.problem = result.problem or Problem(None, f"bundle {root} is malformed: {exc!r}")
+    return result
+
+
+def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, check_sums: bool) -> None:
+    manifest = json.loads((root / bundle.MANIFEST).read_text(encoding="utf-8"))
+    if manifest.get("format") != bundle.FORMAT:
+        result.problem = Problem(None, f"manifest format {manifest.get('format')!r} is not {bundle.FORMAT!r}")
+        return
+    if pubkey is None:
+        pubkey = Verifier.parse((root / bundle.PUBKEY).read_text(encoding="utf-8"))
+        result.notes.append(
+            f"trusted the bundle's own {bundle.PUBKEY} ({pubkey.key_string()}); pass the key you hold to prove origin"
+        )
+    try:
+        note = SignedNote.parse((root / bundle.CHECKPOINT).read_bytes())
+        note.verified_by([pubkey])
+        checkpoint = Checkpoint.parse_body(note.text)
+    except CheckpointError as exc:
+        result.problem = Problem(None, f"{bundle.CHECKPOINT}: {exc}")
+        return
+    result.checkpoints = 1
+    result.signed_size = checkpoint.size
+    result.root = checkpoint.root.hex()
+    if checkpoint.origin != manifest.get("origin"):
+        result.problem = Problem(None, f"checkpoint origin {checkpoint.origin!r} != manifest {manifest.get('origin')!r}")
+        return
+
+    lines = list(iter_lines(root / bundle.ENTRIES))
+    first_seq = int(manifest["first_seq"])
+    first_prev = _prev_hash_of(lines[0]) if lines else GENESIS_HASH
+    chain = scan_chain(lines, first_seq=first_seq, prev_hash=first_prev, keep_leaves=True)
+    result.entries = chain.count
+    if chain.problem is not None:
+        result.problem = chain.problem
+        return
+    if first_seq + chain.count - 1 != int(manifest["last_seq"]):
+        result.problem = Problem(
+            first_seq + chain.count, f"bundle holds entries {first_seq}..{first_seq + chain.count - 1}, manifest says"
+            f" up to {manifest['last_seq']}: entries are missing"
+        )
+        return
+
+    proofs = [json.loads(line) for line in iter_lines(root / bundle.INCLUSION)]
+    if len(proofs) != len(lines):
+        result.problem = Problem(None, f"{len(proofs)} inclusion proofs for {len(lines)} entries")
+        return
+    assert chain.leaves is not None
+    for offset, (record, leaf) in enumerate(zip(proofs, chain.leaves)):
+        seq = first_seq + offset
+        if record["seq"] != seq or bytes.fromhex(record["leaf_hash"]) != leaf:
+            result.problem = Problem(seq, "inclusion.jsonl does not match this entry (seq or leaf hash differ)")
+            return
+        try:
+            verify_inclusion(seq, checkpoint.size, leaf, [b64decode(h, validate=True) for h in record["proof"]],
+                             checkpoint.root)
+        except (ProofError, binascii.Error) as exc:
+            result.problem = Problem(seq, f"not included in the signed tree: {exc}")
+            return
+
+    consistency = json.loads((root / bundle.CONSISTENCY).read_text(encoding="utf-8"))
+    if consistency is not None:
+        problem = _check_consistency(consistency, checkpoint, pubkey, root, result)
+        if problem is not None:
+            result.problem = problem
+            return
+
+    if check_sums:
+        result.problem = _check_sums(root)
+
+
+def _prev_hash_of(line: bytes) -> str:
+    q = line.rfind(_PREV_MARKER)
+    return line[q + 14 : q + 78].decode(errors="replace") if q >= 0 else GENESIS_HASH
+
+
+def _check_consistency(
+    consistency: dict, checkpoint: Checkpoint, pubkey: Verifier, root: Path, result: VerifyResult
+) -> Problem | None:
+    old_size, proof_b64 = int(consistency["old_size"]), consistency["proof"]
+    if int(consistency["new_size"]) != checkpoint.size:
+        return Problem(None, f"consistency proof is to size {consistency['new_size']}, checkpoint is {checkpoint.size}")
+    old_note = SignedNote.parse(consistency["old_checkpoint"].encode("utf-8"))
+    try:
+        old_note.verified_by([pubkey])
+    except CheckpointError:
+        # Signed before a key rotation: accept an earlier key from keys.txt, and say so — that list is the bundle's word.
+        earlier = [Verifier.parse(line) for line in (root / bundle.KEYS).read_text().splitlines() if line.strip()]
+        try:
+            used = old_note.verified_by(earlier)
+        except CheckpointError as exc:
+            return Problem(None, f"previous export's checkpoint: {exc}")
+        result.notes.append(f"previous export's checkpoint is signed by earlier key {used[0].key_string()} (keys.txt)")
+    old = Checkpoint.parse_body(old_note.text)
+    if old.size != old_size or old.origin != checkpoint.origin:
+        return Problem(None, f"previous checkpoint is {old.origin}/{old.size}, consistency.json says size {old_size}")
+    try:
+        proof = [b64decode(h, validate=True) for h in proof_b64]
+        verify_consistency(old.size, checkpoint.size, old.root, checkpoint.root, proof)
+    except (ProofError, binascii.Error) as exc:
+        return Problem(None, f"this tree does not extend the previous export's (size {old.size}): {exc}")
+    result.notes.append(f"extends the previous export's checkpoint of size {old.size}")
+    return None
+
+
+def _check_sums(root: Path) -> Problem | None:
+    """SHA256SUMS is not signed; it catches accidents in files the log does not cover (reports, CSV, HTML)."""
+    sums = root / bundle.SUMS
+    if not sums.exists():
+        return Problem(None, f"{bundle.SUMS} is missing")
+    for row in sums.read_text(encoding="utf-8").splitlines():
+        digest, _, rel = row.partition("  ")
+        target = root / rel
+        if ".." in Path(rel).parts or not target.is_file():
+            return Problem(None, f"{bundle.SUMS} names {rel!r}, which is not in the bundle")
+        if hashlib.sha256(target.read_bytes()).hexdigest() != digest:
+            return Problem(None, f"{rel}: SHA-256 differs from {bundle.SUMS} (file changed after export)")
+    return None
