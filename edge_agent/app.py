@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import structlog
 
+from edge_agent import __version__
+from edge_agent.audit import AuditLog
 from edge_agent.config import AgentConfig
 from edge_agent.daemon.component import Component
 from edge_agent.daemon.health import HealthServer
@@ -25,6 +29,7 @@ class AgentContext:
     config: AgentConfig
     store: Store
     writer: RecordWriter
+    audit: AuditLog
     status: Callable[[], AgentStatus]
 
 
@@ -41,15 +46,53 @@ def build_components(ctx: AgentContext) -> list[Component]:
     return components
 
 
-async def run_agent(config: AgentConfig, notifier: SdNotifier | None = None) -> int:
-    """Open the store, run every component under the supervisor until SIGTERM; returns the exit code."""
-    with Store(config.paths.store_path) as store:
-        writer = RecordWriter(
-            store, max_rows=config.store.batch_max_rows, max_delay_s=config.store.batch_max_delay_ms / 1000
-        )
-        supervisor = Supervisor(config.daemon, notifier)
-        ctx = AgentContext(config=config, store=store, writer=writer, status=supervisor.status)
-        for component in build_components(ctx):
-            supervisor.add(component)
-        log.info("agent_starting", site=config.site.id, config_sha256=config.fingerprint(), store=str(store.path))
-        return await supervisor.run()
+async def run_agent(config: AgentConfig, notifier: SdNotifier | None = None, config_path: Path | None = None) -> int:
+    """Open the audit log and store, run every component under the supervisor until SIGTERM; returns the exit code.
+
+    The audit log records the start (with the config's fingerprint) and the stop (exit code, reason, restarts per
+    component), so every stretch of the agent's life is accounted for: a start without a stop before it is a crash.
+    """
+    audit = AuditLog.open(
+        config.paths.audit_dir,
+        config.audit.origin or f"edge-agent/{config.site.id}",
+        checkpoint_every_entries=config.audit.checkpoint_every_entries,
+    )
+    try:
+        with Store(config.paths.store_path) as store:
+            writer = RecordWriter(
+                store, max_rows=config.store.batch_max_rows, max_delay_s=config.store.batch_max_delay_ms / 1000
+            )
+            supervisor = Supervisor(config.daemon, notifier)
+            ctx = AgentContext(config=config, store=store, writer=writer, audit=audit, status=supervisor.status)
+            for component in build_components(ctx):
+                supervisor.add(component)
+            _record_start(audit, config, config_path, supervisor)
+            exit_code: int | None = None
+            try:
+                exit_code = await supervisor.run()
+            finally:
+                _record_stop(audit, supervisor, exit_code)
+            return exit_code
+    finally:
+        audit.close()
+
+
+def _record_start(audit: AuditLog, config: AgentConfig, config_path: Path | None, supervisor: Supervisor) -> None:
+    fingerprint = config.fingerprint()
+    start = {
+        "version": __version__,
+        "pid": os.getpid(),
+        "site": config.site.id,
+        "config_sha256": fingerprint,
+        "components": [c.name for c in supervisor.status().components],
+    }
+    loaded = {"sha256": fingerprint, "path": str(config_path) if config_path else None}
+    audit.append_many([("config.loaded", "agent", loaded), ("agent.start", "agent", start)])
+    log.info("agent_starting", site=config.site.id, config_sha256=fingerprint, audit_seq=audit.size - 1)
+
+
+def _record_stop(audit: AuditLog, supervisor: Supervisor, exit_code: int | None) -> None:
+    restarts = {c.name: c.restarts for c in supervisor.status().components}
+    audit.append(
+        "agent.stop", "agent", {"exit_code": exit_code, "reason": supervisor.stop_reason, "restarts": restarts}
+    )

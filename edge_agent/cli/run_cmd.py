@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from edge_agent.audit import AuditError
 from edge_agent.cli.common import CliExit, add_config_option, load
 from edge_agent.daemon.sdnotify import SdNotifier, SdNotifyError
 from edge_agent.store import StoreError
@@ -26,8 +27,8 @@ def _run(args: argparse.Namespace) -> int:
     except SdNotifyError as exc:
         raise CliExit(f"edge-agent: {exc}", 2) from exc
     try:
-        return asyncio.run(run_agent(config, notifier))
-    except StoreError as exc:
+        return asyncio.run(run_agent(config, notifier, config_path=args.config))
+    except (StoreError, AuditError) as exc:  # e.g. state directory not writable, or another agent holds the log
         raise CliExit(f"edge-agent: {exc}", 1) from exc
     finally:
         notifier.close()

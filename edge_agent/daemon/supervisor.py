@@ -146,6 +146,11 @@ class Supervisor:
     def ready(self) -> bool:
         return self._phase == "running" and all(slot.is_ready for slot in self._slots)
 
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the agent stopped or is stopping (a signal's name, or the component that failed to start)."""
+        return self._stop_reason
+
     def status(self) -> AgentStatus:
         return AgentStatus(phase=self._phase, ready=self.ready, components=[slot.status() for slot in self._slots])
 
