@@ -135,3 +135,46 @@ class TestSettings:
         unit = directives(UNIT)
         assert (unit["User"], unit["Group"]) == (["edge-agent"], ["edge-agent"])
         assert "EDGE_AGENT__PATHS__STATE_DIR=%S/edge-agent" in unit["Environment"]
+
+
+class TestSysusers:
+    def test_sysusers_file_creates_the_user_and_group(self, tmp_path: Path) -> None:
+        """systemd-sysusers, on an empty root, creates the edge-agent user and group the unit names."""
+        if shutil.which("systemd-sysusers") is None:
+            pytest.fail("systemd-sysusers is not installed: run `make test`, which installs Debian's systemd package")
+        (tmp_path / "etc").mkdir()
+        sysusers = REPO / "systemd" / "edge-agent.sysusers"
+        result = subprocess.run(
+            ["systemd-sysusers", f"--root={tmp_path}", str(sysusers)], capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 0, result.stderr
+        passwd = (tmp_path / "etc" / "passwd").read_text().splitlines()
+        group = (tmp_path / "etc" / "group").read_text().splitlines()
+        assert [line.split(":")[0::5] for line in passwd] == [["edge-agent", "/var/lib/edge-agent"]]
+        assert [line.split(":")[0] for line in group] == ["edge-agent"]
+
+
+MDWE_PROBE = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+# PR_SET_MDWE (65), PR_MDWE_REFUSE_EXEC_GAIN (1): the kernel's form of MemoryDenyWriteExecute=yes.
+if libc.prctl(65, 1, 0, 0, 0) != 0:
+    sys.exit(3)
+import torch
+a = torch.ones(64, 64, dtype=torch.bfloat16)
+print(float((a @ a).float().sum()))
+"""
+
+
+class TestWriteExecuteChoice:
+    @pytest.mark.slow
+    def test_denying_write_execute_memory_breaks_the_cpu_engine_kernels(self) -> None:
+        """Why the unit keeps MemoryDenyWriteExecute=no: under W^X torch's oneDNN cannot JIT its bf16 matmul.
+
+        If a future torch passes this, the unit should be tightened to MemoryDenyWriteExecute=yes.
+        """
+        result = subprocess.run([sys.executable, "-c", MDWE_PROBE], capture_output=True, text=True, timeout=300)
+        if result.returncode == 3:
+            pytest.skip("kernel without PR_SET_MDWE (Linux < 6.3): cannot reproduce W^X here")
+        assert (result.returncode, "could not create a primitive" in result.stderr) == (1, True), result.stderr
+        assert directives(UNIT)["MemoryDenyWriteExecute"] == ["no"]
