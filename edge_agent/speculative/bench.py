@@ -1,0 +1,260 @@
+"""Measure draft heads in the real vLLM engine: acceptance per position, τ at k, tokens/s, identical output.
+
+One process, engines opened one after another with the engine's settings (float32, greedy, seed 0):
+1. no draft: reference outputs and single-stream tokens/s on the `test` and `plant` slices;
+2. each head at k = max(ks): acceptance per position on every slice (batched; acceptance does not depend on
+   batching), outputs compared token for token with the reference, single-stream tokens/s;
+   τ at a smaller k is 1 + the sum of the first k per-position rates (greedy: a longer draft leaves earlier
+   drafted tokens unchanged);
+3. the first head again at each k of `speed_ks` below max(ks): tokens/s, to find the fastest k.
+Offline, with transformers: the norm of the state each head feeds forward across draft steps (plot).
+
+Speed figures on a shared 2-core box move with the other load; ratios are only quoted within one run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import structlog
+import torch
+
+from edge_agent.speculative import corpus
+from edge_agent.speculative.acceptance import AcceptanceStats, from_counts
+from edge_agent.speculative.data import generate, open_vllm
+from edge_agent.speculative.recipe import DraftRecipe
+
+log = structlog.get_logger(__name__).bind(component="draft")
+
+SPEED_SLICES = ("test", "plant")
+
+
+def _spec_counters(llm: Any) -> tuple[int, list[int]]:
+    drafts, per_pos = 0, []
+    for metric in llm.get_metrics():
+        if metric.name == "vllm:spec_decode_num_drafts":
+            drafts += metric.value
+        elif metric.name == "vllm:spec_decode_num_accepted_tokens_per_pos":
+            vals = list(metric.values)
+            per_pos = [a + b for a, b in zip(per_pos, vals, strict=False)] if per_pos else vals
+    return drafts, per_pos
+
+
+def _acceptance(llm: Any, prompts: list[corpus.Prompt], max_tokens: int) -> tuple[AcceptanceStats, dict[str, list[int]]]:
+    d0, p0 = _spec_counters(llm)
+    outs = {p.id: o for p, _, o in generate(llm, prompts, max_tokens)}
+    d1, p1 = _spec_counters(llm)
+    per_pos = [b - a for a, b in zip(p0 or [0] * len(p1), p1, strict=True)]
+    return from_counts(d1 - d0, per_pos), outs
+
+
+def _speed(llm: Any, prompts: list[corpus.Prompt], max_tokens: int) -> tuple[float, dict[str, list[int]]]:
+    """Single-stream decode: one request at a time, generated tokens over wall time."""
+    outs: dict[str, list[int]] = {}
+    tokens, elapsed = 0, 0.0
+    for p in prompts:
+        start = time.perf_counter()
+        [(_, _, out)] = list(generate(llm, [p], max_tokens))
+        elapsed += time.perf_counter() - start
+        tokens += len(out)
+        outs[p.id] = out
+    return tokens / elapsed, outs
+
+
+def _identical(a: dict[str, list[int]], b: dict[str, list[int]]) -> tuple[int, int]:
+    same = sum(1 for k in a if a[k] == b.get(k))
+    return same, len(a)
+
+
+def state_norms(head_dir: Path, model_dir: Path, prompts: list[corpus.Prompt], steps: int) -> list[float]:
+    """Mean L2 norm of the state a head feeds to its next step, per draft step (teacher-forced tokens)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from edge_agent.speculative.export import load_exported
+
+    target = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32).eval()
+    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    head = load_exported(head_dir, target.get_input_embeddings().weight).eval()
+    sums = [0.0] * steps
+    count = 0
+    with torch.no_grad():
+        for p in prompts:
+            text = p.raw if p.raw is not None else tok.apply_chat_template(p.messages, tokenize=False, add_generation_prompt=True)
+            ids = torch.tensor(tok(text, add_special_tokens=False)["input_ids"][-512:])[None]
+            out = target(ids, output_hidden_states=True)
+            aux = torch.cat([out.hidden_states[i] for i in head.config.aux_layer_ids], dim=-1)
+            s = ids.shape[1]
+            n = s - steps - 1
+            if n < 1:
+                continue
+            hidden = head.combine(aux[:, :n])
+            past: list = []
+            from edge_agent.speculative.train import ttt_mask
+
+            for j in range(steps):
+                tok_j = ids[:, 1 + j : 1 + j + n]
+                pos = (torch.arange(n) + j)[None]
+                _, hidden, kv = head.step(tok_j, hidden, pos, past, None if j == 0 else ttt_mask(n, j))
+                past.append(kv)
+                sums[j] += float(hidden[0, -1].norm())
+            count += 1
+    return [x / max(count, 1) for x in sums]
+
+
+def run_bench(recipe: DraftRecipe, speed_ks: list[int] | None = None) -> dict[str, Any]:
+    """Run the benchmark described by `recipe.bench`; writes the JSON results and plots, returns the results."""
+    cfg = recipe.bench
+    k_max = max(cfg.ks)
+    speed_ks = [k for k in (speed_ks or []) if k != k_max]
+    slices = {name: corpus.build(name, cfg.prompts_per_slice, seed=cfg.seed) for name in cfg.slices}  # type: ignore[arg-type]
+    results: dict[str, Any] = {"config": cfg.model_dump(mode="json"), "heads": {}, "speed": {}}
+    reference: dict[str, list[int]] = {}
+
+    llm = open_vllm(recipe.model_dir, max_model_len=4096, seed=cfg.seed)
+    for name in SPEED_SLICES:
+        if name in slices:
+            tps, outs = _speed(llm, slices[name], cfg.max_tokens)
+            results["speed"].setdefault("none", {})[name] = tps
+            reference.update(outs)
+    for name, prompts in slices.items():
+        if name not in SPEED_SLICES:
+            reference.update({p.id: o for p, _, o in generate(llm, prompts, cfg.max_tokens)})
+    del llm
+    log.info("draft.bench.reference", speed=results["speed"]["none"])
+
+    def with_head(head_dir: Path, k: int, measure_acceptance: bool) -> dict[str, Any]:
+        spec = {"method": "eagle3", "model": str(head_dir), "num_speculative_tokens": k}
+        llm = open_vllm(recipe.model_dir, max_model_len=4096, seed=cfg.seed, speculative=spec)
+        entry: dict[str, Any] = {"k": k, "speed": {}, "acceptance": {}, "identical": {}}
+        for name, prompts in slices.items():
+            if name in SPEED_SLICES:
+                d0, p0 = _spec_counters(llm)
+                tps, outs = _speed(llm, prompts, cfg.max_tokens)
+                d1, p1 = _spec_counters(llm)
+                entry["speed"][name] = tps
+                acc = from_counts(d1 - d0, [b - a for a, b in zip(p0 or [0] * len(p1), p1, strict=True)])
+            elif measure_acceptance:
+                acc, outs = _acceptance(llm, prompts, cfg.max_tokens)
+            else:
+                continue
+            entry["acceptance"][name] = acc.model_dump() | {"tau": acc.tau}
+            same, total = _identical(outs, {p.id: reference[p.id] for p in prompts})
+            entry["identical"][name] = [same, total]
+        del llm
+        return entry
+
+    for head in recipe.heads:
+        if not (head.export_dir / "config.json").exists():
+            log.warning("draft.bench.skip", head=head.name, reason="not exported")
+            continue
+        results["heads"][head.name] = {"runs": [with_head(head.export_dir, k_max, True)]}
+        log.info("draft.bench.head", head=head.name)
+    first = next((h for h in recipe.heads if h.name in results["heads"]), None)
+    if first is not None:
+        for k in speed_ks:
+            results["heads"][first.name]["runs"].append(with_head(first.export_dir, k, False))
+        norms_prompts = slices.get("test", [])[:4]
+        for head in recipe.heads:
+            if head.name in results["heads"]:
+                results["heads"][head.name]["state_norms"] = state_norms(
+                    head.export_dir, recipe.model_dir, norms_prompts, k_max
+                )
+    cfg.results.parent.mkdir(parents=True, exist_ok=True)
+    cfg.results.write_text(json.dumps(results, indent=1) + "\n")
+    plot(results, cfg.img_dir)
+    return results
+
+
+def plot(results: dict[str, Any], img_dir: Path) -> list[Path]:
+    """acceptance-vs-position and state-norm-vs-step PNGs for every measured head."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    img_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    slices = sorted({s for h in results["heads"].values() for s in h["runs"][0]["acceptance"]})
+    fig, axes = plt.subplots(1, max(len(slices), 1), figsize=(4 * max(len(slices), 1), 3.2), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], slices, strict=False):
+        for head, data in results["heads"].items():
+            acc = data["runs"][0]["acceptance"].get(name)
+            if acc:
+                ax.plot(range(1, len(acc["per_position"]) + 1), acc["per_position"], marker="o", label=f"{head} τ={acc['tau']:.2f}")
+        ax.set_title(name)
+        ax.set_xlabel("draft position")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("accepted share of rounds")
+    fig.tight_layout()
+    path = img_dir / "draft-acceptance.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    for head, data in results["heads"].items():
+        if data.get("state_norms"):
+            ax.plot(range(1, len(data["state_norms"]) + 1), data["state_norms"], marker="o", label=head)
+    ax.set_xlabel("draft step")
+    ax.set_ylabel("‖state fed to next step‖")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path = img_dir / "draft-state-norm.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+    return written
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """BENCHMARKS.md body: tables of τ, per-position acceptance, speed, identical output, and the goals."""
+    lines: list[str] = []
+    base = results["speed"].get("none", {})
+    heads = results["heads"]
+    lines.append("Greedy, vLLM CPU engine (float32), same process; τ = mean tokens per target pass.\n")
+    lines.append("| head | k | slice | τ | per-position acceptance | identical output | tok/s | speedup |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for head, data in heads.items():
+        for run in data["runs"]:
+            for name, acc in run["acceptance"].items():
+                same = run["identical"].get(name, [0, 0])
+                tps = run["speed"].get(name)
+                speed = f"{tps:.1f}" if tps else "—"
+                ratio = f"{tps / base[name]:.2f}×" if tps and base.get(name) else "—"
+                pp = " ".join(f"{x:.2f}" for x in acc["per_position"])
+                lines.append(
+                    f"| {head} | {run['k']} | {name} | {acc['tau']:.2f} | {pp} | {same[0]}/{same[1]} | {speed} | {ratio} |"
+                )
+    lines.append("")
+    lines.append("No draft: " + ", ".join(f"{k} {v:.1f} tok/s" for k, v in base.items()) + "\n")
+    lines.append("τ at each k (from the k = max run: 1 + sum of the first k per-position rates):\n")
+    lines.append("| head | slice | " + " | ".join(f"k={k}" for k in results["config"]["ks"]) + " |")
+    lines.append("|---|---|" + "---|" * len(results["config"]["ks"]))
+    for head, data in heads.items():
+        for name, acc in data["runs"][0]["acceptance"].items():
+            rates = acc["per_position"]
+            taus = [1 + sum(rates[:k]) for k in results["config"]["ks"]]
+            lines.append(f"| {head} | {name} | " + " | ".join(f"{t:.2f}" for t in taus) + " |")
+    lines.append("")
+    if "eagle31" in heads and "eagle3" in heads:
+        lines.append("EAGLE-3.1 vs EAGLE-3 (same data, steps, seed), τ at k = max:\n")
+        lines.append("| slice | τ 3.1 | τ 3 | ratio |")
+        lines.append("|---|---|---|---|")
+        a, b = heads["eagle31"]["runs"][0]["acceptance"], heads["eagle3"]["runs"][0]["acceptance"]
+        for name in a:
+            if name in b and b[name]["tau"]:
+                lines.append(f"| {name} | {a[name]['tau']:.2f} | {b[name]['tau']:.2f} | {a[name]['tau'] / b[name]['tau']:.2f} |")
+        lines.append("")
+        na, nb = heads["eagle31"].get("state_norms"), heads["eagle3"].get("state_norms")
+        if na and nb:
+            lines.append("Norm of the state fed to the next draft step, steps 1..k: 3.1 "
+                         + " ".join(f"{x:.0f}" for x in na) + "; 3 " + " ".join(f"{x:.0f}" for x in nb) + "\n")
+    lines.append("![acceptance per position](docs/img/draft-acceptance.png)")
+    lines.append("![state norm across draft steps](docs/img/draft-state-norm.png)")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,112 @@
+"""On-policy training data: the target model answers corpus prompts (greedy, vLLM batch generation).
+
+Only token ids are stored (JSONL, a few MB); the target's hidden states are recomputed on the fly during training,
+so there is no multi-GB feature store. The file is written in chunks, so a crash loses one chunk, a rerun resumes
+after the prompts already answered, and training can start on a partial file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import structlog
+from pydantic import BaseModel, ConfigDict
+
+from edge_agent.speculative.corpus import Prompt
+
+log = structlog.get_logger(__name__).bind(component="draft")
+
+
+class Sample(BaseModel):
+    """One answered prompt: the prompt's token ids, then the target's greedy answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    slice: str
+    kind: str
+    lang: str
+    prompt_ids: list[int]
+    output_ids: list[int]
+
+
+def read_samples(path: Path | str) -> list[Sample]:
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [Sample.model_validate_json(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def data_sha256(path: Path | str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def open_vllm(model_dir: Path | str, max_model_len: int, seed: int = 0, speculative: dict | None = None):  # noqa: ANN201
+    """A vLLM `LLM` on the target with the engine's deterministic settings (float32, in-process engine core)."""
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # one process: no spawn, less memory on a small box
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+    from vllm import LLM
+
+    kwargs: dict = {}
+    if speculative is not None:
+        kwargs["speculative_config"] = speculative
+    return LLM(
+        model=str(model_dir),
+        dtype="float32",
+        max_model_len=max_model_len,
+        seed=seed,
+        disable_log_stats=False,
+        **kwargs,
+    )
+
+
+def generate(llm: object, prompts: list[Prompt], max_tokens: int) -> Iterator[tuple[Prompt, list[int], list[int]]]:
+    """Greedy answers for `prompts` in one batch: (prompt, prompt token ids, output token ids)."""
+    from vllm import SamplingParams
+
+    params = SamplingParams(max_tokens=max_tokens, temperature=0.0)
+    chats = [p for p in prompts if p.messages is not None]
+    raws = [p for p in prompts if p.raw is not None]
+    outs = []
+    if chats:
+        outs += list(zip(chats, llm.chat([p.messages for p in chats], params, use_tqdm=False), strict=True))  # type: ignore[attr-defined]
+    if raws:
+        outs += list(zip(raws, llm.generate([p.raw for p in raws], params, use_tqdm=False), strict=True))  # type: ignore[attr-defined]
+    for prompt, out in outs:
+        yield prompt, list(out.prompt_token_ids), list(out.outputs[0].token_ids)
+
+
+def build_dataset(
+    prompts: list[Prompt], out_path: Path | str, *, model_dir: Path | str, max_tokens: int, chunk: int = 32
+) -> Path:
+    """Answer every prompt not yet in `out_path` and append the samples, `chunk` prompts per vLLM batch."""
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    done = {s.id for s in read_samples(out_path)}
+    todo = [p for p in prompts if p.id not in done]
+    log.info("draft.data.start", total=len(prompts), done=len(done), todo=len(todo))
+    if not todo:
+        return out_path
+    llm = open_vllm(model_dir, max_model_len=4096)
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(todo), desc="on-policy answers", unit="prompt")
+    for start in range(0, len(todo), chunk):
+        lines = []
+        for prompt, prompt_ids, output_ids in generate(llm, todo[start : start + chunk], max_tokens):
+            sample = Sample(
+                id=prompt.id, slice=prompt.slice, kind=prompt.kind, lang=prompt.lang,
+                prompt_ids=prompt_ids, output_ids=output_ids,
+            )
+            lines.append(sample.model_dump_json() + "\n")
+        with open(out_path, "a") as fh:
+            fh.writelines(lines)
+            fh.flush()
+            os.fsync(fh.fileno())
+        bar.update(len(lines))
+    bar.close()
+    return out_path
