@@ -12,7 +12,7 @@ import textwrap
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -87,7 +87,7 @@ def supervisor(*components: object, notifier: SdNotifier | None = None, config: 
     return sup
 
 
-async def wait_until(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+async def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -110,7 +110,8 @@ class TestSupervisorStart:
         """READY=1 reaches the notify socket after the last component is up, never before."""
         journal: list[str] = []
         gate = asyncio.Event()
-        sup = supervisor(Probe("store", journal), Probe("mqtt", journal, gate), notifier=SdNotifier(path_socket.address))
+        notifier = SdNotifier(path_socket.address)
+        sup = supervisor(Probe("store", journal), Probe("mqtt", journal, gate), notifier=notifier)
         run = asyncio.create_task(sup.run())
         await wait_until(lambda: "start mqtt" in journal)
         await asyncio.sleep(0.2)
@@ -463,7 +464,9 @@ class TestRunCommand:
         }
         assert verify_log(audit_dir).ok
 
-    def test_sigint_stops_the_agent_like_sigterm(self, agent_config: tuple[Path, int], path_socket: NotifySocket) -> None:
+    def test_sigint_stops_the_agent_like_sigterm(
+        self, agent_config: tuple[Path, int], path_socket: NotifySocket
+    ) -> None:
         """Ctrl-C in a terminal is an orderly stop with exit 0."""
         agent = Agent(agent_config[0], path_socket)
         receive_until(path_socket, "READY=1")
@@ -561,8 +564,11 @@ class TestRunCommand:
 # --- health server in-process -------------------------------------------------------------------------------------
 
 
+Health = tuple[int, Supervisor, asyncio.Event]
+
+
 @pytest.fixture
-async def health() -> Iterator[tuple[int, Supervisor, asyncio.Event]]:
+async def health() -> AsyncIterator[Health]:
     """A supervisor running the health server and one component whose readiness the test controls."""
     gate = asyncio.Event()
     sup = supervisor()
@@ -571,7 +577,8 @@ async def health() -> Iterator[tuple[int, Supervisor, asyncio.Event]]:
     sup.add(Probe("mqtt", [], gate))
     run = asyncio.create_task(sup.run())
     await wait_until(lambda: server.port is not None)
-    yield server.port, sup, gate  # type: ignore[misc]
+    assert server.port is not None
+    yield server.port, sup, gate
     sup.request_stop("test")
     await run
 
@@ -581,7 +588,7 @@ async def get(port: int, path: str) -> tuple[int, dict[str, str], bytes]:
 
 
 class TestHealthServer:
-    async def test_healthz_answers_while_components_are_still_starting(self, health) -> None:  # type: ignore[no-untyped-def]
+    async def test_healthz_answers_while_components_are_still_starting(self, health: Health) -> None:
         """/healthz is about the process, not readiness: 200 during the start, with the loop lag."""
         status, headers, body = await get(health[0], "/healthz")
         data = json.loads(body)
@@ -592,7 +599,7 @@ class TestHealthServer:
             True,
         )
 
-    async def test_readyz_is_503_until_every_component_is_ready(self, health) -> None:  # type: ignore[no-untyped-def]
+    async def test_readyz_is_503_until_every_component_is_ready(self, health: Health) -> None:
         """/readyz says 503 and names the starting component, then 200 once it is up."""
         port, sup, gate = health
         before = await get(port, "/readyz")
@@ -603,7 +610,7 @@ class TestHealthServer:
         assert (before[0], states(before[2])) == (503, {"health": "ready", "mqtt": "starting"})
         assert (after[0], states(after[2])) == (200, {"health": "ready", "mqtt": "ready"})
 
-    async def test_metrics_serve_the_default_registry(self, health) -> None:  # type: ignore[no-untyped-def]
+    async def test_metrics_serve_the_default_registry(self, health: Health) -> None:
         """/metrics is Prometheus text with its content type, including the supervisor's metrics."""
         status, headers, body = await get(health[0], "/metrics")
         text = body.decode()
@@ -611,12 +618,12 @@ class TestHealthServer:
         assert 'edge_agent_component_ready{component="health"} 1.0' in text.splitlines()
         assert "# TYPE edge_agent_component_restarts_total counter" in text
 
-    async def test_unknown_path_is_404(self, health) -> None:  # type: ignore[no-untyped-def]
+    async def test_unknown_path_is_404(self, health: Health) -> None:
         """Anything but the three endpoints is 404 with a hint."""
         status, _, body = await get(health[0], "/admin")
         assert (status, body) == (404, b"/admin not found; try /healthz, /readyz or /metrics\n")
 
-    async def test_post_is_405(self, health) -> None:  # type: ignore[no-untyped-def]
+    async def test_post_is_405(self, health: Health) -> None:
         """The endpoints are read-only."""
         reader, writer = await asyncio.open_connection("127.0.0.1", health[0])
         writer.write(b"POST /readyz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
@@ -624,7 +631,7 @@ class TestHealthServer:
         writer.close()
         assert response.split(b"\r\n", 1)[0] == b"HTTP/1.1 405 Method Not Allowed"
 
-    async def test_oversized_request_is_431(self, health) -> None:  # type: ignore[no-untyped-def]
+    async def test_oversized_request_is_431(self, health: Health) -> None:
         """A request head beyond 8 KiB is refused, not buffered."""
         reader, writer = await asyncio.open_connection("127.0.0.1", health[0])
         writer.write(b"GET /healthz HTTP/1.1\r\nX-Pad: " + b"a" * 10000 + b"\r\n\r\n")

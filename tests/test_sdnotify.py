@@ -152,7 +152,9 @@ class TestWatchdogInterval:
         env = {"WATCHDOG_USEC": "1000000", "WATCHDOG_PID": str(os.getpid())}
         assert watchdog_interval(env) == 0.5
 
-    @pytest.mark.parametrize("env", [{"WATCHDOG_USEC": "soon"}, {"WATCHDOG_USEC": "0"}, {"WATCHDOG_USEC": "1", "WATCHDOG_PID": "me"}])
+    @pytest.mark.parametrize(
+        "env", [{"WATCHDOG_USEC": "soon"}, {"WATCHDOG_USEC": "0"}, {"WATCHDOG_USEC": "1", "WATCHDOG_PID": "me"}]
+    )
     def test_malformed_values_are_errors(self, env: dict[str, str]) -> None:
         """Garbage in the watchdog variables is named in the error."""
         with pytest.raises(SdNotifyError, match="WATCHDOG_"):

@@ -283,7 +283,8 @@ class Supervisor:
             slot.phase = "stopping"
             log.info("component_stopping", component=slot.name)
             slot.task.cancel()
-            done, _ = await asyncio.wait({slot.task}, timeout=max(0.0, began + grace * _ORDERED_STOP_SHARE - loop.time()))
+            budget = began + grace * _ORDERED_STOP_SHARE - loop.time()
+            done, _ = await asyncio.wait({slot.task}, timeout=max(0.0, budget))
             if not done:
                 log.error("component_stop_overran", component=slot.name, budget_s=grace * _ORDERED_STOP_SHARE)
                 await self._stop_together(running[index + 1 :], began + grace * _FINAL_STOP_SHARE, loop)
