@@ -224,12 +224,8 @@ class Trainer:
                 mask = None if j == 0 else ttt_mask(n, j, offset, self.device)
                 if j == 1:  # from step 1 on, queries start at `offset`; trim step-0 state to match
                     hidden = hidden[:, offset:]
-                out_h, hidden, kv = head.step(tok, hidden, pos, past if j else None, mask)
-                if j == 0:
-                    # later steps' diagonal keys are per-query (from `offset`); step-0 keys stay full-length
-                    past.append(kv)
-                else:
-                    past.append(kv)
+                out_h, hidden, kv = head.step(tok, hidden, pos, past, mask)
+                past.append(kv)  # step-0 keys cover all n indices; later steps' keys only the queries from `offset`
                 answer = valid & (src >= p_len - 1)
                 if answer.any():
                     sel = answer.nonzero().squeeze(-1)
@@ -237,7 +233,7 @@ class Trainer:
                         head.logits(out_h[0, sel]), logits[src[sel]], draft_ids, head.t2d
                     )
                     total = total + weights[j] * ce / max(int(answer.sum()), 1)
-                    stats.append((float(ce), float(n_in), float(hits), float(answer.sum())))
+                    stats.append((float(ce.detach()), float(n_in), float(hits), float(answer.sum())))
                 else:
                     stats.append((0.0, 0.0, 0.0, 0.0))
         return total, stats
@@ -270,7 +266,7 @@ class Trainer:
                 sample = self.samples[order[self.step * cfg.samples_per_step + k]]
                 loss, stats = self.sample_loss(sample)
                 (loss / cfg.samples_per_step).backward()
-                loss_sum += float(loss)
+                loss_sum += float(loss.detach())
                 for a, st in zip(agg, stats, strict=True):
                     for i in range(4):
                         a[i] += st[i]

@@ -1,0 +1,321 @@
+"""EAGLE-3 / 3.1 draft head: shapes, the two 3.1 switches, vocabulary maps, acceptance arithmetic, the training-time
+test unroll, one training step, and the exported checkpoint format."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors import safe_open
+
+from edge_agent.speculative.acceptance import accepted_length, from_counts, from_rounds, verify_mask
+from edge_agent.speculative.export import export_draft, load_exported
+from edge_agent.speculative.model import DraftConfig, Eagle3Draft
+from edge_agent.speculative.train import TrainConfig, Trainer, restricted_loss, step_weights, ttt_mask
+from edge_agent.speculative.vocab import select_vocab
+
+# A tiny target shape: 8 layers → captured layers (2, 4, 5), 128-token vocabulary.
+TINY = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 128,
+    "draft_vocab_size": 16,
+    "target_hidden_size": 32,
+    "target_num_layers": 8,
+    "aux_layer_ids": (2, 4, 5),
+    "max_position_embeddings": 256,
+}
+
+
+def tiny_head(fc_norm: bool = True, norm_output: bool = True, seed: int = 0) -> Eagle3Draft:
+    torch.manual_seed(seed)
+    head = Eagle3Draft(DraftConfig(**TINY, fc_norm=fc_norm, norm_output=norm_output))
+    with torch.no_grad():
+        for p in head.parameters():
+            p.normal_(0, 0.5)  # also randomise norm weights, so a skipped norm cannot hide
+    head.set_vocab(torch.arange(0, 128, 8))
+    return head
+
+
+class TestEagle3Draft:
+    def test_step_shapes(self) -> None:
+        """combine maps [b, s, 3H] to [b, s, H]; a step returns [b, s, H] states and [b, s, draft_vocab] logits."""
+        head = tiny_head()
+        aux = torch.randn(2, 5, 3 * 32)
+        hidden = head.combine(aux)
+        out, nxt, (k, v) = head.step(torch.randint(0, 128, (2, 5)), hidden, torch.arange(5).expand(2, 5))
+        assert hidden.shape == (2, 5, 32)
+        assert out.shape == nxt.shape == (2, 5, 32)
+        assert k.shape == v.shape == (2, 2, 5, 8)
+        assert head.logits(out).shape == (2, 5, 16)
+
+    def test_fc_norm_makes_fusion_scale_invariant_per_state(self) -> None:
+        """With fc_norm, scaling one captured state by 50 leaves the fused state unchanged; without it, it does not."""
+        aux = torch.randn(1, 4, 96)
+        scaled = aux.clone()
+        scaled[..., 64:] *= 50.0  # the deepest captured layer, whose norm is the large one in a real target
+        on, off = tiny_head(fc_norm=True), tiny_head(fc_norm=False)
+        assert torch.allclose(on.combine(aux), on.combine(scaled), atol=1e-4)
+        assert not torch.allclose(off.combine(aux), off.combine(scaled), atol=1e-2)
+
+    def test_fc_norm_adds_exactly_one_norm_per_captured_state(self) -> None:
+        """fc_norm adds the parameters fc_norm.0/1/2.weight and nothing else."""
+        on = set(tiny_head(fc_norm=True).state_dict())
+        off = set(tiny_head(fc_norm=False).state_dict())
+        assert on - off == {"fc_norm.0.weight", "fc_norm.1.weight", "fc_norm.2.weight"}
+        assert off - on == set()
+
+    def test_norm_output_changes_only_the_state_fed_forward(self) -> None:
+        """Same weights: logits' input is identical either way; the next state is post-norm with 3.1, pre-norm with 3."""
+        a, b = tiny_head(norm_output=True), tiny_head(norm_output=False)
+        ids, hidden, pos = torch.randint(0, 128, (1, 6)), torch.randn(1, 6, 32), torch.arange(6)[None]
+        out_a, next_a, _ = a.step(ids, hidden, pos)
+        out_b, next_b, _ = b.step(ids, hidden, pos)
+        assert torch.equal(out_a, out_b)
+        assert torch.equal(next_a, out_a)
+        assert not torch.allclose(next_b, out_b)
+        assert torch.allclose(b.norm(next_b), out_b, atol=1e-6)
+
+    def test_vocab_maps_hand_worked(self) -> None:
+        """Draft ids [0, 1, 2] for target ids [0, 2, 5]: d2t holds offsets [0, 1, 3], t2d marks 0, 2, 5."""
+        head = Eagle3Draft(DraftConfig(**(TINY | {"draft_vocab_size": 3})))
+        head.set_vocab(torch.tensor([0, 2, 5]))
+        assert head.d2t.tolist() == [0, 1, 3]  # vLLM: target = arange(draft_vocab) + d2t
+        assert head.draft_ids.tolist() == [0, 2, 5]
+        assert head.t2d.nonzero().flatten().tolist() == [0, 2, 5]
+
+    def test_vocab_rejects_unsorted_ids(self) -> None:
+        """A draft vocabulary must be strictly ascending, or d2t offsets would not map back."""
+        head = Eagle3Draft(DraftConfig(**(TINY | {"draft_vocab_size": 3})))
+        with pytest.raises(ValueError, match="ascending"):
+            head.set_vocab(torch.tensor([0, 5, 2]))
+
+    def test_config_for_target_uses_vllm_aux_layers(self) -> None:
+        """A 30-layer target captures layers (2, 15, 27), vLLM's (2, N//2, N-3)."""
+        from transformers import LlamaConfig
+
+        target = LlamaConfig(hidden_size=576, intermediate_size=1536, num_attention_heads=9, num_key_value_heads=3,
+                             num_hidden_layers=30, vocab_size=49152)
+        assert DraftConfig.for_target(target).aux_layer_ids == (2, 15, 27)
+
+
+class TestAcceptance:
+    def test_accepted_length_stops_at_first_mismatch(self) -> None:
+        """[5, 7, 9, 4] against [5, 7, 1, 4]: 2 accepted; the later match at position 3 does not count."""
+        assert accepted_length([5, 7, 9, 4], [5, 7, 1, 4]) == 2
+        assert verify_mask([5, 7, 9, 4], [5, 7, 1, 4]) == [5, 7, -1, -1]  # 2 accepted, 2 rejected
+
+    def test_nothing_accepted(self) -> None:
+        """A wrong first token rejects the whole draft."""
+        assert verify_mask([3, 7, 9], [4, 7, 9]) == [-1, -1, -1]
+
+    def test_from_rounds_per_position_and_tau(self) -> None:
+        """Rounds accepting 2, 0, 3 of 3 tokens: per position [2/3, 2/3, 1/3], τ = 1 + 5/3."""
+        stats = from_rounds([([1, 2, 3], [1, 2, 0]), ([1, 2, 3], [0, 2, 3]), ([1, 2, 3], [1, 2, 3])], k=3)
+        assert stats.per_position == pytest.approx([2 / 3, 2 / 3, 1 / 3])
+        assert stats.tau == pytest.approx(1 + 5 / 3)
+        assert stats.tau_at(1) == pytest.approx(1 + 2 / 3)
+
+    def test_from_vllm_counts(self) -> None:
+        """10 drafts with [8, 5, 2] accepted per position: τ = 2.5."""
+        stats = from_counts(10, [8, 5, 2])
+        assert stats.per_position == [0.8, 0.5, 0.2]
+        assert stats.tau == pytest.approx(2.5)
+
+    def test_counts_increasing_with_position_are_rejected(self) -> None:
+        """Position i+1 cannot be accepted more often than position i."""
+        with pytest.raises(ValueError, match="increase"):
+            from_counts(10, [3, 5])
+
+
+class TestVocab:
+    def test_most_frequent_then_lowest_ids(self) -> None:
+        """Counts {5: 3, 2: 3, 9: 1}, size 4: ids 2, 5, 9 by count, then filler 0; returned ascending."""
+        ids, stats = select_vocab({5: 3, 2: 3, 9: 1}, 4, 10)  # type: ignore[arg-type]
+        assert ids.tolist() == [0, 2, 5, 9]
+        assert stats.coverage == 1.0
+        assert stats.distinct_output_tokens == 3
+
+    def test_coverage_counts_repeats(self) -> None:
+        """Size 1 over counts {1: 3, 2: 1}: token 1 covers 3 of 4 output tokens."""
+        ids, stats = select_vocab({1: 3, 2: 1}, 1, 10)  # type: ignore[arg-type]
+        assert ids.tolist() == [1]
+        assert stats.coverage == 0.75
+
+
+class TestTrainingTimeTest:
+    def test_mask_hand_worked(self) -> None:
+        """Step 1 over 3 indices: causal over step-0 keys, then only its own index among step-1 keys."""
+        assert ttt_mask(3, 1).int().tolist() == [
+            [1, 0, 0, 1, 0, 0],
+            [1, 1, 0, 0, 1, 0],
+            [1, 1, 1, 0, 0, 1],
+        ]
+
+    def test_mask_with_offset(self) -> None:
+        """Offset 1: queries are indices 1 and 2; step-0 keys stay full length, later keys are per query."""
+        assert ttt_mask(3, 2, offset=1).int().tolist() == [
+            [1, 1, 0, 1, 0, 1, 0],
+            [1, 1, 1, 0, 1, 0, 1],
+        ]
+
+    def test_step_weights_decay(self) -> None:
+        """Weights 1, 0.5, 0.25 for three steps at decay 0.5."""
+        assert step_weights(3, 0.5) == [1.0, 0.5, 0.25]
+
+    def test_unroll_equals_sequential_drafting(self) -> None:
+        """Step 2 of the unroll at index t equals drafting position t as vLLM does: a cache of step-0 keys ≤ t, then
+        its own two draft steps."""
+        head = tiny_head(seed=1)
+        n, t = 6, 3
+        ids = torch.randint(0, 128, (1, n + 3))
+        hidden0 = torch.randn(1, n, 32)
+        # unrolled (training)
+        past, hidden = [], hidden0
+        for j in range(3):
+            mask = None if j == 0 else ttt_mask(n, j)
+            out, hidden, kv = head.step(ids[:, 1 + j : 1 + j + n], hidden, (torch.arange(n) + j)[None], past, mask)
+            past.append(kv)
+        unrolled = out[0, t]
+        # sequential (inference) for position t only
+        out0, h, (k0, v0) = head.step(ids[:, 1 : 1 + n], hidden0, torch.arange(n)[None])
+        cache = [(k0[:, :, : t + 1], v0[:, :, : t + 1])]
+        h = h[:, t : t + 1]
+        for j in (1, 2):
+            full = torch.ones(1, t + 1 + j, dtype=torch.bool)
+            out_j, h, kv = head.step(ids[:, t + 1 + j : t + 2 + j], h, torch.tensor([[t + j]]), cache, full)
+            cache.append(kv)
+        assert torch.allclose(unrolled, out_j[0, 0], atol=1e-5)
+
+    def test_restricted_loss_ignores_targets_outside_draft_vocab(self) -> None:
+        """A position whose target argmax is not draftable adds no loss and no count, but can never be a hit."""
+        draft_ids = torch.tensor([0, 2])
+        t2d = torch.tensor([True, False, True, False])
+        target = torch.tensor([[0.0, 9.0, 1.0, 0.0], [0.0, 0.0, 5.0, 0.0]])  # argmax 1 (not draftable), 2
+        draft = torch.tensor([[0.0, 3.0], [0.0, 3.0]])  # both pick draft id 1 → target 2
+        ce, n_in, hits = restricted_loss(draft, target, draft_ids, t2d)
+        assert int(n_in) == 1 and int(hits) == 1
+        p = torch.softmax(torch.tensor([0.0, 5.0]), -1)
+        assert float(ce) == pytest.approx(float(-(p * torch.log_softmax(torch.tensor([0.0, 3.0]), -1)).sum()), rel=1e-5)
+
+
+@pytest.fixture(scope="module")
+def tiny_target(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random 8-layer Llama saved like the prepared model, plus 8 answered samples."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    root = tmp_path_factory.mktemp("tiny")
+    torch.manual_seed(0)
+    config = LlamaConfig(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,
+                         num_hidden_layers=8, vocab_size=128, max_position_embeddings=256, tie_word_embeddings=True)
+    LlamaForCausalLM(config).save_pretrained(root / "target")
+    rng = random.Random(0)
+    with open(root / "data.jsonl", "w") as fh:
+        for i in range(8):
+            fh.write(json.dumps({"id": str(i), "slice": "train", "kind": "report", "lang": "en",
+                                 "prompt_ids": [rng.randrange(128) for _ in range(8)],
+                                 "output_ids": [rng.randrange(64) for _ in range(16)]}) + "\n")
+    return root
+
+
+def _trainer(root: Path, work: str, **overrides: object) -> Trainer:
+    values: dict[str, object] = {"data": root / "data.jsonl", "work_dir": root / work, "draft_vocab_size": 16,
+                                 "ttt_steps": 3, "steps": 4, "samples_per_step": 4, "dtype": "float32", "lr": 3e-3,
+                                 "checkpoint_every": 1}
+    config = TrainConfig(**(values | overrides))
+    return Trainer(config, root / "target")
+
+
+def _batch_loss(trainer: Trainer) -> float:
+    with torch.no_grad():
+        return sum(float(trainer.sample_loss(s)[0]) for s in trainer.samples[:4])
+
+
+class TestTrainer:
+    def test_one_step_reduces_loss_deterministically(self, tiny_target: Path) -> None:
+        """Two seeded runs give bit-identical losses, and one optimizer step lowers the loss on its batch."""
+        a, b = _trainer(tiny_target, "a"), _trainer(tiny_target, "b")
+        a.samples = b.samples = a.samples[:4]  # the first step trains exactly on these
+        before = _batch_loss(a)
+        assert before == _batch_loss(b)
+        a.config.steps = b.config.steps = 1
+        a.train(progress=False)
+        b.train(progress=False)
+        after = _batch_loss(a)
+        assert after == _batch_loss(b)
+        assert after < before
+
+    def test_resume_continues_from_the_checkpoint(self, tiny_target: Path) -> None:
+        """A new trainer over the same work dir starts at the saved step with the saved weights."""
+        first = _trainer(tiny_target, "resume", steps=2)
+        first.train(progress=False)
+        second = _trainer(tiny_target, "resume", steps=2)
+        assert second.maybe_resume()
+        assert second.step == 2
+        assert torch.equal(second.head.fc.weight, first.head.fc.weight)
+
+
+# vLLM's checkpoint names for a llama_eagle3 head with fc_norm (model_executor/models/llama_eagle3.py).
+VLLM_NAMES = {
+    "d2t", "t2d", "fc.weight", "fc_norm.0.weight", "fc_norm.1.weight", "fc_norm.2.weight", "norm.weight",
+    "lm_head.weight", "midlayer.input_layernorm.weight", "midlayer.hidden_norm.weight",
+    "midlayer.post_attention_layernorm.weight", "midlayer.self_attn.q_proj.weight",
+    "midlayer.self_attn.k_proj.weight", "midlayer.self_attn.v_proj.weight", "midlayer.self_attn.o_proj.weight",
+    "midlayer.mlp.gate_proj.weight", "midlayer.mlp.up_proj.weight", "midlayer.mlp.down_proj.weight",
+}
+
+
+class TestExport:
+    def test_weight_names_dtypes_and_shapes(self, tmp_path: Path) -> None:
+        """Exactly vLLM's names (no embed_tokens: vLLM shares the target's), bf16 floats, int64 d2t, bool t2d."""
+        out = export_draft(tiny_head(), tmp_path / "head")
+        with safe_open(str(out / "model.safetensors"), "pt") as f:
+            names = set(f.keys())
+            tensors = {n: f.get_tensor(n) for n in names}
+        assert names == VLLM_NAMES
+        assert tensors["d2t"].dtype == torch.int64 and tensors["t2d"].dtype == torch.bool
+        assert tensors["fc.weight"].dtype == torch.bfloat16
+        assert tensors["fc.weight"].shape == (32, 96)
+        assert tensors["midlayer.self_attn.q_proj.weight"].shape == (32, 64)  # 2H input
+        assert tensors["lm_head.weight"].shape == (16, 32)
+
+    def test_config_json_for_vllm(self, tmp_path: Path) -> None:
+        """config.json names the architecture vLLM registers for llama_eagle3 and carries the 3.1 switches."""
+        head = tiny_head(fc_norm=True, norm_output=False)
+        cfg = json.loads((export_draft(head, tmp_path / "head") / "config.json").read_text())
+        assert cfg["architectures"] == ["LlamaForCausalLMEagle3"]
+        assert (cfg["fc_norm"], cfg["norm_output"]) == (True, False)
+        assert cfg["draft_vocab_size"] == 16 and cfg["vocab_size"] == 128
+        assert cfg["num_hidden_layers"] == 1
+        assert cfg["eagle_config"]["eagle_aux_hidden_state_layer_ids"] == [2, 4, 5]
+
+    def test_architecture_is_registered_in_vllm(self) -> None:
+        """vLLM's model registry maps the exported architecture to its llama_eagle3 implementation."""
+        from vllm.model_executor.models.registry import _SPECULATIVE_DECODING_MODELS
+
+        assert _SPECULATIVE_DECODING_MODELS["LlamaForCausalLMEagle3"] == ("llama_eagle3", "Eagle3LlamaForCausalLM")
+
+    def test_manifest_hashes_the_weights(self, tmp_path: Path) -> None:
+        """The manifest lists the sha256 of the weights and the training record."""
+        import hashlib
+
+        out = export_draft(tiny_head(), tmp_path / "head")
+        manifest = json.loads((out / "manifest.json").read_text())
+        digest = hashlib.sha256((out / "model.safetensors").read_bytes()).hexdigest()
+        assert manifest["kind"] == "draft"
+        assert manifest["files"]["model.safetensors"]["sha256"] == digest
+        assert set(manifest["source"]) >= {"data_sha256", "seed", "steps", "code_version"}
+
+    def test_round_trip(self, tmp_path: Path) -> None:
+        """An exported head loads back with the same drafts (bf16 rounding aside)."""
+        head = tiny_head()
+        emb = head.embed_tokens.weight.detach().clone()
+        back = load_exported(export_draft(head, tmp_path / "head", dtype="float32"), emb)
+        ids, hidden, pos = torch.randint(0, 128, (1, 5)), torch.randn(1, 5, 32), torch.arange(5)[None]
+        assert torch.allclose(head.step(ids, hidden, pos)[0], back.step(ids, hidden, pos)[0], atol=1e-6)
+        assert torch.equal(back.d2t, head.d2t)
