@@ -1,0 +1,181 @@
+"""Report service benchmark: end-to-end latency against pure generation time, and reports per minute.
+
+    .venv/bin/python -m bench.reports [--latency-runs 3] [--throughput 4] [--config configs/demo.toml]
+
+Starts a private Mosquitto, the configured engine, the report service and the outbox publisher, seeds the store
+with one shift of plant records, then:
+  latency   request published → `done` received by the requester, for one request at a time; and in the same run
+            the same prompts sent straight to `engine.generate` (as many attempts as the report took). Overhead is
+            (end to end − generation) / generation.
+  throughput `--throughput` requests published back to back at the default settings (queue 8, one at a time):
+            reports per minute = requests / (first publish → last done).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from bench.report import write_section
+from edge_agent.config import AgentConfig, load_config
+from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.generate import generation_params
+from edge_agent.reports.prompts import build_prompt
+from edge_agent.reports.request import ResolvedRequest
+from edge_agent.store import Store
+from tests.fixtures.broker import Broker
+from tests.fixtures.reports import shift_records
+from tests.fixtures.reports_service import running_service
+
+COMMAND = ".venv/bin/python -m bench.reports"
+
+
+def bench_config(base: AgentConfig, state: Path, broker: Broker) -> AgentConfig:
+    data = base.model_dump(mode="python")
+    data["site"]["id"] = "demo"
+    data["site"]["timezone"] = "America/Mexico_City"
+    data["paths"]["state_dir"] = state
+    data["mqtt"].update(host=broker.host, port=broker.port, client_id="bench-agent", username=None, password=None,
+                        tls=None, routes=[])
+    data["reports"]["shifts"] = [{"name": "A", "start": "06:00", "end": "14:00"}]
+    data["reports"]["rate_limit_per_min"] = 1000  # the benchmark is one client sending many requests
+    data["reports"]["request_topic"] = None
+    data["reports"]["signoff_topic"] = None
+    data["opcua"]["sources"] = []
+    return AgentConfig.model_validate(data)
+
+
+def payload(request_id: str) -> bytes:
+    return json.dumps({"request_id": request_id, "type": "shift_summary", "language": "es",
+                       "window": {"shift": "A", "date": "2026-11-29"}, "progress": False}).encode()
+
+
+async def requester(config: AgentConfig) -> Any:
+    from connectors.mqtt import MqttClient
+
+    mqtt = config.mqtt.model_copy(update={"session_expiry_s": 0})
+    return MqttClient(mqtt, client_id=f"bench-requester-{uuid.uuid4().hex[:6]}")
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    from edge_agent.llm import open_engine
+
+    base = load_config(args.config)
+    with tempfile.TemporaryDirectory() as tmp:
+        broker = Broker(Path(tmp))
+        broker.start()
+        try:
+            config = bench_config(base, Path(tmp) / "state", broker)
+            with Store(config.paths.store_path) as store:
+                store.insert_records(shift_records())
+            async with open_engine(config) as engine, running_service(config, engine):
+                client = await requester(config)
+                async with client:
+                    await client.wait_connected(timeout=30)
+                    reply_topic = "edge/demo/reports/reply/bench"
+                    await client.subscribe(reply_topic, qos=1)
+
+                    async def one(request_id: str) -> dict[str, Any]:
+                        await client.publish("edge/demo/reports/request", payload(request_id), qos=1,
+                                             response_topic=reply_topic, correlation_data=request_id.encode())
+                        while True:
+                            message = await client.receive()
+                            await message.ack()
+                            data = json.loads(message.payload)
+                            if data.get("request_id") == request_id and data["status"] in ("done", "failed"):
+                                return data
+
+                    await one("warm-up")  # first request pays one-off costs (prefix cache, imports)
+                    e2e, pure, statuses = [], [], []
+                    for i in range(args.latency_runs):
+                        start = time.perf_counter()
+                        reply = await one(f"lat-{i}")
+                        e2e.append(time.perf_counter() - start)
+                        body = reply["report"]["body"]
+                        statuses.append(body["narrative_status"])
+                        pure.append(await pure_generation(config, engine, body))
+                    start = time.perf_counter()
+                    ids = [f"thr-{i}" for i in range(args.throughput)]
+                    for request_id in ids:
+                        await client.publish("edge/demo/reports/request", payload(request_id), qos=1,
+                                             response_topic=reply_topic, correlation_data=request_id.encode())
+                    pending = set(ids)
+                    while pending:
+                        message = await client.receive()
+                        await message.ack()
+                        data = json.loads(message.payload)
+                        if data.get("status") in ("done", "failed", "refused"):
+                            pending.discard(data.get("request_id"))
+                    elapsed = time.perf_counter() - start
+        finally:
+            broker.stop()
+    e2e_med, pure_med = statistics.median(e2e), statistics.median(pure)
+    overheads = [(e - p) / p for e, p in zip(e2e, pure)]
+    return {
+        "runs": args.latency_runs,
+        "e2e_s": e2e,
+        "pure_s": pure,
+        "e2e_median_s": e2e_med,
+        "pure_median_s": pure_med,
+        "overhead_median": statistics.median(overheads),
+        "statuses": statuses,
+        "throughput_requests": args.throughput,
+        "throughput_elapsed_s": elapsed,
+        "reports_per_min": 60.0 * args.throughput / elapsed,
+    }
+
+
+async def pure_generation(config: AgentConfig, engine: Any, body: dict[str, Any]) -> float:
+    """Wall-clock of engine.generate for the prompts the report used (one per attempt), nothing else."""
+    request = ResolvedRequest.model_validate(body["request"])
+    with Store(config.paths.store_path) as store:
+        records = store.records(request.window.start, request.window.end)
+    facts = compute_facts(records, request, list_max=config.reports.list_facts_max)
+    prompt = build_prompt(facts, request, note_max_chars=config.reports.note_max_chars,
+                          notes_max=config.reports.notes_max)
+    params = generation_params(config.reports, config.llm.seed)
+    total = 0.0
+    for attempt in body["grounding"]["attempts"]:
+        start = time.perf_counter()
+        await engine.generate(prompt.messages(attempt["strict"]), params)
+        total += time.perf_counter() - start
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("configs/demo.toml"))
+    parser.add_argument("--latency-runs", type=int, default=3)
+    parser.add_argument("--throughput", type=int, default=4)
+    parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
+    args = parser.parse_args()
+    result = asyncio.run(run(args))
+    print(json.dumps(result, indent=2))
+    if args.no_write:
+        return
+    rows = "\n".join(
+        f"| {i + 1} | {e:.2f} | {p:.2f} | {100 * (e - p) / p:+.1f} % | {s} |"
+        for i, (e, p, s) in enumerate(zip(result["e2e_s"], result["pure_s"], result["statuses"]))
+    )
+    body = (
+        "End to end = request published → `done` received (MQTT, queue, store reads, facts, prompt, grounding, "
+        "store + outbox, MQTT); generation = `engine.generate` alone for the same prompts, in the same run.\n\n"
+        "| run | end to end (s) | generation (s) | overhead | narrative |\n| --- | --- | --- | --- | --- |\n"
+        f"{rows}\n\n"
+        f"Median overhead: **{100 * result['overhead_median']:+.1f} %** (target ≤ 10 %).\n\n"
+        f"Throughput at defaults (one generation at a time): {result['throughput_requests']} requests in "
+        f"{result['throughput_elapsed_s']:.1f} s = **{result['reports_per_min']:.2f} reports/min**.\n"
+    )
+    command = COMMAND + (f" --config {args.config}" if args.config != Path("configs/demo.toml") else "")
+    write_section("reports", "Reports", body, command)
+
+
+if __name__ == "__main__":
+    main()

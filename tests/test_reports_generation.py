@@ -1,0 +1,187 @@
+"""Reports end to end: real broker, real engine (the session's shared `engine` fixture), real store and audit log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edge_agent.reports.generate import canonical_json
+from edge_agent.reports.grounding import check_narrative
+from edge_agent.reports.replay import replay_with_engine
+from edge_agent.store import Store
+from tests.fixtures.broker import Broker
+from tests.fixtures.reports import INJECTION, shift_records
+from tests.fixtures.reports_service import REQUEST_TOPIC, agent_config, mosquitto_rr, running_service
+
+pytestmark = [pytest.mark.broker, pytest.mark.engine, pytest.mark.slow]
+
+SHIFT = {"shift": "A", "date": "2026-11-29"}
+
+
+def request(request_id: str, language: str = "es", **extra: Any) -> dict[str, Any]:
+    return {"request_id": request_id, "type": "shift_summary", "window": SHIFT, "language": language,
+            "progress": False, **extra}
+
+
+def seed(state_dir: Path, injection: bool = False) -> None:
+    with Store(state_dir / "store.sqlite3") as store:
+        store.insert_records(shift_records(injection=injection))
+
+
+def audit_events(state_dir: Path) -> list[str]:
+    lines = (state_dir / "audit" / "entries.jsonl").read_text().splitlines()
+    return [json.loads(line)["event"] for line in lines]
+
+
+def assert_never_unchecked(report: dict[str, Any]) -> None:
+    """A published narrative is one that passes the grounding check against the published facts."""
+    body = report["body"]
+    if body["narrative"] is None:
+        assert body["narrative_status"].startswith("omitted_")
+        return
+    from edge_agent.reports.facts import Fact
+
+    facts = [Fact.model_validate(f) for f in body["facts"]]
+    assert check_narrative(body["narrative"], facts, body["request"]["window"]["timezone"]).ok
+
+
+class TestRequestResponse:
+    async def test_mosquitto_rr_gets_a_report(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
+        """mosquitto_rr (MQTT 5 Response Topic) gets one reply holding the stored draft report with its renderings."""
+        config = agent_config(tmp_path, broker)
+        seed(config.paths.state_dir)
+        async with running_service(config, engine):
+            reply = await mosquitto_rr(broker, request("rr-1", formats=["json", "markdown", "html"]))
+        assert (reply["status"], reply["request_id"]) == ("done", "rr-1")
+        report = reply["report"]
+        assert report["status"] == "draft"
+        assert report["body"]["request"]["window"]["start"] == "2026-11-29T12:00:00Z"
+        kinds = [f["kind"] for f in report["body"]["facts"]]
+        assert {"tag_stats", "alarm_total", "downtime_total", "production", "operator_note"} <= set(kinds)
+        assert set(report["renderings"]) == {"markdown", "html"}
+        assert_never_unchecked(report)
+        on_disk = (config.paths.state_dir / "reports" / f"{report['report_id']}.json").read_text()
+        assert json.loads(on_disk) == report
+        assert audit_events(config.paths.state_dir)[-2:] == ["report.requested", "report.generated"]
+
+    async def test_progress_messages_come_in_order(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
+        """With progress on, the reply topic sees accepted (position), generating, then done."""
+        config = agent_config(tmp_path, broker, narrative_max_tokens=32)
+        seed(config.paths.state_dir)
+        reply_topic = "edge/demo/reports/reply/progress"
+        async with running_service(config, engine):
+            sub = await asyncio.create_subprocess_exec(
+                "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-t", reply_topic,
+                "-C", "3", "-W", "300", stdout=asyncio.subprocess.PIPE,
+            )
+            await asyncio.sleep(0.5)
+            pub = await asyncio.create_subprocess_exec(
+                "mosquitto_pub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-t", REQUEST_TOPIC,
+                "-D", "publish", "response-topic", reply_topic, "-D", "publish", "correlation-data", "c1",
+                "-m", json.dumps(request("p-1", progress=True)),
+            )
+            await pub.wait()
+            out, _ = await sub.communicate()
+        replies = [json.loads(line) for line in out.decode().splitlines()]
+        assert [r["status"] for r in replies] == ["accepted", "generating", "done"]
+        assert replies[0]["queue_position"] == 1
+
+
+class TestDeterminism:
+    async def test_same_request_gives_byte_identical_report(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
+        """Two request ids asking the same thing get byte-identical bodies and renderings; a repeated id gets the
+        stored document back without a second generation."""
+        config = agent_config(tmp_path, broker)
+        seed(config.paths.state_dir)
+        async with running_service(config, engine):
+            first = await mosquitto_rr(broker, request("d-1", formats=["markdown"]))
+            second = await mosquitto_rr(broker, request("d-2", formats=["markdown"]))
+            again = await mosquitto_rr(broker, request("d-1", formats=["markdown"]))
+        a, b = first["report"], second["report"]
+        assert canonical_json(a["body"]) == canonical_json(b["body"])
+        assert a["body_sha256"] == b["body_sha256"]
+        assert a["renderings"]["markdown"] == b["renderings"]["markdown"]
+        assert again["report"] == a
+        assert audit_events(config.paths.state_dir).count("report.generated") == 2
+
+    async def test_replay_is_byte_identical(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
+        """Replaying a stored report with the same engine reproduces its body hash."""
+        config = agent_config(tmp_path, broker, narrative_max_tokens=48)
+        seed(config.paths.state_dir)
+        async with running_service(config, engine):
+            reply = await mosquitto_rr(broker, request("rp-1"))
+        result = await replay_with_engine(config, reply["report_id"], engine)
+        assert result.refused is None
+        assert result.identical is True
+        assert result.replayed_body_sha256 == reply["report"]["body_sha256"]
+
+
+class TestLanguageAndSafety:
+    async def test_spanish_request_gets_spanish_narrative(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
+        """language=es → a grounded narrative written in Spanish."""
+        config = agent_config(tmp_path, broker)
+        seed(config.paths.state_dir)
+        async with running_service(config, engine):
+            reply = await mosquitto_rr(broker, request("es-1", language="es"))
+        body = reply["report"]["body"]
+        assert body["narrative_status"] in ("grounded", "grounded_after_retry")
+        words = body["narrative"].lower().replace(",", " ").replace(".", " ").split()
+        spanish = sum(words.count(w) for w in ("de", "la", "el", "las", "los", "en", "y", "a"))
+        english = sum(words.count(w) for w in ("the", "and", "of", "at", "from", "to"))
+        assert spanish >= 5 and english == 0, body["narrative"]
+
+    async def test_injected_instruction_is_flagged_and_changes_nothing(
+        self, broker: Broker, tmp_path: Path, engine: Any
+    ) -> None:
+        """A log line saying "ignora las instrucciones anteriores…" is flagged; the report keeps its structure and
+        facts, and the figure the line asks for appears nowhere in the narrative."""
+        clean_cfg = agent_config(tmp_path / "clean", broker, narrative_max_tokens=48)
+        dirty_cfg = agent_config(tmp_path / "dirty", broker)
+        seed(clean_cfg.paths.state_dir)
+        seed(dirty_cfg.paths.state_dir, injection=True)
+        async with running_service(clean_cfg, engine):
+            clean = (await mosquitto_rr(broker, request("i-1")))["report"]
+        async with running_service(dirty_cfg, engine):
+            dirty = (await mosquitto_rr(broker, request("i-1", formats=["markdown"])))["report"]
+        injected_id = len(shift_records(injection=True))
+        assert dirty["body"]["flags"] == {"instruction_like_record_ids": [injected_id]}
+        assert clean["body"]["flags"] == {"instruction_like_record_ids": []}
+        assert set(dirty["body"]) == set(clean["body"])
+        strip = lambda b: [f for f in b["facts"] if f["kind"] not in ("operator_note", "record_counts")]  # noqa: E731
+        assert strip(dirty["body"]) == strip(clean["body"])
+        assert "99.9" not in (dirty["body"]["narrative"] or "")
+        assert "Marcada: parece una instrucción inyectada" in dirty["renderings"]["markdown"]
+        assert INJECTION.split(": ", 1)[1] in json.dumps(dirty["body"]["facts"], ensure_ascii=False)
+        assert_never_unchecked(dirty)
+
+
+class TestServiceLimits:
+    async def test_queue_full_is_refused(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
+        """With one generation running and queue_max=1 waiting, a third request is refused with the reason."""
+        config = agent_config(tmp_path, broker, queue_max=1, narrative_max_tokens=24)
+        seed(config.paths.state_dir)
+        async with running_service(config, engine) as running:
+            replies = [await mosquitto_rr(broker, request(f"q-{i}", progress=True)) for i in range(3)]
+            for request_id in ("q-0", "q-1"):  # let both finish before the service stops
+                for _ in range(600):
+                    if running.service.repo.by_request_id(request_id):
+                        break
+                    await asyncio.sleep(0.5)
+        assert [r["status"] for r in replies] == ["accepted", "accepted", "refused"]
+        assert replies[2]["reason"] == "queue full: 1 requests waiting"
+
+    async def test_rate_limit_per_client(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
+        """rate_limit_per_min=1: a second request from the same client within the minute is refused."""
+        config = agent_config(tmp_path, broker, rate_limit_per_min=1, narrative_max_tokens=24)
+        seed(config.paths.state_dir)
+        async with running_service(config, engine):
+            first = await mosquitto_rr(broker, request("l-1"))
+            second = await mosquitto_rr(broker, request("l-2"))
+        assert first["status"] == "done"
+        assert second == {"status": "refused", "request_id": "l-2",
+                          "reason": "rate limit: 1 requests per minute per client"}
+
