@@ -270,6 +270,32 @@ class TestSupervisorStop:
             "flushed store",
         ]
 
+    async def test_component_failing_during_its_stop_is_logged_and_not_restarted(self) -> None:
+        """An error raised while flushing after the cancel is logged; the component is not started again."""
+
+        class FailsOnStop:
+            name = "outbox"
+            runs = 0
+
+            async def run(self, ready: asyncio.Event) -> None:
+                FailsOnStop.runs += 1
+                ready.set()
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    raise OSError("disk full")  # noqa: B904  (the failure a flush can meet)
+
+        sup = supervisor(FailsOnStop())
+        run = asyncio.create_task(sup.run())
+        await wait_until(lambda: sup.ready)
+        with capture_logs() as logs:
+            sup.request_stop("test")
+            assert await run == 0
+        assert FailsOnStop.runs == 1
+        assert [(e["component"], e["error"]) for e in logs if e["event"] == "component_crashed"] == [
+            ("outbox", "OSError: disk full")
+        ]
+
     async def test_stopping_is_sent_before_components_are_cancelled(self, abstract_socket: NotifySocket) -> None:
         """STOPPING=1 reaches systemd as soon as the stop begins."""
         sup = supervisor(Probe("store", [], flush_s=0.3), notifier=SdNotifier(abstract_socket.address))

@@ -14,6 +14,10 @@ class Component(Protocol):
     cancelled. Cancellation is the orderly stop: finish or fail in-flight work, flush, then return or re-raise
     `CancelledError`. Raising anything else is a crash: the supervisor logs it and restarts the component with
     exponential backoff, handing it a fresh `ready` event.
+
+    A component may clear `ready` while degraded (e.g. broker connection lost, reconnecting) and set it again when
+    recovered; /readyz reports it meanwhile. A component that needs longer than `daemon.ready_timeout_s` to become
+    ready (the engine loading a model) declares an attribute `ready_timeout_s: float`.
     """
 
     name: str

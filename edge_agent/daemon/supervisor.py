@@ -251,6 +251,8 @@ class Supervisor:
                 log.error("component_exited", component=slot.name, error=slot.last_error)
             finally:
                 watcher.cancel()
+            if slot.phase == "stopping":
+                return  # it failed while flushing after our cancel: logged above, and not to be started again
             # A component that ran healthy for a long stretch starts its backoff afresh on the next failure.
             if slot.was_ready and loop.time() - began >= self._config.restart_backoff_max_s:
                 attempt = 0
