@@ -69,6 +69,9 @@ NOTIFICATION_QUEUE_MAX = 10000
 # Records per store write, and the longest a received value waits for its batch (the writer adds its own batching).
 BATCH_MAX_RECORDS = 500
 BATCH_MAX_DELAY_S = 0.1
+# A backfill re-reads this far before the last value seen: servers stamp values with their own (or the device's)
+# clock and may deliver them out of order; the overlap costs a few duplicate reads, deduplicated by key.
+BACKFILL_OVERLAP_S = 5.0
 # Values per HistoryRead page: bounds memory while backfilling a long gap.
 HISTORY_PAGE_VALUES = 2000
 # Closing a dead session must not stall the reconnect: the server may never answer CloseSession.
@@ -177,6 +180,15 @@ def alarm_record(source: str, event: Event) -> Record:
         source, "alarm", asset, to_utc(when).isoformat(), value["message"]
     )
     return Record(source=source, kind="alarm", key=str(asset), source_time=when, value=value, idempotency_key=key)
+
+
+def _first_error(group: BaseExceptionGroup) -> BaseException:
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            return _first_error(exc)
+        if not isinstance(exc, asyncio.CancelledError):
+            return exc
+    return group.exceptions[0]
 
 
 class _Session:
@@ -522,11 +534,16 @@ class OpcuaSource:
         log.info("opcua_subscribed", source=cfg.name, endpoint=cfg.endpoint, items=len(session.tags_by_handle),
                  events=session.event_handle is not None, session=self._sessions)
         ready.set()
-        async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(self._consume(session), name=f"opcua-{cfg.name}-consume")
-            tasks.create_task(session.watch(), name=f"opcua-{cfg.name}-watch")
-            if cfg.history_backfill:
-                tasks.create_task(self._backfill(session, gap_start, first_session), name=f"opcua-{cfg.name}-backfill")
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                tasks.create_task(self._consume(session), name=f"opcua-{cfg.name}-consume")
+                tasks.create_task(session.watch(), name=f"opcua-{cfg.name}-watch")
+                if cfg.history_backfill:
+                    tasks.create_task(self._backfill(session, gap_start, first_session),
+                                      name=f"opcua-{cfg.name}-backfill")
+        except BaseExceptionGroup as group:
+            # The first failure (usually the watch's ConnectionLost) decides; the rest were cancelled with it.
+            raise _first_error(group) from group
 
     # --- live values ----------------------------------------------------------------------------------------
 
@@ -591,7 +608,7 @@ class OpcuaSource:
                 start = end - timedelta(seconds=cfg.history_backfill_initial_s)
             if start is None:
                 continue
-            start = max(start, earliest)
+            start = max(start - timedelta(seconds=BACKFILL_OVERLAP_S), earliest)
             try:
                 async for page in await session.history(node, start, end):
                     records = [tag_record(cfg.name, node.tag, dv, historical=True) for dv in page]

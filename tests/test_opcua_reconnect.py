@@ -1,0 +1,70 @@
+"""The failure this connector exists for: the OPC UA server restarts while values keep coming (opcua-asyncio #70)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from connectors.opcua import RECONNECTS
+from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wait_until
+
+pytestmark = pytest.mark.opcua
+
+VIB = "P-101.vibration_mm_s"
+# One sample per 40 ms: a few dozen values fall into the outage, few enough to keep the test fast.
+PERIOD_S = 0.04
+
+
+# Sample values start here, apart from the 0.0 a (re)started server presents before the first write.
+FIRST = 1000.0
+
+
+class Producer:
+    """Writes sample i = FIRST + i stamped now, through the endpoint when it is up, to history while it is down."""
+
+    def __init__(self, server: OpcuaServer) -> None:
+        self.server = server
+        self.written: list[tuple[datetime, float]] = []
+
+    async def produce(self, seconds: float) -> None:
+        end = asyncio.get_running_loop().time() + seconds
+        while asyncio.get_running_loop().time() < end:
+            when, value = datetime.now(timezone.utc), FIRST + len(self.written)
+            await self.server.write({VIB: value}, when)
+            self.written.append((when, value))
+            await asyncio.sleep(PERIOD_S)
+
+
+async def test_server_restart_resubscribes_and_backfills_the_gap(opcua_server: OpcuaServer, tmp_path: Path) -> None:
+    """After a restart a new session delivers live values again and the outage is backfilled, each value once."""
+    config = source_config(opcua_server.endpoint, [VIB])
+    producer = Producer(opcua_server)
+    reconnects_before = RECONNECTS.labels("plc")._value.get()
+    async with running_source(config, tmp_path / "agent") as agent:
+
+        def produced_stored() -> list[tuple[datetime, float]]:
+            return [(r.source_time, r.value) for r in agent.tag_values(VIB) if r.value >= FIRST]
+
+        await producer.produce(0.5)
+        await wait_until(lambda: len(produced_stored()) >= 5, what="live values before the restart")
+        await opcua_server.stop()
+        outage_start = len(producer.written)
+        await producer.produce(1.0)  # the outage: these exist only in the server's history
+        outage = range(outage_start, len(producer.written))
+        restarted_at = datetime.now(timezone.utc)
+        await opcua_server.start()
+        await producer.produce(2.0)
+        await wait_until(lambda: len(produced_stored()) >= len(producer.written), timeout=15,
+                         what="every produced value stored")
+        records = [r for r in agent.tag_values(VIB) if r.value >= FIRST]
+
+    assert sorted((r.source_time, r.value) for r in records) == producer.written  # nothing lost, nothing twice
+    # Written while the endpoint was down: they can only have come from HistoryRead.
+    from_outage = [r for r in records if int(r.value - FIRST) in outage]
+    assert len(from_outage) == len(outage) > 5 and all(r.historical for r in from_outage)
+    late_live = [r for r in records if not r.historical and r.source_time > restarted_at + timedelta(seconds=1)]
+    assert late_live, "no live value after the restart: the subscription did not come back"
+    assert RECONNECTS.labels("plc")._value.get() == reconnects_before + 1
