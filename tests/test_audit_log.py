@@ -177,11 +177,11 @@ class TestAppend:
 
 class TestCheckpoints:
     def test_checkpoint_every_n_entries_and_at_close(self, tmp_path: Path) -> None:
-        """With N=4: checkpoints at sizes 4 and 8 during appends, and 10 at close."""
+        """With N=4: size 1 at creation, then 5 and 9 (4 entries later each), and 10 at close."""
         with open_log(tmp_path, every=4) as log:
             for i in range(9):
                 log.append("ingest.batch", "mqtt", {"i": i})
-        assert [size for size, _ in signed_notes(tmp_path)] == [4, 8, 10]
+        assert [size for size, _ in signed_notes(tmp_path)] == [1, 5, 9, 10]
         latest = SignedNote.parse((tmp_path / "checkpoint").read_bytes())
         assert Checkpoint.parse_body(latest.text).size == 10
 
@@ -215,7 +215,7 @@ class TestCheckpoints:
             assert (last["event"], last["payload"]["kind"]) == ("error", "checkpoint_mismatch")
         finally:
             log.close()
-        assert [size for size, _ in signed_notes(tmp_path)] == [5]
+        assert [size for size, _ in signed_notes(tmp_path)] == [1, 5]
 
 
 class TestKeys:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -20,7 +19,7 @@ EVERY = 8
 
 
 def build(directory: Path, n: int = 40, tag: str = "a") -> None:
-    """A closed log of n entries (entry 0 is the key), checkpointed every 8 and at close."""
+    """A closed log of n entries (entry 0 is the key), checkpointed at 1, every 8 entries after, and at close."""
     with AuditLog.open(directory, ORIGIN, checkpoint_every_entries=EVERY) as log:
         for i in range(1, n):
             log.append("ingest.batch", "mqtt", {"i": i, "tag": tag})
@@ -105,8 +104,9 @@ class TestTamperingIsLocated:
         write(log_dir, [e.to_line() for e in rewritten])
         result = verify_log(log_dir)
         assert result.problem is not None
-        assert "checkpoint of size 24: signed root" in result.problem.reason
-        assert "the first changed entry is one of 16..23" in result.problem.reason
+        # Checkpoints were signed at sizes 1, 9, 17, 25, 33, 40: the one at 25 is the first to cover entry 19.
+        assert "checkpoint of size 25: signed root" in result.problem.reason
+        assert "the first changed entry is one of 17..24" in result.problem.reason
 
     def test_checkpoint_resigned_with_another_key(self, log_dir: Path) -> None:
         """The latest checkpoint with its body intact but signed by a stranger's key is rejected."""
@@ -114,7 +114,9 @@ class TestTamperingIsLocated:
         body = Checkpoint.parse_body(SignedNote.parse(note).text)
         forged = sign_checkpoint(body, [Signer.generate(ORIGIN)])
         (log_dir / "checkpoint").write_bytes(forged)
-        (log_dir / "checkpoints" / f"{body.size:012d}.note").write_bytes(forged)
+        records = [json.loads(x) for x in (log_dir / "checkpoints.jsonl").read_text().splitlines()]
+        records[-1]["note"] = forged.decode()
+        (log_dir / "checkpoints.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
         result = verify_log(log_dir)
         assert result.problem is not None
         assert f"checkpoint of size {body.size}: signature: no signature from a trusted key" in result.problem.reason
@@ -148,3 +150,11 @@ class TestCli:
         )
         assert run.returncode == 1
         assert "audit verify: FAILED: entry 5: entry_hash" in run.stderr
+
+
+def test_log_stripped_of_every_checkpoint_fails(log_dir: Path) -> None:
+    """A log always has a checkpoint from its creation; deleting them all (to hide truncation) is reported."""
+    (log_dir / "checkpoint").unlink()
+    (log_dir / "checkpoints.jsonl").unlink()
+    result = verify_log(log_dir)
+    assert result.problem is not None and "no signed checkpoint for 40 entries" in result.problem.reason

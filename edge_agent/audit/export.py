@@ -25,7 +25,7 @@ from edge_agent.audit import bundle
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.entry import AuditError, format_time
 from edge_agent.audit.keys import Verifier
-from edge_agent.audit.log import KEYS, LATEST_CHECKPOINT, AuditLog, checkpoint_path, iter_lines, read_verifiers
+from edge_agent.audit.log import KEYS, LATEST_CHECKPOINT, AuditLog, iter_lines, read_verifiers, signed_notes
 from edge_agent.audit.merkle import MerkleTree, leaf_hash
 from edge_agent.audit.summary import render_summary
 from edge_agent.audit.verify import VerifyResult, verify_bundle
@@ -100,8 +100,7 @@ def export_bundle(
     first, last = _select(lines, start, end)
     previous_note = None
     if previous_size is not None and previous_size <= checkpoint.size:
-        path = checkpoint_path(audit_dir, previous_size)
-        previous_note = path.read_bytes() if path.exists() else None
+        previous_note = dict(signed_notes(audit_dir)).get(previous_size)
 
     stage_root = Path(tempfile.mkdtemp(prefix=".audit-export-", dir=out.parent if out.parent.exists() else None))
     name = out.name.removesuffix(".tar.gz").removesuffix(".tgz") if as_tar else out.name

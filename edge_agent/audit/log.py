@@ -5,8 +5,8 @@ Files in the audit directory (`<state_dir>/audit/`):
     entries.jsonl           one canonical entry per line (see entry.py)
     signing.key             Ed25519 signer key, mode 0600 (keys.py)
     keys.txt                every verifier key this log has used, oldest first
-    checkpoint              the latest signed checkpoint (checkpoint.py)
-    checkpoints/<size>.note every signed checkpoint, size zero-padded to 12 digits
+    checkpoint              the latest signed checkpoint (checkpoint.py), as a plain note file
+    checkpoints.jsonl       every signed checkpoint, one {"size": n, "note": "<signed note>"} per line
     torn/                   bytes cut from a torn last line on reopen, kept for forensics
     lock                    flock'd by the one process that has the log open for appending
 
@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,7 +44,7 @@ ENTRIES = "entries.jsonl"
 SIGNING_KEY = "signing.key"
 KEYS = "keys.txt"
 LATEST_CHECKPOINT = "checkpoint"
-CHECKPOINTS = "checkpoints"
+CHECKPOINTS = "checkpoints.jsonl"
 TORN = "torn"
 LOCK = "lock"
 
@@ -81,10 +82,6 @@ class AuditWriteError(AuditError):
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
-
-
-def checkpoint_path(directory: Path, size: int) -> Path:
-    return directory / CHECKPOINTS / f"{size:012d}.note"
 
 
 def read_verifiers(directory: Path) -> list[Verifier]:
@@ -155,7 +152,6 @@ class AuditLog:
         directory = Path(directory)
         check_name(origin)
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        (directory / CHECKPOINTS).mkdir(exist_ok=True)
         lock_fd = _lock(directory)
         try:
             return cls._open_locked(directory, origin, lock_fd, checkpoint_every_entries, clock)
@@ -174,6 +170,7 @@ class AuditLog:
     ) -> AuditLog:
         entries = directory / ENTRIES
         torn = _repair_torn_tail(directory, entries)
+        _cut_partial_line(directory / CHECKPOINTS)
 
         last, blocked = _read_latest_checkpoint(directory, origin)
         tail = _scan(entries, last.size if last else None)
@@ -203,6 +200,8 @@ class AuditLog:
         audit._lock_fd = lock_fd
         if created:
             audit.append("key.rotated", "audit", {"previous": None, "key": signer.verifier.key_string()})
+            # Signed at once, so every log has a checkpoint: one without any is then evidence of deletion.
+            audit.checkpoint()
             log.info("audit_key_created", key=signer.verifier.key_string())
         if torn is not None:
             audit.append("error", "audit", {"kind": "torn_tail_repaired", **torn})
@@ -245,6 +244,9 @@ class AuditLog:
 
     def append_many(self, items: Sequence[tuple[str, str, dict[str, Any]]]) -> list[AuditEntry]:
         """Add several entries with one write and one fsync (group commit); all or none become durable."""
+        return self._append(items, auto_checkpoint=True)
+
+    def _append(self, items: Sequence[tuple[str, str, dict[str, Any]]], auto_checkpoint: bool) -> list[AuditEntry]:
         for event, actor, _ in items:
             if not _EVENT_NAME.match(event):
                 raise EntryFormatError(f"event name {event!r} is not dotted lowercase (e.g. report.generated)")
@@ -264,7 +266,7 @@ class AuditLog:
             for line in lines:
                 self._builder.append(leaf_hash(line))
             self._size, self._head = seq, head
-            if self._every is not None and self._size - self._checkpointed_size() >= self._every:
+            if auto_checkpoint and self._every is not None and self._size - self._checkpointed_size() >= self._every:
                 self._checkpoint_or_log()
             return entries
 
@@ -312,7 +314,11 @@ class AuditLog:
             raise CheckpointError(f"not signing size {self._size}: checkpoint {previous.size} is larger")
         current = Checkpoint(self.origin, self._size, self._builder.root())
         note = sign_checkpoint(current, signers)
-        _write_file_durably(checkpoint_path(self.directory, current.size), note)
+        record = json.dumps({"size": current.size, "note": note.decode("utf-8")}, ensure_ascii=False)
+        with open(self.directory / CHECKPOINTS, "ab") as f:
+            f.write(record.encode("utf-8") + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
         _write_file_durably(self.directory / LATEST_CHECKPOINT, note)
         self._last_checkpoint = current
         log.info("audit_checkpoint", size=current.size, root=current.root.hex())
@@ -332,8 +338,10 @@ class AuditLog:
             pending = self.directory / (SIGNING_KEY + ".new")
             pending.unlink(missing_ok=True)
             new.write(pending)
-            entry = self.append(
-                "key.rotated", actor, {"previous": old.verifier.key_string(), "key": new.verifier.key_string()}
+            # No automatic checkpoint in between: the first one covering this entry must carry both signatures.
+            (entry,) = self._append(
+                [("key.rotated", actor, {"previous": old.verifier.key_string(), "key": new.verifier.key_string()})],
+                auto_checkpoint=False,
             )
             _append_key(self.directory, new.verifier)
             self._checkpoint_locked([old, new])
@@ -504,12 +512,28 @@ def _write_file_durably(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def signed_notes(directory: Path) -> Iterable[tuple[int, bytes]]:
-    """Every stored checkpoint note, by size."""
-    folder = directory / CHECKPOINTS
-    if not folder.exists():
+def signed_notes(directory: Path) -> list[tuple[int, bytes]]:
+    """Every stored checkpoint note with the size it claims, in the order signed."""
+    path = directory / CHECKPOINTS
+    if not path.exists():
         return []
-    return sorted((int(p.stem), p.read_bytes()) for p in folder.glob("*.note"))
+    notes = []
+    for line in iter_lines(path):
+        record = json.loads(line)
+        notes.append((int(record["size"]), record["note"].encode("utf-8")))
+    return notes
+
+
+def _cut_partial_line(path: Path) -> None:
+    """checkpoints.jsonl: a line torn by a crash is a checkpoint that was never finished; drop it."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "rb+") as f:
+            f.truncate(data.rfind(b"\n") + 1)
+            os.fsync(f.fileno())
+        log.warning("audit_torn_checkpoint_dropped", bytes=len(data) - data.rfind(b"\n") - 1)
 
 
 __all__ = ["EVENTS", "AuditIntegrityError", "AuditLockedError", "AuditLog", "AuditWriteError"]

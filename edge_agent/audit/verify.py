@@ -240,7 +240,8 @@ def verify_log(directory: Path | str, pubkey: Verifier | None = None, origin: st
         latest = checkpoint
     if latest is None:
         if chain.count:
-            result.notes.append("no checkpoint yet: the chain is intact but nothing is signed")
+            # open() signs a checkpoint right after creating the log, so a log without any was stripped of them.
+            result.problem = Problem(None, f"no signed checkpoint for {chain.count} entries (checkpoints deleted?)")
         return result
     if anchor is not None:
         try:

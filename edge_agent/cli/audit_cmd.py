@@ -82,7 +82,9 @@ def _trusted_key(text: str | None) -> Any:
 
 
 def origin_of(config: AgentConfig) -> str:
-    return config.audit.origin or f"edge-agent/{config.site.id}"
+    from edge_agent.audit.component import origin_for
+
+    return origin_for(config)
 
 
 def _verify(args: argparse.Namespace) -> int:

@@ -1,0 +1,66 @@
+"""The audit log as a supervised component: a signed checkpoint every `audit.checkpoint_every_s` and at shutdown.
+
+The log itself is opened before the supervisor starts (`open_audit_log`) and closed after it stops, like the
+store: every other component appends to it, so it must outlive them all. Appends also checkpoint every
+`audit.checkpoint_every_entries` entries on their own (log.py); this timer covers quiet periods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+from prometheus_client import Gauge
+
+from edge_agent.audit.checkpoint import CheckpointError
+from edge_agent.audit.log import AuditLog
+from edge_agent.config import AgentConfig
+
+log = structlog.get_logger(component="audit")
+
+SIGNED_SIZE = Gauge("edge_agent_audit_signed_size", "Entries covered by the latest signed audit checkpoint")
+UNSIGNED = Gauge("edge_agent_audit_unsigned_entries", "Audit entries not yet covered by a signed checkpoint")
+
+
+def origin_for(config: AgentConfig) -> str:
+    return config.audit.origin or f"edge-agent/{config.site.id}"
+
+
+def open_audit_log(config: AgentConfig) -> AuditLog:
+    """Open `<state_dir>/audit` with the configured origin and entry cadence (creates the key on first start)."""
+    return AuditLog.open(
+        config.paths.audit_dir, origin_for(config), checkpoint_every_entries=config.audit.checkpoint_every_entries
+    )
+
+
+class AuditCheckpointer:
+    """Signs a checkpoint every `every_s` seconds when entries were added, and once more when cancelled."""
+
+    name = "audit"
+
+    def __init__(self, audit: AuditLog, every_s: float) -> None:
+        self._audit = audit
+        self._every_s = every_s
+
+    async def run(self, ready: asyncio.Event) -> None:
+        ready.set()
+        try:
+            while True:
+                await asyncio.sleep(self._every_s)
+                await asyncio.to_thread(self._checkpoint)
+        finally:
+            # Orderly stop: sign what the others appended before they were stopped (they stop first).
+            await asyncio.shield(asyncio.to_thread(self._checkpoint))
+
+    def _checkpoint(self) -> None:
+        last = self._audit.last_checkpoint
+        if last is None or last.size != self._audit.size:
+            try:
+                self._audit.checkpoint()
+            except CheckpointError as exc:
+                # Refusing to sign is the point (the log no longer matches what was signed); keep appending.
+                log.error("audit_checkpoint_refused", error=str(exc))
+        last = self._audit.last_checkpoint
+        signed = last.size if last else 0
+        SIGNED_SIZE.set(signed)
+        UNSIGNED.set(self._audit.size - signed)
