@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,63 @@ class TestSignoff:
                                         topic=f"{SIGNOFF_TOPIC}/supervisor", user="supervisor", timeout=20)
             assert marker == {"status": "refused", "reason": "no report 'nope'"}
             assert running.service.repo.get(report_id)["status"] == "draft"
+
+
+def write_config(tmp_path: Path, broker: Broker) -> Path:
+    path = tmp_path / "agent.toml"
+    path.write_text(
+        f"""[site]
+id = "demo"
+timezone = "America/Mexico_City"
+[paths]
+state_dir = "{tmp_path / 'state'}"
+[mqtt]
+host = "{broker.host}"
+port = {broker.port}
+client_id = "agent-under-test"
+[reports]
+approvers = ["supervisor"]
+[[reports.shifts]]
+name = "A"
+start = "06:00"
+end = "14:00"
+"""
+    )
+    return path
+
+
+async def cli(*args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "edge_agent.cli", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+class TestCommandLine:
+    async def test_request_prints_the_error_naming_the_field(self, broker: Broker, tmp_path: Path) -> None:
+        """`edge-agent report request` with an unknown shift exits 1 with the error reply naming window.shift."""
+        path = write_config(tmp_path, broker)
+        async with running_service(agent_config(tmp_path, broker), engine=None):
+            code, _, err = await cli("report", "request", "-c", str(path), "--type", "shift_summary",
+                                     "--window", "shift:Z", "--timeout", "20")
+        assert code == 1
+        reply = json.loads(err.split("edge-agent: ", 1)[1])
+        assert (reply["status"], reply["field"]) == ("error", "window.shift")
+
+    async def test_local_approve_needs_a_listed_approver(self, tmp_path: Path, broker: Broker) -> None:
+        """`report approve --by supervisor` approves and audits; `--by intruder` is refused and changes nothing."""
+        path = write_config(tmp_path, broker)
+        report_id = seed_report(tmp_path / "state", "demo", "r-cli")
+        code, _, err = await cli("report", "approve", report_id, "--by", "intruder", "-c", str(path))
+        assert (code, err.strip()) == (1, "edge-agent: 'intruder' is not in reports.approvers")
+        code, out, _ = await cli("report", "approve", report_id, "--by", "supervisor", "-c", str(path))
+        assert code == 0
+        assert json.loads(out)["status"] == "approved"
+        code, out, _ = await cli("report", "show", report_id, "-c", str(path))
+        shown = json.loads(out)
+        assert (shown["status"], shown["signoff"]["by"], shown["signoff"]["via"]) == ("approved", "supervisor", "cli")
+        entries = (tmp_path / "state" / "audit" / "entries.jsonl").read_text().splitlines()
+        assert json.loads(entries[-1])["event"] == "report.signed_off"
+        assert json.loads(entries[-1])["actor"] == "operator:supervisor"

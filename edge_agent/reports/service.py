@@ -242,6 +242,7 @@ class ReportService:
         job = Job(request, resolved, digest, user, iso(now), [target])
         try:
             self._queue.put_nowait(job)
+            position = self._queue.qsize()  # before any await: the worker may take it at the next one
         except asyncio.QueueFull:
             REQUESTS.labels("queue_full").inc()
             reason = f"queue full: {rules.queue_max} requests waiting"
@@ -266,7 +267,7 @@ class ReportService:
         REQUESTS.labels("accepted").inc()
         log.info("request_accepted", request_id=request.request_id, user=user, queue=self._queue.qsize())
         if request.progress:
-            await self._reply([target], {"status": "accepted", "request_id": request.request_id, "queue_position": self._queue.qsize()})
+            await self._reply([target], {"status": "accepted", "request_id": request.request_id, "queue_position": position})
 
     async def _worker(self) -> None:
         while True:
