@@ -9,14 +9,20 @@ from pathlib import Path
 
 import structlog
 
+from connectors.ingest import MqttIngest
+from connectors.opcua import OpcuaSource
+from connectors.outbox import OutboxPublisher
 from edge_agent import __version__
 from edge_agent.audit import AuditLog
+from edge_agent.audit.component import AuditCheckpointer, open_audit_log
 from edge_agent.config import AgentConfig
 from edge_agent.daemon.component import Component
 from edge_agent.daemon.health import HealthServer
 from edge_agent.daemon.sdnotify import SdNotifier
 from edge_agent.daemon.storage import RecordWriterComponent, RetentionComponent
 from edge_agent.daemon.supervisor import AgentStatus, Supervisor
+from edge_agent.llm.component import EngineComponent
+from edge_agent.reports.service import ReportService
 from edge_agent.store import RecordWriter, Store
 
 log = structlog.get_logger(component="agent")
@@ -34,7 +40,8 @@ class AgentContext:
 
 
 def build_components(ctx: AgentContext) -> list[Component]:
-    """Components in start order. Stop runs in reverse: what comes last here (intake) is stopped first."""
+    """Components in start order. Stop runs in reverse: what comes last here (intake) is stopped first, and what
+    everything else writes to (audit checkpoints, the store writer) is stopped after its writers."""
     config = ctx.config
     components: list[Component] = []
     if config.health.enabled:
@@ -42,7 +49,24 @@ def build_components(ctx: AgentContext) -> list[Component]:
         components.append(HealthServer(config.health, ctx.status))
     components.append(RecordWriterComponent(ctx.writer))
     components.append(RetentionComponent(ctx.store, config.store))
-    # Engine, outbox publisher and report service go here; connectors (intake) last, so they stop first.
+    components.append(AuditCheckpointer(ctx.audit, config.audit.checkpoint_every_s))
+    engine = EngineComponent(config, audit=ctx.audit) if config.llm.enabled else None
+    if engine is not None:
+        engine.ready_timeout_s = config.llm.start_timeout_s  # type: ignore[attr-defined]  # loading takes minutes
+        engine.start_in_background = True  # type: ignore[attr-defined]  # generate() waits for it: intake need not
+        components.append(engine)
+    outbox = OutboxPublisher(config.mqtt, ctx.store) if config.mqtt.enabled else None
+    if outbox is not None:
+        components.append(outbox)
+    if config.reports.enabled and engine is not None and outbox is not None:
+        components.append(ReportService(config, ctx.store, engine, ctx.audit, outbox_wake=outbox.wake))
+    elif config.reports.enabled:
+        log.warning("reports_disabled", reason="reports need [llm] and [mqtt] enabled")
+    # Intake last, so that it stops first.
+    if config.mqtt.enabled:
+        components.append(MqttIngest(config.mqtt, ctx.store, ctx.writer, ctx.audit))
+    for source in config.opcua.sources:
+        components.append(OpcuaSource(source, ctx.writer, pki_dir=config.paths.pki_dir, audit=ctx.audit))
     return components
 
 
@@ -52,11 +76,7 @@ async def run_agent(config: AgentConfig, notifier: SdNotifier | None = None, con
     The audit log records the start (with the config's fingerprint) and the stop (exit code, reason, restarts per
     component), so every stretch of the agent's life is accounted for: a start without a stop before it is a crash.
     """
-    audit = AuditLog.open(
-        config.paths.audit_dir,
-        config.audit.origin or f"edge-agent/{config.site.id}",
-        checkpoint_every_entries=config.audit.checkpoint_every_entries,
-    )
+    audit = open_audit_log(config)
     try:
         with Store(config.paths.store_path) as store:
             writer = RecordWriter(

@@ -29,7 +29,7 @@ from edge_agent.daemon.storage import RecordWriterComponent
 from edge_agent.daemon.supervisor import Supervisor, SupervisorError
 from edge_agent.store import RecordWriter, Store
 from edge_agent.types import Record, idempotency_key
-from tests.fixtures.broker import free_port
+from tests.fixtures.broker import Broker, free_port
 from tests.test_sdnotify import NotifySocket, abstract_socket, path_socket  # noqa: F401  (fixtures)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -122,6 +122,28 @@ class TestSupervisorStart:
         await run
         assert [m for m in before_gate if "READY=1" in m] == []
         assert ready == ["READY=1", "STATUS=running: 2 components ready"]
+
+    async def test_background_component_does_not_hold_up_the_next_but_ready_waits_for_it(
+        self, path_socket: NotifySocket
+    ) -> None:
+        """A component marked start_in_background (the engine) lets intake start at once; READY=1 still waits."""
+        journal: list[str] = []
+        gate = asyncio.Event()
+        engine = Probe("engine", journal, gate)
+        engine.start_in_background = True  # type: ignore[attr-defined]
+        notifier = SdNotifier(path_socket.address)
+        sup = supervisor(Probe("store", journal), engine, Probe("mqtt", journal), notifier=notifier)
+        run = asyncio.create_task(sup.run())
+        await wait_until(lambda: "ready mqtt" in journal)
+        await asyncio.sleep(0.1)
+        early = [lines for lines in path_socket.drain() if "READY=1" in lines]
+        gate.set()
+        await wait_until(lambda: sup.ready)
+        _, ready = await path_socket.next()
+        sup.request_stop("test")
+        await run
+        assert journal[:5] == ["start store", "ready store", "start engine", "start mqtt", "ready mqtt"]
+        assert (early, ready[0]) == ([], "READY=1")
 
     async def test_start_fails_with_exit_1_when_a_component_is_not_ready_in_time(self) -> None:
         """A component not ready within daemon.ready_timeout_s fails the start; those already up are stopped."""
@@ -361,11 +383,18 @@ class TestSupervisorStop:
 # --- the real daemon as a subprocess ----------------------------------------------------------------------------
 
 
-def write_config(tmp_path: Path, health_port: int, grace_s: float = 5.0) -> Path:
-    """A minimal config: store and health only (no broker, no OPC UA, no engine)."""
+NO_MQTT = """
+[mqtt]
+enabled = false
+"""
+
+
+def write_config(tmp_path: Path, health_port: int, grace_s: float = 5.0, mqtt: str = NO_MQTT) -> Path:
+    """A minimal config: store, audit and health (no OPC UA, no engine; no broker unless `mqtt` names one)."""
     path = tmp_path / "agent.toml"
     path.write_text(
-        textwrap.dedent(
+        mqtt
+        + textwrap.dedent(
             f"""
             [site]
             id = "test-site"
@@ -377,8 +406,6 @@ def write_config(tmp_path: Path, health_port: int, grace_s: float = 5.0) -> Path
             shutdown_grace_s = {grace_s}
             [health]
             port = {health_port}
-            [mqtt]
-            enabled = false
             [reports]
             enabled = false
             [llm]
@@ -453,6 +480,8 @@ class TestRunCommand:
             "EXTEND_TIMEOUT_USEC=130000000",
             "STATUS=starting retention",
             "EXTEND_TIMEOUT_USEC=130000000",
+            "STATUS=starting audit",
+            "EXTEND_TIMEOUT_USEC=130000000",
             "READY=1",
         ]
         assert stopping[-1][1] == ["STOPPING=1", "STATUS=stopping (SIGTERM)"]
@@ -486,7 +515,7 @@ class TestRunCommand:
         assert entries[2].payload == {
             "exit_code": 0,
             "reason": "SIGTERM",
-            "restarts": {"health": 0, "store": 0, "retention": 0},
+            "restarts": {"health": 0, "store": 0, "retention": 0, "audit": 0},
         }
         assert verify_log(audit_dir).ok
 
@@ -548,8 +577,51 @@ class TestRunCommand:
         assert (readyz[0], body["ready"], [(c["name"], c["state"]) for c in body["components"]]) == (
             200,
             True,
-            [("health", "ready"), ("store", "ready"), ("retention", "ready")],
+            [("health", "ready"), ("store", "ready"), ("retention", "ready"), ("audit", "ready")],
         )
+
+    @pytest.mark.broker
+    def test_with_a_broker_ready_means_connected_and_stored_messages_survive_sigterm(
+        self, broker: Broker, tmp_path: Path, path_socket: NotifySocket
+    ) -> None:
+        """READY=1 comes once the ingest and outbox are connected; /readyz then turns 503 (degraded) when the broker
+        goes away; a message acknowledged before SIGTERM is in the store after exit 0."""
+        port = free_port()
+        mqtt = textwrap.dedent(
+            f"""
+            [mqtt]
+            host = "{broker.host}"
+            port = {broker.port}
+            client_id = "daemon-test"
+            reconnect_max_s = 1.0
+            [[mqtt.routes]]
+            topic = "plant/test-site/log/#"
+            parser = "text"
+            kind = "log_line"
+            """
+        )
+        agent = Agent(write_config(tmp_path, port, mqtt=mqtt), path_socket)
+        try:
+            receive_until(path_socket, "READY=1")
+            states = {c["name"]: c["state"] for c in json.loads(http_get(port, "/readyz")[2])["components"]}
+            subprocess.run(
+                ["mosquitto_pub", "-h", broker.host, "-p", str(broker.port), "-q", "1",
+                 "-t", "plant/test-site/log/boiler", "-m", "burner 2 flame lost"],
+                check=True, timeout=10,
+            )
+            broker.stop()
+            deadline = time.monotonic() + 10
+            while (readyz := http_get(port, "/readyz"))[0] == 200 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            degraded = {c["name"]: c["state"] for c in json.loads(readyz[2])["components"]}
+        finally:
+            agent.proc.send_signal(signal.SIGTERM)
+            code = agent.proc.wait(timeout=10)
+        with Store(tmp_path / "state" / "store.sqlite3") as store:
+            stored = [r.value for r in store.records(kinds=["log_line"])]
+        assert (states["mqtt-ingest"], states["outbox"]) == ("ready", "ready")
+        assert (readyz[0], degraded["mqtt-ingest"], degraded["outbox"]) == (503, "degraded", "degraded")
+        assert (code, stored) == (0, [{"text": "burner 2 flame lost"}])
 
     def test_stop_overrunning_the_grace_exits_1_in_time(self, tmp_path: Path) -> None:
         """A component that ignores SIGTERM's cancel cannot keep the process past the grace period."""

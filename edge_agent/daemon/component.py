@@ -17,7 +17,9 @@ class Component(Protocol):
 
     A component may clear `ready` while degraded (e.g. broker connection lost, reconnecting) and set it again when
     recovered; /readyz reports it meanwhile. A component that needs longer than `daemon.ready_timeout_s` to become
-    ready (the engine loading a model) declares an attribute `ready_timeout_s: float`.
+    ready (the engine loading a model) declares an attribute `ready_timeout_s: float`; one whose users wait for it
+    themselves may declare `start_in_background = True`, so the components after it start without waiting (READY=1
+    still waits for it).
     """
 
     name: str

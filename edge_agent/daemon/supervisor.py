@@ -203,28 +203,53 @@ class Supervisor:
         return exit_code
 
     async def _start_all(self, tg: asyncio.TaskGroup) -> bool:
+        """Start each component in order, waiting for it to be ready before the next; False if the start failed.
+
+        A component with `start_in_background = True` (the engine: minutes to load a model, while its callers wait
+        for it themselves) does not hold up the ones after it; it is waited for after the last has started.
+        """
+        loop = asyncio.get_running_loop()
+        background: list[tuple[_Slot, float]] = []  # (slot, deadline)
         for slot in self._slots:
             if self._stop.is_set():
                 return False
-            timeout = getattr(slot.component, "ready_timeout_s", None) or self._config.ready_timeout_s
+            timeout = self._ready_timeout(slot)
             log.info("component_starting", component=slot.name, ready_timeout_s=timeout)
             self._notifier.status(f"starting {slot.name}")
-            self._notifier.extend_timeout(timeout + _EXTEND_MARGIN_S)
             slot.task = tg.create_task(self._supervise(slot), name=f"component:{slot.name}")
-            up = asyncio.ensure_future(slot.up.wait())
-            stop = asyncio.ensure_future(self._stop.wait())
-            try:
-                await asyncio.wait({up, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                up.cancel()
-                stop.cancel()
-            if self._stop.is_set():
+            if getattr(slot.component, "start_in_background", False):
+                background.append((slot, loop.time() + timeout))
+                continue
+            if not await self._await_up(slot, timeout):
                 return False
+        for slot, deadline in background:
             if not slot.up.is_set():
-                log.error("component_ready_timeout", component=slot.name, timeout_s=timeout, last_error=slot.last_error)
-                self._notifier.status(f"start failed: {slot.name} not ready within {timeout:g}s")
-                self._stop_reason = f"{slot.name} not ready within {timeout:g}s"
+                self._notifier.status(f"waiting for {slot.name}")
+            if not await self._await_up(slot, max(0.0, deadline - loop.time())):
                 return False
+        return True
+
+    def _ready_timeout(self, slot: _Slot) -> float:
+        return getattr(slot.component, "ready_timeout_s", None) or self._config.ready_timeout_s
+
+    async def _await_up(self, slot: _Slot, timeout: float) -> bool:
+        """Wait until the component first reports ready; False (start failed or stop requested) otherwise."""
+        self._notifier.extend_timeout(timeout + _EXTEND_MARGIN_S)
+        up = asyncio.ensure_future(slot.up.wait())
+        stop = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({up, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            up.cancel()
+            stop.cancel()
+        if self._stop.is_set():
+            return False
+        if not slot.up.is_set():
+            limit = self._ready_timeout(slot)
+            log.error("component_ready_timeout", component=slot.name, timeout_s=limit, last_error=slot.last_error)
+            self._notifier.status(f"start failed: {slot.name} not ready within {limit:g}s")
+            self._stop_reason = f"{slot.name} not ready within {limit:g}s"
+            return False
         return True
 
     async def _supervise(self, slot: _Slot) -> None:
