@@ -59,15 +59,16 @@ def _train(args: argparse.Namespace) -> int:
     recipe = _recipe(args)
     if not recipe.data.out.exists():
         _data(args)
-    for head in _heads(recipe, args.head):
-        try:
-            trainer = Trainer(recipe.train_config(head), recipe.model_dir)
-            trainer.maybe_resume()
-            trainer.train(progress=not args.no_progress)
-        except TrainError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        trainer.write_history(head.work_dir / "history.jsonl")
+    heads = _heads(recipe, args.head)
+    try:
+        # all heads in one trainer: one target pass per sample feeds every head, same samples, same order
+        trainer = Trainer([recipe.train_config(h) for h in heads], recipe.model_dir)
+        trainer.maybe_resume()
+        trainer.train(progress=not args.no_progress)
+    except TrainError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    trainer.write_history()
     return 0
 
 
@@ -75,21 +76,26 @@ def _export(args: argparse.Namespace) -> int:
     from edge_agent.speculative.train import TrainError, Trainer
 
     recipe = _recipe(args)
-    for head in _heads(recipe, args.head):
-        try:
-            trainer = Trainer(recipe.train_config(head), recipe.model_dir)
-            if not trainer.maybe_resume():
-                raise TrainError(f"{head.work_dir}: no checkpoint; run `edge-agent draft train` first")
-        except TrainError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        out = trainer.export(head.export_dir, name=f"{head.name}-{recipe.model_dir.name}", dtype=recipe.export_dtype)
-        print(out)
+    heads = _heads(recipe, args.head)
+    try:
+        trainer = Trainer([recipe.train_config(h) for h in heads], recipe.model_dir)
+        if not trainer.maybe_resume():
+            raise TrainError(f"{heads[0].work_dir}: no checkpoint; run `edge-agent draft train` first")
+    except TrainError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for i, head in enumerate(heads):
+        print(trainer.export(i, head.export_dir, name=head.export_dir.name, dtype=recipe.export_dtype))
     return 0
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from edge_agent.speculative.bench import run_bench
+    """Same as `python -m bench.draft`; bench/ lives in the repository, not in the installed package."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "bench" / "draft.py").exists():
+        print(f"error: {root}/bench/draft.py not found; run from a checkout of the repository", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(root))
+    from bench.draft import main
 
-    run_bench(_recipe(args))
-    return 0
+    return main(["--config", str(args.config)])

@@ -44,7 +44,6 @@ class BenchConfig(_Strict):
     ks: list[int] = Field(default_factory=lambda: [2, 3, 4, 5, 6])
     seed: int = 0
     slices: list[str] = Field(default_factory=lambda: ["test", "plant", "long", "perturbed"])
-    markdown: Path = Path("BENCHMARKS.md")
     results: Path = Path("docs/bench/draft.json")
     img_dir: Path = Path("docs/img")
 

@@ -51,8 +51,8 @@ class TrainConfig(BaseModel):
     norm_output: bool = True
     # 8192 ids cover ~99 % of the target's answer tokens here and keep the bf16 head under 20 MB.
     draft_vocab_size: int = Field(8192, ge=16)
-    # 7 unrolled steps: deeper than the k ≤ 6 drafted at inference, so the last drafted position is trained too.
-    ttt_steps: int = Field(7, ge=1)
+    # 6 unrolled steps: as deep as the largest k benchmarked (6); each step costs a full pass of the head.
+    ttt_steps: int = Field(6, ge=1)
     # 0.8 per step: later steps still matter (they set τ at large k) without dominating the easy early ones.
     step_decay: float = Field(0.8, gt=0, le=1)
     lr: float = Field(5e-4, gt=0)
@@ -62,8 +62,8 @@ class TrainConfig(BaseModel):
     grad_clip: float = Field(0.5, gt=0)
     samples_per_step: int = Field(4, ge=1)
     steps: int = Field(600, ge=1)
-    # 1024 tokens of prompt + answer: the answer is kept whole and the prompt cut from the left.
-    max_seq_len: int = Field(1024, ge=16)
+    # 640 tokens of prompt + answer (answers ≤ 192): the answer is kept whole, the prompt cut from the left.
+    max_seq_len: int = Field(640, ge=16)
     seed: int = 0
     dtype: Literal["bfloat16", "float32"] = "bfloat16"
     threads: int | None = Field(None, ge=1)
@@ -102,13 +102,52 @@ def restricted_loss(
     return (ce * in_vocab).sum(), in_vocab.sum(), hits.sum()
 
 
-class Trainer:
-    """Owns the frozen target, the head, the optimizer and the checkpoint directory."""
+class HeadRun:
+    """One head being trained: its config (switches, work dir), module, optimizer, step and history."""
 
-    def __init__(self, config: TrainConfig, model_dir: Path) -> None:
+    def __init__(self, config: TrainConfig, head: Eagle3Draft) -> None:
+        self.config, self.head = config, head
+        self.optimizer = torch.optim.AdamW(head.trainable_parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        self.step = 0
+        self.history: list[dict[str, float]] = []
+
+    @property
+    def name(self) -> str:
+        return "3.1" if (self.config.fc_norm or self.config.norm_output) else "3"
+
+
+class Features:
+    """What the frozen target gives for one sample: token ids, captured states, next-token logits on the answer."""
+
+    def __init__(self, ids: torch.Tensor, p_len: int, aux: torch.Tensor, logits: torch.Tensor) -> None:
+        self.ids = ids  # [S]
+        self.p_len = p_len
+        self.aux = aux  # [1, S, n_aux*H]
+        self.logits = logits  # [S - (p_len - 1), vocab]: target logits at positions p_len-1 .. S-1
+
+    def target_logits(self, positions: torch.Tensor) -> torch.Tensor:
+        return self.logits[positions - (self.p_len - 1)]
+
+
+_SHARED_EXCLUDE = {"fc_norm", "norm_output", "work_dir"}
+
+
+class Trainer:
+    """Owns the frozen target and one or more heads trained on exactly the same samples in the same order.
+
+    Several heads (EAGLE-3.1 and plain EAGLE-3) share each target forward pass: the comparison is on identical
+    data, steps and seed, and the target's cost is paid once.
+    """
+
+    def __init__(self, configs: TrainConfig | list[TrainConfig], model_dir: Path) -> None:
         from transformers import AutoModelForCausalLM
 
-        self.config = config
+        configs = [configs] if isinstance(configs, TrainConfig) else list(configs)
+        shared = configs[0].model_dump(exclude=_SHARED_EXCLUDE)
+        for other in configs[1:]:
+            if other.model_dump(exclude=_SHARED_EXCLUDE) != shared:
+                raise TrainError("heads trained together must share every setting but fc_norm, norm_output, work_dir")
+        config = self.config = configs[0]
         if config.threads:
             torch.set_num_threads(config.threads)
         self.dtype = torch.bfloat16 if config.dtype == "bfloat16" else torch.float32
@@ -122,61 +161,79 @@ class Trainer:
         self.target = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=self.dtype).to(self.device).eval()
         self.target.requires_grad_(False)
         self.model_dir = model_dir
-        draft_cfg = DraftConfig.for_target(
-            self.target.config,
-            draft_vocab_size=config.draft_vocab_size,
-            fc_norm=config.fc_norm,
-            norm_output=config.norm_output,
+        ids, self.vocab_stats = select_vocab(
+            count_tokens(s.output_ids for s in self.samples),
+            config.draft_vocab_size,
+            int(self.target.config.vocab_size),
+            fallback=count_tokens(s.prompt_ids for s in self.samples),
         )
-        torch.manual_seed(config.seed)
-        self.head = Eagle3Draft(draft_cfg)
-        self._init_head()
-        self.head.to(self.device)
-        self.optimizer = torch.optim.AdamW(self.head.trainable_parameters(), lr=config.lr, weight_decay=config.weight_decay)
-        self.step = 0
-        self.history: list[dict[str, float]] = []
+        log.info("draft.vocab", **self.vocab_stats.model_dump())
+        self.runs: list[HeadRun] = []
+        for c in configs:
+            draft_cfg = DraftConfig.for_target(
+                self.target.config, draft_vocab_size=c.draft_vocab_size, fc_norm=c.fc_norm, norm_output=c.norm_output
+            )
+            torch.manual_seed(c.seed)  # same seed → the heads start from the same weights where they overlap
+            head = Eagle3Draft(draft_cfg)
+            self._init_head(head, ids)
+            self.runs.append(HeadRun(c, head.to(self.device)))
 
-    def _init_head(self) -> None:
+    @property
+    def head(self) -> Eagle3Draft:
+        return self.runs[0].head
+
+    @property
+    def step(self) -> int:
+        return min(r.step for r in self.runs)
+
+    @property
+    def history(self) -> list[dict[str, float]]:
+        return self.runs[0].history
+
+    def _init_head(self, head: Eagle3Draft, ids: torch.Tensor) -> None:
         """Vocabulary from the target's answers; lm_head and final norm start as the target's (restricted) ones."""
-        ids, stats = select_vocab(
-            count_tokens(s.output_ids for s in self.samples), self.config.draft_vocab_size, self.head.config.vocab_size
-        )
-        self.vocab_stats = stats
-        log.info("draft.vocab", **stats.model_dump())
-        self.head.set_vocab(ids)
+        head.set_vocab(ids)
         with torch.no_grad():
-            for module in self.head.modules():
+            for module in head.modules():
                 if isinstance(module, torch.nn.Linear):
                     torch.nn.init.normal_(module.weight, std=0.02)  # Llama's initializer_range
-            self.head.embed_tokens.weight.copy_(self.target.get_input_embeddings().weight.float())
-            self.head.lm_head.weight.copy_(self.target.get_output_embeddings().weight[ids].float())
-            self.head.norm.weight.copy_(self.target.model.norm.weight.float())
+            head.embed_tokens.weight.copy_(self.target.get_input_embeddings().weight.float())
+            head.lm_head.weight.copy_(self.target.get_output_embeddings().weight[ids].float())
+            head.norm.weight.copy_(self.target.model.norm.weight.float())
 
     # --- checkpoints -------------------------------------------------------------------------------------------
     def save_checkpoint(self) -> None:
-        self.config.work_dir.mkdir(parents=True, exist_ok=True)
-        state = {
-            "step": self.step,
-            "head": {k: v for k, v in self.head.state_dict().items() if not k.startswith("embed_tokens")},
-            "optimizer": self.optimizer.state_dict(),
-            "history": self.history,
-            "data_sha256": self.data_sha256,
-            "config": self.config.model_dump(mode="json"),
-        }
-        tmp = self.config.work_dir / (CHECKPOINT + ".tmp")
-        torch.save(state, tmp)
-        tmp.replace(self.config.work_dir / CHECKPOINT)
+        for run in self.runs:
+            run.config.work_dir.mkdir(parents=True, exist_ok=True)
+            state = {
+                "step": run.step,
+                "head": {k: v for k, v in run.head.state_dict().items() if not k.startswith("embed_tokens")},
+                "optimizer": run.optimizer.state_dict(),
+                "history": run.history,
+                "data_sha256": self.data_sha256,
+                "config": run.config.model_dump(mode="json"),
+            }
+            tmp = run.config.work_dir / (CHECKPOINT + ".tmp")
+            torch.save(state, tmp)
+            tmp.replace(run.config.work_dir / CHECKPOINT)
 
     def maybe_resume(self) -> bool:
-        path = self.config.work_dir / CHECKPOINT
-        if not path.exists():
+        """Load every head's checkpoint; all or none must exist, all at the same step."""
+        paths = [r.config.work_dir / CHECKPOINT for r in self.runs]
+        present = [p.exists() for p in paths]
+        if not any(present):
             return False
-        state = torch.load(path, map_location=self.device, weights_only=False)
-        if state["data_sha256"] != self.data_sha256:
-            raise TrainError(f"{path} was trained on other data (sha256 {state['data_sha256'][:12]}…); remove it")
-        self.head.load_state_dict(state["head"], strict=False)
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.step, self.history = state["step"], state["history"]
+        if not all(present):
+            raise TrainError(f"checkpoints exist for only some heads: {[str(p) for p, e in zip(paths, present) if e]}")
+        for run, path in zip(self.runs, paths, strict=True):
+            state = torch.load(path, map_location=self.device, weights_only=False)
+            if state["data_sha256"] != self.data_sha256:
+                raise TrainError(f"{path} was trained on other data (sha256 {state['data_sha256'][:12]}…); remove it")
+            run.head.load_state_dict(state["head"], strict=False)
+            run.optimizer.load_state_dict(state["optimizer"])
+            run.step, run.history = state["step"], state["history"]
+        if len({r.step for r in self.runs}) != 1:
+            raise TrainError(f"heads' checkpoints are at different steps {[r.step for r in self.runs]}")
         log.info("draft.train.resume", step=self.step)
         return True
 
@@ -193,27 +250,37 @@ class Trainer:
             epoch += 1
         return order
 
-    def sample_loss(self, sample: Sample) -> tuple[torch.Tensor, list[tuple[float, float, float]]]:
-        """Weighted TTT loss of one sample and per step (summed ce, in-vocab positions, hits, answer positions)."""
-        cfg, head = self.config, self.head
+    def features(self, sample: Sample) -> Features:
+        """Run the frozen target once over prompt + answer (the prompt cut from the left to fit max_seq_len)."""
+        cfg = self.config
         keep = cfg.max_seq_len - len(sample.output_ids)
         prompt = sample.prompt_ids[-keep:] if keep > 0 else sample.prompt_ids[:1]
         ids = torch.tensor(prompt + sample.output_ids, device=self.device)[: cfg.max_seq_len]
-        s, p_len = ids.numel(), len(prompt)
+        p_len = len(prompt)
         with torch.no_grad():
-            out = self.target(ids[None], output_hidden_states=True)
-            aux = torch.cat([out.hidden_states[i] for i in head.config.aux_layer_ids], dim=-1)  # [1, S, 3H]
-            logits = out.logits[0]  # [S, vocab]
+            out = self.target.model(ids[None], output_hidden_states=True)
+            aux = torch.cat([out.hidden_states[i] for i in self.head.config.aux_layer_ids], dim=-1)  # [1, S, 3H]
+            # logits only where a loss is taken: positions p_len-1 .. S-1 predict the answer tokens (and after)
+            logits = self.target.lm_head(out.last_hidden_state[0, p_len - 1 :])
+        return Features(ids, p_len, aux, logits)
+
+    def sample_loss(self, sample: Sample, index: int = 0) -> tuple[torch.Tensor, list[tuple[float, float, float, float]]]:
+        return self.head_loss(self.runs[index].head, self.features(sample))
+
+    def head_loss(self, head: Eagle3Draft, feats: Features) -> tuple[torch.Tensor, list[tuple[float, float, float, float]]]:
+        """Weighted TTT loss of one sample and per step (summed ce, in-vocab positions, hits, answer positions)."""
+        cfg = self.config
+        ids, p_len, s = feats.ids, feats.p_len, feats.ids.numel()
         n = s - 1  # indices t = 0..S-2 have an input token x[t+1]
         # Steps ≥ 1 only matter where some step lands on an answer position: index ≥ p_len - 1 - K.
         offset = max(0, min(n - 1, p_len - 1 - cfg.ttt_steps))
         weights = step_weights(cfg.ttt_steps, cfg.step_decay)
         draft_ids = head.draft_ids
         total = torch.zeros((), device=self.device)
-        stats: list[tuple[float, float, float]] = []
+        stats: list[tuple[float, float, float, float]] = []
         past: list[tuple[torch.Tensor, torch.Tensor]] = []
         with torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32):
-            hidden = head.combine(aux[:, :n])  # [1, n, H]
+            hidden = head.combine(feats.aux[:, :n])  # [1, n, H]
             for j in range(cfg.ttt_steps):
                 lo = 0 if j == 0 else offset
                 t = torch.arange(lo, n, device=self.device)  # query indices of this step
@@ -222,7 +289,7 @@ class Trainer:
                 tok = ids[src.clamp(max=s - 1)][None]  # [1, n_q]
                 pos = (t + j)[None]
                 mask = None if j == 0 else ttt_mask(n, j, offset, self.device)
-                if j == 1:  # from step 1 on, queries start at `offset`; trim step-0 state to match
+                if j == 1:  # from step 1 on, queries start at `offset`; trim the step-0 state to match
                     hidden = hidden[:, offset:]
                 out_h, hidden, kv = head.step(tok, hidden, pos, past, mask)
                 past.append(kv)  # step-0 keys cover all n indices; later steps' keys only the queries from `offset`
@@ -230,7 +297,7 @@ class Trainer:
                 if answer.any():
                     sel = answer.nonzero().squeeze(-1)
                     ce, n_in, hits = restricted_loss(
-                        head.logits(out_h[0, sel]), logits[src[sel]], draft_ids, head.t2d
+                        head.logits(out_h[0, sel]), feats.target_logits(src[sel]), draft_ids, head.t2d
                     )
                     total = total + weights[j] * ce / max(int(answer.sum()), 1)
                     stats.append((float(ce.detach()), float(n_in), float(hits), float(answer.sum())))
@@ -252,56 +319,63 @@ class Trainer:
 
         cfg = self.config
         order = self._order()
-        bar = tqdm(total=cfg.steps, initial=self.step, desc=f"draft {'3.1' if cfg.fc_norm or cfg.norm_output else '3'}",
-                   disable=not progress, dynamic_ncols=True)
-        self.head.train()
+        label = "+".join(r.name for r in self.runs)
+        bar = tqdm(total=cfg.steps, initial=self.step, desc=f"draft {label}", disable=not progress, dynamic_ncols=True)
+        for run in self.runs:
+            run.head.train()
         started, tokens = time.monotonic(), 0
         while self.step < cfg.steps:
-            for group in self.optimizer.param_groups:
-                group["lr"] = self.lr_at(self.step)
-            self.optimizer.zero_grad(set_to_none=True)
-            agg = [[0.0, 0.0, 0.0, 0.0] for _ in range(cfg.ttt_steps)]
-            loss_sum = 0.0
+            step = self.step
+            aggs = [[[0.0] * 4 for _ in range(cfg.ttt_steps)] for _ in self.runs]
+            losses = [0.0] * len(self.runs)
+            for run in self.runs:
+                for group in run.optimizer.param_groups:
+                    group["lr"] = self.lr_at(step)
+                run.optimizer.zero_grad(set_to_none=True)
             for k in range(cfg.samples_per_step):
-                sample = self.samples[order[self.step * cfg.samples_per_step + k]]
-                loss, stats = self.sample_loss(sample)
-                (loss / cfg.samples_per_step).backward()
-                loss_sum += float(loss.detach())
-                for a, st in zip(agg, stats, strict=True):
-                    for i in range(4):
-                        a[i] += st[i]
-                tokens += int(stats[0][3])
-            torch.nn.utils.clip_grad_norm_(self.head.trainable_parameters(), cfg.grad_clip)
-            self.optimizer.step()
-            self.step += 1
-            acc = [a[2] / a[3] if a[3] else 0.0 for a in agg]
-            record = {"step": self.step, "loss": loss_sum / cfg.samples_per_step, **{f"acc{j}": acc[j] for j in range(len(acc))}}
-            self.history.append(record)
-            bar.set_postfix_str(
-                f"loss {record['loss']:.3f} acc " + " ".join(f"{a:.2f}" for a in acc)
-                + f" | {tokens / max(time.monotonic() - started, 1e-9):.0f} tok/s"
-            )
+                feats = self.features(self.samples[order[step * cfg.samples_per_step + k]])
+                for i, run in enumerate(self.runs):
+                    loss, stats = self.head_loss(run.head, feats)
+                    (loss / cfg.samples_per_step).backward()
+                    losses[i] += float(loss.detach())
+                    for a, st in zip(aggs[i], stats, strict=True):
+                        for m in range(4):
+                            a[m] += st[m]
+                tokens += int(stats[0][3])  # answer positions of this sample
+            shown = []
+            for i, run in enumerate(self.runs):
+                torch.nn.utils.clip_grad_norm_(run.head.trainable_parameters(), cfg.grad_clip)
+                run.optimizer.step()
+                run.step += 1
+                acc = [a[2] / a[3] if a[3] else 0.0 for a in aggs[i]]
+                record = {"step": run.step, "loss": losses[i] / cfg.samples_per_step,
+                          **{f"acc{j}": acc[j] for j in range(len(acc))}}
+                run.history.append(record)
+                shown.append(f"{run.name}: loss {record['loss']:.2f} acc " + " ".join(f"{a:.2f}" for a in acc))
+            rate = tokens / max(time.monotonic() - started, 1e-9)
+            bar.set_postfix_str(" | ".join(shown) + f" | {rate:.0f} tok/s")
             bar.update(1)
             if self.step % cfg.checkpoint_every == 0 or self.step == cfg.steps:
                 self.save_checkpoint()
         bar.close()
 
-    def export(self, out_dir: Path, name: str, dtype: str = "bfloat16") -> Path:
-        cfg = self.config
-        variant = "eagle3.1" if (cfg.fc_norm or cfg.norm_output) else "eagle3"
+    def export(self, index: int, out_dir: Path, name: str, dtype: str = "bfloat16") -> Path:
+        run = self.runs[index]
+        cfg = run.config
         record = TrainingRecord(
             target=self._target_name(),
             data_sha256=self.data_sha256,
             seed=cfg.seed,
-            steps=self.step,
-            variant=variant,
+            steps=run.step,
+            variant="eagle3.1" if (cfg.fc_norm or cfg.norm_output) else "eagle3",
             extra={
-                "train": cfg.model_dump(mode="json", exclude={"work_dir", "threads"}),
+                "train": cfg.model_dump(mode="json", exclude={"work_dir", "threads", "data"}),
+                "samples": len(self.samples),
                 "vocab": self.vocab_stats.model_dump(),
-                "final": self.history[-1] if self.history else {},
+                "final": run.history[-1] if run.history else {},
             },
         )
-        return export_draft(self.head, out_dir, record=record, dtype=dtype, name=name)
+        return export_draft(run.head, out_dir, record=record, dtype=dtype, name=name)
 
     def _target_name(self) -> str:
         manifest = self.model_dir / "manifest.json"
@@ -311,5 +385,6 @@ class Trainer:
             return "manifest-sha256:" + hashlib.sha256(manifest.read_bytes()).hexdigest()
         return str(self.model_dir)
 
-    def write_history(self, path: Path) -> None:
-        path.write_text("\n".join(json.dumps(r) for r in self.history) + "\n")
+    def write_history(self) -> None:
+        for run in self.runs:
+            (run.config.work_dir / "history.jsonl").write_text("\n".join(json.dumps(r) for r in run.history) + "\n")

@@ -29,8 +29,11 @@ def count_tokens(outputs: Iterable[list[int]]) -> Counter[int]:
     return counts
 
 
-def select_vocab(counts: Counter[int], size: int, vocab_size: int) -> tuple[torch.Tensor, VocabStats]:
-    """`size` target ids, ascending: most frequent first by count (ties by id), then the lowest unused ids."""
+def select_vocab(
+    counts: Counter[int], size: int, vocab_size: int, fallback: Counter[int] | None = None
+) -> tuple[torch.Tensor, VocabStats]:
+    """`size` target ids, ascending: the most frequent answer tokens (ties by id), then the most frequent `fallback`
+    tokens (prompt text: the facts an answer copies), then the lowest unused ids."""
     if size > vocab_size:
         raise ValueError(f"draft vocabulary size {size} exceeds the target vocabulary {vocab_size}")
     bad = [t for t in counts if not 0 <= t < vocab_size]
@@ -38,8 +41,10 @@ def select_vocab(counts: Counter[int], size: int, vocab_size: int) -> tuple[torc
         raise ValueError(f"token ids {sorted(bad)[:5]} outside the target vocabulary 0..{vocab_size - 1}")
     ranked = sorted(counts, key=lambda t: (-counts[t], t))[:size]
     chosen = set(ranked)
-    # Fewer distinct tokens than slots: fill with the lowest ids (special and byte tokens) so the size is exact.
-    filler = (t for t in range(vocab_size) if t not in chosen)
+    # Fewer distinct answer tokens than slots: a small model's answers hold a few thousand distinct tokens, so
+    # the rest go to prompt tokens (names, tags, numbers the answers copy), then the lowest ids (special, bytes).
+    fallback_ranked = sorted(fallback or {}, key=lambda t: (-(fallback or {})[t], t))
+    filler = (t for t in [*fallback_ranked, *range(vocab_size)] if t not in chosen and 0 <= t < vocab_size)
     while len(chosen) < size:
         chosen.add(next(filler))
     total = sum(counts.values())

@@ -1,0 +1,48 @@
+"""EAGLE-3.1 vs EAGLE-3 draft heads in the vLLM engine: τ, per-position acceptance, tokens/s, identical output.
+
+    .venv/bin/python -m bench.draft [--config configs/draft.toml] [--prompts N] [--max-tokens N] [--speed-k K ...]
+
+Needs the prepared model and the exported heads (`make draft`); writes docs/bench/draft.json, the plots in
+docs/img/ and the "EAGLE 3.1 draft head" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bench.report import write_section
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.draft", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("configs/draft.toml"))
+    parser.add_argument("--prompts", type=int, help="prompts per slice (default: the recipe's)")
+    parser.add_argument("--max-tokens", type=int, help="tokens per answer (default: the recipe's)")
+    parser.add_argument("--speed-k", type=int, action="append", default=[], help="also time the first head at this k")
+    parser.add_argument("--markdown-only", action="store_true", help="rewrite BENCHMARKS.md from the saved JSON")
+    args = parser.parse_args(argv)
+
+    import json
+
+    from edge_agent.speculative.bench import markdown, plot, run_bench
+    from edge_agent.speculative.recipe import load_recipe
+
+    recipe = load_recipe(args.config)
+    if args.prompts:
+        recipe.bench.prompts_per_slice = args.prompts
+    if args.max_tokens:
+        recipe.bench.max_tokens = args.max_tokens
+    if args.markdown_only:
+        results = json.loads(recipe.bench.results.read_text())
+        plot(results, recipe.bench.img_dir)
+    else:
+        results = run_bench(recipe, speed_ks=args.speed_k)
+    command = "python -m bench.draft " + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "--markdown-only")
+    write_section("draft", "EAGLE 3.1 draft head", markdown(results), command.strip())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
