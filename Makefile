@@ -60,7 +60,11 @@ demo: venv mosquitto model
 bench: venv mosquitto model
 	$(BIN)/python -m bench
 
+# Reproduces assets/eagle31-smollm2-135m (and the plain EAGLE-3 head it is compared with) from configs/draft.toml:
+# on-policy answers from the target, both heads trained on them together, exported in vLLM's format.
+# `edge-agent draft bench --config configs/draft.toml` then measures them (BENCHMARKS.md, docs/img/).
 draft: venv model
+	$(BIN)/edge-agent draft data --config configs/draft.toml
 	$(BIN)/edge-agent draft train --config configs/draft.toml
 	$(BIN)/edge-agent draft export --config configs/draft.toml
 
