@@ -63,6 +63,14 @@ class TestEntry:
         assert line.endswith(b'"seq":3,"time":"2026-11-29T06:00:00.000000Z"}')
         assert "bomba ñ".encode() in line
 
+    def test_actor_imitating_the_members_cannot_shift_the_hash_recipe(self) -> None:
+        """An actor or payload spelling `","event":"` or `"entry_hash":"` still yields a line whose recipe holds."""
+        actor = 'x","entry_hash":"' + "0" * 64 + '","event":"y'
+        entry = AuditEntry.create(0, T0, actor, "e", {"entry_hash": "1" * 64}, GENESIS_HASH)
+        line = entry.to_line()
+        assert hashlib.sha256(body_of_line(line)).hexdigest() == entry.entry_hash
+        assert AuditEntry.from_line(line) == entry
+
     def test_stored_line_parses_back_to_the_same_entry(self) -> None:
         """from_line(to_line(e)) == e, and the line is canonical."""
         entry = AuditEntry.create(0, T0, "a", "e.x", {"z": [1, 2.5, None], "a": {"b": True}}, GENESIS_HASH)
@@ -142,6 +150,29 @@ class TestAppend:
         assert result.ok, result.summary()
         assert result.entries == 201
 
+    def test_concurrent_appends_share_fsyncs(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Group commit: 8 threads appending one entry at a time need fewer fsyncs than entries."""
+        with open_log(tmp_path) as log:
+            calls: list[int] = []
+            real_fsync = os.fsync
+            monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real_fsync(fd))[1])
+            barrier = threading.Barrier(8)
+
+            def work(n: int) -> None:
+                barrier.wait()
+                for i in range(10):
+                    log.append("ingest.batch", f"worker-{n}", {"i": i})
+
+            threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            monkeypatch.setattr(os, "fsync", real_fsync)
+            assert log.size == 81
+        assert len(calls) < 80
+        assert verify_log(tmp_path).ok
+
     def test_bad_event_name_is_refused(self, tmp_path: Path) -> None:
         """Event names are dotted lowercase; nothing is written for a bad one."""
         with open_log(tmp_path) as log:
@@ -150,7 +181,7 @@ class TestAppend:
             assert log.size == 1
 
     def test_failed_write_leaves_no_partial_entry(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        """An I/O error (here from fsync) truncates back; the next append continues the chain."""
+        """An I/O error (here from fsync) truncates back to the last durable entry; the next append chains from it."""
         with open_log(tmp_path) as log:
             size_before = (tmp_path / "entries.jsonl").stat().st_size
             real_fsync = os.fsync

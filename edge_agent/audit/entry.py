@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -34,6 +35,7 @@ ENTRY_HASH_MARKER = b'"entry_hash":"'
 ENTRY_HASH_MEMBER_LEN = len(ENTRY_HASH_MARKER) + 64 + 2
 
 _HEX64 = r"^[0-9a-f]{64}$"
+_HEX64_RE = re.compile(_HEX64)
 
 
 class AuditError(Exception):
@@ -96,13 +98,27 @@ class AuditEntry(BaseModel):
     def create(
         cls, seq: int, time: datetime, actor: str, event: str, payload: dict[str, Any], prev_hash: str
     ) -> AuditEntry:
-        # Round-trip the payload through the canonical encoding so the stored entry equals what was hashed
-        # (tuples become lists, and a non-JSON value fails here, before anything is written).
-        payload = json.loads(canonical_json(payload))
-        digest = hashlib.sha256(cls.body(seq, time, actor, event, payload, prev_hash)).hexdigest()
-        return cls(
-            seq=seq, time=time, actor=actor, event=event, payload=payload, prev_hash=prev_hash, entry_hash=digest
+        return cls.create_with_line(seq, time, actor, event, payload, prev_hash)[0]
+
+    @classmethod
+    def create_with_line(
+        cls, seq: int, time: datetime, actor: str, event: str, payload: dict[str, Any], prev_hash: str
+    ) -> tuple[AuditEntry, bytes]:
+        """A new entry and its stored line, encoding the body once (the append path's hot loop)."""
+        if seq < 0 or not actor or not event or not _HEX64_RE.match(prev_hash):
+            raise EntryFormatError(f"bad entry fields: seq={seq} actor={actor!r} event={event!r} prev={prev_hash!r}")
+        body = cls.body(seq, time, actor, event, payload, prev_hash)
+        digest = hashlib.sha256(body).hexdigest()
+        # The stored payload is the one that was hashed: parsed back from the body (tuples became lists, etc.).
+        data = json.loads(body)
+        entry = cls.model_construct(
+            seq=seq, time=time.astimezone(timezone.utc), actor=actor, event=event, payload=data["payload"],
+            prev_hash=prev_hash, entry_hash=digest,
         )
+        # `actor` is the only member before `entry_hash` and cannot contain `,"event":` (its quotes are escaped),
+        # so the member goes right before the first occurrence of it.
+        at = body.index(b',"event":') + 1
+        return entry, body[:at] + ENTRY_HASH_MARKER + digest.encode() + b'",' + body[at:]
 
     def to_line(self) -> bytes:
         """The stored form: canonical JSON of all seven members, no newline. This is also the Merkle leaf data."""

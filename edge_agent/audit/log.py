@@ -126,14 +126,24 @@ class AuditLog:
         self.origin = origin
         self._signer = signer
         self._fd = fd
+        # Durable state: entries fsync'd, the tree over them. Changed only by the fsync leader (under _sync_lock).
         self._size = tail.size
         self._head = tail.head_hash
         self._builder = tail.builder
+        self._durable_end = os.fstat(fd).st_size
+        # Written state: entries written (maybe not yet fsync'd), what the next entry chains from (under _write_lock).
+        self._written_size = tail.size
+        self._written_head = tail.head_hash
+        self._written_end = self._durable_end
+        self._pending: list[tuple[int, list[bytes], int, str]] = []  # (end offset, leaf hashes, size, head)
+        self._epoch = 0  # bumped when a failed fsync rolls written entries back
         self._last_checkpoint = last_checkpoint
         self._blocked = blocked
         self._every = checkpoint_every_entries
         self._clock = clock
-        self._lock = threading.RLock()
+        # Lock order: _sync_lock before _write_lock. Writers hold _write_lock only to write, then queue for an fsync.
+        self._write_lock = threading.Lock()
+        self._sync_lock = threading.RLock()
         self._lock_fd: int | None = None
         self._closed = False
 
@@ -233,7 +243,7 @@ class AuditLog:
         return self.directory / ENTRIES
 
     def root(self) -> bytes:
-        with self._lock:
+        with self._sync_lock:
             return self._builder.root()
 
     # -- appending -------------------------------------------------------------------------------------------------
@@ -252,40 +262,77 @@ class AuditLog:
                 raise EntryFormatError(f"event name {event!r} is not dotted lowercase (e.g. report.generated)")
             if not actor:
                 raise EntryFormatError(f"entry {event!r} has an empty actor")
-        with self._lock:
+        with self._write_lock:
             self._check_open()
             entries: list[AuditEntry] = []
-            head, seq = self._head, self._size
+            lines: list[bytes] = []
+            head, seq = self._written_head, self._written_size
             now = self._clock()
             for event, actor, payload in items:
-                entry = AuditEntry.create(seq, now, actor, event, payload, head)
+                entry, line = AuditEntry.create_with_line(seq, now, actor, event, payload, head)
                 entries.append(entry)
+                lines.append(line)
                 head, seq = entry.entry_hash, seq + 1
-            lines = [e.to_line() for e in entries]
-            self._write_durably(b"".join(line + b"\n" for line in lines))
-            for line in lines:
-                self._builder.append(leaf_hash(line))
-            self._size, self._head = seq, head
-            if auto_checkpoint and self._every is not None and self._size - self._checkpointed_size() >= self._every:
-                self._checkpoint_or_log()
-            return entries
+            self._write(b"".join(line + b"\n" for line in lines))
+            self._written_size, self._written_head = seq, head
+            self._pending.append((self._written_end, [leaf_hash(line) for line in lines], seq, head))
+            my_end, my_epoch = self._written_end, self._epoch
+        self._wait_durable(my_end, my_epoch)
+        if auto_checkpoint and self._every is not None and self._size - self._checkpointed_size() >= self._every:
+            self._checkpoint_or_log()
+        return entries
 
-    def _write_durably(self, data: bytes) -> None:
-        offset = os.lseek(self._fd, 0, os.SEEK_END)
+    def _write(self, data: bytes) -> None:
+        """One entry group into the file (caller holds _write_lock); on error nothing of it stays behind."""
         try:
             view = memoryview(data)
             while view:
                 written = os.write(self._fd, view)
                 view = view[written:]
+        except OSError as exc:
+            self._truncate(self._written_end)
+            raise AuditWriteError(f"audit entry not written to {self.path}: {exc}") from exc
+        self._written_end += len(data)
+
+    def _truncate(self, offset: int) -> None:
+        try:
+            os.ftruncate(self._fd, offset)
+            os.fsync(self._fd)
+        except OSError:
+            log.error("audit_truncate_after_failed_write_failed", offset=offset)
+
+    def _wait_durable(self, end: int, epoch: int) -> None:
+        """Group commit: return once the file is fsync'd past `end`. Whoever gets the sync lock first fsyncs for
+        everyone whose write finished before it; the others find their bytes already durable."""
+        with self._sync_lock:
+            if self._epoch != epoch:
+                raise AuditWriteError(f"audit entry rolled back: an fsync of {self.path} failed")
+            if self._durable_end < end:
+                self._sync()
+
+    def _sync(self) -> None:
+        """fsync everything written so far and move it into the durable state (caller holds _sync_lock)."""
+        with self._write_lock:
+            target = self._written_end
+        if target == self._durable_end:
+            return
+        try:
             os.fsync(self._fd)
         except OSError as exc:
-            # Leave no partial entry behind: the next append must continue the chain from the last durable one.
-            try:
-                os.ftruncate(self._fd, offset)
-                os.fsync(self._fd)
-            except OSError:
-                log.error("audit_truncate_after_failed_write_failed", offset=offset)
-            raise AuditWriteError(f"audit entry not written to {self.path}: {exc}") from exc
+            # What was written since the last good fsync may or may not be on disk: cut it all, so the chain
+            # continues from the last entry anyone was told is durable. Every waiter for it gets this error.
+            with self._write_lock:
+                self._truncate(self._durable_end)
+                self._written_end, self._written_size, self._written_head = self._durable_end, self._size, self._head
+                self._pending.clear()
+                self._epoch += 1
+            raise AuditWriteError(f"audit entries not made durable in {self.path}: {exc}") from exc
+        with self._write_lock:
+            while self._pending and self._pending[0][0] <= target:
+                end, leaves, size, head = self._pending.pop(0)
+                for leaf in leaves:
+                    self._builder.append(leaf)
+                self._size, self._head, self._durable_end = size, head, end
 
     # -- checkpoints -----------------------------------------------------------------------------------------------
 
@@ -294,17 +341,19 @@ class AuditLog:
 
     def _checkpoint_or_log(self) -> None:
         try:
-            self._checkpoint_locked([self._signer])
+            self.checkpoint()
         except CheckpointError as exc:
             log.error("audit_checkpoint_refused", error=str(exc))
 
     def checkpoint(self) -> bytes:
-        """Sign and store a checkpoint of the current tree (or return the latest one if nothing was added)."""
-        with self._lock:
+        """Sign and store a checkpoint of every durable entry (or return the latest one if nothing was added)."""
+        with self._sync_lock:
             self._check_open()
+            self._sync()
             return self._checkpoint_locked([self._signer])
 
     def _checkpoint_locked(self, signers: Sequence[Signer]) -> bytes:
+        """Caller holds _sync_lock, so the durable state (size, tree) cannot move underneath."""
         if self._blocked is not None:
             raise CheckpointError(f"not signing: {self._blocked}")
         previous = self._last_checkpoint
@@ -329,7 +378,7 @@ class AuditLog:
     def rotate_key(self, actor: str) -> AuditEntry:
         """Replace the signing key. The rotation is an entry; the checkpoint covering it is signed by both keys, so a
         verifier who trusts the old key can follow the hand-over."""
-        with self._lock:
+        with self._sync_lock:
             self._check_open()
             if self._blocked is not None:
                 raise CheckpointError(f"not rotating the key: {self._blocked}")
@@ -354,18 +403,23 @@ class AuditLog:
     # -- closing ---------------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Checkpoint what is unsigned, then close the file."""
-        with self._lock:
+        """Make everything written durable, checkpoint what is unsigned, then close the file."""
+        with self._sync_lock:
             if self._closed:
                 return
             try:
+                self._sync()
                 if self._size > self._checkpointed_size():
-                    self._checkpoint_or_log()
+                    try:
+                        self._checkpoint_locked([self._signer])
+                    except CheckpointError as exc:
+                        log.error("audit_checkpoint_refused", error=str(exc))
             finally:
-                os.close(self._fd)
-                if self._lock_fd is not None:
-                    os.close(self._lock_fd)  # releases the flock
-                self._closed = True
+                with self._write_lock:
+                    os.close(self._fd)
+                    if self._lock_fd is not None:
+                        os.close(self._lock_fd)  # releases the flock
+                    self._closed = True
 
     def _check_open(self) -> None:
         if self._closed:
