@@ -21,7 +21,6 @@ from edge_agent.daemon.health import HealthServer
 from edge_agent.daemon.sdnotify import SdNotifier
 from edge_agent.daemon.storage import RecordWriterComponent, RetentionComponent
 from edge_agent.daemon.supervisor import AgentStatus, Supervisor
-from edge_agent.llm.component import EngineComponent
 from edge_agent.reports.service import ReportService
 from edge_agent.store import RecordWriter, Store
 
@@ -50,8 +49,11 @@ def build_components(ctx: AgentContext) -> list[Component]:
     components.append(RecordWriterComponent(ctx.writer))
     components.append(RetentionComponent(ctx.store, config.store))
     components.append(AuditCheckpointer(ctx.audit, config.audit.checkpoint_every_s))
-    engine = EngineComponent(config, audit=ctx.audit) if config.llm.enabled else None
-    if engine is not None:
+    engine = None
+    if config.llm.enabled:
+        from edge_agent.llm.component import EngineComponent  # only when used: an ingest-only agent never needs it
+
+        engine = EngineComponent(config, audit=ctx.audit)
         engine.ready_timeout_s = config.llm.start_timeout_s  # type: ignore[attr-defined]  # loading takes minutes
         engine.start_in_background = True  # type: ignore[attr-defined]  # generate() waits for it: intake need not
         components.append(engine)
