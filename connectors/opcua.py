@@ -399,7 +399,13 @@ class _Session:
 
 
 class AsyncHistoryPages:
-    """HistoryRead raw values page by page (continuation points), so a long gap never sits in memory at once."""
+    """HistoryRead raw values page by page, so a long gap never sits in memory at once.
+
+    A compliant server returns a continuation point when more values remain. Some (asyncua's own HistoryDict among
+    them) just cut the reply at NumValuesPerNode without one: a full page without a continuation point is therefore
+    followed by a new read starting at the last returned timestamp (that boundary value comes twice and is
+    deduplicated by its idempotency key).
+    """
 
     def __init__(self, node: Node, start: datetime, end: datetime) -> None:
         self.node = node
@@ -423,12 +429,16 @@ class AsyncHistoryPages:
         previous = self._continuation
         result = await self.node.history_read(details, previous)
         result.StatusCode.check()
-        self._continuation = result.ContinuationPoint
-        # Stop on no continuation, or one the server repeats (it would loop forever).
-        if self._continuation is None or self._continuation == previous:
-            self._done = True
         values = list(result.HistoryData.DataValues or []) if result.HistoryData is not None else []
-        if not values and not self._done:
+        self._continuation = result.ContinuationPoint
+        if self._continuation is not None:
+            # A repeated continuation point would loop forever.
+            self._done = self._continuation == previous or not values
+            return values
+        last = values[-1].SourceTimestamp if values else None
+        if len(values) >= HISTORY_PAGE_VALUES and last is not None and to_utc(last) > to_utc(self.start):
+            self.start = last
+        else:
             self._done = True
         return values
 

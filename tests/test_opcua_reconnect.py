@@ -68,3 +68,24 @@ async def test_server_restart_resubscribes_and_backfills_the_gap(opcua_server: O
     late_live = [r for r in records if not r.historical and r.source_time > restarted_at + timedelta(seconds=1)]
     assert late_live, "no live value after the restart: the subscription did not come back"
     assert RECONNECTS.labels("plc")._value.get() == reconnects_before + 1
+
+
+async def test_first_start_backfills_history_page_by_page(opcua_server: OpcuaServer, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """history_backfill_initial_s reads what the server kept before the agent started, across truncated pages."""
+    import connectors.opcua
+
+    # asyncua's history cuts a reply at NumValuesPerNode without a continuation point: 23 values = 5 pages of 5.
+    monkeypatch.setattr(connectors.opcua, "HISTORY_PAGE_VALUES", 5)
+    t0 = datetime.now(timezone.utc) - timedelta(minutes=10)
+    written = [(t0 + timedelta(seconds=i), FIRST + i) for i in range(23)]
+    for when, value in written:
+        await opcua_server.write({VIB: value}, when)
+    config = source_config(opcua_server.endpoint, [VIB], history_backfill_initial_s=3600.0)
+    async with running_source(config, tmp_path / "agent") as agent:
+        await wait_until(lambda: len(agent.tag_values(VIB)) >= 23, what="23 values")
+        await asyncio.sleep(0.3)  # a duplicate, if any were stored, would have landed by now
+        records = agent.tag_values(VIB)
+    # The last write is also the node's current value, so it arrives live too: stored once, either way.
+    assert [(r.source_time, r.value) for r in records] == written
+    assert sum(r.historical for r in records) >= 22

@@ -270,7 +270,7 @@ class Plant:
 
     def _alarm(self, asset: str, active: bool, vibration: float) -> AlarmEvent:
         if active:
-            message = f"Vibración alta en {asset}: {vibration:.1f} mm/s (límite {VIBRATION_ALARM_MM_S} mm/s)"
+            message = f"Vibración alta en {asset}: {vibration:.2f} mm/s (límite {VIBRATION_ALARM_MM_S} mm/s)"
         else:
             message = f"Vibración normal en {asset}"
         return AlarmEvent(self.now, asset, "HighVibration", message, 700 if active else 100, active)
