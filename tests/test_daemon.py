@@ -561,6 +561,15 @@ class TestRunCommand:
             agent.proc.wait(timeout=10)
         assert [m for m in later if "WATCHDOG=1" in m] == []
 
+    def test_malformed_watchdog_environment_exits_2_before_opening_anything(
+        self, agent_config: tuple[Path, int], path_socket: NotifySocket
+    ) -> None:
+        """WATCHDOG_USEC that is not a number is a usage error (exit 2) named on stderr; no state is created."""
+        agent = Agent(agent_config[0], path_socket, {"WATCHDOG_USEC": "soon"})
+        _, err = agent.proc.communicate(timeout=30)
+        assert (agent.proc.returncode, err.decode().strip()) == (2, "edge-agent: WATCHDOG_USEC='soon' is not an integer")
+        assert not (agent_config[0].parent / "state").exists()
+
     def test_health_endpoints_answer_over_http(self, agent_config: tuple[Path, int], path_socket: NotifySocket) -> None:
         """Once READY=1 is sent, /healthz and /readyz answer 200 and /readyz names every component."""
         config, port = agent_config

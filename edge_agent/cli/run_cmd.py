@@ -7,7 +7,7 @@ import asyncio
 
 from edge_agent.audit import AuditError
 from edge_agent.cli.common import CliExit, add_config_option, load
-from edge_agent.daemon.sdnotify import SdNotifier, SdNotifyError
+from edge_agent.daemon.sdnotify import SdNotifier, SdNotifyError, watchdog_interval
 from edge_agent.store import StoreError
 
 
@@ -22,6 +22,7 @@ def _run(args: argparse.Namespace) -> int:
 
     config = load(args)
     try:
+        watchdog_interval()  # a malformed WATCHDOG_USEC/_PID is an error now, not after the store is open
         # unset: engine worker processes must not inherit the socket and speak for the service.
         notifier = SdNotifier.from_environ(unset=True)
     except SdNotifyError as exc:
