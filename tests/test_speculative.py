@@ -319,3 +319,33 @@ class TestExport:
         ids, hidden, pos = torch.randint(0, 128, (1, 5)), torch.randn(1, 5, 32), torch.arange(5)[None]
         assert torch.allclose(head.step(ids, hidden, pos)[0], back.step(ids, hidden, pos)[0], atol=1e-6)
         assert torch.equal(back.d2t, head.d2t)
+
+
+MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "default"
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+@pytest.mark.skipif(not (MODEL_DIR / "manifest.json").exists(), reason="prepared model missing: make model")
+def test_vllm_drafts_with_exported_random_head_and_keeps_greedy_output(tmp_path: Path) -> None:
+    """vLLM loads an exported (random) head for the real target, drafts with it, and greedy output is unchanged."""
+    from transformers import AutoConfig
+
+    from edge_agent.speculative import corpus
+    from edge_agent.speculative.data import generate, open_vllm
+
+    torch.manual_seed(0)
+    config = DraftConfig.for_target(AutoConfig.from_pretrained(MODEL_DIR), draft_vocab_size=1024)
+    head = Eagle3Draft(config)
+    head.set_vocab(torch.arange(1024))
+    head_dir = export_draft(head, tmp_path / "head")
+    prompts = corpus.build("test", 2)
+    plain = open_vllm(MODEL_DIR, max_model_len=1024)
+    reference = {p.id: out for p, _, out in generate(plain, prompts, 24)}
+    del plain
+    spec = open_vllm(MODEL_DIR, max_model_len=1024,
+                     speculative={"method": "eagle3", "model": str(head_dir), "num_speculative_tokens": 2})
+    drafted = {p.id: out for p, _, out in generate(spec, prompts, 24)}
+    drafts = sum(m.value for m in spec.get_metrics() if m.name == "vllm:spec_decode_num_drafts")
+    assert drafts > 0
+    assert drafted == reference

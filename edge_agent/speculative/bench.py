@@ -1,6 +1,6 @@
 """Measure draft heads in the real vLLM engine: acceptance per position, τ at k, tokens/s, identical output.
 
-One process, engines opened one after another with the engine's settings (float32, greedy, seed 0):
+Engines opened one after another, each in a fresh child process, with the engine's settings (float32, greedy, seed 0):
 1. no draft: reference outputs and single-stream tokens/s on the `test` and `plant` slices;
 2. each head at k = max(ks): acceptance per position on every slice (batched; acceptance does not depend on
    batching), outputs compared token for token with the reference, single-stream tokens/s;
@@ -23,7 +23,7 @@ import structlog
 import torch
 
 from edge_agent.speculative import corpus
-from edge_agent.speculative.acceptance import AcceptanceStats, from_counts
+from edge_agent.speculative.acceptance import from_counts
 from edge_agent.speculative.data import generate, open_vllm
 from edge_agent.speculative.recipe import DraftRecipe
 
@@ -43,14 +43,6 @@ def _spec_counters(llm: Any) -> tuple[int, list[int]]:
     return drafts, per_pos
 
 
-def _acceptance(llm: Any, prompts: list[corpus.Prompt], max_tokens: int) -> tuple[AcceptanceStats, dict[str, list[int]]]:
-    d0, p0 = _spec_counters(llm)
-    outs = {p.id: o for p, _, o in generate(llm, prompts, max_tokens)}
-    d1, p1 = _spec_counters(llm)
-    per_pos = [b - a for a, b in zip(p0 or [0] * len(p1), p1, strict=True)]
-    return from_counts(d1 - d0, per_pos), outs
-
-
 def _speed(llm: Any, prompts: list[corpus.Prompt], max_tokens: int) -> tuple[float, dict[str, list[int]]]:
     """Single-stream decode: one request at a time, generated tokens over wall time."""
     outs: dict[str, list[int]] = {}
@@ -62,11 +54,6 @@ def _speed(llm: Any, prompts: list[corpus.Prompt], max_tokens: int) -> tuple[flo
         tokens += len(out)
         outs[p.id] = out
     return tokens / elapsed, outs
-
-
-def _identical(a: dict[str, list[int]], b: dict[str, list[int]]) -> tuple[int, int]:
-    same = sum(1 for k in a if a[k] == b.get(k))
-    return same, len(a)
 
 
 def state_norms(head_dir: Path, model_dir: Path, prompts: list[corpus.Prompt], steps: int) -> list[float]:
@@ -104,54 +91,71 @@ def state_norms(head_dir: Path, model_dir: Path, prompts: list[corpus.Prompt], s
     return [x / max(count, 1) for x in sums]
 
 
+def _engine_run(
+    model_dir: str, spec: dict | None, prompts: dict[str, list[dict]], max_tokens: int, seed: int, acceptance: bool
+) -> dict[str, Any]:
+    """In a child process: one engine, the speed slices single-stream, the others batched (when `acceptance`)."""
+    llm = open_vllm(model_dir, max_model_len=4096, seed=seed, speculative=spec)
+    result: dict[str, Any] = {"speed": {}, "acceptance": {}, "outputs": {}}
+    for name, raw in prompts.items():
+        slice_prompts = [corpus.Prompt.model_validate(p) for p in raw]
+        d0, p0 = _spec_counters(llm)
+        if name in SPEED_SLICES:
+            tps, outs = _speed(llm, slice_prompts, max_tokens)
+            result["speed"][name] = tps
+        elif acceptance:
+            outs = {p.id: o for p, _, o in generate(llm, slice_prompts, max_tokens)}
+        else:
+            continue
+        d1, p1 = _spec_counters(llm)
+        if spec is not None:
+            acc = from_counts(d1 - d0, [b - a for a, b in zip(p0 or [0] * len(p1), p1, strict=True)])
+            result["acceptance"][name] = acc.model_dump() | {"tau": acc.tau}
+        result["outputs"].update(outs)
+    return result
+
+
+def _in_child(*args: Any) -> dict[str, Any]:
+    """Run `_engine_run` in a fresh process, so each engine's memory and threads go away with it."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_engine_run, *args).result()
+
+
 def run_bench(recipe: DraftRecipe, speed_ks: list[int] | None = None) -> dict[str, Any]:
     """Run the benchmark described by `recipe.bench`; writes the JSON results and plots, returns the results."""
     cfg = recipe.bench
     k_max = max(cfg.ks)
     speed_ks = [k for k in (speed_ks or []) if k != k_max]
     slices = {name: corpus.build(name, cfg.prompts_per_slice, seed=cfg.seed) for name in cfg.slices}  # type: ignore[arg-type]
+    raw = {name: [p.model_dump() for p in ps] for name, ps in slices.items()}
+    model_dir = str(recipe.model_dir)
     results: dict[str, Any] = {"config": cfg.model_dump(mode="json"), "heads": {}, "speed": {}}
-    reference: dict[str, list[int]] = {}
 
-    llm = open_vllm(recipe.model_dir, max_model_len=4096, seed=cfg.seed)
-    for name in SPEED_SLICES:
-        if name in slices:
-            tps, outs = _speed(llm, slices[name], cfg.max_tokens)
-            results["speed"].setdefault("none", {})[name] = tps
-            reference.update(outs)
-    for name, prompts in slices.items():
-        if name not in SPEED_SLICES:
-            reference.update({p.id: o for p, _, o in generate(llm, prompts, cfg.max_tokens)})
-    del llm
-    log.info("draft.bench.reference", speed=results["speed"]["none"])
+    started = time.monotonic()
+    base = _in_child(model_dir, None, raw, cfg.max_tokens, cfg.seed, True)
+    reference = base["outputs"]
+    results["speed"]["none"] = base["speed"]
+    log.info("draft.bench.reference", speed=base["speed"], elapsed_s=round(time.monotonic() - started))
 
-    def with_head(head_dir: Path, k: int, measure_acceptance: bool) -> dict[str, Any]:
+    def with_head(head_dir: Path, k: int, acceptance: bool) -> dict[str, Any]:
         spec = {"method": "eagle3", "model": str(head_dir), "num_speculative_tokens": k}
-        llm = open_vllm(recipe.model_dir, max_model_len=4096, seed=cfg.seed, speculative=spec)
-        entry: dict[str, Any] = {"k": k, "speed": {}, "acceptance": {}, "identical": {}}
-        for name, prompts in slices.items():
-            if name in SPEED_SLICES:
-                d0, p0 = _spec_counters(llm)
-                tps, outs = _speed(llm, prompts, cfg.max_tokens)
-                d1, p1 = _spec_counters(llm)
-                entry["speed"][name] = tps
-                acc = from_counts(d1 - d0, [b - a for a, b in zip(p0 or [0] * len(p1), p1, strict=True)])
-            elif measure_acceptance:
-                acc, outs = _acceptance(llm, prompts, cfg.max_tokens)
-            else:
-                continue
-            entry["acceptance"][name] = acc.model_dump() | {"tau": acc.tau}
-            same, total = _identical(outs, {p.id: reference[p.id] for p in prompts})
-            entry["identical"][name] = [same, total]
-        del llm
-        return entry
+        run = _in_child(model_dir, spec, raw, cfg.max_tokens, cfg.seed, acceptance)
+        identical = {}
+        for name, ps in slices.items():
+            if all(p.id in run["outputs"] for p in ps):
+                identical[name] = [sum(run["outputs"][p.id] == reference[p.id] for p in ps), len(ps)]
+        log.info("draft.bench.run", head=str(head_dir), k=k, speed=run["speed"], identical=identical,
+                 tau={n: round(a["tau"], 2) for n, a in run["acceptance"].items()})
+        return {"k": k, "speed": run["speed"], "acceptance": run["acceptance"], "identical": identical}
 
     for head in recipe.heads:
         if not (head.export_dir / "config.json").exists():
             log.warning("draft.bench.skip", head=head.name, reason="not exported")
             continue
         results["heads"][head.name] = {"runs": [with_head(head.export_dir, k_max, True)]}
-        log.info("draft.bench.head", head=head.name)
     first = next((h for h in recipe.heads if h.name in results["heads"]), None)
     if first is not None:
         for k in speed_ks:
@@ -162,6 +166,7 @@ def run_bench(recipe: DraftRecipe, speed_ks: list[int] | None = None) -> dict[st
                 results["heads"][head.name]["state_norms"] = state_norms(
                     head.export_dir, recipe.model_dir, norms_prompts, k_max
                 )
+    results["elapsed_s"] = round(time.monotonic() - started)
     cfg.results.parent.mkdir(parents=True, exist_ok=True)
     cfg.results.write_text(json.dumps(results, indent=1) + "\n")
     plot(results, cfg.img_dir)
@@ -255,6 +260,37 @@ def markdown(results: dict[str, Any]) -> str:
         if na and nb:
             lines.append("Norm of the state fed to the next draft step, steps 1..k: 3.1 "
                          + " ".join(f"{x:.0f}" for x in na) + "; 3 " + " ".join(f"{x:.0f}" for x in nb) + "\n")
+    lines += _goals(results)
     lines.append("![acceptance per position](docs/img/draft-acceptance.png)")
     lines.append("![state norm across draft steps](docs/img/draft-state-norm.png)")
     return "\n".join(lines) + "\n"
+
+
+def _goals(results: dict[str, Any]) -> list[str]:
+    """The issue's three goals against the measured figures, met or missed."""
+    heads = results["heads"]
+    if "eagle31" not in heads:
+        return []
+    base = results["speed"].get("none", {})
+    best = None
+    for run in heads["eagle31"]["runs"]:
+        for name, tps in run["speed"].items():
+            if base.get(name):
+                same = run["identical"].get(name, [0, 1])
+                cand = (tps / base[name], run["k"], name, same[0] == same[1])
+                best = max(best, cand) if best else cand
+    first = heads["eagle31"]["runs"][0]["acceptance"]
+    taus = {name: acc["tau"] for name, acc in first.items()}
+    out = ["Goals (2-core CPU):\n", "| goal | measured | met? |", "|---|---|---|"]
+    if best:
+        out.append(f"| speedup ≥ 2.0× at identical output | {best[0]:.2f}× (k={best[1]}, {best[2]}, "
+                   f"identical={'yes' if best[3] else 'NO'}) | {'yes' if best[0] >= 2.0 and best[3] else 'no'} |")
+    if taus:
+        name, tau = max(taus.items(), key=lambda kv: kv[1])
+        out.append(f"| τ ≥ 3.0 at the best k | " + ", ".join(f"{n} {t:.2f}" for n, t in taus.items())
+                   + f" | {'yes' if tau >= 3.0 else 'no'} (best: {name}) |")
+    if "eagle3" in heads and "perturbed" in first and "perturbed" in heads["eagle3"]["runs"][0]["acceptance"]:
+        ratio = first["perturbed"]["tau"] / heads["eagle3"]["runs"][0]["acceptance"]["perturbed"]["tau"]
+        out.append(f"| τ(3.1)/τ(3) ≥ 1.2 on perturbed templates | {ratio:.2f} | {'yes' if ratio >= 1.2 else 'no'} |")
+    out.append("")
+    return out
