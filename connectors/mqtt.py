@@ -88,9 +88,14 @@ class MqttSubscribeError(MqttError):
 
 
 async def _with_timeout(awaitable: Awaitable[T], timeout: float | None, what: str) -> T:
-    """The one timeout helper: `None` waits forever; a timeout becomes `MqttTimeoutError` naming the operation."""
+    """The one timeout helper: `None` waits forever; a timeout becomes `MqttTimeoutError` naming the operation.
+
+    `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` swallows a cancellation that lands while the inner
+    future completes, which left a cancelled connection task running on after `close()`.
+    """
     try:
-        return await asyncio.wait_for(awaitable, timeout)
+        async with asyncio.timeout(timeout):
+            return await awaitable
     except TimeoutError as exc:
         raise MqttTimeoutError(f"{what} timed out after {timeout}s") from exc
 
@@ -301,7 +306,7 @@ class MqttClient:
             self._disconnected.set()
             raise MqttConnectError(f"cannot connect to {self._config.host}:{self._config.port}: {paho.error_string(rc)}")
         try:
-            await _with_timeout(asyncio.shield(self._connack), CONNACK_TIMEOUT_S, "CONNACK")
+            await _with_timeout(self._connack, CONNACK_TIMEOUT_S, "CONNACK")
         except MqttError:
             self._disconnected.set()
             raise
@@ -506,7 +511,8 @@ class MqttClient:
     async def wait_connected(self, timeout: float | None = None) -> None:
         """Wait for a live connection. On timeout the error names the last connection failure as its cause."""
         try:
-            await asyncio.wait_for(self._connected.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._connected.wait()
         except TimeoutError as exc:
             raise MqttTimeoutError(
                 f"no connection to {self._config.host}:{self._config.port} after {timeout}s"
@@ -602,7 +608,7 @@ class MqttClient:
         queued_offline = info.rc == MQTTErrorCode.MQTT_ERR_NO_CONN and qos > 0
         if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS and not queued_offline:
             raise MqttPublishError(f"cannot publish to {topic!r}: {paho.error_string(info.rc)}")
-        if qos == 0 or info.is_published():
+        if qos == 0 or (not queued_offline and info.is_published()):
             return
         assert self._loop is not None
         future: asyncio.Future[None] = self._loop.create_future()

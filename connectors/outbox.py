@@ -88,7 +88,8 @@ class OutboxPublisher:
             PENDING.set(len(rows))
             if not rows:
                 try:
-                    await asyncio.wait_for(self._wakeup.wait(), self._poll_s)
+                    async with asyncio.timeout(self._poll_s):  # not wait_for: it can swallow a cancel on 3.11
+                        await self._wakeup.wait()
                 except TimeoutError:
                     pass
                 continue

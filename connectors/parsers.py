@@ -160,7 +160,8 @@ _LEADING_TIME = re.compile(
     r"^(?P<time>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(?P<rest>.*)$", re.S
 )
 # Optional `author:` prefix: one token (letters, digits, . _ - @), no spaces, so "Nota bene: ..." stays text.
-_AUTHOR = re.compile(r"^(?P<author>[\w.@-]{1,64}):\s+(?P<text>.*)$", re.S)
+# The colon must end the line or be followed by whitespace, so "http://host" is not an author.
+_AUTHOR = re.compile(r"^(?P<author>[\w.@-]{1,64}):(?:\s+|$)(?P<text>.*)$", re.S)
 
 
 class TextParser:

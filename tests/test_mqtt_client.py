@@ -1,0 +1,342 @@
+"""MqttClient against a real Mosquitto: delivery, manual ack, persistent sessions, reconnect, TLS, auth, backpressure."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import ipaddress
+import ssl
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from connectors.mqtt import MqttClient, MqttConnectError, MqttMessage, MqttTimeoutError
+from edge_agent.config.mqtt import MqttConfig, TlsConfig
+from tests.fixtures.broker import Broker
+
+pytestmark = pytest.mark.broker
+
+
+def config(broker: Broker, **overrides: object) -> MqttConfig:
+    # Fast reconnects: the tests restart brokers and should not wait out production backoffs.
+    base: dict[str, object] = {"host": broker.host, "port": broker.port, "reconnect_min_s": 0.05, "reconnect_max_s": 0.5}
+    return MqttConfig(**{**base, **overrides})
+
+
+async def receive(client: MqttClient, n: int, timeout: float = 10.0, ack: bool = True) -> list[MqttMessage]:
+    out = []
+    async with asyncio.timeout(timeout):
+        while len(out) < n:
+            message = await client.receive()
+            if ack:
+                await message.ack()
+            out.append(message)
+    return out
+
+
+async def nothing_arrives(client: MqttClient, within: float = 0.5) -> bool:
+    try:
+        await asyncio.wait_for(client.receive(), within)
+    except TimeoutError:
+        return True
+    return False
+
+
+class TestDelivery:
+    async def test_round_trip_keeps_mqtt5_properties(self, broker: Broker) -> None:
+        """A QoS 1 publish arrives with payload, response topic, correlation data, content type and user properties."""
+        async with MqttClient(config(broker, client_id="sub")) as sub, MqttClient(config(broker, client_id="pub")) as pub:
+            await sub.subscribe("edge/s1/#", qos=1, timeout=5)
+            await pub.publish(
+                "edge/s1/reports/r1", b"\x00report", qos=1, response_topic="edge/s1/replies", correlation_data=b"\x01\x02",
+                content_type="application/json", user_properties=[("lang", "es")], timeout=5,
+            )
+            [message] = await receive(sub, 1)
+        assert (message.topic, message.payload, message.qos) == ("edge/s1/reports/r1", b"\x00report", 1)
+        assert (message.response_topic, message.correlation_data, message.content_type) == (
+            "edge/s1/replies", b"\x01\x02", "application/json",
+        )
+        assert message.user_properties == (("lang", "es"),)
+
+    async def test_unacked_message_is_redelivered_on_next_session(self, broker: Broker) -> None:
+        """Without `ack()` no PUBACK leaves: the broker delivers the message again to the same client id."""
+        async with MqttClient(config(broker, client_id="sub")) as sub, MqttClient(config(broker, client_id="pub")) as pub:
+            await sub.subscribe("t/#", timeout=5)
+            await pub.publish("t/a", b"m1", timeout=5)
+            [first] = await receive(sub, 1, ack=False)
+        async with MqttClient(config(broker, client_id="sub")) as sub:
+            [again] = await receive(sub, 1)
+        async with MqttClient(config(broker, client_id="sub")) as sub:
+            assert await nothing_arrives(sub)
+        assert (first.payload, again.payload) == (b"m1", b"m1")
+
+    async def test_messages_published_while_away_arrive_on_return(self, broker: Broker) -> None:
+        """The persistent session (clean_start off + session expiry) queues QoS 1 messages while the client is gone."""
+        async with MqttClient(config(broker, client_id="sub")) as sub:
+            await sub.subscribe("t/#", timeout=5)
+        async with MqttClient(config(broker, client_id="pub")) as pub:
+            for i in range(5):
+                await pub.publish("t/a", f"m{i}".encode(), timeout=5)
+        async with MqttClient(config(broker, client_id="sub")) as sub:
+            await sub.wait_connected(5)
+            assert sub.session_present is True
+            messages = await receive(sub, 5)
+        assert [m.payload for m in messages] == [b"m0", b"m1", b"m2", b"m3", b"m4"]
+
+    async def test_mqtt_311_mode_keeps_its_session(self, broker: Broker) -> None:
+        """protocol = "3.1.1" connects with clean_session off: messages sent while away are delivered on return."""
+        async with MqttClient(config(broker, client_id="sub", protocol="3.1.1")) as sub:
+            await sub.subscribe("t/#", timeout=5)
+        async with MqttClient(config(broker, client_id="pub", protocol="3.1.1")) as pub:
+            await pub.publish("t/a", b"while-away", timeout=5)
+        async with MqttClient(config(broker, client_id="sub", protocol="3.1.1")) as sub:
+            [message] = await receive(sub, 1)
+            await pub_and_receive(broker, sub)
+        assert message.payload == b"while-away"
+
+
+async def pub_and_receive(broker: Broker, sub: MqttClient) -> None:
+    async with MqttClient(config(broker, client_id="pub2", protocol="3.1.1")) as pub:
+        await pub.publish("t/live", b"live", timeout=5)
+    [live] = await receive(sub, 1)
+    assert live.payload == b"live"
+
+
+class TestReconnect:
+    async def test_reconnects_and_resubscribes_after_broker_lost_its_state(self, broker: Broker, tmp_path: Path) -> None:
+        """A broker restarted without its session store gets the subscriptions again on the new connection."""
+        fresh_dir = tmp_path / "fresh"
+        fresh_dir.mkdir()
+        fresh = Broker(fresh_dir, port=broker.port)  # same address, empty persistence: every session is gone
+        async with MqttClient(config(broker, client_id="sub")) as sub:
+            await sub.subscribe("t/#", timeout=5)
+            broker.stop()
+            fresh.start()
+            await asyncio.sleep(0.1)
+            await sub.wait_connected(10)
+            assert sub.session_present is False
+            async with MqttClient(config(broker, client_id="pub")) as pub:
+                for _ in range(50):  # the resubscribe races our first publish: publish until one lands
+                    await pub.publish("t/a", b"after-restart", timeout=5)
+                    try:
+                        [message] = await receive(sub, 1, timeout=0.2)
+                        break
+                    except TimeoutError:
+                        continue
+        fresh.stop()
+        assert message.payload == b"after-restart"
+
+    async def test_publish_made_while_broker_down_completes_after_it_returns(self, broker: Broker) -> None:
+        """A QoS 1 publish issued during an outage waits in paho and returns once the broker acknowledges it."""
+        async with MqttClient(config(broker, client_id="sub")) as sub, MqttClient(config(broker, client_id="pub")) as pub:
+            await sub.subscribe("t/#", timeout=5)
+            await pub.wait_connected(5)
+            broker.stop()
+            await asyncio.sleep(0.2)
+            publish = asyncio.create_task(pub.publish("t/a", b"during-outage"))
+            await asyncio.sleep(0.3)
+            assert not publish.done()
+            broker.start()
+            await asyncio.wait_for(publish, 15)
+            [message] = await receive(sub, 1, timeout=15)
+        assert message.payload == b"during-outage"
+
+    async def test_ack_of_a_message_from_a_dropped_connection_is_skipped(self, broker: Broker) -> None:
+        """After a reconnect the old packet id is meaningless: the stale ack is dropped and the redelivery acked."""
+        async with MqttClient(config(broker, client_id="sub")) as sub, MqttClient(config(broker, client_id="pub")) as pub:
+            await sub.subscribe("t/#", timeout=5)
+            await pub.publish("t/a", b"m", timeout=5)
+            [old] = await receive(sub, 1, ack=False)
+            broker.restart()
+            await asyncio.sleep(0.1)
+            [redelivered] = await receive(sub, 1, ack=False, timeout=15)
+            assert redelivered.generation == old.generation + 1
+            await old.ack()  # stale: skipped
+            await redelivered.ack()
+        async with MqttClient(config(broker, client_id="sub")) as sub:
+            assert await nothing_arrives(sub)
+
+
+class TestBackpressure:
+    async def test_queue_never_exceeds_queue_max_and_nothing_is_lost(self, broker: Broker) -> None:
+        """With a slow consumer the client holds at most queue_max messages; the broker keeps the rest for later."""
+        async with MqttClient(config(broker, client_id="sub", queue_max=10)) as sub:
+            await sub.subscribe("t/#", timeout=5)
+            async with MqttClient(config(broker, client_id="pub")) as pub:
+                await asyncio.gather(*(pub.publish("t/a", str(i).encode(), timeout=10) for i in range(100)))
+            await asyncio.sleep(0.3)
+            depths, payloads = [], []
+            async with asyncio.timeout(20):
+                while len(payloads) < 100:
+                    depths.append(sub._queue.qsize())
+                    message = await sub.receive()
+                    payloads.append(message.payload)
+                    await message.ack()
+                    await asyncio.sleep(0)
+        assert max(depths) <= 10
+        assert sorted(int(p) for p in payloads) == list(range(100))
+
+
+# --- TLS and authentication ------------------------------------------------------------------------------------
+
+
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _write(path: Path, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> tuple[Path, Path]:
+    cert_path, key_path = path.with_suffix(".crt"), path.with_suffix(".key")
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_path, key_path
+
+
+def make_pki(directory: Path, server_names: list[str]) -> dict[str, Path]:
+    """A test CA, a server certificate for `server_names` (DNS names or IPs) and a client certificate."""
+    now = dt.datetime.now(dt.timezone.utc)
+    ca_key = _key()
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "edge-agent test CA")])
+    ca = (
+        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+
+    def leaf(cn: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+        key = _key()
+        builder = (
+            x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+            )
+        )
+        if sans:
+            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        return builder.sign(ca_key, hashes.SHA256()), key
+
+    def san(name: str) -> x509.GeneralName:
+        try:
+            return x509.IPAddress(ipaddress.ip_address(name))
+        except ValueError:
+            return x509.DNSName(name)
+
+    server, server_key = leaf(server_names[0], [san(n) for n in server_names], x509.oid.ExtendedKeyUsageOID.SERVER_AUTH)
+    client, client_key = leaf("edge-agent", [], x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH)
+    ca_path = directory / "ca.crt"
+    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    server_crt, server_key_path = _write(directory / "server", server, server_key)
+    client_crt, client_key_path = _write(directory / "client", client, client_key)
+    return {"ca": ca_path, "server_crt": server_crt, "server_key": server_key_path, "client_crt": client_crt,
+            "client_key": client_key_path}
+
+
+def tls_broker(tmp_path: Path, server_names: list[str]) -> tuple[Broker, dict[str, Path]]:
+    pki = make_pki(tmp_path, server_names)
+    broker = Broker(
+        tmp_path,
+        extra_conf=(
+            f"cafile {pki['ca']}\ncertfile {pki['server_crt']}\nkeyfile {pki['server_key']}\n"
+            "require_certificate true\ntls_version tlsv1.2\n"
+        ),
+    )
+    broker.start()
+    return broker, pki
+
+
+def tls_config(broker: Broker, pki: dict[str, Path], **overrides: object) -> MqttConfig:
+    tls = TlsConfig(ca_file=pki["ca"], cert_file=pki["client_crt"], key_file=pki["client_key"])
+    return config(broker, tls=tls, **overrides)
+
+
+class TestTls:
+    async def test_mutual_tls_with_test_ca(self, tmp_path: Path) -> None:
+        """A broker with a server certificate from a test CA and required client certificates carries messages."""
+        broker, pki = tls_broker(tmp_path, ["127.0.0.1", "localhost"])
+        try:
+            async with MqttClient(tls_config(broker, pki, client_id="sub")) as sub:
+                await sub.subscribe("t/#", timeout=10)
+                await sub.publish("t/a", b"over-tls", timeout=5)
+                [message] = await receive(sub, 1)
+            assert message.payload == b"over-tls"
+        finally:
+            broker.stop()
+
+    async def test_hostname_mismatch_is_refused(self, tmp_path: Path) -> None:
+        """A certificate from the trusted CA but for another host name fails the hostname check: no connection."""
+        broker, pki = tls_broker(tmp_path, ["broker.plant.example"])
+        try:
+            async with MqttClient(tls_config(broker, pki, client_id="c")) as client:
+                with pytest.raises(MqttTimeoutError) as err:
+                    await client.wait_connected(2)
+            assert isinstance(err.value.__cause__, MqttConnectError)
+            assert isinstance(err.value.__cause__.__cause__, ssl.SSLCertVerificationError)
+            assert "IP address mismatch, certificate is not valid for '127.0.0.1'" in str(err.value.__cause__.__cause__)
+        finally:
+            broker.stop()
+
+    async def test_hostname_check_can_be_switched_off_but_chain_still_verified(self, tmp_path: Path) -> None:
+        """check_hostname = false accepts the mismatched name; a CA that did not sign the server is still refused."""
+        broker, pki = tls_broker(tmp_path, ["broker.plant.example"])
+        (tmp_path / "other").mkdir()
+        other = make_pki(tmp_path / "other", ["broker.plant.example"])  # same names, a CA the broker never used
+        try:
+            lenient = tls_config(broker, pki, client_id="a")
+            lenient.tls.check_hostname = False  # type: ignore[union-attr]
+            async with MqttClient(lenient) as client:
+                await client.wait_connected(5)
+            wrong_ca = tls_config(broker, pki, client_id="b")
+            wrong_ca.tls.check_hostname = False  # type: ignore[union-attr]
+            wrong_ca.tls.ca_file = other["ca"]  # type: ignore[union-attr]
+            async with MqttClient(wrong_ca) as client:
+                with pytest.raises(MqttTimeoutError) as err:
+                    await client.wait_connected(2)
+            assert isinstance(err.value.__cause__.__cause__, ssl.SSLCertVerificationError)  # type: ignore[union-attr]
+        finally:
+            broker.stop()
+
+
+class TestAuthentication:
+    def auth_broker(self, tmp_path: Path) -> Broker:
+        broker = Broker(tmp_path, allow_anonymous=False, users={"edge": "s3cret"})
+        broker.start()
+        return broker
+
+    async def test_username_and_password_from_config(self, tmp_path: Path) -> None:
+        """The configured credentials are sent: the broker accepts the connection and the subscription."""
+        broker = self.auth_broker(tmp_path)
+        try:
+            async with MqttClient(config(broker, client_id="c", username="edge", password="s3cret")) as client:
+                await client.subscribe("t/#", timeout=5)
+                await client.publish("t/a", b"authed", timeout=5)
+                [message] = await receive(client, 1)
+            assert message.payload == b"authed"
+        finally:
+            broker.stop()
+
+    async def test_wrong_password_is_reported_as_refused(self, tmp_path: Path) -> None:
+        """A CONNACK refusal surfaces as MqttConnectError naming the broker's reason."""
+        broker = self.auth_broker(tmp_path)
+        try:
+            async with MqttClient(config(broker, client_id="c", username="edge", password="wrong")) as client:
+                with pytest.raises(MqttTimeoutError) as err:
+                    await client.wait_connected(2)
+            assert isinstance(err.value.__cause__, MqttConnectError)
+            assert "Not authorized" in str(err.value.__cause__)
+        finally:
+            broker.stop()
