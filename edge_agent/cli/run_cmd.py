@@ -11,7 +11,7 @@ from edge_agent.daemon.sdnotify import SdNotifier, SdNotifyError, watchdog_inter
 from edge_agent.store import StoreError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = subparsers.add_parser("run", help="run the agent until SIGTERM (sd_notify aware)")
     add_config_option(run)
     run.set_defaults(func=_run)

@@ -97,6 +97,11 @@ class _Slot:
         self.task: asyncio.Task[None] | None = None
 
     @property
+    def stopping(self) -> bool:
+        # A method, not an inline comparison: `phase` changes under us while the component runs.
+        return self.phase == "stopping"
+
+    @property
     def is_ready(self) -> bool:
         return self.phase == "running" and self.ready.is_set()
 
@@ -276,7 +281,7 @@ class Supervisor:
                 log.error("component_exited", component=slot.name, error=slot.last_error)
             finally:
                 watcher.cancel()
-            if slot.phase == "stopping":
+            if slot.stopping:
                 return  # it failed while flushing after our cancel: logged above, and not to be started again
             # A component that ran healthy for a long stretch starts its backoff afresh on the next failure.
             if slot.was_ready and loop.time() - began >= self._config.restart_backoff_max_s:
