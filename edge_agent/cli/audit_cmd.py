@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,16 @@ def _trusted_key(text: str | None) -> Any:
         raise CliExit(f"edge-agent: --pubkey: {exc}", 2) from exc
 
 
+def _logs_to_stderr() -> None:
+    """stdout carries the command's answer (a key, JSON, a verdict); warnings and errors go to stderr."""
+    import structlog
+
+    from edge_agent.logging import configure_logging
+
+    configure_logging("warning", "console")
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
+
+
 def origin_of(config: AgentConfig) -> str:
     from edge_agent.audit.component import origin_for
 
@@ -91,6 +102,7 @@ def _verify(args: argparse.Namespace) -> int:
     from edge_agent.audit.verify import verify_log
 
     config = load(args, setup_logging=False)
+    _logs_to_stderr()
     result = verify_log(config.paths.audit_dir, _trusted_key(args.pubkey), origin_of(config))
     for note in result.notes:
         print(f"note: {note}")
@@ -103,6 +115,7 @@ def _verify(args: argparse.Namespace) -> int:
 def _verify_bundle(args: argparse.Namespace) -> int:
     from edge_agent.audit.verify import verify_bundle
 
+    _logs_to_stderr()
     result = verify_bundle(args.path, _trusted_key(args.pubkey))
     for note in result.notes:
         print(f"note: {note}")
@@ -117,6 +130,7 @@ def _export(args: argparse.Namespace) -> int:
     from edge_agent.audit.export import export_bundle
 
     config = load(args, setup_logging=False)
+    _logs_to_stderr()
     audit_dir = config.paths.audit_dir
     reports_dir = config.paths.state_dir / "reports"
     try:
@@ -127,7 +141,10 @@ def _export(args: argparse.Namespace) -> int:
                     actor=args.actor,
                 )
         except AuditLockedError:
-            print("note: the agent holds the audit log; exporting against its latest checkpoint, not recorded in it")
+            print(
+                "note: the agent holds the audit log; exporting against its latest checkpoint, not recorded in it",
+                file=sys.stderr,
+            )
             result = export_bundle(audit_dir, args.out, reports_dir=reports_dir, start=args.start, end=args.end)
     except AuditError as exc:
         raise CliExit(f"audit export: {exc}", 1) from exc
@@ -154,6 +171,7 @@ def _pubkey(args: argparse.Namespace) -> int:
     from edge_agent.audit.log import read_verifiers
 
     config = load(args, setup_logging=False)
+    _logs_to_stderr()
     try:
         # Opening creates the key on a first start, as the agent would.
         with AuditLog.open(config.paths.audit_dir, origin_of(config)) as log:
@@ -171,6 +189,7 @@ def _rotate(args: argparse.Namespace) -> int:
     from edge_agent.audit import AuditError, AuditLockedError, AuditLog
 
     config = load(args, setup_logging=False)
+    _logs_to_stderr()
     try:
         with AuditLog.open(config.paths.audit_dir, origin_of(config)) as log:
             previous = log.verifier.key_string()
@@ -193,13 +212,19 @@ def _replay(args: argparse.Namespace) -> int:
         raise CliExit(
             f"audit replay: not available in this build: edge_agent.reports.replay.replay_report is missing ({exc})", 1
         ) from exc
+    from edge_agent.llm.types import EngineError
     from edge_agent.reports.errors import ReportError
 
     try:
         result = replay_report(config, args.report_id)
-    except ReportError as exc:  # refusals (unknown report, model or engine differs) are reported, not crashed on
+    except (ReportError, EngineError) as exc:  # unknown report, engine that cannot start: said, not crashed on
         raise CliExit(f"audit replay: {exc}", 1) from exc
-    data = result.model_dump(mode="json") if hasattr(result, "model_dump") else vars(result)
-    print_json(data)
-    identical = data.get("identical", data.get("byte_identical"))
-    return 0 if identical else 1
+    print_json(result.as_json())
+    if result.refused:
+        raise CliExit(f"audit replay: refused: {result.refused}", 1)
+    if not result.identical:
+        raise CliExit(
+            f"audit replay: output differs: recorded body {result.recorded_body_sha256},"
+            f" replayed {result.replayed_body_sha256}", 1
+        )
+    return 0

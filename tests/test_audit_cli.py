@@ -1,0 +1,89 @@
+"""`edge-agent audit pubkey|rotate-key|export` as an operator runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edge_agent.audit import AuditLog
+from edge_agent.audit.keys import Verifier
+from edge_agent.audit.verify import verify_bundle, verify_log
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "edge_agent", "audit", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "edge-agent.toml"
+    path.write_text(
+        f'[site]\nid = "cli-site"\n\n[paths]\nstate_dir = "{tmp_path / "state"}"\n\n'
+        '[audit]\norigin = "edge-agent/cli-origin"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_pubkey_creates_the_key_on_first_use_and_prints_the_verifier_key(config: Path, tmp_path: Path) -> None:
+    """First run creates the log and key; the printed line is the note verifier key named by audit.origin."""
+    run = cli("pubkey", "--config", str(config))
+    assert run.returncode == 0, run.stderr
+    key = Verifier.parse(run.stdout)  # stdout is exactly the key line: `audit pubkey > plant.pub` works
+    assert run.stdout == key.key_string() + "\n"
+    assert key.name == "edge-agent/cli-origin"
+    again = cli("pubkey", "--config", str(config))
+    assert again.stdout == run.stdout
+
+
+def test_rotate_key_then_verify_with_the_new_key(config: Path, tmp_path: Path) -> None:
+    """rotate-key prints both keys; the log verifies against the new one."""
+    cli("pubkey", "--config", str(config))
+    run = cli("rotate-key", "--config", str(config), "--actor", "operator:maria")
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["previous"] != out["key"] and out["seq"] == 1
+    assert verify_log(tmp_path / "state" / "audit", pubkey=Verifier.parse(out["key"])).ok
+
+
+def test_rotate_key_refuses_while_the_agent_holds_the_log(config: Path, tmp_path: Path) -> None:
+    """With the log open elsewhere, rotation is refused with a clear message and exit 1."""
+    with AuditLog.open(tmp_path / "state" / "audit", "edge-agent/cli-origin"):
+        run = cli("rotate-key", "--config", str(config))
+    assert run.returncode == 1
+    assert "stop the agent first" in run.stderr
+
+
+def test_export_recorded_when_the_log_is_free(config: Path, tmp_path: Path) -> None:
+    """Export with the agent stopped records audit.export and writes a verifiable .tar.gz."""
+    with AuditLog.open(tmp_path / "state" / "audit", "edge-agent/cli-origin") as log:
+        log.append("agent.start", "agent", {})
+        key = log.verifier
+    out = tmp_path / "bundle.tar.gz"
+    run = cli("export", "--config", str(config), "--out", str(out), "--actor", "operator:auditor")
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    assert summary["recorded_in_log"] is True and summary["entries"] == 3
+    assert summary["verification"].startswith("OK: 3 entries")
+    assert verify_bundle(out, key).ok
+
+
+def test_export_while_the_agent_runs_uses_its_latest_checkpoint(config: Path, tmp_path: Path) -> None:
+    """With the log held, export proves against the agent's last checkpoint and says it was not recorded."""
+    with AuditLog.open(tmp_path / "state" / "audit", "edge-agent/cli-origin") as log:
+        log.append("agent.start", "agent", {})
+        log.checkpoint()
+        log.append("ingest.batch", "mqtt", {"count": 1})  # not yet signed: not exported
+        run = cli("export", "--config", str(config), "--out", str(tmp_path / "b"))
+        key = log.verifier
+    assert run.returncode == 0, run.stderr
+    assert "not recorded in it" in run.stderr
+    summary = json.loads(run.stdout)
+    assert (summary["recorded_in_log"], summary["entries"], summary["checkpoint_size"]) == (False, 2, 2)
+    assert verify_bundle(tmp_path / "b", key).ok
