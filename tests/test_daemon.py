@@ -81,7 +81,7 @@ class Crasher:
 
 
 def supervisor(*components: object, notifier: SdNotifier | None = None, config: DaemonConfig = FAST) -> Supervisor:
-    sup = Supervisor(config, notifier, watchdog_s=None, handle_signals=False)
+    sup = Supervisor(config, notifier, handle_signals=False)
     for component in components:
         sup.add(component)  # type: ignore[arg-type]
     return sup
@@ -369,7 +369,7 @@ class TestSupervisorStop:
                     await asyncio.sleep(1.0)  # ignores the first cancel for longer than the grace
 
         config = FAST.model_copy(update={"shutdown_grace_s": 0.3})
-        sup = Supervisor(config, watchdog_s=None, handle_signals=False, on_stuck=exits.append)
+        sup = Supervisor(config, handle_signals=False, on_stuck=exits.append)
         sup.add(Stubborn())
         run = asyncio.create_task(sup.run())
         await wait_until(lambda: sup.ready)
@@ -652,7 +652,7 @@ class TestRunCommand:
                         except asyncio.CancelledError:
                             pass  # refuses to stop
 
-            sup = Supervisor(DaemonConfig(shutdown_grace_s=1.0), watchdog_s=None)
+            sup = Supervisor(DaemonConfig(shutdown_grace_s=1.0))
             sup.add(Stubborn())
             raise SystemExit(asyncio.run(sup.run()))
             """

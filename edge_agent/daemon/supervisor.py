@@ -98,7 +98,7 @@ class _Slot:
 
     @property
     def stopping(self) -> bool:
-        # A method, not an inline comparison: `phase` changes under us while the component runs.
+        # Read through a property, not compared inline: `phase` changes under us while the component runs.
         return self.phase == "stopping"
 
     @property
