@@ -10,6 +10,7 @@ Writes its figures into BENCHMARKS.md (## Audit). The log lives in a temporary d
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -87,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args(argv)
 
+    load_before = os.getloadavg()[0]
     root = Path(tempfile.mkdtemp(prefix="bench-audit-", dir=args.dir))
     try:
         rows = []
@@ -143,7 +145,8 @@ every {BENCH_CHECKPOINT_EVERY:,} entries):
 | chain + tree only, lines already in memory | {scan_rate:,.0f} | |
 
 The {args.entries:,}-entry log was built with `append_many(1000)` at {build_rate:,.0f} entries/s; the whole run took
-{total_s:.0f} s. fsync on this machine's disk takes ≈ {1 / rows[0][2] * 1000:.1f} ms, which bounds the
+{total_s:.0f} s, with a 1-minute load average of {load_before:.1f} on this machine when it started (other jobs share
+the CPUs, so CPU-bound figures are lower bounds). fsync on this machine's disk takes ≈ {1 / rows[0][2] * 1000:.1f} ms, which bounds the
 one-fsync-per-entry figure; per-entry CPU cost (canonical JSON, SHA-256) bounds the batched ones. Verification
 never builds a pydantic model: it slices the canonical line (entry.py) and hashes with hashlib.
 """
