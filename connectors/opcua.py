@@ -489,6 +489,7 @@ class OpcuaSource:
         self._tally = _AuditTally()
         self._audit_due = time.monotonic() + audit_every_s
         self._identity: Identity | None = None
+        self._audit_tasks: set[asyncio.Future[Any]] = set()
 
     # --- Component ------------------------------------------------------------------------------------------
 
@@ -514,7 +515,9 @@ class OpcuaSource:
                     await asyncio.sleep(delay)
         finally:
             CONNECTED.labels(cfg.name).set(0)
+            await asyncio.shield(self._audit_settled())
             await asyncio.shield(self._flush_audit(force=True))
+            await asyncio.shield(self._audit_settled())
 
     def _load_identity(self) -> Identity | None:
         cfg = self.config
@@ -652,10 +655,19 @@ class OpcuaSource:
             "first_source_time": tally.first.isoformat() if tally.first else None,
             "last_source_time": tally.last.isoformat() if tally.last else None,
         }
-        try:
-            await asyncio.to_thread(self._audit.append, "ingest.batch", "opcua", payload)
-        except Exception as exc:  # the audit log failing must be loud, but must not stop ingest
-            log.error("opcua_audit_append_failed", source=self.config.name, error=repr(exc))
+        # Shielded: a stop arriving mid-append must not leave an entry half-reported; run() waits for it.
+        task = asyncio.ensure_future(asyncio.to_thread(self._audit.append, "ingest.batch", "opcua", payload))
+        self._audit_tasks.add(task)
+        await asyncio.shield(self._audit_settled())
+
+    async def _audit_settled(self) -> None:
+        """Wait for every audit append in flight; a failed one is logged, never raised into ingest."""
+        while self._audit_tasks:
+            task = self._audit_tasks.pop()
+            try:
+                await task
+            except Exception as exc:  # the audit log failing must be loud, but must not stop ingest
+                log.error("opcua_audit_append_failed", source=self.config.name, error=repr(exc))
 
 
 __all__ = [

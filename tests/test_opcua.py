@@ -123,3 +123,27 @@ class TestRecordHelpers:
         assert all(0.5 <= d <= c for d, c in zip(delays, ceilings))
         backoff.reset()
         assert backoff.next_delay() == 0.5
+
+
+class TestAudit:
+    async def test_ingest_batches_are_audited_with_their_counts(self, opcua_server: OpcuaServer,
+                                                                tmp_path: Path) -> None:
+        """Stored values are summarized in `ingest.batch` audit entries whose counts add up to what was stored."""
+        from edge_agent.audit import AuditLog
+        from edge_agent.audit.entry import AuditEntry
+        from edge_agent.audit.log import iter_lines
+
+        audit = AuditLog.open(tmp_path / "audit", origin="edge-agent/test")
+        config = source_config(opcua_server.endpoint, [VIB])
+        try:
+            async with running_source(config, tmp_path / "agent", audit=audit) as agent:
+                for i in range(5):
+                    await opcua_server.write({VIB: 10.0 + i}, T0 + timedelta(seconds=i))
+                await wait_until(lambda: len(agent.tag_values(VIB)) == 6, what="6 records")
+                stored = len(agent.tag_values(VIB))
+            entries = [AuditEntry.from_line(line) for line in iter_lines(audit.path)]
+        finally:
+            audit.close()
+        batches = [e for e in entries if e.event == "ingest.batch"]
+        assert batches and all(e.actor == "opcua" and e.payload["source"] == "plc" for e in batches)
+        assert sum(e.payload["stored"] for e in batches) == stored == 6
