@@ -662,12 +662,13 @@ class OpcuaSource:
 
     async def _audit_settled(self) -> None:
         """Wait for every audit append in flight; a failed one is logged, never raised into ingest."""
-        while self._audit_tasks:
-            task = self._audit_tasks.pop()
+        for task in list(self._audit_tasks):
             try:
                 await task
             except Exception as exc:  # the audit log failing must be loud, but must not stop ingest
-                log.error("opcua_audit_append_failed", source=self.config.name, error=repr(exc))
+                if task in self._audit_tasks:
+                    log.error("opcua_audit_append_failed", source=self.config.name, error=repr(exc))
+            self._audit_tasks.discard(task)
 
 
 __all__ = [
