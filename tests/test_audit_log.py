@@ -269,6 +269,25 @@ class TestKeys:
         assert stat.S_IMODE((tmp_path / "signing.key").stat().st_mode) == 0o600
         assert verify_log(tmp_path, pubkey=new).ok
 
+    def test_auditor_holding_the_old_key_follows_the_handover(self, tmp_path: Path) -> None:
+        """verify_log with a rotated-out key succeeds through the hand-over checkpoint, and says so."""
+        with open_log(tmp_path) as log:
+            old = log.verifier
+            log.rotate_key("operator:alice")
+            log.rotate_key("operator:bob")
+            log.append("agent.stop", "agent", {})
+        result = verify_log(tmp_path, pubkey=old)
+        assert result.ok, result.summary()
+        assert any("was rotated out" in note for note in result.notes)
+
+    def test_stranger_key_is_not_trusted_for_the_log(self, tmp_path: Path) -> None:
+        """A key the log never used does not verify it."""
+        from edge_agent.audit import Signer
+
+        open_log(tmp_path).close()
+        result = verify_log(tmp_path, pubkey=Signer.generate(ORIGIN).verifier)
+        assert result.problem is not None and "not one this log's key.rotated entries name" in result.problem.reason
+
     def test_missing_key_for_an_existing_log_is_an_error(self, tmp_path: Path) -> None:
         """A log with entries never silently gets a fresh key."""
         open_log(tmp_path).close()

@@ -178,7 +178,11 @@ def _time_of(line: bytes) -> str:
 def _select(lines: Sequence[bytes], start: datetime | None, end: datetime | None) -> tuple[int, int]:
     lo = format_time(start) if start else None
     hi = format_time(end) if end else None
-    chosen = [i for i, line in enumerate(lines) if (lo is None or _time_of(line) >= lo) and (hi is None or _time_of(line) <= hi)]
+    chosen = [
+        i
+        for i, line in enumerate(lines)
+        if (lo is None or _time_of(line) >= lo) and (hi is None or _time_of(line) <= hi)
+    ]
     if not chosen:
         raise ExportError(f"no entries between {lo or 'the start'} and {hi or 'the end'}")
     # A contiguous range keeps the chain checkable inside the bundle; entries written with a clock that stepped back

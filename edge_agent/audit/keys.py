@@ -93,7 +93,8 @@ class Signer:
 
     @property
     def verifier(self) -> Verifier:
-        public = Ed25519PrivateKey.from_private_bytes(self.seed).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        key = Ed25519PrivateKey.from_private_bytes(self.seed).public_key()
+        public = key.public_bytes(Encoding.Raw, PublicFormat.Raw)
         return Verifier(self.name, public)
 
     def sign(self, message: bytes) -> bytes:

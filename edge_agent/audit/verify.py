@@ -106,12 +106,17 @@ def scan_chain(
             result.problem = Problem(
                 seq,
                 f"line {seq - first_seq + 1} holds seq {stored_seq}, expected {seq}"
-                + (f": entry {seq} is missing or out of order" if stored_seq > seq else ": entries are out of order or repeated"),
+                + (
+                    f": entry {seq} is missing or out of order"
+                    if stored_seq > seq
+                    else ": entries are out of order or repeated"
+                ),
             )
             break
         if prev != expected_prev:
             result.problem = Problem(
-                seq, f"prev_hash {prev.decode(errors='replace')} != entry_hash of entry {seq - 1} {expected_prev.decode()}"
+                seq,
+                f"prev_hash {prev.decode(errors='replace')} != entry_hash of entry {seq - 1} {expected_prev.decode()}",
             )
             break
         if _KEY_ROTATED in line:
@@ -244,13 +249,47 @@ def verify_log(directory: Path | str, pubkey: Verifier | None = None, origin: st
             result.problem = Problem(None, f"no signed checkpoint for {chain.count} entries (checkpoints deleted?)")
         return result
     if anchor is not None:
+        latest_note = SignedNote.parse(latest_path.read_bytes() if latest_path.exists() else notes[-1][1])
         try:
-            SignedNote.parse(latest_path.read_bytes() if latest_path.exists() else notes[-1][1]).verified_by([anchor])
+            latest_note.verified_by([anchor])
         except CheckpointError as exc:
-            result.problem = Problem(None, f"latest checkpoint (size {latest.size}) is not signed by the trusted key: {exc}")
-            return result
+            handover = _handover_problem(anchor, chain.key_schedule, notes)
+            if handover is not None:
+                result.problem = Problem(
+                    None,
+                    f"latest checkpoint (size {latest.size}) is not signed by the trusted key ({exc}), and {handover}",
+                )
+                return result
+            result.notes.append(
+                f"trusted key {anchor.key_string()} was rotated out; hand-over checkpoints lead to the current key"
+            )
     result.signed_size = latest.size
     return result
+
+
+def _handover_problem(
+    anchor: Verifier, schedule: Sequence[tuple[int, str]], notes: Sequence[tuple[int, bytes]]
+) -> str | None:
+    """An older trusted key vouches for the current one when, for every rotation since, a checkpoint covering the
+    key.rotated entry is signed by the key it replaced (rotate_key signs the hand-over with both)."""
+    keys = [key for _, key in schedule]
+    if anchor.key_string() not in keys:
+        return "the trusted key is not one this log's key.rotated entries name"
+    start = keys.index(anchor.key_string())
+    for (seq, new_key), previous in zip(schedule[start + 1 :], keys[start:]):
+        verifier = Verifier.parse(previous)
+        signed = False
+        for size, note_bytes in notes:
+            if size > seq:
+                try:
+                    SignedNote.parse(note_bytes).verified_by([verifier])
+                    signed = True
+                    break
+                except CheckpointError:
+                    continue
+        if not signed:
+            return f"no checkpoint signed by {previous} covers the rotation to {new_key} (entry {seq})"
+    return None
 
 
 def _locate(problem: Problem, previous: Checkpoint | None, size: int) -> Problem:
@@ -316,7 +355,8 @@ def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, che
     result.signed_size = checkpoint.size
     result.root = checkpoint.root.hex()
     if checkpoint.origin != manifest.get("origin"):
-        result.problem = Problem(None, f"checkpoint origin {checkpoint.origin!r} != manifest {manifest.get('origin')!r}")
+        origin = manifest.get("origin")
+        result.problem = Problem(None, f"checkpoint origin {checkpoint.origin!r} != manifest {origin!r}")
         return
 
     lines = list(iter_lines(root / bundle.ENTRIES))
@@ -377,7 +417,7 @@ def _check_consistency(
     try:
         old_note.verified_by([pubkey])
     except CheckpointError:
-        # Signed before a key rotation: accept an earlier key from keys.txt, and say so — that list is the bundle's word.
+        # Signed before a key rotation: accept an earlier key listed in keys.txt, noting that the list is the bundle's word.
         earlier = [Verifier.parse(line) for line in (root / bundle.KEYS).read_text().splitlines() if line.strip()]
         try:
             used = old_note.verified_by(earlier)
