@@ -417,7 +417,7 @@ def _check_consistency(
     try:
         old_note.verified_by([pubkey])
     except CheckpointError:
-        # Signed before a key rotation: accept an earlier key listed in keys.txt, noting that the list is the bundle's word.
+        # Signed before a key rotation: accept an earlier key from keys.txt (the bundle's word), and say so.
         earlier = [Verifier.parse(line) for line in (root / bundle.KEYS).read_text().splitlines() if line.strip()]
         try:
             used = old_note.verified_by(earlier)
