@@ -167,6 +167,7 @@ class MqttIngest:
         client_id: str | None = None,
         audit_every_records: int = AUDIT_EVERY_RECORDS,
         audit_every_s: float = AUDIT_EVERY_S,
+        stop_drain_s: float = STOP_DRAIN_S,
     ) -> None:
         self.name = f"{source}-ingest"
         self._config = config
@@ -177,6 +178,7 @@ class MqttIngest:
         self._client_id = client_id or config.client_id
         self._audit_every_records = audit_every_records
         self._audit_every_s = audit_every_s
+        self._stop_drain_s = stop_drain_s
         self._window = _AuditWindow()
         self._acking: _Group | None = None
 
@@ -250,13 +252,13 @@ class MqttIngest:
         self._window.add(group, stored)
 
     async def _drain(self, groups: asyncio.Queue[_Group]) -> None:
-        """On stop: ack the groups whose commits finish within STOP_DRAIN_S, then write the last audit window."""
+        """On stop: ack the groups whose commits finish within stop_drain_s, then write the last audit window."""
         pending = [self._acking] if self._acking is not None else []
         while not groups.empty():
             pending.append(groups.get_nowait())
         self._acking = None
         try:
-            async with asyncio.timeout(STOP_DRAIN_S):
+            async with asyncio.timeout(self._stop_drain_s):
                 for group in pending:
                     await self._settle(group)
         except (TimeoutError, IngestError) as exc:
