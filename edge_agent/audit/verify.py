@@ -214,6 +214,7 @@ def verify_log(directory: Path | str, pubkey: Verifier | None = None, origin: st
     except AuditKeyError as exc:
         return VerifyResult(0, 0, 0, "", Problem(None, f"{directory / KEYS}: {exc}"))
     anchor = pubkey or (known[-1] if known else None)
+    untrusted_anchor = pubkey is None and anchor is not None
     entries = directory / ENTRIES
     chain = scan_chain(iter_lines(entries) if entries.exists() else [], roots_at=[size for size, _ in notes])
     root = chain.roots[chain.count].hex()
@@ -264,6 +265,11 @@ def verify_log(directory: Path | str, pubkey: Verifier | None = None, origin: st
                 f"trusted key {anchor.key_string()} was rotated out; hand-over checkpoints lead to the current key"
             )
     result.signed_size = latest.size
+    if untrusted_anchor:
+        result.notes.append(
+            "trusted the newest key in keys.txt; pass --pubkey with the key from the commissioning record to rule out"
+            " a re-keyed, re-signed log"
+        )
     return result
 
 

@@ -104,11 +104,11 @@ def _verify(args: argparse.Namespace) -> int:
     config = load(args, setup_logging=False)
     _logs_to_stderr()
     result = verify_log(config.paths.audit_dir, _trusted_key(args.pubkey), origin_of(config))
-    for note in result.notes:
-        print(f"note: {note}")
     if not result.ok:
         raise CliExit(f"audit verify: {result.summary()}", 1)
     print(result.summary())
+    for note in result.notes:
+        print(f"note: {note}")
     return 0
 
 
@@ -117,11 +117,11 @@ def _verify_bundle(args: argparse.Namespace) -> int:
 
     _logs_to_stderr()
     result = verify_bundle(args.path, _trusted_key(args.pubkey))
-    for note in result.notes:
-        print(f"note: {note}")
     if not result.ok:
         raise CliExit(f"audit verify-bundle: {result.summary()}", 1)
     print(result.summary())
+    for note in result.notes:
+        print(f"note: {note}")
     return 0
 
 
