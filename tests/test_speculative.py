@@ -260,6 +260,31 @@ class TestTrainer:
         assert torch.equal(second.head.fc.weight, first.head.fc.weight)
 
 
+class TestTrainingTogether:
+    def test_heads_share_init_samples_and_steps(self, tiny_target: Path) -> None:
+        """A 3.1 and a plain 3 head trained together start from the same weights and end at the same step."""
+        common = {"data": tiny_target / "data.jsonl", "draft_vocab_size": 16, "ttt_steps": 2, "steps": 2,
+                  "samples_per_step": 2, "dtype": "float32", "checkpoint_every": 1}
+        trainer = Trainer([TrainConfig(work_dir=tiny_target / "t31", **common),
+                           TrainConfig(work_dir=tiny_target / "t3", fc_norm=False, norm_output=False, **common)],
+                          tiny_target / "target")
+        a, b = trainer.runs[0].head, trainer.runs[1].head
+        assert torch.equal(a.fc.weight, b.fc.weight)
+        assert torch.equal(a.lm_head.weight, b.lm_head.weight)
+        trainer.train(progress=False)
+        assert [r.step for r in trainer.runs] == [2, 2]
+        assert not torch.equal(a.fc.weight, b.fc.weight)
+
+    def test_heads_with_different_settings_are_refused(self, tiny_target: Path) -> None:
+        """Heads trained together may differ only in the 3.1 switches and their work dirs."""
+        from edge_agent.speculative.train import TrainError
+
+        common = {"data": tiny_target / "data.jsonl", "draft_vocab_size": 16, "dtype": "float32"}
+        with pytest.raises(TrainError, match="share every setting"):
+            Trainer([TrainConfig(work_dir=tiny_target / "x", **common),
+                     TrainConfig(work_dir=tiny_target / "y", lr=1.0, **common)], tiny_target / "target")
+
+
 # vLLM's checkpoint names for a llama_eagle3 head with fc_norm (model_executor/models/llama_eagle3.py).
 VLLM_NAMES = {
     "d2t", "t2d", "fc.weight", "fc_norm.0.weight", "fc_norm.1.weight", "fc_norm.2.weight", "norm.weight",
