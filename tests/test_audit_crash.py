@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from edge_agent.audit import AuditLog
+from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.verify import verify_log
 
 ORIGIN = "edge-agent/crash-site"
@@ -86,3 +87,54 @@ def test_sigkill_while_appending_loses_no_acknowledged_entry(tmp_path: Path) -> 
         assert result.ok, result.summary()
         stored = {json.loads(line)["seq"] for line in (directory / "entries.jsonl").read_bytes().splitlines()}
         assert acked <= stored, f"acknowledged but lost: {sorted(acked - stored)[:10]}"
+
+
+# Dies (os._exit, no cleanup, like a power cut) at a chosen step of rotate_key.
+ROTATE_CHILD = textwrap.dedent(
+    """
+    import os, sys
+    import edge_agent.audit.log as audit_log
+    from edge_agent.audit import AuditLog
+    log = AuditLog.open(sys.argv[1], sys.argv[2])
+    log.append("agent.start", "agent", {})
+    log.checkpoint()
+    if sys.argv[3] == "after-entry":
+        audit_log._append_key = lambda *a: os._exit(0)            # the key.rotated entry is durable, nothing after
+    else:
+        audit_log.AuditLog._append = lambda *a, **k: os._exit(0)  # the new key file exists, no entry yet
+    log.rotate_key("operator:alice")
+    """
+)
+
+
+def crash_during_rotation(directory: Path, step: str) -> None:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    run = subprocess.run([sys.executable, "-c", ROTATE_CHILD, str(directory), ORIGIN, step], env=env, timeout=60)
+    assert run.returncode == 0
+
+
+def test_rotation_cut_after_its_entry_is_completed_on_reopen(tmp_path: Path) -> None:
+    """The new key is adopted, and a hand-over checkpoint signed by both keys is written, so the old key still
+    vouches for the new one."""
+    directory = tmp_path / "audit"
+    crash_during_rotation(directory, "after-entry")
+    old = read_verifiers(directory)[0]
+    with AuditLog.open(directory, ORIGIN) as log:
+        new = log.verifier
+    assert new != old
+    assert [v.key_string() for v in read_verifiers(directory)] == [old.key_string(), new.key_string()]
+    assert not (directory / "signing.key.new").exists()
+    assert verify_log(directory, pubkey=new).ok
+    result = verify_log(directory, pubkey=old)
+    assert result.ok, result.summary()
+
+
+def test_rotation_cut_before_its_entry_keeps_the_old_key(tmp_path: Path) -> None:
+    """Without the key.rotated entry on disk, the half-made key is discarded and nothing changes."""
+    directory = tmp_path / "audit"
+    crash_during_rotation(directory, "before-entry")
+    old = read_verifiers(directory)[0]
+    with AuditLog.open(directory, ORIGIN) as log:
+        assert log.verifier == old
+    assert not (directory / "signing.key.new").exists()
+    assert verify_log(directory, pubkey=old).ok

@@ -288,6 +288,18 @@ class TestKeys:
         result = verify_log(tmp_path, pubkey=Signer.generate(ORIGIN).verifier)
         assert result.problem is not None and "not one this log's key.rotated entries name" in result.problem.reason
 
+    def test_key_made_but_not_yet_recorded_is_recorded_on_next_open(self, tmp_path: Path) -> None:
+        """A crash between creating the key and writing entry 0: the next open records that same key."""
+        from edge_agent.audit import Signer
+
+        signer = Signer.generate(ORIGIN)
+        signer.write(tmp_path / "signing.key")
+        with open_log(tmp_path) as log:
+            assert log.verifier == signer.verifier
+        first = json.loads(lines(tmp_path)[0])
+        assert (first["event"], first["payload"]["key"]) == ("key.rotated", signer.verifier.key_string())
+        assert verify_log(tmp_path, pubkey=signer.verifier).ok
+
     def test_missing_key_for_an_existing_log_is_an_error(self, tmp_path: Path) -> None:
         """A log with entries never silently gets a fresh key."""
         open_log(tmp_path).close()

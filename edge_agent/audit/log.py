@@ -188,8 +188,7 @@ class AuditLog:
         if blocked is not None:
             log.error("audit_log_inconsistent", error=blocked)
         key_path = directory / SIGNING_KEY
-        _finish_rotation(directory, key_path, entries if tail.size else None)
-        created = False
+        handover_from = _finish_rotation(directory, key_path, entries if tail.size else None)
         if key_path.exists():
             signer = Signer.read(key_path)
             if signer.name != origin:
@@ -201,8 +200,10 @@ class AuditLog:
         else:
             signer = Signer.generate(origin)
             signer.write(key_path)
+        # An empty log gets its key as entry 0 — also after a crash between creating the key and writing that entry.
+        created = tail.size == 0
+        if created and signer.verifier.key_string() not in {v.key_string() for v in read_verifiers(directory)}:
             _append_key(directory, signer.verifier)
-            created = True
 
         fd = os.open(entries, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
         fsync_dir(directory)
@@ -213,6 +214,10 @@ class AuditLog:
             # Signed at once, so every log has a checkpoint: one without any is then evidence of deletion.
             audit.checkpoint()
             log.info("audit_key_created", key=signer.verifier.key_string())
+        if handover_from is not None and blocked is None:
+            # The rotation entry is durable but its hand-over checkpoint may not be: sign one with both keys now.
+            with audit._sync_lock:
+                audit._checkpoint_locked([handover_from, signer])
         if torn is not None:
             audit.append("error", "audit", {"kind": "torn_tail_repaired", **torn})
         if blocked is not None:
@@ -534,12 +539,14 @@ def _append_key(directory: Path, verifier: Verifier) -> None:
         os.fsync(f.fileno())
 
 
-def _finish_rotation(directory: Path, key_path: Path, entries: Path | None) -> None:
-    """A crash during rotate_key leaves signing.key.new: adopt it if the rotation entry made it to disk."""
+def _finish_rotation(directory: Path, key_path: Path, entries: Path | None) -> Signer | None:
+    """A crash during rotate_key leaves signing.key.new: adopt it if the rotation entry made it to disk (returning
+    the old key, to sign the hand-over), else discard it."""
     pending = directory / (SIGNING_KEY + ".new")
     if not pending.exists():
-        return
+        return None
     new = Signer.read(pending)
+    old = Signer.read(key_path) if key_path.exists() else None
     recorded = False
     if entries is not None:
         for line in iter_lines(entries):
@@ -550,10 +557,12 @@ def _finish_rotation(directory: Path, key_path: Path, entries: Path | None) -> N
             _append_key(directory, new.verifier)
         os.replace(pending, key_path)
         log.warning("audit_key_rotation_completed_on_open", key=new.verifier.key_string())
-    else:
-        pending.unlink()
-        log.warning("audit_key_rotation_abandoned", key=new.verifier.key_string())
+        fsync_dir(directory)
+        return old
+    pending.unlink()
+    log.warning("audit_key_rotation_abandoned", key=new.verifier.key_string())
     fsync_dir(directory)
+    return None
 
 
 def _write_file_durably(path: Path, data: bytes) -> None:
