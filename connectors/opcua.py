@@ -490,6 +490,7 @@ class OpcuaSource:
         self._audit_due = time.monotonic() + audit_every_s
         self._identity: Identity | None = None
         self._audit_tasks: set[asyncio.Future[Any]] = set()
+        self._in_flight: set[asyncio.Future[None]] = set()
 
     # --- Component ------------------------------------------------------------------------------------------
 
@@ -515,6 +516,8 @@ class OpcuaSource:
                     await asyncio.sleep(delay)
         finally:
             CONNECTED.labels(cfg.name).set(0)
+            if self._in_flight:
+                await asyncio.shield(asyncio.gather(*self._in_flight, return_exceptions=True))
             await asyncio.shield(self._audit_settled())
             await asyncio.shield(self._flush_audit(force=True))
             await asyncio.shield(self._audit_settled())
@@ -599,6 +602,13 @@ class OpcuaSource:
                 session.lost.set()
 
     async def _store(self, records: list[Record]) -> None:
+        # Shielded and tracked: a stop arriving while the batch commits still counts and audits it (run() waits).
+        task = asyncio.ensure_future(self._commit(records))
+        self._in_flight.add(task)
+        task.add_done_callback(self._in_flight.discard)
+        await asyncio.shield(task)
+
+    async def _commit(self, records: list[Record]) -> None:
         stored = await self._writer.write(records)
         RECORDS_STORED.labels(self.config.name).inc(stored)
         for r in records:
