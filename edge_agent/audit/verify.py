@@ -157,7 +157,7 @@ class VerifyResult:
             unsigned = self.entries - self.signed_size
             tail = f"; {unsigned} newest entries not yet covered by a checkpoint" if unsigned else ""
             return (
-                f"OK: {self.entries} entries, hash chain intact, {self.checkpoints} checkpoints verified,"
+                f"OK: {self.entries} entries, hash chain intact, {self.checkpoints} checkpoint(s) verified,"
                 f" latest signed size {self.signed_size}, root {self.root}{tail}"
             )
         return f"FAILED: {self.problem}"
