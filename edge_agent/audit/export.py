@@ -102,7 +102,9 @@ def export_bundle(
     if previous_size is not None and previous_size <= checkpoint.size:
         previous_note = dict(signed_notes(audit_dir)).get(previous_size)
 
-    stage_root = Path(tempfile.mkdtemp(prefix=".audit-export-", dir=out.parent if out.parent.exists() else None))
+    # Staged next to the output, so the final rename stays on one filesystem.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage_root = Path(tempfile.mkdtemp(prefix=".audit-export-", dir=out.parent))
     name = out.name.removesuffix(".tar.gz").removesuffix(".tgz") if as_tar else out.name
     stage = stage_root / name
     stage.mkdir()
@@ -133,7 +135,6 @@ def export_bundle(
             render_summary(manifest, exported, stage / bundle.REPORTS, result.verification), encoding="utf-8"
         )
         _write_sums(stage)
-        out.parent.mkdir(parents=True, exist_ok=True)
         if as_tar:
             with tarfile.open(out, "w:gz") as tar:
                 tar.add(stage, arcname=name)
