@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from edge_agent.config.base import Section
 
@@ -25,11 +25,19 @@ class LlmConfig(Section):
     model_dir: Path | None = None
     remote_url: str | None = Field(None, description="OpenAI-compatible vLLM server, backend = remote")
     remote_model: str | None = None
+    remote_api_key: SecretStr | None = None
+    # auto: CUDA when torch sees a GPU (then vLLM's batch-invariant mode is on), else the CPU build.
+    device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "float32"
     max_model_len: int = Field(4096, ge=128)
     seed: int = 0
     cpu_threads: int | None = Field(None, ge=1, description="OMP threads on a CPU box; None → all cores")
     cpu_kvcache_gib: int = Field(1, ge=1)
+    # Eager mode skips torch.compile: start-up ~15 s instead of ~70 s on 2 cores, same tokens/s (bench.engine).
+    enforce_eager: bool = True
+    # One generation at a time keeps a CPU box's cores on one report and makes per-request figures exact;
+    # a GPU server may batch (batch-invariant mode keeps the bytes the same).
+    max_concurrent: int = Field(1, ge=1)
     start_timeout_s: float = Field(300.0, gt=0)
     request_timeout_s: float = Field(600.0, gt=0)
     speculative: SpeculativeConfig = Field(default_factory=SpeculativeConfig)

@@ -1,0 +1,58 @@
+"""The engine as a daemon component: ready once the model is loaded, and itself an `Engine` for the reports."""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+
+from edge_agent.config import AgentConfig
+from edge_agent.llm.engine import open_engine
+from edge_agent.llm.local import AuditSink, LocalEngine
+from edge_agent.llm.remote import RemoteEngine
+from edge_agent.llm.types import ChatMessage, Completion, EngineError, GenerationParams
+
+log = structlog.get_logger(component="engine")
+
+
+class EngineComponent:
+    """Satisfies `edge_agent.daemon.component.Component` and `edge_agent.llm.Engine`.
+
+    `run` loads the engine, sets `ready`, and keeps it until cancelled; `generate` waits for the engine (a report
+    requested during start-up is answered once the model is loaded) and delegates to it.
+    """
+
+    name = "engine"
+
+    def __init__(self, config: AgentConfig, audit: AuditSink | None = None) -> None:
+        self.config = config
+        self.audit = audit
+        self._engine: LocalEngine | RemoteEngine | None = None
+        self._available = asyncio.Event()
+
+    @property
+    def engine(self) -> LocalEngine | RemoteEngine | None:
+        return self._engine
+
+    @property
+    def ready(self) -> bool:
+        return self._engine is not None and self._engine.loaded
+
+    async def run(self, ready: asyncio.Event) -> None:
+        async with open_engine(self.config, audit=self.audit) as engine:
+            self._engine = engine
+            self._available.set()
+            ready.set()
+            try:
+                await asyncio.Event().wait()  # until cancelled: the engine restarts its own process
+            finally:
+                self._available.clear()
+                self._engine = None
+
+    async def generate(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
+        try:
+            await asyncio.wait_for(self._available.wait(), self.config.llm.start_timeout_s)
+        except TimeoutError as exc:
+            raise EngineError(f"engine not loaded after {self.config.llm.start_timeout_s} s") from exc
+        assert self._engine is not None
+        return await self._engine.generate(messages, params)

