@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -158,3 +159,22 @@ def test_log_stripped_of_every_checkpoint_fails(log_dir: Path) -> None:
     (log_dir / "checkpoints.jsonl").unlink()
     result = verify_log(log_dir)
     assert result.problem is not None and "no signed checkpoint for 40 entries" in result.problem.reason
+
+
+def test_strict_mode_rejects_an_unsigned_entry_with_a_valid_hash_but_a_bad_shape(log_dir: Path) -> None:
+    """A line appended after the last checkpoint, correctly hashed and chained but with a list as payload, passes the
+    byte-level chain check (nothing signs it yet) and is caught by --strict."""
+    from edge_agent.audit.entry import ENTRY_HASH_MARKER
+
+    lines = read(log_dir)
+    prev = AuditEntry.from_line(lines[-1]).entry_hash
+    body = (
+        '{"actor":"x","event":"e","payload":[],"prev_hash":"%s","seq":40,"time":"2026-11-29T06:00:00.000000Z"}' % prev
+    ).encode()
+    at = body.index(b',"event":') + 1
+    forged = body[:at] + ENTRY_HASH_MARKER + hashlib.sha256(body).hexdigest().encode() + b'",' + body[at:]
+    write(log_dir, lines + [forged])
+    assert verify_log(log_dir).ok
+    result = verify_log(log_dir, strict=True)
+    assert result.problem is not None and result.problem.seq == 40
+    assert "not an audit entry" in result.problem.reason

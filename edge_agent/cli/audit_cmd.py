@@ -24,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify = sub.add_parser("verify", help="check the hash chain, the Merkle tree and every signed checkpoint")
     add_config_option(verify)
     _add_pubkey_option(verify)
+    verify.add_argument(
+        "--strict", action="store_true", help="also parse every entry (types, canonical JSON); ~10x slower"
+    )
     verify.set_defaults(func=_verify)
 
     export = sub.add_parser("export", help="write an auditor's bundle (directory, or .tar.gz) for a time range")
@@ -103,7 +106,7 @@ def _verify(args: argparse.Namespace) -> int:
 
     config = load(args, setup_logging=False)
     _logs_to_stderr()
-    result = verify_log(config.paths.audit_dir, _trusted_key(args.pubkey), origin_of(config))
+    result = verify_log(config.paths.audit_dir, _trusted_key(args.pubkey), origin_of(config), strict=args.strict)
     if not result.ok:
         raise CliExit(f"audit verify: {result.summary()}", 1)
     print(result.summary())
