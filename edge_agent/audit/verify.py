@@ -2,8 +2,9 @@
 
 The chain check reads stored lines as bytes and never builds a pydantic model: at a million entries the cost per
 entry is two SHA-256 calls and a few slices. It relies on the canonical layout documented in entry.py — the first
-`"entry_hash":"` member is the top-level one, and `prev_hash`, `seq`, `time` are the last three members — and any
-line that is not laid out that way fails its hash check, so nothing unverified slips past the fast path.
+`"entry_hash":"` member is the top-level one, and `prev_hash`, `seq`, `time` are the last three members. Every byte
+of every line is covered (by its entry_hash, the next prev_hash and the signed tree); whether each line is also a
+well-typed entry in canonical form is what `strict=True` adds, at about a tenth of the speed.
 
 Trust: the latest checkpoint must be signed by the trusted key (the `--pubkey` given, else the newest key in
 keys.txt). Earlier checkpoints must be signed by the key the chain says was active at their size (`key.rotated`
