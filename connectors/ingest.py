@@ -40,9 +40,6 @@ log = structlog.get_logger(component="mqtt")
 
 # Messages per commit group: the store's default batch size, so one group fills one fsync'd batch.
 INTAKE_BATCH = 500
-# Commit groups in flight: lets intake parse the next groups while one commits; with INTAKE_BATCH this bounds
-# parsed-but-unacknowledged messages to 4 000 (below the default Receive Maximum of 10 000).
-PIPELINE_DEPTH = 8
 # Audit windows: an auditor can tie every record to an entry, at ~1 entry a minute under steady load.
 AUDIT_EVERY_RECORDS = 10_000
 AUDIT_EVERY_S = 60.0
@@ -181,10 +178,16 @@ class MqttIngest:
         self._stop_drain_s = stop_drain_s
         self._window = _AuditWindow()
         self._acking: _Group | None = None
+        # Messages taken from the client and not yet acked. Bounded by queue_max, like the client's own queue (and the
+        # broker's Receive Maximum); counted in messages, not groups, so a run of small groups can never fill the
+        # pipeline before the writer has a full batch (it would then wait out its batch delay on every round).
+        self._unsettled = 0
+        self._max_unsettled = config.queue_max
+        self._room = asyncio.Event()
 
     async def run(self, ready: asyncio.Event) -> None:
         routes = RouteTable.from_config(self._config.routes, self._config.max_payload_bytes, source=self._source)
-        groups: asyncio.Queue[_Group] = asyncio.Queue(PIPELINE_DEPTH)
+        groups: asyncio.Queue[_Group] = asyncio.Queue()  # bounded by _max_unsettled messages, see __init__
         async with MqttClient(self._config, self._client_id) as client:
             for topic_filter, qos in routes.subscriptions().items():
                 await client.subscribe(topic_filter, qos)
@@ -204,7 +207,11 @@ class MqttIngest:
 
     async def _intake(self, client: MqttClient, routes: RouteTable, groups: asyncio.Queue[_Group]) -> None:
         while True:
+            while self._unsettled >= self._max_unsettled:  # backpressure: wait for acks to make room
+                self._room.clear()
+                await self._room.wait()
             messages = await client.receive_batch(INTAKE_BATCH)
+            self._unsettled += len(messages)
             records: list[Record] = []
             refused: list[tuple[MqttMessage, ParseError]] = []
             for message in messages:
@@ -213,7 +220,7 @@ class MqttIngest:
                 except ParseError as error:
                     refused.append((message, error))
             commit = asyncio.create_task(self._commit(records, refused), name=f"{self.name}:commit")
-            await groups.put(_Group(messages, records, refused, commit))  # bounded: waits when commits lag
+            groups.put_nowait(_Group(messages, records, refused, commit))
 
     async def _commit(self, records: list[Record], refused: list[tuple[MqttMessage, ParseError]]) -> int:
         stored = await self._writer.write(records) if records else 0
@@ -247,6 +254,8 @@ class MqttIngest:
             raise IngestError(f"commit of {len(group.messages)} message(s) failed: {exc}") from exc
         for message in group.messages:
             await message.ack()
+        self._unsettled -= len(group.messages)
+        self._room.set()
         STORED.inc(stored)
         DUPLICATES.inc(len(group.records) - stored)
         self._window.add(group, stored)

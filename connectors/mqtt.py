@@ -184,6 +184,7 @@ class MqttClient:
         self.last_error: BaseException | None = None
         self.session_present = False
         self._metric_labels = {"client": self.client_id}
+        self._received = RECEIVED.labels(**self._metric_labels)  # resolved once: .labels() per message costs ~8 µs
 
     # --- life cycle ------------------------------------------------------------------------------------------
 
@@ -462,7 +463,7 @@ class MqttClient:
                 _acker=self._ack,
             )
         )
-        RECEIVED.labels(**self._metric_labels).inc()
+        self._received.inc()
         if self._queue.qsize() >= self._queue_max and not self._reading_paused:
             self._pause_reading()
 
