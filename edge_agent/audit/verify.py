@@ -4,7 +4,7 @@ The chain check reads stored lines as bytes and never builds a pydantic model: a
 entry is two SHA-256 calls and a few slices. It relies on the canonical layout documented in entry.py — the first
 `"entry_hash":"` member is the top-level one, and `prev_hash`, `seq`, `time` are the last three members. Every byte
 of every line is covered (by its entry_hash, the next prev_hash and the signed tree); whether each line is also a
-well-typed entry in canonical form is what `strict=True` adds, at about a tenth of the speed.
+well-typed entry in canonical form is what `strict=True` adds, at about an eighth of the speed.
 
 Trust: the latest checkpoint must be signed by the trusted key (the `--pubkey` given, else the newest key in
 keys.txt). Earlier checkpoints must be signed by the key the chain says was active at their size (`key.rotated`
@@ -78,7 +78,7 @@ def scan_chain(
 ) -> ChainResult:
     """Check seq, prev_hash and entry_hash of every line; build the Merkle tree. Stops at the first bad entry.
 
-    `strict` also parses every line into an AuditEntry (valid types, canonical encoding): about ten times slower,
+    `strict` also parses every line into an AuditEntry (valid types, canonical encoding): about 8x slower,
     and only adds something for entries after the last checkpoint, whose bytes no signature covers yet."""
     sha256 = hashlib.sha256
     want = sorted(set(roots_at))

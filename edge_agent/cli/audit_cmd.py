@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_option(verify)
     _add_pubkey_option(verify)
     verify.add_argument(
-        "--strict", action="store_true", help="also parse every entry (types, canonical JSON); ~10x slower"
+        "--strict", action="store_true", help="also parse every entry (types, canonical JSON); ~8x slower"
     )
     verify.set_defaults(func=_verify)
 
