@@ -173,6 +173,41 @@ class TestAppend:
         assert len(calls) < 80
         assert verify_log(tmp_path).ok
 
+    def test_appends_checkpoints_and_rotation_interleaved_from_threads_verify(self, tmp_path: Path) -> None:
+        """Writers (single and grouped appends) race a thread that checkpoints nonstop; then a rotation; all verifies."""
+        import random
+
+        log = open_log(tmp_path, every=7)
+        stop = threading.Event()
+
+        def writer(n: int) -> None:
+            rng = random.Random(n)
+            for i in range(30):
+                k = rng.randint(1, 4)
+                if k == 1:
+                    log.append("ingest.batch", f"w{n}", {"i": i})
+                else:
+                    log.append_many([("ingest.batch", f"w{n}", {"i": i, "k": j}) for j in range(k)])
+
+        def checkpointer() -> None:
+            while not stop.is_set():
+                log.checkpoint()
+
+        cp = threading.Thread(target=checkpointer)
+        cp.start()
+        writers = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+        for t in writers:
+            t.start()
+        for t in writers:
+            t.join()
+        stop.set()
+        cp.join()
+        log.rotate_key("operator:alice")
+        log.close()
+        result = verify_log(tmp_path, strict=True)
+        assert result.ok, result.summary()
+        assert result.signed_size == result.entries == log.size
+
     def test_bad_event_name_is_refused(self, tmp_path: Path) -> None:
         """Event names are dotted lowercase; nothing is written for a bad one."""
         with open_log(tmp_path) as log:
