@@ -265,7 +265,9 @@ class MqttClient:
         while True:
             try:
                 await self._connect_once()
-            except MqttError as exc:
+            except Exception as exc:  # anything, not only MqttError: this task must outlive every failed attempt
+                if not isinstance(exc, MqttError):
+                    log.error("connect_crashed", client=self.client_id, error=repr(exc), exc_info=True)
                 self.last_error = exc
                 CONNECT_FAILURES.labels(**self._metric_labels).inc()
                 self._drop_socket()
@@ -345,6 +347,10 @@ class MqttClient:
         self._fd = sock.fileno()
         self._reading_paused = False
         self._loop.add_reader(self._fd, self._on_readable)
+        if self._closing:
+            # A connect that was already under way in its thread when close() ran: let paho finish it politely
+            # (DISCONNECT is written by the writer callback, then paho closes the socket and we unregister).
+            self._paho.disconnect()
 
     def _on_socket_close(self, client: paho.Client, userdata: Any, sock: Any) -> None:
         self._in_loop(self._unregister_socket, sock.fileno())

@@ -59,6 +59,7 @@ class OutboxPublisher:
         self._client_id = client_id or f"{config.client_id}-outbox"
         self._poll_s = poll_s
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
         self._wakeup = asyncio.Event()
 
     def wake(self) -> None:
@@ -66,7 +67,7 @@ class OutboxPublisher:
         loop = self._loop
         if loop is None:
             return  # not running yet; the first round reads every pending row anyway
-        if threading.get_ident() == getattr(self, "_loop_thread", None):
+        if threading.get_ident() == self._loop_thread:
             self._wakeup.set()
         else:
             loop.call_soon_threadsafe(self._wakeup.set)

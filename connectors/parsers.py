@@ -16,6 +16,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
+from connectors.mqtt import MqttError
 from edge_agent.types import Record, idempotency_key
 
 
@@ -29,7 +30,7 @@ class QuarantineReason(StrEnum):
     UNKNOWN_ROUTE = "unknown_route"
 
 
-class ParseError(Exception):
+class ParseError(MqttError):
     """A payload that cannot become a record. `reason` groups it; `detail` says what exactly was wrong."""
 
     def __init__(self, reason: QuarantineReason, detail: str) -> None:

@@ -8,6 +8,7 @@ from datetime import datetime
 
 import structlog
 
+from connectors.mqtt import MqttError
 from connectors.parsers import JsonParser, ParseError, Parser, QuarantineReason, TextParser
 from edge_agent.config.mqtt import RouteConfig
 from edge_agent.types import Record
@@ -20,7 +21,7 @@ log = structlog.get_logger(component="mqtt")
 MAX_INGEST_QOS = 1
 
 
-class RouteError(ValueError):
+class RouteError(MqttError, ValueError):
     """A route in the config that cannot work (bad topic filter, bad mapping)."""
 
 
