@@ -186,6 +186,8 @@ class MqttIngest:
         self._room = asyncio.Event()
 
     async def run(self, ready: asyncio.Event) -> None:
+        # The supervisor may call run() again after a crash: nothing of the last run's pipeline is still in flight.
+        self._unsettled, self._acking = 0, None
         routes = RouteTable.from_config(self._config.routes, self._config.max_payload_bytes, source=self._source)
         groups: asyncio.Queue[_Group] = asyncio.Queue()  # bounded by _max_unsettled messages, see __init__
         async with MqttClient(self._config, self._client_id) as client:
