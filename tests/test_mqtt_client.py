@@ -277,6 +277,23 @@ class TestTls:
         finally:
             broker.stop()
 
+    async def test_burst_over_tls_with_paused_reading_arrives_complete(self, tmp_path: Path) -> None:
+        """500 QoS 0 messages (no Receive Maximum holds the broker back) through TLS into a 20-message queue: reading
+        pauses and resumes many times over the TLS socket and every message arrives."""
+        broker, pki = tls_broker(tmp_path, ["127.0.0.1"])
+        try:
+            async with MqttClient(tls_config(broker, pki, client_id="sub", queue_max=20)) as sub:
+                await sub.subscribe("t/#", qos=0, timeout=10)
+                async with MqttClient(tls_config(broker, pki, client_id="pub")) as pub:
+                    await pub.wait_connected(5)
+                    for i in range(500):
+                        await pub.publish("t/a", str(i).encode() * 50, qos=0)
+                await asyncio.sleep(0.5)  # the whole burst is now in our socket buffer or the SSL object
+                messages = await receive(sub, 500, timeout=10)
+            assert sorted(int(m.payload[: len(m.payload) // 50]) for m in messages) == list(range(500))
+        finally:
+            broker.stop()
+
     async def test_hostname_mismatch_is_refused(self, tmp_path: Path) -> None:
         """A certificate from the trusted CA but for another host name fails the hostname check: no connection."""
         broker, pki = tls_broker(tmp_path, ["broker.plant.example"])
