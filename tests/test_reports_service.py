@@ -36,7 +36,7 @@ class TestInvalidRequests:
         assert (reply["request_id"], reply["field"]) == ("r-1", "type")
 
     async def test_mqtt311_client_gets_reply_on_reply_to(self, broker: Broker, tmp_path: Path) -> None:
-        """An MQTT 3.1.1 request carries reply_to and correlation_id in the payload; the reply echoes the id."""
+        """An MQTT 3.1.1 request carries reply_to and correlation_id in the payload; the reply payload echoes both ids."""
         reply_topic = "edge/demo/reports/reply/legacy"
         async with running_service(agent_config(tmp_path, broker), engine=None):
             sub = await asyncio.create_subprocess_exec(
@@ -49,7 +49,7 @@ class TestInvalidRequests:
             out, _ = await sub.communicate()
         reply = json.loads(out)
         assert (reply["status"], reply["field"]) == ("error", "language")
-        assert reply["request_id"] == "r-1"
+        assert (reply["request_id"], reply["correlation_id"]) == ("r-1", "c-42")
 
     async def test_unauthenticated_requester_refused_when_requesters_are_listed(
         self, broker: Broker, tmp_path: Path

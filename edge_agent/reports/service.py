@@ -66,6 +66,8 @@ def topic_user(topic: str, base: str) -> str | None:
 class ReplyTarget:
     topic: str
     correlation: bytes | None
+    # MQTT 3.1.1 requesters cannot read the Correlation Data property: their `correlation_id` is echoed in the payload.
+    correlation_id: str | None = None
 
 
 @dataclass
@@ -157,9 +159,10 @@ class ReportService:
     # --- replies ----------------------------------------------------------------------------------------------
 
     async def _reply(self, targets: list[ReplyTarget], payload: dict[str, Any]) -> None:
-        data = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         for target in targets:
-            await self._reply_bytes(target, data)
+            echo = {"correlation_id": target.correlation_id} if target.correlation_id is not None else {}
+            data = json.dumps(payload | echo, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            await self._reply_bytes(target, data.encode("utf-8"))
 
     async def _reply_bytes(self, target: ReplyTarget, data: bytes) -> None:
         properties = {"content_type": "application/json"}
@@ -172,11 +175,11 @@ class ReportService:
     async def _reply_done(self, targets: list[ReplyTarget], document: dict[str, Any]) -> None:
         # The report document is embedded byte for byte as stored, so a client sees exactly the file's content.
         doc = document_bytes(document).decode("utf-8").rstrip("\n")
-        head = {"status": "done", "request_id": document["request_id"], "report_id": document["report_id"]}
-        prefix = json.dumps(head, sort_keys=True, ensure_ascii=False, separators=(",", ":"))[:-1]
-        data = f'{prefix},"report":{doc}}}'.encode("utf-8")
+        head: dict[str, Any] = {"status": "done", "request_id": document["request_id"], "report_id": document["report_id"]}
         for target in targets:
-            await self._reply_bytes(target, data)
+            echo = {"correlation_id": target.correlation_id} if target.correlation_id is not None else {}
+            prefix = json.dumps(head | echo, sort_keys=True, ensure_ascii=False, separators=(",", ":"))[:-1]
+            await self._reply_bytes(target, f'{prefix},"report":{doc}}}'.encode("utf-8"))
 
     # --- requests ---------------------------------------------------------------------------------------------
 
@@ -190,7 +193,7 @@ class ReportService:
         correlation = message.correlation_data
         if correlation is None and correlation_id is not None:
             correlation = correlation_id.encode("utf-8")
-        target = ReplyTarget(topic, correlation)
+        target = ReplyTarget(topic, correlation, correlation_id)
         user = topic_user(message.topic, self.request_topic)
         try:
             request = parse_request(message.payload)
@@ -342,7 +345,7 @@ class ReportService:
         correlation = message.correlation_data
         if correlation is None and correlation_id is not None:
             correlation = correlation_id.encode("utf-8")
-        targets = [ReplyTarget(topic, correlation)] if topic else []
+        targets = [ReplyTarget(topic, correlation, correlation_id)] if topic else []
         try:
             request = parse_signoff(message.payload)
             by = authorise(user or None, request.by, self.config.reports.approvers)
