@@ -115,13 +115,41 @@ def _engine_run(
     return result
 
 
+def engine_env() -> dict[str, str]:
+    """The CPU environment the agent's engine worker runs under (edge_agent.llm.launcher): Intel OpenMP preloaded,
+    OpenMP threads bound to every allowed core, none reserved, 1 GiB of KV cache."""
+    from edge_agent.llm.launcher import bound_cores, cpu_list, iomp_library
+
+    env = {
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+        "TOKENIZERS_PARALLELISM": "false",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "VLLM_CPU_OMP_THREADS_BIND": cpu_list(bound_cores(None)),
+        "VLLM_CPU_NUM_OF_RESERVED_CPU": "0",
+    }
+    iomp = iomp_library()
+    if iomp is not None:
+        env["LD_PRELOAD"] = str(iomp)
+    return env
+
+
 def _in_child(*args: Any) -> dict[str, Any]:
-    """Run `_engine_run` in a fresh process, so each engine's memory and threads go away with it."""
+    """Run `_engine_run` in a fresh process under `engine_env()`, so each engine's memory goes away with it."""
     import multiprocessing
+    import os
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(_engine_run, *args).result()
+    saved = {k: os.environ.get(k) for k in engine_env()}
+    os.environ.update(engine_env())  # a spawned child execs a new interpreter: LD_PRELOAD takes effect there
+    try:
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return pool.submit(_engine_run, *args).result()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def run_bench(recipe: DraftRecipe, speed_ks: list[int] | None = None) -> dict[str, Any]:
