@@ -70,6 +70,24 @@ class TestHeadFormats:
         assert (draft["fc_norm"], draft["norm_output"], draft["num_speculative_tokens"]) == (True, True, 3)
 
 
+class TestAudit:
+    def test_model_and_draft_loads_are_audited(self, draft_engine: EngineHandle, eagle31_head: Path) -> None:
+        """Each engine start appends model.loaded and draft.loaded with the manifest hashes that were verified."""
+        import json
+
+        from edge_agent.llm.manifest import manifest_sha256
+        from tests.fixtures.engine import MODEL_DIR
+
+        lines = draft_engine.audit.path.read_text().splitlines()
+        entries = [json.loads(line) for line in lines]
+        loaded = [e for e in entries if e["event"] in ("model.loaded", "draft.loaded")]
+        assert [e["event"] for e in loaded[:2]] == ["model.loaded", "draft.loaded"]
+        assert all(e["actor"] == "engine" for e in loaded)
+        assert loaded[0]["payload"]["model"]["manifest_sha256"] == manifest_sha256(MODEL_DIR)
+        assert loaded[1]["payload"]["draft"]["manifest_sha256"] == manifest_sha256(eagle31_head)
+        assert loaded[1]["payload"]["draft"]["fc_norm"] is True
+
+
 @pytest.fixture(scope="module")
 def old_head_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineHandle]:
     """An engine with an EAGLE-3 head from before 3.1: no fc_norm/norm_output keys, no manifest, k = 2."""

@@ -21,7 +21,7 @@ import structlog
 from edge_agent.config import AgentConfig
 from edge_agent.llm import wire
 from edge_agent.llm.fingerprint import engine_fingerprint, request_fingerprint
-from edge_agent.llm.launcher import WorkerSpec, model_dir, numerics_env, worker_env, worker_spec
+from edge_agent.llm.launcher import WorkerSpec, numerics_env, worker_env, worker_spec
 from edge_agent.llm.manifest import hash_files, manifest_sha256, verify
 from edge_agent.llm.specstats import spec_stats
 from edge_agent.llm.types import (
@@ -341,8 +341,3 @@ class LocalEngine:
             fingerprint_sha256=fingerprint_sha256(fingerprint),
         )
 
-
-def describe(config: AgentConfig) -> dict[str, Any]:
-    """What `open_engine` would start, for logs and the CLI, without starting it."""
-    spec = worker_spec(config)
-    return {"model_dir": str(model_dir(config)), "spec": spec.model_dump(mode="json")}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -53,6 +54,7 @@ class RemoteEngine:
         self.base_fingerprint: dict[str, Any] = {}
         self.info: dict[str, Any] = {}
         self.loaded = False
+        self.max_model_len: int | None = None
 
     def _request(self, method: str, url: str, body: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -91,6 +93,7 @@ class RemoteEngine:
         if self.model not in served:
             raise EngineStartError(f"{self.base_url} does not serve {self.model!r} (serves {sorted(served)})")
         card = served[self.model]
+        self.max_model_len = card.get("max_model_len")
         self.info = {"server_version": version, "model": card}
         self.base_fingerprint = {
             "engine": "vllm-remote",
@@ -118,6 +121,11 @@ class RemoteEngine:
             "return_token_ids": True,
         }
         async with self._slots:
+            # The server would quietly shorten max_tokens to fit its context; a report must not be cut short, so
+            # refuse up front like the local engine does.
+            prompt_tokens = await self._prompt_tokens(messages)
+            if prompt_tokens is not None and self.max_model_len and prompt_tokens + params.max_tokens > self.max_model_len:
+                raise PromptTooLong(prompt_tokens, params.max_tokens, self.max_model_len)
             started = time.monotonic()
             try:
                 answer = await self._call(
@@ -126,18 +134,30 @@ class RemoteEngine:
             except _HttpError as exc:
                 raise self._refusal(exc, params) from exc
             total = time.monotonic() - started
-        return self._completion(answer, params, started - queued, total)
+        completion = self._completion(answer, params, started - queued, total)
+        if prompt_tokens is None and self.max_model_len and completion.prompt_tokens + params.max_tokens > self.max_model_len:
+            raise PromptTooLong(completion.prompt_tokens, params.max_tokens, self.max_model_len)
+        return completion
 
     def _refusal(self, exc: _HttpError, params: GenerationParams) -> EngineError:
-        # vLLM answers 400 with "maximum context length is N tokens ... your request has M input tokens" when the
-        # prompt does not fit; the numbers are parsed best-effort for the error, the type is what callers act on.
-        text = exc.detail.lower()
-        if exc.status == 400 and ("context length" in text or "max_model_len" in text or "too long" in text):
-            numbers = [int(tok) for tok in _digits(exc.detail)]
-            max_len = numbers[0] if numbers else 0
-            prompt = numbers[1] if len(numbers) > 1 else 0
-            return PromptTooLong(prompt, params.max_tokens, max_len)
+        # vLLM answers 400 naming both lengths when the prompt alone does not fit the context window.
+        for pattern, order in _TOO_LONG:
+            match = pattern.search(exc.detail)
+            if exc.status == 400 and match:
+                numbers = dict(zip(order, map(int, match.groups()), strict=True))
+                return PromptTooLong(numbers["prompt"], params.max_tokens, numbers["max_model_len"])
         return EngineError(f"remote engine refused the request (HTTP {exc.status}): {exc.detail[:500]}")
+
+    async def _prompt_tokens(self, messages: list[ChatMessage]) -> int | None:
+        """The prompt's token count from the server's /tokenize (same chat template); None if it has none."""
+        body = {"model": self.model, "messages": [m.model_dump() for m in messages], "add_generation_prompt": True}
+        try:
+            answer = await self._call("POST", f"{self.root_url}/tokenize", body, _PROBE_TIMEOUT_S)
+        except _HttpError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return int(answer["count"])
 
     def _completion(self, answer: dict[str, Any], params: GenerationParams, queued_s: float, total_s: float) -> Completion:
         try:
@@ -180,7 +200,7 @@ class _HttpError(EngineError):
         super().__init__(f"HTTP {status}: {detail[:200]}")
 
 
-def _digits(text: str) -> list[str]:
-    import re
-
-    return re.findall(r"\d+", text)
+_TOO_LONG = (
+    (re.compile(r"maximum context length is (\d+) tokens\. However, your prompt contains (?:at least )?(\d+)"), ("max_model_len", "prompt")),
+    (re.compile(r"Input length \((\d+)\) exceeds model's maximum context length \((\d+)\)"), ("prompt", "max_model_len")),
+)

@@ -18,7 +18,7 @@ import socket
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from edge_agent.llm import wire
@@ -101,8 +101,6 @@ class _Request:
     prompt_tokens: int
     added: float
     first_token: float | None = None
-    tokens_seen: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Runner:
@@ -232,9 +230,9 @@ class Runner:
 
     def step(self) -> list[dict[str, Any]]:
         replies: list[dict[str, Any]] = []
-        now_outputs = self.engine.step()
+        outputs = self.engine.step()
         now = time.monotonic()
-        for output in now_outputs:
+        for output in outputs:
             request = self.requests.get(output.request_id)
             if request is None:
                 continue

@@ -1,0 +1,279 @@
+"""Engine on CPU: tokens/s vs HF transformers `generate`, start-up time, memory peak, and the dtype decision
+(float32 vs bfloat16, with an EAGLE-3 draft at k = 2..4 and without: how many greedy outputs differ, and speed).
+
+    .venv/bin/python -m bench.engine [--prompts 8] [--max-tokens 96] [--ks 2 3 4] [--dtypes float32 bfloat16]
+                                     [--draft DIR] [--no-compiled] [--no-hf]
+
+Needs the prepared model (`make model`). The draft is `--draft`, else the shipped head in assets/ when it exists,
+else a randomly initialised EAGLE-3.1 head (acceptance ≈ 0: speed with a draft is then a lower bound). Every
+configuration runs the same prompts one at a time, greedy, in this one run. Writes the "Engine" section of
+BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.report import write_section
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL_DIR = REPO / "models" / "default"
+SHIPPED_HEAD = REPO / "assets" / "eagle31-smollm2-135m"
+
+PROMPTS = [
+    "Summarise: pump P-101 tripped twice on high vibration during shift A.",
+    "Write one sentence about a chlorine dosing alarm that cleared after 4 minutes.",
+    "List two checks an operator should do after a tank level sensor fault.",
+    "Explain in plain words what a pressure deadband is.",
+    "Draft a short handover note: filter F-3 backwashed at 10:20, turbidity back to 0.3 NTU.",
+    "What should a shift supervisor do when a blower's motor temperature keeps rising?",
+    "Describe a safe way to isolate a leaking valve on a water main.",
+    "Give three causes of low suction pressure on a centrifugal pump.",
+    "Write a two-sentence incident summary: power dip at 03:12, two pumps restarted automatically.",
+    "Explain why a flow meter might read zero while the pump is running.",
+    "Summarise the day: 14 alarms, 12 acknowledged within 5 minutes, 2 escalated to maintenance.",
+    "What is the purpose of a lockout-tagout procedure?",
+    "Write a polite message asking maintenance to inspect compressor C-2 for noise.",
+    "Explain the difference between an alarm and an event in a SCADA system.",
+    "Give a short checklist for starting a standby pump.",
+    "Summarise: reservoir level dropped from 82% to 64% overnight; inflow valve found 30% open.",
+    "Why should operators log manual overrides of automatic control?",
+    "Write one paragraph about energy use of the aeration blowers this week: 5% above last week.",
+    "List the information a good shift report should contain.",
+    "Explain what a PLC watchdog fault means for an operator.",
+    "Describe how to respond to a high-high level alarm in a wet well.",
+    "Summarise: dosing pump DP-2 ran dry for 90 seconds; no product reached the network.",
+    "What does it mean when a sensor value has bad quality in OPC UA?",
+    "Write a short note thanking the night shift for handling a storm event.",
+]
+
+
+@dataclass
+class Run:
+    name: str
+    dtype: str
+    k: int | None
+    compiled: bool = False
+    start_s: float = 0.0
+    tokens: int = 0
+    seconds: float = 0.0
+    peak_rss_mib: float = 0.0
+    outputs: list[list[int]] = field(default_factory=list)
+    mean_acceptance_length: float | None = None
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds else 0.0
+
+
+def _peak_rss_mib(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+async def run_engine(run: Run, prompts: list[str], max_tokens: int, draft: Path | None, state: Path) -> Run:
+    from edge_agent.config import AgentConfig
+    from edge_agent.llm.local import LocalEngine
+    from edge_agent.llm.types import ChatMessage, GenerationParams
+
+    llm: dict[str, Any] = {
+        "model_dir": str(MODEL_DIR),
+        "dtype": run.dtype,
+        "max_model_len": 2048,
+        "enforce_eager": not run.compiled,
+    }
+    if run.k is not None:
+        llm["speculative"] = {"enabled": True, "draft": str(draft), "num_speculative_tokens": run.k}
+    config = AgentConfig.model_validate({"site": {"id": "bench"}, "paths": {"state_dir": str(state)}, "llm": llm})
+    engine = LocalEngine(config)
+    started = time.monotonic()
+    await engine.start()
+    run.start_s = time.monotonic() - started
+    accepted = drafts = 0
+    try:
+        for prompt in prompts:
+            t0 = time.monotonic()
+            completion = await engine.generate([ChatMessage(role="user", content=prompt)], GenerationParams(max_tokens=max_tokens))
+            run.seconds += time.monotonic() - t0
+            run.tokens += len(completion.token_ids)
+            run.outputs.append(completion.token_ids)
+            if completion.spec is not None:
+                accepted += completion.spec.accepted
+                drafts += completion.spec.drafts
+        assert engine.pid is not None
+        run.peak_rss_mib = _peak_rss_mib(engine.pid)
+    finally:
+        await engine.aclose()
+    if run.k is not None:
+        run.mean_acceptance_length = 1 + accepted / drafts if drafts else 1.0
+    return run
+
+
+def hf_generate(prompts: list[str], max_tokens: int, threads: int) -> dict[str, Any]:
+    """HF transformers greedy `generate`, float32, one prompt at a time (runs in its own process)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(threads)
+    started = time.monotonic()
+    tokenizer = AutoTokenizer.from_pretrained(MODEL_DIR)
+    model = AutoModelForCausalLM.from_pretrained(MODEL_DIR, dtype=torch.float32).eval()
+    start_s = time.monotonic() - started
+    tokens = 0
+    seconds = 0.0
+    outputs = []
+    for prompt in prompts:
+        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True)
+        ids = tokenizer(text, return_tensors="pt", add_special_tokens=False).input_ids
+        t0 = time.monotonic()
+        with torch.inference_mode():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_tokens, do_sample=False)
+        seconds += time.monotonic() - t0
+        new = out[0, ids.shape[1] :].tolist()
+        tokens += len(new)
+        outputs.append(new)
+    return {"start_s": start_s, "tokens": tokens, "seconds": seconds, "outputs": outputs, "peak_rss_mib": _peak_rss_mib(os.getpid())}
+
+
+def run_hf(prompts: list[str], max_tokens: int) -> Run:
+    """HF in a child process with the engine's environment (same cores, same Intel OpenMP), for a fair comparison."""
+    from edge_agent.config import AgentConfig
+    from edge_agent.llm.launcher import bound_cores, worker_env, worker_spec
+
+    config = AgentConfig.model_validate({"site": {"id": "bench"}, "llm": {"model_dir": str(MODEL_DIR)}})
+    env = worker_env(config, worker_spec(config))
+    threads = len(bound_cores(None))
+    payload = json.dumps({"prompts": prompts, "max_tokens": max_tokens, "threads": threads})
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.engine", "--hf-child", payload], env=env, capture_output=True, text=True, check=True
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    run = Run(name="HF transformers generate", dtype="float32", k=None)
+    run.start_s, run.tokens, run.seconds = result["start_s"], result["tokens"], result["seconds"]
+    run.outputs, run.peak_rss_mib = result["outputs"], result["peak_rss_mib"]
+    return run
+
+
+def differing(a: Run, b: Run) -> int:
+    return sum(x != y for x, y in zip(a.outputs, b.outputs, strict=True))
+
+
+def markdown(runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, head: str) -> str:
+    baseline = {r.dtype: r for r in runs if r.k is None and not r.compiled}
+    lines = [
+        f"{n_prompts} prompts × up to {max_tokens} new tokens, greedy, one request at a time, 2048-token context. "
+        f"Draft head: {head}.",
+        "",
+        "| configuration | start-up s | tokens/s | vs no draft (same dtype) | outputs ≠ no draft | mean acceptance length | peak RSS MiB |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in runs:
+        base = baseline.get(r.dtype)
+        ratio = f"{r.tokens_per_s / base.tokens_per_s:.2f}×" if base and base is not r else "—"
+        diff = f"{differing(r, base)}/{n_prompts}" if base and base is not r else "—"
+        mal = f"{r.mean_acceptance_length:.2f}" if r.mean_acceptance_length is not None else "—"
+        lines.append(
+            f"| {r.name} | {r.start_s:.1f} | {r.tokens_per_s:.1f} | {ratio} | {diff} | {mal} | {r.peak_rss_mib:.0f} |"
+        )
+    if hf is not None:
+        lines.append(f"| {hf.name} (float32) | {hf.start_s:.1f} | {hf.tokens_per_s:.1f} | — | — | — | {hf.peak_rss_mib:.0f} |")
+    lines.append("")
+    fp32, bf16 = baseline.get("float32"), baseline.get("bfloat16")
+    if hf is not None and fp32 is not None:
+        lines.append(
+            f"Engine (float32, no draft) vs HF `generate`: **{fp32.tokens_per_s / hf.tokens_per_s:.2f}×** tokens/s; "
+            f"token-identical outputs on {n_prompts - differing(fp32, hf)}/{n_prompts} prompts."
+        )
+    if fp32 is not None and bf16 is not None:
+        lines.append(
+            f"bfloat16 vs float32 without a draft: {bf16.tokens_per_s / fp32.tokens_per_s:.2f}× tokens/s; "
+            f"outputs differ on {differing(bf16, fp32)}/{n_prompts} prompts."
+        )
+    for dtype in ("float32", "bfloat16"):
+        drafted = [r for r in runs if r.dtype == dtype and r.k is not None]
+        if drafted and dtype in baseline:
+            total = sum(differing(r, baseline[dtype]) for r in drafted)
+            lines.append(f"{dtype}: {total} differing outputs over {len(drafted)} draft settings × {n_prompts} prompts.")
+    compiled = [r for r in runs if r.compiled]
+    if compiled and fp32 is not None:
+        c = compiled[0]
+        lines.append(
+            f"torch.compile (enforce_eager = false) vs eager, float32 no draft: start-up {c.start_s:.0f} s vs "
+            f"{fp32.start_s:.0f} s, {c.tokens_per_s / fp32.tokens_per_s:.2f}× tokens/s, "
+            f"outputs differ on {differing(c, fp32)}/{n_prompts} prompts."
+        )
+    return "\n".join(lines)
+
+
+async def bench(args: argparse.Namespace) -> tuple[list[Run], Run | None, str]:
+    prompts = (PROMPTS * ((args.prompts // len(PROMPTS)) + 1))[: args.prompts]
+    with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
+        tmp_path = Path(tmp)
+        if args.draft is not None:
+            draft, head = args.draft, f"`{args.draft}`"
+        elif SHIPPED_HEAD.is_dir():
+            draft, head = SHIPPED_HEAD, f"trained EAGLE-3.1 head `{SHIPPED_HEAD.relative_to(REPO)}`"
+        else:
+            from tests.fixtures.engine import export_random_head
+
+            draft = export_random_head(tmp_path / "random-head")
+            head = "randomly initialised EAGLE-3.1 head (acceptance ≈ 0; the trained head is not exported yet)"
+        runs: list[Run] = []
+        for dtype in args.dtypes:
+            for k in [None, *args.ks]:
+                name = f"{dtype}, " + (f"EAGLE k={k}" if k else "no draft")
+                run = await run_engine(Run(name, dtype, k), prompts, args.max_tokens, draft, tmp_path / name.replace(" ", ""))
+                print(f"{name}: start {run.start_s:.1f} s, {run.tokens_per_s:.1f} tok/s", flush=True)
+                runs.append(run)
+        if not args.no_compiled:
+            run = await run_engine(Run("float32, no draft, torch.compile", "float32", None, compiled=True), prompts, args.max_tokens, None, tmp_path / "compiled")
+            print(f"compiled: start {run.start_s:.1f} s, {run.tokens_per_s:.1f} tok/s", flush=True)
+            runs.append(run)
+    hf = None
+    if not args.no_hf:
+        hf = run_hf(prompts, args.max_tokens)
+        print(f"HF: {hf.tokens_per_s:.1f} tok/s", flush=True)
+    return runs, hf, head
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.engine", description=__doc__.splitlines()[0])
+    parser.add_argument("--prompts", type=int, default=8)
+    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--ks", type=int, nargs="*", default=[2, 3, 4])
+    parser.add_argument("--dtypes", nargs="*", default=["float32", "bfloat16"])
+    parser.add_argument("--draft", type=Path)
+    parser.add_argument("--no-compiled", action="store_true", help="skip the torch.compile run (~90 s start-up)")
+    parser.add_argument("--no-hf", action="store_true")
+    parser.add_argument("--hf-child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.hf_child:
+        job = json.loads(args.hf_child)
+        print(json.dumps(hf_generate(job["prompts"], job["max_tokens"], job["threads"])))
+        return 0
+    runs, hf, head = asyncio.run(bench(args))
+    body = markdown(runs, hf, args.prompts, args.max_tokens, head)
+    print(body)
+    command = ".venv/bin/python -m bench.engine " + " ".join(argv if argv is not None else sys.argv[1:])
+    write_section("engine", "Engine", body, command.strip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
