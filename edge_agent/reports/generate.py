@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,8 @@ def clean_narrative(text: str, truncated: bool = False) -> str:
     limit cut it (`truncated`), only up to the last full sentence."""
     for marker in ("<<<", "NOTE>>>"):
         text = text.split(marker, 1)[0]
+    # A small model often opens by echoing the section header ("Hechos:", "FACTS:"): not part of the narrative.
+    text = re.sub(r"^\s*[^\n.:]{1,20}:\s*\n", "", text)
     text = " ".join(text.split())
     if truncated:
         cut = max(text.rfind(". "), text.rfind(".\n"), len(text) - 1 if text.endswith(".") else -1)

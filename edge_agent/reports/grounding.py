@@ -66,7 +66,7 @@ _MIN = r"(?:min|mins|minutos?|minutes?)"
 _S = r"(?:s|seg|segs|segundos?|sec|secs|seconds?)"
 _NUM = r"\d+(?:[.,]\d+)?"
 _COMPOSITE = re.compile(rf"(?<![\w.,])(\d+)\s*{_H}\.?\s*(?:y|e|and|,)?\s*(\d+)\s*{_MIN}\b", re.I)
-_DURATION = re.compile(rf"(?<![\w.,])({_NUM})\s*({_H}|{_MIN}|{_S})\b\.?", re.I)
+_DURATION = re.compile(rf"(?<![\w.,])({_NUM})\s*({_H}|{_MIN}|{_S})\b", re.I)
 _ID = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z0-9_.\-]*\d[A-Za-z0-9_.\-]*")
 _NUMBER = re.compile(rf"(?<![\w])({_NUM})(?![\w])")
 

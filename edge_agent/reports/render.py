@@ -30,7 +30,7 @@ def _lines(body: dict[str, Any]) -> tuple[Phrasebook, ResolvedRequest, list[Fact
     request = ResolvedRequest.model_validate(body["request"])
     facts = [Fact.model_validate(f) for f in body["facts"]]
     book = load_phrasebook(request.language, body["prompt"]["template_version"])
-    sentences = [(f, s.removeprefix("- ")) for f in facts if (s := fact_sentence(f, book, request)) is not None]
+    sentences = [(f, s) for f in facts if (s := fact_sentence(f, book, request)) is not None]
     return book, request, facts, sentences
 
 

@@ -154,7 +154,7 @@ def fact_sentence(fact: Fact, book: Phrasebook, request: ResolvedRequest) -> str
         else:
             shown[name] = safe_text(str(value), book)
     try:
-        return "- " + template.format(**shown)
+        return template.format(**shown)
     except KeyError as exc:
         raise TemplateError(f"phrasebook {book.name}: {key} names {exc} which fact {fact.id} lacks") from exc
 
