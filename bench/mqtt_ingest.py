@@ -29,6 +29,9 @@ REPO = Path(__file__).resolve().parents[1]
 TOPIC = "plant/bench/mes/production"
 # mosquitto_pub's in-flight window: large enough that the publisher is not the bottleneck of either consumer.
 PUBLISH_INFLIGHT = 1000
+# mosquitto_pub -l (2.0.11) stops once the PUBACK for the last message id it sent arrives; ids wrap at 65 535, so a
+# longer stream ends early when the first message that reused that id is acknowledged. One process per 50 000 lines.
+PUBLISH_CHUNK = 50_000
 
 
 def payload(i: int) -> str:
@@ -109,17 +112,21 @@ def run(n: int, work: Path, protocol: str = "5") -> dict[str, float | int]:
         subprocess.run([*sub_args, "-E"], check=True)
         with open(sub_out, "wb") as out:
             sub = subprocess.Popen([*sub_args, "-F", "%U", "-C", str(n)], stdout=out)
-        stream = work / "stream.jsonl"
-        stream.write_text("".join(payload(i) + "\n" for i in range(n)))
+        chunks = []
+        for first in range(0, n, PUBLISH_CHUNK):
+            chunk = work / f"stream-{first}.jsonl"
+            chunk.write_text("".join(payload(i) + "\n" for i in range(first, min(n, first + PUBLISH_CHUNK))))
+            chunks.append(chunk)
 
         cpu_before = cpu_seconds(agent.pid)
         started = time.time()
-        with open(stream, "rb") as lines:
-            subprocess.run(
-                ["mosquitto_pub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-l", "-t", TOPIC,
-                 "-M", str(PUBLISH_INFLIGHT), "-i", "bench-pub"],
-                stdin=lines, check=True,
-            )
+        for chunk in chunks:
+            with open(chunk, "rb") as lines:
+                subprocess.run(
+                    ["mosquitto_pub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-l", "-t", TOPIC,
+                     "-M", str(PUBLISH_INFLIGHT), "-i", "bench-pub"],
+                    stdin=lines, check=True,
+                )
         published_at = time.time()
         agent_done = wait_until(lambda: count_rows(db)[0] >= n + 1, max(120, n / 200), "agent stored all")
         sub.wait(timeout=max(60, n / 1000))
@@ -172,8 +179,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     command = ".venv/bin/python -m bench.mqtt_ingest" + (f" -n {args.messages}" if args.messages != 100_000 else "")
     body = f"""
-{r['n']:,} JSON MES events at QoS 1, published by a separate `mosquitto_pub -q 1 -l` process (in-flight window
-{PUBLISH_INFLIGHT}) to a private Mosquitto. Two consumers on the same stream in the same run: the agent
+{r['n']:,} JSON MES events at QoS 1, published by separate `mosquitto_pub -q 1 -l` processes (in-flight window
+{PUBLISH_INFLIGHT}, {PUBLISH_CHUNK:,} lines each, one after the other) to a private Mosquitto. Two consumers on the same stream in the same run: the agent
 (`python -m connectors.ingest`: parse → SQLite batch commit with fsync → PUBACK, MQTT 5 persistent session, manual
 ack) and `mosquitto_sub -q 1` (C, acks on receipt, stores nothing). Rates are messages / seconds from the publisher's
 start to the last message stored (agent) or received (mosquitto_sub).
