@@ -569,15 +569,30 @@ class OpcuaSource:
         loop = asyncio.get_running_loop()
         while True:
             batch: list[Record] = []
-            event = await sub.next_event()
+            event: Any = await self._next_event(sub, None)
             deadline = loop.time() + BATCH_MAX_DELAY_S
             while event is not None:
                 self._convert(session, event, batch)
                 if len(batch) >= BATCH_MAX_RECORDS or (remaining := deadline - loop.time()) <= 0:
                     break
-                event = await sub.next_event(timeout=remaining)
+                event = await self._next_event(sub, remaining)
             if batch:
                 await self._store(batch)
+
+    @staticmethod
+    async def _next_event(sub: Subscription, timeout: float | None) -> Any:
+        """The next notification, or None after `timeout` seconds.
+
+        Not asyncua's `next_event(timeout)`: it uses `asyncio.wait_for`, which on Python 3.11 can swallow the
+        cancellation that arrives as an item does; the TaskGroup then waits forever for this task to stop.
+        """
+        try:
+            async with asyncio.timeout(timeout):
+                return await sub.next_event()
+        except TimeoutError:
+            return None
+        except StopAsyncIteration as exc:
+            raise ConnectionLost("subscription closed") from exc
 
     def _convert(self, session: _Session, event: Any, batch: list[Record]) -> None:
         cfg = self.config

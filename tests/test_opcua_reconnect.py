@@ -89,3 +89,23 @@ async def test_first_start_backfills_history_page_by_page(opcua_server: OpcuaSer
     # The last write is also the node's current value, so it arrives live too: stored once, either way.
     assert [(r.source_time, r.value) for r in records] == written
     assert sum(r.historical for r in records) >= 22
+
+
+async def test_notification_overflow_reconnects_and_backfills(opcua_server: OpcuaServer, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """When our notification queue overflows, the session is replaced and the dropped values come from history."""
+    import connectors.opcua
+
+    monkeypatch.setattr(connectors.opcua, "NOTIFICATION_QUEUE_MAX", 5)
+    config = source_config(opcua_server.endpoint, [VIB], publishing_interval_ms=200.0)
+    reconnects_before = RECONNECTS.labels("plc")._value.get()
+    async with running_source(config, tmp_path / "agent") as agent:
+        t0 = datetime.now(timezone.utc)
+        written = [(t0 + timedelta(milliseconds=i), FIRST + i) for i in range(60)]
+        for when, value in written:  # 60 changes inside one publishing interval: 12 times the queue
+            await opcua_server.write({VIB: value}, when)
+        await wait_until(lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST]) >= 60, timeout=15,
+                         what="all 60 values")
+        records = [r for r in agent.tag_values(VIB) if r.value >= FIRST]
+    assert [(r.source_time, r.value) for r in records] == written
+    assert RECONNECTS.labels("plc")._value.get() >= reconnects_before + 1
