@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> None:
                       "ratio": round(agent_rate / sub_rate, 3)}, indent=1))
     if args.no_write:
         return
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     command = ".venv/bin/python -m bench.mqtt_ingest" + (f" -n {args.messages}" if args.messages != 100_000 else "")
     body = f"""
 {r['n']:,} JSON MES events at QoS 1, published by separate `mosquitto_pub -q 1 -l` processes (in-flight window
@@ -193,6 +194,8 @@ start to the last message stored (agent) or received (mosquitto_sub).
 - agent / mosquitto_sub: **{agent_rate / sub_rate:.2f}** (goal ≥ 0.5)
 - lost: **{r['lost']}**, duplicate rows: **{r['duplicates']}** (stored rows {r['rows']:,} for {r['n']:,} published ids)
 - the publisher finished after {r['publish_s']:.2f} s; agent peak RSS (VmHWM): **{r['peak_rss_mib']:.0f} MiB**
+- agent CPU (all threads, user + system): {r['agent_cpu_s']:.1f} s, i.e. {1e6 * r['agent_cpu_s'] / r['n']:.0f} µs per stored
+  message ({r["n"] / r["agent_cpu_s"]:,.0f} messages per CPU-second); load average (1/5/15 min) at the end: {load}
 """
     write_section("mqtt_ingest", "MQTT ingest", body, command)
 
