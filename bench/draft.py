@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.draft [--config configs/draft.toml] [--prompts N] [--max-tokens N] [--speed-k K ...]
 
-Needs the prepared model and the exported heads (`make draft`); writes docs/bench/draft.json, the plots in
+Needs the prepared model and the exported heads (`make draft`); writes docs/img/draft-bench.json, the plots in
 docs/img/ and the "EAGLE 3.1 draft head" section of BENCHMARKS.md.
 """
 
