@@ -194,6 +194,13 @@ def run_bench(recipe: DraftRecipe, speed_ks: list[int] | None = None) -> dict[st
                 results["heads"][head.name]["state_norms"] = state_norms(
                     head.export_dir, recipe.model_dir, norms_prompts, k_max
                 )
+    for head in recipe.heads:
+        manifest = head.export_dir / "manifest.json"
+        if head.name in results["heads"] and manifest.exists():
+            source = json.loads(manifest.read_text())["source"]
+            results["heads"][head.name]["training"] = {
+                k: source.get(k) for k in ("variant", "data_sha256", "seed", "steps", "code_version")
+            } | {k: source.get("extra", {}).get(k) for k in ("samples", "vocab", "final")}
     results["elapsed_s"] = round(time.monotonic() - started)
     cfg.results.parent.mkdir(parents=True, exist_ok=True)
     cfg.results.write_text(json.dumps(results, indent=1) + "\n")
@@ -289,6 +296,19 @@ def markdown(results: dict[str, Any]) -> str:
             lines.append("Norm of the state fed to the next draft step, steps 1..k: 3.1 "
                          + " ".join(f"{x:.0f}" for x in na) + "; 3 " + " ".join(f"{x:.0f}" for x in nb) + "\n")
     lines += _goals(results)
+    for head, data in heads.items():
+        t = data.get("training")
+        if t:
+            final = t.get("final") or {}
+            accs = " ".join(f"{final[k]:.2f}" for k in sorted(final) if k.startswith("acc"))
+            vocab = t.get("vocab") or {}
+            lines.append(
+                f"- {head} ({t['variant']}): {t['steps']} steps over {t['samples']} on-policy samples "
+                f"(data sha256 {str(t['data_sha256'])[:12]}…, seed {t['seed']}, code {t['code_version']}); "
+                f"draft vocab {vocab.get('size')} ids, {vocab.get('distinct_output_tokens')} distinct answer tokens; "
+                f"last-step teacher-forced accuracy per draft step {accs}"
+            )
+    lines.append("")
     lines.append("![acceptance per position](docs/img/draft-acceptance.png)")
     lines.append("![state norm across draft steps](docs/img/draft-state-norm.png)")
     return "\n".join(lines) + "\n"
