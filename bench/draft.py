@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, help="tokens per answer (default: the recipe's)")
     parser.add_argument("--speed-k", type=int, action="append", default=[], help="also time the first head at this k")
     parser.add_argument("--markdown-only", action="store_true", help="rewrite BENCHMARKS.md from the saved JSON")
+    parser.add_argument("--reference-only", action="store_true", help="only the no-draft run (cached for the next run)")
     args = parser.parse_args(argv)
 
     import json
@@ -34,12 +35,19 @@ def main(argv: list[str] | None = None) -> int:
         recipe.bench.prompts_per_slice = args.prompts
     if args.max_tokens:
         recipe.bench.max_tokens = args.max_tokens
+    if args.reference_only:
+        from edge_agent.speculative.bench import bench_prompts, reference_run
+
+        print(reference_run(recipe, bench_prompts(recipe))["speed"])
+        return 0
     if args.markdown_only:
         results = json.loads(recipe.bench.results.read_text())
         plot(results, recipe.bench.img_dir)
     else:
         results = run_bench(recipe, speed_ks=args.speed_k)
-    command = "python -m bench.draft " + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "--markdown-only")
+    command = "python -m bench.draft " + " ".join(
+        a for a in (argv if argv is not None else sys.argv[1:]) if a not in ("--markdown-only", "--reference-only")
+    )
     write_section("draft", "EAGLE 3.1 draft head", markdown(results), command.strip())
     return 0
 

@@ -152,6 +152,35 @@ def _in_child(*args: Any) -> dict[str, Any]:
                 os.environ[k] = v
 
 
+REFERENCE_CACHE = Path("var/draft/bench-reference.json")
+
+
+def reference_run(recipe: DraftRecipe, raw: dict[str, list[dict]]) -> dict[str, Any]:
+    """The no-draft run (outputs, tokens/s), cached under var/ keyed by prompts, settings and the model manifest,
+    so `--reference-only` can run it while the heads still train."""
+    import hashlib
+
+    cfg = recipe.bench
+    manifest = recipe.model_dir / "manifest.json"
+    key = hashlib.sha256(
+        json.dumps([raw, cfg.max_tokens, cfg.seed, manifest.read_text() if manifest.exists() else ""]).encode()
+    ).hexdigest()
+    if REFERENCE_CACHE.exists():
+        cached = json.loads(REFERENCE_CACHE.read_text())
+        if cached.get("key") == key:
+            log.info("draft.bench.reference_cached", path=str(REFERENCE_CACHE))
+            return cached["run"]
+    run = _in_child(str(recipe.model_dir), None, raw, cfg.max_tokens, cfg.seed, True)
+    REFERENCE_CACHE.parent.mkdir(parents=True, exist_ok=True)
+    REFERENCE_CACHE.write_text(json.dumps({"key": key, "run": run}))
+    return run
+
+
+def bench_prompts(recipe: DraftRecipe) -> dict[str, list[dict]]:
+    cfg = recipe.bench
+    return {n: [p.model_dump() for p in corpus.build(n, cfg.prompts_per_slice, seed=cfg.seed)] for n in cfg.slices}  # type: ignore[arg-type]
+
+
 def run_bench(recipe: DraftRecipe, speed_ks: list[int] | None = None) -> dict[str, Any]:
     """Run the benchmark described by `recipe.bench`; writes the JSON results and plots, returns the results."""
     cfg = recipe.bench
@@ -163,7 +192,7 @@ def run_bench(recipe: DraftRecipe, speed_ks: list[int] | None = None) -> dict[st
     results: dict[str, Any] = {"config": cfg.model_dump(mode="json"), "heads": {}, "speed": {}}
 
     started = time.monotonic()
-    base = _in_child(model_dir, None, raw, cfg.max_tokens, cfg.seed, True)
+    base = reference_run(recipe, raw)
     reference = base["outputs"]
     results["speed"]["none"] = base["speed"]
     log.info("draft.bench.reference", speed=base["speed"], elapsed_s=round(time.monotonic() - started))
