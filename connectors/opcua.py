@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter as Tally
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -60,6 +61,9 @@ RECORDS_STORED = Counter(
 RECONNECTS = Counter("edge_agent_opcua_reconnects_total", "sessions re-established after a loss", ["source"])
 CONNECT_FAILURES = Counter("edge_agent_opcua_connect_failures_total", "failed connect attempts", ["source"])
 NODE_FAILURES = Counter("edge_agent_opcua_node_failures_total", "monitored items the server refused", ["source"])
+OVERFLOW_SUSPECTED = Counter(
+    "edge_agent_opcua_overflow_suspected_total", "batches where a server-side item queue may have overflowed", ["source"]
+)
 CONNECTED = Gauge("edge_agent_opcua_connected", "1 while a session with live subscriptions is up", ["source"])
 SERVICE_LEVEL = Gauge("edge_agent_opcua_service_level", "the server's ServiceLevel (0-255)", ["source"])
 
@@ -72,6 +76,8 @@ BATCH_MAX_DELAY_S = 0.1
 # A backfill re-reads this far before the last value seen: servers stamp values with their own (or the device's)
 # clock and may deliver them out of order; the overlap costs a few duplicate reads, deduplicated by key.
 BACKFILL_OVERLAP_S = 5.0
+# Pending overflow repairs per session; beyond this a repair is dropped with a warning (the next reconnect backfills).
+REPAIR_QUEUE_MAX = 1000
 # Values per HistoryRead page: bounds memory while backfilling a long gap.
 HISTORY_PAGE_VALUES = 2000
 # Closing a dead session must not stall the reconnect: the server may never answer CloseSession.
@@ -444,6 +450,25 @@ class AsyncHistoryPages:
 
 
 @dataclass
+class _Burst:
+    """Per tag, the notifications consumed back to back (one or more publishes), for `_suspect_overflow`."""
+
+    counts: Tally[str] = field(default_factory=Tally)
+    first: dict[str, datetime] = field(default_factory=dict)
+    before: dict[str, datetime | None] = field(default_factory=dict)
+
+    def add(self, batch: Sequence[Record], last_seen: dict[str, datetime]) -> None:
+        for r in batch:
+            if r.kind != "tag_value":
+                continue
+            if r.key not in self.counts:
+                self.before[r.key] = last_seen.get(r.key)
+                self.first[r.key] = r.source_time
+            self.counts[r.key] += 1
+            self.first[r.key] = min(self.first[r.key], r.source_time)
+
+
+@dataclass
 class _AuditTally:
     records: int = 0
     stored: int = 0
@@ -485,6 +510,7 @@ class OpcuaSource:
         self._backoff = Backoff(config.reconnect_min_s, config.reconnect_max_s, rng=rng or random.Random())
         # Newest source time seen per tag, live or backfilled: where the next backfill starts.
         self.last_seen: dict[str, datetime] = {}
+        self._nodes_by_tag = {node.tag: node for node in config.nodes}
         self._sessions = 0
         self._tally = _AuditTally()
         self._audit_due = time.monotonic() + audit_every_s
@@ -552,24 +578,33 @@ class OpcuaSource:
         ready.set()
         try:
             async with asyncio.TaskGroup() as tasks:
-                tasks.create_task(self._consume(session), name=f"opcua-{cfg.name}-consume")
+                repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]] = asyncio.Queue(REPAIR_QUEUE_MAX)
+                tasks.create_task(self._consume(session, repairs), name=f"opcua-{cfg.name}-consume")
                 tasks.create_task(session.watch(), name=f"opcua-{cfg.name}-watch")
                 if cfg.history_backfill:
                     tasks.create_task(self._backfill(session, gap_start, first_session),
                                       name=f"opcua-{cfg.name}-backfill")
+                    tasks.create_task(self._repair(session, repairs), name=f"opcua-{cfg.name}-repair")
         except BaseExceptionGroup as group:
             # The first failure (usually the watch's ConnectionLost) decides; the rest were cancelled with it.
             raise _first_error(group) from group
 
     # --- live values ----------------------------------------------------------------------------------------
 
-    async def _consume(self, session: _Session) -> None:
+    async def _consume(self, session: _Session, repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]]) -> None:
         assert session.subscription is not None
         sub = session.subscription
         loop = asyncio.get_running_loop()
+        burst = _Burst()
         while True:
             batch: list[Record] = []
-            event: Any = await self._next_event(sub, None)
+            event: Any = await self._next_event(sub, 0)  # a poll: None when the queue has run dry
+            if event is None:
+                # Everything the server has published so far is consumed: judge this burst, start the next.
+                if self.config.history_backfill:
+                    self._suspect_overflow(burst, repairs)
+                burst = _Burst()
+                event = await self._next_event(sub, None)
             deadline = loop.time() + BATCH_MAX_DELAY_S
             while event is not None:
                 self._convert(session, event, batch)
@@ -577,7 +612,28 @@ class OpcuaSource:
                     break
                 event = await self._next_event(sub, remaining)
             if batch:
+                burst.add(batch, self.last_seen)
                 await self._store(batch)
+
+    def _suspect_overflow(self, burst: "_Burst", repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]]) -> None:
+        """Queue a history repair for tags whose server-side queue may have overflowed.
+
+        A server drops the oldest queued values of a monitored item when the client lags (asyncua does it without
+        setting the Overflow bit), so loss is invisible in the data. A tag that delivered a full queue's worth in
+        one burst (notifications consumed back to back) is suspect: what it may have lost lies between its value
+        before the burst and the burst's first. A false alarm costs one HistoryRead whose values are all
+        duplicates. Items with queue_size 1 are left alone: "latest value only" is what that setting asks for.
+        """
+        for tag, count in burst.counts.items():
+            node = self._nodes_by_tag.get(tag)
+            before = burst.before.get(tag)
+            if node is None or node.queue_size <= 1 or count < node.queue_size or before is None:
+                continue
+            OVERFLOW_SUSPECTED.labels(self.config.name).inc()
+            try:
+                repairs.put_nowait((node, before, burst.first[tag]))
+            except asyncio.QueueFull:
+                log.warning("opcua_repair_queue_full", source=self.config.name, tag=tag)
 
     @staticmethod
     async def _next_event(sub: Subscription, timeout: float | None) -> Any:
@@ -647,18 +703,33 @@ class OpcuaSource:
             if start is None:
                 continue
             start = max(start - timedelta(seconds=BACKFILL_OVERLAP_S), earliest)
-            try:
-                async for page in await session.history(node, start, end):
-                    records = [tag_record(cfg.name, node.tag, dv, historical=True) for dv in page]
-                    if records:
-                        VALUES_BACKFILLED.labels(cfg.name).inc(len(records))
-                        total += len(records)
-                        await self._store(records)
-            except ua.UaStatusCodeError as exc:
-                # The server keeps no history for this node (BadHistoryOperationUnsupported and kin): nothing to do.
-                log.info("opcua_history_unavailable", source=cfg.name, tag=node.tag, status=exc.__class__.__name__)
+            total += await self._history_into_store(session, node, start, end)
         if total:
             log.info("opcua_backfilled", source=cfg.name, values=total)
+
+    async def _repair(self, session: _Session, repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]]) -> None:
+        """Fill what a suspected server-side queue overflow dropped (see `_suspect_overflow`)."""
+        while True:
+            node, start, end = await repairs.get()
+            read = await self._history_into_store(session, node, start, end)
+            log.info("opcua_overflow_repaired", source=self.config.name, tag=node.tag, values_read=read,
+                     start=start.isoformat(), end=end.isoformat())
+
+    async def _history_into_store(self, session: _Session, node: NodeConfig, start: datetime, end: datetime) -> int:
+        """HistoryRead one node's raw values in [start, end] into the store (historical=True); returns values read."""
+        cfg = self.config
+        total = 0
+        try:
+            async for page in await session.history(node, start, end):
+                records = [tag_record(cfg.name, node.tag, dv, historical=True) for dv in page]
+                if records:
+                    VALUES_BACKFILLED.labels(cfg.name).inc(len(records))
+                    total += len(records)
+                    await self._store(records)
+        except ua.UaStatusCodeError as exc:
+            # The server keeps no history for this node (BadHistoryOperationUnsupported and kin): nothing to do.
+            log.info("opcua_history_unavailable", source=cfg.name, tag=node.tag, status=exc.__class__.__name__)
+        return total
 
     # --- audit ----------------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from connectors.opcua import RECONNECTS
+from edge_agent.config import NodeConfig
 from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wait_until
 
 pytestmark = pytest.mark.opcua
@@ -109,3 +110,20 @@ async def test_notification_overflow_reconnects_and_backfills(opcua_server: Opcu
         records = [r for r in agent.tag_values(VIB) if r.value >= FIRST]
     assert [(r.source_time, r.value) for r in records] == written
     assert RECONNECTS.labels("plc")._value.get() >= reconnects_before + 1
+
+
+async def test_server_queue_overflow_is_repaired_from_history(opcua_server: OpcuaServer, tmp_path: Path) -> None:
+    """Values the server dropped from a full monitored-item queue are read back from its history."""
+    node = NodeConfig(node_id=opcua_server.node_id(VIB), tag=VIB, sampling_interval_ms=0, queue_size=5)
+    config = source_config(opcua_server.endpoint, [], nodes=[node], publishing_interval_ms=500.0)
+    async with running_source(config, tmp_path / "agent") as agent:
+        await wait_until(lambda: len(agent.tag_values(VIB)) == 1, what="the initial value")
+        t0 = datetime.now(timezone.utc)
+        written = [(t0 + timedelta(milliseconds=i), FIRST + i) for i in range(40)]
+        for when, value in written:  # 40 changes within one publishing interval; the server keeps the last 5
+            await opcua_server.write({VIB: value}, when)
+        await wait_until(lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST]) >= 40, timeout=15,
+                         what="all 40 values")
+        records = [r for r in agent.tag_values(VIB) if r.value >= FIRST]
+    assert [(r.source_time, r.value) for r in records] == written
+    assert sum(r.historical for r in records) >= 35
