@@ -18,6 +18,7 @@ import asyncio
 import random
 import time
 from collections import Counter as Tally
+from contextlib import suppress
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -511,6 +512,7 @@ class OpcuaSource:
         # Newest source time seen per tag, live or backfilled: where the next backfill starts.
         self.last_seen: dict[str, datetime] = {}
         self._nodes_by_tag = {node.tag: node for node in config.nodes}
+        self._repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]] | None = None
         self._sessions = 0
         self._tally = _AuditTally()
         self._audit_due = time.monotonic() + audit_every_s
@@ -578,7 +580,10 @@ class OpcuaSource:
         ready.set()
         try:
             async with asyncio.TaskGroup() as tasks:
-                repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]] = asyncio.Queue(REPAIR_QUEUE_MAX)
+                # Kept across sessions: a repair the lost session did not finish is done by the next one.
+                if self._repairs is None:
+                    self._repairs = asyncio.Queue(REPAIR_QUEUE_MAX)
+                repairs = self._repairs
                 tasks.create_task(self._consume(session, repairs), name=f"opcua-{cfg.name}-consume")
                 tasks.create_task(session.watch(), name=f"opcua-{cfg.name}-watch")
                 if cfg.history_backfill:
@@ -711,7 +716,12 @@ class OpcuaSource:
         """Fill what a suspected server-side queue overflow dropped (see `_suspect_overflow`)."""
         while True:
             node, start, end = await repairs.get()
-            read = await self._history_into_store(session, node, start, end)
+            try:
+                read = await self._history_into_store(session, node, start, end)
+            except BaseException:
+                with suppress(asyncio.QueueFull):  # the session died under it: the next one retries
+                    repairs.put_nowait((node, start, end))
+                raise
             log.info("opcua_overflow_repaired", source=self.config.name, tag=node.tag, values_read=read,
                      start=start.isoformat(), end=end.isoformat())
 
