@@ -192,3 +192,16 @@ async def test_run_sim_serves_opcua_and_publishes_every_message(broker: Broker, 
     assert stats.mes_events > 0 and stats.log_lines > 0
     assert len(received) == expected
     assert {m.topic.split("/")[2] for m in received} == {"mes", "log"}
+
+
+def test_cli_refuses_a_share_outside_0_1(tmp_path: Path) -> None:
+    """`edge-agent sim --malformed-share 1.5` exits 2 with the reason, before serving anything."""
+    import subprocess
+    import sys
+
+    config = tmp_path / "sim.toml"
+    config.write_text('[site]\nid = "demo-plant"\n', encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "edge_agent", "sim", "--config", str(config),
+                             "--malformed-share", "1.5"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "--malformed-share must be within 0..1, got 1.5" in result.stderr

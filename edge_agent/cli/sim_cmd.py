@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 
 from edge_agent.cli.common import CliExit, add_config_option, load, print_json
 
@@ -27,6 +28,8 @@ def _run(args: argparse.Namespace) -> int:
     from edge_agent.sim.publisher import SimPublisherError
 
     config = load(args)
+    # asyncua logs every client connect at WARNING ("no signing policy" and the like): not news in a simulator.
+    logging.getLogger("asyncua").setLevel(logging.ERROR)
     if args.malformed_share is not None and not 0.0 <= args.malformed_share <= 1.0:
         raise CliExit(f"edge-agent: --malformed-share must be within 0..1, got {args.malformed_share}", 2)
     if args.speed is not None and args.speed < 1.0:

@@ -27,7 +27,8 @@ class SimConfig(Section):
     # Server history kept per variable (the agent backfills gaps from it); must cover backfill_hours.
     history_hours: float = Field(12.0, gt=0)
     publish_mqtt: bool = True
-    # Share of MQTT messages replaced by a malformed one (bad JSON, bad UTF-8, schema mismatch, oversize).
+    # Extra malformed MQTT messages per good one (bad JSON, bad UTF-8, schema mismatch, oversize), sent after it;
+    # the good stream is the same at any share.
     malformed_share: float = Field(0.0, ge=0, le=1)
     # Payload size of the "oversize" malformed kind: above the agent's default 256 KiB limit.
     oversize_bytes: int = Field(300 * 1024, ge=1)
