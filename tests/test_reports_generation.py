@@ -165,7 +165,10 @@ class TestServiceLimits:
         config = agent_config(tmp_path, broker, queue_max=1, narrative_max_tokens=24)
         seed(config.paths.state_dir)
         async with running_service(config, engine) as running:
-            replies = [await mosquitto_rr(broker, request(f"q-{i}", progress=True)) for i in range(3)]
+            replies = [
+                await mosquitto_rr(broker, request(f"q-{i}", progress=True), reply=f"edge/demo/reports/reply/q/{i}")
+                for i in range(3)
+            ]
             for request_id in ("q-0", "q-1"):  # let both finish before the service stops
                 for _ in range(600):
                     if running.service.repo.by_request_id(request_id):

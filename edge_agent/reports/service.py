@@ -29,7 +29,7 @@ from edge_agent.llm.types import Engine, EngineError
 from edge_agent.reports.document import new_document, report_id_for
 from edge_agent.reports.errors import ReportError, RequestError, SignoffError
 from edge_agent.reports.generate import build_draft
-from edge_agent.reports.repository import ReportRepository, document_bytes
+from edge_agent.reports.repository import ReportRepository
 from edge_agent.reports.request import ReportRequest, ResolvedRequest, iso, parse_request, reply_fields
 from edge_agent.reports.request import request_sha256, resolve
 from edge_agent.reports.signoff import authorise, decide, parse_signoff
@@ -173,13 +173,8 @@ class ReportService:
             self._outbox_wake()
 
     async def _reply_done(self, targets: list[ReplyTarget], document: dict[str, Any]) -> None:
-        # The report document is embedded byte for byte as stored, so a client sees exactly the file's content.
-        doc = document_bytes(document).decode("utf-8").rstrip("\n")
-        head: dict[str, Any] = {"status": "done", "request_id": document["request_id"], "report_id": document["report_id"]}
-        for target in targets:
-            echo = {"correlation_id": target.correlation_id} if target.correlation_id is not None else {}
-            prefix = json.dumps(head | echo, sort_keys=True, ensure_ascii=False, separators=(",", ":"))[:-1]
-            await self._reply_bytes(target, f'{prefix},"report":{doc}}}'.encode("utf-8"))
+        head = {"status": "done", "request_id": document["request_id"], "report_id": document["report_id"]}
+        await self._reply(targets, head | {"report": document})
 
     # --- requests ---------------------------------------------------------------------------------------------
 
@@ -243,15 +238,14 @@ class ReportService:
             now=now,
         )
         job = Job(request, resolved, digest, user, iso(now), [target])
-        try:
-            self._queue.put_nowait(job)
-            position = self._queue.qsize()  # before any await: the worker may take it at the next one
-        except asyncio.QueueFull:
+        # Only this message loop adds to the queue and workers only take from it, so a queue found not full here
+        # still has room after the awaits below. The job goes in last, so `accepted` is in the outbox before any
+        # `generating` a worker writes.
+        if self._queue.full():
             REQUESTS.labels("queue_full").inc()
             reason = f"queue full: {rules.queue_max} requests waiting"
             await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": reason})
             return
-        QUEUE_DEPTH.set(self._queue.qsize())
         self._in_flight[request.request_id] = job
         if self.audit is not None:
             entry = await asyncio.to_thread(
@@ -268,9 +262,12 @@ class ReportService:
             )
             job.audit_requested = entry.seq
         REQUESTS.labels("accepted").inc()
-        log.info("request_accepted", request_id=request.request_id, user=user, queue=self._queue.qsize())
+        position = self._queue.qsize() + 1
+        log.info("request_accepted", request_id=request.request_id, user=user, queue_position=position)
         if request.progress:
             await self._reply([target], {"status": "accepted", "request_id": request.request_id, "queue_position": position})
+        self._queue.put_nowait(job)
+        QUEUE_DEPTH.set(self._queue.qsize())
 
     async def _worker(self) -> None:
         while True:
