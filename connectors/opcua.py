@@ -7,7 +7,9 @@ asyncua `Client` and its subscription, a health watch reads the server's Current
 `watchdog_interval_s`, and on any loss the whole session is thrown away and a NEW client is built after a jittered
 backoff, with every monitored item recreated. The values the server produced while we were away are then read back
 with HistoryRead (where the server keeps history) and stored with `historical=True`; a value's idempotency key is
-the same whether it arrives live or from history, so an overlap is stored once.
+the same whether it arrives live or from history, so an overlap is stored once. The same HistoryRead repairs the
+other silent loss: a server drops the oldest values of a monitored item whose queue fills while we lag, so a tag that
+delivers a full queue's worth at once has the span before it read back from history.
 
 `OpcuaSource` is a daemon Component (contract 1): `run(ready)` sets `ready` once subscribed and runs until cancelled.
 """

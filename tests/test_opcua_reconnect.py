@@ -68,7 +68,8 @@ async def test_server_restart_resubscribes_and_backfills_the_gap(opcua_server: O
     assert len(from_outage) == len(outage) > 5 and all(r.historical for r in from_outage)
     late_live = [r for r in records if not r.historical and r.source_time > restarted_at + timedelta(seconds=1)]
     assert late_live, "no live value after the restart: the subscription did not come back"
-    assert RECONNECTS.labels("plc")._value.get() == reconnects_before + 1
+    # At least one new session (a loaded CI box may time out a health read and add another; values dedupe).
+    assert RECONNECTS.labels("plc")._value.get() >= reconnects_before + 1
 
 
 async def test_first_start_backfills_history_page_by_page(opcua_server: OpcuaServer, tmp_path: Path,
