@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, help="tokens per answer (default: the recipe's)")
     parser.add_argument("--speed-k", type=int, action="append", default=[], help="also time the first head at this k")
     parser.add_argument("--markdown-only", action="store_true", help="rewrite BENCHMARKS.md from the saved JSON")
+    parser.add_argument("--threads", type=int, help="engine threads (default: all cores, as the agent's engine)")
     parser.add_argument("--reference-only", action="store_true", help="only the no-draft run (cached for the next run)")
     args = parser.parse_args(argv)
 
@@ -31,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     from edge_agent.speculative.recipe import load_recipe
 
     recipe = load_recipe(args.config)
+    if args.threads:
+        import edge_agent.speculative.bench as bench_module
+
+        bench_module.BENCH_THREADS = args.threads
     if args.prompts:
         recipe.bench.prompts_per_slice = args.prompts
     if args.max_tokens:

@@ -115,16 +115,21 @@ def _engine_run(
     return result
 
 
+# Cores the bench's engines use: None = all allowed cores, as the agent's engine. On a box other jobs keep busy,
+# 1 thread gives steadier figures: two OpenMP threads wait on each other whenever one of them is descheduled.
+BENCH_THREADS: int | None = None
+
+
 def engine_env() -> dict[str, str]:
     """The CPU environment the agent's engine worker runs under (edge_agent.llm.launcher): Intel OpenMP preloaded,
-    OpenMP threads bound to every allowed core, none reserved, 1 GiB of KV cache."""
+    OpenMP threads bound to the allowed cores (`BENCH_THREADS` of them), none reserved, 1 GiB of KV cache."""
     from edge_agent.llm.launcher import bound_cores, cpu_list, iomp_library
 
     env = {
         "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
         "TOKENIZERS_PARALLELISM": "false",
         "VLLM_CPU_KVCACHE_SPACE": "1",
-        "VLLM_CPU_OMP_THREADS_BIND": cpu_list(bound_cores(None)),
+        "VLLM_CPU_OMP_THREADS_BIND": cpu_list(bound_cores(BENCH_THREADS)),
         "VLLM_CPU_NUM_OF_RESERVED_CPU": "0",
     }
     iomp = iomp_library()
