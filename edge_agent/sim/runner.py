@@ -84,7 +84,6 @@ async def run_sim(
     share = sim.malformed_share if malformed_share is None else malformed_share
     start = aligned_start(utcnow(), sim.backfill_hours, sim.tick_s)
     plant = Plant(seed, start, sim.tick_s, site=config.site.id, line=sim.line)
-    clock = SimClock(start, speed)
     malformer = Malformer(seed, share, sim.oversize_bytes)
     if server is None:
         server = PlantServer(
@@ -104,6 +103,8 @@ async def run_sim(
                      malformed_share=share)
             if ready is not None:
                 ready.set()
+            # Started only now: `duration_s` and the catch-up count from when the plant is actually served.
+            clock = SimClock(start, speed)
             await _loop(config.site.id, plant, clock, server, publisher, malformer, stats, duration_s)
         finally:
             if publisher is not None:
