@@ -1,7 +1,7 @@
 """Engine on CPU: tokens/s vs HF transformers `generate`, start-up time, memory peak, and the dtype decision
 (float32 vs bfloat16, with an EAGLE-3 draft at k = 2..4 and without: how many greedy outputs differ, and speed).
 
-    .venv/bin/python -m bench.engine [--prompts 8] [--max-tokens 96] [--ks 2 3 4] [--dtypes float32 bfloat16]
+    .venv/bin/python -m bench.engine [--prompts 8] [--max-tokens 64] [--ks 2 3 4] [--dtypes float32 bfloat16]
                                      [--draft DIR] [--no-compiled] [--no-hf]
 
 Needs the prepared model (`make model`). The draft is `--draft`, else the shipped head in assets/ when it exists,
@@ -67,6 +67,9 @@ class Run:
     start_s: float = 0.0
     tokens: int = 0
     seconds: float = 0.0
+    # The float32 no-draft engine, timed prompt by prompt in alternation with this one: both see the same load.
+    base_tokens: int = 0
+    base_seconds: float = 0.0
     peak_rss_mib: float = 0.0
     outputs: list[list[int]] = field(default_factory=list)
     mean_acceptance_length: float | None = None
@@ -74,6 +77,13 @@ class Run:
     @property
     def tokens_per_s(self) -> float:
         return self.tokens / self.seconds if self.seconds else 0.0
+
+    @property
+    def vs_base(self) -> float | None:
+        """tokens/s relative to the float32 no-draft engine measured alongside (interleaved)."""
+        if not (self.base_seconds and self.seconds and self.base_tokens):
+            return None
+        return self.tokens_per_s / (self.base_tokens / self.base_seconds)
 
 
 def _peak_rss_mib(pid: int) -> float:
@@ -87,10 +97,9 @@ def _peak_rss_mib(pid: int) -> float:
     return 0.0
 
 
-async def run_engine(run: Run, prompts: list[str], max_tokens: int, draft: Path | None, state: Path) -> Run:
+async def open_bench_engine(run: Run, draft: Path | None, state: Path) -> Any:
     from edge_agent.config import AgentConfig
     from edge_agent.llm.local import LocalEngine
-    from edge_agent.llm.types import ChatMessage, GenerationParams
 
     llm: dict[str, Any] = {
         "model_dir": str(MODEL_DIR),
@@ -105,24 +114,35 @@ async def run_engine(run: Run, prompts: list[str], max_tokens: int, draft: Path 
     started = time.monotonic()
     await engine.start()
     run.start_s = time.monotonic() - started
+    return engine
+
+
+async def timed(engine: Any, prompt: str, max_tokens: int) -> tuple[Any, float]:
+    from edge_agent.llm.types import ChatMessage, GenerationParams
+
+    t0 = time.monotonic()
+    completion = await engine.generate([ChatMessage(role="user", content=prompt)], GenerationParams(max_tokens=max_tokens))
+    return completion, time.monotonic() - t0
+
+
+async def measure(run: Run, engine: Any, prompts: list[str], max_tokens: int, base: Any | None) -> None:
+    """Each prompt on `base` (when given) then on `engine`; outputs and acceptance recorded for `engine`."""
     accepted = drafts = 0
-    try:
-        for prompt in prompts:
-            t0 = time.monotonic()
-            completion = await engine.generate([ChatMessage(role="user", content=prompt)], GenerationParams(max_tokens=max_tokens))
-            run.seconds += time.monotonic() - t0
-            run.tokens += len(completion.token_ids)
-            run.outputs.append(completion.token_ids)
-            if completion.spec is not None:
-                accepted += completion.spec.accepted
-                drafts += completion.spec.drafts
-        assert engine.pid is not None
-        run.peak_rss_mib = _peak_rss_mib(engine.pid)
-    finally:
-        await engine.aclose()
+    for prompt in prompts:
+        if base is not None:
+            completion, seconds = await timed(base, prompt, max_tokens)
+            run.base_tokens += len(completion.token_ids)
+            run.base_seconds += seconds
+        completion, seconds = await timed(engine, prompt, max_tokens)
+        run.tokens += len(completion.token_ids)
+        run.seconds += seconds
+        run.outputs.append(completion.token_ids)
+        if completion.spec is not None:
+            accepted += completion.spec.accepted
+            drafts += completion.spec.drafts
+    run.peak_rss_mib = _peak_rss_mib(engine.pid)
     if run.k is not None:
         run.mean_acceptance_length = 1 + accepted / drafts if drafts else 1.0
-    return run
 
 
 def hf_generate(prompts: list[str], max_tokens: int, threads: int) -> dict[str, Any]:
@@ -180,55 +200,59 @@ def differing(a: Run, b: Run) -> int:
 
 def markdown(runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, head: str, load: float | None = None) -> str:
     baseline = {r.dtype: r for r in runs if r.k is None and not r.compiled}
+    fp32, bf16 = baseline.get("float32"), baseline.get("bfloat16")
     lines = [
         f"{n_prompts} prompts × up to {max_tokens} new tokens, greedy, one request at a time, 2048-token context. "
-        f"Draft head: {head}.",
+        f"Draft head: {head}. Speed ratios are interleaved: every configuration ran prompt by prompt in alternation "
+        "with the float32 no-draft engine, so both saw the same machine load.",
         "",
-        "| configuration | start-up s | tokens/s | vs no draft (same dtype) | outputs ≠ no draft | mean acceptance length | peak RSS MiB |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| configuration | start-up s | tokens/s | × float32 no draft (interleaved) | outputs ≠ no draft (same dtype) | outputs ≠ float32 no draft | mean acceptance length | peak RSS MiB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in runs:
-        base = baseline.get(r.dtype)
-        ratio = f"{r.tokens_per_s / base.tokens_per_s:.2f}×" if base and base is not r else "—"
-        diff = f"{differing(r, base)}/{n_prompts}" if base and base is not r else "—"
+        same = baseline.get(r.dtype)
+        ratio = f"{r.vs_base:.2f}×" if r.vs_base is not None else "1 (reference)"
+        diff_same = f"{differing(r, same)}/{n_prompts}" if same and same is not r else "—"
+        diff_fp32 = f"{differing(r, fp32)}/{n_prompts}" if fp32 and fp32 is not r else "—"
         mal = f"{r.mean_acceptance_length:.2f}" if r.mean_acceptance_length is not None else "—"
         lines.append(
-            f"| {r.name} | {r.start_s:.1f} | {r.tokens_per_s:.1f} | {ratio} | {diff} | {mal} | {r.peak_rss_mib:.0f} |"
+            f"| {r.name} | {r.start_s:.1f} | {r.tokens_per_s:.1f} | {ratio} | {diff_same} | {diff_fp32} | {mal} | {r.peak_rss_mib:.0f} |"
         )
     if hf is not None:
-        lines.append(f"| {hf.name} (float32) | {hf.start_s:.1f} | {hf.tokens_per_s:.1f} | — | — | — | {hf.peak_rss_mib:.0f} |")
+        hf_diff = f"{differing(hf, fp32)}/{n_prompts}" if fp32 else "—"
+        lines.append(
+            f"| {hf.name} (float32, own process) | {hf.start_s:.1f} | {hf.tokens_per_s:.1f} | {hf.vs_base:.2f}× | — | {hf_diff} | — | {hf.peak_rss_mib:.0f} |"
+        )
     lines.append("")
-    fp32, bf16 = baseline.get("float32"), baseline.get("bfloat16")
-    if hf is not None and fp32 is not None:
+    if hf is not None and hf.vs_base:
         lines.append(
-            f"Engine (float32, no draft) vs HF `generate`: **{fp32.tokens_per_s / hf.tokens_per_s:.2f}×** tokens/s; "
-            f"token-identical outputs on {n_prompts - differing(fp32, hf)}/{n_prompts} prompts."
+            f"Engine (float32, no draft) vs HF transformers `generate`: **{1 / hf.vs_base:.2f}×** tokens/s (the engine "
+            f"timed right before and after HF); token-identical outputs on {n_prompts - differing(fp32, hf)}/{n_prompts} prompts."
         )
-    if fp32 is not None and bf16 is not None:
+    if fp32 is not None and bf16 is not None and bf16.vs_base:
         lines.append(
-            f"bfloat16 vs float32 without a draft: {bf16.tokens_per_s / fp32.tokens_per_s:.2f}× tokens/s; "
-            f"outputs differ on {differing(bf16, fp32)}/{n_prompts} prompts."
+            f"bfloat16 vs float32 without a draft: {bf16.vs_base:.2f}× tokens/s; outputs differ on "
+            f"{differing(bf16, fp32)}/{n_prompts} prompts."
         )
-    for dtype in ("float32", "bfloat16"):
-        drafted = [r for r in runs if r.dtype == dtype and r.k is not None]
-        if drafted and dtype in baseline:
-            total = sum(differing(r, baseline[dtype]) for r in drafted)
-            lines.append(f"{dtype}: {total} differing outputs over {len(drafted)} draft settings × {n_prompts} prompts.")
     fp32_diff = sum(differing(r, fp32) for r in runs if fp32 and r.dtype == "float32" and r.k is not None)
     bf16_diff = sum(differing(r, bf16) for r in runs if bf16 and r.dtype == "bfloat16" and r.k is not None)
+    for dtype, total in (("float32", fp32_diff), ("bfloat16", bf16_diff)):
+        drafted = [r for r in runs if r.dtype == dtype and r.k is not None]
+        if drafted and dtype in baseline:
+            lines.append(f"{dtype}: {total} differing outputs over {len(drafted)} draft settings × {n_prompts} prompts.")
     compiled = [r for r in runs if r.compiled]
-    if compiled and fp32 is not None:
+    if compiled and fp32 is not None and compiled[0].vs_base:
         c = compiled[0]
         lines.append(
             f"torch.compile (enforce_eager = false) vs eager, float32 no draft: start-up {c.start_s:.0f} s vs "
-            f"{fp32.start_s:.0f} s, {c.tokens_per_s / fp32.tokens_per_s:.2f}× tokens/s, "
-            f"outputs differ on {differing(c, fp32)}/{n_prompts} prompts."
+            f"{fp32.start_s:.0f} s, {c.vs_base:.2f}× tokens/s, outputs differ on {differing(c, fp32)}/{n_prompts} prompts."
         )
-    if fp32 is not None and bf16 is not None:
-        lines += ["", _decision(fp32_diff, bf16_diff, differing(bf16, fp32), bf16.tokens_per_s / fp32.tokens_per_s, n_prompts)]
+    if fp32 is not None and bf16 is not None and bf16.vs_base:
+        lines += ["", _decision(fp32_diff, bf16_diff, differing(bf16, fp32), bf16.vs_base, n_prompts)]
     if load is not None:
-        lines += ["", f"Load average during the run: {load:.1f} on {os.cpu_count()} cores (other jobs shared the CPUs): "
-                  "tokens/s figures move by tens of percent between runs; the identical-output counts do not."]
+        lines += ["", f"Load average at the end of the run: {load:.1f} on {os.cpu_count()} cores (other jobs shared the "
+                  "CPUs): absolute tokens/s move by tens of percent between runs; the interleaved ratios much less; "
+                  "the identical-output counts not at all."]
     return "\n".join(lines)
 
 
@@ -261,28 +285,43 @@ async def bench(args: argparse.Namespace) -> tuple[list[Run], Run | None, str]:
 
             draft = export_random_head(tmp_path / "random-head")
             head = "randomly initialised EAGLE-3.1 head (acceptance ≈ 0; the trained head is not exported yet)"
-        runs: list[Run] = []
-        for dtype in args.dtypes:
-            for k in [None, *args.ks]:
-                name = f"{dtype}, " + (f"EAGLE k={k}" if k else "no draft")
-                run = await run_engine(Run(name, dtype, k), prompts, args.max_tokens, draft, tmp_path / name.replace(" ", ""))
-                print(f"{name}: start {run.start_s:.1f} s, {run.tokens_per_s:.1f} tok/s", flush=True)
+        baseline = Run("float32, no draft", "float32", None)
+        base = await open_bench_engine(baseline, None, tmp_path / "base")
+        try:
+            await measure(baseline, base, prompts, args.max_tokens, None)
+            print(f"{baseline.name}: start {baseline.start_s:.1f} s, {baseline.tokens_per_s:.1f} tok/s", flush=True)
+            runs = [baseline]
+            configs = [Run(f"{dtype}, " + (f"EAGLE k={k}" if k else "no draft"), dtype, k)
+                       for dtype in args.dtypes for k in [None, *args.ks] if (dtype, k) != ("float32", None)]
+            if not args.no_compiled:
+                configs.append(Run("float32, no draft, torch.compile", "float32", None, compiled=True))
+            for run in configs:
+                engine = await open_bench_engine(run, draft if run.k else None, tmp_path / f"run{len(runs)}")
+                try:
+                    await measure(run, engine, prompts, args.max_tokens, base)
+                finally:
+                    await engine.aclose()
+                print(f"{run.name}: start {run.start_s:.1f} s, {run.tokens_per_s:.1f} tok/s, {run.vs_base:.2f}× base", flush=True)
                 runs.append(run)
-        if not args.no_compiled:
-            run = await run_engine(Run("float32, no draft, torch.compile", "float32", None, compiled=True), prompts, args.max_tokens, None, tmp_path / "compiled")
-            print(f"compiled: start {run.start_s:.1f} s, {run.tokens_per_s:.1f} tok/s", flush=True)
-            runs.append(run)
-    hf = None
-    if not args.no_hf:
-        hf = run_hf(prompts, args.max_tokens)
-        print(f"HF: {hf.tokens_per_s:.1f} tok/s", flush=True)
+            hf = None
+            if not args.no_hf:
+                # HF runs in its own process; the base engine is timed right before and right after it.
+                before = Run("base before HF", "float32", None)
+                await measure(before, base, prompts, args.max_tokens, None)
+                hf = run_hf(prompts, args.max_tokens)
+                after = Run("base after HF", "float32", None)
+                await measure(after, base, prompts, args.max_tokens, None)
+                hf.base_tokens, hf.base_seconds = before.tokens + after.tokens, before.seconds + after.seconds
+                print(f"HF: {hf.tokens_per_s:.1f} tok/s, engine {1 / hf.vs_base:.2f}× HF", flush=True)
+        finally:
+            await base.aclose()
     return runs, hf, head
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.engine", description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, default=8)
-    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--ks", type=int, nargs="*", default=[2, 3, 4])
     parser.add_argument("--dtypes", nargs="*", default=["float32", "bfloat16"])
     parser.add_argument("--draft", type=Path)

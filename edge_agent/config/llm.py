@@ -33,7 +33,8 @@ class LlmConfig(Section):
     seed: int = 0
     cpu_threads: int | None = Field(None, ge=1, description="OMP threads on a CPU box; None → all cores")
     cpu_kvcache_gib: int = Field(1, ge=1)
-    # Eager mode skips torch.compile: start-up ~15 s instead of ~70 s on 2 cores, same tokens/s (bench.engine).
+    # Eager mode skips torch.compile: start-up ~15 s instead of ~95 s on 2 cores, and compiling brought no speed-up
+    # there (bench.engine); same tokens either way.
     enforce_eager: bool = True
     # One generation at a time keeps a CPU box's cores on one report and makes per-request figures exact;
     # a GPU server may batch (batch-invariant mode keeps the bytes the same).
