@@ -227,6 +227,9 @@ class _Session:
             client.set_user(cfg.username)
         if cfg.password is not None:
             client.set_password(cfg.password.get_secret_value())
+            if cfg.security_policy == "None":
+                log.warning("opcua_password_without_encryption", source=cfg.name,
+                            hint="use security_policy Basic256Sha256 so the password is encrypted on the wire")
         client.connection_lost_callback = self._on_connection_lost
         return client
 

@@ -116,8 +116,13 @@ async def run_sim(
 async def _loop(site: str, plant: Plant, clock: SimClock, server: PlantServer, publisher: MqttPublisher | None,
                 malformer: Malformer, stats: SimStats, duration_s: float | None) -> None:
     next_progress = time.monotonic() + PROGRESS_EVERY_S
+    caught_up = False
     while duration_s is None or clock.elapsed() < duration_s:
         tick = plant.step()
+        if not caught_up and tick.time >= clock.wall_start + timedelta(seconds=clock.elapsed()):
+            # The backfill is replayed: a demo waits for this line before asking for a report on past shifts.
+            caught_up = True
+            log.info("sim_caught_up", sim_time=tick.time.isoformat(), ticks=stats.ticks, mes_events=stats.mes_events)
         wait = clock.elapsed_at(tick.time) - clock.elapsed()
         # Behind schedule (catching up): yield anyway so clients and the server's own tasks keep running.
         await asyncio.sleep(max(wait, 0.0))
