@@ -29,7 +29,8 @@ DRAIN_STALL_S = 10.0
 DRAIN_MAX_S = 180.0
 
 
-def _serve(port: int, seconds: float, rate: float, started: "multiprocessing.Event", result: "multiprocessing.Queue") -> None:
+def _serve(port: int, seconds: float, rate: float, started: "multiprocessing.Event",
+           result: "multiprocessing.Queue") -> None:
     asyncio.run(_serve_async(port, seconds, rate, started, result))
 
 
@@ -146,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=15.0, help="how long the server writes per phase (default 15)")
     parser.add_argument("--rates", default="2000,0",
-                        help="comma-separated target writes/s, one phase each; 0 = as fast as the server can (default 2000,0)")
+                        help="comma-separated target writes/s, one phase each; 0 = as fast as the server can"
+                             " (default 2000,0)")
     parser.add_argument("--no-report", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args(argv)
     from tests.fixtures.broker import free_port

@@ -65,7 +65,8 @@ RECONNECTS = Counter("edge_agent_opcua_reconnects_total", "sessions re-establish
 CONNECT_FAILURES = Counter("edge_agent_opcua_connect_failures_total", "failed connect attempts", ["source"])
 NODE_FAILURES = Counter("edge_agent_opcua_node_failures_total", "monitored items the server refused", ["source"])
 OVERFLOW_SUSPECTED = Counter(
-    "edge_agent_opcua_overflow_suspected_total", "batches where a server-side item queue may have overflowed", ["source"]
+    "edge_agent_opcua_overflow_suspected_total", "bursts where a server-side item queue may have overflowed",
+    ["source"],
 )
 CONNECTED = Gauge("edge_agent_opcua_connected", "1 while a session with live subscriptions is up", ["source"])
 SERVICE_LEVEL = Gauge("edge_agent_opcua_service_level", "the server's ServiceLevel (0-255)", ["source"])
@@ -219,7 +220,9 @@ class _Session:
     def _build_client(self) -> Client:
         cfg = self.config
         # Request timeout: a live server answers a read in milliseconds; this bounds a hung request.
-        client = Client(cfg.endpoint, timeout=max(4.0, cfg.connect_timeout_s), watchdog_intervall=cfg.watchdog_interval_s)
+        client = Client(
+            cfg.endpoint, timeout=max(4.0, cfg.connect_timeout_s), watchdog_intervall=cfg.watchdog_interval_s
+        )
         client.name = client.description = f"edge-agent {cfg.name}"
         if self.identity is not None:
             client.application_uri = self.identity.application_uri
@@ -362,7 +365,9 @@ class _Session:
 
     async def _event_request(self, handle: int) -> ua.MonitoredItemCreateRequest:
         # ConditionType and AlarmConditionType together: the select clauses then include ActiveState/Id.
-        types = [self.client.get_node(ua.NodeId(t)) for t in (ua.ObjectIds.ConditionType, ua.ObjectIds.AlarmConditionType)]
+        types = [
+            self.client.get_node(ua.NodeId(t)) for t in (ua.ObjectIds.ConditionType, ua.ObjectIds.AlarmConditionType)
+        ]
         evfilter = await get_filter_from_event_type(types)
         item = ua.ReadValueId()
         item.NodeId = ua.NodeId(ua.ObjectIds.Server)
@@ -541,7 +546,8 @@ class OpcuaSource:
                     CONNECTED.labels(cfg.name).set(0)
                     delay = self._backoff.next_delay()
                     if isinstance(exc, ConnectionLost):
-                        log.warning("opcua_connection_lost", source=cfg.name, error=str(exc), retry_in_s=round(delay, 2))
+                        log.warning("opcua_connection_lost", source=cfg.name, error=str(exc),
+                                    retry_in_s=round(delay, 2))
                     else:
                         CONNECT_FAILURES.labels(cfg.name).inc()
                         log.warning("opcua_connect_failed", source=cfg.name, endpoint=cfg.endpoint, error=repr(exc),
