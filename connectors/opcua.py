@@ -46,6 +46,7 @@ from connectors.opcua_security import (
     load_identity,
     message_security_mode,
     security_policy,
+    sha256_thumbprint,
 )
 from edge_agent.config import NodeConfig, OpcuaSourceConfig
 from edge_agent.store import RecordWriter
@@ -278,6 +279,10 @@ class _Session:
             server_der = await self._server_certificate(secured)
         if cfg.server_cert_sha256:
             check_pin(cfg.endpoint, server_der, cfg.server_cert_sha256)
+        if server_der is not None:
+            # Logged pinned or not: this is the value an operator copies into server_cert_sha256.
+            log.info("opcua_server_certificate", source=cfg.name, sha256=sha256_thumbprint(server_der),
+                     pinned=cfg.server_cert_sha256 is not None)
         if secured:
             assert self.identity is not None
             await self.client.set_security(
