@@ -24,7 +24,7 @@ from pathlib import Path
 
 from edge_agent.config import AgentConfig, load_config
 
-# The engine's first start converts nothing but still loads torch and vLLM: minutes on a 2-core box.
+# The engine loads torch and vLLM and warms up: minutes on a busy 2-core box.
 READY_TIMEOUT_S = 600.0
 # The simulator replays the last shift at high speed; this long is plenty for it to reach the wall clock.
 INGEST_TIMEOUT_S = 300.0
@@ -81,12 +81,26 @@ def mosquitto(config: AgentConfig, stack: ExitStack, run_dir: Path) -> None:
     wait_until("Mosquitto", lambda: listening(host, port), 10)
 
 
-def ready(port: int) -> bool:
+def readiness(port: int) -> dict:  # type: ignore[type-arg]
+    """The agent's /readyz body (200 or 503 alike), or {} while it does not answer."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
-            return response.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return json.loads(exc.read() or b"{}")
+    except (urllib.error.URLError, OSError, ValueError):
+        return {}
+
+
+def component_ready(port: int, name: str) -> bool:
+    return any(c["name"] == name and c["ready"] for c in readiness(port).get("components", []))
+
+
+def caught_up(sim_log: Path, offset: int) -> bool:
+    """The simulator logs `sim_caught_up` once its replay reaches the present."""
+    with open(sim_log, "rb") as f:
+        f.seek(offset)
+        return b"sim_caught_up" in f.read()
 
 
 def record_count(config_path: Path) -> int:
@@ -108,14 +122,21 @@ def main() -> int:
     cli = [sys.executable, "-m", "edge_agent"]
     with ExitStack() as stack:
         mosquitto(config, stack, run_dir)
-        say("starting the plant simulator (OPC UA server + MES/log publisher)")
-        sim = stack.enter_context(process("sim", [*cli, "sim", "--config", str(args.config)], run_dir))
-        say("starting the agent; the first start loads the engine (logs: var/demo/run/agent.log)")
+        # The agent first: the simulator replays the last hours at start, and MES/log messages published before the
+        # agent's MQTT session exists would go to nobody (OPC UA values would still come back from history).
+        say("starting the agent (logs: var/demo/run/agent.log)")
         agent = stack.enter_context(process("agent", [*cli, "run", "--config", str(args.config)], run_dir))
         started = time.monotonic()
-        wait_until("the agent to be ready (/readyz)", lambda: ready(config.health.port), READY_TIMEOUT_S, agent)
-        say(f"agent ready after {time.monotonic() - started:.0f}s")
-        wait_until("records from the simulator", lambda: record_count(args.config) > 0, INGEST_TIMEOUT_S, sim)
+        wait_until("the agent's MQTT ingest", lambda: component_ready(config.health.port, "mqtt-ingest"), 120, agent)
+        say("starting the plant simulator (OPC UA server + MES/log publisher), replaying the last hours")
+        sim = stack.enter_context(process("sim", [*cli, "sim", "--config", str(args.config)], run_dir))
+        sim_log = run_dir / "sim.log"
+        offset = sim_log.stat().st_size if sim_log.exists() else 0
+        wait_until("the simulator to catch up with the wall clock", lambda: caught_up(sim_log, offset), INGEST_TIMEOUT_S, sim)
+        say("waiting for the agent to be ready: OPC UA subscribed, engine loaded (the first load takes a while)")
+        wait_until("the agent to be ready (/readyz)", lambda: readiness(config.health.port).get("ready"), READY_TIMEOUT_S, agent)
+        say(f"agent ready {time.monotonic() - started:.0f}s after start")
+        say(f"store holds {record_count(args.config)} records")
         # The last 8 hours: the simulator replays them at start, so the window is full.
         end = datetime.now(timezone.utc).replace(microsecond=0)
         window = f"{(end - timedelta(hours=8)).isoformat()}/{end.isoformat()}"
