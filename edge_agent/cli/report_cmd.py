@@ -31,7 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     req = sub.add_parser("request", help="send a report request over MQTT 5 and print the replies")
     add_config_option(req)
-    req.add_argument("--type", required=True, choices=["shift_summary", "alarm_summary", "downtime_analysis", "asset_history"])
+    req.add_argument(
+        "--type", required=True, choices=["shift_summary", "alarm_summary", "downtime_analysis", "asset_history"]
+    )
     req.add_argument(
         "--window", required=True, help="shift:NAME, shift:NAME@YYYY-MM-DD, or START/END in ISO-8601 with offsets"
     )
@@ -95,7 +97,8 @@ def _request(args: argparse.Namespace) -> int:
     report = final["report"]
     markdown = report.get("renderings", {}).get("markdown")
     print(markdown if markdown else json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True))
-    print(f"report {report['report_id']} ({report['status']}, narrative {report['body']['narrative_status']})", file=sys.stderr)
+    status = f"{report['status']}, narrative {report['body']['narrative_status']}"
+    print(f"report {report['report_id']} ({status})", file=sys.stderr)
     return 0
 
 
@@ -112,7 +115,8 @@ async def _exchange(config: AgentConfig, payload: dict[str, Any], timeout: float
     async with MqttClient(mqtt, client_id=client_id) as client:
         await client.wait_connected(timeout=30)
         await client.subscribe(reply, qos=1)
-        await client.publish(topic, json.dumps(payload).encode(), qos=1, response_topic=reply, correlation_data=correlation)
+        data = json.dumps(payload).encode()
+        await client.publish(topic, data, qos=1, response_topic=reply, correlation_data=correlation)
         async with asyncio.timeout(timeout):
             async for message in client.messages():
                 await message.ack()
@@ -153,7 +157,8 @@ def _decide(args: argparse.Namespace) -> int:
     finally:
         repo.close()
         audit.close()
-    print_json({"report_id": document["report_id"], "status": document["status"], "audit_seq": document["audit"]["signoff"]})
+    signoff_seq = document["audit"]["signoff"]
+    print_json({"report_id": document["report_id"], "status": document["status"], "audit_seq": signoff_seq})
     return 0
 
 

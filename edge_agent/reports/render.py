@@ -49,7 +49,8 @@ def _notes(book: Phrasebook, request: ResolvedRequest, facts: list[Fact]) -> lis
 
 def render_markdown(body: dict[str, Any], status: str, signoff: dict[str, Any] | None = None) -> str:
     book, request, facts, sentences = _lines(body)
-    out = [f"# {md_escape(book.label('title.' + request.type))}", "", f"**{md_escape(_status_line(book, status, signoff))}**", ""]
+    title = md_escape(book.label("title." + request.type))
+    out = [f"# {title}", "", f"**{md_escape(_status_line(book, status, signoff))}**", ""]
     out += [f"## {md_escape(book.label('narrative'))}", ""]
     if body["narrative"] is not None:
         out += [md_escape(body["narrative"]), ""]

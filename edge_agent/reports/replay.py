@@ -82,7 +82,10 @@ async def replay_with_engine(config: AgentConfig, report_id: str, engine: Engine
         records = store.records(request.window.start, request.window.end)
     facts = compute_facts(records, request, list_max=reports_config.list_facts_max)
     if [f.model_dump(mode="json") for f in facts] != body["facts"]:
-        return refused("the records behind the facts changed since the report was made (retention or late data)")
+        return refused(
+            "the facts differ from the recorded ones (records changed by retention or late data,"
+            " or reports.list_facts_max changed)"
+        )
     attempts = body["grounding"]["attempts"]
     prompt = build_prompt(
         facts, request, note_max_chars=reports_config.note_max_chars, notes_max=reports_config.notes_max

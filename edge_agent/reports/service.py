@@ -198,7 +198,8 @@ class ReportService:
         except RequestError as exc:
             REQUESTS.labels("invalid").inc()
             log.info("request_invalid", request_id=request_id, field=exc.field, reason=exc.reason)
-            await self._reply([target], {"status": "error", "request_id": request_id, "field": exc.field, "reason": exc.reason})
+            error = {"status": "error", "request_id": request_id, "field": exc.field, "reason": exc.reason}
+            await self._reply([target], error)
 
     async def _admit(self, request: ReportRequest, user: str | None, target: ReplyTarget) -> None:
         rules = self.config.reports
@@ -222,7 +223,9 @@ class ReportService:
                 raise RequestError("request_id", "already used for a different request")
             job.targets.append(target)
             if request.progress:
-                await self._reply([target], {"status": "accepted", "request_id": request.request_id, "queue_position": self._queue.qsize()})
+                position = self._queue.qsize()
+                accepted = {"status": "accepted", "request_id": request.request_id, "queue_position": position}
+                await self._reply([target], accepted)
             return
         if not self._limiter.allow(user or "<anonymous>"):
             REQUESTS.labels("rate_limited").inc()
@@ -265,7 +268,8 @@ class ReportService:
         position = self._queue.qsize() + 1
         log.info("request_accepted", request_id=request.request_id, user=user, queue_position=position)
         if request.progress:
-            await self._reply([target], {"status": "accepted", "request_id": request.request_id, "queue_position": position})
+            accepted = {"status": "accepted", "request_id": request.request_id, "queue_position": position}
+            await self._reply([target], accepted)
         self._queue.put_nowait(job)
         QUEUE_DEPTH.set(self._queue.qsize())
 
@@ -294,7 +298,12 @@ class ReportService:
         window = job.resolved.window
         records = await asyncio.to_thread(self.store.records, window.start, window.end)
         draft = await build_draft(
-            job.resolved, records, self.engine, site_id=self.config.site.id, config=self.config.reports, seed=self.config.llm.seed
+            job.resolved,
+            records,
+            self.engine,
+            site_id=self.config.site.id,
+            config=self.config.reports,
+            seed=self.config.llm.seed,
         )
         report_id = report_id_for(self.config.site.id, request_id)
         generated = None
@@ -359,5 +368,11 @@ class ReportService:
             return
         log.info("report_signed_off", report_id=document["report_id"], status=document["status"], by=by)
         await self._reply(
-            targets, {"status": document["status"], "report_id": document["report_id"], "by": by, "audit_seq": document["audit"]["signoff"]}
+            targets,
+            {
+                "status": document["status"],
+                "report_id": document["report_id"],
+                "by": by,
+                "audit_seq": document["audit"]["signoff"],
+            },
         )
