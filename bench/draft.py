@@ -9,7 +9,6 @@ docs/img/ and the "EAGLE 3.1 draft head" section of BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from bench.report import write_section
@@ -22,6 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, help="tokens per answer (default: the recipe's)")
     parser.add_argument("--speed-k", type=int, action="append", default=[], help="also time the first head at this k")
     parser.add_argument("--markdown-only", action="store_true", help="rewrite BENCHMARKS.md from the saved JSON")
+    parser.add_argument("--note", action="append", default=[], help="a caveat printed with the figures (repeatable)")
     parser.add_argument("--threads", type=int, help="engine threads (default: all cores, as the agent's engine)")
     parser.add_argument("--reference-only", action="store_true", help="only the no-draft run (cached for the next run)")
     args = parser.parse_args(argv)
@@ -50,10 +50,15 @@ def main(argv: list[str] | None = None) -> int:
         plot(results, recipe.bench.img_dir)
     else:
         results = run_bench(recipe, speed_ks=args.speed_k)
-    command = "python -m bench.draft " + " ".join(
-        a for a in (argv if argv is not None else sys.argv[1:]) if a not in ("--markdown-only", "--reference-only")
-    )
-    write_section("draft", "EAGLE 3.1 draft head", markdown(results), command.strip())
+    if args.note:
+        results["notes"] = args.note
+        recipe.bench.results.write_text(json.dumps(results, indent=1) + "\n")
+    # the measuring flags only (not --note / --markdown-only): what a reader runs to get these figures again
+    flags = [("--config", args.config if args.config != Path("configs/draft.toml") else None),
+             ("--threads", args.threads), ("--prompts", args.prompts), ("--max-tokens", args.max_tokens)]
+    flags += [("--speed-k", k) for k in args.speed_k]
+    command = " ".join([".venv/bin/python -m bench.draft", *(f"{f} {v}" for f, v in flags if v)])
+    write_section("draft", "EAGLE 3.1 draft head", markdown(results), command)
     return 0
 
 

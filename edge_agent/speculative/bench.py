@@ -291,7 +291,19 @@ def markdown(results: dict[str, Any]) -> str:
     lines: list[str] = []
     base = results["speed"].get("none", {})
     heads = results["heads"]
-    lines.append("Greedy, vLLM CPU engine (float32), same process; τ = mean tokens per target pass.\n")
+    cfg = results["config"]
+    lines.append(
+        "Recipe: `make draft` = `edge-agent draft data|train|export --config configs/draft.toml` (on-policy answers "
+        "of the target to the corpus's train split, then the EAGLE-3.1 head and a plain EAGLE-3 head trained "
+        "together on the same samples, steps and seed, exported in vLLM's llama_eagle3 format). "
+        f"Bench: {cfg['prompts_per_slice']} prompts per slice, {cfg['max_tokens']} tokens each, greedy, vLLM CPU "
+        "engine (float32) under the agent engine's environment, one engine per child process; "
+        "τ = mean tokens emitted per target forward pass (1 + accepted drafts). Slices: `test` = held-out prompts "
+        "of the training distribution, `plant` = prompts worded as the training corpus never is, `long` = ≥ 1.5k "
+        "tokens of log lines before the question, `perturbed` = unseen chat templates and system prompts.\n"
+    )
+    for note in results.get("notes", []):
+        lines.append(f"> {note}\n")
     lines.append("| head | k | slice | τ | per-position acceptance | identical output | tok/s | speedup |")
     lines.append("|---|---|---|---|---|---|---|---|")
     for head, data in heads.items():
