@@ -4,9 +4,11 @@
 
 Starts a private Mosquitto, the configured engine, the report service and the outbox publisher, seeds the store
 with one shift of plant records, then:
-  latency   request published → `done` received by the requester, for one request at a time; and in the same run
-            the same prompts sent straight to `engine.generate` (as many attempts as the report took). Overhead is
-            (end to end − generation) / generation.
+  latency   request published → `done` received by the requester, one request at a time, against two generation
+            times for the same prompts: (a) the engine's own timing of those very generate calls inside the report
+            (`generation_run[].timings.total_s`), and (b) the same prompts sent again straight to `engine.generate`
+            right after, in the same run. Overhead = (end to end − generation) / generation. (a) is exact; (b) also
+            carries run-to-run variance of the engine, which on a shared, loaded CPU can be tens of percent.
   throughput `--throughput` requests published back to back at the default settings (queue 8, one at a time):
             reports per minute = requests / (first publish → last done).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -93,13 +96,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                 return data
 
                     await one("warm-up")  # first request pays one-off costs (prefix cache, imports)
-                    e2e, pure, statuses = [], [], []
+                    e2e, inside, pure, statuses = [], [], [], []
                     for i in range(args.latency_runs):
                         start = time.perf_counter()
                         reply = await one(f"lat-{i}")
                         e2e.append(time.perf_counter() - start)
                         body = reply["report"]["body"]
                         statuses.append(body["narrative_status"])
+                        inside.append(sum(a["timings"]["total_s"] for a in reply["report"]["generation_run"]))
                         pure.append(await pure_generation(config, engine, body))
                     start = time.perf_counter()
                     ids = [f"thr-{i}" for i in range(args.throughput)]
@@ -116,15 +120,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     elapsed = time.perf_counter() - start
         finally:
             broker.stop()
-    e2e_med, pure_med = statistics.median(e2e), statistics.median(pure)
-    overheads = [(e - p) / p for e, p in zip(e2e, pure)]
     return {
         "runs": args.latency_runs,
         "e2e_s": e2e,
+        "engine_in_report_s": inside,
         "pure_s": pure,
-        "e2e_median_s": e2e_med,
-        "pure_median_s": pure_med,
-        "overhead_median": statistics.median(overheads),
+        "overhead_median": statistics.median((e - g) / g for e, g in zip(e2e, inside)),
+        "overhead_vs_regeneration_median": statistics.median((e - p) / p for e, p in zip(e2e, pure)),
         "statuses": statuses,
         "throughput_requests": args.throughput,
         "throughput_elapsed_s": elapsed,
@@ -161,17 +163,25 @@ def main() -> None:
     if args.no_write:
         return
     rows = "\n".join(
-        f"| {i + 1} | {e:.2f} | {p:.2f} | {100 * (e - p) / p:+.1f} % | {s} |"
-        for i, (e, p, s) in enumerate(zip(result["e2e_s"], result["pure_s"], result["statuses"]))
+        f"| {i + 1} | {e:.2f} | {g:.2f} | {100 * (e - g) / g:+.1f} % | {p:.2f} | {100 * (e - p) / p:+.1f} % | {s} |"
+        for i, (e, g, p, s) in enumerate(
+            zip(result["e2e_s"], result["engine_in_report_s"], result["pure_s"], result["statuses"])
+        )
     )
     body = (
         "End to end = request published → `done` received (MQTT, queue, store reads, facts, prompt, grounding, "
-        "store + outbox, MQTT); generation = `engine.generate` alone for the same prompts, in the same run.\n\n"
-        "| run | end to end (s) | generation (s) | overhead | narrative |\n| --- | --- | --- | --- | --- |\n"
+        "retry if any, audit, store + outbox, MQTT). Generation (a) = the engine's timing of the generate calls "
+        "inside that report; (b) = the same prompts sent again straight to `engine.generate` in the same run "
+        "(includes the engine's run-to-run variance).\n\n"
+        "| run | end to end (s) | generation (a) (s) | overhead vs (a) | generation (b) (s) | overhead vs (b) "
+        "| narrative |\n| --- | --- | --- | --- | --- | --- | --- |\n"
         f"{rows}\n\n"
-        f"Median overhead: **{100 * result['overhead_median']:+.1f} %** (target ≤ 10 %).\n\n"
+        f"Median overhead vs (a): **{100 * result['overhead_median']:+.1f} %** (target ≤ 10 %); "
+        f"vs (b): {100 * result['overhead_vs_regeneration_median']:+.1f} %.\n\n"
         f"Throughput at defaults (one generation at a time): {result['throughput_requests']} requests in "
-        f"{result['throughput_elapsed_s']:.1f} s = **{result['reports_per_min']:.2f} reports/min**.\n"
+        f"{result['throughput_elapsed_s']:.1f} s = **{result['reports_per_min']:.2f} reports/min**.\n\n"
+        f"Load average at the end of the run: {os.getloadavg()[0]:.1f} (other jobs share these CPUs; absolute "
+        "times scale with it, the overhead ratio against (a) does not).\n"
     )
     command = COMMAND + (f" --config {args.config}" if args.config != Path("configs/demo.toml") else "")
     write_section("reports", "Reports", body, command)
