@@ -157,6 +157,63 @@ def _in_child(*args: Any) -> dict[str, Any]:
                 os.environ[k] = v
 
 
+_LLM: Any = None
+
+
+def _init_engine(model_dir: str, spec: dict | None, seed: int) -> None:
+    global _LLM
+    _LLM = open_vllm(model_dir, max_model_len=4096, seed=seed, speculative=spec)
+
+
+def _generate_one(prompt: dict, max_tokens: int) -> tuple[list[int], float]:
+    p = corpus.Prompt.model_validate(prompt)
+    start = time.perf_counter()
+    [(_, _, out)] = list(generate(_LLM, [p], max_tokens))
+    return out, time.perf_counter() - start
+
+
+def speed_interleaved(recipe: DraftRecipe, head_dir: Path, ks: list[int]) -> dict[str, Any]:
+    """Tokens/s without a draft and with `head_dir` at each k, engines alive side by side (one child process
+    each) and requests alternated prompt by prompt, so every engine sees the same background load."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    cfg = recipe.bench
+    prompts = [p.model_dump() for name in SPEED_SLICES for p in corpus.build(name, cfg.prompts_per_slice, seed=cfg.seed)]  # type: ignore[arg-type]
+    os.environ.update(engine_env())
+    ctx = multiprocessing.get_context("spawn")
+    variants: list[tuple[str, dict | None]] = [("none", None)] + [
+        (f"k={k}", {"method": "eagle3", "model": str(head_dir), "num_speculative_tokens": k}) for k in ks
+    ]
+    pools = {
+        name: ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_engine, initargs=(str(recipe.model_dir), spec, cfg.seed))
+        for name, spec in variants
+    }
+    try:
+        for pool in pools.values():  # start each engine now, one after another, before any timing
+            pool.submit(time.sleep, 0).result()
+        tokens = {name: 0 for name in pools}
+        seconds = {name: 0.0 for name in pools}
+        outputs: dict[str, list[list[int]]] = {name: [] for name in pools}
+        for prompt in prompts:
+            for name, pool in pools.items():
+                out, dt = pool.submit(_generate_one, prompt, cfg.max_tokens).result()
+                tokens[name] += len(out)
+                seconds[name] += dt
+                outputs[name].append(out)
+    finally:
+        for pool in pools.values():
+            pool.shutdown()
+    tps = {name: tokens[name] / seconds[name] for name in pools}
+    return {
+        "prompts": len(prompts),
+        "tokens_per_s": tps,
+        "speedup": {name: tps[name] / tps["none"] for name in pools if name != "none"},
+        "identical": {name: sum(a == b for a, b in zip(outputs[name], outputs["none"], strict=True)) for name in pools},
+    }
+
+
 REFERENCE_CACHE = Path("var/draft/bench-reference.json")
 
 
@@ -341,6 +398,19 @@ def markdown(results: dict[str, Any]) -> str:
         if na and nb:
             lines.append("Norm of the state fed to the next draft step, steps 1..k: 3.1 "
                          + " ".join(f"{x:.0f}" for x in na) + "; 3 " + " ".join(f"{x:.0f}" for x in nb) + "\n")
+    inter = results.get("speed_interleaved")
+    if inter:
+        lines.append(
+            f"Speed, engines side by side with requests alternated prompt by prompt ({inter['prompts']} prompts of the "
+            "test and plant slices, single stream; the fair comparison on a shared box):\n"
+        )
+        lines.append("| draft | tok/s | speedup | identical output |")
+        lines.append("|---|---|---|---|")
+        for name, tps in inter["tokens_per_s"].items():
+            sp = inter["speedup"].get(name)
+            lines.append(f"| {name} | {tps:.1f} | {f'{sp:.2f}×' if sp else '1.00×'} | "
+                         f"{inter['identical'][name]}/{inter['prompts']} |")
+        lines.append("")
     lines += _goals(results)
     for head, data in heads.items():
         t = data.get("training")
@@ -373,6 +443,10 @@ def _goals(results: dict[str, Any]) -> list[str]:
                 same = run["identical"].get(name, [0, 1])
                 cand = (tps / base[name], run["k"], name, same[0] == same[1])
                 best = max(best, cand) if best else cand
+    inter = results.get("speed_interleaved")
+    if inter:
+        name, sp = max(inter["speedup"].items(), key=lambda kv: kv[1])
+        best = (sp, int(name.split("=")[1]), "test+plant, interleaved", inter["identical"][name] == inter["prompts"])
     first = heads["eagle31"]["runs"][0]["acceptance"]
     taus = {name: acc["tau"] for name, acc in first.items()}
     out = ["Goals (2-core CPU):\n", "| goal | measured | met? |", "|---|---|---|"]
