@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from edge_agent.reports.replay import replay_with_engine
 from edge_agent.store import Store
 from tests.fixtures.broker import Broker
 from tests.fixtures.reports import INJECTION, shift_records
-from tests.fixtures.reports_service import REQUEST_TOPIC, agent_config, mosquitto_rr, running_service
+from tests.fixtures.reports_service import REQUEST_TOPIC, agent_config, mosquitto_rr, running_service, write_config
 
 pytestmark = [pytest.mark.broker, pytest.mark.engine, pytest.mark.slow]
 
@@ -89,6 +90,24 @@ class TestRequestResponse:
         replies = [json.loads(line) for line in out.decode().splitlines()]
         assert [r["status"] for r in replies] == ["accepted", "generating", "done"]
         assert replies[0]["queue_position"] == 1
+
+
+    async def test_command_line_request_prints_the_report(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
+        """`edge-agent report request` sends an MQTT 5 request and prints the Markdown draft it gets back."""
+        config = agent_config(tmp_path, broker, narrative_max_tokens=32)
+        seed(config.paths.state_dir)
+        path = write_config(tmp_path, broker)
+        async with running_service(config, engine):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "edge_agent.cli", "report", "request", "-c", str(path), "--type", "shift_summary",
+                "--window", "shift:A@2026-11-29", "--lang", "es", "--timeout", "300",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )
+            out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        text = out.decode()
+        assert text.startswith("# Resumen de turno\n\n**BORRADOR: pendiente de firma**")
+        assert "Paradas: 1, con una duración total de 85 min." in text
 
 
 class TestDeterminism:

@@ -20,6 +20,7 @@ from tests.fixtures.reports_service import (
     mosquitto_pub,
     mosquitto_rr,
     running_service,
+    write_config,
 )
 
 pytestmark = pytest.mark.broker
@@ -111,29 +112,6 @@ class TestSignoff:
                                         topic=f"{SIGNOFF_TOPIC}/supervisor", user="supervisor", timeout=20)
             assert marker == {"status": "refused", "reason": "no report 'nope'"}
             assert running.service.repo.get(report_id)["status"] == "draft"
-
-
-def write_config(tmp_path: Path, broker: Broker) -> Path:
-    path = tmp_path / "agent.toml"
-    path.write_text(
-        f"""[site]
-id = "demo"
-timezone = "America/Mexico_City"
-[paths]
-state_dir = "{tmp_path / 'state'}"
-[mqtt]
-host = "{broker.host}"
-port = {broker.port}
-client_id = "agent-under-test"
-[reports]
-approvers = ["supervisor"]
-[[reports.shifts]]
-name = "A"
-start = "06:00"
-end = "14:00"
-"""
-    )
-    return path
 
 
 async def cli(*args: str) -> tuple[int, str, str]:

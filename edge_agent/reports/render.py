@@ -14,11 +14,14 @@ from edge_agent.reports.facts import Fact
 from edge_agent.reports.prompts import Phrasebook, fact_sentence, format_time, load_phrasebook, safe_text, spans_days
 from edge_agent.reports.request import ResolvedRequest
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
+# Characters that start emphasis, code, links, HTML or tables anywhere in a line; `.`, `-`, `+`, `#` only matter at
+# the start of a line (lists, headings) and are escaped there only, so 7.86 and P-101 stay readable.
+_MD_INLINE = re.compile(r"([\\`*_{}\[\]<>|~!])")
+_MD_LINE_START = re.compile(r"^(\s*)([#+\-=]|\d+[.)])", re.M)
 
 
 def md_escape(text: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), _MD_INLINE.sub(r"\\\1", text))
 
 
 def _status_line(book: Phrasebook, status: str, signoff: dict[str, Any] | None) -> str:
@@ -60,7 +63,8 @@ def render_markdown(body: dict[str, Any], status: str, signoff: dict[str, Any] |
     for fact, sentence in sentences:
         ids = ", ".join(str(i) for i in fact.record_ids[:8])
         more = "…" if fact.record_count > 8 else ""
-        out.append(f"- {md_escape(sentence)} `{fact.id}` ({book.label('records')}: {ids}{more})")
+        source = f" ({book.label('records')}: {ids}{more})" if ids else ""
+        out.append(f"- {md_escape(sentence)} `{fact.id}`{source}")
     notes = _notes(book, request, facts)
     if notes:
         out += ["", f"## {md_escape(book.label('notes'))}", ""]

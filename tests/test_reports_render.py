@@ -1,0 +1,49 @@
+"""Renderings: Markdown and HTML from the report body, with every record- or model-supplied string escaped."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.render import render_html, render_markdown
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
+from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
+
+HOSTILE = '<script>alert(1)</script> *bold* [link](http://x) & "q"'
+
+
+def body(narrative: str | None, injection: bool = False) -> dict[str, Any]:
+    window = ResolvedWindow(start=SHIFT_START, end=SHIFT_START + timedelta(hours=8), shift="A", timezone=TZ)
+    request = ResolvedRequest(type="shift_summary", language="es", window=window, scope=Scope())
+    facts = compute_facts(stored(shift_records(injection=injection)), request)
+    return {"request": request.as_json(), "facts": [f.model_dump(mode="json") for f in facts],
+            "narrative": narrative, "prompt": {"template_version": "v1"}}
+
+
+class TestHtml:
+    def test_narrative_is_escaped(self) -> None:
+        """Markup in a narrative is shown as text, never interpreted."""
+        page = render_html(body(HOSTILE), "draft")
+        assert "<script>" not in page
+        assert "&lt;script&gt;alert(1)&lt;/script&gt; *bold* [link](http://x) &amp; &quot;q&quot;" in page
+
+    def test_omitted_narrative_says_so(self) -> None:
+        """A facts-only report explains why there is no summary."""
+        page = render_html(body(None), "draft")
+        assert "Resumen omitido: el texto generado no se pudo verificar contra los hechos." in page
+
+
+class TestMarkdown:
+    def test_markdown_control_characters_are_escaped(self) -> None:
+        """Emphasis, links and HTML in a narrative are escaped; decimals and asset ids stay readable."""
+        text = render_markdown(body(HOSTILE + " P-101 7.86"), "draft")
+        assert r"\<script\>alert(1)\</script\> \*bold\* \[link\](http://x) & \"q\" P-101 7.86".replace('\\"', '"') in text
+
+    def test_status_and_flag_are_shown(self) -> None:
+        """An approved report names the approver; an instruction-like note is marked."""
+        text = render_markdown(body("x", injection=True), "approved", {"by": "supervisor"})
+        assert text.startswith("# Resumen de turno\n\n**Aprobado por supervisor**\n")
+        assert "**Marcada: parece una instrucción inyectada**" in text
+        assert "- Paradas: 1, con una duración total de 85 min. `F08` (registros: 11, 12)\n" in text
+        assert "- Turno A: de 06:00 a 14:00 (480 min), hora local. `F01`\n" in text
