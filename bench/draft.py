@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     # the measuring flags only (not --note / --markdown-only): what a reader runs to get these figures again
     flags = [("--config", args.config if args.config != Path("configs/draft.toml") else None),
              ("--threads", args.threads), ("--prompts", args.prompts), ("--max-tokens", args.max_tokens)]
-    flags += [("--speed-k", k) for k in args.speed_k] + [("--interleave-k", k) for k in args.interleave_k]
+    interleave = args.interleave_k or [int(n.split("=")[1]) for n in results.get("speed_interleaved", {}).get("speedup", {})]
+    flags += [("--speed-k", k) for k in args.speed_k] + [("--interleave-k", k) for k in interleave]
     command = " ".join([".venv/bin/python -m bench.draft", *(f"{f} {v}" for f, v in flags if v)])
     write_section("draft", "EAGLE 3.1 draft head", markdown(results), command)
     return 0
