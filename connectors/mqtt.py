@@ -184,7 +184,9 @@ class MqttClient:
         self.last_error: BaseException | None = None
         self.session_present = False
         self._metric_labels = {"client": self.client_id}
-        self._received = RECEIVED.labels(**self._metric_labels)  # resolved once: .labels() per message costs ~8 µs
+        # Resolved once: .labels() per message costs ~8 µs.
+        self._received = RECEIVED.labels(**self._metric_labels)
+        self._depth = QUEUE_DEPTH.labels(**self._metric_labels)
 
     # --- life cycle ------------------------------------------------------------------------------------------
 
@@ -470,8 +472,7 @@ class MqttClient:
             )
         )
         self._received.inc()
-        if self._queue.qsize() >= self._queue_max and not self._reading_paused:
-            self._pause_reading()
+        self._update_reading()
 
     def _on_publish(
         self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode, properties: Properties | None
@@ -495,15 +496,24 @@ class MqttClient:
 
     # --- flow control ----------------------------------------------------------------------------------------
 
-    def _pause_reading(self) -> None:
-        if self._fd is not None and self._loop is not None:
-            self._loop.remove_reader(self._fd)
-        self._reading_paused = True
-        log.debug("reading_paused", client=self.client_id, queued=self._queue.qsize())
+    def _update_reading(self) -> None:
+        """Pause reading the socket while the queue is full; resume at half full.
 
-    def _maybe_resume_reading(self) -> None:
+        Never paused while a SUBACK or PUBACK is awaited: it queues behind the messages on the same socket, and a
+        caller that consumes only after `await subscribe()` (or `await publish()`) would otherwise wait for ever
+        (e.g. a restart into a session holding more than queue_max messages). The overshoot meanwhile is bounded by
+        the broker: Receive Maximum (MQTT 5) or its in-flight limit (3.1.1) for QoS 1, one round trip for QoS 0.
+        """
+        depth = self._queue.qsize()
+        awaiting = bool(self._pending_subscribes or self._pending_publishes)
+        if not self._reading_paused:
+            if depth >= self._queue_max and not awaiting:
+                self._reading_paused = True
+                if self._fd is not None and self._loop is not None:
+                    self._loop.remove_reader(self._fd)
+                log.debug("reading_paused", client=self.client_id, queued=depth)
         # Resume at half full, not at max-1, so the socket is not toggled on every message.
-        if self._reading_paused and self._queue.qsize() <= self._queue_max // 2:
+        elif awaiting or depth <= self._queue_max // 2:
             self._reading_paused = False
             if self._fd is not None and self._loop is not None:
                 self._loop.add_reader(self._fd, self._on_readable)
@@ -568,7 +578,8 @@ class MqttClient:
             future.cancel()
             return future
         self._pending_subscribes[mid] = future
-        future.add_done_callback(lambda f: self._pending_subscribes.pop(mid, None))
+        future.add_done_callback(lambda f: self._forget(self._pending_subscribes, mid))
+        self._update_reading()
         if resubscribe:
             future.add_done_callback(lambda f: self._log_resubscribe(f, list(filters)))
         return future
@@ -620,10 +631,15 @@ class MqttClient:
         assert self._loop is not None
         future: asyncio.Future[None] = self._loop.create_future()
         self._pending_publishes[info.mid] = future
+        self._update_reading()
         try:
             await _with_timeout(future, timeout, f"PUBLISH {topic!r}")
         finally:
-            self._pending_publishes.pop(info.mid, None)
+            self._forget(self._pending_publishes, info.mid)
+
+    def _forget(self, pending: dict[int, Any], mid: int) -> None:
+        pending.pop(mid, None)
+        self._update_reading()
 
     async def messages(self) -> AsyncIterator[MqttMessage]:
         """Received messages, in arrival order, until the client is closed."""
@@ -644,8 +660,8 @@ class MqttClient:
         return batch
 
     def _after_take(self) -> None:
-        QUEUE_DEPTH.labels(**self._metric_labels).set(self._queue.qsize())
-        self._maybe_resume_reading()
+        self._depth.set(self._queue.qsize())
+        self._update_reading()
 
     def _ack(self, message: MqttMessage) -> None:
         if message.qos == 0:

@@ -162,6 +162,18 @@ class TestReconnect:
 
 
 class TestBackpressure:
+    async def test_subscribe_completes_behind_a_backlog_larger_than_the_queue(self, broker: Broker) -> None:
+        """Reconnecting into a session holding 5x queue_max messages, `await subscribe()` still gets its SUBACK (reading
+        is not paused while it waits) and then every queued message arrives."""
+        async with MqttClient(config(broker, client_id="sub")) as sub:
+            await sub.subscribe("t/#", timeout=5)
+        async with MqttClient(config(broker, client_id="pub")) as pub:
+            await asyncio.gather(*(pub.publish("t/a", str(i).encode(), timeout=10) for i in range(50)))
+        async with MqttClient(config(broker, client_id="sub", queue_max=10)) as sub:
+            await sub.subscribe("t/#", timeout=5)
+            messages = await receive(sub, 50)
+        assert sorted(int(m.payload) for m in messages) == list(range(50))
+
     async def test_queue_never_exceeds_queue_max_and_nothing_is_lost(self, broker: Broker) -> None:
         """With a slow consumer the client holds at most queue_max messages; the broker keeps the rest for later."""
         async with MqttClient(config(broker, client_id="sub", queue_max=10)) as sub:

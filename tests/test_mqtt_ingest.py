@@ -179,6 +179,18 @@ class TestIngest:
         assert len(ids) == total
         assert sorted(ids) == [f"mes-{i:06d}" for i in range(total)]
 
+    async def test_restart_into_a_backlog_larger_than_the_queue_stores_it_all(self, broker: Broker, store: Store) -> None:
+        """An agent that returns to 10x queue_max queued messages subscribes, drains and stores every one."""
+        config = mqtt_config(broker, queue_max=20)
+        writer = RecordWriter(store, max_delay_s=0.01)
+        async with running(MqttIngest(config, store, writer), writer):
+            pass  # creates the persistent session with its subscriptions
+        await publish(broker, [("plant/s1/mes/a", mes(i)) for i in range(200)])
+        writer = RecordWriter(store, max_delay_s=0.01)
+        async with running(MqttIngest(config, store, writer), writer):
+            await wait_for_count(store.record_count, 200)
+        assert sorted(r.value["count"] for r in store.records()) == list(range(200))
+
     async def test_mqtt_311_ingest_keeps_its_session_across_agent_restarts(self, broker: Broker, store: Store) -> None:
         """protocol = "3.1.1": messages sent while the agent is stopped are stored when it returns."""
         config = mqtt_config(broker, protocol="3.1.1")
