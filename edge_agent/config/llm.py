@@ -28,13 +28,15 @@ class LlmConfig(Section):
     remote_api_key: SecretStr | None = None
     # auto: CUDA when torch sees a GPU (then vLLM's batch-invariant mode is on), else the CPU build.
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    # float32: greedy output with the draft == without on every prompt at k=2..4; bfloat16 differed on 12 of 24
+    # (BENCHMARKS.md, Engine) for 1.24x tokens/s. A report must not depend on whether the draft was on.
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "float32"
     max_model_len: int = Field(4096, ge=128)
     seed: int = 0
     cpu_threads: int | None = Field(None, ge=1, description="OMP threads on a CPU box; None → all cores")
     cpu_kvcache_gib: int = Field(1, ge=1)
-    # Eager mode skips torch.compile: start-up ~15 s instead of ~95 s on 2 cores, and compiling brought no speed-up
-    # there (bench.engine); same tokens either way.
+    # Eager mode skips torch.compile: start-up (and restart after an engine death) ~11 s instead of 53-97 s on 2
+    # cores; compiled decoding measured 0.61x and 1.18x of eager in two runs (bench.engine); same tokens either way.
     enforce_eager: bool = True
     # One generation at a time keeps a CPU box's cores on one report and makes per-request figures exact;
     # a GPU server may batch (batch-invariant mode keeps the bytes the same).
