@@ -11,10 +11,13 @@ import importlib
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edge_agent.cli.common import CliExit, add_config_option, load, print_json
 from edge_agent.config import AgentConfig
+
+if TYPE_CHECKING:
+    from edge_agent.audit.verify import VerifyResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -107,12 +110,7 @@ def _verify(args: argparse.Namespace) -> int:
     config = load(args, setup_logging=False)
     _logs_to_stderr()
     result = verify_log(config.paths.audit_dir, _trusted_key(args.pubkey), origin_of(config), strict=args.strict)
-    if not result.ok:
-        raise CliExit(f"audit verify: {result.summary()}", 1)
-    print(result.summary())
-    for note in result.notes:
-        print(f"note: {note}")
-    return 0
+    return _print_verification("audit verify", result)
 
 
 def _verify_bundle(args: argparse.Namespace) -> int:
@@ -120,8 +118,13 @@ def _verify_bundle(args: argparse.Namespace) -> int:
 
     _logs_to_stderr()
     result = verify_bundle(args.path, _trusted_key(args.pubkey))
+    return _print_verification("audit verify-bundle", result)
+
+
+def _print_verification(command: str, result: VerifyResult) -> int:
+    """A failure exits 1 with its summary on stderr; success prints the summary and any notes."""
     if not result.ok:
-        raise CliExit(f"audit verify-bundle: {result.summary()}", 1)
+        raise CliExit(f"{command}: {result.summary()}", 1)
     print(result.summary())
     for note in result.notes:
         print(f"note: {note}")
