@@ -198,7 +198,7 @@ class TestTrainingTimeTest:
         t2d = torch.tensor([True, False, True, False])
         target = torch.tensor([[0.0, 9.0, 1.0, 0.0], [0.0, 0.0, 5.0, 0.0]])  # argmax 1 (not draftable), 2
         draft = torch.tensor([[0.0, 3.0], [0.0, 3.0]])  # both pick draft id 1 → target 2
-        ce, n_in, hits = restricted_loss(draft, target, draft_ids, t2d)
+        ce, n_in, hits = restricted_loss(draft, target[:, draft_ids], target.argmax(-1), draft_ids, t2d)
         assert int(n_in) == 1 and int(hits) == 1
         p = torch.softmax(torch.tensor([0.0, 5.0]), -1)
         assert float(ce) == pytest.approx(float(-(p * torch.log_softmax(torch.tensor([0.0, 3.0]), -1)).sum()), rel=1e-5)
@@ -258,6 +258,17 @@ class TestTrainer:
         assert second.maybe_resume()
         assert second.step == 2
         assert torch.equal(second.head.fc.weight, first.head.fc.weight)
+
+    def test_feature_cache_changes_nothing_but_time(self, tiny_target: Path) -> None:
+        """Two epochs with the target's states cached after the first pass train bit-identical weights to
+        recomputing them every time; a zero budget caches nothing."""
+        cached = _trainer(tiny_target, "cached", steps=4)  # 16 sample passes over 8 samples: the cache is reused
+        fresh = _trainer(tiny_target, "fresh", steps=4, feature_cache_mb=0)
+        cached.train(progress=False)
+        fresh.train(progress=False)
+        assert len(cached._cache) == len(cached.samples) == 8 and not fresh._cache
+        for (name, a), (_, b) in zip(cached.head.state_dict().items(), fresh.head.state_dict().items(), strict=True):
+            assert torch.equal(a, b), name
 
 
 class TestTrainingTogether:
