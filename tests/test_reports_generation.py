@@ -207,3 +207,44 @@ class TestServiceLimits:
         assert second == {"status": "refused", "request_id": "l-2",
                           "reason": "rate limit: 1 requests per minute per client"}
 
+
+
+class TestRestart:
+    async def test_requests_accepted_before_a_stop_are_answered_after_the_restart(
+        self, broker: Broker, tmp_path: Path, engine: Any
+    ) -> None:
+        """Stopped with one report generating and one waiting, the service answers both when it next starts:
+        exactly one `done` per request on its reply topic, for the window it was accepted with, and nothing left
+        pending."""
+        config = agent_config(tmp_path, broker)  # 160-token narratives: the first is still generating at the stop
+        seed(config.paths.state_dir)
+        sub = await asyncio.create_subprocess_exec(
+            "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-t", "edge/demo/reports/reply/s/+",
+            "-W", "600", stdout=asyncio.subprocess.PIPE,
+        )
+        await asyncio.sleep(0.5)
+        try:
+            async with running_service(config, engine) as running:
+                accepted = [
+                    await mosquitto_rr(broker, request(f"s-{i}", progress=True), reply=f"edge/demo/reports/reply/s/{i}")
+                    for i in range(2)
+                ]
+                at_stop = [p.request_id for p in running.service.repo.queue_all()]
+            assert [r["status"] for r in accepted] == ["accepted", "accepted"]
+            assert "s-1" in at_stop  # waiting behind s-0 (one generation at a time) when the service stopped
+            async with running_service(config, engine) as running:
+                done: dict[str, list[dict[str, Any]]] = {"s-0": [], "s-1": []}
+                while not (done["s-0"] and done["s-1"]):
+                    reply = json.loads(await asyncio.wait_for(sub.stdout.readline(), 600))  # type: ignore[union-attr]
+                    if reply["status"] == "done":
+                        done[reply["request_id"]].append(reply)
+                left = running.service.repo.queue_all()
+        finally:
+            sub.kill()
+        assert [len(d) for d in done.values()] == [1, 1]
+        assert left == []
+        for (reply,) in done.values():
+            assert reply["report"]["body"]["request"]["window"]["start"] == "2026-11-29T12:00:00Z"
+            assert_never_unchecked(reply["report"])
+        events = audit_events(config.paths.state_dir)
+        assert events.count("report.requested") == 2

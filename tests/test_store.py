@@ -94,7 +94,7 @@ class TestStats:
         store.insert_records([rec(1), rec(2), rec(3, source="mqtt")])
         stats = store.stats()
         assert stats["records"] == {"total": 3, "by_source": {"mqtt": 1, "opcua-1": 2}}
-        assert stats["schema_version"] == 2  # 1: records, quarantine, outbox; 2: reports
+        assert stats["schema_version"] == 3  # 1: records, quarantine, outbox; 2: reports; 3: report_queue
 
     def test_stats_command_prints_json(self, tmp_path: Path) -> None:
         cfg = tmp_path / "a.toml"

@@ -1,4 +1,5 @@
-"""Where reports live: the `reports` table (store migration 2) and `<state_dir>/reports/<report_id>.json`.
+"""Where reports live: the `reports` table (store migration 2) and `<state_dir>/reports/<report_id>.json`, and
+the requests accepted but not yet answered: the `report_queue` table (migration 3).
 
 The table answers "have we seen this request_id" and lists reports; the JSON file is the document an auditor
 receives (audit export copies it). Both are written on creation and on sign-off; the file is replaced atomically.
@@ -14,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from edge_agent.reports.errors import ReportError, ReportNotFound
 from edge_agent.store import Store, to_us
 from edge_agent.types import utcnow
@@ -22,6 +25,25 @@ from edge_agent.types import utcnow
 def document_bytes(document: dict[str, Any]) -> bytes:
     """The stored and published form of a report document: sorted keys, 2-space indent, UTF-8, final newline."""
     return (json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+class PendingRequest(BaseModel):
+    """An accepted request whose final reply (`done` or `failed`) is not in the outbox yet."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request: dict[str, Any]  # the validated ReportRequest, as JSON
+    request_sha256: str
+    requested_by: str | None
+    # The `now` its window was resolved against: resolving again after a restart gives the same window.
+    accepted_time_us: int
+    # Where replies go: {"topic", "correlation" (hex of the MQTT 5 Correlation Data), "correlation_id" (3.1.1)}.
+    targets: list[dict[str, str | None]]
+    audit_requested: int | None = None
+
+    @property
+    def request_id(self) -> str:
+        return str(self.request["request_id"])
 
 
 class ReportRepository:
@@ -104,6 +126,25 @@ class ReportRepository:
             )
         if cur.rowcount != 1:
             raise ReportNotFound(document["report_id"])
+
+    def queue_put(self, pending: PendingRequest) -> None:
+        """Record an accepted request, or replace its entry (a repeat of it added a reply target)."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO report_queue (request_id, entry, accepted_time_us) VALUES (?, ?, ?)"
+                " ON CONFLICT (request_id) DO UPDATE SET entry = excluded.entry",
+                (pending.request_id, pending.model_dump_json(), pending.accepted_time_us),
+            )
+
+    def queue_remove(self, request_id: str) -> None:
+        with self._lock:
+            self._conn.execute("DELETE FROM report_queue WHERE request_id = ?", (request_id,))
+
+    def queue_all(self) -> list[PendingRequest]:
+        """Every pending request, in the order they were accepted."""
+        with self._lock:
+            rows = self._conn.execute("SELECT entry FROM report_queue ORDER BY accepted_time_us, rowid").fetchall()
+        return [PendingRequest.model_validate_json(row[0]) for row in rows]
 
     def _write_file(self, report_id: str, data: bytes) -> None:
         """Write-then-rename with fsyncs: a crash leaves the old file or the new one, never half of one."""

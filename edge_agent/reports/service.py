@@ -9,6 +9,10 @@ its `correlation_id` (MQTT 3.1.1). Every reply is written to the store outbox an
 Replies, in order: `accepted` (queue position) → `generating` → `done` (the report) or `failed` (reason); or one of
 `error` (invalid request, naming the field) and `refused` (queue full, rate limit, not authorised). A request with
 `"progress": false` gets only the final reply (one-shot clients such as mosquitto_rr read one message).
+
+An accepted request is written to the store (`report_queue`) before its `accepted` reply and before the request
+message is acknowledged, and removed only once its final reply is in the outbox. A request the agent accepted but
+did not finish (stopped, killed, power lost) is generated when the service next starts, for the same window.
 """
 
 from __future__ import annotations
@@ -29,11 +33,11 @@ from edge_agent.llm.types import Engine, EngineError
 from edge_agent.reports.document import new_document, report_id_for
 from edge_agent.reports.errors import ReportError, RequestError, SignoffError
 from edge_agent.reports.generate import build_draft
-from edge_agent.reports.repository import ReportRepository
+from edge_agent.reports.repository import PendingRequest, ReportRepository
 from edge_agent.reports.request import ReportRequest, ResolvedRequest, iso, parse_request, reply_fields
 from edge_agent.reports.request import request_sha256, resolve
 from edge_agent.reports.signoff import authorise, decide, parse_signoff
-from edge_agent.store import Store
+from edge_agent.store import Store, from_us, to_us
 from edge_agent.types import utcnow
 
 log = structlog.get_logger(component="reports")
@@ -69,6 +73,16 @@ class ReplyTarget:
     # MQTT 3.1.1 requesters cannot read the Correlation Data property: their `correlation_id` is echoed in the payload.
     correlation_id: str | None = None
 
+    def as_json(self) -> dict[str, str | None]:
+        correlation = self.correlation.hex() if self.correlation is not None else None
+        return {"topic": self.topic, "correlation": correlation, "correlation_id": self.correlation_id}
+
+    @classmethod
+    def from_json(cls, data: dict[str, str | None]) -> ReplyTarget:
+        correlation = data["correlation"]
+        return cls(str(data["topic"]), bytes.fromhex(correlation) if correlation is not None else None,
+                   data["correlation_id"])
+
 
 @dataclass
 class Job:
@@ -76,10 +90,24 @@ class Job:
     resolved: ResolvedRequest
     request_sha256: str
     requested_by: str | None
-    requested_at: str
+    accepted_time_us: int
     targets: list[ReplyTarget]
     audit_requested: int | None = None
     enqueued: float = field(default_factory=time.monotonic)
+
+    @property
+    def requested_at(self) -> str:
+        return iso(from_us(self.accepted_time_us))
+
+    def pending(self) -> PendingRequest:
+        return PendingRequest(
+            request=self.request.model_dump(mode="json"),
+            request_sha256=self.request_sha256,
+            requested_by=self.requested_by,
+            accepted_time_us=self.accepted_time_us,
+            targets=[t.as_json() for t in self.targets],
+            audit_requested=self.audit_requested,
+        )
 
 
 class RateLimiter:
@@ -123,7 +151,8 @@ class ReportService:
         self.client_id = client_id or f"{config.mqtt.client_id}-reports"
         self.request_topic = request_topic(config)
         self.signoff_topic = signoff_topic(config)
-        self._queue: asyncio.Queue[Job] = asyncio.Queue(config.reports.queue_max)
+        # Unbounded: `queue_max` is enforced when admitting, so requests resumed at start-up always fit.
+        self._queue: asyncio.Queue[Job] = asyncio.Queue()
         self._in_flight: dict[str, Job] = {}
         self._limiter = RateLimiter(config.reports.rate_limit_per_min)
         # OutboxPublisher.wake: publish a reply now rather than at the publisher's next poll.
@@ -138,6 +167,7 @@ class ReportService:
             await client.wait_connected(timeout=self.config.daemon.ready_timeout_s)
             await client.subscribe(f"{self.request_topic}/#", qos=1)
             await client.subscribe(f"{self.signoff_topic}/#", qos=1)
+            await self._resume()
             async with asyncio.TaskGroup() as group:
                 for i in range(self.config.reports.concurrency):
                     group.create_task(self._worker(), name=f"reports-worker-{i}")
@@ -222,6 +252,7 @@ class ReportService:
             if job.request_sha256 != digest:
                 raise RequestError("request_id", "already used for a different request")
             job.targets.append(target)
+            await asyncio.to_thread(self.repo.queue_put, job.pending())
             if request.progress:
                 position = self._queue.qsize()
                 accepted = {"status": "accepted", "request_id": request.request_id, "queue_position": position}
@@ -232,19 +263,12 @@ class ReportService:
             reason = f"rate limit: {rules.rate_limit_per_min} requests per minute per client"
             await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": reason})
             return
-        now = utcnow()
-        resolved = resolve(
-            request,
-            shifts=rules.shifts,
-            tz_name=self.config.site.timezone,
-            default_language=rules.default_language,  # type: ignore[arg-type]
-            now=now,
-        )
-        job = Job(request, resolved, digest, user, iso(now), [target])
+        accepted_us = to_us(utcnow())
+        job = Job(request, self._resolve(request, accepted_us), digest, user, accepted_us, [target])
         # Only this message loop adds to the queue and workers only take from it, so a queue found not full here
         # still has room after the awaits below. The job goes in last, so `accepted` is in the outbox before any
         # `generating` a worker writes.
-        if self._queue.full():
+        if self._queue.qsize() >= rules.queue_max:
             REQUESTS.labels("queue_full").inc()
             reason = f"queue full: {rules.queue_max} requests waiting"
             await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": reason})
@@ -259,11 +283,13 @@ class ReportService:
                     "request_id": request.request_id,
                     "report_id": report_id_for(self.config.site.id, request.request_id),
                     "request_sha256": digest,
-                    "request": resolved.as_json(),
+                    "request": job.resolved.as_json(),
                     "reply_topic": target.topic,
                 },
             )
             job.audit_requested = entry.seq
+        # Durable before `accepted` goes out and before the request message is acknowledged.
+        await asyncio.to_thread(self.repo.queue_put, job.pending())
         REQUESTS.labels("accepted").inc()
         position = self._queue.qsize() + 1
         log.info("request_accepted", request_id=request.request_id, user=user, queue_position=position)
@@ -273,6 +299,39 @@ class ReportService:
         self._queue.put_nowait(job)
         QUEUE_DEPTH.set(self._queue.qsize())
 
+    def _resolve(self, request: ReportRequest, accepted_us: int) -> ResolvedRequest:
+        rules = self.config.reports
+        return resolve(
+            request,
+            shifts=rules.shifts,
+            tz_name=self.config.site.timezone,
+            default_language=rules.default_language,  # type: ignore[arg-type]
+            now=from_us(accepted_us),
+        )
+
+    async def _resume(self) -> None:
+        """Queue the requests an earlier run accepted but did not answer, oldest first."""
+        pending = await asyncio.to_thread(self.repo.queue_all)
+        for entry in pending:
+            request = ReportRequest.model_validate(entry.request)
+            targets = [ReplyTarget.from_json(t) for t in entry.targets]
+            try:
+                resolved = self._resolve(request, entry.accepted_time_us)
+            except RequestError as exc:  # the site's shifts or timezone changed since it was accepted
+                REQUESTS.labels("failed").inc()
+                reason = f"cannot resume: {exc.field}: {exc.reason}"
+                await self._reply(targets, {"status": "failed", "request_id": request.request_id, "reason": reason})
+                await asyncio.to_thread(self.repo.queue_remove, request.request_id)
+                continue
+            job = Job(request, resolved, entry.request_sha256, entry.requested_by, entry.accepted_time_us, targets,
+                      entry.audit_requested)
+            self._in_flight[request.request_id] = job
+            self._queue.put_nowait(job)
+            REQUESTS.labels("resumed").inc()
+        if pending:
+            log.info("requests_resumed", count=len(pending), request_ids=[p.request_id for p in pending])
+        QUEUE_DEPTH.set(self._queue.qsize())
+
     async def _worker(self) -> None:
         while True:
             job = await self._queue.get()
@@ -280,15 +339,27 @@ class ReportService:
             request_id = job.request.request_id
             structlog.contextvars.bind_contextvars(request_id=request_id)
             try:
-                await self._generate(job)
-            except (ReportError, EngineError, OSError) as exc:
-                REQUESTS.labels("failed").inc()
-                log.error("report_failed", error=str(exc))
-                await self._reply(job.targets, {"status": "failed", "request_id": request_id, "reason": str(exc)})
+                await self._answer(job)
             finally:
                 self._in_flight.pop(request_id, None)
                 structlog.contextvars.unbind_contextvars("request_id")
                 self._queue.task_done()
+
+    async def _answer(self, job: Job) -> None:
+        """Reply `done` with the report (generated now, or stored by a run that stopped before this point) or
+        `failed`; then the request is no longer pending. Cancelled part-way, it stays pending for the next start."""
+        request_id = job.request.request_id
+        try:
+            stored = await asyncio.to_thread(self.repo.by_request_id, request_id)
+            if stored is not None:
+                await self._reply_done(job.targets, stored[1])
+            else:
+                await self._generate(job)
+        except (ReportError, EngineError, OSError) as exc:
+            REQUESTS.labels("failed").inc()
+            log.error("report_failed", error=str(exc))
+            await self._reply(job.targets, {"status": "failed", "request_id": request_id, "reason": str(exc)})
+        await asyncio.to_thread(self.repo.queue_remove, request_id)
 
     async def _generate(self, job: Job) -> None:
         started = time.monotonic()

@@ -58,6 +58,15 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX reports_created ON reports (created_time_us);
     """,
+    # 3: report_queue (owner: edge_agent.reports). Accepted requests without their final reply yet, so a restart
+    # loses none; `entry` is the PendingRequest JSON, accepted_time_us keeps them in arrival order.
+    """
+    CREATE TABLE report_queue (
+        request_id TEXT PRIMARY KEY,
+        entry TEXT NOT NULL,
+        accepted_time_us INTEGER NOT NULL
+    );
+    """,
 )
 
 
