@@ -318,9 +318,7 @@ class ReportService:
             try:
                 resolved = self._resolve(request, entry.accepted_time_us)
             except RequestError as exc:  # the site's shifts or timezone changed since it was accepted
-                REQUESTS.labels("failed").inc()
-                reason = f"cannot resume: {exc.field}: {exc.reason}"
-                await self._reply(targets, {"status": "failed", "request_id": request.request_id, "reason": reason})
+                await self._reply_failed(targets, request.request_id, f"cannot resume: {exc.field}: {exc.reason}")
                 await asyncio.to_thread(self.repo.queue_remove, request.request_id)
                 continue
             job = Job(request, resolved, entry.request_sha256, entry.requested_by, entry.accepted_time_us, targets,
@@ -356,10 +354,13 @@ class ReportService:
             else:
                 await self._generate(job)
         except (ReportError, EngineError, OSError) as exc:
-            REQUESTS.labels("failed").inc()
-            log.error("report_failed", error=str(exc))
-            await self._reply(job.targets, {"status": "failed", "request_id": request_id, "reason": str(exc)})
+            await self._reply_failed(job.targets, request_id, str(exc))
         await asyncio.to_thread(self.repo.queue_remove, request_id)
+
+    async def _reply_failed(self, targets: list[ReplyTarget], request_id: str, reason: str) -> None:
+        REQUESTS.labels("failed").inc()
+        log.error("report_failed", request_id=request_id, error=reason)
+        await self._reply(targets, {"status": "failed", "request_id": request_id, "reason": reason})
 
     async def _generate(self, job: Job) -> None:
         started = time.monotonic()
