@@ -19,10 +19,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=Path("configs/draft.toml"))
     parser.add_argument("--prompts", type=int, help="prompts per slice (default: the recipe's)")
     parser.add_argument("--max-tokens", type=int, help="tokens per answer (default: the recipe's)")
-    parser.add_argument("--speed-k", type=int, action="append", default=[], help="also time the first head at this k")
     parser.add_argument("--markdown-only", action="store_true", help="rewrite BENCHMARKS.md from the saved JSON")
-    parser.add_argument("--interleave-k", type=int, action="append", default=[],
-                        help="time the first head at this k against no draft, engines side by side (repeatable)")
+    parser.add_argument("--speed-k", type=int, action="append", default=[],
+                        help="time the first head at this k against no draft, engines side by side (repeatable; "
+                        "default: the recipe's speed_ks)")
     parser.add_argument("--note", action="append", default=[], help="a caveat printed with the figures (repeatable)")
     parser.add_argument("--threads", type=int, help="engine threads (default: all cores, as the agent's engine)")
     parser.add_argument("--reference-only", action="store_true", help="only the no-draft run (cached for the next run)")
@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         recipe.bench.prompts_per_slice = args.prompts
     if args.max_tokens:
         recipe.bench.max_tokens = args.max_tokens
+    if args.speed_k:
+        recipe.bench.speed_ks = args.speed_k
     if args.reference_only:
         from edge_agent.speculative.bench import bench_prompts, reference_run
 
@@ -51,20 +53,14 @@ def main(argv: list[str] | None = None) -> int:
         results = json.loads(recipe.bench.results.read_text())
         plot(results, recipe.bench.img_dir)
     else:
-        results = run_bench(recipe, speed_ks=args.speed_k)
-    if args.interleave_k:
-        from edge_agent.speculative.bench import speed_interleaved
-
-        results["speed_interleaved"] = speed_interleaved(recipe, recipe.heads[0].export_dir, args.interleave_k)
-        recipe.bench.results.write_text(json.dumps(results, indent=1) + "\n")
+        results = run_bench(recipe)
     if args.note:
         results["notes"] = args.note
         recipe.bench.results.write_text(json.dumps(results, indent=1) + "\n")
     # the measuring flags only (not --note / --markdown-only): what a reader runs to get these figures again
     flags = [("--config", args.config if args.config != Path("configs/draft.toml") else None),
              ("--threads", args.threads), ("--prompts", args.prompts), ("--max-tokens", args.max_tokens)]
-    interleave = args.interleave_k or [int(n.split("=")[1]) for n in results.get("speed_interleaved", {}).get("speedup", {})]
-    flags += [("--speed-k", k) for k in args.speed_k] + [("--interleave-k", k) for k in interleave]
+    flags += [("--speed-k", k) for k in args.speed_k]
     command = " ".join([".venv/bin/python -m bench.draft", *(f"{f} {v}" for f, v in flags if v)])
     write_section("draft", "EAGLE 3.1 draft head", markdown(results), command)
     return 0

@@ -306,6 +306,45 @@ VLLM_NAMES = {
 }
 
 
+class TestBenchGoals:
+    """The goals table BENCHMARKS.md prints: speed only from engines timed side by side, met only at identical output."""
+
+    @staticmethod
+    def results(identical: int | None) -> dict:
+        def run(taus: dict[str, float]) -> dict:
+            return {"k": 6, "identical": {}, "acceptance": {n: {"tau": t, "per_position": [t - 1]} for n, t in taus.items()}}
+
+        results = {
+            "config": {"prompts_per_slice": 4, "max_tokens": 64, "ks": [6]},
+            "heads": {"eagle31": {"runs": [run({"test": 3.2, "perturbed": 3.0})]},
+                      "eagle3": {"runs": [run({"test": 2.5, "perturbed": 2.0})]}},
+        }
+        if identical is not None:
+            results["speed_interleaved"] = {
+                "prompts": 8,
+                "tokens_per_s": {"none": 50.0, "k=2": 70.0, "k=3": 105.0},
+                "speedup": {"k=2": 1.4, "k=3": 2.1},
+                "identical": {"none": 8, "k=2": 8, "k=3": identical},
+            }
+        return results
+
+    def test_fastest_k_meets_the_speed_goal_only_with_identical_output(self) -> None:
+        from edge_agent.speculative.bench import markdown
+
+        met = markdown(self.results(identical=8))
+        assert "| speedup ≥ 2.0× at identical output | 2.10× (k=3, test+plant, interleaved, identical=yes) | yes |" in met
+        assert "| τ(3.1)/τ(3) ≥ 1.2 on perturbed templates | 1.50 | yes |" in met
+        differs = markdown(self.results(identical=7))
+        assert "| 2.10× (k=3, test+plant, interleaved, identical=NO) | no |" in differs
+
+    def test_no_speed_figure_without_the_side_by_side_run(self) -> None:
+        from edge_agent.speculative.bench import markdown
+
+        text = markdown(self.results(identical=None))
+        assert "| speedup ≥ 2.0× at identical output | not measured (`speed_ks` empty) | — |" in text
+        assert "tok/s" not in text
+
+
 class TestExport:
     def test_weight_names_dtypes_and_shapes(self, tmp_path: Path) -> None:
         """Exactly vLLM's names (no embed_tokens: vLLM shares the target's), bf16 floats, int64 d2t, bool t2d."""

@@ -44,6 +44,8 @@ class BenchConfig(_Strict):
     prompts_per_slice: int = Field(6, ge=1)
     max_tokens: int = Field(96, ge=1)
     ks: list[int] = Field(default_factory=lambda: [2, 3, 4, 5, 6])
+    # k values of the first head timed against no draft, engines side by side (empty: no speed figure).
+    speed_ks: list[int] = Field(default_factory=lambda: [2, 3, 4])
     seed: int = 0
     slices: list[str] = Field(default_factory=lambda: ["test", "plant", "long", "perturbed"])
     results: Path = Path("docs/img/draft-bench.json")
