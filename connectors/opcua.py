@@ -202,6 +202,32 @@ def _first_error(group: BaseExceptionGroup) -> BaseException:
     return group.exceptions[0]
 
 
+def item_request(handle: int, node: NodeConfig) -> ua.MonitoredItemCreateRequest:
+    """The monitored-item request for one configured node: sampling, queue, and its deadband filter if any.
+
+    Deadbands are filtered by the server; a percent deadband needs the node's EURange there (OPC UA Part 8).
+    """
+    item = ua.ReadValueId()
+    item.NodeId = ua.NodeId.from_string(node.node_id)
+    item.AttributeId = ua.AttributeIds.Value
+    mparams = ua.MonitoringParameters()
+    mparams.ClientHandle = handle
+    mparams.SamplingInterval = node.sampling_interval_ms
+    mparams.QueueSize = node.queue_size
+    mparams.DiscardOldest = True
+    if node.deadband_type != "none":
+        flt = ua.DataChangeFilter()
+        flt.Trigger = ua.DataChangeTrigger.StatusValue
+        flt.DeadbandType = ua.DeadbandType.Absolute if node.deadband_type == "absolute" else ua.DeadbandType.Percent
+        flt.DeadbandValue = node.deadband_value
+        mparams.Filter = flt
+    request = ua.MonitoredItemCreateRequest()
+    request.ItemToMonitor = item
+    request.MonitoringMode = ua.MonitoringMode.Reporting
+    request.RequestedParameters = mparams
+    return request
+
+
 class _Session:
     """One connection to the server: a NEW asyncua Client, one subscription, every monitored item.
 
@@ -330,7 +356,7 @@ class _Session:
         self.subscription = await self.client.create_subscription(
             params, None, queue_maxsize=NOTIFICATION_QUEUE_MAX, overflow=OverflowPolicy.DISCONNECT
         )
-        requests = [self._item_request(handle, node) for handle, node in enumerate(cfg.nodes, start=1)]
+        requests = [item_request(handle, node) for handle, node in enumerate(cfg.nodes, start=1)]
         if cfg.events:
             self.event_handle = len(cfg.nodes) + 1
             requests.append(await self._event_request(self.event_handle))
@@ -346,27 +372,6 @@ class _Session:
                 continue
             if handle != self.event_handle:
                 self.tags_by_handle[handle] = cfg.nodes[handle - 1].tag
-
-    def _item_request(self, handle: int, node: NodeConfig) -> ua.MonitoredItemCreateRequest:
-        item = ua.ReadValueId()
-        item.NodeId = ua.NodeId.from_string(node.node_id)
-        item.AttributeId = ua.AttributeIds.Value
-        mparams = ua.MonitoringParameters()
-        mparams.ClientHandle = handle
-        mparams.SamplingInterval = node.sampling_interval_ms
-        mparams.QueueSize = node.queue_size
-        mparams.DiscardOldest = True
-        if node.deadband_type != "none":
-            flt = ua.DataChangeFilter()
-            flt.Trigger = ua.DataChangeTrigger.StatusValue
-            flt.DeadbandType = ua.DeadbandType.Absolute if node.deadband_type == "absolute" else ua.DeadbandType.Percent
-            flt.DeadbandValue = node.deadband_value
-            mparams.Filter = flt
-        request = ua.MonitoredItemCreateRequest()
-        request.ItemToMonitor = item
-        request.MonitoringMode = ua.MonitoringMode.Reporting
-        request.RequestedParameters = mparams
-        return request
 
     async def _event_request(self, handle: int) -> ua.MonitoredItemCreateRequest:
         # ConditionType and AlarmConditionType together: the select clauses then include ActiveState/Id.

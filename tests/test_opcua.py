@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from asyncua import ua
 
-from connectors.opcua import Backoff, quality_of, tag_record
+from connectors.opcua import Backoff, item_request, quality_of, tag_record
 from edge_agent.config import NodeConfig
 from edge_agent.sim.plant import AlarmEvent
 from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wait_until
@@ -94,6 +94,29 @@ class TestAlarms:
         }
         assert cleared.value["active"] is False and cleared.value["severity"] == 100
         assert len(raised.value["event_id"]) > 0 and raised.value["event_id"] != cleared.value["event_id"]
+
+
+class TestItemRequest:
+    """Deadbands are filtered by the server, so the request must carry exactly what the node config says. The
+    simulator's server (asyncua) implements absolute deadbands (tested live above) but passes every change under a
+    percent deadband, so percent is specified here at the request."""
+
+    @pytest.mark.parametrize(("kind", "expected"), [("absolute", ua.DeadbandType.Absolute),
+                                                    ("percent", ua.DeadbandType.Percent)])
+    def test_deadband_becomes_a_data_change_filter(self, kind: str, expected: ua.DeadbandType) -> None:
+        node = NodeConfig(node_id="ns=2;s=T-301.level_pct", tag=LEVEL, sampling_interval_ms=250, queue_size=20,
+                          deadband_type=kind, deadband_value=2.5)
+        params = item_request(7, node).RequestedParameters
+        assert (params.ClientHandle, params.SamplingInterval, params.QueueSize) == (7, 250, 20)
+        assert isinstance(params.Filter, ua.DataChangeFilter)
+        assert (params.Filter.DeadbandType, params.Filter.DeadbandValue) == (expected, 2.5)
+        assert params.Filter.Trigger == ua.DataChangeTrigger.StatusValue
+
+    def test_no_deadband_no_filter(self) -> None:
+        request = item_request(1, NodeConfig(node_id="ns=2;s=P-101.running", tag=RUNNING))
+        assert not isinstance(request.RequestedParameters.Filter, ua.DataChangeFilter)  # asyncua's empty default
+        assert request.ItemToMonitor.NodeId == ua.NodeId.from_string("ns=2;s=P-101.running")
+        assert request.MonitoringMode == ua.MonitoringMode.Reporting
 
 
 class TestRecordHelpers:
