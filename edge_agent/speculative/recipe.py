@@ -21,7 +21,7 @@ class _Strict(BaseModel):
 class DataConfig(_Strict):
     out: Path = Path("var/draft/train.jsonl")
     # 640 prompts × ≤192 answer tokens ≈ 110k on-policy tokens: ~6 min of batched vLLM on 2 quiet cores (the
-    # shipped head's recipe asks for 1280).
+    # shipped head's recipe asks for 2560).
     prompts: int = Field(640, ge=1)
     max_tokens: int = Field(192, ge=1)
     seed: int = 0

@@ -91,14 +91,14 @@ def step_weights(steps: int, decay: float) -> list[float]:
 
 def restricted_loss(
     draft_logits: torch.Tensor,  # [n, draft_vocab]
-    target_logits: torch.Tensor,  # [n, draft_vocab]: the target's logits on the draft vocabulary
+    target_probs: torch.Tensor,  # [n, draft_vocab]: softmax of the target's logits on the draft vocabulary
     target_top: torch.Tensor,  # [n]: the target's greedy token (argmax over its whole vocabulary)
     draft_ids: torch.Tensor,  # [draft_vocab] target id of each draft id
     t2d: torch.Tensor,  # [vocab] bool
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(summed soft cross-entropy over in-vocab positions, their count, number of greedy hits)."""
     in_vocab = t2d[target_top]  # [n] target's choice is draftable
-    p = torch.softmax(target_logits.float(), dim=-1)  # [n, draft_vocab]
+    p = target_probs
     logq = torch.log_softmax(draft_logits.float(), dim=-1)
     ce = -(p * logq).sum(-1)  # [n]
     hits = draft_ids[draft_logits.argmax(-1)] == target_top
@@ -134,10 +134,23 @@ class Features:
     def nbytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in (self.ids, self.aux, self.last, self.top))
 
-    def target(self, positions: torch.Tensor, draft_lm_head: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(target logits on the draft vocabulary [n, draft_vocab], target's greedy token [n]) at `positions`."""
-        rows = positions - (self.p_len - 1)
-        return self.last[rows] @ draft_lm_head.T, self.top[rows]
+    def targets(self, draft_lm_head: torch.Tensor) -> Targets:
+        """The target's distribution on the draft vocabulary at every answer position, computed once per sample and
+        shared by all unrolled steps and all heads."""
+        probs = torch.softmax((self.last @ draft_lm_head.T).float(), dim=-1)
+        return Targets(self.p_len - 1, probs, self.top)
+
+
+class Targets:
+    """Loss targets of one sample: probabilities on the draft vocabulary [n, draft_vocab] and the target's greedy
+    token [n], for positions `first` .. S-1."""
+
+    def __init__(self, first: int, probs: torch.Tensor, top: torch.Tensor) -> None:
+        self.first, self.probs, self.top = first, probs, top
+
+    def at(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = positions - self.first
+        return self.probs[rows], self.top[rows]
 
 
 _SHARED_EXCLUDE = {"fc_norm", "norm_output", "work_dir"}
@@ -291,9 +304,12 @@ class Trainer:
         return feats
 
     def sample_loss(self, sample: Sample, index: int = 0) -> tuple[torch.Tensor, list[tuple[float, float, float, float]]]:
-        return self.head_loss(self.runs[index].head, self.features(sample))
+        feats = self.features(sample)
+        return self.head_loss(self.runs[index].head, feats, feats.targets(self.draft_lm_head))
 
-    def head_loss(self, head: Eagle3Draft, feats: Features) -> tuple[torch.Tensor, list[tuple[float, float, float, float]]]:
+    def head_loss(
+        self, head: Eagle3Draft, feats: Features, targets: Targets
+    ) -> tuple[torch.Tensor, list[tuple[float, float, float, float]]]:
         """Weighted TTT loss of one sample and per step (summed ce, in-vocab positions, hits, answer positions)."""
         cfg = self.config
         ids, p_len, s = feats.ids, feats.p_len, feats.ids.numel()
@@ -322,9 +338,9 @@ class Trainer:
                 answer = valid & (src >= p_len - 1)
                 if answer.any():
                     sel = answer.nonzero().squeeze(-1)
-                    target_logits, target_top = feats.target(src[sel], self.draft_lm_head)
+                    target_probs, target_top = targets.at(src[sel])
                     ce, n_in, hits = restricted_loss(
-                        head.logits(out_h[0, sel]), target_logits, target_top, draft_ids, head.t2d
+                        head.logits(out_h[0, sel]), target_probs, target_top, draft_ids, head.t2d
                     )
                     total = total + weights[j] * ce / max(int(answer.sum()), 1)
                     stats.append((float(ce.detach()), float(n_in), float(hits), float(answer.sum())))
@@ -361,8 +377,10 @@ class Trainer:
                 run.optimizer.zero_grad(set_to_none=True)
             for k in range(cfg.samples_per_step):
                 feats = self.cached_features(order[step * cfg.samples_per_step + k])
+                with torch.no_grad():
+                    targets = feats.targets(self.draft_lm_head)
                 for i, run in enumerate(self.runs):
-                    loss, stats = self.head_loss(run.head, feats)
+                    loss, stats = self.head_loss(run.head, feats, targets)
                     (loss / cfg.samples_per_step).backward()
                     losses[i] += float(loss.detach())
                     for a, st in zip(aggs[i], stats, strict=True):
