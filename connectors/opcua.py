@@ -221,10 +221,14 @@ def item_request(handle: int, node: NodeConfig) -> ua.MonitoredItemCreateRequest
         flt.DeadbandType = ua.DeadbandType.Absolute if node.deadband_type == "absolute" else ua.DeadbandType.Percent
         flt.DeadbandValue = node.deadband_value
         mparams.Filter = flt
+    return _reporting(item, mparams)
+
+
+def _reporting(item: ua.ReadValueId, params: ua.MonitoringParameters) -> ua.MonitoredItemCreateRequest:
     request = ua.MonitoredItemCreateRequest()
     request.ItemToMonitor = item
     request.MonitoringMode = ua.MonitoringMode.Reporting
-    request.RequestedParameters = mparams
+    request.RequestedParameters = params
     return request
 
 
@@ -389,11 +393,7 @@ class _Session:
         mparams.QueueSize = 1000
         mparams.DiscardOldest = True
         mparams.Filter = evfilter
-        request = ua.MonitoredItemCreateRequest()
-        request.ItemToMonitor = item
-        request.MonitoringMode = ua.MonitoringMode.Reporting
-        request.RequestedParameters = mparams
-        return request
+        return _reporting(item, mparams)
 
     async def watch(self) -> None:
         """Health watch: returns never; raises ConnectionLost when the server stops answering."""
