@@ -1,9 +1,10 @@
 """Measure draft heads in the real vLLM engine: acceptance per position, τ at k, tokens/s, identical output.
 
 Engines opened one after another, each in a fresh child process, with the engine's settings (float32, greedy, seed 0):
-1. no draft: reference outputs and single-stream tokens/s on the `test` and `plant` slices;
-2. each head at k = max(ks): acceptance per position on every slice (batched; acceptance does not depend on
-   batching), outputs compared token for token with the reference, single-stream tokens/s;
+1. no draft: reference outputs (the `test` and `plant` slices one request at a time, as the agent runs reports,
+   the others batched; this run's tokens/s is only printed by `--reference-only`);
+2. each head at k = max(ks), prompts run the same way: acceptance per position on every slice (acceptance does
+   not depend on batching), outputs compared token for token with the reference;
    τ at a smaller k is 1 + the sum of the first k per-position rates (greedy: a longer draft leaves earlier
    drafted tokens unchanged);
 3. speed: the first head at each k of `speed_ks` and no draft, engines alive side by side and requests alternated

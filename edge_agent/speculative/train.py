@@ -98,9 +98,8 @@ def restricted_loss(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(summed soft cross-entropy over in-vocab positions, their count, number of greedy hits)."""
     in_vocab = t2d[target_top]  # [n] target's choice is draftable
-    p = target_probs
     logq = torch.log_softmax(draft_logits.float(), dim=-1)
-    ce = -(p * logq).sum(-1)  # [n]
+    ce = -(target_probs * logq).sum(-1)  # [n]
     hits = draft_ids[draft_logits.argmax(-1)] == target_top
     return (ce * in_vocab).sum(), in_vocab.sum(), hits.sum()
 
@@ -377,8 +376,7 @@ class Trainer:
                 run.optimizer.zero_grad(set_to_none=True)
             for k in range(cfg.samples_per_step):
                 feats = self.cached_features(order[step * cfg.samples_per_step + k])
-                with torch.no_grad():
-                    targets = feats.targets(self.draft_lm_head)
+                targets = feats.targets(self.draft_lm_head)  # frozen target states: no graph to keep
                 for i, run in enumerate(self.runs):
                     loss, stats = self.head_loss(run.head, feats, targets)
                     (loss / cfg.samples_per_step).backward()
