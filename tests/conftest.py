@@ -1,3 +1,15 @@
-"""Fixture modules, one per real part the tests start: broker, OPC UA server, engine."""
+"""Fixture modules, one per real part the tests start: broker, OPC UA server, engine; and the Hypothesis profile."""
+
+import os
+
+from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["tests.fixtures.broker", "tests.fixtures.opcua", "tests.fixtures.engine"]
+
+# Boundary properties run thousands of generated inputs in `make test`; a property that is slow per example sets a
+# smaller `max_examples` on itself. No deadline: a 2-core CI box under load would make timing flaky, not the code.
+settings.register_profile(
+    "default", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile("quick", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

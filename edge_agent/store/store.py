@@ -55,6 +55,10 @@ class StoreError(Exception):
     pass
 
 
+class StoreFullError(StoreError):
+    """The disk (or the database's page limit) is full: nothing was written. Retry once space returns."""
+
+
 class Store:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
