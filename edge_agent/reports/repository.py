@@ -69,11 +69,12 @@ class ReportRepository:
     def path(self, report_id: str) -> Path:
         return self.reports_dir / f"{report_id}.json"
 
-    def by_request_id(self, request_id: str) -> tuple[str, dict[str, Any]] | None:
-        """(request_sha256, document) of the report made for `request_id`, if any."""
+    def by_request_id(self, request_id: str, requester: str | None = None) -> tuple[str, dict[str, Any]] | None:
+        """(request_sha256, document) of the report `requester` asked for as `request_id`, if any."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT request_sha256, document FROM reports WHERE request_id = ?", (request_id,)
+                "SELECT request_sha256, document FROM reports WHERE requester = ? AND request_id = ?",
+                (requester or "", request_id),
             ).fetchone()
         return (row[0], json.loads(row[1])) if row else None
 
@@ -100,10 +101,11 @@ class ReportRepository:
         now = to_us(utcnow())
         with self._lock:
             self._conn.execute(
-                "INSERT INTO reports (report_id, request_id, request_sha256, type, status, body_sha256, requested_by,"
-                " created_time_us, updated_time_us, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO reports (report_id, requester, request_id, request_sha256, type, status, body_sha256,"
+                " requested_by, created_time_us, updated_time_us, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     document["report_id"],
+                    document.get("requested_by") or "",
                     document["request_id"],
                     request_sha256,
                     document["body"]["request"]["type"],
@@ -131,14 +133,16 @@ class ReportRepository:
         """Record an accepted request, or replace its entry (a repeat of it added a reply target)."""
         with self._lock:
             self._conn.execute(
-                "INSERT INTO report_queue (request_id, entry, accepted_time_us) VALUES (?, ?, ?)"
-                " ON CONFLICT (request_id) DO UPDATE SET entry = excluded.entry",
-                (pending.request_id, pending.model_dump_json(), pending.accepted_time_us),
+                "INSERT INTO report_queue (requester, request_id, entry, accepted_time_us) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (requester, request_id) DO UPDATE SET entry = excluded.entry",
+                (pending.requested_by or "", pending.request_id, pending.model_dump_json(), pending.accepted_time_us),
             )
 
-    def queue_remove(self, request_id: str) -> None:
+    def queue_remove(self, request_id: str, requester: str | None = None) -> None:
         with self._lock:
-            self._conn.execute("DELETE FROM report_queue WHERE request_id = ?", (request_id,))
+            self._conn.execute(
+                "DELETE FROM report_queue WHERE requester = ? AND request_id = ?", (requester or "", request_id)
+            )
 
     def queue_all(self) -> list[PendingRequest]:
         """Every pending request, in the order they were accepted."""

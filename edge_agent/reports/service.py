@@ -241,7 +241,7 @@ class ReportService:
             await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": refuse})
             return
         digest = request_sha256(request)
-        stored = await asyncio.to_thread(self.repo.by_request_id, request.request_id)
+        stored = await asyncio.to_thread(self.repo.by_request_id, request.request_id, user)
         if stored is not None:
             if stored[0] != digest:
                 raise RequestError("request_id", "already used for a different request")
@@ -319,7 +319,7 @@ class ReportService:
                 resolved = self._resolve(request, entry.accepted_time_us)
             except RequestError as exc:  # the site's shifts or timezone changed since it was accepted
                 await self._reply_failed(targets, request.request_id, f"cannot resume: {exc.field}: {exc.reason}")
-                await asyncio.to_thread(self.repo.queue_remove, request.request_id)
+                await asyncio.to_thread(self.repo.queue_remove, request.request_id, entry.requested_by)
                 continue
             job = Job(request, resolved, entry.request_sha256, entry.requested_by, entry.accepted_time_us, targets,
                       entry.audit_requested)
@@ -348,14 +348,14 @@ class ReportService:
         `failed`; then the request is no longer pending. Cancelled part-way, it stays pending for the next start."""
         request_id = job.request.request_id
         try:
-            stored = await asyncio.to_thread(self.repo.by_request_id, request_id)
+            stored = await asyncio.to_thread(self.repo.by_request_id, request_id, job.requested_by)
             if stored is not None:
                 await self._reply_done(job.targets, stored[1])
             else:
                 await self._generate(job)
         except (ReportError, EngineError, OSError) as exc:
             await self._reply_failed(job.targets, request_id, str(exc))
-        await asyncio.to_thread(self.repo.queue_remove, request_id)
+        await asyncio.to_thread(self.repo.queue_remove, request_id, job.requested_by)
 
     async def _reply_failed(self, targets: list[ReplyTarget], request_id: str, reason: str) -> None:
         REQUESTS.labels("failed").inc()

@@ -67,6 +67,62 @@ MIGRATIONS: tuple[str, ...] = (
         accepted_time_us INTEGER NOT NULL
     );
     """,
+    # 4: dead letters (owner: connectors.outbox). A reply the broker refused N times moves out of the outbox, so it
+    # never blocks later rows; the row keeps its outbox id, the attempts and the broker's last reason. Quarantine
+    # gets a time index for its own retention.
+    """
+    ALTER TABLE outbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE dead_letter (
+        id INTEGER PRIMARY KEY,
+        topic TEXT NOT NULL,
+        payload BLOB NOT NULL,
+        qos INTEGER NOT NULL,
+        retain INTEGER NOT NULL,
+        properties TEXT NOT NULL,
+        created_time_us INTEGER NOT NULL,
+        failed_time_us INTEGER NOT NULL,
+        attempts INTEGER NOT NULL,
+        reason TEXT NOT NULL
+    );
+    CREATE INDEX dead_letter_failed ON dead_letter (failed_time_us);
+    CREATE INDEX quarantine_received ON quarantine (received_time_us);
+    """,
+    # 5: request ids are scoped per requester (owner: edge_agent.reports): one broker user can no longer answer,
+    # block or read another's request by reusing its id. `requester` is the authenticated user, '' when the broker
+    # names none (NULL would make UNIQUE ignore the pair). SQLite cannot change a UNIQUE constraint in place, so
+    # both tables are rebuilt.
+    """
+    CREATE TABLE reports_v5 (
+        report_id TEXT PRIMARY KEY,
+        requester TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        request_sha256 TEXT NOT NULL,
+        type TEXT NOT NULL,
+        status TEXT NOT NULL,
+        body_sha256 TEXT NOT NULL,
+        requested_by TEXT,
+        created_time_us INTEGER NOT NULL,
+        updated_time_us INTEGER NOT NULL,
+        document TEXT NOT NULL,
+        UNIQUE (requester, request_id)
+    );
+    INSERT INTO reports_v5 SELECT report_id, COALESCE(requested_by, ''), request_id, request_sha256, type, status,
+        body_sha256, requested_by, created_time_us, updated_time_us, document FROM reports;
+    DROP TABLE reports;
+    ALTER TABLE reports_v5 RENAME TO reports;
+    CREATE INDEX reports_created ON reports (created_time_us);
+    CREATE TABLE report_queue_v5 (
+        requester TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        entry TEXT NOT NULL,
+        accepted_time_us INTEGER NOT NULL,
+        PRIMARY KEY (requester, request_id)
+    );
+    INSERT INTO report_queue_v5 SELECT COALESCE(json_extract(entry, '$.requested_by'), ''), request_id, entry,
+        accepted_time_us FROM report_queue;
+    DROP TABLE report_queue;
+    ALTER TABLE report_queue_v5 RENAME TO report_queue;
+    """,
 )
 
 
