@@ -1,0 +1,252 @@
+"""Hostile input and faults: a running agent fed garbage by a broker user, and a store that fills up.
+
+    .venv/bin/python -m bench.hostile [--rounds 40] [--seed 1]
+
+1. Hostile stream: a private Mosquitto and `edge-agent run` (MQTT routes, report service, the default engine); the
+   stream of `edge_agent.sim.hostile` (every class of bad input on every route and on the request and sign-off
+   topics, mixed with numbered good messages), then one valid report request. Counted per class: inputs tried,
+   good messages lost, requests left unanswered, and the agent's component restarts (from /readyz).
+2. Disk full: MQTT ingest on a store whose page limit is reached mid-stream (`Store.set_max_pages`): nothing may be
+   acknowledged or lost; the figure is the time from space returning to every message stored.
+
+Writes the "Hostile input and faults" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import tempfile
+import textwrap
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from bench.report import write_section
+from edge_agent.demo import process, readiness, wait_until
+from edge_agent.sim.hostile import HostileClient, HostileMessage, HostileOutcome, Topics, hostile_stream, settle
+from tests.fixtures.broker import Broker, free_port
+
+REPO = Path(__file__).resolve().parents[1]
+COMMAND = ".venv/bin/python -m bench.hostile"
+SITE = "hostile-site"
+# The engine loads torch and vLLM: minutes on a busy 2-core box.
+READY_TIMEOUT_S = 600.0
+REPORT_TIMEOUT_S = 900.0
+
+
+def agent_toml(state_dir: Path, broker: Broker, health_port: int) -> str:
+    """The agent a plant would run, minus OPC UA: MES and log routes, reports, the default engine, default limits."""
+    return textwrap.dedent(
+        f"""
+        [site]
+        id = "{SITE}"
+        timezone = "UTC"
+        [paths]
+        state_dir = "{state_dir}"
+        [logging]
+        format = "json"
+        [health]
+        port = {health_port}
+        [mqtt]
+        host = "{broker.host}"
+        port = {broker.port}
+        client_id = "hostile-agent"
+        [[mqtt.routes]]
+        topic = "plant/{SITE}/mes/#"
+        parser = "json"
+        kind = "mes_event"
+        [[mqtt.routes]]
+        topic = "plant/{SITE}/log/#"
+        parser = "text"
+        kind = "log_line"
+        [llm]
+        model_dir = "{REPO / 'models' / 'default'}"
+        [reports]
+        default_language = "en"
+        narrative_max_tokens = 64
+        [[reports.shifts]]
+        name = "A"
+        start = "06:00"
+        end = "14:00"
+        """
+    )
+
+
+def restarts(health_port: int) -> dict[str, int]:
+    return {c["name"]: int(c["restarts"]) for c in readiness(health_port).get("components", [])}
+
+
+def final_report(broker: Broker, run: str) -> dict[str, Any]:
+    """One valid request from a fresh requester after the stream: the service must still answer it."""
+    topics = Topics(SITE, f"{run}-final", user="final")
+    end = datetime.now(timezone.utc).replace(microsecond=0)
+    request = {"request_id": f"final-{run}", "type": "alarm_summary", "progress": False, "language": "en",
+               "window": {"start": (end - timedelta(hours=1)).isoformat(), "end": end.isoformat()}}
+    message = HostileMessage("valid", "request", topics.request, json.dumps(request).encode(), "answered",
+                             topics.reply(1), b"final")
+    with HostileClient(broker.host, broker.port, topics) as client:
+        client.publish([message])
+        deadline = time.monotonic() + REPORT_TIMEOUT_S
+        while time.monotonic() < deadline:
+            replies = client.inbox.get(topics.reply(1))
+            if replies:
+                return json.loads(replies[0])
+            time.sleep(0.5)
+    return {"status": "no reply", "timeout_s": REPORT_TIMEOUT_S}
+
+
+@dataclass(frozen=True)
+class HostileRun:
+    workdir: Path  # holds agent.log
+    outcome: HostileOutcome
+    reply: dict[str, Any]  # to the valid request sent after the stream
+    restarts: dict[str, int]  # per component, from /readyz
+    exit_code: int  # of the agent after SIGTERM
+
+
+def hostile_run(workdir: Path, *, rounds: int, seed: int) -> HostileRun:
+    """One stream against a fresh agent, then one valid request, then SIGTERM."""
+    broker = Broker(workdir / "broker")
+    broker.workdir.mkdir(parents=True, exist_ok=True)
+    broker.start()
+    health_port = free_port()
+    config = workdir / "agent.toml"
+    config.write_text(agent_toml(workdir / "state", broker, health_port))
+    run = f"s{seed}"
+    try:
+        with ExitStack() as stack:
+            agent = stack.enter_context(
+                process("agent", [sys.executable, "-m", "edge_agent", "run", "--config", str(config)], workdir)
+            )
+            wait_until("the agent to be ready", lambda: readiness(health_port).get("ready"), READY_TIMEOUT_S, agent)
+            topics = Topics(SITE, run)
+            stream = hostile_stream(topics, seed=seed, rounds=rounds, max_payload_bytes=256 * 1024)
+            with HostileClient(broker.host, broker.port, topics) as client:
+                client.publish(stream)
+                outcome = settle(client, workdir / "state" / "store.sqlite3", stream)
+            reply = final_report(broker, run)
+            counts = restarts(health_port)
+            agent.send_signal(signal.SIGTERM)
+            code = agent.wait(60)
+    finally:
+        broker.stop()
+    return HostileRun(workdir, outcome, reply, counts, code)
+
+
+async def disk_full_recovery(workdir: Path, messages: int) -> dict[str, Any]:
+    """MQTT ingest into a store at its page limit: acked while full, lost, and seconds from space back to all stored."""
+    from connectors.ingest import MqttIngest
+    from edge_agent.config import MqttConfig
+    from edge_agent.store import RecordWriter, Store
+    from edge_agent.types import utcnow
+
+    broker = Broker(workdir / "broker-full")
+    broker.workdir.mkdir(parents=True, exist_ok=True)
+    broker.start()
+    try:
+        config = MqttConfig.model_validate({
+            "host": broker.host, "port": broker.port, "client_id": "disk-full-agent",
+            "routes": [{"topic": "plant/full/mes/#", "parser": "json", "kind": "mes_event"}],
+        })
+        with Store(workdir / "full.sqlite3") as store:
+            writer = RecordWriter(store, max_rows=500, max_delay_s=0.05)
+            ingest = MqttIngest(config, store, writer)
+            tasks = [asyncio.create_task(writer.run()), asyncio.create_task(ingest.run(ready := asyncio.Event()))]
+            await asyncio.wait_for(ready.wait(), 30)
+            pages = store._query("PRAGMA page_count")[0][0]  # noqa: SLF001  (the limit is set just above what is used)
+            store.set_max_pages(pages)
+            payloads = [json.dumps({"id": f"full-{n}", "asset": "P-1", "n": n, "pad": "x" * 512,
+                                    "ts": utcnow().isoformat()}).encode() for n in range(messages)]
+            import paho.mqtt.client as paho
+            from paho.mqtt.enums import CallbackAPIVersion
+
+            pub = paho.Client(CallbackAPIVersion.VERSION2, client_id="disk-full-publisher", protocol=paho.MQTTv5)
+            pub.connect(broker.host, broker.port)
+            pub.loop_start()
+            infos = [pub.publish("plant/full/mes/x", p, qos=1) for p in payloads]
+            for info in infos:
+                info.wait_for_publish(30)
+            await asyncio.sleep(5.0)  # the agent tries, fails on the full store, and must not ack
+            stored_while_full = store.record_count()
+            store.set_max_pages(None)
+            freed = time.monotonic()
+            while store.record_count() < messages and time.monotonic() - freed < 120:
+                await asyncio.sleep(0.05)
+            recovery_s = time.monotonic() - freed
+            stored = store.record_count()
+            pub.disconnect()
+            pub.loop_stop()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return {"messages": messages, "stored_while_full": stored_while_full, "stored": stored,
+                "lost": messages - stored, "recovery_s": round(recovery_s, 2)}
+    finally:
+        broker.stop()
+
+
+def narrative_status(reply: dict[str, Any]) -> str:
+    report = reply.get("report")
+    body = report.get("body") if isinstance(report, dict) else None
+    return str(body.get("narrative_status", "-")) if isinstance(body, dict) else "-"
+
+
+def table(result: HostileRun, full: dict[str, Any]) -> str:
+    outcome, reply, counts, code = result.outcome, result.reply, result.restarts, result.exit_code
+    rows = ["| channel | class | tried | handled | good lost | unanswered |", "|---|---|---:|---:|---:|---:|"]
+    rows += [f"| {c.channel} | {c.cls} | {c.tried} | {c.handled} | {c.lost} | {c.unanswered} |"
+             for c in outcome.classes]
+    tried = sum(c.tried for c in outcome.classes)
+    return "\n".join([
+        f"Hostile stream: {tried} inputs in {len(outcome.classes)} classes against `edge-agent run` (default limits,"
+        f" default engine), settled in {outcome.seconds} s.",
+        "",
+        *rows,
+        "",
+        "| goal (all zero) | result |",
+        "|---|---:|",
+        f"| component restarts | {sum(counts.values())} |",
+        f"| good messages lost | {outcome.lost} |",
+        f"| requests / sign-offs unanswered | {outcome.unanswered} |",
+        f"| inputs not handled as specified | {outcome.unhandled} |",
+        f"| publishes outside the reply namespace | {outcome.stray_publishes} |",
+        "",
+        f"A valid report request after the stream: `{reply.get('status')}`"
+        f" (narrative: {narrative_status(reply)}). Agent exit code after SIGTERM: {code}.",
+        "",
+        f"Disk full (MQTT ingest, store page limit reached): {full['messages']} messages published while full,"
+        f" {full['stored_while_full']} stored before the page limit stopped the store, {full['lost']} lost; every message stored"
+        f" {full['recovery_s']} s after space returned.",
+    ])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.hostile", description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=40, help="rounds of the stream: one input of every class each")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--full-messages", type=int, default=2000)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = hostile_run(Path(tmp), rounds=args.rounds, seed=args.seed)
+        full = asyncio.run(disk_full_recovery(Path(tmp), args.full_messages))
+    body = table(result, full)
+    print(body)
+    command = f"{COMMAND} --rounds {args.rounds} --seed {args.seed} --full-messages {args.full_messages}"
+    write_section("hostile", "Hostile input and faults", body, command)
+    outcome = result.outcome
+    clean = (sum(result.restarts.values()) == 0 and outcome.lost == 0 and outcome.unanswered == 0
+             and outcome.unhandled == 0 and full["lost"] == 0 and result.reply.get("status") == "done")
+    return 0 if clean else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())
