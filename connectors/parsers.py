@@ -1,10 +1,17 @@
 """Payload parsers: MQTT payload bytes → one `Record`, or a `ParseError` naming the quarantine reason.
 
 Shapes follow docs/records.md. Idempotency keys make a redelivered message land on the same row:
-- JSON with a message id (default field `id`): SHA-256 over (kind, id), so the same event republished is stored once;
+- JSON with a message id (default field `id`): SHA-256 over (kind, topic, id), so the same event republished on its
+  topic is stored once, and a publisher on another topic (another site or asset: the topic is the publisher's
+  namespace) cannot pre-empt it by reusing its ids. Keys of rows stored before this rule were SHA-256 over (kind, id):
+  a message redelivered across that upgrade is stored a second time;
 - otherwise SHA-256 over (topic, payload, timestamp text), the timestamp being the payload's own (`ts`, or a log
   line's leading time), never the receive time, which differs on redelivery. Two byte-identical payloads without
   an id or time on one topic are therefore one record: publishers that repeat messages should stamp them.
+
+Every value is held to the domains of `InputLimits` (from `[mqtt]`): a decoded document passes
+`connectors.values.check_json_domain`, a source time lies between `time_min` and the receive time plus
+`time_max_future_s`. A parser raises nothing but ParseError, whatever the bytes.
 """
 
 from __future__ import annotations
@@ -12,12 +19,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Protocol
 
 from connectors.mqtt import MqttError
-from edge_agent.types import Record, idempotency_key
+from connectors.values import ValueDomainError, check_json_domain
+from edge_agent.config.mqtt import MqttConfig
+from edge_agent.types import Record, idempotency_key, to_utc
 
 
 class QuarantineReason(StrEnum):
@@ -28,15 +38,60 @@ class QuarantineReason(StrEnum):
     SCHEMA_MISMATCH = "schema_mismatch"
     PAYLOAD_TOO_LARGE = "payload_too_large"
     UNKNOWN_ROUTE = "unknown_route"
+    # Not the payload's fault as far as we know: handling it raised something no parser rule names (a bug). The
+    # message is kept and acked like any refused one, so one such message cannot stop ingest.
+    INTERNAL_ERROR = "internal_error"
+
+
+# A detail goes to logs and audit entries: it names the problem, it does not carry the payload.
+DETAIL_MAX_CHARS = 300
 
 
 class ParseError(MqttError):
-    """A payload that cannot become a record. `reason` groups it; `detail` says what exactly was wrong."""
+    """A payload that cannot become a record. `reason` groups it; `detail` says what exactly was wrong.
+
+    The detail is cut to DETAIL_MAX_CHARS and made encodable (lone surrogates escaped): it may quote the payload.
+    """
 
     def __init__(self, reason: QuarantineReason, detail: str) -> None:
+        if len(detail) > DETAIL_MAX_CHARS:
+            detail = detail[:DETAIL_MAX_CHARS] + f"… ({len(detail)} chars)"
+        detail = detail.encode("utf-8", "backslashreplace").decode("utf-8")
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """The value domains payloads are held to; the defaults are `[mqtt]`'s (docs/records.md, "Value domains")."""
+
+    time_min: datetime
+    time_max_future: timedelta
+    max_json_depth: int
+    max_string_chars: int
+
+    @classmethod
+    def from_config(cls, config: MqttConfig) -> "InputLimits":
+        return cls(
+            time_min=config.time_min,
+            time_max_future=timedelta(seconds=config.time_max_future_s),
+            max_json_depth=config.max_json_depth,
+            max_string_chars=config.max_string_chars,
+        )
+
+    def check_time(self, source_time: datetime, received_time: datetime) -> None:
+        """ValueError unless time_min <= source_time <= received_time + time_max_future (both aware)."""
+        if source_time < self.time_min:
+            raise ValueError(f"{source_time.isoformat()} is before time_min {self.time_min.isoformat()}")
+        if source_time - to_utc(received_time) > self.time_max_future:
+            raise ValueError(
+                f"{source_time.isoformat()} is more than time_max_future_s "
+                f"{self.time_max_future.total_seconds():g} after the receive time {received_time.isoformat()}"
+            )
+
+
+DEFAULT_LIMITS = InputLimits.from_config(MqttConfig())
 
 
 class Parser(Protocol):
@@ -72,8 +127,15 @@ def _lookup(document: Mapping[str, Any], path: str) -> Any:
 
 
 def parse_time(text: str) -> datetime:
-    """ISO-8601 (`2026-11-29T06:15:00Z`, offsets, fractions); naive times are UTC. ValueError if not a time."""
-    return datetime.fromisoformat(text.strip())
+    """ISO-8601 (`2026-11-29T06:15:00Z`, offsets, fractions) → aware UTC; naive times are UTC.
+
+    ValueError if not a time, or not one UTC can hold (`0001-01-01T00:00:00+01:00`, `9999-12-31T23:59:59-01:00`).
+    """
+    parsed = datetime.fromisoformat(text.strip())
+    try:
+        return to_utc(parsed)
+    except OverflowError as exc:
+        raise ValueError(f"{text!r} is outside the representable time range") from exc
 
 
 class JsonParser:
@@ -83,7 +145,14 @@ class JsonParser:
     receive time. value: the mapped sub-object, else the whole object. `required` paths must be present.
     """
 
-    def __init__(self, kind: str, mapping: Mapping[str, str], required: list[str], source: str = "mqtt") -> None:
+    def __init__(
+        self,
+        kind: str,
+        mapping: Mapping[str, str],
+        required: list[str],
+        source: str = "mqtt",
+        limits: InputLimits = DEFAULT_LIMITS,
+    ) -> None:
         unknown = set(mapping) - MAPPABLE_FIELDS
         if unknown:
             raise ValueError(f"unknown mapping field(s) {sorted(unknown)}; allowed: {sorted(MAPPABLE_FIELDS)}")
@@ -91,13 +160,24 @@ class JsonParser:
         self.source = source
         self.mapping = {**DEFAULT_JSON_MAPPING, **mapping}
         self.required = list(required)
+        self.limits = limits
 
     def parse(self, topic: str, payload: bytes, received_time: datetime) -> Record:
         text = _decode(payload)
         try:
             document = json.loads(text, parse_constant=_reject_constant)
-        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError; so is a >4300-digit integer
             raise ParseError(QuarantineReason.INVALID_JSON, str(exc)) from exc
+        except RecursionError as exc:  # ~1000 levels: the decoder's own stack gives out before our depth check runs
+            raise ParseError(
+                QuarantineReason.SCHEMA_MISMATCH, f"(document): nesting deeper than max_json_depth {self.limits.max_json_depth}"
+            ) from exc
+        try:
+            check_json_domain(
+                document, max_depth=self.limits.max_json_depth, max_string_chars=self.limits.max_string_chars
+            )
+        except ValueDomainError as exc:
+            raise ParseError(QuarantineReason.SCHEMA_MISMATCH, str(exc)) from exc
         if not isinstance(document, dict):
             raise ParseError(QuarantineReason.SCHEMA_MISMATCH, f"expected a JSON object, got {type(document).__name__}")
         missing = [path for path in self.required if _lookup(document, path) is _MISSING]
@@ -112,10 +192,9 @@ class JsonParser:
         elif isinstance(raw_time, str):
             try:
                 source_time = parse_time(raw_time)
+                self.limits.check_time(source_time, received_time)
             except ValueError as exc:
-                raise ParseError(
-                    QuarantineReason.SCHEMA_MISMATCH, f"{self.mapping['source_time']!r} is not an ISO-8601 time: {raw_time!r}"
-                ) from exc
+                raise ParseError(QuarantineReason.SCHEMA_MISMATCH, f"{self.mapping['source_time']}: {exc}") from exc
             time_text = raw_time
         else:
             raise ParseError(
@@ -128,7 +207,7 @@ class JsonParser:
             if value is _MISSING:
                 raise ParseError(QuarantineReason.SCHEMA_MISMATCH, f"value field {self.mapping['value']!r} is missing")
         ikey = (
-            idempotency_key(self.kind, message_id)
+            idempotency_key(self.kind, topic, message_id)
             if message_id is not None
             else idempotency_key(topic, payload, time_text)
         )
@@ -168,25 +247,35 @@ _AUTHOR = re.compile(r"^(?P<author>[\w.@-]{1,64}):(?:\s+|$)(?P<text>.*)$", re.S)
 class TextParser:
     """A plain-text log line → record of `kind` keyed by the topic; value `{"text", "author"?}` (docs/records.md).
 
-    The text is untrusted operator input: it is stored as data, never interpreted.
+    The text is untrusted operator input: it is stored as data, never interpreted. A leading token shaped like a
+    time that is not one (month 13), or not a plausible one (before time_min, beyond the receive time plus
+    time_max_future_s, year 1 with an offset), is not taken as the line's time: the whole line is kept as text,
+    timed on receipt, so an operator's note is never lost to a mistyped stamp.
     """
 
-    def __init__(self, kind: str, source: str = "mqtt") -> None:
+    def __init__(self, kind: str, source: str = "mqtt", limits: InputLimits = DEFAULT_LIMITS) -> None:
         self.kind = kind
         self.source = source
+        self.limits = limits
 
     def parse(self, topic: str, payload: bytes, received_time: datetime) -> Record:
         line = _decode(payload).strip()
         if not line:
             raise ParseError(QuarantineReason.SCHEMA_MISMATCH, "empty log line")
+        if len(line) > self.limits.max_string_chars:
+            raise ParseError(
+                QuarantineReason.SCHEMA_MISMATCH,
+                f"text: line of {len(line)} characters exceeds max_string_chars {self.limits.max_string_chars}",
+            )
         source_time, time_text = received_time, ""
         match = _LEADING_TIME.match(line)
         if match:
             try:
-                source_time = parse_time(match["time"])
-                time_text, line = match["time"], match["rest"].strip()
+                stamped = parse_time(match["time"])
+                self.limits.check_time(stamped, received_time)
+                source_time, time_text, line = stamped, match["time"], match["rest"].strip()
             except ValueError:
-                pass  # looks like a time but is not one (month 13): keep the whole line as text, lose nothing
+                pass  # not a (plausible) time: keep the whole line as text, lose nothing
         value: dict[str, str] = {"text": line}
         author = _AUTHOR.match(line)
         if author:
@@ -207,6 +296,8 @@ class TextParser:
 
 __all__ = [
     "DEFAULT_JSON_MAPPING",
+    "DEFAULT_LIMITS",
+    "InputLimits",
     "JsonParser",
     "MAPPABLE_FIELDS",
     "ParseError",

@@ -9,7 +9,7 @@ from datetime import datetime
 import structlog
 
 from connectors.mqtt import MqttError
-from connectors.parsers import JsonParser, ParseError, Parser, QuarantineReason, TextParser
+from connectors.parsers import DEFAULT_LIMITS, InputLimits, JsonParser, ParseError, Parser, QuarantineReason, TextParser
 from edge_agent.config.mqtt import RouteConfig
 from edge_agent.types import Record
 
@@ -61,13 +61,13 @@ class Route:
     parser: Parser
 
 
-def _build_parser(route: RouteConfig, source: str) -> Parser:
+def _build_parser(route: RouteConfig, source: str, limits: InputLimits) -> Parser:
     if route.parser == "json":
         try:
-            return JsonParser(route.kind, route.mapping, route.required, source=source)
+            return JsonParser(route.kind, route.mapping, route.required, source=source, limits=limits)
         except ValueError as exc:
             raise RouteError(f"route {route.topic!r}: {exc}") from exc
-    return TextParser(route.kind, source=source)
+    return TextParser(route.kind, source=source, limits=limits)
 
 
 class RouteTable:
@@ -78,13 +78,19 @@ class RouteTable:
         self.max_payload_bytes = max_payload_bytes
 
     @classmethod
-    def from_config(cls, routes: Sequence[RouteConfig], max_payload_bytes: int, source: str = "mqtt") -> "RouteTable":
+    def from_config(
+        cls,
+        routes: Sequence[RouteConfig],
+        max_payload_bytes: int,
+        source: str = "mqtt",
+        limits: InputLimits = DEFAULT_LIMITS,
+    ) -> "RouteTable":
         built = []
         for route in routes:
             validate_filter(route.topic)
             if route.qos > MAX_INGEST_QOS:
                 log.warning("route_qos_downgraded", topic=route.topic, configured=route.qos, used=MAX_INGEST_QOS)
-            built.append(Route(route.topic, min(route.qos, MAX_INGEST_QOS), _build_parser(route, source)))
+            built.append(Route(route.topic, min(route.qos, MAX_INGEST_QOS), _build_parser(route, source, limits)))
         return cls(built, max_payload_bytes)
 
     def subscriptions(self) -> dict[str, int]:

@@ -109,13 +109,20 @@ class TestJsonParser:
         assert record.source_time == datetime(2026, 11, 29, 6, 15, tzinfo=timezone.utc)
         assert record.value == MES
         assert record.raw == payload
-        assert record.idempotency_key == idempotency_key("mes_event", "mes-000123")
+        assert record.idempotency_key == idempotency_key("mes_event", "plant/s1/mes/downtime", "mes-000123")
 
     def test_id_makes_republished_event_one_record(self) -> None:
         """The same id with a different payload (a resend with reordered keys) gives the same idempotency key."""
         a = self.parser.parse("plant/s1/mes/x", json.dumps(MES).encode(), RECEIVED)
         b = self.parser.parse("plant/s1/mes/x", json.dumps(dict(reversed(MES.items()))).encode(), RECEIVED)
         assert a.idempotency_key == b.idempotency_key
+
+    def test_same_id_on_another_topic_is_another_record(self) -> None:
+        """A publisher on another topic reusing an id gets its own key, so it cannot pre-empt the first one's event."""
+        payload = json.dumps(MES).encode()
+        ours = self.parser.parse("plant/s1/mes/x", payload, RECEIVED)
+        theirs = self.parser.parse("plant/s2/mes/x", payload, RECEIVED)
+        assert ours.idempotency_key != theirs.idempotency_key
 
     def test_without_id_key_hashes_topic_payload_and_ts(self) -> None:
         """Without an id the key is SHA-256 of topic, payload and ts, independent of the receive time."""
@@ -141,7 +148,7 @@ class TestJsonParser:
         record = parser.parse("t", payload, RECEIVED)
         assert (record.key, record.value) == ("C-201", {"n": 1})
         assert record.source_time == datetime(2026, 11, 29, 5, 0, tzinfo=timezone.utc)
-        assert record.idempotency_key == idempotency_key("mes_event", "7")
+        assert record.idempotency_key == idempotency_key("mes_event", "t", "7")
 
     @pytest.mark.parametrize(
         ("payload", "reason"),
