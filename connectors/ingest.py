@@ -1,15 +1,25 @@
 """MQTT ingest component: subscribe to the configured routes, parse, commit, and only then acknowledge.
 
-Pipeline (three named tasks):
+Pipeline (four named tasks):
     intake  takes the messages already queued (up to INTAKE_BATCH), parses them, starts one commit per group:
             good records → `RecordWriter.write` (returns once durable), bad ones → a quarantine row each;
     ack     awaits the commits in the order they were started and acks each group's messages after its commit,
             so PUBACKs leave in receive order and never before the row exists;
     audit   writes one `ingest.batch` entry per AUDIT_EVERY_RECORDS records or AUDIT_EVERY_S seconds, and one
-            `quarantine` entry per window listing what was refused, never one audit entry per message.
+            `quarantine` entry per window listing what was refused, never one audit entry per message;
+    ready   keeps the component's ready event equal to "broker connected and no commit waiting for store space".
 
 A crash anywhere before an ack means the broker redelivers the message (persistent session) and the store's
 idempotency key turns the redelivery into a no-op, so every message is stored exactly once.
+
+Data never stops the component (each rule has a test in tests/test_ingest_hostile.py):
+- any exception while parsing one message, other than the parser's own ParseError, quarantines that message as
+  `internal_error` (detail: exception type and message);
+- a batch commit that fails for any reason but a full store is redone record by record, and only the records that
+  fail alone are quarantined (`internal_error`);
+- a full store (`StoreFullError`) is neither a crash nor a refusal: the commit is retried with jittered backoff until
+  it succeeds, its messages stay unacked meanwhile (the broker keeps them; Receive Maximum and queue_max push back),
+  and the component reports itself not ready. Quarantine writes are retried the same way.
 """
 
 from __future__ import annotations
@@ -19,22 +29,25 @@ import asyncio
 import hashlib
 import signal
 from collections import Counter as Tally
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from prometheus_client import Counter
 
-from connectors.mqtt import MqttClient, MqttError, MqttMessage
-from connectors.parsers import ParseError, QuarantineReason
+from connectors.mqtt import MqttClient, MqttError, MqttMessage, backoff_delay
+from connectors.parsers import InputLimits, ParseError, QuarantineReason
 from connectors.routes import RouteTable
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.logging import configure_logging
-from edge_agent.store import RecordWriter, Store
+from edge_agent.store import RecordWriter, Store, StoreFullError
 from edge_agent.types import Record
+
+T = TypeVar("T")
 
 log = structlog.get_logger(component="mqtt")
 
@@ -47,11 +60,18 @@ AUDIT_EVERY_S = 60.0
 QUARANTINE_AUDIT_ITEMS = 100
 # On stop, commits already under way get this long to finish so their messages are acked now, not redelivered.
 STOP_DRAIN_S = 5.0
+# A full store is retried soon (space often returns in seconds: retention, an operator's cleanup), then at most every
+# 5 s: a long outage costs a log line and a counter tick per group every few seconds, and recovery is seen within 5 s.
+STORE_FULL_RETRY_MIN_S = 0.2
+STORE_FULL_RETRY_MAX_S = 5.0
 
 STORED = Counter("edge_agent_mqtt_records_stored_total", "MQTT records newly committed to the store")
 DUPLICATES = Counter("edge_agent_mqtt_duplicates_total", "MQTT records already stored (redeliveries, repeats)")
 QUARANTINED = Counter("edge_agent_mqtt_quarantined_total", "MQTT messages refused into quarantine", ["reason"])
 AUDIT_FAILURES = Counter("edge_agent_mqtt_audit_failures_total", "Audit entries the ingest could not append")
+STORE_FULL = Counter(
+    "edge_agent_mqtt_store_full_total", "MQTT store writes refused by a full store (each is retried until it succeeds)"
+)
 
 
 class IngestError(MqttError):
@@ -64,14 +84,26 @@ class AuditSink(Protocol):
     def append_many(self, items: Sequence[tuple[str, str, dict[str, Any]]]) -> Sequence[Any]: ...
 
 
+def _internal_error(exc: Exception) -> ParseError:
+    return ParseError(QuarantineReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+
+
 @dataclass
 class _Group:
-    """One commit: the messages taken together, the records parsed from them, and the commit's task."""
+    """One commit: the messages taken together, each parsed into a record or refused, and the commit's task.
+
+    The commit may move a message from `parsed` to `refused` (its record alone failed to commit); the ack task reads
+    both only once the commit is done.
+    """
 
     messages: list[MqttMessage]
-    records: list[Record]
+    parsed: list[tuple[MqttMessage, Record]]
     refused: list[tuple[MqttMessage, ParseError]]
-    commit: asyncio.Task[int]
+    commit: asyncio.Task[int] = field(init=False)
+
+    @property
+    def records(self) -> list[Record]:
+        return [record for _, record in self.parsed]
 
 
 @dataclass
@@ -87,17 +119,18 @@ class _AuditWindow:
     quarantine_items: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, group: _Group, stored: int) -> None:
-        if group.records:
+        records = group.records
+        if records:
             if self.first_key is None:
-                self.first_key = group.records[0].idempotency_key
-                self.first_received = group.records[0].received_time.isoformat()
-            self.last_key = group.records[-1].idempotency_key
-            self.last_received = group.records[-1].received_time.isoformat()
-        for record in group.records:
+                self.first_key = records[0].idempotency_key
+                self.first_received = records[0].received_time.isoformat()
+            self.last_key = records[-1].idempotency_key
+            self.last_received = records[-1].received_time.isoformat()
+        for record in records:
             # Length-prefixed, so the digest pins the exact sequence of payloads, not just their concatenation.
             self.payloads.update(len(record.raw).to_bytes(8, "big"))
             self.payloads.update(record.raw)
-        self.records += len(group.records)
+        self.records += len(records)
         self.stored += stored
         for message, error in group.refused:
             self.quarantined[error.reason.value] += 1
@@ -184,11 +217,19 @@ class MqttIngest:
         self._unsettled = 0
         self._max_unsettled = config.queue_max
         self._room = asyncio.Event()
+        # Store writes currently waiting for space; the component is not ready while any does.
+        self._waiting_for_space = 0
+        self._readiness_changed = asyncio.Event()
 
     async def run(self, ready: asyncio.Event) -> None:
         # The supervisor may call run() again after a crash: nothing of the last run's pipeline is still in flight.
-        self._unsettled, self._acking = 0, None
-        routes = RouteTable.from_config(self._config.routes, self._config.max_payload_bytes, source=self._source)
+        self._unsettled, self._acking, self._waiting_for_space = 0, None, 0
+        routes = RouteTable.from_config(
+            self._config.routes,
+            self._config.max_payload_bytes,
+            source=self._source,
+            limits=InputLimits.from_config(self._config),
+        )
         groups: asyncio.Queue[_Group] = asyncio.Queue()  # bounded by _max_unsettled messages, see __init__
         async with MqttClient(self._config, self._client_id) as client:
             for topic_filter, qos in routes.subscriptions().items():
@@ -196,7 +237,7 @@ class MqttIngest:
             log.info("ingest_started", source=self._source, routes=list(routes.subscriptions()))
             try:
                 async with asyncio.TaskGroup() as tasks:
-                    tasks.create_task(client.mirror_ready(ready), name=f"{self.name}:ready")
+                    tasks.create_task(self._mirror_ready(client, ready), name=f"{self.name}:ready")
                     tasks.create_task(self._intake(client, routes, groups), name=f"{self.name}:intake")
                     tasks.create_task(self._acknowledge(groups), name=f"{self.name}:ack")
                     tasks.create_task(self._audit_timer(), name=f"{self.name}:audit")
@@ -214,30 +255,90 @@ class MqttIngest:
                 await self._room.wait()
             messages = await client.receive_batch(INTAKE_BATCH)
             self._unsettled += len(messages)
-            records: list[Record] = []
-            refused: list[tuple[MqttMessage, ParseError]] = []
+            group = _Group(messages, [], [])
             for message in messages:
                 try:
-                    records.append(routes.parse(message.topic, message.payload, message.received_time))
+                    group.parsed.append((message, routes.parse(message.topic, message.payload, message.received_time)))
                 except ParseError as error:
-                    refused.append((message, error))
-            commit = asyncio.create_task(self._commit(records, refused), name=f"{self.name}:commit")
-            groups.put_nowait(_Group(messages, records, refused, commit))
+                    group.refused.append((message, error))
+                except Exception as exc:  # isolation barrier: a bug met by one message costs that message, not ingest
+                    log.exception("parse_internal_error", topic=message.topic)
+                    group.refused.append((message, _internal_error(exc)))
+            group.commit = asyncio.create_task(self._commit(group), name=f"{self.name}:commit")
+            groups.put_nowait(group)
 
-    async def _commit(self, records: list[Record], refused: list[tuple[MqttMessage, ParseError]]) -> int:
-        stored = await self._writer.write(records) if records else 0
-        if refused:
-            await asyncio.to_thread(self._quarantine_sync, refused)
+    async def _commit(self, group: _Group) -> int:
+        stored = 0
+        if group.parsed:
+            try:
+                stored = await self._until_stored(partial(self._writer.write, group.records))
+            except Exception as exc:  # not a full store: find the record(s) at fault and keep the rest
+                log.warning("batch_commit_failed", error=str(exc), records=len(group.parsed), retry="one_by_one")
+                stored = await self._commit_one_by_one(group)
+        for message, error in group.refused:  # one row at a time, so a retry never writes a row twice
+            await self._until_stored(partial(asyncio.to_thread, self._quarantine_sync, message, error))
         return stored
 
-    def _quarantine_sync(self, refused: list[tuple[MqttMessage, ParseError]]) -> None:
-        for message, error in refused:
-            raw = message.payload
-            if error.reason is QuarantineReason.PAYLOAD_TOO_LARGE:
-                raw = raw[: self._config.max_payload_bytes]  # keep evidence, not an unbounded blob
-            self._store.quarantine(self._source, message.topic, raw, error.reason.value, message.received_time)
-            QUARANTINED.labels(reason=error.reason.value).inc()
-            log.warning("quarantined", topic=message.topic, reason=error.reason.value, detail=error.detail)
+    async def _commit_one_by_one(self, group: _Group) -> int:
+        stored, kept = 0, []
+        for message, record in group.parsed:
+            try:
+                stored += await self._until_stored(partial(asyncio.to_thread, self._store.insert_records, [record]))
+            except Exception as exc:
+                log.exception("record_commit_failed", topic=message.topic, key=record.idempotency_key)
+                group.refused.append((message, _internal_error(exc)))
+            else:
+                kept.append((message, record))
+        group.parsed = kept
+        return stored
+
+    async def _until_stored(self, write: Callable[[], Awaitable[T]]) -> T:
+        """Run a store write; while the store is full, retry it after a jittered backoff (nothing acked meanwhile)."""
+        attempts = 0
+        try:
+            while True:
+                try:
+                    return await write()
+                except StoreFullError as exc:
+                    if attempts == 0:
+                        self._waiting_for_space += 1
+                        self._readiness_changed.set()
+                    STORE_FULL.inc()
+                    delay = backoff_delay(attempts, STORE_FULL_RETRY_MIN_S, STORE_FULL_RETRY_MAX_S)
+                    log.error("store_full", error=str(exc), attempt=attempts + 1, retry_in_s=round(delay, 3))
+                    attempts += 1
+                    await asyncio.sleep(delay)
+        finally:
+            if attempts:
+                self._waiting_for_space -= 1
+                self._readiness_changed.set()
+
+    def _quarantine_sync(self, message: MqttMessage, error: ParseError) -> None:
+        raw = message.payload
+        if error.reason is QuarantineReason.PAYLOAD_TOO_LARGE:
+            raw = raw[: self._config.max_payload_bytes]  # keep evidence, not an unbounded blob
+        self._store.quarantine(self._source, message.topic, raw, error.reason.value, message.received_time)
+        QUARANTINED.labels(reason=error.reason.value).inc()
+        log.warning("quarantined", topic=message.topic, reason=error.reason.value, detail=error.detail)
+
+    # --- readiness -------------------------------------------------------------------------------------------
+
+    async def _mirror_ready(self, client: MqttClient, ready: asyncio.Event) -> None:
+        """Keep `ready` equal to "broker connected and no store write waiting for space" (/readyz: degraded)."""
+        while True:
+            self._readiness_changed.clear()
+            connected = client.connected
+            if connected and not self._waiting_for_space:
+                ready.set()
+            else:
+                ready.clear()
+            link = asyncio.create_task(client.wait_disconnected() if connected else client.wait_connected())
+            changed = asyncio.create_task(self._readiness_changed.wait())
+            try:
+                await asyncio.wait([link, changed], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                link.cancel()
+                changed.cancel()
 
     # --- acknowledgement -------------------------------------------------------------------------------------
 
@@ -274,6 +375,8 @@ class MqttIngest:
                     await self._settle(group)
         except (TimeoutError, IngestError) as exc:
             log.warning("stop_drain_incomplete", error=str(exc), groups=len(pending))
+        for group in pending:  # a commit still waiting (for space, say) must not outlive the component
+            group.commit.cancel()
         await self._flush_audit()
 
     # --- audit -----------------------------------------------------------------------------------------------
