@@ -13,16 +13,22 @@ Rounding rules (stated in every prompt and checked by `grounding.py`):
   measured values → 2 decimals, half away from zero; means over the samples in the window, unweighted;
   durations → whole seconds (a downtime still open at the window end is cut there and marked `open`);
   counts are exact.
+
+Never raises on anything the store can hold: a record a section reads but cannot use (a tag value that is an
+object, an infinite count, an alarm severity of "high", a data gap without a start) is skipped and counted in a
+`skipped_records` fact with its reason, and a report with skipped records or data gaps carries a `completeness`
+fact saying it is incomplete.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from datetime import datetime
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
+from decimal import ROUND_HALF_UP, Context, Decimal
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +42,11 @@ RECORD_IDS_MAX = 50
 # Top 5 alarms: what a shift handover reads; the full count is in alarm_total.
 TOP_ALARMS = 5
 DECIMALS = 2
+# 1e15: beyond it a float no longer holds two decimals (2^53 ≈ 9.007e15), so a rounded figure would be made up.
+MEASURED_ABS_MAX = 1e15
+# OPC UA alarms & conditions severities are 1..1000 (Part 9); a missing one reads as 0.
+SEVERITY_MAX = 1000
+DATA_GAP = "data_gap"
 
 
 class Fact(BaseModel):
@@ -57,9 +68,13 @@ def round_value(value: float, decimals: int = DECIMALS) -> float | int:
         raise TypeError("a bool is not a measured value")
     if isinstance(value, int):
         return value
+    exact = Decimal(repr(float(value)))
+    if not exact.is_finite():
+        raise ValueError(f"{value!r} is not a finite number")
     quantum = Decimal(1).scaleb(-decimals)
-    rounded = Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP)
-    return float(rounded)
+    # Digits for the integer part and every decimal asked for: the default 28 raises on 1e30 or on 40 decimals.
+    context = Context(prec=max(exact.adjusted(), 0) + decimals + 2, rounding=ROUND_HALF_UP)
+    return float(exact.quantize(quantum, context=context))
 
 
 def ids_sha256(record_ids: Iterable[int]) -> str:
@@ -67,11 +82,14 @@ def ids_sha256(record_ids: Iterable[int]) -> str:
 
 
 def record_asset(record: StoredRecord) -> str | None:
-    """The asset a record is about: tag `P-101.vibration_mm_s` → `P-101`; alarms and MES events key by asset."""
+    """The asset a record is about: tag `P-101.vibration_mm_s` → `P-101`; alarms and MES events key by asset; a data
+    gap of a tag → the tag's asset (a gap keyed by a whole source, without a `.`, is about no single asset)."""
     if record.kind == "tag_value":
         return record.key.split(".", 1)[0]
     if record.kind in ("alarm", "mes_event"):
         return record.key
+    if record.kind == DATA_GAP and "." in record.key:
+        return record.key.split(".", 1)[0]
     return None
 
 
@@ -95,6 +113,7 @@ def in_scope(record: StoredRecord, scope: Scope) -> bool:
 class _Builder:
     def __init__(self) -> None:
         self.facts: list[Fact] = []
+        self.skipped: dict[int, tuple[StoredRecord, str]] = {}
 
     def add(
         self,
@@ -115,7 +134,7 @@ class _Builder:
         all_ids = {r.id for r in records} | {r.id for r in key_records}
         self.facts.append(
             Fact(
-                id=f"F{len(self.facts) + 1:02d}",
+                id="",  # numbered in `numbered()`, once the order is final
                 kind=kind,
                 subject=subject,
                 values=values,
@@ -125,6 +144,13 @@ class _Builder:
                 record_ids_sha256=ids_sha256(all_ids),
             )
         )
+
+    def skip(self, record: StoredRecord, reason: str) -> None:
+        """A record a section reads but cannot use; the first reason given for it is the one reported."""
+        self.skipped.setdefault(record.id, (record, reason))
+
+    def numbered(self) -> list[Fact]:
+        return [f.model_copy(update={"id": f"F{i:02d}"}) for i, f in enumerate(self.facts, start=1)]
 
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
@@ -136,12 +162,11 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
 
 
 def compute_facts(records: Sequence[StoredRecord], request: ResolvedRequest, *, list_max: int = 24) -> list[Fact]:
-    """All facts for one report, in a fixed order; `records` are those of the window (any order)."""
+    """All facts for one report, in a fixed order; `records` are those of the window (any order), plus any
+    `data_gap` records that started before it (see `gap_lookback`), which count where their interval overlaps."""
     start, end = request.window.start, request.window.end
-    rows = sorted(
-        (r for r in records if start <= r.source_time < end and in_scope(r, request.scope)),
-        key=lambda r: (r.source_time, r.id),
-    )
+    scoped = sorted((r for r in records if in_scope(r, request.scope)), key=lambda r: (r.source_time, r.id))
+    rows = [r for r in scoped if start <= r.source_time < end]
     b = _Builder()
     b.add(
         "window",
@@ -152,9 +177,14 @@ def compute_facts(records: Sequence[StoredRecord], request: ResolvedRequest, *, 
     by_kind: dict[str, list[StoredRecord]] = defaultdict(list)
     for r in rows:
         by_kind[r.kind].append(r)
+    gaps = _data_gaps(b, [r for r in scoped if r.kind == DATA_GAP and r.source_time < end], start, end, list_max)
     for section in _SECTIONS[request.type]:
         _SECTION_FUNCS[section](b, by_kind, end, list_max)
-    return b.facts
+    skipped = _skipped(b)
+    if gaps or skipped:
+        b.add("completeness", {"status": "incomplete", "data_gap_count": gaps, "skipped_count": skipped}, [])
+        b.facts.insert(1, b.facts.pop())  # right after the window: the first thing a reader must know
+    return b.numbered()
 
 
 def _counts(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
@@ -166,10 +196,62 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _measure_problem(value: Any) -> str | None:
+    """Why `value` cannot be a measured figure (a reason code), or None when it can."""
+    if not _is_number(value):
+        return "not_a_number"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "not_finite"
+    if abs(value) > MEASURED_ABS_MAX:
+        return "out_of_range"
+    return None
+
+
+def _text(value: Any) -> str | None:
+    """A record field shown as text: strings and numbers as written, null as empty; None when it is neither."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if _is_number(value):
+        return str(value)
+    return None
+
+
+def _fields(b: _Builder, r: StoredRecord) -> dict[str, Any] | None:
+    """A MES event's JSON object, or None (skipped) when the value is not one or has no string `type`."""
+    if not isinstance(r.value, dict):
+        b.skip(r, "not_an_object")
+        return None
+    if not isinstance(r.value.get("type"), str):
+        b.skip(r, "bad_type")
+        return None
+    return r.value
+
+
+def _texts(b: _Builder, r: StoredRecord, fields: dict[str, Any], names: Sequence[str]) -> dict[str, str] | None:
+    """The named fields as text, or None (skipped, naming the first bad field) when one is not text."""
+    out = {}
+    for name in names:
+        text = _text(fields.get(name))
+        if text is None:
+            b.skip(r, f"bad_{name}")
+            return None
+        out[name] = text
+    return out
+
+
 def _tags(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
     per_tag: dict[str, list[StoredRecord]] = defaultdict(list)
     for r in by_kind.get("tag_value", []):
-        if _is_number(r.value) and r.quality != "bad":
+        if isinstance(r.value, (bool, str)):
+            continue  # a state: `_states` reads it
+        problem = "not_a_scalar" if not _is_number(r.value) else _measure_problem(r.value)
+        if problem is None and r.quality == "bad":
+            problem = "bad_quality"  # the server says the value is not valid: left out of the statistics
+        if problem is not None:
+            b.skip(r, problem)
+        else:
             per_tag[r.key].append(r)
     for tag in sorted(per_tag):
         samples = per_tag[tag]
@@ -195,6 +277,8 @@ def _states(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, 
     for r in by_kind.get("tag_value", []):
         if isinstance(r.value, (bool, str)):
             per_tag[r.key].append(r)
+        elif not _is_number(r.value):
+            b.skip(r, "not_a_scalar")
     changes: list[tuple[StoredRecord, StoredRecord]] = []
     for tag in sorted(per_tag):
         samples = per_tag[tag]
@@ -212,60 +296,103 @@ def _state(value: Any) -> str:
     return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
 
-def _alarm_fields(r: StoredRecord) -> dict[str, Any]:
-    return r.value if isinstance(r.value, dict) else {"message": str(r.value)}
+class _Alarm(NamedTuple):
+    record: StoredRecord
+    condition: str
+    message: str
+    severity: int
+    active: bool
+
+
+def _severity(value: Any) -> int | None:
+    """OPC UA severity as an integer in 0..1000 (`700`, `700.0`, `"700"`), 0 when missing; None when it is not."""
+    if value is None:
+        return 0
+    if isinstance(value, str) and value.strip().isdecimal() and len(value.strip()) <= 4:
+        value = int(value.strip())
+    # The range test comes first: it is False for NaN, infinities and integers too large for a float.
+    if _is_number(value) and 0 <= value <= SEVERITY_MAX and float(value).is_integer():
+        return int(value)
+    return None
+
+
+def _alarm(b: _Builder, r: StoredRecord) -> _Alarm | None:
+    # A bare value (not an object) is the alarm's message, as some servers send only a text.
+    fields = r.value if isinstance(r.value, dict) else {"message": r.value}
+    texts = _texts(b, r, fields, ("condition", "message"))
+    if texts is None:
+        return None
+    severity = _severity(fields.get("severity"))
+    if severity is None:
+        b.skip(r, "bad_severity")
+        return None
+    active = fields.get("active", True)
+    if active is not None and not isinstance(active, bool):
+        b.skip(r, "bad_active")
+        return None
+    return _Alarm(r, texts["condition"], texts["message"], severity, active is not False)
 
 
 def _alarms(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
+    alarms = [a for r in by_kind.get("alarm", []) if (a := _alarm(b, r)) is not None]
     # An alarm record with active=false is the condition clearing; only activations count as alarms.
-    raised = [r for r in by_kind.get("alarm", []) if _alarm_fields(r).get("active", True) is not False]
-    assets = sorted({r.key for r in raised})
-    b.add("alarm_total", {"count": len(raised), "assets_count": len(assets)}, raised, ids=assets)
-    groups: dict[tuple[str, str], list[StoredRecord]] = defaultdict(list)
-    for r in raised:
-        fields = _alarm_fields(r)
-        groups[(r.key, str(fields.get("condition") or fields.get("message") or ""))].append(r)
+    raised = [a for a in alarms if a.active]
+    assets = sorted({a.record.key for a in raised})
+    b.add("alarm_total", {"count": len(raised), "assets_count": len(assets)}, [a.record for a in raised], ids=assets)
+    groups: dict[tuple[str, str], list[_Alarm]] = defaultdict(list)
+    for a in raised:
+        groups[(a.record.key, a.condition or a.message)].append(a)
 
-    def severity(rs: list[StoredRecord]) -> int:
-        return max(int(_alarm_fields(r).get("severity") or 0) for r in rs)
+    def severity(group: list[_Alarm]) -> int:
+        return max(a.severity for a in group)
 
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), -severity(kv[1]), kv[0]))
-    for rank, ((asset, condition), rs) in enumerate(ranked[:TOP_ALARMS], start=1):
+    for rank, ((asset, condition), group) in enumerate(ranked[:TOP_ALARMS], start=1):
         values = {
             "rank": rank,
             "condition": condition,
-            "message": str(_alarm_fields(rs[0]).get("message", "")),
-            "count": len(rs),
-            "max_severity": severity(rs),
-            "first_at": iso(rs[0].source_time),
-            "last_at": iso(rs[-1].source_time),
+            "message": group[0].message,
+            "count": len(group),
+            "max_severity": severity(group),
+            "first_at": iso(group[0].record.source_time),
+            "last_at": iso(group[-1].record.source_time),
         }
-        b.add("top_alarm", values, rs, subject=asset)
+        b.add("top_alarm", values, [a.record for a in group], subject=asset)
 
 
 def _downtime(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
-    starts: dict[str, StoredRecord] = {}
+    starts: dict[str, tuple[StoredRecord, dict[str, str]]] = {}
     ends: dict[str, StoredRecord] = {}
     for r in by_kind.get("mes_event", []):
-        fields = r.value if isinstance(r.value, dict) else {}
-        downtime_id = str(fields.get("downtime_id") or fields.get("id") or r.idempotency_key)
-        if fields.get("type") == "downtime_start":
-            starts.setdefault(downtime_id, r)
-        elif fields.get("type") == "downtime_end" and fields.get("downtime_id"):
-            ends.setdefault(downtime_id, r)
+        fields = _fields(b, r)
+        if fields is None or fields["type"] not in ("downtime_start", "downtime_end"):
+            continue
+        texts = _texts(b, r, fields, ("downtime_id", "id", "reason", "line", "work_order"))
+        if texts is None:
+            continue
+        downtime_id = texts["downtime_id"] or texts["id"] or r.idempotency_key
+        if fields["type"] == "downtime_start":
+            if downtime_id in starts:
+                b.skip(r, "duplicate_downtime_id")
+            else:
+                starts[downtime_id] = (r, texts)
+        elif texts["downtime_id"] and downtime_id in starts and downtime_id not in ends:
+            # Rows are in time order, so this end is at or after its start; an end seen before any start of its
+            # id closes a downtime that began before the window, as an end of an already closed one is a repeat.
+            ends[downtime_id] = r
     events = []
-    for downtime_id, start in starts.items():
+    for downtime_id, (start, texts) in starts.items():
         stop = ends.get(downtime_id)
         finish = stop.source_time if stop is not None else end
-        events.append((start, stop, int((finish - start.source_time).total_seconds())))
+        events.append((start, texts, stop, int((finish - start.source_time).total_seconds())))
     events.sort(key=lambda e: (e[0].source_time, e[0].id))
     per_asset: dict[str, list[tuple[StoredRecord, StoredRecord | None, int]]] = defaultdict(list)
-    for start, stop, seconds in events:
+    for start, _, stop, seconds in events:
         per_asset[start.key].append((start, stop, seconds))
-    used = [r for s, e, _ in events for r in (s, e) if r is not None]
+    used = [r for s, _, e, _ in events for r in (s, e) if r is not None]
     b.add(
         "downtime_total",
-        {"count": len(events), "duration_s": sum(s for _, _, s in events)},
+        {"count": len(events), "duration_s": sum(s for *_, s in events)},
         used,
         ids=sorted(per_asset),
     )
@@ -277,25 +404,30 @@ def _downtime(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime
             [r for s, e, _ in items for r in (s, e) if r is not None],
             subject=asset,
         )
-    for start, stop, seconds in events[:list_max]:
-        fields = start.value if isinstance(start.value, dict) else {}
+    for start, texts, stop, seconds in events[:list_max]:
         values = {
-            "reason": str(fields.get("reason", "")),
+            "reason": texts["reason"],
             "start_at": iso(start.source_time),
             "end_at": iso(stop.source_time if stop is not None else end),
             "duration_s": seconds,
             "open": stop is None,
         }
-        extra = [str(fields[k]) for k in ("line", "work_order") if fields.get(k)]
+        extra = [texts[k] for k in ("line", "work_order") if texts[k]]
         b.add("downtime", values, [r for r in (start, stop) if r is not None], subject=start.key, ids=extra)
 
 
 def _production(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
     groups: dict[tuple[str, str], list[StoredRecord]] = defaultdict(list)
     for r in by_kind.get("mes_event", []):
-        fields = r.value if isinstance(r.value, dict) else {}
-        if fields.get("type") == "production_count" and _is_number(fields.get("count")):
-            groups[(r.key, str(fields.get("unit", "")))].append(r)
+        fields = _fields(b, r)
+        if fields is None or fields["type"] != "production_count":
+            continue
+        problem = _measure_problem(fields.get("count"))
+        texts = _texts(b, r, fields, ("unit",))
+        if problem is not None:
+            b.skip(r, f"count_{problem}")
+        elif texts is not None:
+            groups[(r.key, texts["unit"])].append(r)
     for (asset, unit), rs in sorted(groups.items()):
         total = sum(r.value["count"] for r in rs)
         b.add("production", {"count": round_value(total), "unit": unit}, rs, subject=asset)
@@ -304,31 +436,132 @@ def _production(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: dateti
 def _quality(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
     groups: dict[str, list[StoredRecord]] = defaultdict(list)
     for r in by_kind.get("mes_event", []):
-        fields = r.value if isinstance(r.value, dict) else {}
-        if fields.get("type") == "quality_check":
+        fields = _fields(b, r)
+        if fields is None or fields["type"] != "quality_check":
+            continue
+        if fields.get("result") in ("pass", "fail"):
             groups[r.key].append(r)
+        else:
+            b.skip(r, "bad_result")
     for asset in sorted(groups):
         rs = groups[asset]
-        failed = [r for r in rs if r.value.get("result") == "fail"]
+        failed = [r for r in rs if r.value["result"] == "fail"]
         values = {"checks_count": len(rs), "pass_count": len(rs) - len(failed), "fail_count": len(failed)}
         b.add("quality_checks", values, rs, subject=asset, key_records=failed)
 
 
 def _notes(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
-    lines = by_kind.get("log_line", [])
-    for r in lines[-list_max:]:
-        fields = r.value if isinstance(r.value, dict) else {"text": str(r.value)}
-        text = str(fields.get("text", ""))
+    lines = []
+    for r in by_kind.get("log_line", []):
+        # A bare string is the line's text, as a plain-text parser stores it.
+        texts = _texts(b, r, r.value if isinstance(r.value, dict) else {"text": r.value}, ("text", "author"))
+        if texts is not None:
+            lines.append((r, texts))
+    for r, texts in lines[-list_max:]:
         values = {
             "at": iso(r.source_time),
-            "author": str(fields.get("author") or ""),
+            "author": texts["author"],
             "area": r.key.rsplit("/", 1)[-1],
-            "text": text,
-            "flagged": looks_like_instruction(text),
+            "text": texts["text"],
+            "flagged": looks_like_instruction(texts["text"]),
         }
         b.add("operator_note", values, [r])
     if len(lines) > list_max:
-        b.add("operator_notes_not_listed", {"count": len(lines) - list_max}, lines[:-list_max])
+        b.add("operator_notes_not_listed", {"count": len(lines) - list_max}, [r for r, _ in lines[:-list_max]])
+
+
+class _Gap(NamedTuple):
+    record: StoredRecord
+    start: datetime
+    end: datetime | None
+    reason: str
+    source: str
+
+
+def _gap_time(value: Any) -> datetime | None:
+    """An ISO-8601 time as aware UTC (naive is UTC, as everywhere in the store); None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+        return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # not ISO-8601, or an offset that moves it out of years 1..9999
+        return None
+
+
+def _gap(r: StoredRecord, skip: Callable[[StoredRecord, str], None]) -> _Gap | None:
+    if not isinstance(r.value, dict):
+        skip(r, "not_an_object")
+        return None
+    start, end = _gap_time(r.value.get("start")), _gap_time(r.value.get("end"))
+    reason, source = r.value.get("reason"), r.value.get("source")
+    source = "" if source is None else source
+    problem = None
+    if start is None:
+        problem = "bad_start"
+    elif end is None and r.value.get("end") is not None:
+        problem = "bad_end"
+    elif end is not None and end < start:
+        problem = "end_before_start"
+    elif not isinstance(reason, str) or not reason:
+        problem = "bad_reason"
+    elif not isinstance(source, str):
+        problem = "bad_source"
+    if problem is not None:
+        skip(r, problem)
+        return None
+    assert start is not None and isinstance(reason, str) and isinstance(source, str)  # checked just above
+    return _Gap(r, start, end, reason, source)
+
+
+def _data_gaps(b: _Builder, records: list[StoredRecord], start: datetime, end: datetime, list_max: int) -> int:
+    """One `data_gap` fact per interval without data that overlaps the window (cut to it); returns how many.
+
+    A malformed gap record counts as skipped only when its own time is in the window: one that started earlier
+    would otherwise mark every later report incomplete. The same gap recorded again (open, then closed) is one gap,
+    its closed record authoritative."""
+
+    def skip(r: StoredRecord, reason: str) -> None:
+        if start <= r.source_time < end:
+            b.skip(r, reason)
+
+    same: dict[tuple[str, datetime], list[_Gap]] = defaultdict(list)
+    for r in records:
+        if (gap := _gap(r, skip)) is not None:
+            same[(r.key, gap.start)].append(gap)
+    gaps = []
+    for versions in same.values():
+        gap = max(versions, key=lambda g: (g.end is not None, g.end or g.start, g.record.id))
+        if gap.start < end and (gap.end is None or gap.end > start):
+            gaps.append((gap, [v.record for v in versions]))
+    gaps.sort(key=lambda gv: (gv[0].start, gv[0].record.key, gv[0].record.id))
+    for gap, versions in gaps[:list_max]:
+        cut_start = max(gap.start, start)
+        cut_end = end if gap.end is None else min(gap.end, end)
+        values = {
+            "reason": gap.reason,
+            "source": gap.source,
+            "start_at": iso(cut_start),
+            "end_at": iso(cut_end),
+            "duration_s": int((cut_end - cut_start).total_seconds()),
+            "open": gap.end is None or gap.end > end,
+        }
+        b.add(DATA_GAP, values, versions, subject=gap.record.key, ids=[gap.record.key.split(".", 1)[0]],
+              key_records=[gap.record])
+    if len(gaps) > list_max:
+        b.add("data_gaps_not_listed", {"count": len(gaps) - list_max}, [r for _, vs in gaps[list_max:] for r in vs])
+    return len(gaps)
+
+
+def _skipped(b: _Builder) -> int:
+    """One `skipped_records` fact per record kind and reason; returns how many records were skipped."""
+    groups: dict[tuple[str, str], list[StoredRecord]] = defaultdict(list)
+    for record, reason in b.skipped.values():
+        groups[(record.kind, reason)].append(record)
+    for (kind, reason), rs in sorted(groups.items()):
+        rs.sort(key=lambda r: (r.source_time, r.id))
+        b.add("skipped_records", {"count": len(rs), "record_kind": kind, "reason": reason}, rs)
+    return len(b.skipped)
 
 
 _SECTION_FUNCS = {
