@@ -82,7 +82,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 client = await requester(config)
                 async with client:
                     await client.wait_connected(timeout=30)
-                    reply_topic = "edge/demo/reports/reply/bench"
+                    reply_topic = "edge/demo/reports/reply/anonymous/bench"  # the anonymous reply namespace
                     await client.subscribe(reply_topic, qos=1)
 
                     async def one(request_id: str) -> dict[str, Any]:

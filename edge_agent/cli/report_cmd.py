@@ -104,13 +104,13 @@ def _request(args: argparse.Namespace) -> int:
 
 async def _exchange(config: AgentConfig, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
     from connectors.mqtt import MqttClient
-    from edge_agent.reports.service import request_topic
+    from edge_agent.reports.topics import reply_namespace, request_topic
 
     client_id = f"edge-agent-cli-{uuid.uuid4().hex[:8]}"
     # A throwaway session: nothing should wait at the broker for a one-shot command.
     mqtt = config.mqtt.model_copy(update={"session_expiry_s": 0, "protocol": "5"})
     topic = request_topic(config) + (f"/{config.mqtt.username}" if config.mqtt.username else "")
-    reply = f"edge/{config.site.id}/reports/reply/{client_id}"
+    reply = f"{reply_namespace(config, config.mqtt.username)}/{client_id}"
     correlation = uuid.uuid4().bytes
     async with MqttClient(mqtt, client_id=client_id) as client:
         await client.wait_connected(timeout=30)
@@ -150,7 +150,8 @@ def _decide(args: argparse.Namespace) -> int:
     repo = ReportRepository.for_state_dir(config.paths.state_dir)
     try:
         document = decide(
-            repo, audit, report_id=args.report_id, decision=args.decision, by=args.by, via="cli", comment=args.comment
+            repo, audit, report_id=args.report_id, decision=args.decision, by=args.by, via="cli", comment=args.comment,
+            four_eyes=config.reports.four_eyes,
         )
     except SignoffError as exc:
         raise CliExit(f"edge-agent: {exc}", 1) from exc

@@ -18,9 +18,13 @@ from edge_agent.reports.render import render_html, render_markdown
 DOCUMENT_SCHEMA = "edge-agent.report/1"
 
 
-def report_id_for(site_id: str, request_id: str) -> str:
-    """Derived from the request id, so a retried request maps to the same report everywhere."""
-    return "rpt-" + sha256_hex(f"{site_id}\0{request_id}")[:24]
+def report_id_for(site_id: str, request_id: str, requester: str | None = None) -> str:
+    """Derived from the requester and request id, so a retried request maps to the same report everywhere and two
+    users' equal request ids to two reports. Without a requester it is the formula reports had before requesters
+    scoped request ids, so their ids stay valid (a request id holds no NUL, so the two forms never collide)."""
+    if not requester:
+        return "rpt-" + sha256_hex(f"{site_id}\0{request_id}")[:24]
+    return "rpt-" + sha256_hex(f"{site_id}\0{requester}\0{request_id}")[:24]
 
 
 def renderings(body: dict[str, Any], formats: list[str], status: str, signoff: dict[str, Any] | None) -> dict[str, str]:

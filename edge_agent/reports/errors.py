@@ -28,3 +28,14 @@ class ReportNotFound(ReportError):
 
 class SignoffError(ReportError):
     """A sign-off that is refused: unknown report, not authorised, already decided."""
+
+
+class WindowTooLarge(ReportError):
+    """A report window holding more records or bytes than `reports.max_window_rows` / `max_window_bytes`."""
+
+    def __init__(self, rows: int, size: int, max_rows: int, max_bytes: int) -> None:
+        self.rows, self.size, self.max_rows, self.max_bytes = rows, size, max_rows, max_bytes
+        super().__init__(
+            f"window too large: {rows} records, {size} bytes (limits: reports.max_window_rows = {max_rows},"
+            f" reports.max_window_bytes = {max_bytes}); ask for a shorter window"
+        )

@@ -7,6 +7,7 @@ over the same records on the same engine fingerprint gives the same bytes. What 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -17,7 +18,7 @@ import structlog
 
 from edge_agent.config.reports import ReportsConfig
 from edge_agent.llm.types import Completion, Engine, GenerationParams, PromptTooLong
-from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.grounding import GroundingResult, check_narrative
 from edge_agent.reports.prompts import TEMPLATE_VERSION, Prompt, build_prompt
 from edge_agent.reports.request import ResolvedRequest
@@ -79,8 +80,8 @@ async def build_draft(
     config: ReportsConfig,
     seed: int,
 ) -> Draft:
-    facts = compute_facts(records, request, list_max=config.list_facts_max)
-    prompt = build_prompt(facts, request, note_max_chars=config.note_max_chars, notes_max=config.notes_max)
+    # In a thread: a large window's facts take seconds of CPU, which must not stall the event loop (health, watchdog).
+    facts, prompt = await asyncio.to_thread(_facts_and_prompt, request, records, config)
     params = generation_params(config, seed)
     attempts: list[dict[str, Any]] = []
     run: list[dict[str, Any]] = []
@@ -128,6 +129,13 @@ async def build_draft(
     }
     body_bytes = canonical_json(body)
     return Draft(body=body, body_bytes=body_bytes, body_sha256=sha256_hex(body_bytes), run=run)
+
+
+def _facts_and_prompt(
+    request: ResolvedRequest, records: list[StoredRecord], config: ReportsConfig
+) -> tuple[list[Fact], Prompt]:
+    facts = compute_facts(records, request, list_max=config.list_facts_max)
+    return facts, build_prompt(facts, request, note_max_chars=config.note_max_chars, notes_max=config.notes_max)
 
 
 def _attempt(strict: bool, prompt: Prompt, completion: Completion, result: GroundingResult) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Where reports live: the `reports` table (store migration 2) and `<state_dir>/reports/<report_id>.json`, and
-the requests accepted but not yet answered: the `report_queue` table (migration 3).
+the requests accepted but not yet answered: the `report_queue` table (migration 3). Both are keyed by (requester,
+request_id) since migration 5: each requester has its own request ids.
 
 The table answers "have we seen this request_id" and lists reports; the JSON file is the document an auditor
 receives (audit export copies it). Both are written on creation and on sign-off; the file is replaced atomically.
@@ -12,6 +13,7 @@ import json
 import os
 import sqlite3
 import threading
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +145,17 @@ class ReportRepository:
             self._conn.execute(
                 "DELETE FROM report_queue WHERE requester = ? AND request_id = ?", (requester or "", request_id)
             )
+
+    def window_size(self, start: datetime, end: datetime) -> tuple[int, int]:
+        """(records, bytes of their value and raw payload) with start <= source_time < end: what generating a
+        report over the window would load, measured without loading it."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(COALESCE(LENGTH(CAST(value AS BLOB)), 0) + LENGTH(raw)), 0)"
+                " FROM records WHERE source_time_us >= ? AND source_time_us < ?",
+                (to_us(start), to_us(end)),
+            ).fetchone()
+        return int(row[0]), int(row[1])
 
     def queue_all(self) -> list[PendingRequest]:
         """Every pending request, in the order they were accepted."""

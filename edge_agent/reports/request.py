@@ -7,15 +7,17 @@ Validation failures become `RequestError(field, reason)` so the error reply can 
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
-import datetime as dt
+import re
 from datetime import datetime, time, timedelta, timezone
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from connectors.values import ValueDomainError, check_json_domain
 from edge_agent.config.reports import ShiftConfig
 from edge_agent.reports.errors import RequestError
 
@@ -27,7 +29,17 @@ Format = Literal["json", "markdown", "html"]
 MAX_REQUEST_BYTES = 1024 * 1024
 # 31 days: the longest window a report covers; longer ones would read millions of records on an edge box.
 MAX_WINDOW = timedelta(days=31)
+# A valid request nests 3 deep ({"scope": {"assets": [...]}}); 8 leaves room and stops pathological nesting long
+# before anything recursive (pydantic, json.dumps, Python's recursion limit) sees it.
+MAX_JSON_DEPTH = 8
+# The longest string any request or sign-off field holds is a 2000-character comment; twice that is plenty.
+MAX_STRING_CHARS = 4096
+# The longest reply topic and correlation id echoed from a request: the MQTT topic limit we accept (docs/reports.md).
+MAX_TOPIC_BYTES = 1024
+# A field path named in an error reply is cut to this: an unknown key may be up to MAX_REQUEST_BYTES long.
+MAX_FIELD_CHARS = 128
 _ID_PATTERN = r"^[A-Za-z0-9_.:@-]+$"
+_ID = re.compile(_ID_PATTERN)
 
 
 class _Strict(BaseModel):
@@ -47,7 +59,10 @@ class Window(_Strict):
     def _aware(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.tzinfo is None:
             raise ValueError("needs a UTC offset, e.g. 2026-11-29T06:00:00-06:00 or ...Z")
-        return value.astimezone(timezone.utc) if value is not None else None
+        try:
+            return value.astimezone(timezone.utc) if value is not None else None
+        except OverflowError as exc:  # e.g. 9999-12-31T23:00:00-05:00 is in year 10000 in UTC
+            raise ValueError("outside the years 1-9999 in UTC") from exc
 
     @model_validator(mode="after")
     def _one_form(self) -> "Window":
@@ -76,10 +91,8 @@ class Scope(_Strict):
     @field_validator("assets")
     @classmethod
     def _asset_ids(cls, value: list[str]) -> list[str]:
-        import re
-
         for asset in value:
-            if not re.match(_ID_PATTERN, asset) or len(asset) > 128:
+            if not _ID.match(asset) or len(asset) > 128:
                 raise ValueError(f"asset id {asset!r} must be letters, digits and _.:@-")
         return sorted(set(value))
 
@@ -94,8 +107,9 @@ class ReportRequest(_Strict):
     # False: no accepted/generating messages, only the final one (for one-shot clients such as mosquitto_rr).
     progress: bool = True
     # MQTT 3.1.1 clients: where to reply and what to echo back (MQTT 5 clients use the packet properties).
-    reply_to: str | None = Field(None, min_length=1, max_length=1024)
-    correlation_id: str | None = Field(None, max_length=1024)
+    # Where a reply may go is decided by the service (`topics.reply_topic_refusal`), which knows the requester.
+    reply_to: str | None = Field(None, min_length=1, max_length=MAX_TOPIC_BYTES)
+    correlation_id: str | None = Field(None, max_length=MAX_TOPIC_BYTES)
 
     @field_validator("reply_to")
     @classmethod
@@ -141,36 +155,72 @@ def parse_request(payload: bytes) -> ReportRequest:
     """Bytes → a validated request, or `RequestError` naming the first bad field."""
     if len(payload) > MAX_REQUEST_BYTES:
         raise RequestError("<payload>", f"{len(payload)} bytes, more than {MAX_REQUEST_BYTES}")
-    data = _json_object(payload)
+    data = json_object(payload)
     try:
         request = ReportRequest.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "<payload>"
-        raise RequestError(field, err["msg"].removeprefix("Value error, ")) from exc
+        raise RequestError(field_name(err["loc"]), err["msg"].removeprefix("Value error, ")) from exc
     if request.type == "asset_history" and not request.scope.assets:
         raise RequestError("scope.assets", "asset_history needs at least one asset")
     return request
 
 
 def reply_fields(payload: bytes) -> tuple[str | None, str | None, str | None]:
-    """(request_id, reply_to, correlation_id) read leniently, so even an invalid request can be answered."""
+    """(request_id, reply_to, correlation_id) read leniently, so even an invalid request can be answered. Never
+    raises; a value that could not be echoed safely (not a valid id, too long, not encodable) reads as None."""
     try:
-        data = _json_object(payload)
-    except RequestError:
+        data = json.loads(payload.decode("utf-8")) if len(payload) <= MAX_REQUEST_BYTES else None
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        data = None
+    if not isinstance(data, dict):
         return None, None, None
-    picked = [data.get(k) for k in ("request_id", "reply_to", "correlation_id")]
-    return tuple(v if isinstance(v, str) else None for v in picked)  # type: ignore[return-value]
+    request_id = data.get("request_id")
+    if not (isinstance(request_id, str) and len(request_id) <= 128 and _ID.match(request_id)):
+        request_id = None
+    reply_to, correlation_id = (_echoable(data.get(k)) for k in ("reply_to", "correlation_id"))
+    return request_id, reply_to, correlation_id
 
 
-def _json_object(payload: bytes) -> dict[str, Any]:
+def _echoable(value: Any) -> str | None:
+    if not isinstance(value, str) or len(value) > MAX_TOPIC_BYTES or _has_surrogate(value):
+        return None
+    return value
+
+
+def json_object(payload: bytes) -> dict[str, Any]:
+    """UTF-8 JSON object → dict, or `RequestError` naming where: deep nesting, lone surrogates, huge numbers and
+    strings included (`connectors.values.check_json_domain`, the rule every JSON input is held to)."""
     try:
         data = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RequestError("<payload>", f"not UTF-8 JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise RequestError("<payload>", f"nested more than {MAX_JSON_DEPTH} levels deep") from exc
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise RequestError("<payload>", f"not usable JSON: {exc}") from exc
+    try:
+        check_json_domain(data, max_depth=MAX_JSON_DEPTH, max_string_chars=MAX_STRING_CHARS)
+    except ValueDomainError as exc:
+        raise RequestError(field_name([exc.path] if exc.path else []), exc.reason) from exc
     if not isinstance(data, dict):
         raise RequestError("<payload>", "must be a JSON object")
     return data
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def field_name(loc: tuple[str | int, ...] | list[str | int]) -> str:
+    """A dotted field path for an error reply, cut to MAX_FIELD_CHARS and safe to encode."""
+    name = ".".join(str(p) for p in loc) or "<payload>"
+    name = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return name if len(name) <= MAX_FIELD_CHARS else name[: MAX_FIELD_CHARS - 1] + "…"
 
 
 def request_sha256(request: ReportRequest) -> str:
@@ -190,24 +240,31 @@ def resolve(
     """Fill defaults and fix the window. A shift without a date is the most recent one that has ended by `now`."""
     try:
         tz = ZoneInfo(tz_name)
-    except ZoneInfoNotFoundError as exc:
+    except (ZoneInfoNotFoundError, ValueError) as exc:  # ValueError: not a zone key at all ("", "../x")
         raise RequestError("window", f"site timezone {tz_name!r} is unknown") from exc
     window = request.window
-    if window.shift is None:
-        assert window.start is not None and window.end is not None  # guaranteed by Window._one_form
-        resolved = ResolvedWindow(start=window.start, end=window.end, timezone=tz_name)
-    else:
-        shift = next((s for s in shifts if s.name == window.shift), None)
-        if shift is None:
-            known = ", ".join(s.name for s in shifts) or "none configured"
-            raise RequestError("window.shift", f"unknown shift {window.shift!r} (known: {known})")
-        start, end = (
-            shift_bounds(shift, window.date, tz) if window.date is not None else last_ended_shift(shift, tz, now)
-        )
-        resolved = ResolvedWindow(start=start, end=end, shift=shift.name, timezone=tz_name)
+    try:
+        resolved = _resolve_window(window, shifts, tz, tz_name, now)
+    except OverflowError as exc:  # a date at the ends of the calendar (0001-01-01, 9999-12-31) has no shift
+        field = "window.date" if window.date is not None else "window"
+        raise RequestError(field, "outside the years 1-9999 once resolved in the site timezone") from exc
     return ResolvedRequest(
         type=request.type, language=request.language or default_language, window=resolved, scope=request.scope
     )
+
+
+def _resolve_window(
+    window: Window, shifts: list[ShiftConfig], tz: ZoneInfo, tz_name: str, now: datetime
+) -> ResolvedWindow:
+    if window.shift is None:
+        assert window.start is not None and window.end is not None  # guaranteed by Window._one_form
+        return ResolvedWindow(start=window.start, end=window.end, timezone=tz_name)
+    shift = next((s for s in shifts if s.name == window.shift), None)
+    if shift is None:
+        known = ", ".join(s.name for s in shifts) or "none configured"
+        raise RequestError("window.shift", f"unknown shift {window.shift!r} (known: {known})")
+    start, end = shift_bounds(shift, window.date, tz) if window.date is not None else last_ended_shift(shift, tz, now)
+    return ResolvedWindow(start=start, end=end, shift=shift.name, timezone=tz_name)
 
 
 def shift_bounds(shift: ShiftConfig, day: dt.date, tz: ZoneInfo) -> tuple[datetime, datetime]:

@@ -8,7 +8,13 @@ its `correlation_id` (MQTT 3.1.1). Every reply is written to the store outbox an
 
 Replies, in order: `accepted` (queue position) → `generating` → `done` (the report) or `failed` (reason); or one of
 `error` (invalid request, naming the field) and `refused` (queue full, rate limit, not authorised). A request with
-`"progress": false` gets only the final reply (one-shot clients such as mosquitto_rr read one message).
+`"progress": false` gets only the final reply (one-shot clients such as mosquitto_rr read one message). Replies go
+only under the requester's own reply namespace (`topics.reply_topic_refusal`); a request naming any other reply
+topic is dropped unanswered.
+
+Isolation: nothing one message holds stops the service. Whatever handling one request or sign-off raises is
+answered (`internal_error: <type>`) where a reply topic is known, counted, logged with its traceback and
+acknowledged, and the next message is read; a generation that raises anything answers `failed`.
 
 An accepted request is written to the store (`report_queue`) before its `accepted` reply and before the request
 message is acknowledged, and removed only once its final reply is in the outbox. A request the agent accepted but
@@ -31,12 +37,14 @@ from prometheus_client import Counter, Gauge, Histogram
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine, EngineError
 from edge_agent.reports.document import new_document, report_id_for
-from edge_agent.reports.errors import ReportError, RequestError, SignoffError
+from edge_agent.reports.errors import ReportError, RequestError, SignoffError, WindowTooLarge
 from edge_agent.reports.generate import build_draft
 from edge_agent.reports.repository import PendingRequest, ReportRepository
 from edge_agent.reports.request import ReportRequest, ResolvedRequest, iso, parse_request, reply_fields
 from edge_agent.reports.request import request_sha256, resolve
-from edge_agent.reports.signoff import authorise, decide, parse_signoff
+from edge_agent.reports.signoff import authorise, decide, mqtt_signoff_refusal, parse_signoff
+from edge_agent.reports.topics import ANONYMOUS, reply_namespace, reply_topic_refusal, request_topic, reserved_filters
+from edge_agent.reports.topics import signoff_topic, topic_user
 from edge_agent.store import Store, from_us, to_us
 from edge_agent.types import utcnow
 
@@ -48,22 +56,6 @@ GENERATION_SECONDS = Histogram(
 )
 QUEUE_DEPTH = Gauge("edge_agent_report_queue_depth", "Report requests waiting")
 NARRATIVES = Counter("edge_agent_report_narratives_total", "Generated reports by narrative status", ["status"])
-
-
-def request_topic(config: AgentConfig) -> str:
-    return config.reports.request_topic or f"edge/{config.site.id}/reports/request"
-
-
-def signoff_topic(config: AgentConfig) -> str:
-    return config.reports.signoff_topic or f"edge/{config.site.id}/reports/signoff"
-
-
-def topic_user(topic: str, base: str) -> str | None:
-    """`<base>/<user>` → user; `<base>` → None. Deeper topics are not a user and are refused by the caller."""
-    if topic == base:
-        return None
-    rest = topic[len(base) + 1 :] if topic.startswith(base + "/") else ""
-    return rest if rest and "/" not in rest else ""
 
 
 @dataclass(frozen=True)
@@ -94,6 +86,11 @@ class Job:
     targets: list[ReplyTarget]
     audit_requested: int | None = None
     enqueued: float = field(default_factory=time.monotonic)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(requester, request_id): request ids are scoped per requester ('' when the broker names no user)."""
+        return self.requested_by or "", self.request.request_id
 
     @property
     def requested_at(self) -> str:
@@ -151,9 +148,12 @@ class ReportService:
         self.client_id = client_id or f"{config.mqtt.client_id}-reports"
         self.request_topic = request_topic(config)
         self.signoff_topic = signoff_topic(config)
+        self._reserved = reserved_filters(config)
+        # Set when MQTT sign-off cannot be trusted (anonymous broker connection): every sign-off is refused with it.
+        self.signoff_refusal = mqtt_signoff_refusal(config.mqtt)
         # Unbounded: `queue_max` is enforced when admitting, so requests resumed at start-up always fit.
         self._queue: asyncio.Queue[Job] = asyncio.Queue()
-        self._in_flight: dict[str, Job] = {}
+        self._in_flight: dict[tuple[str, str], Job] = {}
         self._limiter = RateLimiter(config.reports.rate_limit_per_min)
         # OutboxPublisher.wake: publish a reply now rather than at the publisher's next poll.
         self._outbox_wake = outbox_wake
@@ -163,6 +163,8 @@ class ReportService:
     async def run(self, ready: asyncio.Event) -> None:
         from connectors.mqtt import MqttClient
 
+        if self.signoff_refusal is not None:
+            log.warning("mqtt_signoff_disabled", reason=self.signoff_refusal)
         async with MqttClient(self.config.mqtt, client_id=self.client_id) as client:
             await client.wait_connected(timeout=self.config.daemon.ready_timeout_s)
             await client.subscribe(f"{self.request_topic}/#", qos=1)
@@ -174,17 +176,51 @@ class ReportService:
                 ready.set()
                 log.info("reports_ready", request_topic=self.request_topic, signoff_topic=self.signoff_topic)
                 async for message in client.messages():
-                    try:
-                        if message.retain:
-                            # A retained request would be re-run on every resubscribe: never act on one.
-                            log.warning("retained_request_ignored", topic=message.topic)
-                        elif message.topic == self.signoff_topic or message.topic.startswith(self.signoff_topic + "/"):
-                            await self._on_signoff(message)
-                        else:
-                            await self._on_request(message)
-                    except ReportError as exc:
-                        log.error("request_handling_failed", topic=message.topic, error=str(exc))
+                    await self.handle(message)
                     await message.ack()
+
+    async def handle(self, message: Any) -> None:
+        """Answer one request or sign-off message. The isolation barrier: never raises (but for cancellation)."""
+        signoff = message.topic == self.signoff_topic or message.topic.startswith(self.signoff_topic + "/")
+        target: ReplyTarget | None = None
+        request_id: str | None = None
+        try:
+            if message.retain:
+                # A retained request would be re-run on every resubscribe: never act on one.
+                log.warning("retained_request_ignored", topic=message.topic)
+                return
+            user = topic_user(message.topic, self.signoff_topic if signoff else self.request_topic)
+            request_id, reply_to, correlation_id = reply_fields(message.payload)
+            topic = message.response_topic or reply_to
+            if topic:
+                refusal = reply_topic_refusal(topic, reply_namespace(self.config, user), self._reserved)
+                if refusal is not None:
+                    REQUESTS.labels("unanswerable").inc()
+                    log.warning("reply_topic_refused", topic=message.topic, reply_topic=topic[:200],
+                                request_id=request_id, reason=refusal)
+                    return
+                correlation = message.correlation_data
+                if correlation is None and correlation_id is not None:
+                    correlation = correlation_id.encode("utf-8")
+                target = ReplyTarget(topic, correlation, correlation_id)
+            if signoff:
+                # A sign-off without a reply topic is still decided: the decision matters, the reply is a courtesy.
+                await self._on_signoff(message, user, [target] if target is not None else [])
+            elif target is None:
+                REQUESTS.labels("unanswerable").inc()
+                log.warning("request_without_reply_topic", topic=message.topic, request_id=request_id)
+            else:
+                await self._on_request(message, user, target, request_id)
+        except Exception as exc:
+            REQUESTS.labels("internal_error").inc()
+            log.exception("message_handling_failed", topic=message.topic, request_id=request_id)
+            if target is not None:
+                reason = f"internal_error: {type(exc).__name__}"
+                error = {"status": "error", "reason": reason} | ({} if signoff else {"request_id": request_id})
+                try:
+                    await self._reply([target], error)
+                except Exception:
+                    log.exception("error_reply_failed", topic=message.topic, request_id=request_id)
 
     # --- replies ----------------------------------------------------------------------------------------------
 
@@ -206,20 +242,14 @@ class ReportService:
         head = {"status": "done", "request_id": document["request_id"], "report_id": document["report_id"]}
         await self._reply(targets, head | {"report": document})
 
+    async def _refuse(self, target: ReplyTarget, request_id: str, outcome: str, reason: str) -> None:
+        REQUESTS.labels(outcome).inc()
+        log.info("request_refused", request_id=request_id, outcome=outcome, reason=reason)
+        await self._reply([target], {"status": "refused", "request_id": request_id, "reason": reason})
+
     # --- requests ---------------------------------------------------------------------------------------------
 
-    async def _on_request(self, message: Any) -> None:
-        request_id, reply_to, correlation_id = reply_fields(message.payload)
-        topic = message.response_topic or reply_to
-        if not topic:
-            REQUESTS.labels("unanswerable").inc()
-            log.warning("request_without_reply_topic", topic=message.topic, request_id=request_id)
-            return
-        correlation = message.correlation_data
-        if correlation is None and correlation_id is not None:
-            correlation = correlation_id.encode("utf-8")
-        target = ReplyTarget(topic, correlation, correlation_id)
-        user = topic_user(message.topic, self.request_topic)
+    async def _on_request(self, message: Any, user: str | None, target: ReplyTarget, request_id: str | None) -> None:
         try:
             request = parse_request(message.payload)
             if user == "":
@@ -233,47 +263,55 @@ class ReportService:
 
     async def _admit(self, request: ReportRequest, user: str | None, target: ReplyTarget) -> None:
         rules = self.config.reports
-        refuse = None
+        request_id = request.request_id
         if rules.requesters and user not in rules.requesters:
-            refuse = f"user {user!r} may not request reports" if user else "requests need an authenticated user"
-        if refuse:
-            REQUESTS.labels("refused").inc()
-            await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": refuse})
+            reason = f"user {user!r} may not request reports" if user else "requests need an authenticated user"
+            await self._refuse(target, request_id, "refused", reason)
             return
         digest = request_sha256(request)
-        stored = await asyncio.to_thread(self.repo.by_request_id, request.request_id, user)
+        stored = await asyncio.to_thread(self.repo.by_request_id, request_id, user)
+        job = self._in_flight.get((user or "", request_id))
+        known = stored[0] if stored is not None else job.request_sha256 if job is not None else None
+        if known is not None and known != digest:
+            raise RequestError("request_id", "already used for a different request")
+        # Repeats and joins count too: each makes the agent publish (a whole report, for a repeat).
+        if not self._limiter.allow(user or ANONYMOUS):
+            reason = f"rate limit: {rules.rate_limit_per_min} requests per minute per client"
+            await self._refuse(target, request_id, "rate_limited", reason)
+            return
         if stored is not None:
-            if stored[0] != digest:
-                raise RequestError("request_id", "already used for a different request")
             REQUESTS.labels("repeat").inc()
             await self._reply_done([target], stored[1])
-            return
-        if (job := self._in_flight.get(request.request_id)) is not None:
-            if job.request_sha256 != digest:
-                raise RequestError("request_id", "already used for a different request")
+        elif job is not None:
+            await self._join(job, request, target)
+        else:
+            await self._accept(request, user, target, digest)
+
+    async def _join(self, job: Job, request: ReportRequest, target: ReplyTarget) -> None:
+        """A repeat of a request still pending: its replies go to this target too (at most max_reply_targets)."""
+        limit = self.config.reports.max_reply_targets
+        if target not in job.targets:
+            if len(job.targets) >= limit:
+                reason = f"request {request.request_id} already has {limit} reply targets (reports.max_reply_targets)"
+                await self._refuse(target, request.request_id, "refused", reason)
+                return
             job.targets.append(target)
             await asyncio.to_thread(self.repo.queue_put, job.pending())
-            if request.progress:
-                position = self._queue.qsize()
-                accepted = {"status": "accepted", "request_id": request.request_id, "queue_position": position}
-                await self._reply([target], accepted)
-            return
-        if not self._limiter.allow(user or "<anonymous>"):
-            REQUESTS.labels("rate_limited").inc()
-            reason = f"rate limit: {rules.rate_limit_per_min} requests per minute per client"
-            await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": reason})
-            return
+        REQUESTS.labels("joined").inc()
+        if request.progress:
+            accepted = {"status": "accepted", "request_id": request.request_id, "queue_position": self._queue.qsize()}
+            await self._reply([target], accepted)
+
+    async def _accept(self, request: ReportRequest, user: str | None, target: ReplyTarget, digest: str) -> None:
+        rules = self.config.reports
         accepted_us = to_us(utcnow())
         job = Job(request, self._resolve(request, accepted_us), digest, user, accepted_us, [target])
         # Only this message loop adds to the queue and workers only take from it, so a queue found not full here
         # still has room after the awaits below. The job goes in last, so `accepted` is in the outbox before any
         # `generating` a worker writes.
         if self._queue.qsize() >= rules.queue_max:
-            REQUESTS.labels("queue_full").inc()
-            reason = f"queue full: {rules.queue_max} requests waiting"
-            await self._reply([target], {"status": "refused", "request_id": request.request_id, "reason": reason})
+            await self._refuse(target, request.request_id, "queue_full", f"queue full: {rules.queue_max} requests waiting")
             return
-        self._in_flight[request.request_id] = job
         if self.audit is not None:
             entry = await asyncio.to_thread(
                 self.audit.append,
@@ -281,7 +319,8 @@ class ReportService:
                 f"operator:{user}" if user else "reports",
                 {
                     "request_id": request.request_id,
-                    "report_id": report_id_for(self.config.site.id, request.request_id),
+                    "requested_by": user,
+                    "report_id": report_id_for(self.config.site.id, request.request_id, user),
                     "request_sha256": digest,
                     "request": job.resolved.as_json(),
                     "reply_topic": target.topic,
@@ -290,6 +329,7 @@ class ReportService:
             job.audit_requested = entry.seq
         # Durable before `accepted` goes out and before the request message is acknowledged.
         await asyncio.to_thread(self.repo.queue_put, job.pending())
+        self._in_flight[job.key] = job
         REQUESTS.labels("accepted").inc()
         position = self._queue.qsize() + 1
         log.info("request_accepted", request_id=request.request_id, user=user, queue_position=position)
@@ -313,33 +353,43 @@ class ReportService:
         """Queue the requests an earlier run accepted but did not answer, oldest first."""
         pending = await asyncio.to_thread(self.repo.queue_all)
         for entry in pending:
-            request = ReportRequest.model_validate(entry.request)
-            targets = [ReplyTarget.from_json(t) for t in entry.targets]
             try:
-                resolved = self._resolve(request, entry.accepted_time_us)
-            except RequestError as exc:  # the site's shifts or timezone changed since it was accepted
-                await self._reply_failed(targets, request.request_id, f"cannot resume: {exc.field}: {exc.reason}")
-                await asyncio.to_thread(self.repo.queue_remove, request.request_id, entry.requested_by)
-                continue
-            job = Job(request, resolved, entry.request_sha256, entry.requested_by, entry.accepted_time_us, targets,
-                      entry.audit_requested)
-            self._in_flight[request.request_id] = job
-            self._queue.put_nowait(job)
-            REQUESTS.labels("resumed").inc()
+                await self._resume_one(entry)
+            except Exception:  # one unreadable entry must not keep the service (and every other entry) down
+                log.exception("request_resume_failed", request_id=entry.request_id, user=entry.requested_by)
         if pending:
             log.info("requests_resumed", count=len(pending), request_ids=[p.request_id for p in pending])
         QUEUE_DEPTH.set(self._queue.qsize())
+
+    async def _resume_one(self, entry: PendingRequest) -> None:
+        request = ReportRequest.model_validate(entry.request)
+        # Reply topics accepted under an older, laxer rule are dropped: replies only go where they may now.
+        namespace = reply_namespace(self.config, entry.requested_by)
+        targets = [t for t in map(ReplyTarget.from_json, entry.targets)
+                   if reply_topic_refusal(t.topic, namespace, self._reserved) is None]
+        try:
+            resolved = self._resolve(request, entry.accepted_time_us)
+        except RequestError as exc:  # the site's shifts or timezone changed since it was accepted
+            await self._reply_failed(targets, request.request_id, f"cannot resume: {exc.field}: {exc.reason}")
+            await asyncio.to_thread(self.repo.queue_remove, request.request_id, entry.requested_by)
+            return
+        job = Job(request, resolved, entry.request_sha256, entry.requested_by, entry.accepted_time_us, targets,
+                  entry.audit_requested)
+        self._in_flight[job.key] = job
+        self._queue.put_nowait(job)
+        REQUESTS.labels("resumed").inc()
 
     async def _worker(self) -> None:
         while True:
             job = await self._queue.get()
             QUEUE_DEPTH.set(self._queue.qsize())
-            request_id = job.request.request_id
-            structlog.contextvars.bind_contextvars(request_id=request_id)
+            structlog.contextvars.bind_contextvars(request_id=job.request.request_id)
             try:
                 await self._answer(job)
+            except Exception:  # the final reply or the queue update failed: it stays pending for the next start
+                log.exception("report_answer_failed", user=job.requested_by)
             finally:
-                self._in_flight.pop(request_id, None)
+                self._in_flight.pop(job.key, None)
                 structlog.contextvars.unbind_contextvars("request_id")
                 self._queue.task_done()
 
@@ -355,6 +405,9 @@ class ReportService:
                 await self._generate(job)
         except (ReportError, EngineError, OSError) as exc:
             await self._reply_failed(job.targets, request_id, str(exc))
+        except Exception as exc:
+            log.exception("report_generation_failed", user=job.requested_by)
+            await self._reply_failed(job.targets, request_id, f"internal_error: {type(exc).__name__}")
         await asyncio.to_thread(self.repo.queue_remove, request_id, job.requested_by)
 
     async def _reply_failed(self, targets: list[ReplyTarget], request_id: str, reason: str) -> None:
@@ -362,13 +415,22 @@ class ReportService:
         log.error("report_failed", request_id=request_id, error=reason)
         await self._reply(targets, {"status": "failed", "request_id": request_id, "reason": reason})
 
+    async def _check_window(self, job: Job) -> None:
+        """Refuse a window too large to load on this box (WindowTooLarge), measured off the event loop."""
+        rules, window = self.config.reports, job.resolved.window
+        rows, size = await asyncio.to_thread(self.repo.window_size, window.start, window.end)
+        if rows > rules.max_window_rows or size > rules.max_window_bytes:
+            raise WindowTooLarge(rows, size, rules.max_window_rows, rules.max_window_bytes)
+
     async def _generate(self, job: Job) -> None:
         started = time.monotonic()
         request_id = job.request.request_id
+        await self._check_window(job)
         if job.request.progress:
             await self._reply(job.targets, {"status": "generating", "request_id": request_id})
         window = job.resolved.window
         records = await asyncio.to_thread(self.store.records, window.start, window.end)
+        # build_draft computes the facts and the prompt in a thread: a large window never stalls the event loop.
         draft = await build_draft(
             job.resolved,
             records,
@@ -377,7 +439,7 @@ class ReportService:
             config=self.config.reports,
             seed=self.config.llm.seed,
         )
-        report_id = report_id_for(self.config.site.id, request_id)
+        report_id = report_id_for(self.config.site.id, request_id, job.requested_by)
         generated = None
         if self.audit is not None:
             entry = await asyncio.to_thread(
@@ -416,20 +478,15 @@ class ReportService:
 
     # --- sign-off ---------------------------------------------------------------------------------------------
 
-    async def _on_signoff(self, message: Any) -> None:
-        user = topic_user(message.topic, self.signoff_topic)
-        _, reply_to, correlation_id = reply_fields(message.payload)
-        topic = message.response_topic or reply_to
-        correlation = message.correlation_data
-        if correlation is None and correlation_id is not None:
-            correlation = correlation_id.encode("utf-8")
-        targets = [ReplyTarget(topic, correlation, correlation_id)] if topic else []
+    async def _on_signoff(self, message: Any, user: str | None, targets: list[ReplyTarget]) -> None:
         try:
+            if self.signoff_refusal is not None:
+                raise SignoffError(self.signoff_refusal)
             request = parse_signoff(message.payload)
             by = authorise(user or None, request.by, self.config.reports.approvers)
             document = await asyncio.to_thread(
                 decide, self.repo, self.audit, report_id=request.report_id, decision=request.decision, by=by,
-                via="mqtt", comment=request.comment,
+                via="mqtt", comment=request.comment, four_eyes=self.config.reports.four_eyes,
             )
         except RequestError as exc:
             await self._reply(targets, {"status": "error", "field": exc.field, "reason": exc.reason})

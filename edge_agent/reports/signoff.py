@@ -9,15 +9,15 @@ NAME` does the same for someone with access to the agent's state directory.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from edge_agent.config.mqtt import MqttConfig
 from edge_agent.reports.document import with_signoff
 from edge_agent.reports.errors import ReportNotFound, RequestError, SignoffError
 from edge_agent.reports.repository import ReportRepository
-from edge_agent.reports.request import iso
+from edge_agent.reports.request import MAX_REQUEST_BYTES, MAX_TOPIC_BYTES, field_name, iso, json_object
 from edge_agent.types import utcnow
 
 Decision = Literal["approve", "reject"]
@@ -29,20 +29,34 @@ class SignoffRequest(BaseModel):
     report_id: str = Field(min_length=1, max_length=128)
     decision: Decision
     comment: str = Field("", max_length=2000)
-    by: str | None = Field(None, description="optional; must equal the authenticated user when given")
-    reply_to: str | None = None
-    correlation_id: str | None = None
+    by: str | None = Field(None, max_length=256, description="optional; must equal the authenticated user when given")
+    reply_to: str | None = Field(None, max_length=MAX_TOPIC_BYTES)
+    correlation_id: str | None = Field(None, max_length=MAX_TOPIC_BYTES)
 
 
 def parse_signoff(payload: bytes) -> SignoffRequest:
+    """Bytes → a validated sign-off, or `RequestError` naming the first bad field (same JSON rules as requests)."""
+    if len(payload) > MAX_REQUEST_BYTES:
+        raise RequestError("<payload>", f"{len(payload)} bytes, more than {MAX_REQUEST_BYTES}")
+    data = json_object(payload)
     try:
-        data = json.loads(payload.decode("utf-8"))
         return SignoffRequest.model_validate(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RequestError("<payload>", f"not UTF-8 JSON: {exc}") from exc
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise RequestError(".".join(str(p) for p in err["loc"]) or "<payload>", err["msg"]) from exc
+        raise RequestError(field_name(err["loc"]), err["msg"]) from exc
+
+
+def mqtt_signoff_refusal(mqtt: MqttConfig) -> str | None:
+    """Why MQTT sign-off cannot be trusted with this broker connection, or None. An agent that connects anonymously
+    is on a broker that admits anonymous clients, which can publish on any `<signoff topic>/<user>`: the topic level
+    then proves nothing."""
+    if mqtt.username is not None or (mqtt.tls is not None and mqtt.tls.cert_file is not None):
+        return None
+    return (
+        "MQTT sign-off is disabled: the agent's broker connection is anonymous (no mqtt.username, no TLS client"
+        " certificate), so the broker cannot vouch for the user in a sign-off topic; sign off on the agent's host"
+        " with `edge-agent report approve|reject`, or give the agent broker credentials (docs/reports.md)"
+    )
 
 
 def authorise(user: str | None, claimed: str | None, approvers: list[str]) -> str:
@@ -65,14 +79,20 @@ def decide(
     by: str,
     via: str,
     comment: str = "",
+    four_eyes: bool = False,
 ) -> dict[str, Any]:
-    """Record the decision on a draft: audit entry first (report.signed_off / report.rejected), then the document."""
+    """Record the decision on a draft: audit entry first (report.signed_off / report.rejected), then the document.
+    With `four_eyes` (reports.four_eyes), whoever requested a report may not approve it (rejecting stays allowed:
+    it withdraws the draft and approves nothing)."""
     try:
         document = repo.get(report_id)
     except ReportNotFound as exc:
         raise SignoffError(f"no report {report_id!r}") from exc
     if document["status"] != "draft":
         raise SignoffError(f"report {report_id} is already {document['status']}")
+    if four_eyes and decision == "approve" and document.get("requested_by") == by:
+        raise SignoffError(f"four-eyes rule (reports.four_eyes): {by!r} requested report {report_id} and may not"
+                           " approve it; another approver must")
     signoff = {"decision": decision, "by": by, "via": via, "at": iso(utcnow()), "comment": comment}
     seq = None
     if audit is not None:
