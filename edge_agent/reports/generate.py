@@ -18,10 +18,11 @@ import structlog
 
 from edge_agent.config.reports import ReportsConfig
 from edge_agent.llm.types import Completion, Engine, GenerationParams, PromptTooLong
-from edge_agent.reports.facts import Fact, compute_facts
+from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
 from edge_agent.reports.grounding import GroundingResult, check_narrative
 from edge_agent.reports.prompts import TEMPLATE_VERSION, Prompt, build_prompt
-from edge_agent.reports.request import ResolvedRequest
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow
+from edge_agent.store import Store
 from edge_agent.types import StoredRecord
 
 log = structlog.get_logger(component="reports")
@@ -66,6 +67,12 @@ class Draft:
         return str(self.body["narrative_status"])
 
 
+def report_records(store: Store, window: ResolvedWindow) -> list[StoredRecord]:
+    """What a report reads: the window's records, and every data gap that began before the window, since one may
+    last into it (the facts keep those that do). Gap records are few, one per outage and tag: reading all is cheap."""
+    return store.records(None, window.start, kinds=[DATA_GAP]) + store.records(window.start, window.end)
+
+
 def generation_params(config: ReportsConfig, seed: int) -> GenerationParams:
     # Greedy at a fixed seed: the report must be reproducible byte for byte.
     return GenerationParams(max_tokens=config.narrative_max_tokens, temperature=0.0, seed=seed, stop=["<<<"])
@@ -105,7 +112,26 @@ async def build_draft(
             narrative, status = text, ("grounded_after_retry" if strict else "grounded")
             break
         log.info("narrative_ungrounded", strict=strict, offending=[o.text for o in result.offending][:10])
-    body = {
+    body = report_body(request, facts, prompt, site_id=site_id, narrative=narrative, status=status,
+                       attempts=attempts, params=params, last=last)
+    body_bytes = canonical_json(body)
+    return Draft(body=body, body_bytes=body_bytes, body_sha256=sha256_hex(body_bytes), run=run)
+
+
+def report_body(
+    request: ResolvedRequest,
+    facts: list[Fact],
+    prompt: Prompt,
+    *,
+    site_id: str,
+    narrative: str | None,
+    status: str,
+    attempts: list[dict[str, Any]],
+    params: GenerationParams,
+    last: Completion | None,
+) -> dict[str, Any]:
+    """The body (pure): what the report says and everything that decided it."""
+    return {
         "schema": BODY_SCHEMA,
         "site": site_id,
         "request": request.as_json(),
@@ -127,8 +153,6 @@ async def build_draft(
             "fingerprint_sha256": last.fingerprint_sha256 if last is not None else None,
         },
     }
-    body_bytes = canonical_json(body)
-    return Draft(body=body, body_bytes=body_bytes, body_sha256=sha256_hex(body_bytes), run=run)
 
 
 def _facts_and_prompt(

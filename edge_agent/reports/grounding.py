@@ -121,13 +121,20 @@ def _parse(text: str) -> tuple[Decimal, int]:
     return Decimal(normal), decimals
 
 
+def _as_written(value: float | int, decimals: int) -> Decimal:
+    """`value` rounded half up to `decimals`, without its sign; an integer exactly (a float holds only 2^53)."""
+    if isinstance(value, int):
+        return Decimal(abs(value))
+    return Decimal(repr(round_value(abs(value), decimals)))
+
+
 def _number_facts(text: str, allowed: _Allowed) -> list[str]:
     written, decimals = _parse(text)
     hits = []
     for value, value_decimals, fact_id in allowed.numbers:
         if value_decimals > 0 and decimals == 0:
             continue  # a non-integer fact quoted as an integer is a rounding too far
-        if Decimal(repr(round_value(abs(float(value)), decimals))) == written:
+        if _as_written(value, decimals) == written:
             hits.append(fact_id)
     return sorted(set(hits))
 
@@ -181,7 +188,8 @@ def check_narrative(narrative: str, facts: list[Fact], tz_name: str) -> Groundin
             record(m, "time", allowed.times.get(key, set()), "no fact has this local time")
     for m in _COMPOSITE.finditer(narrative):
         if free(m):
-            minutes = int(m.group(1)) * 60 + int(m.group(2))
+            # Decimal, not int: int() refuses more than 4300 digits, and a narrative can hold any run of them.
+            minutes = Decimal(m.group(1)) * 60 + Decimal(m.group(2))
             hits = sorted({f for s, f in allowed.durations if round_value(s / 60, 0) == minutes})
             record(m, "duration", hits, "no fact has this duration")
     for m in _DURATION.finditer(narrative):

@@ -8,6 +8,8 @@ wording produced it, and replay refuses when a file has changed since.
 Trust boundary: the [system] part is ours alone. Facts are computed by code; any text that came from a record
 (operator notes, alarm messages, reasons) is cleaned and length-limited, and operator notes are fenced between
 `<<<NOTE` and `NOTE>>>` in the user message. Text that reads like an instruction is withheld from the model.
+Chat-template control tokens (`<|im_start|>`, `</s>`, `[INST]`, ...) in record text are neutralised by
+`untrusted.clean`, so the only control tokens in a tokenised prompt are the ones the engine's chat template puts there.
 """
 
 from __future__ import annotations
@@ -134,8 +136,8 @@ def fact_sentence(fact: Fact, book: Phrasebook, request: ResolvedRequest) -> str
     key = fact.kind
     if key == "window" and fact.subject:
         key = "window_shift"
-    if key == "downtime" and fact.values.get("open"):
-        key = "downtime_open"
+    if key in ("downtime", "data_gap") and fact.values.get("open"):
+        key += "_open"
     template = book.facts.get(key)
     if template is None:
         return None
