@@ -16,7 +16,7 @@ from typing import Any
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import build_draft, canonical_json, sha256_hex
+from edge_agent.reports.generate import build_draft, canonical_json, report_records, sha256_hex
 from edge_agent.reports.prompts import build_prompt, load_phrasebook, load_template
 from edge_agent.reports.repository import ReportRepository
 from edge_agent.reports.request import ResolvedRequest
@@ -79,7 +79,7 @@ async def replay_with_engine(config: AgentConfig, report_id: str, engine: Engine
     params = body["generation"]["params"]
     reports_config = config.reports.model_copy(update={"narrative_max_tokens": params["max_tokens"]})
     with Store(config.paths.store_path) as store:
-        records = store.records(request.window.start, request.window.end)
+        records = report_records(store, request.window)
     facts = compute_facts(records, request, list_max=reports_config.list_facts_max)
     if [f.model_dump(mode="json") for f in facts] != body["facts"]:
         return refused(

@@ -38,7 +38,7 @@ from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine, EngineError
 from edge_agent.reports.document import new_document, report_id_for
 from edge_agent.reports.errors import ReportError, RequestError, SignoffError, WindowTooLarge
-from edge_agent.reports.generate import build_draft
+from edge_agent.reports.generate import build_draft, report_records
 from edge_agent.reports.repository import PendingRequest, ReportRepository
 from edge_agent.reports.request import ReportRequest, ResolvedRequest, iso, parse_request, reply_fields
 from edge_agent.reports.request import request_sha256, resolve
@@ -429,7 +429,7 @@ class ReportService:
         if job.request.progress:
             await self._reply(job.targets, {"status": "generating", "request_id": request_id})
         window = job.resolved.window
-        records = await asyncio.to_thread(self.store.records, window.start, window.end)
+        records = await asyncio.to_thread(report_records, self.store, window)
         # build_draft computes the facts and the prompt in a thread: a large window never stalls the event loop.
         draft = await build_draft(
             job.resolved,
