@@ -93,7 +93,7 @@ async def _agent(port: int, seconds: float, rate: float, workdir: Path) -> dict[
     store = Store(workdir / "store.sqlite3")
     writer = RecordWriter(store)
     writer_task = asyncio.create_task(writer.run())
-    source = OpcuaSource(config, writer, pki_dir=workdir / "pki")
+    source = OpcuaSource(config, writer, quarantine=store, pki_dir=workdir / "pki")
     ready = asyncio.Event()
     task = asyncio.create_task(source.run(ready))
     reconnects0 = RECONNECTS.labels("bench")._value.get()

@@ -17,13 +17,15 @@ delivers a full queue's worth at once has the span before it read back from hist
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import math
 import random
 import time
 from collections import Counter as Tally
 from contextlib import suppress
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
@@ -48,6 +50,7 @@ from connectors.opcua_security import (
     security_policy,
     sha256_thumbprint,
 )
+from connectors.parsers import QuarantineReason
 from edge_agent.config import NodeConfig, OpcuaSourceConfig
 from edge_agent.store import RecordWriter
 from edge_agent.types import Record, idempotency_key, to_utc, utcnow
@@ -69,6 +72,11 @@ OVERFLOW_SUSPECTED = Counter(
     "edge_agent_opcua_overflow_suspected_total", "bursts where a server-side item queue may have overflowed",
     ["source"],
 )
+QUARANTINED = Counter(
+    "edge_agent_opcua_quarantined_total", "OPC UA values and events refused into quarantine", ["source", "reason"]
+)
+GAPS = Counter("edge_agent_opcua_gaps_total", "data_gap records stored: intervals no data could fill",
+               ["source", "reason"])
 CONNECTED = Gauge("edge_agent_opcua_connected", "1 while a session with live subscriptions is up", ["source"])
 SERVICE_LEVEL = Gauge("edge_agent_opcua_service_level", "the server's ServiceLevel (0-255)", ["source"])
 
@@ -85,12 +93,33 @@ BACKFILL_OVERLAP_S = 5.0
 REPAIR_QUEUE_MAX = 1000
 # Values per HistoryRead page: bounds memory while backfilling a long gap.
 HISTORY_PAGE_VALUES = 2000
+# A flood of bad values must not make one audit entry huge: the first are listed, the rest only counted (as MQTT).
+QUARANTINE_AUDIT_ITEMS = 100
 # Closing a dead session must not stall the reconnect: the server may never answer CloseSession.
 DISCONNECT_TIMEOUT_S = 2.0
 # Server-wide ids (OPC 10000-5): Server_ServerStatus_CurrentTime and Server_ServiceLevel.
 CURRENT_TIME = ua.NodeId(ua.ObjectIds.Server_ServerStatus_CurrentTime)
 SERVICE_LEVEL_NODE = ua.NodeId(ua.ObjectIds.Server_ServiceLevel)
 # User-token rejections: retrying with the same credentials cannot succeed, so they are security errors.
+# Quarantine reasons: the MQTT side's vocabulary, so both connectors' rows and metrics read alike.
+SCHEMA_MISMATCH = QuarantineReason.SCHEMA_MISMATCH.value
+INTERNAL_ERROR = QuarantineReason.INTERNAL_ERROR.value
+# Integers JSON readers and SQLite keep exactly.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# OPC UA's DateTime 0: "no timestamp".
+_NULL_TIME = ua.uatypes.FILETIME_EPOCH_AS_UTC_DATETIME
+# The start of a history probe: OPC UA's first representable time (its DateTime 0 itself asks for a backward read).
+HISTORY_PROBE_START = _NULL_TIME + timedelta(seconds=1)
+# Plausible source times, as the MQTT side's defaults: a device clock outside them would misplace a value in every
+# report window (and a far-future one would stop backfill for its tag, which starts at the newest time seen).
+SOURCE_TIME_MIN = datetime(2000, 1, 1, tzinfo=timezone.utc)
+SOURCE_TIME_MAX_AHEAD_S = 86400.0
+# Event Severity is 1..1000 (OPC 10000-5 BaseEventType); 0 stands for "not given".
+SEVERITY_MAX = 1000
+# StatusCode info bits (OPC 10000-4 §7.39.1): InfoType DataValue, and its Overflow bit.
+_INFO_TYPE_MASK = 0x0C00
+_INFO_TYPE_DATA_VALUE = 0x0400
+_OVERFLOW_BIT = 0x0080
 _AUTH_REJECTED = {
     ua.StatusCodes.BadUserAccessDenied,
     ua.StatusCodes.BadIdentityTokenInvalid,
@@ -107,7 +136,14 @@ class ConnectionLost(OpcuaError):
 class AuditSink(Protocol):
     """What this connector needs of `edge_agent.audit.AuditLog` (contract 2)."""
 
-    def append(self, event: str, actor: str, payload: dict[str, Any]) -> Any: ...
+    def append_many(self, items: Sequence[tuple[str, str, dict[str, Any]]]) -> Sequence[Any]: ...
+
+
+class QuarantineSink(Protocol):
+    """What this connector needs of `edge_agent.store.Store`: a place for what cannot become a record."""
+
+    def quarantine(self, source: str, topic: str, raw: bytes, reason: str,
+                   received_time: datetime | None = None) -> int: ...
 
 
 @dataclass
@@ -135,62 +171,238 @@ def quality_of(status: ua.StatusCode | None) -> str:
     return "uncertain" if status.is_uncertain() else "bad"
 
 
+def overflowed(status: ua.StatusCode | None) -> bool:
+    """The Overflow info bit (OPC 10000-4 §7.39.1): the server dropped values of this item before this one."""
+    if status is None:
+        return False
+    return status.value & _INFO_TYPE_MASK == _INFO_TYPE_DATA_VALUE and bool(status.value & _OVERFLOW_BIT)
+
+
+class ValueRefused(OpcuaError):
+    """One OPC UA value or event that cannot become a record. `reason` is the quarantine reason; `detail` says why."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Refused:
+    """What a quarantine row keeps of a refused value or event, and why it was refused."""
+
+    topic: str  # opcua/<source>/<tag>, or opcua/<source>/events
+    raw: bytes  # the DataValue's OPC UA binary encoding where it has one, else its repr (UTF-8, escaped)
+    reason: str
+    detail: str
+
+
+def _text(text: str, what: str) -> str:
+    """A string that UTF-8 (the store, hashes, reports) can carry: a lone surrogate is refused, NUL is kept."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueRefused(SCHEMA_MISMATCH, f"{what}: lone surrogate at index {exc.start}") from exc
+    return text
+
+
+def _utc(when: datetime, what: str) -> datetime:
+    try:
+        return to_utc(when)
+    except (OverflowError, ValueError) as exc:  # year 1 with a positive offset, year 9999 with a negative one
+        raise ValueRefused(SCHEMA_MISMATCH, f"{what} {when!r} cannot be expressed in UTC") from exc
+
+
+def _plausible(when: datetime, what: str) -> datetime:
+    """A source time in [SOURCE_TIME_MIN, now + SOURCE_TIME_MAX_AHEAD_S]; one outside would misplace the value."""
+    utc = _utc(when, what)
+    if utc < SOURCE_TIME_MIN or utc > utcnow() + timedelta(seconds=SOURCE_TIME_MAX_AHEAD_S):
+        raise ValueRefused(SCHEMA_MISMATCH, f"{what} {utc.isoformat()} is outside the plausible range")
+    return utc
+
+
+def _stamp(*candidates: Any) -> datetime | None:
+    """The first candidate that is a timestamp: OPC UA's DateTime 0 (1601-01-01) means none (OPC 10000-6 §5.2.2.5)."""
+    for when in candidates:
+        if when is None:
+            continue
+        if not isinstance(when, datetime):
+            raise ValueRefused(SCHEMA_MISMATCH, f"timestamp {when!r} is a {type(when).__name__}, not a DateTime")
+        if _utc(when, "timestamp") > _NULL_TIME:
+            return when
+    return None
+
+
 def plain_value(value: Any) -> Any:
-    """A JSON-storable form of an OPC UA value."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    """A JSON-storable form of an OPC UA value.
+
+    Non-finite floats become the strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers; `tag_record`
+    marks such a value uncertain). Integers beyond signed 64 bits (a UInt64 near its top) become exact decimal
+    strings: JSON readers and SQLite would round them. A lone surrogate in a string is refused (`ValueRefused`).
+    """
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, int):
+        number = int(value)  # an IntEnum (OPC UA enumerations) is stored as its number
+        return number if INT64_MIN <= number <= INT64_MAX else str(number)
+    if isinstance(value, float):
+        number = float(value)
+        if math.isnan(number):
+            return "NaN"
+        return number if math.isfinite(number) else ("Infinity" if number > 0 else "-Infinity")
+    if isinstance(value, str):
+        return _text(str(value), "string")
     if isinstance(value, datetime):
-        return to_utc(value).isoformat()
+        return _utc(value, "DateTime value").isoformat()
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, ua.LocalizedText):
-        return value.Text
+        return _text(value.Text, "LocalizedText") if value.Text is not None else None
     if isinstance(value, (list, tuple)):
         return [plain_value(v) for v in value]
-    return str(value)
+    return _text(str(value), type(value).__name__)
+
+
+def _non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    return isinstance(value, (list, tuple)) and any(_non_finite(v) for v in value)
 
 
 def tag_record(source: str, tag: str, dv: ua.DataValue, *, historical: bool) -> Record:
-    """One data value as a `tag_value` record. The key is (source, tag, source time, value): live and history agree."""
-    when = dv.SourceTimestamp or dv.ServerTimestamp or utcnow()
-    value = plain_value(dv.Value.Value if dv.Value is not None else None)
-    stamp = to_utc(when).isoformat(timespec="microseconds")
+    """One data value as a `tag_value` record. The key is (source, tag, source time, value): live and history agree.
+
+    Raises `ValueRefused` for a value no record can hold faithfully (see `plain_value`, `_plausible`).
+    """
+    when = _plausible(_stamp(dv.SourceTimestamp, dv.ServerTimestamp) or utcnow(), "source time")
+    raw = dv.Value.Value if dv.Value is not None else None
+    value = plain_value(raw)
+    quality = quality_of(dv.StatusCode)
+    if quality == "good" and _non_finite(raw):
+        quality = "uncertain"  # the server vouches for it, but a non-number is no measurement
+    stamp = when.isoformat(timespec="microseconds")
     return Record(
         source=source,
         kind="tag_value",
         key=tag,
         source_time=when,
         value=value,
-        quality=quality_of(dv.StatusCode),
+        quality=quality,
         idempotency_key=idempotency_key(source, "tag_value", tag, stamp, repr(value)),
         historical=historical,
     )
 
 
-def alarm_record(source: str, event: Event) -> Record:
-    """One alarm/condition event as an `alarm` record keyed by its asset (SourceName), deduplicated by EventId."""
+def alarm_record(source: str, event: Event, *, historical: bool = False) -> Record:
+    """One alarm/condition event as an `alarm` record keyed by its asset (SourceName), deduplicated by EventId.
+
+    The key is the same live and from HistoryRead (same select clauses, same EventId). Raises `ValueRefused` for a
+    field no record can hold (a Severity that is no integer, a Time that is no DateTime or is implausible).
+    """
     fields = event.get_event_props_as_fields_dict()
 
     def field_value(name: str) -> Any:
         variant = fields.get(name)
         return variant.Value if variant is not None else None
 
-    raw_id = field_value("EventId") or b""
-    event_id = raw_id.hex() if isinstance(raw_id, bytes) else str(raw_id)
-    when = field_value("Time") or utcnow()
-    asset = field_value("SourceName") or "unknown"
+    raw_id = field_value("EventId")
+    event_id = raw_id.hex() if isinstance(raw_id, bytes) else str(plain_value(raw_id) or "")
+    when = _plausible(_stamp(field_value("Time"), field_value("ReceiveTime")) or utcnow(), "event Time")
+    severity = field_value("Severity")
+    if severity is not None and (isinstance(severity, bool) or not isinstance(severity, int)
+                                 or not 0 <= severity <= SEVERITY_MAX):
+        raise ValueRefused(SCHEMA_MISMATCH, f"event Severity {severity!r} is not an integer in 0..{SEVERITY_MAX}")
     active = field_value("ActiveState/Id")
+    if active is not None and not isinstance(active, bool):
+        raise ValueRefused(SCHEMA_MISMATCH, f"event ActiveState/Id {active!r} is not a Boolean")
+    asset = str(plain_value(field_value("SourceName")) or "") or "unknown"
     value = {
         "event_id": event_id,
-        "message": plain_value(field_value("Message")) or "",
-        "severity": int(field_value("Severity") or 0),
-        "condition": plain_value(field_value("ConditionName")) or "",
-        "active": bool(active) if active is not None else None,
+        "message": str(plain_value(field_value("Message")) or ""),
+        "severity": int(severity or 0),
+        "condition": str(plain_value(field_value("ConditionName")) or ""),
+        "active": active,
     }
     key = idempotency_key(source, "alarm", event_id) if event_id else idempotency_key(
-        source, "alarm", asset, to_utc(when).isoformat(), value["message"]
+        source, "alarm", asset, when.isoformat(), value["message"]
     )
-    return Record(source=source, kind="alarm", key=str(asset), source_time=when, value=value, idempotency_key=key)
+    return Record(source=source, kind="alarm", key=asset, source_time=when, value=value, idempotency_key=key,
+                  historical=historical)
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:  # an exception whose str() fails still has a type name
+        return type(exc).__name__
+
+
+def _evidence(item: Any) -> bytes:
+    """The refused item as bytes: OPC UA binary where it encodes (decodable later with asyncua), else its repr."""
+    if isinstance(item, (ua.DataValue, ua.HistoryEventFieldList)):
+        with suppress(Exception):  # an odd value may not encode: its repr is the evidence then
+            return ua.ua_binary.struct_to_binary(item)
+    try:
+        return repr(item).encode("utf-8", "backslashreplace")
+    except Exception as exc:
+        return f"<unrepresentable {type(item).__name__}: {_describe(exc)}>".encode("utf-8", "backslashreplace")
+
+
+def convert_value(source: str, tag: str, dv: ua.DataValue, *, historical: bool) -> Record | Refused:
+    """The isolation barrier for one data value: a record, or what to quarantine. Never raises."""
+    try:
+        return tag_record(source, tag, dv, historical=historical)
+    except ValueRefused as exc:
+        return Refused(f"opcua/{source}/{tag}", _evidence(dv), exc.reason, exc.detail)
+    except Exception as exc:  # nobody foresaw this value: it is kept aside, the values around it go on
+        return Refused(f"opcua/{source}/{tag}", _evidence(dv), INTERNAL_ERROR, _describe(exc))
+
+
+def convert_event(source: str, event: Event, *, historical: bool) -> Record | Refused:
+    """The isolation barrier for one event: a record, or what to quarantine. Never raises."""
+    try:
+        return alarm_record(source, event, historical=historical)
+    except ValueRefused as exc:
+        return Refused(f"opcua/{source}/events", _evidence(_fields_of(event)), exc.reason, exc.detail)
+    except Exception as exc:  # nobody foresaw this event: it is kept aside, the values around it go on
+        return Refused(f"opcua/{source}/events", _evidence(_fields_of(event)), INTERNAL_ERROR, _describe(exc))
+
+
+def convert_history_event(source: str, clauses: list[ua.SimpleAttributeOperand],
+                          fields: ua.HistoryEventFieldList) -> Record | Refused:
+    """The isolation barrier for one event read back with HistoryRead (`historical=True`). Never raises."""
+    try:
+        event = Event.from_event_fields(clauses, list(fields.EventFields))
+    except Exception as exc:  # fields that do not match the select clauses: the field list is the evidence
+        return Refused(f"opcua/{source}/events", _evidence(fields), INTERNAL_ERROR, _describe(exc))
+    return convert_event(source, event, historical=True)
+
+
+def _fields_of(event: Event) -> Any:
+    try:
+        return event.get_event_props_as_fields_dict()
+    except Exception:  # the fields themselves are what is broken: the object is the evidence
+        return event
+
+
+GAP_REASONS = ("history_unavailable", "queue_overflow", "outage_exceeds_history", "event_history_unavailable")
+
+
+def gap_record(source: str, tag: str | None, start: datetime, end: datetime | None, reason: str) -> Record:
+    """A `data_gap` record: an interval for which the store holds no data and the server's history could not fill."""
+    if reason not in GAP_REASONS:
+        raise ValueError(f"gap reason {reason!r} is not one of {GAP_REASONS}")
+    start_iso = to_utc(start).isoformat()
+    end_iso = to_utc(end).isoformat() if end is not None else None
+    return Record(
+        source=source,
+        kind="data_gap",
+        key=tag or source,
+        source_time=start,
+        value={"start": start_iso, "end": end_iso, "reason": reason, "source": source, "tag": tag},
+        idempotency_key=idempotency_key(source, "data_gap", tag or "", start_iso, end_iso or "", reason),
+        historical=True,
+    )
 
 
 def _first_error(group: BaseExceptionGroup) -> BaseException:
@@ -245,6 +457,12 @@ class _Session:
         self.subscription: Subscription | None = None
         self.tags_by_handle: dict[int, str] = {}
         self.event_handle: int | None = None
+        # The live subscription's event filter: an event HistoryRead selects the same fields, so the keys agree.
+        self.event_filter: ua.EventFilter | None = None
+        # Newest source time converted per tag in this session: what a value flagged Overflow follows.
+        self.latest: dict[str, datetime] = {}
+        # Until when this session is known to have delivered everything (subscribed, then every good health read).
+        self.healthy_at = utcnow()
         self.lost = asyncio.Event()
         self.lost_reason = ""
 
@@ -367,6 +585,7 @@ class _Session:
         if not requests:
             return
         results = await self.subscription.create_monitored_items(requests)
+        self.healthy_at = utcnow()
         for request, result in zip(requests, results):
             handle = request.RequestedParameters.ClientHandle
             if isinstance(result, ua.StatusCode):
@@ -383,6 +602,7 @@ class _Session:
             self.client.get_node(ua.NodeId(t)) for t in (ua.ObjectIds.ConditionType, ua.ObjectIds.AlarmConditionType)
         ]
         evfilter = await get_filter_from_event_type(types)
+        self.event_filter = evfilter
         item = ua.ReadValueId()
         item.NodeId = ua.NodeId(ua.ObjectIds.Server)
         item.AttributeId = ua.AttributeIds.EventNotifier
@@ -414,6 +634,7 @@ class _Session:
                 raise ConnectionLost(f"{cfg.endpoint}: server time unreadable ({current.StatusCode.name})")
             if level.StatusCode.is_good() and level.Value is not None:
                 SERVICE_LEVEL.labels(cfg.name).set(float(level.Value.Value))
+            self.healthy_at = utcnow()
 
     async def _read_health(self) -> tuple[ua.DataValue, ua.DataValue]:
         current, level = await self.client.uaclient.read_attributes(
@@ -421,53 +642,125 @@ class _Session:
         )
         return current, level
 
-    async def history(self, node: NodeConfig, start: datetime, end: datetime) -> "AsyncHistoryPages":
-        return AsyncHistoryPages(self.client.get_node(ua.NodeId.from_string(node.node_id)), start, end)
+    def history(self, node: NodeConfig, start: datetime, end: datetime, page_values: int | None = None,
+                ) -> "AsyncHistoryPages":
+        return AsyncHistoryPages(self.client.get_node(ua.NodeId.from_string(node.node_id)), start, end,
+                                 page_values or HISTORY_PAGE_VALUES)
+
+    async def history_reaches(self, node: NodeConfig, when: datetime) -> bool:
+        """Whether the server's history for `node` holds a value at or before `when` (else it starts later).
+
+        A forward read from the start of OPC UA time to `when` for one value: the oldest the server keeps.
+        """
+        async for page in self.history(node, HISTORY_PROBE_START, when, page_values=1):
+            return bool(page)
+        return False
+
+    def event_history(self, start: datetime, end: datetime) -> "AsyncEventHistoryPages":
+        assert self.event_filter is not None, "event history needs the event subscription's filter"
+        return AsyncEventHistoryPages(self.client.get_node(ua.NodeId(ua.ObjectIds.Server)), start, end,
+                                      self.event_filter)
+
+    async def events_historized(self) -> bool:
+        """The Server object's EventNotifier says whether the server keeps event history (OPC 10000-3 §5.4)."""
+        notifier = await self.client.get_node(ua.NodeId(ua.ObjectIds.Server)).read_event_notifier()
+        return ua.EventNotifier.HistoryRead in notifier
 
 
-class AsyncHistoryPages:
-    """HistoryRead raw values page by page, so a long gap never sits in memory at once.
+class _HistoryPages:
+    """HistoryRead page by page, so a long gap never sits in memory at once.
 
-    A compliant server returns a continuation point when more values remain. Some (asyncua's own HistoryDict among
-    them) just cut the reply at NumValuesPerNode without one: a full page without a continuation point is therefore
-    followed by a new read starting at the last returned timestamp (that boundary value comes twice and is
-    deduplicated by its idempotency key).
+    A compliant server returns a continuation point when more remains. Some (asyncua's own HistoryDict among them)
+    just cut the reply at NumValuesPerNode without one: a full page without a continuation point is therefore followed
+    by a new read starting at the last returned timestamp (that boundary item comes twice and is deduplicated by its
+    idempotency key).
     """
 
-    def __init__(self, node: Node, start: datetime, end: datetime) -> None:
+    def __init__(self, node: Node, start: datetime, end: datetime, page_values: int) -> None:
         self.node = node
         self.start = start
         self.end = end
+        self.page_values = page_values
 
-    def __aiter__(self) -> "AsyncHistoryPages":
+    def _details(self) -> Any:
+        raise NotImplementedError
+
+    def _items(self, result: ua.HistoryReadResult) -> list[Any]:
+        raise NotImplementedError
+
+    def _time(self, item: Any) -> datetime | None:
+        raise NotImplementedError
+
+    def __aiter__(self) -> "_HistoryPages":
         self._continuation: bytes | None = None
         self._done = False
         return self
 
-    async def __anext__(self) -> list[ua.DataValue]:
+    async def __anext__(self) -> list[Any]:
         if self._done:
             raise StopAsyncIteration
+        previous = self._continuation
+        result = await self.node.history_read(self._details(), previous)
+        result.StatusCode.check()
+        items = self._items(result) if result.HistoryData is not None else []
+        self._continuation = result.ContinuationPoint
+        if self._continuation is not None:
+            # A repeated continuation point would loop forever.
+            self._done = self._continuation == previous or not items
+            return items
+        last = self._time(items[-1]) if items else None
+        if len(items) >= self.page_values and last is not None and to_utc(last) > to_utc(self.start):
+            self.start = last
+        else:
+            self._done = True
+        return items
+
+
+class AsyncHistoryPages(_HistoryPages):
+    """Raw values of one node (ReadRawModifiedDetails)."""
+
+    def _details(self) -> ua.ReadRawModifiedDetails:
         details = ua.ReadRawModifiedDetails()
         details.IsReadModified = False
         details.StartTime = self.start
         details.EndTime = self.end
-        details.NumValuesPerNode = HISTORY_PAGE_VALUES
+        details.NumValuesPerNode = self.page_values
         details.ReturnBounds = False
-        previous = self._continuation
-        result = await self.node.history_read(details, previous)
-        result.StatusCode.check()
-        values = list(result.HistoryData.DataValues or []) if result.HistoryData is not None else []
-        self._continuation = result.ContinuationPoint
-        if self._continuation is not None:
-            # A repeated continuation point would loop forever.
-            self._done = self._continuation == previous or not values
-            return values
-        last = values[-1].SourceTimestamp if values else None
-        if len(values) >= HISTORY_PAGE_VALUES and last is not None and to_utc(last) > to_utc(self.start):
-            self.start = last
-        else:
-            self._done = True
-        return values
+        return details
+
+    def _items(self, result: ua.HistoryReadResult) -> list[ua.DataValue]:
+        return list(result.HistoryData.DataValues or [])
+
+    def _time(self, item: ua.DataValue) -> datetime | None:
+        return item.SourceTimestamp
+
+
+class AsyncEventHistoryPages(_HistoryPages):
+    """Events of the Server object (ReadEventDetails), with the live subscription's select clauses."""
+
+    def __init__(self, node: Node, start: datetime, end: datetime, event_filter: ua.EventFilter) -> None:
+        super().__init__(node, start, end, HISTORY_PAGE_VALUES)
+        self.event_filter = event_filter
+        paths = [[q.Name for q in c.BrowsePath] for c in event_filter.SelectClauses]
+        self._time_index = paths.index(["Time"]) if ["Time"] in paths else None
+
+    def _details(self) -> ua.ReadEventDetails:
+        details = ua.ReadEventDetails()
+        details.StartTime = self.start
+        details.EndTime = self.end
+        details.NumValuesPerNode = self.page_values
+        details.Filter = self.event_filter
+        return details
+
+    def _items(self, result: ua.HistoryReadResult) -> list[ua.HistoryEventFieldList]:
+        return list(result.HistoryData.Events or [])
+
+    def _time(self, item: ua.HistoryEventFieldList) -> datetime | None:
+        fields = item.EventFields or []
+        if self._time_index is None or self._time_index >= len(fields):
+            return None
+        when = fields[self._time_index].Value
+        return when if isinstance(when, datetime) else None
 
 
 @dataclass
@@ -490,6 +783,25 @@ class _Burst:
 
 
 @dataclass
+class _Converted:
+    """What one batch of notifications (or one history page) became: records, refusals, and gaps it revealed."""
+
+    records: list[Record] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
+    gaps: list[Record] = field(default_factory=list)
+
+    def add(self, item: Record | Refused) -> None:
+        (self.records if isinstance(item, Record) else self.refused).append(item)
+
+    def __len__(self) -> int:
+        return len(self.records) + len(self.refused) + len(self.gaps)
+
+
+# One pending repair: the node, the span to read back, and whether loss is certain (Overflow bit) or suspected.
+_Repair = tuple[NodeConfig, datetime, datetime, bool]
+
+
+@dataclass
 class _AuditTally:
     records: int = 0
     stored: int = 0
@@ -497,6 +809,8 @@ class _AuditTally:
     alarms: int = 0
     first: datetime | None = None
     last: datetime | None = None
+    quarantined: Tally[str] = field(default_factory=Tally)
+    quarantine_items: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, records: Sequence[Record], stored: int) -> None:
         self.records += len(records)
@@ -508,15 +822,53 @@ class _AuditTally:
             self.first = min([t for t in (self.first, min(times)) if t is not None])
             self.last = max([t for t in (self.last, max(times)) if t is not None])
 
+    def refuse(self, refused: Sequence[Refused]) -> None:
+        for item in refused:
+            self.quarantined[item.reason] += 1
+            if len(self.quarantine_items) < QUARANTINE_AUDIT_ITEMS:
+                self.quarantine_items.append({"topic": item.topic, "reason": item.reason, "detail": item.detail,
+                                              "bytes": len(item.raw), "sha256": hashlib.sha256(item.raw).hexdigest()})
+
+    def entries(self, source: str, endpoint: str) -> list[tuple[str, str, dict[str, Any]]]:
+        entries: list[tuple[str, str, dict[str, Any]]] = []
+        if self.records:
+            entries.append(("ingest.batch", "opcua", {
+                "source": source,
+                "endpoint": endpoint,
+                "records": self.records,
+                "stored": self.stored,
+                "historical": self.historical,
+                "alarms": self.alarms,
+                "first_source_time": self.first.isoformat() if self.first else None,
+                "last_source_time": self.last.isoformat() if self.last else None,
+            }))
+        if self.quarantined:
+            count = sum(self.quarantined.values())
+            entries.append(("quarantine", "opcua", {
+                "source": source,
+                "count": count,
+                "by_reason": dict(sorted(self.quarantined.items())),
+                "items": self.quarantine_items,
+                "items_omitted": count - len(self.quarantine_items),
+            }))
+        return entries
+
 
 class OpcuaSource:
-    """A daemon Component: one configured OPC UA server into the store through the shared `RecordWriter`."""
+    """A daemon Component: one configured OPC UA server into the store through the shared `RecordWriter`.
+
+    Every value and event passes an isolation barrier (`convert_value`, `convert_event`): what cannot become a record
+    is quarantined with its reason (`quarantine`, e.g. the `Store`), counted and audited, and the rest of its batch
+    goes on. An interval that neither the live subscription nor the server's history could fill becomes a
+    `data_gap` record and an `opcua.gap` audit entry.
+    """
 
     def __init__(
         self,
         config: OpcuaSourceConfig,
         writer: RecordWriter,
         *,
+        quarantine: QuarantineSink,
         pki_dir: Path,
         audit: AuditSink | None = None,
         audit_every_s: float = 60.0,
@@ -525,14 +877,20 @@ class OpcuaSource:
         self.config = config
         self.name = f"opcua:{config.name}"
         self._writer = writer
+        self._quarantine = quarantine
         self._pki_dir = pki_dir
         self._audit = audit
         self._audit_every_s = audit_every_s
         self._backoff = Backoff(config.reconnect_min_s, config.reconnect_max_s, rng=rng or random.Random())
         # Newest source time seen per tag, live or backfilled: where the next backfill starts.
         self.last_seen: dict[str, datetime] = {}
+        # Backfills a session started and did not finish (it was lost): the next session starts them over from here.
+        self._backfill_from: dict[str, datetime] = {}
+        self._events_backfill_from: datetime | None = None
+        # Until when the event subscription is known to have delivered every event (its last good health read).
+        self._events_covered_until: datetime | None = None
         self._nodes_by_tag = {node.tag: node for node in config.nodes}
-        self._repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]] | None = None
+        self._repairs: asyncio.Queue[_Repair] | None = None
         self._sessions = 0
         self._tally = _AuditTally()
         self._audit_due = time.monotonic() + audit_every_s
@@ -588,8 +946,14 @@ class OpcuaSource:
 
     async def _serve(self, session: _Session, ready: asyncio.Event) -> None:
         cfg = self.config
-        # Snapshot before the first notification moves it: the gap runs from here to the new subscription.
-        gap_start = dict(self.last_seen)
+        # Snapshot before the first notification moves it: the gap runs from here to the new subscription. A gap a
+        # lost session did not finish filling starts where that session's started.
+        for tag, seen in self.last_seen.items():
+            self._backfill_from.setdefault(tag, seen)
+        if self._events_backfill_from is None:
+            self._events_backfill_from = self._events_covered_until
+        gap_start = dict(self._backfill_from)
+        events_from = self._events_backfill_from
         first_session = self._sessions == 0
         self._sessions += 1
         if not first_session:
@@ -611,37 +975,46 @@ class OpcuaSource:
                     tasks.create_task(self._backfill(session, gap_start, first_session),
                                       name=f"opcua-{cfg.name}-backfill")
                     tasks.create_task(self._repair(session, repairs), name=f"opcua-{cfg.name}-repair")
+                    if session.event_handle is not None:
+                        tasks.create_task(self._backfill_events(session, events_from, first_session),
+                                          name=f"opcua-{cfg.name}-backfill-events")
         except BaseExceptionGroup as group:
             # The first failure (usually the watch's ConnectionLost) decides; the rest were cancelled with it.
             raise _first_error(group) from group
+        finally:
+            if session.event_handle is not None:
+                self._events_covered_until = session.healthy_at
 
     # --- live values ----------------------------------------------------------------------------------------
 
-    async def _consume(self, session: _Session, repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]]) -> None:
+    async def _consume(self, session: _Session, repairs: asyncio.Queue[_Repair]) -> None:
         assert session.subscription is not None
         sub = session.subscription
         loop = asyncio.get_running_loop()
         burst = _Burst()
         while True:
-            batch: list[Record] = []
+            batch = _Converted()
             event: Any = await self._next_event(sub, 0)  # a poll: None when the queue has run dry
             if event is None:
                 # Everything the server has published so far is consumed: judge this burst, start the next.
                 if self.config.history_backfill:
-                    self._suspect_overflow(burst, repairs)
+                    self._suspect_overflow(burst, repairs, batch)
                 burst = _Burst()
+                if batch:
+                    await self._store(batch)
+                    batch = _Converted()
                 event = await self._next_event(sub, None)
             deadline = loop.time() + BATCH_MAX_DELAY_S
             while event is not None:
-                self._convert(session, event, batch)
+                self._convert(session, event, batch, repairs)
                 if len(batch) >= BATCH_MAX_RECORDS or (remaining := deadline - loop.time()) <= 0:
                     break
                 event = await self._next_event(sub, remaining)
             if batch:
-                burst.add(batch, self.last_seen)
+                burst.add(batch.records, self.last_seen)
                 await self._store(batch)
 
-    def _suspect_overflow(self, burst: "_Burst", repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]]) -> None:
+    def _suspect_overflow(self, burst: "_Burst", repairs: asyncio.Queue[_Repair], out: _Converted) -> None:
         """Queue a history repair for tags whose server-side queue may have overflowed.
 
         A server drops the oldest queued values of a monitored item when the client lags (asyncua does it without
@@ -656,10 +1029,16 @@ class OpcuaSource:
             if node is None or node.queue_size <= 1 or count < node.queue_size or before is None:
                 continue
             OVERFLOW_SUSPECTED.labels(self.config.name).inc()
-            try:
-                repairs.put_nowait((node, before, burst.first[tag]))
-            except asyncio.QueueFull:
-                log.warning("opcua_repair_queue_full", source=self.config.name, tag=tag)
+            self._queue_repair(repairs, (node, before, burst.first[tag], False), out)
+
+    def _queue_repair(self, repairs: asyncio.Queue[_Repair], repair: _Repair, out: _Converted) -> None:
+        try:
+            repairs.put_nowait(repair)
+        except asyncio.QueueFull:
+            # Nobody will read this span back: it is recorded as a gap rather than lost without a word.
+            node, start, end, _ = repair
+            log.warning("opcua_repair_queue_full", source=self.config.name, tag=node.tag)
+            out.gaps.append(gap_record(self.config.name, node.tag, start, end, "queue_overflow"))
 
     @staticmethod
     async def _next_event(sub: Subscription, timeout: float | None) -> Any:
@@ -676,20 +1055,23 @@ class OpcuaSource:
         except StopAsyncIteration as exc:
             raise ConnectionLost("subscription closed") from exc
 
-    def _convert(self, session: _Session, event: Any, batch: list[Record]) -> None:
+    def _convert(self, session: _Session, event: Any, out: _Converted, repairs: asyncio.Queue[_Repair]) -> None:
         cfg = self.config
         if isinstance(event, DataChangeEvent):
             tag = session.tags_by_handle.get(event.data.monitored_item.ClientHandle)
             if tag is None:
                 return
-            batch.append(tag_record(cfg.name, tag, event.data.monitored_item.Value, historical=False))
+            dv = event.data.monitored_item.Value
+            item = convert_value(cfg.name, tag, dv, historical=False)
+            out.add(item)
             VALUES_RECEIVED.labels(cfg.name).inc()
+            if isinstance(item, Record):
+                before = session.latest.get(tag) or self.last_seen.get(tag) or session.healthy_at
+                session.latest[tag] = max(before, item.source_time)
+                if overflowed(dv.StatusCode):
+                    self._overflowed(self._nodes_by_tag[tag], before, item.source_time, out, repairs)
         elif isinstance(event, OpcEvent):
-            try:
-                batch.append(alarm_record(cfg.name, event.event))
-            except (TypeError, ValueError) as exc:  # a server's odd event must not stop the values around it
-                log.warning("opcua_event_unreadable", source=cfg.name, error=repr(exc))
-                return
+            out.add(convert_event(cfg.name, event.event, historical=False))
             ALARMS_RECEIVED.labels(cfg.name).inc()
         elif isinstance(event, StatusChangeEvent):
             status = event.notification.Status
@@ -698,92 +1080,198 @@ class OpcuaSource:
                 session.lost_reason = f"subscription status {status.name}"
                 session.lost.set()
 
-    async def _store(self, records: list[Record]) -> None:
+    def _overflowed(self, node: NodeConfig, before: datetime, at: datetime, out: _Converted,
+                    repairs: asyncio.Queue[_Repair]) -> None:
+        """A value flagged Overflow: the server lost values of this item between `before` and `at`."""
+        log.warning("opcua_queue_overflow", source=self.config.name, tag=node.tag, start=before.isoformat(),
+                    end=at.isoformat())
+        if self.config.history_backfill:
+            self._queue_repair(repairs, (node, before, at, True), out)
+        else:
+            out.gaps.append(gap_record(self.config.name, node.tag, before, at, "queue_overflow"))
+
+    async def _store(self, batch: _Converted) -> None:
         # Shielded and tracked: a stop arriving while the batch commits still counts and audits it (run() waits).
-        task = asyncio.ensure_future(self._commit(records))
+        task = asyncio.ensure_future(self._commit(batch))
         self._in_flight.add(task)
         task.add_done_callback(self._in_flight.discard)
         await asyncio.shield(task)
 
-    async def _commit(self, records: list[Record]) -> None:
-        stored = await self._writer.write(records)
+    async def _commit(self, batch: _Converted) -> None:
+        records = batch.records
+        stored = await self._writer.write(records) if records else 0
         RECORDS_STORED.labels(self.config.name).inc(stored)
         for r in records:
             if r.kind == "tag_value" and (r.key not in self.last_seen or r.source_time > self.last_seen[r.key]):
                 self.last_seen[r.key] = r.source_time
+        if batch.refused:
+            await asyncio.to_thread(self._quarantine_sync, batch.refused)
+        for gap in batch.gaps:
+            await self._commit_gap(gap)
         self._tally.add(records, stored)
+        self._tally.refuse(batch.refused)
         await self._flush_audit()
+
+    def _quarantine_sync(self, refused: Sequence[Refused]) -> None:
+        for item in refused:
+            self._quarantine.quarantine(self.config.name, item.topic, item.raw, item.reason)
+            QUARANTINED.labels(self.config.name, item.reason).inc()
+            log.warning("opcua_quarantined", source=self.config.name, topic=item.topic, reason=item.reason,
+                        detail=item.detail)
+
+    async def _commit_gap(self, gap: Record) -> None:
+        """Store one `data_gap` record; the first time it is stored, count it and write its `opcua.gap` entry."""
+        if not await self._writer.write([gap]):
+            return  # recorded before (same source, tag, interval, reason)
+        GAPS.labels(self.config.name, gap.value["reason"]).inc()
+        log.warning("opcua_data_gap", **gap.value)
+        if self._audit is not None:
+            task = asyncio.ensure_future(asyncio.to_thread(self._audit.append_many, [("opcua.gap", "opcua", gap.value)]))
+            self._audit_tasks.add(task)
+            await asyncio.shield(self._audit_settled())
+
+    async def _gap(self, tag: str | None, start: datetime, end: datetime | None, reason: str) -> None:
+        await self._store(_Converted(gaps=[gap_record(self.config.name, tag, start, end, reason)]))
 
     # --- backfill -------------------------------------------------------------------------------------------
 
     async def _backfill(self, session: _Session, gap_start: dict[str, datetime], first_session: bool) -> None:
-        """HistoryRead each node from its last seen value to now; the overlap with live values is deduplicated."""
+        """HistoryRead each node from its last seen value to now; the overlap with live values is deduplicated.
+
+        What the history cannot give is recorded as a gap: the head of an outage longer than history_backfill_max_s
+        (`outage_exceeds_history`), and a span the server's history no longer (or never) held
+        (`history_unavailable`). The first session's `history_backfill_initial_s` read claims nothing, so finds no gap.
+        """
         cfg = self.config
         end = utcnow() + timedelta(seconds=1)  # the live subscription covers everything after this
         earliest = end - timedelta(seconds=cfg.history_backfill_max_s)
         total = 0
         for node in cfg.nodes:
-            start = gap_start.get(node.tag)
-            if start is None and first_session and cfg.history_backfill_initial_s > 0:
-                start = end - timedelta(seconds=cfg.history_backfill_initial_s)
-            if start is None:
-                continue
-            start = max(start - timedelta(seconds=BACKFILL_OVERLAP_S), earliest)
-            total += await self._history_into_store(session, node, start, end)
+            seen = gap_start.get(node.tag)
+            if seen is not None:
+                total += await self._fill(session, node, seen, earliest, end)
+            elif first_session and cfg.history_backfill_initial_s > 0:
+                initial = end - timedelta(seconds=cfg.history_backfill_initial_s)
+                with suppress(ua.UaStatusCodeError):  # no history kept for this node: nothing to add
+                    total += (await self._history_into_store(session, node, initial, end))[0]
+            self._backfill_from.pop(node.tag, None)
         if total:
             log.info("opcua_backfilled", source=cfg.name, values=total)
 
-    async def _repair(self, session: _Session, repairs: asyncio.Queue[tuple[NodeConfig, datetime, datetime]]) -> None:
-        """Fill what a suspected server-side queue overflow dropped (see `_suspect_overflow`)."""
+    async def _fill(self, session: _Session, node: NodeConfig, seen: datetime, earliest: datetime,
+                    end: datetime) -> int:
+        """Backfill one node whose values are stored up to `seen`; returns values read."""
+        start = seen
+        if seen < earliest:
+            await self._gap(node.tag, seen, earliest, "outage_exceeds_history")
+            start = earliest
+        try:
+            held = await session.history_reaches(node, start)
+            read, first = await self._history_into_store(
+                session, node, max(start - timedelta(seconds=BACKFILL_OVERLAP_S), earliest), end)
+        except ua.UaStatusCodeError as exc:  # BadHistoryOperationUnsupported and kin: the server keeps none
+            log.info("opcua_history_unavailable", source=self.config.name, tag=node.tag, status=type(exc).__name__)
+            await self._gap(node.tag, start, end, "history_unavailable")
+            return 0
+        if not held:
+            # The history starts after the last value we hold: what lies between is gone.
+            await self._gap(node.tag, start, first if first is not None and first < end else end,
+                            "history_unavailable")
+        return read
+
+    async def _repair(self, session: _Session, repairs: asyncio.Queue[_Repair]) -> None:
+        """Fill what a server-side queue overflow dropped (see `_suspect_overflow`, `_overflowed`)."""
         while True:
-            node, start, end = await repairs.get()
+            node, start, end, certain = await repairs.get()
             try:
-                read = await self._history_into_store(session, node, start, end)
+                read, _ = await self._history_into_store(session, node, start, end)
+            except ua.UaStatusCodeError as exc:
+                log.info("opcua_history_unavailable", source=self.config.name, tag=node.tag,
+                         status=type(exc).__name__)
+                if certain:  # the server said values were lost, and its history cannot give them back
+                    await self._gap(node.tag, start, end, "queue_overflow")
+                continue
             except BaseException:
                 with suppress(asyncio.QueueFull):  # the session died under it: the next one retries
-                    repairs.put_nowait((node, start, end))
+                    repairs.put_nowait((node, start, end, certain))
                 raise
             log.info("opcua_overflow_repaired", source=self.config.name, tag=node.tag, values_read=read,
                      start=start.isoformat(), end=end.isoformat())
 
-    async def _history_into_store(self, session: _Session, node: NodeConfig, start: datetime, end: datetime) -> int:
-        """HistoryRead one node's raw values in [start, end] into the store (historical=True); returns values read."""
+    async def _history_into_store(self, session: _Session, node: NodeConfig, start: datetime,
+                                  end: datetime) -> tuple[int, datetime | None]:
+        """HistoryRead one node's raw values in [start, end] into the store (historical=True).
+
+        Returns the values read and the oldest source time among them. Raises `ua.UaStatusCodeError` when the
+        server refuses the read (it keeps no history for the node).
+        """
         cfg = self.config
         total = 0
+        oldest: datetime | None = None
+        async for page in session.history(node, start, end):
+            batch = _Converted()
+            for dv in page:
+                batch.add(convert_value(cfg.name, node.tag, dv, historical=True))
+            if page:
+                VALUES_BACKFILLED.labels(cfg.name).inc(len(page))
+                total += len(page)
+                times = [r.source_time for r in batch.records]
+                if times:
+                    oldest = min([t for t in (oldest, min(times)) if t is not None])
+                await self._store(batch)
+        return total, oldest
+
+    async def _backfill_events(self, session: _Session, since: datetime | None, first_session: bool) -> None:
+        """HistoryRead the Server object's events from when the last session was last known healthy to now.
+
+        Stored with `historical=True`, deduplicated against the live ones by EventId. A server that keeps no event
+        history (its EventNotifier lacks HistoryRead, or it refuses the read) gets an `event_history_unavailable`
+        gap for the interval, as does the head of an outage longer than history_backfill_max_s.
+        """
+        cfg = self.config
+        end = utcnow() + timedelta(seconds=1)  # the live subscription covers everything after this
+        earliest = end - timedelta(seconds=cfg.history_backfill_max_s)
+        claimed = since is not None
+        if since is None:
+            if not (first_session and cfg.history_backfill_initial_s > 0):
+                return
+            since = end - timedelta(seconds=cfg.history_backfill_initial_s)
+        if claimed and since < earliest:
+            await self._gap(None, since, earliest, "outage_exceeds_history")
+        start = max(since, earliest)
+        read = 0
         try:
-            async for page in await session.history(node, start, end):
-                records = [tag_record(cfg.name, node.tag, dv, historical=True) for dv in page]
-                if records:
-                    VALUES_BACKFILLED.labels(cfg.name).inc(len(records))
-                    total += len(records)
-                    await self._store(records)
+            if not await session.events_historized():
+                raise ua.UaStatusCodeError(ua.StatusCodes.BadHistoryOperationUnsupported)
+            assert session.event_filter is not None
+            clauses = session.event_filter.SelectClauses
+            async for page in session.event_history(max(start - timedelta(seconds=BACKFILL_OVERLAP_S), earliest), end):
+                batch = _Converted()
+                for fields in page:
+                    batch.add(convert_history_event(cfg.name, clauses, fields))
+                read += len(page)
+                await self._store(batch)
         except ua.UaStatusCodeError as exc:
-            # The server keeps no history for this node (BadHistoryOperationUnsupported and kin): nothing to do.
-            log.info("opcua_history_unavailable", source=cfg.name, tag=node.tag, status=exc.__class__.__name__)
-        return total
+            log.info("opcua_event_history_unavailable", source=cfg.name, status=type(exc).__name__)
+            if claimed:
+                await self._gap(None, start, end, "event_history_unavailable")
+        self._events_backfill_from = None
+        if read:
+            log.info("opcua_events_backfilled", source=cfg.name, events=read)
 
     # --- audit ----------------------------------------------------------------------------------------------
 
     async def _flush_audit(self, force: bool = False) -> None:
-        """One `ingest.batch` entry per `audit_every_s` (not per value): the audit log stays small and fsyncs rare."""
-        if self._audit is None or self._tally.records == 0:
+        """One `ingest.batch` (and `quarantine`) entry per `audit_every_s`, not per value: the log stays small."""
+        if self._audit is None or (self._tally.records == 0 and not self._tally.quarantined):
             return
         if not force and time.monotonic() < self._audit_due:
             return
         tally, self._tally = self._tally, _AuditTally()
         self._audit_due = time.monotonic() + self._audit_every_s
-        payload = {
-            "source": self.config.name,
-            "endpoint": self.config.endpoint,
-            "records": tally.records,
-            "stored": tally.stored,
-            "historical": tally.historical,
-            "alarms": tally.alarms,
-            "first_source_time": tally.first.isoformat() if tally.first else None,
-            "last_source_time": tally.last.isoformat() if tally.last else None,
-        }
+        entries = tally.entries(self.config.name, self.config.endpoint)
         # Shielded: a stop arriving mid-append must not leave an entry half-reported; run() waits for it.
-        task = asyncio.ensure_future(asyncio.to_thread(self._audit.append, "ingest.batch", "opcua", payload))
+        task = asyncio.ensure_future(asyncio.to_thread(self._audit.append_many, entries))
         self._audit_tasks.add(task)
         await asyncio.shield(self._audit_settled())
 
@@ -805,7 +1293,16 @@ __all__ = [
     "OpcuaError",
     "OpcuaSecurityError",
     "OpcuaSource",
+    "QuarantineSink",
+    "Refused",
     "ServerCertificateMismatch",
+    "ValueRefused",
     "alarm_record",
+    "convert_event",
+    "convert_history_event",
+    "convert_value",
+    "gap_record",
+    "overflowed",
+    "plain_value",
     "tag_record",
 ]

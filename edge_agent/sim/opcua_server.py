@@ -4,14 +4,18 @@ Address space: Objects/Plant/<line>/<asset>/<variable>, each variable with the s
 (e.g. `ns=2;s=P-101.vibration_mm_s`). Every written value is also stored in a `RetainedHistory` that outlives one
 server instance, the way a historian outlives its OPC UA endpoint: a test restarts the endpoint and the agent
 backfills the gap from it. Alarm transitions are AlarmConditionType events emitted by the Server object, with the
-asset as SourceName.
+asset as SourceName; they are kept in the same history (the Server object's EventNotifier says HistoryRead), also
+while the endpoint is down, so a client can read back the alarms raised during its outage. `event_history=False`
+serves a plant whose server keeps no event history.
 """
 
 from __future__ import annotations
 
+import copy
 import socket
+import uuid
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -44,6 +48,13 @@ class RetainedHistory(HistoryDict):
             self._datachanges_period[node_id] = period, count
             return
         await super().new_historized_node(node_id, period, count)
+
+    async def new_historized_event(self, source_id: ua.NodeId, evtypes: list[ua.NodeId], period: timedelta | None,
+                                   count: int = 0) -> None:
+        if source_id in self._events:
+            self._events_periods[source_id] = period, count
+            return
+        await super().new_historized_event(source_id, evtypes, period, count)
 
     async def stop(self) -> None:
         """Kept on purpose: the server stops, its history does not."""
@@ -79,6 +90,7 @@ class PlantServer:
         history: RetainedHistory | None = None,
         history_period: timedelta = timedelta(hours=12),
         users: Mapping[str, str] | None = None,
+        event_history: bool = True,
     ) -> None:
         self.endpoint = endpoint
         self.namespace_uri = namespace_uri
@@ -91,6 +103,7 @@ class PlantServer:
         self.history = history if history is not None else RetainedHistory()
         self.history_period = history_period
         self.users = users
+        self.event_history = event_history
         self.identity: Identity | None = None
         self.namespace_index = 0
         self._server: Server | None = None
@@ -166,6 +179,13 @@ class PlantServer:
             await self.history.new_historized_node(node.nodeid, self.history_period)
             self._nodes[tag] = node
         self._alarm_gen = await server.get_event_generator(ua.ObjectIds.AlarmConditionType, server.nodes.server)
+        if self.event_history:
+            # Events go straight into history (see fire_alarm), so asyncua's historize_node_event, which subscribes
+            # to them, is not used: only the HistoryRead bit it would set, and the storage's registration.
+            notifier = await server.nodes.server.read_event_notifier()
+            notifier.add(ua.EventNotifier.HistoryRead)
+            await server.nodes.server.set_event_notifier(notifier)
+            await self.history.new_historized_event(server.nodes.server.nodeid, [], self.history_period)
         self._asset_nodes = assets
 
     async def write(self, values: Mapping[str, float | bool], source_time: datetime) -> None:
@@ -181,8 +201,9 @@ class PlantServer:
             await self.history.save_node_value(node.nodeid, dv)
 
     async def fire_alarm(self, alarm: AlarmEvent) -> None:
-        if self._server is None:
-            return
+        """Emit one alarm transition; it also goes into the event history, whether or not the endpoint is up."""
+        if self._alarm_gen is None:
+            return  # never served: no address space to raise it in
         event = self._alarm_gen.event
         event.SourceNode = self._asset_nodes[alarm.asset].nodeid
         event.SourceName = alarm.asset
@@ -191,4 +212,14 @@ class PlantServer:
         event.ActiveState = ua.LocalizedText("Active" if alarm.active else "Inactive")
         setattr(event, "ActiveState/Id", alarm.active)
         event.Retain = alarm.active
-        await self._alarm_gen.trigger(time_attr=alarm.time, message=alarm.message)
+        if self._server is not None:
+            await self._alarm_gen.trigger(time_attr=alarm.time, message=alarm.message)
+        else:
+            # The endpoint is down, the plant and its historian are not: the fields trigger() would have set.
+            event.EventId = ua.Variant(uuid.uuid4().hex.encode("utf-8"), ua.VariantType.ByteString)
+            event.Time = alarm.time
+            event.ReceiveTime = datetime.now(timezone.utc)
+            event.Message = ua.LocalizedText(alarm.message)
+        if self.event_history:
+            # A copy: the generator reuses its one event object for the next alarm.
+            await self.history.save_event(copy.deepcopy(event))
