@@ -9,7 +9,6 @@ proves against the latest checkpoint the agent signed, and says that it was not 
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import shutil
 import tarfile
@@ -22,10 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from edge_agent.audit import bundle
+from edge_agent.audit.archive import member_problem
+from edge_agent.audit.binding import bind_document, rendering_name, report_trails
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.entry import AuditError, format_time
-from edge_agent.audit.keys import Verifier
-from edge_agent.audit.log import KEYS, LATEST_CHECKPOINT, AuditLog, iter_lines, read_verifiers, signed_notes
+from edge_agent.audit.keys import Signer, Verifier
+from edge_agent.audit.log import KEYS, LATEST_CHECKPOINT, SIGNING_KEY, AuditLog, iter_lines, read_verifiers, signed_notes
+from edge_agent.audit.manifest import UNLISTED, BundleManifest, checkpoint_record, describe_files, file_sha256
+from edge_agent.audit.manifest import list_files, sign_manifest
 from edge_agent.audit.merkle import MerkleTree, leaf_hash
 from edge_agent.audit.summary import render_summary
 from edge_agent.audit.verify import VerifyResult, verify_bundle
@@ -47,6 +50,7 @@ class ExportResult:
     recorded: bool
     reports: list[str] = field(default_factory=list)
     missing_reports: list[str] = field(default_factory=list)
+    unbound_reports: dict[str, str] = field(default_factory=dict)
     verification: VerifyResult | None = None
 
     @property
@@ -111,30 +115,36 @@ def export_bundle(
     try:
         result = ExportResult(out, first, last, checkpoint.size, previous_size if previous_note else None, recorded)
         exported = lines[first : last + 1]
-        _write_core(stage, exported, first, tree, note, previous_note, previous_size, audit_dir)
-        result.reports, result.missing_reports = _copy_reports(stage, exported, reports_dir)
+        signer = _write_core(stage, exported, first, tree, note, previous_note, previous_size, audit_dir)
+        result.reports, result.missing_reports, result.unbound_reports = _copy_reports(stage, exported, reports_dir)
         _write_csv(stage / bundle.CSV, exported)
-        manifest = {
-            "format": bundle.FORMAT,
-            "origin": checkpoint.origin,
-            "created": format_time(datetime.now(timezone.utc)),
-            "from": format_time(start) if start else None,
-            "to": format_time(end) if end else None,
-            "first_seq": first,
-            "last_seq": last,
-            "checkpoint_size": checkpoint.size,
-            "previous_checkpoint_size": result.previous_size,
-            "recorded_in_log": recorded,
-            "reports": result.reports,
-            "missing_reports": result.missing_reports,
-        }
-        (stage / bundle.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        signer = Verifier.parse((stage / bundle.PUBKEY).read_text(encoding="utf-8"))
-        result.verification = verify_bundle(stage, signer, check_sums=False)
+        manifest = BundleManifest(
+            format=bundle.FORMAT,
+            origin=checkpoint.origin,
+            created=format_time(datetime.now(timezone.utc)),
+            start=format_time(start) if start else None,
+            end=format_time(end) if end else None,
+            first_seq=first,
+            last_seq=last,
+            checkpoint_size=checkpoint.size,
+            previous_checkpoint_size=result.previous_size,
+            recorded_in_log=recorded,
+            reports=result.reports,
+            missing_reports=result.missing_reports,
+            unbound_reports=result.unbound_reports,
+            checkpoint=checkpoint_record(checkpoint),
+            files=[],  # listed once every other file is written, below
+        )
+        (stage / bundle.MANIFEST).write_bytes(manifest.to_bytes())
+        result.verification = verify_bundle(stage, signer.verifier, check_files=False)
         (stage / bundle.SUMMARY).write_text(
-            render_summary(manifest, exported, stage / bundle.REPORTS, result.verification), encoding="utf-8"
+            render_summary(manifest, exported, stage, result.verification), encoding="utf-8"
         )
         _write_sums(stage)
+        manifest = manifest.model_copy(update={"files": describe_files(stage)})
+        manifest_bytes = manifest.to_bytes()
+        (stage / bundle.MANIFEST).write_bytes(manifest_bytes)
+        (stage / bundle.SIGNATURE).write_bytes(sign_manifest(manifest_bytes, checkpoint.origin, signer))
         if as_tar:
             with tarfile.open(out, "w:gz") as tar:
                 tar.add(stage, arcname=name)
@@ -200,7 +210,8 @@ def _write_core(
     previous_note: bytes | None,
     previous_size: int | None,
     audit_dir: Path,
-) -> None:
+) -> Signer:
+    """Entries, checkpoint, proofs, consistency and keys; returns the signer of the checkpoint."""
     (stage / bundle.ENTRIES).write_bytes(b"".join(line + b"\n" for line in exported))
     (stage / bundle.CHECKPOINT).write_bytes(note)
     with open(stage / bundle.INCLUSION, "w", encoding="utf-8") as f:
@@ -219,9 +230,15 @@ def _write_core(
         }
     (stage / bundle.CONSISTENCY).write_text(json.dumps(consistency, indent=2) + "\n", encoding="utf-8")
     verifiers = read_verifiers(audit_dir)
-    signer = _signing_key(note, verifiers)
-    (stage / bundle.PUBKEY).write_text(signer + "\n", encoding="utf-8")
+    key = _signing_key(note, verifiers)
+    (stage / bundle.PUBKEY).write_text(key + "\n", encoding="utf-8")
     shutil.copyfile(audit_dir / KEYS, stage / bundle.KEYS)
+    # The manifest is signed by the checkpoint's key, read from its file: the log (ours or the running agent's)
+    # exposes no signing call, and with the agent running this key is still the one that signs its checkpoints.
+    signer = Signer.read(audit_dir / SIGNING_KEY)
+    if signer.verifier.key_string() != key:
+        raise ExportError(f"{audit_dir / SIGNING_KEY} is not the key that signed the checkpoint ({key})")
+    return signer
 
 
 def _signing_key(note: bytes, verifiers: Sequence[Verifier]) -> str:
@@ -236,24 +253,45 @@ def _signing_key(note: bytes, verifiers: Sequence[Verifier]) -> str:
     raise ExportError("the checkpoint is not signed by any key in keys.txt")
 
 
-def _copy_reports(stage: Path, exported: Sequence[bytes], reports_dir: Path | None) -> tuple[list[str], list[str]]:
-    ids: list[str] = []
-    for line in exported:
-        if b'"report_id"' in line:
-            report_id = json.loads(line)["payload"].get("report_id")
-            if isinstance(report_id, str) and report_id not in ids:
-                ids.append(report_id)
-    copied, missing = [], []
+def _copy_reports(
+    stage: Path, exported: Sequence[bytes], reports_dir: Path | None
+) -> tuple[list[str], list[str], dict[str, str]]:
+    """Copy each report the entries name, with its renderings, if it binds to them: (copied, missing, unbound)."""
+    trails = report_trails(exported)
+    copied: list[str] = []
+    missing: list[str] = []
+    unbound: dict[str, str] = {}
     (stage / bundle.REPORTS).mkdir()
-    for report_id in ids:
-        # Ids come from the log; refuse anything that could step outside the reports directory.
+    for report_id, trail in trails.items():
+        # Ids come from the log; refuse anything that could step outside the reports directory or the archive rules.
+        if "/" in report_id or report_id.startswith(".") or member_problem(f"{report_id}.json") is not None:
+            unbound[report_id] = "its id is not a safe file name"
+            continue
         source = reports_dir / f"{report_id}.json" if reports_dir is not None else None
-        if source is None or "/" in report_id or report_id.startswith(".") or not source.is_file():
+        if source is None or not source.is_file():
             missing.append(report_id)
             continue
-        shutil.copyfile(source, stage / bundle.REPORTS / source.name)
+        data = source.read_bytes()
+        try:
+            document = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            unbound[report_id] = f"not JSON: {exc}"
+            continue
+        reason = bind_document(report_id, document, trail)
+        renderings = document.get("renderings", {}) if reason is None else {}  # bind_document checked its type
+        names = {fmt: rendering_name(report_id, fmt) for fmt in renderings}
+        unknown = sorted(fmt for fmt, rel in names.items() if rel is None)
+        if reason is None and unknown:
+            reason = f"rendering format {unknown[0]!r} has no file in a bundle"
+        if reason is not None:
+            unbound[report_id] = reason
+            continue
+        (stage / bundle.REPORTS / source.name).write_bytes(data)
+        for fmt, rel in names.items():
+            assert rel is not None
+            (stage / rel).write_bytes(renderings[fmt].encode("utf-8"))
         copied.append(report_id)
-    return copied, missing
+    return copied, missing, unbound
 
 
 def _write_csv(path: Path, exported: Sequence[bytes]) -> None:
@@ -267,8 +305,5 @@ def _write_csv(path: Path, exported: Sequence[bytes]) -> None:
 
 
 def _write_sums(stage: Path) -> None:
-    rows = []
-    for path in sorted(p for p in stage.rglob("*") if p.is_file()):
-        rel = path.relative_to(stage).as_posix()
-        rows.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}\n")
+    rows = [f"{file_sha256(stage / rel)}  {rel}\n" for rel in list_files(stage) if rel not in UNLISTED]
     (stage / bundle.SUMS).write_text("".join(rows), encoding="utf-8")

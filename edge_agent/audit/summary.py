@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from edge_agent.audit import bundle
+from edge_agent.audit.manifest import BundleManifest, file_sha256
 from edge_agent.audit.verify import VerifyResult
 
 _REPORT_EVENTS = ("report.requested", "report.generated", "report.signed_off", "report.rejected")
@@ -36,18 +37,25 @@ def _fingerprints(payload: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in payload.items() if any(word in k for word in keys)}
 
 
+def _absence(manifest: BundleManifest, report_id: str) -> str:
+    if report_id in manifest.unbound_reports:
+        return f"not in bundle: its file does not bind to these entries: {manifest.unbound_reports[report_id]}"
+    return "not in bundle: the plant had no file for it"
+
+
 def render_summary(
-    manifest: dict[str, Any], lines: Sequence[bytes], reports_dir: Path, verification: VerifyResult
+    manifest: BundleManifest, lines: Sequence[bytes], root: Path, verification: VerifyResult
 ) -> str:
+    """The page for the bundle at `root` (its report files already in place)."""
     entries = [json.loads(line) for line in lines]
     status_class = "ok" if verification.ok else "bad"
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>Audit export {escape(manifest['origin'])}</title><style>{_STYLE}</style></head><body>",
-        f"<h1>Audit export: {escape(manifest['origin'])}</h1>",
-        f"<p>Entries {manifest['first_seq']}–{manifest['last_seq']} ({len(entries)}) from "
-        f"{escape(str(manifest['from'] or 'the start'))} to {escape(str(manifest['to'] or 'the end'))}; "
-        f"signed checkpoint of size {manifest['checkpoint_size']}; exported {escape(manifest['created'])}.</p>",
+        f"<title>Audit export {escape(manifest.origin)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>Audit export: {escape(manifest.origin)}</h1>",
+        f"<p>Entries {manifest.first_seq}–{manifest.last_seq} ({len(entries)}) from "
+        f"{escape(manifest.start or 'the start')} to {escape(manifest.end or 'the end')}; "
+        f"signed checkpoint of size {manifest.checkpoint_size}; exported {escape(manifest.created)}.</p>",
         "<h2>Verification</h2>",
         f"<p class='{status_class}'><b>{escape(verification.summary())}</b></p>",
     ]
@@ -77,8 +85,8 @@ def render_summary(
             decision = events.get("report.signed_off") or events.get("report.rejected")
             who = f"{decision['actor']} at {decision['time']}" if decision else ""
             gen = events.get("report.generated")
-            path = reports_dir / f"{rid}.json"
-            digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "not in bundle"
+            path = root / bundle.REPORTS / f"{rid}.json"
+            digest = file_sha256(path) if path.is_file() else _absence(manifest, rid)
             parts.append(
                 f"<tr>{_cell(rid)}{_cell(state)}{_cell(gen['time'] if gen else '')}{_cell(who)}"
                 f"<td><code>{escape(digest)}</code></td></tr>"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import binascii
 import hashlib
 import json
-import tarfile
 import tempfile
 from base64 import b64decode
 from bisect import bisect_left
@@ -24,7 +23,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from edge_agent.audit import bundle
+from edge_agent.audit.archive import extract_bundle
+from edge_agent.audit.binding import check_reports
+from edge_agent.audit.bundle import BundleError
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.entry import (
     ENTRY_HASH_MARKER,
@@ -35,6 +39,7 @@ from edge_agent.audit.entry import (
 )
 from edge_agent.audit.keys import AuditKeyError, Verifier
 from edge_agent.audit.log import ENTRIES, KEYS, iter_lines, read_verifiers, signed_notes
+from edge_agent.audit.manifest import BundleManifest, check_manifest, list_files
 from edge_agent.audit.merkle import RootBuilder
 from edge_agent.audit.proof import ProofError, verify_consistency, verify_inclusion
 
@@ -330,41 +335,52 @@ def _locate(problem: Problem, previous: Checkpoint | None, size: int) -> Problem
 # -- bundles -----------------------------------------------------------------------------------------------------
 
 
-def verify_bundle(path: Path | str, pubkey: Verifier | None = None, *, check_sums: bool = True) -> VerifyResult:
+def verify_bundle(path: Path | str, pubkey: Verifier | None = None, *, check_files: bool = True) -> VerifyResult:
     """Verify an export bundle (directory or .tar.gz) with nothing but its files and a trusted public key.
 
     Without `pubkey` the bundle's own pubkey.txt is used, which proves only that the bundle is self-consistent;
-    the result's notes say so. `check_sums=False` is for the exporter, which verifies before writing SHA256SUMS.
+    the result's notes say so. `check_files=False` is for the exporter, which verifies the bundle before it writes
+    and signs the manifest of its files.
     """
     path = Path(path)
     if path.is_file():
         with tempfile.TemporaryDirectory(prefix="audit-bundle-") as tmp:
             try:
-                with tarfile.open(path, "r:*") as tar:
-                    tar.extractall(tmp, filter="data")
-            except (tarfile.TarError, OSError) as exc:
-                return VerifyResult(0, 0, 0, "", Problem(None, f"{path} is not a readable bundle archive: {exc}"))
-            dirs = [p for p in Path(tmp).iterdir() if p.is_dir()]
-            if len(dirs) != 1:
-                return VerifyResult(0, 0, 0, "", Problem(None, f"{path} must hold exactly one bundle directory"))
-            return _verify_bundle_dir(dirs[0], pubkey, check_sums)
-    return _verify_bundle_dir(path, pubkey, check_sums)
+                root = extract_bundle(path, Path(tmp))
+            except BundleError as exc:
+                return VerifyResult(0, 0, 0, "", Problem(None, str(exc)))
+            return _verify_bundle_dir(root, pubkey, check_files)
+    if not path.is_dir():
+        return VerifyResult(0, 0, 0, "", Problem(None, f"{path}: no bundle there (a directory or a .tar.gz)"))
+    return _verify_bundle_dir(path, pubkey, check_files)
 
 
-def _verify_bundle_dir(root: Path, pubkey: Verifier | None, check_sums: bool) -> VerifyResult:
+def _verify_bundle_dir(root: Path, pubkey: Verifier | None, check_files: bool) -> VerifyResult:
     result = VerifyResult(0, 0, 0, "", None)
     try:
-        _check_bundle(root, pubkey, result, check_sums)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        _check_bundle(root, pubkey, result, check_files)
+    except BundleError as exc:
+        result.problem = Problem(None, str(exc))
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         # A bundle is untrusted input: a missing file or malformed JSON is a finding, not a crash.
         result.problem = result.problem or Problem(None, f"bundle {root} is malformed: {exc!r}")
     return result
 
 
-def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, check_sums: bool) -> None:
-    manifest = json.loads((root / bundle.MANIFEST).read_text(encoding="utf-8"))
-    if manifest.get("format") != bundle.FORMAT:
-        result.problem = Problem(None, f"manifest format {manifest.get('format')!r} is not {bundle.FORMAT!r}")
+def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, check_files: bool) -> None:
+    list_files(root)  # refuses a symlink or device before any file is read through it
+    manifest_bytes = (root / bundle.MANIFEST).read_bytes()
+    raw = json.loads(manifest_bytes)
+    if not isinstance(raw, dict) or raw.get("format") != bundle.FORMAT:
+        found = raw.get("format") if isinstance(raw, dict) else raw
+        result.problem = Problem(None, f"manifest format {found!r} is not {bundle.FORMAT!r}")
+        return
+    try:
+        manifest = BundleManifest.model_validate_json(manifest_bytes)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        result.problem = Problem(None, f"{bundle.MANIFEST} is malformed: {where}: {err['msg']}")
         return
     if pubkey is None:
         pubkey = Verifier.parse((root / bundle.PUBKEY).read_text(encoding="utf-8"))
@@ -381,23 +397,22 @@ def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, che
     result.checkpoints = 1
     result.signed_size = checkpoint.size
     result.root = checkpoint.root.hex()
-    if checkpoint.origin != manifest.get("origin"):
-        origin = manifest.get("origin")
-        result.problem = Problem(None, f"checkpoint origin {checkpoint.origin!r} != manifest {origin!r}")
+    if checkpoint.origin != manifest.origin:
+        result.problem = Problem(None, f"checkpoint origin {checkpoint.origin!r} != manifest {manifest.origin!r}")
         return
 
     lines = list(iter_lines(root / bundle.ENTRIES))
-    first_seq = int(manifest["first_seq"])
+    first_seq = manifest.first_seq
     first_prev = _prev_hash_of(lines[0]) if lines else GENESIS_HASH
     chain = scan_chain(lines, first_seq=first_seq, prev_hash=first_prev, keep_leaves=True)
     result.entries = chain.count
     if chain.problem is not None:
         result.problem = chain.problem
         return
-    if first_seq + chain.count - 1 != int(manifest["last_seq"]):
+    if first_seq + chain.count - 1 != manifest.last_seq:
         result.problem = Problem(
             first_seq + chain.count, f"bundle holds entries {first_seq}..{first_seq + chain.count - 1}, manifest says"
-            f" up to {manifest['last_seq']}: entries are missing"
+            f" up to {manifest.last_seq}: entries are missing"
         )
         return
 
@@ -425,8 +440,12 @@ def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, che
             result.problem = problem
             return
 
-    if check_sums:
-        result.problem = _check_sums(root)
+    reason, notes = check_reports(root, lines, manifest)
+    result.notes += notes
+    if reason is None and check_files:
+        reason = check_manifest(root, manifest_bytes, manifest, pubkey, checkpoint)
+    if reason is not None:
+        result.problem = Problem(None, reason)
 
 
 def _prev_hash_of(line: bytes) -> str:
@@ -460,19 +479,4 @@ def _check_consistency(
     except (ProofError, binascii.Error) as exc:
         return Problem(None, f"this tree does not extend the previous export's (size {old.size}): {exc}")
     result.notes.append(f"extends the previous export's checkpoint of size {old.size}")
-    return None
-
-
-def _check_sums(root: Path) -> Problem | None:
-    """SHA256SUMS is not signed; it catches accidents in files the log does not cover (reports, CSV, HTML)."""
-    sums = root / bundle.SUMS
-    if not sums.exists():
-        return Problem(None, f"{bundle.SUMS} is missing")
-    for row in sums.read_text(encoding="utf-8").splitlines():
-        digest, _, rel = row.partition("  ")
-        target = root / rel
-        if ".." in Path(rel).parts or not target.is_file():
-            return Problem(None, f"{bundle.SUMS} names {rel!r}, which is not in the bundle")
-        if hashlib.sha256(target.read_bytes()).hexdigest() != digest:
-            return Problem(None, f"{rel}: SHA-256 differs from {bundle.SUMS} (file changed after export)")
     return None
