@@ -9,9 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from edge_agent.reports.document import new_document, report_id_for
-from edge_agent.reports.generate import Draft, canonical_json, sha256_hex
-from edge_agent.reports.repository import ReportRepository
 from tests.fixtures.broker import Broker
 from tests.fixtures.reports_service import (
     REQUEST_TOPIC,
@@ -20,6 +17,7 @@ from tests.fixtures.reports_service import (
     mosquitto_pub,
     mosquitto_rr,
     running_service,
+    seed_report,
     write_config,
 )
 
@@ -60,22 +58,6 @@ class TestInvalidRequests:
         async with running_service(config, engine=None):
             reply = await mosquitto_rr(broker, VALID, timeout=20)
         assert reply == {"status": "refused", "request_id": "r-1", "reason": "requests need an authenticated user"}
-
-
-def seed_report(config_state: Path, site: str, request_id: str) -> str:
-    """A stored draft made from facts alone (sign-off does not depend on the narrative)."""
-    body = {"schema": "edge-agent.report.body/1", "site": site, "narrative": None,
-            "narrative_status": "omitted_ungrounded", "request": {"type": "shift_summary"}, "facts": []}
-    data = canonical_json(body)
-    draft = Draft(body=body, body_bytes=data, body_sha256=sha256_hex(data))
-    report_id = report_id_for(site, request_id)
-    document = new_document(report_id=report_id, request_id=request_id, requested_by="operator",
-                            requested_at="2026-11-29T20:00:00Z", formats=["json"], draft=draft,
-                            audit_requested=None, audit_generated=None)
-    repo = ReportRepository.for_state_dir(config_state)
-    repo.insert(document, "0" * 64)
-    repo.close()
-    return report_id
 
 
 class TestSignoff:
