@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
+from connectors.mqtt import MqttMessage
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.reports.document import report_id_for
 from edge_agent.reports.request import parse_request, request_sha256
+from edge_agent.reports.service import ReportService
 from edge_agent.reports.signoff import mqtt_signoff_refusal
 from edge_agent.reports.topics import reply_topic_refusal
 from edge_agent.store import Store
@@ -183,6 +185,49 @@ class TestRequestIds:
 
 
 @pytest.mark.broker
+def message(payload: dict[str, Any], reply: str, topic: str = REQUEST_TOPIC) -> MqttMessage:
+    return MqttMessage(topic=topic, payload=json.dumps(payload).encode(), qos=1, retain=False, mid=1,
+                       received_time=SHIFT_START, response_topic=reply)
+
+
+@pytest.mark.broker
+class TestJoins:
+    """Messages handed to the service directly (no workers run, so requests stay in flight); replies read from
+    the store outbox."""
+
+    async def test_joins_are_bounded_by_max_reply_targets(self, broker: Broker, tmp_path: Path) -> None:
+        """max_reply_targets=2: a repeat from a second topic joins, the same topic again adds nothing, a third
+        topic is refused."""
+        config = agent_config(tmp_path, broker, max_reply_targets=2)
+        with Store(config.paths.store_path) as store:
+            service = ReportService(config, store, None, None)  # type: ignore[arg-type]
+            request = {**VALID, "progress": True}
+            for reply in ("a", "b", "b", "c"):
+                await service.handle(message(request, f"edge/demo/reports/reply/anonymous/{reply}"))
+            replies = [(m.topic.rsplit("/", 1)[1], json.loads(m.payload)) for m in store.outbox_pending()]
+            pending = service.repo.queue_all()
+            service.repo.close()
+        accepted = {"status": "accepted", "request_id": "r-1", "queue_position": 1}
+        assert replies == [("a", accepted), ("b", accepted), ("b", accepted), ("c", {
+            "status": "refused", "request_id": "r-1",
+            "reason": "request r-1 already has 2 reply targets (reports.max_reply_targets)"})]
+        assert [t["topic"].rsplit("/", 1)[1] for t in pending[0].targets] == ["a", "b"]
+
+    async def test_two_users_with_the_same_request_id_are_two_requests(self, broker: Broker, tmp_path: Path) -> None:
+        """operator's and supervisor's "r-1" are both accepted (queue positions 1 and 2), not joined."""
+        config = agent_config(tmp_path, broker)
+        with Store(config.paths.store_path) as store:
+            service = ReportService(config, store, None, None)  # type: ignore[arg-type]
+            for user in ("operator", "supervisor"):
+                await service.handle(message({**VALID, "progress": True}, f"edge/demo/reports/reply/{user}/1",
+                                             topic=f"{REQUEST_TOPIC}/{user}"))
+            replies = [json.loads(m.payload) for m in store.outbox_pending()]
+            pending = [(p.requested_by, p.request_id) for p in service.repo.queue_all()]
+            service.repo.close()
+        assert [r["queue_position"] for r in replies] == [1, 2]
+        assert pending == [("operator", "r-1"), ("supervisor", "r-1")]
+
+
 class TestWindowCap:
     async def test_a_window_over_the_row_cap_fails_naming_the_limit(self, broker: Broker, tmp_path: Path) -> None:
         """max_window_rows=5 over a shift of 14 records: `failed`, naming the counts and both limits."""
