@@ -48,6 +48,11 @@ class DaemonConfig(Section):
     # Two minutes: long enough for a broker or OPC UA server that is slow after a plant reboot; the engine uses
     # llm.start_timeout_s instead, since loading a model takes longer.
     ready_timeout_s: float = Field(120.0, gt=0, description="a component not ready within this fails the start")
+    # More than 5 restarts in 10 minutes is flapping (not ready until the window holds 5 or fewer): the rule systemd's
+    # unit applies to the whole process (StartLimitBurst=5 in 10 min), one level down. With the default backoff
+    # (1 s doubling to 60 s) a component that crashes at once on every start gets there in about a minute.
+    flap_restarts: int = Field(5, ge=1, description="more restarts than this within flap_window_s is flapping")
+    flap_window_s: float = Field(600.0, gt=0, description="the window flap_restarts is counted in")
 
 
 class StoreConfig(Section):

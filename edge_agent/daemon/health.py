@@ -4,9 +4,12 @@ A minimal HTTP/1.1 server on asyncio streams (one request per connection, GET an
 endpoints for a local Prometheus or load checker do not justify a web framework in the agent's dependencies.
 
 - /healthz: 200 when the process is alive and its event loop answers; the body carries the loop's scheduling lag.
-  A blocked loop cannot answer at all, which is the failure a prober sees as a timeout.
-- /readyz: 200 only when every component is ready and none is restarting or stopping, else 503; the JSON body names
-  each component's state (so "broker connected, engine loaded" is read off the mqtt and engine entries).
+  A blocked loop cannot answer at all, which is the failure a prober sees as a timeout. A flapping component does
+  not fail it: that is the supervisor doing its job, reported by /readyz, not a stuck process.
+- /readyz: 200 only when every component is ready and none is restarting, stopping or flapping (restarted more than
+  daemon.flap_restarts times within daemon.flap_window_s), else 503; the JSON body names each component's state,
+  restarts within the window and whether it is flapping (so "broker connected, engine loaded" is read off the mqtt
+  and engine entries, and a crash loop off the one flapping).
 - /metrics: the prometheus_client default registry in the text exposition format.
 """
 

@@ -7,6 +7,12 @@ the store is open and the connectors are up.
 Crash: the exception is logged with its traceback, counted in `edge_agent_component_restarts_total`, and the
 component is run again after an exponential backoff; /readyz reports it as restarting meanwhile. Never silently lost.
 
+Flapping: a component restarted more than `daemon.flap_restarts` times within `daemon.flap_window_s` is crash-looping
+(e.g. on a poison message the broker redelivers forever), not recovering. Backoff alone would show it ready between
+crashes; instead the agent is not ready (/readyz 503 naming it), STATUS= says "degraded: <component> restarted <n>
+times in <window>: <error>" and `edge_agent_component_flapping{component=...}` is 1, until the window holds no more
+than `flap_restarts` restarts again. /healthz stays about the event loop: a flapping component is not a stuck process.
+
 Stop (SIGTERM, SIGINT): STOPPING=1, then each component is cancelled in reverse start order, so intake stops first
 and the store writer flushes last, each awaited before the next. The whole stop fits in `daemon.shutdown_grace_s`;
 a component that overruns its share is logged by name and the process exits 1 rather than outliving systemd's
@@ -20,6 +26,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Literal
 
@@ -29,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from edge_agent.config import DaemonConfig
 from edge_agent.daemon.component import Component
+from edge_agent.daemon.restarts import RestartWindow
 from edge_agent.daemon.sdnotify import SdNotifier, watchdog_interval, watchdog_loop
 
 log = structlog.get_logger(component="supervisor")
@@ -36,6 +44,11 @@ log = structlog.get_logger(component="supervisor")
 RESTARTS = Counter("edge_agent_component_restarts", "Restarts of a component after it crashed", ["component"])
 READY = Gauge("edge_agent_component_ready", "1 while the component reports ready, else 0", ["component"])
 AGENT_READY = Gauge("edge_agent_ready", "1 while every component is ready (what /readyz reports)")
+FLAPPING = Gauge(
+    "edge_agent_component_flapping",
+    "1 while the component restarted more than daemon.flap_restarts times within daemon.flap_window_s, else 0",
+    ["component"],
+)
 
 # Of the shutdown grace: components stop one by one within the first 80 %; one that overruns has the others
 # cancelled together and sharing the next 15 %; the last 5 % is left for logging and process exit.
@@ -57,6 +70,8 @@ class ComponentStatus(BaseModel):
     state: ComponentState
     ready: bool
     restarts: int
+    restarts_in_window: int  # within daemon.flap_window_s
+    flapping: bool  # restarts_in_window > daemon.flap_restarts: the agent is not ready while any component is
     last_error: str | None = None
 
 
@@ -85,8 +100,10 @@ def hard_exit(code: int) -> None:
 class _Slot:
     """One component and what the supervisor knows about it."""
 
-    def __init__(self, component: Component) -> None:
+    def __init__(self, component: Component, config: DaemonConfig) -> None:
         self.component = component
+        self.flap_restarts = config.flap_restarts
+        self.window = RestartWindow(config.flap_window_s)
         self.name = component.name
         self.ready = asyncio.Event()  # replaced by a fresh event on every (re)start
         self.up = asyncio.Event()  # set the first time the component reports ready; the start waits on it
@@ -105,15 +122,33 @@ class _Slot:
     def is_ready(self) -> bool:
         return self.phase == "running" and self.ready.is_set()
 
-    def status(self) -> ComponentStatus:
+    def flapping(self, now: float) -> bool:
+        return self.window.count(now) > self.flap_restarts
+
+    def flap_summary(self, now: float) -> str:
+        """e.g. "mqtt-ingest restarted 6 times in 10 min: OverflowError: …", for STATUS= and the log."""
+        return f"{self.name} restarted {self.window.count(now)} times in {_span(self.window.window_s)}: {self.last_error}"
+
+    def status(self, now: float) -> ComponentStatus:
         state: ComponentState
         if self.phase == "running":
             state = "ready" if self.ready.is_set() else ("degraded" if self.was_ready else "starting")
         else:
             state = self.phase
         return ComponentStatus(
-            name=self.name, state=state, ready=self.is_ready, restarts=self.restarts, last_error=self.last_error
+            name=self.name,
+            state=state,
+            ready=self.is_ready,
+            restarts=self.restarts,
+            restarts_in_window=self.window.count(now),
+            flapping=self.flapping(now),
+            last_error=self.last_error,
         )
+
+
+def _span(seconds: float) -> str:
+    """A window as an operator reads it: "10 min" for whole minutes, else seconds."""
+    return f"{seconds / 60:g} min" if seconds >= 60 and seconds % 60 == 0 else f"{seconds:g} s"
 
 
 class Supervisor:
@@ -143,13 +178,15 @@ class Supervisor:
         """Append a component; components start in the order added and stop in reverse."""
         if any(slot.name == component.name for slot in self._slots):
             raise SupervisorError(f"two components are named {component.name!r}")
-        slot = _Slot(component)
+        slot = _Slot(component, self._config)
         self._slots.append(slot)
         READY.labels(component.name).set_function(lambda: 1.0 if slot.is_ready else 0.0)
+        FLAPPING.labels(component.name).set_function(lambda: 1.0 if slot.flapping(time.monotonic()) else 0.0)
 
     @property
     def ready(self) -> bool:
-        return self._phase == "running" and all(slot.is_ready for slot in self._slots)
+        now = time.monotonic()
+        return self._phase == "running" and all(slot.is_ready and not slot.flapping(now) for slot in self._slots)
 
     @property
     def stop_reason(self) -> str | None:
@@ -157,7 +194,8 @@ class Supervisor:
         return self._stop_reason
 
     def status(self) -> AgentStatus:
-        return AgentStatus(phase=self._phase, ready=self.ready, components=[slot.status() for slot in self._slots])
+        now = time.monotonic()
+        return AgentStatus(phase=self._phase, ready=self.ready, components=[slot.status(now) for slot in self._slots])
 
     def request_stop(self, reason: str = "requested") -> None:
         """Begin the orderly stop (what SIGTERM does). A second request while stopping exits at once."""
@@ -290,19 +328,50 @@ class Supervisor:
             attempt += 1
             slot.phase = "restarting"
             log.warning("component_restart_scheduled", component=slot.name, delay_s=delay, attempt=attempt)
-            self._notifier.status(f"restarting {slot.name} in {delay:g}s after {slot.last_error}")
+            if slot.flapping(time.monotonic()):
+                self._notifier.status(self._degraded_summary())
+            else:
+                self._notifier.status(f"restarting {slot.name} in {delay:g}s after {slot.last_error}")
             await asyncio.sleep(delay)
             slot.restarts += 1
             RESTARTS.labels(slot.name).inc()
+            now = time.monotonic()
+            was_flapping = slot.flapping(now)
+            slot.window.record(now)
             log.info("component_restarting", component=slot.name, restarts=slot.restarts)
+            if slot.flapping(now) and not was_flapping:
+                log.error(
+                    "component_flapping",
+                    component=slot.name,
+                    restarts_in_window=slot.window.count(now),
+                    window_s=slot.window.window_s,
+                    last_error=slot.last_error,
+                )
+                self._notifier.status(self._degraded_summary())
 
     async def _watch_ready(self, slot: _Slot, ready: asyncio.Event) -> None:
         await ready.wait()
         slot.was_ready = True
         slot.up.set()
         log.info("component_ready", component=slot.name, restarts=slot.restarts)
-        if self._phase == "running" and self.ready:
+        # Flapping ends by the clock, not by an event: wait it out here (a new crash cancels this watcher and
+        # reports for itself), then say what the agent is now.
+        waited = False
+        while (clears_at := slot.window.clears_at(slot.flap_restarts, time.monotonic())) is not None:
+            waited = True
+            await asyncio.sleep(clears_at - time.monotonic())
+        if waited:
+            log.info("component_flapping_cleared", component=slot.name, restarts=slot.restarts)
+        if self._phase != "running":
+            return
+        if any(s.flapping(time.monotonic()) for s in self._slots):
+            self._notifier.status(self._degraded_summary())
+        elif self.ready:
             self._notifier.status(f"running: {len(self._slots)} components ready")
+
+    def _degraded_summary(self) -> str:
+        now = time.monotonic()
+        return "degraded: " + "; ".join(slot.flap_summary(now) for slot in self._slots if slot.flapping(now))
 
     async def _stop_all(self, loop: asyncio.AbstractEventLoop) -> None:
         self._phase = "stopping"
