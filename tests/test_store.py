@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from edge_agent.store import MigrationError, RecordWriter, Store
+from edge_agent.store import MigrationError, RecordWriter, RetentionPolicy, Store, StoreError
+from edge_agent.store.retention import OUTBOX, QUARANTINE, RECORDS
 from edge_agent.types import Record, idempotency_key
 
 T0 = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
@@ -72,6 +74,12 @@ class TestQuarantineAndOutbox:
         assert (item.id, item.raw, item.reason) == (qid, b"\xff\xfe{", "invalid UTF-8 at byte 0")
         assert store.stats()["quarantined"] == {"total": 1, "by_reason": {"invalid UTF-8 at byte 0": 1}}
 
+    def test_quarantine_accepts_a_topic_with_a_lone_surrogate(self, store: Store) -> None:
+        """A str SQLite cannot encode is kept with the surrogate escaped, not refused: bad input must land here."""
+        store.quarantine("mqtt\ud800", "plant/\udcff/mes", b"x", "bad \udc80")
+        item = store.quarantined()[0]
+        assert (item.source, item.topic, item.reason) == ("mqtt\\ud800", "plant/\\udcff/mes", "bad \\udc80")
+
     def test_outbox_keeps_order_until_acknowledged(self, store: Store) -> None:
         a = store.outbox_put("edge/r/1", b"a", properties={"correlation_data": "00ff"})
         b = store.outbox_put("edge/r/2", b"b")
@@ -89,12 +97,57 @@ class TestQuarantineAndOutbox:
             assert [(m.topic, m.properties) for m in s.outbox_pending()] == [("t", {"content_type": "application/json"})]
 
 
+class TestDeadLetters:
+    def test_a_failure_below_the_limit_counts_an_attempt_and_keeps_the_row(self, store: Store) -> None:
+        """outbox_fail under max_attempts returns the attempts so far; the row stays pending."""
+        row_id = store.outbox_put("edge/s1/r", b"a")
+        assert store.outbox_fail(row_id, "Not authorized", max_attempts=3) == 1
+        assert store.outbox_fail(row_id, "Not authorized", max_attempts=3) == 2
+        assert [m.id for m in store.outbox_pending()] == [row_id]
+        assert store.dead_letters() == []
+
+    def test_the_last_attempt_moves_the_row_with_its_reason(self, store: Store) -> None:
+        """At max_attempts the row leaves the outbox and is a dead letter with its id, fields and last reason."""
+        row_id = store.outbox_put("edge/s1/r", b"a", qos=1, retain=True, properties={"correlation_data": "0a"})
+        store.outbox_fail(row_id, "Quota exceeded", max_attempts=2)
+        assert store.outbox_fail(row_id, "Not authorized", max_attempts=2) == 2
+        assert store.outbox_pending() == []
+        [dead] = store.dead_letters()
+        assert (dead.id, dead.topic, dead.payload, dead.qos, dead.retain, dead.properties) == (
+            row_id, "edge/s1/r", b"a", 1, True, {"correlation_data": "0a"},
+        )
+        assert (dead.attempts, dead.reason) == (2, "Not authorized")
+        assert dead.failed_time >= dead.created_time
+        assert store.stats()["dead_letter"] == 1
+
+    def test_a_row_no_longer_in_the_outbox_counts_nothing(self, store: Store) -> None:
+        """outbox_fail on an acknowledged row returns 0 and writes no dead letter."""
+        row_id = store.outbox_put("edge/s1/r", b"a")
+        store.outbox_ack(row_id)
+        assert store.outbox_fail(row_id, "late refusal", max_attempts=1) == 0
+        assert store.dead_letters() == []
+
+    def test_an_outbox_id_is_never_reused_while_a_dead_letter_holds_it(self, store: Store) -> None:
+        """With the outbox emptied, the next row's id is past every dead letter's (ids are kept in dead_letter)."""
+        first = dead_letter(store)
+        second = dead_letter(store)
+        assert (first, second) == (1, 2)
+        assert store.outbox_put("edge/s1/r", b"b") == 3
+
+    def test_a_topic_that_is_not_utf8_is_refused(self, store: Store) -> None:
+        """outbox_put names a topic with a lone surrogate instead of storing something else."""
+        with pytest.raises(StoreError, match="not valid UTF-8"):
+            store.outbox_put("edge/s1/\udc80", b"x")
+        assert store.outbox_pending() == []
+
+
 class TestStats:
     def test_counts_by_source(self, store: Store) -> None:
         store.insert_records([rec(1), rec(2), rec(3, source="mqtt")])
         stats = store.stats()
         assert stats["records"] == {"total": 3, "by_source": {"mqtt": 1, "opcua-1": 2}}
-        assert stats["schema_version"] == 3  # 1: records, quarantine, outbox; 2: reports; 3: report_queue
+        # 1: records, quarantine, outbox; 2: reports; 3: report_queue; 4: dead letters; 5: reports per requester
+        assert stats["schema_version"] == 5
 
     def test_stats_command_prints_json(self, tmp_path: Path) -> None:
         cfg = tmp_path / "a.toml"
@@ -106,26 +159,152 @@ class TestStats:
             [sys.executable, "-m", "edge_agent.cli", "store", "stats", "--config", str(cfg)],
             capture_output=True, text=True, check=True,
         ).stdout
-        import json
-
         data = json.loads(out)
         assert (data["records"]["total"], data["quarantined"]["total"], data["outbox_pending"]) == (1, 1, 0)
 
 
+def policy(**caps: object) -> RetentionPolicy:
+    """Generous caps (nothing trimmed) except those given."""
+    fields: dict[str, object] = dict(
+        max_age=timedelta(days=10**4), records_max_bytes=10**12, quarantine_max_bytes=10**12,
+        dead_letter_max_bytes=10**12,
+    )
+    fields.update(caps)
+    return RetentionPolicy(**fields)
+
+
+def dead_letter(store: Store, topic: str = "edge/s1/r", reason: str = "Not authorized") -> int:
+    """Queue a row and refuse it once with max_attempts 1: it moves to dead_letter. Returns its id."""
+    row_id = store.outbox_put(topic, b"x")
+    store.outbox_fail(row_id, reason, max_attempts=1)
+    return row_id
+
+
 class TestRetention:
     def test_old_records_are_deleted(self, store: Store) -> None:
+        """Records received before now - max_age go; younger ones stay."""
         now = T0 + timedelta(days=10)
         store.insert_records([rec(1, received_time=T0), rec(2, received_time=now)])
-        assert store.apply_retention(timedelta(days=5), 10**9, now=now) == 1
+        result = store.apply_retention(policy(max_age=timedelta(days=5)), now=now)
+        assert result.deleted == {"records": 1, "quarantine": 0, "dead_letter": 0}
         assert [r.value for r in store.records()] == [2.0]
 
-    def test_oldest_records_go_first_when_over_size(self, store: Store) -> None:
+    def test_oldest_records_go_first_when_over_their_cap(self, store: Store) -> None:
+        """Past records_max_bytes the oldest records go until the records' own estimate fits; the newest stay."""
         store.insert_records([rec(i, raw=os.urandom(2000), received_time=T0 + timedelta(seconds=i)) for i in range(3000)])
-        store.apply_retention(timedelta(days=10**4), 2 * 1024 * 1024, now=T0)
+        store.apply_retention(policy(records_max_bytes=2 * 1024 * 1024), now=T0)
         remaining = store.records()
         assert 0 < len(remaining) < 3000
-        assert remaining[-1].value == 2999.0  # newest kept
-        assert store._used_bytes() <= 2 * 1024 * 1024
+        assert [r.value for r in remaining] == [float(i) for i in range(3000 - len(remaining), 3000)]
+        assert store.estimated_bytes(RECORDS) <= 2 * 1024 * 1024
+
+    def test_a_quarantine_flood_deletes_no_record(self, store: Store) -> None:
+        """A quarantine grown far past its cap is trimmed on its own: every record stays."""
+        store.insert_records([rec(i, received_time=T0) for i in range(100)])
+        for i in range(500):
+            store.quarantine("mqtt", "plant/x/mes", os.urandom(4000), "bad JSON", T0 + timedelta(seconds=i))
+        result = store.apply_retention(policy(records_max_bytes=10**6, quarantine_max_bytes=100_000), now=T0)
+        assert store.record_count() == 100
+        assert result.deleted["records"] == 0
+        assert 0 < len(store.quarantined()) < 500
+        assert store.estimated_bytes(QUARANTINE) <= 100_000
+
+    def test_quarantine_keeps_its_newest_rows(self, store: Store) -> None:
+        """Quarantine past its cap loses its oldest rows first."""
+        for i in range(50):
+            store.quarantine("mqtt", "t", os.urandom(1000), f"bad {i}", T0 + timedelta(seconds=i))
+        store.apply_retention(policy(quarantine_max_bytes=10_000), now=T0)
+        reasons = [item.reason for item in store.quarantined()]
+        assert reasons == [f"bad {i}" for i in range(50 - len(reasons), 50)]
+
+    def test_old_quarantine_rows_are_deleted(self, store: Store) -> None:
+        """Quarantine rows older than max_age go, as records do."""
+        store.quarantine("mqtt", "t", b"x", "old", T0)
+        store.quarantine("mqtt", "t", b"x", "new", T0 + timedelta(days=10))
+        store.apply_retention(policy(max_age=timedelta(days=5)), now=T0 + timedelta(days=10))
+        assert [item.reason for item in store.quarantined()] == ["new"]
+
+    def test_dead_letters_are_capped_on_their_own(self, store: Store) -> None:
+        """Dead letters past their cap lose the oldest; records and the outbox are untouched."""
+        store.insert_records([rec(1, received_time=T0)])
+        ids = [dead_letter(store, reason=f"refused {i}") for i in range(20)]
+        pending = store.outbox_put("edge/s1/r", b"pending")
+        result = store.apply_retention(policy(dead_letter_max_bytes=500), now=T0)
+        left = [d.id for d in store.dead_letters()]
+        assert 0 < len(left) < 20
+        assert left == ids[-len(left):]
+        assert result.deleted["dead_letter"] == 20 - len(left)
+        assert store.record_count() == 1
+        assert [m.id for m in store.outbox_pending()] == [pending]
+
+    def test_the_outbox_is_never_trimmed_but_its_size_is_reported(self, store: Store) -> None:
+        """However old and large, pending outbox rows stay; the result gives their count and estimated bytes."""
+        for _ in range(10):
+            store.outbox_put("edge/s1/r", b"x" * 1000)
+        result = store.apply_retention(
+            policy(max_age=timedelta(seconds=1), records_max_bytes=0, quarantine_max_bytes=0, dead_letter_max_bytes=0),
+            now=T0 + timedelta(days=10**4),
+        )
+        assert len(store.outbox_pending()) == 10
+        assert (result.outbox_rows, result.outbox_bytes) == (10, store.estimated_bytes(OUTBOX))
+        assert result.outbox_bytes > 10 * 1000
+
+    def test_reports_are_never_deleted(self, store: Store) -> None:
+        """Retention leaves the reports table alone: reports are audit evidence."""
+        store._write(
+            "INSERT INTO reports (report_id, requester, request_id, request_sha256, type, status, body_sha256,"
+            " created_time_us, updated_time_us, document) VALUES ('r1', '', 'q1', 'h', 'shift_summary', 'draft', 'b',"
+            " 0, 0, '{}')",
+            [()],
+        )
+        store.apply_retention(
+            policy(max_age=timedelta(seconds=1), records_max_bytes=0, quarantine_max_bytes=0, dead_letter_max_bytes=0),
+            now=T0,
+        )
+        assert store._query("SELECT report_id FROM reports") == [("r1",)]
+
+    def test_retention_command_prints_rows_deleted_per_table(self, tmp_path: Path) -> None:
+        """`edge-agent store retention` applies [store]'s caps and prints what each table lost and the outbox."""
+        cfg = tmp_path / "a.toml"
+        cfg.write_text(f'[site]\nid = "p"\n[paths]\nstate_dir = "{tmp_path}"\n[store]\nretention_days = 1.0\n')
+        with Store(tmp_path / "store.sqlite3") as s:
+            s.insert_records([rec(1, received_time=T0)])
+        out = subprocess.run(
+            [sys.executable, "-m", "edge_agent.cli", "store", "retention", "--config", str(cfg)],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        assert json.loads(out) == {
+            "deleted": {"records": 1, "quarantine": 0, "dead_letter": 0}, "outbox_rows": 0, "outbox_bytes": 0,
+        }
+
+
+class TestEstimate:
+    """`estimated_bytes` against the bytes SQLite's dbstat reports for the table and its indexes."""
+
+    def actual_bytes(self, store: Store, table: str) -> int:
+        return store._query(
+            "SELECT SUM(pgsize) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = ?)", (table,)
+        )[0][0]
+
+    def test_typical_records_are_within_a_tenth(self, store: Store) -> None:
+        """10,000 records like the plant's (numbers, MES-like objects) take 1.0-1.1x their estimate."""
+        store.insert_records([
+            rec(i, value={"text": "Se cambió el sello mecánico de P-101", "n": i} if i % 3 == 0 else float(i),
+                raw=json.dumps({"v": i, "ts": "2026-11-29T06:15:00Z"}).encode())
+            for i in range(10_000)
+        ])
+        ratio = self.actual_bytes(store, "records") / store.estimated_bytes(RECORDS)
+        assert 1.0 <= ratio <= 1.1
+
+    def test_quarantine_is_within_a_tenth(self, store: Store) -> None:
+        """10,000 quarantined payloads of 0-300 bytes take 1.0-1.1x their estimate."""
+        for i in range(10_000):
+            store.quarantine("mqtt", "plant/l1/mes/downtime", os.urandom(i % 300), "invalid JSON: Expecting value")
+        ratio = self.actual_bytes(store, "quarantine") / store.estimated_bytes(QUARANTINE)
+        assert 1.0 <= ratio <= 1.1
+
+    def test_an_empty_table_is_zero_bytes(self, store: Store) -> None:
+        assert store.estimated_bytes(RECORDS) == 0
 
 
 class TestMigrations:

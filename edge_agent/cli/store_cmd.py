@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
 
 from edge_agent.cli.common import add_config_option, load, print_json
+from edge_agent.daemon.storage import retention_policy
 from edge_agent.store import Store
 
 
@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats = sub.add_parser("stats", help="JSON counts: records by source, quarantined, outbox pending")
     add_config_option(stats)
     stats.set_defaults(func=_stats)
-    retention = sub.add_parser("retention", help="apply the configured retention now; prints rows deleted")
+    retention = sub.add_parser("retention", help="apply the configured retention now; prints rows deleted per table")
     add_config_option(retention)
     retention.set_defaults(func=_retention)
 
@@ -30,8 +30,6 @@ def _stats(args: argparse.Namespace) -> int:
 def _retention(args: argparse.Namespace) -> int:
     config = load(args, setup_logging=False)
     with Store(config.paths.store_path) as store:
-        deleted = store.apply_retention(
-            timedelta(days=config.store.retention_days), int(config.store.retention_max_mb * 1024 * 1024)
-        )
-    print_json({"deleted": deleted})
+        result = store.apply_retention(retention_policy(config.store))
+    print_json(result.model_dump())
     return 0

@@ -60,8 +60,18 @@ class StoreConfig(Section):
     # acknowledgement waits at most a fifth of a second.
     batch_max_rows: int = Field(500, ge=1)
     batch_max_delay_ms: int = Field(200, ge=0)
+    # Each table is capped on its own (see edge_agent/store/retention.py), so a flood of bad input in quarantine never
+    # deletes records. Records, quarantine and dead letters older than retention_days go.
     retention_days: float = Field(90.0, gt=0)
-    retention_max_mb: float = Field(2048.0, gt=0)
+    retention_max_mb: float = Field(2048.0, gt=0, description="records' own estimated size; the oldest go beyond it")
+    # 256 MB: a thousand payloads at mqtt.max_payload_bytes, or about a million typical bad lines; enough to diagnose
+    # a flood, and bounded so one cannot fill the disk.
+    quarantine_max_mb: float = Field(256.0, gt=0, description="quarantine's own estimated size; oldest go beyond it")
+    # 64 MB: a refused reply is a report of tens of kB, so thousands stay for a person to inspect.
+    dead_letter_max_mb: float = Field(64.0, gt=0, description="dead letters' own estimated size; oldest go beyond it")
+    # 5 tries with the outbox's backoff (mqtt.reconnect_min_s doubling: 0.5 + 1 + 2 + 4 s by default) ride out a
+    # broker's passing refusal (quota, server busy) within seconds; a topic an ACL forbids fails all five.
+    outbox_max_attempts: int = Field(5, ge=1, description="broker refusals before an outbox row moves to dead_letter")
 
 
 class HealthConfig(Section):

@@ -6,17 +6,31 @@ import asyncio
 from datetime import timedelta
 
 import structlog
-from prometheus_client import Counter
+from prometheus_client import Counter, Gauge
 
 from edge_agent.config import StoreConfig
-from edge_agent.store import RecordWriter, Store
+from edge_agent.store import RecordWriter, RetentionPolicy, Store, StoreError
 
 log = structlog.get_logger(component="store")
 
-RETENTION_DELETED = Counter("edge_agent_store_retention_deleted", "Rows deleted by retention")
+RETENTION_DELETED = Counter("edge_agent_store_retention_deleted", "Rows deleted by retention", ["table"])
+RETENTION_FAILURES = Counter("edge_agent_store_retention_failures_total", "Retention runs that failed (retried)")
+OUTBOX_BYTES = Gauge("edge_agent_store_outbox_bytes", "Estimated bytes of unpublished outbox rows (never trimmed)")
 
 # Retention is measured in days and megabytes; checking hourly keeps the overshoot small for negligible work.
 RETENTION_INTERVAL_S = 3600.0
+
+_MB = 1024 * 1024
+
+
+def retention_policy(config: StoreConfig) -> RetentionPolicy:
+    """The `[store]` retention options as the store's policy."""
+    return RetentionPolicy(
+        max_age=timedelta(days=config.retention_days),
+        records_max_bytes=int(config.retention_max_mb * _MB),
+        quarantine_max_bytes=int(config.quarantine_max_mb * _MB),
+        dead_letter_max_bytes=int(config.dead_letter_max_mb * _MB),
+    )
 
 
 class RecordWriterComponent:
@@ -37,24 +51,31 @@ class RecordWriterComponent:
 
 
 class RetentionComponent:
-    """Applies `store.retention_days` / `retention_max_mb` at start and then every `interval_s`."""
+    """Applies the `[store]` retention caps at start and then every `interval_s`.
+
+    A failed run (a full disk can refuse even a delete) is logged and counted and tried again at the next interval:
+    retention is what frees space, so it must outlive the condition it exists for.
+    """
 
     name = "retention"
 
     def __init__(self, store: Store, config: StoreConfig, interval_s: float = RETENTION_INTERVAL_S) -> None:
         self._store = store
-        self._config = config
+        self._policy = retention_policy(config)
         self._interval_s = interval_s
 
     async def run(self, ready: asyncio.Event) -> None:
         ready.set()
         while True:
-            deleted = await asyncio.to_thread(
-                self._store.apply_retention,
-                timedelta(days=self._config.retention_days),
-                int(self._config.retention_max_mb * 1024 * 1024),
-            )
-            RETENTION_DELETED.inc(deleted)
-            if deleted:
-                log.info("retention_applied", deleted=deleted)
+            try:
+                result = await asyncio.to_thread(self._store.apply_retention, self._policy)
+            except StoreError as exc:
+                RETENTION_FAILURES.inc()
+                log.error("retention_failed", error=str(exc), retry_in_s=self._interval_s)
+            else:
+                for table, deleted in result.deleted.items():
+                    RETENTION_DELETED.labels(table=table).inc(deleted)
+                OUTBOX_BYTES.set(result.outbox_bytes)
+                if result.total_deleted:
+                    log.info("retention_applied", deleted=result.deleted, outbox_rows=result.outbox_rows)
             await asyncio.sleep(self._interval_s)

@@ -1,7 +1,20 @@
-"""SQLite (WAL) store: records, quarantine, outbox."""
+"""SQLite (WAL) store: records, quarantine, outbox, dead letters; retention per table."""
 
 from edge_agent.store.migrations import MigrationError
-from edge_agent.store.store import Store, StoreError, StoreFullError, from_us, to_us
+from edge_agent.store.retention import RetentionPolicy, RetentionResult
+from edge_agent.store.store import DeadLetter, Store, StoreError, StoreFullError, from_us, storable, to_us
 from edge_agent.store.writer import RecordWriter
 
-__all__ = ["MigrationError", "RecordWriter", "Store", "StoreError", "StoreFullError", "from_us", "to_us"]
+__all__ = [
+    "DeadLetter",
+    "MigrationError",
+    "RecordWriter",
+    "RetentionPolicy",
+    "RetentionResult",
+    "Store",
+    "StoreError",
+    "StoreFullError",
+    "from_us",
+    "storable",
+    "to_us",
+]

@@ -1,8 +1,11 @@
-"""SQLite store in WAL mode: records, quarantine and outbox.
+"""SQLite store in WAL mode: records, quarantine, outbox and dead letters.
 
 One connection guarded by a lock; asyncio callers go through `asyncio.to_thread` (see `writer.py`), so the event loop
 never waits on disk. `synchronous=FULL` makes every commit durable before it returns: connectors acknowledge a
 message only after that.
+
+Every write is one transaction. A full disk (or page limit) raises `StoreFullError` with that transaction rolled
+back and the connection usable: the caller retries once space returns, and nothing is half-written.
 """
 
 from __future__ import annotations
@@ -16,10 +19,20 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from edge_agent.store.migrations import migrate
+from edge_agent.store.retention import OUTBOX, TRIMMED, RetentionPolicy, RetentionResult, Table
 from edge_agent.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc, utcnow
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+# Rows deleted per retention transaction: the writer waits at most one step (milliseconds) for the lock, and a
+# million expired rows still go in about a thousand commits.
+TRIM_STEP = 1024
+# Rows summed per lock hold when estimating a table's bytes: ~10 ms each on a 2-core box, so ingest never stalls
+# behind a scan of a multi-gigabyte table.
+SCAN_STEP = 20_000
 
 
 def to_us(value: datetime) -> int:
@@ -30,6 +43,23 @@ def from_us(value: int) -> datetime:
     return _EPOCH + timedelta(microseconds=value)
 
 
+def storable(text: str) -> str:
+    """`text` as SQLite can store it (UTF-8): a lone surrogate, which a JSON escape like "\\ud800" decodes to, is
+    kept as its backslash escape instead of failing the whole transaction."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _json_text(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: JSON's own \u escapes keep them, and read back equal
+        return json.dumps(value, ensure_ascii=True, sort_keys=True)
+    return text
+
+
 _INSERT_RECORD = (
     "INSERT OR IGNORE INTO records (source, kind, key, source_time_us, received_time_us, value, quality, raw,"
     " idempotency_key, historical) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -38,15 +68,15 @@ _INSERT_RECORD = (
 
 def _record_row(r: Record) -> tuple[Any, ...]:
     return (
-        r.source,
-        r.kind,
-        r.key,
+        storable(r.source),
+        storable(r.kind),
+        storable(r.key),
         to_us(r.source_time),
         to_us(r.received_time),
-        json.dumps(r.value, ensure_ascii=False, sort_keys=True),
-        r.quality,
+        _json_text(r.value),
+        storable(r.quality),
         r.raw,
-        r.idempotency_key,
+        storable(r.idempotency_key),
         int(r.historical),
     )
 
@@ -59,6 +89,27 @@ class StoreFullError(StoreError):
     """The disk (or the database's page limit) is full: nothing was written. Retry once space returns."""
 
 
+def _is_full(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+
+
+class DeadLetter(BaseModel):
+    """An outbox row the broker refused `attempts` times (or could never accept); `reason` is the last refusal."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: int  # its outbox id
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
+    properties: dict[str, str]
+    created_time: datetime
+    failed_time: datetime
+    attempts: int
+    reason: str
+
+
 class Store:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -69,9 +120,11 @@ class Store:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
             self._conn.execute("PRAGMA foreign_keys=ON")
+            self._default_max_pages: int = self._conn.execute("PRAGMA max_page_count").fetchone()[0]
             self.schema_version = migrate(self._conn)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+            error = StoreFullError if _is_full(exc) else StoreError
+            raise error(f"cannot open store {self.path}: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:
@@ -83,15 +136,31 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def set_max_pages(self, pages: int | None) -> None:
+        """Simulate a full disk in tests and benchmarks: cap the file at `pages` pages (PRAGMA max_page_count; a cap
+        below the current size holds it at its current size, so the next page it needs fails). None restores the
+        default. Applies to this connection only."""
+        with self._lock:
+            limit = self._default_max_pages if pages is None else int(pages)
+            self._conn.execute(f"PRAGMA max_page_count = {limit}")
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    # SQLite rolls back by itself after some errors (SQLITE_FULL among them); a second ROLLBACK
+                    # would fail and hide the real error.
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                if _is_full(exc):
+                    raise StoreFullError(f"store {self.path} is full, nothing written: {exc}") from exc
                 raise
 
     def _write(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
@@ -174,13 +243,14 @@ class Store:
     # --- quarantine ------------------------------------------------------------------------------------------
 
     def quarantine(self, source: str, topic: str, raw: bytes, reason: str, received_time: datetime | None = None) -> int:
-        """Keep bad input with the reason it was refused; returns its id."""
-        with self._lock:
-            cur = self._conn.execute(
+        """Keep bad input with the reason it was refused; returns its id. Any str is accepted (see `storable`): the
+        one place bad input goes must not fail on it."""
+        with self._transaction() as conn:
+            cur = conn.execute(
                 "INSERT INTO quarantine (source, topic, raw, reason, received_time_us) VALUES (?, ?, ?, ?, ?)",
-                (source, topic, raw, reason, to_us(received_time or utcnow())),
+                (storable(source), storable(topic), bytes(raw), storable(reason), to_us(received_time or utcnow())),
             )
-            return int(cur.lastrowid)
+            return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def quarantined(self, limit: int = 1000) -> list[QuarantineItem]:
         return [
@@ -195,13 +265,21 @@ class Store:
     def outbox_put(
         self, topic: str, payload: bytes, qos: int = 1, retain: bool = False, properties: dict[str, str] | None = None
     ) -> int:
-        """Queue a message to publish; it stays until `outbox_ack`. Returns its id (publish order)."""
-        with self._lock:
-            cur = self._conn.execute(
-                "INSERT INTO outbox (topic, payload, qos, retain, properties, created_time_us) VALUES (?, ?, ?, ?, ?, ?)",
+        """Queue a message to publish; it stays until `outbox_ack` (or `outbox_fail` moves it to the dead letters).
+        Returns its id (publish order). A topic that is not UTF-8 (a lone surrogate) is refused with StoreError."""
+        try:
+            topic.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise StoreError(f"outbox topic {topic!r} is not valid UTF-8") from exc
+        with self._transaction() as conn:
+            # Past every dead letter's id too: a dead letter keeps its outbox id, so an id must never come back.
+            cur = conn.execute(
+                "INSERT INTO outbox (id, topic, payload, qos, retain, properties, created_time_us) VALUES"
+                " (1 + MAX((SELECT IFNULL(MAX(id), 0) FROM outbox), (SELECT IFNULL(MAX(id), 0) FROM dead_letter)),"
+                " ?, ?, ?, ?, ?, ?)",
                 (topic, payload, qos, int(retain), json.dumps(properties or {}, sort_keys=True), to_us(utcnow())),
             )
-            return int(cur.lastrowid)
+            return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def outbox_pending(self, limit: int = 100, after_id: int = 0) -> list[OutboxMessage]:
         return [
@@ -224,6 +302,49 @@ class Store:
     def outbox_ack(self, message_id: int) -> None:
         self._write("DELETE FROM outbox WHERE id = ?", [(message_id,)])
 
+    def outbox_fail(self, message_id: int, reason: str, max_attempts: int) -> int:
+        """Count one failed publish of an outbox row. At `max_attempts` the row moves to dead_letter with `reason`,
+        in the same transaction (never in both tables, never in neither). Returns its attempts so far, 0 when the
+        row is no longer in the outbox."""
+        with self._transaction() as conn:
+            row = conn.execute(
+                "UPDATE outbox SET attempts = attempts + 1 WHERE id = ? RETURNING attempts", (message_id,)
+            ).fetchall()
+            if not row:
+                return 0
+            attempts = int(row[0][0])
+            if attempts >= max_attempts:
+                conn.execute(
+                    "INSERT INTO dead_letter (id, topic, payload, qos, retain, properties, created_time_us,"
+                    " failed_time_us, attempts, reason) SELECT id, topic, payload, qos, retain, properties,"
+                    " created_time_us, ?, attempts, ? FROM outbox WHERE id = ?",
+                    (to_us(utcnow()), storable(reason), message_id),
+                )
+                conn.execute("DELETE FROM outbox WHERE id = ?", (message_id,))
+            return attempts
+
+    def dead_letters(self, limit: int = 1000) -> list[DeadLetter]:
+        """Dead letters, oldest outbox id first."""
+        return [
+            DeadLetter(
+                id=r[0],
+                topic=r[1],
+                payload=r[2],
+                qos=r[3],
+                retain=bool(r[4]),
+                properties=json.loads(r[5]),
+                created_time=from_us(r[6]),
+                failed_time=from_us(r[7]),
+                attempts=r[8],
+                reason=r[9],
+            )
+            for r in self._query(
+                "SELECT id, topic, payload, qos, retain, properties, created_time_us, failed_time_us, attempts, reason"
+                " FROM dead_letter ORDER BY id LIMIT ?",
+                (limit,),
+            )
+        ]
+
     # --- housekeeping ----------------------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
@@ -233,29 +354,58 @@ class Store:
             "records": {"total": sum(by_source.values()), "by_source": by_source},
             "quarantined": {"total": sum(by_reason.values()), "by_reason": by_reason},
             "outbox_pending": self._query("SELECT COUNT(*) FROM outbox")[0][0],
+            "dead_letter": self._query("SELECT COUNT(*) FROM dead_letter")[0][0],
+            "estimated_bytes": {table.name: self.estimated_bytes(table) for table in (*TRIMMED, OUTBOX)},
             "schema_version": self.schema_version,
         }
 
-    def apply_retention(self, max_age: timedelta, max_bytes: int, now: datetime | None = None) -> int:
-        """Delete records received before now - max_age, then the oldest until the file fits max_bytes.
+    def estimated_bytes(self, table: Table) -> int:
+        """The table's approximate size on disk (see `retention.Table`), summed SCAN_STEP rows per lock hold."""
+        total, after = 0, 0
+        while True:
+            last, size = self._query(
+                f"SELECT MAX(id), SUM(size) FROM (SELECT id, {table.size} AS size FROM {table.name} WHERE id > ?"
+                f" ORDER BY id LIMIT {SCAN_STEP})",
+                (after,),
+            )[0]
+            if last is None:
+                return total
+            after, total = last, total + size
 
-        Returns rows deleted. The outbox is never trimmed: an unpublished report is not ours to drop.
-        """
-        cutoff = to_us((now or utcnow()) - max_age)
-        deleted = self._write("DELETE FROM records WHERE received_time_us < ?", [(cutoff,)])
-        deleted += self._write("DELETE FROM quarantine WHERE received_time_us < ?", [(cutoff,)])
-        # 256 rows per step: a short lock, and little overshoot below the limit.
-        while self._used_bytes() > max_bytes:
-            step = self._write(
-                "DELETE FROM records WHERE id IN (SELECT id FROM records ORDER BY received_time_us, id LIMIT 256)",
-                [()],
-            )
-            if step == 0:
-                break
+    def apply_retention(self, policy: RetentionPolicy, now: datetime | None = None) -> RetentionResult:
+        """Trim records, quarantine and dead letters, each by its own age and bytes cap (the oldest go first), so no
+        table's rows are ever deleted to make room for another's. The outbox is never trimmed: an unpublished
+        reply is not ours to drop; its size is in the result. Reports are never touched (audit evidence)."""
+        cutoff = to_us((now or utcnow()) - policy.max_age)
+        deleted = {table.name: self._trim(table, cutoff, policy.max_bytes(table)) for table in TRIMMED}
+        return RetentionResult(
+            deleted=deleted, outbox_rows=self._query("SELECT COUNT(*) FROM outbox")[0][0],
+            outbox_bytes=self.estimated_bytes(OUTBOX),
+        )
+
+    def _trim(self, table: Table, cutoff_us: int, max_bytes: int) -> int:
+        """Delete `table`'s rows older than cutoff_us, then its oldest until its estimated bytes fit max_bytes."""
+        deleted = 0
+        while step := self._write(
+            f"DELETE FROM {table.name} WHERE id IN (SELECT id FROM {table.name} WHERE {table.time_column} < ?"
+            f" LIMIT {TRIM_STEP})",
+            [(cutoff_us,)],
+        ):
             deleted += step
+        excess = self.estimated_bytes(table) - max_bytes
+        while excess > 0:
+            with self._transaction() as conn:
+                oldest = conn.execute(
+                    f"SELECT id, {table.size} FROM {table.name} ORDER BY {table.time_column}, id LIMIT {TRIM_STEP}"
+                ).fetchall()
+                victims = []
+                for row_id, size in oldest:
+                    if excess <= 0:
+                        break
+                    victims.append((row_id,))
+                    excess -= size
+                conn.executemany(f"DELETE FROM {table.name} WHERE id = ?", victims)
+            if not oldest:
+                break
+            deleted += len(victims)
         return deleted
-
-    def _used_bytes(self) -> int:
-        """Bytes in pages holding data (the file itself only shrinks on VACUUM)."""
-        page_size, pages, free = (self._query(f"PRAGMA {p}")[0][0] for p in ("page_size", "page_count", "freelist_count"))
-        return page_size * (pages - free)

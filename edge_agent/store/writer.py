@@ -18,6 +18,8 @@ class RecordWriter:
 
     `await writer.write(records)` returns the number newly inserted (duplicates by idempotency key count 0) only after
     the batch holding them is committed, so a caller that acknowledges upstream afterwards loses nothing on a crash.
+    A batch that fails (StoreFullError on a full disk) raises that error to every waiter of the batch, none of whose
+    records was written, and the loop goes on with the next batch.
     """
 
     def __init__(self, store: Store, max_rows: int = 500, max_delay_s: float = 0.2, queue_max: int = 10000) -> None:
