@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from typing import Any
 
-from edge_agent.reports.facts import Fact, compute_facts, ids_sha256, round_value
-from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from edge_agent.types import StoredRecord
+import pytest
+
+from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts, ids_sha256, round_value
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
+from edge_agent.types import Record, StoredRecord, idempotency_key
 from tests.fixtures.reports import SHIFT_START, TZ, shift, shift_records, stored  # noqa: F401 (fixture)
 
 
@@ -115,3 +118,188 @@ class TestSelection:
         facts = compute_facts(records, request(hours=40 / 60))  # ends at +40 min, on the fifth vibration sample
         (stats,) = by_kind(facts, "tag_stats")
         assert stats.values["samples_count"] == 4
+
+
+def rec(kind: str, key: str, value: Any, minutes: float, quality: str = "good") -> Record:
+    """One record `minutes` into the shift (negative: before it)."""
+    at = SHIFT_START + timedelta(minutes=minutes)
+    return Record(source="test", kind=kind, key=key, value=value, source_time=at, received_time=at, quality=quality,
+                  idempotency_key=idempotency_key(kind, key, at.isoformat(), repr(value)))
+
+
+def skipped(facts: list[Fact]) -> list[tuple[str, str, int, list[int]]]:
+    return [(f.values["record_kind"], f.values["reason"], f.values["count"], f.record_ids)
+            for f in by_kind(facts, "skipped_records")]
+
+
+class TestUnusableRecords:
+    """Regressions found by tests/test_reports_property.py: each of these values made compute_facts raise."""
+
+    @pytest.mark.parametrize(
+        ("value", "reason"),
+        [(10**400, "out_of_range"), (10**16, "out_of_range"), (float("inf"), "not_finite"),
+         (float("nan"), "not_finite"), ({"v": 1}, "not_a_scalar"), ([1, 2], "not_a_scalar"), (None, "not_a_scalar")],
+        ids=["10**400", "10**16", "inf", "nan", "object", "list", "null"],
+    )
+    def test_a_tag_value_that_is_no_measurement_is_skipped(self, value: Any, reason: str) -> None:
+        """A huge integer (was OverflowError), an infinity (was InvalidOperation), NaN or an object is skipped with
+        its reason; the tag's other samples still make its statistics."""
+        records = stored([*shift_records(), rec("tag_value", "P-101.vibration_mm_s", value, 5)])
+        facts = compute_facts(records, request())
+        assert skipped(facts) == [("tag_value", reason, 1, [len(records)])]
+        (stats,) = by_kind(facts, "tag_stats")
+        assert stats.values["samples_count"] == 5
+
+    def test_a_bad_quality_sample_is_counted_not_lost(self) -> None:
+        """A sample the server marks bad stays out of the statistics and is counted as skipped."""
+        records = stored([*shift_records(), rec("tag_value", "P-101.vibration_mm_s", 99.0, 5, quality="bad")])
+        facts = compute_facts(records, request())
+        assert skipped(facts) == [("tag_value", "bad_quality", 1, [len(records)])]
+        assert by_kind(facts, "tag_stats")[0].values["max"] == 7.86
+
+    @pytest.mark.parametrize("severity", ["high", float("nan"), float("inf"), 10**400, [700], 1001, 700.5],
+                             ids=["text", "nan", "inf", "10**400", "list", "1001", "700.5"])
+    def test_an_alarm_with_an_unreadable_severity_is_skipped(self, severity: Any) -> None:
+        """Severity "high" or NaN made int() raise; such an alarm is skipped and the others still count."""
+        value = {"message": "x", "severity": severity, "condition": "C", "active": True}
+        records = stored([*shift_records(), rec("alarm", "P-102", value, 30)])
+        facts = compute_facts(records, request("alarm_summary"))
+        assert skipped(facts) == [("alarm", "bad_severity", 1, [len(records)])]
+        assert by_kind(facts, "alarm_total")[0].values == {"count": 1, "assets_count": 1}
+
+    @pytest.mark.parametrize(("field", "value"), [("message", {"es": "x"}), ("condition", [1]), ("active", "no")])
+    def test_an_alarm_with_a_field_of_the_wrong_type_is_skipped(self, field: str, value: Any) -> None:
+        """An object as message, a list as condition, a string as `active`: skipped, naming the field."""
+        fields = {"message": "x", "severity": 500, "condition": "C", "active": True, field: value}
+        records = stored([*shift_records(), rec("alarm", "P-102", fields, 30)])
+        facts = compute_facts(records, request("alarm_summary"))
+        assert skipped(facts) == [("alarm", f"bad_{field}", 1, [len(records)])]
+
+    def test_a_downtime_end_before_its_start_is_not_paired(self) -> None:
+        """An end at +10 min before a start at +20 min of the same id gave -600 s; the later end at +30 pairs."""
+        events = [({"type": "downtime_end", "downtime_id": "D-9"}, 10), ({"type": "downtime_start", "downtime_id":
+                  "D-9", "reason": "r"}, 20), ({"type": "downtime_end", "downtime_id": "D-9"}, 30)]
+        records = stored([rec("mes_event", "P-102", v, m) for v, m in events])
+        facts = compute_facts(records, request("downtime_analysis"))
+        (event,) = by_kind(facts, "downtime")
+        assert (event.values["duration_s"], event.values["open"], event.record_ids) == (600, False, [2, 3])
+
+    def test_a_second_start_of_the_same_downtime_is_counted(self) -> None:
+        """A repeated downtime_start of an open downtime is skipped as a duplicate, not silently ignored."""
+        start = {"type": "downtime_start", "downtime_id": "D-1", "reason": "again"}
+        records = stored([*shift_records(), rec("mes_event", "P-101", start, 30)])
+        facts = compute_facts(records, request("downtime_analysis"))
+        assert skipped(facts) == [("mes_event", "duplicate_downtime_id", 1, [len(records)])]
+        assert by_kind(facts, "downtime_total")[0].values == {"count": 1, "duration_s": 5100}
+
+    @pytest.mark.parametrize(
+        ("value", "reason"),
+        [({"type": "production_count", "count": float("inf"), "unit": "kg"}, "count_not_finite"),
+         ({"type": "production_count", "count": 10**400, "unit": "kg"}, "count_out_of_range"),
+         ({"type": "production_count", "count": "12", "unit": "kg"}, "count_not_a_number"),
+         ({"type": "production_count", "count": 12, "unit": {"si": "kg"}}, "bad_unit"),
+         ({"type": "quality_check", "result": "maybe"}, "bad_result"),
+         ({"type": "downtime_start", "reason": ["seal"]}, "bad_reason"),
+         ({"type": ["downtime_start"]}, "bad_type"),
+         ("downtime", "not_an_object")],
+    )
+    def test_an_unusable_mes_event_is_skipped_with_its_reason(self, value: Any, reason: str) -> None:
+        """An infinite count raised in rounding; the other cases were dropped without a trace."""
+        records = stored([*shift_records(), rec("mes_event", "L1", value, 30)])
+        facts = compute_facts(records, request())
+        assert skipped(facts) == [("mes_event", reason, 1, [len(records)])]
+        assert by_kind(facts, "production")[0].values == {"count": 1200, "unit": "kg"}
+
+    def test_a_log_line_whose_text_is_an_object_is_skipped(self) -> None:
+        """A note is text; an object where the text belongs is counted, not shown as `{'a': 1}`."""
+        records = stored([*shift_records(), rec("log_line", "plant/demo/log/utilities", {"text": {"a": 1}}, 30)])
+        facts = compute_facts(records, request())
+        assert skipped(facts) == [("log_line", "bad_text", 1, [len(records)])]
+        assert len(by_kind(facts, "operator_note")) == 1
+
+    def test_skipped_records_make_the_report_incomplete(self) -> None:
+        """The second fact says so, with the count; the skipped records fact comes last."""
+        records = stored([*shift_records(), rec("tag_value", "P-101.vibration_mm_s", float("nan"), 5)])
+        facts = compute_facts(records, request())
+        assert (facts[1].id, facts[1].kind, facts[1].values) == (
+            "F02", "completeness", {"status": "incomplete", "data_gap_count": 0, "skipped_count": 1})
+        assert facts[-1].kind == "skipped_records"
+
+    def test_a_complete_report_has_no_completeness_fact(self, shift: list[StoredRecord]) -> None:
+        """Without gaps or skipped records the facts are exactly as before: no completeness fact."""
+        assert by_kind(compute_facts(shift, request()), "completeness") == []
+
+
+def gap(key: str, start: Any, end: Any, minutes: float, reason: Any = "history_unavailable", **extra: Any) -> Record:
+    return rec(DATA_GAP, key, {"start": start, "end": end, "reason": reason, "source": "plc-1", **extra}, minutes)
+
+
+def at(minutes: float) -> str:
+    return iso(SHIFT_START + timedelta(minutes=minutes))
+
+
+class TestDataGaps:
+    def test_a_gap_in_the_window_is_a_fact_and_the_report_is_incomplete(self, shift: list[StoredRecord]) -> None:
+        """A 25-minute gap of one tag is listed with its times and reason, and completeness counts it."""
+        records = [*shift, *stored([gap("P-101.flow", at(30), at(55), 30)])]
+        records[-1] = records[-1].model_copy(update={"id": 99})
+        facts = compute_facts(records, request("alarm_summary"))
+        (fact,) = by_kind(facts, DATA_GAP)
+        assert (fact.subject, fact.ids, fact.record_ids) == ("P-101.flow", ["P-101", "P-101.flow"], [99])
+        assert fact.values == {"reason": "history_unavailable", "source": "plc-1", "start_at": "2026-11-29T12:30:00Z",
+                               "end_at": "2026-11-29T12:55:00Z", "duration_s": 1500, "open": False}
+        assert facts[1].values == {"status": "incomplete", "data_gap_count": 1, "skipped_count": 0}
+
+    def test_an_open_gap_that_began_before_the_window_is_cut_to_it(self) -> None:
+        """A gap opened an hour before a one-hour window and never closed covers all of it, marked open."""
+        facts = compute_facts(stored([gap("P-101.flow", at(-60), None, -60)]), request("downtime_analysis", hours=1))
+        (fact,) = by_kind(facts, DATA_GAP)
+        assert (fact.values["start_at"], fact.values["end_at"], fact.values["duration_s"], fact.values["open"]) == (
+            "2026-11-29T12:00:00Z", "2026-11-29T13:00:00Z", 3600, True)
+
+    def test_a_gap_that_ended_before_the_window_is_not_listed(self) -> None:
+        """A gap that closed at the window start leaves the report complete."""
+        facts = compute_facts(stored([gap("P-101.flow", at(-60), at(0), -60)]), request())
+        assert by_kind(facts, DATA_GAP) == [] and by_kind(facts, "completeness") == []
+
+    def test_a_gap_recorded_open_then_closed_is_one_gap(self) -> None:
+        """The closing record is authoritative; both records are behind the fact."""
+        facts = compute_facts(stored([gap("P-101.flow", at(10), None, 10), gap("P-101.flow", at(10), at(20), 10)]),
+                              request())
+        (fact,) = by_kind(facts, DATA_GAP)
+        assert (fact.values["duration_s"], fact.values["open"], fact.record_ids) == (600, False, [2, 1])
+
+    @pytest.mark.parametrize(
+        ("value", "reason"),
+        [("gap", "not_an_object"), ({"start": "yesterday", "end": None, "reason": "x"}, "bad_start"),
+         ({"start": "0001-01-01T00:00:00+01:00", "end": None, "reason": "x"}, "bad_start"),
+         ({"start": at(10), "end": 12, "reason": "x"}, "bad_end"),
+         ({"start": at(10), "end": at(5), "reason": "x"}, "end_before_start"),
+         ({"start": at(10), "end": None, "reason": None}, "bad_reason"),
+         ({"start": at(10), "end": None, "reason": "x", "source": ["plc"]}, "bad_source")],
+    )
+    def test_a_malformed_gap_is_skipped_and_the_report_is_incomplete(self, value: Any, reason: str) -> None:
+        """A gap that cannot be read is counted, never ignored: the report still says it is incomplete."""
+        facts = compute_facts(stored([rec(DATA_GAP, "P-101.flow", value, 10)]), request())
+        assert skipped(facts) == [(DATA_GAP, reason, 1, [1])]
+        assert facts[1].values == {"status": "incomplete", "data_gap_count": 0, "skipped_count": 1}
+
+    def test_a_malformed_gap_from_before_the_window_is_not_counted(self) -> None:
+        """Only this window's records can make it incomplete; an old unreadable gap would mark every later one."""
+        facts = compute_facts(stored([rec(DATA_GAP, "P-101.flow", "gap", -60)]), request())
+        assert by_kind(facts, "completeness") == []
+
+    def test_asset_scope_keeps_gaps_of_its_assets_and_of_whole_sources(self) -> None:
+        """Scoped to P-101: its tag's gap and a whole source's gap stay, another asset's tag gap goes."""
+        records = stored([gap("P-101.flow", at(10), at(20), 10), gap("P-102.flow", at(10), at(20), 10),
+                          gap("plc-1", at(30), at(40), 30)])
+        facts = compute_facts(records, request("asset_history", assets=["P-101"]))
+        assert [f.subject for f in by_kind(facts, DATA_GAP)] == ["P-101.flow", "plc-1"]
+
+    def test_gaps_beyond_the_list_limit_are_counted(self) -> None:
+        """With list_max 1, the second gap is in data_gaps_not_listed and still in the completeness count."""
+        records = stored([gap("P-101.flow", at(10), at(20), 10), gap("P-101.level", at(30), at(40), 30)])
+        facts = compute_facts(records, request(), list_max=1)
+        assert [f.subject for f in by_kind(facts, DATA_GAP)] == ["P-101.flow"]
+        assert by_kind(facts, "data_gaps_not_listed")[0].values == {"count": 1}
+        assert facts[1].values["data_gap_count"] == 2
