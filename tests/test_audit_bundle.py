@@ -4,6 +4,7 @@ bound to the log, tampering inside a bundle, and the archive reader's refusals."
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import io
 import json
@@ -91,16 +92,19 @@ def reports_state(state: Path) -> None:
         repo.close()
 
 
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
+def build_state(state: Path) -> Path:
     """A state dir with 31 entries (two reports generated, one signed off, one whose file is gone) and the files."""
-    state = tmp_path / "state"
     with AuditLog.open(state / "audit", ORIGIN, checkpoint_every_entries=8, clock=Clock()) as log:
         log.append("model.loaded", "engine", {"manifest_sha256": "aa" * 32, "engine": "vllm 0.32.0"})
         for i in range(25):
             log.append("ingest.batch", "mqtt", {"count": 10, "first_id": i * 10})
     reports_state(state)
     return state
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return build_state(tmp_path / "state")
 
 
 def export(state: Path, out: Path, **kw: object) -> ExportResult:
@@ -248,7 +252,7 @@ class TestSignedManifest:
         origin, size, root = (tmp_path / "b1" / "checkpoint").read_text().split("\n")[:3]
         assert manifest["checkpoint"] == {"origin": origin, "size": int(size), "root": root}
 
-    def test_signature_is_a_note_by_the_checkpoint_key_over_the_manifest_hash(self, state: Path, tmp_path: Path) -> None:
+    def test_signature_is_a_note_by_the_checkpoint_key_over_its_hash(self, state: Path, tmp_path: Path) -> None:
         """manifest.sig is a signed note: origin, the note type, SHA-256 of manifest.json; the plant's key signs it."""
         export(state, tmp_path / "b1")
         note = SignedNote.parse((tmp_path / "b1" / "manifest.sig").read_bytes())
@@ -490,3 +494,132 @@ class TestBundleTampering:
         )
         assert run.returncode == 1
         assert "FAILED: entry 3:" in run.stderr
+
+
+def member(
+    name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, linkname: str = ""
+) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.type, info.size, info.linkname = kind, len(data) if kind == tarfile.REGTYPE else 0, linkname
+    return info, data
+
+
+def write_tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes]], mode: str = "w:gz") -> Path:
+    with tarfile.open(path, mode, format=tarfile.PAX_FORMAT) as tar:
+        for info, data in members:
+            tar.addfile(info, io.BytesIO(data) if info.isreg() else None)
+    return path
+
+
+def write_raw_tar(path: Path, header: bytes) -> Path:
+    """A gzip'd archive of one hand-made header and the end-of-archive blocks, with no data after the header."""
+    with gzip.open(path, "wb") as f:
+        f.write(header + b"\0" * 1024)
+    return path
+
+
+class TestArchiveReader:
+    def refusal(self, archive: Path, tmp_path: Path, limits: Limits = Limits()) -> str:
+        dest = tmp_path / "dest"
+        dest.mkdir()
+        with pytest.raises(BundleError) as caught:
+            extract_bundle(archive, dest, limits)
+        return str(caught.value)
+
+    def test_exported_archive_extracts_to_its_bundle_directory(self, state: Path, tmp_path: Path) -> None:
+        """The exporter's .tar.gz extracts to dest/<name> holding the manifest and its signature."""
+        export(state, tmp_path / "b1.tar.gz")
+        (tmp_path / "dest").mkdir()
+        root = extract_bundle(tmp_path / "b1.tar.gz", tmp_path / "dest")
+        assert root == tmp_path / "dest" / "b1"
+        assert (root / "manifest.json").is_file() and (root / "manifest.sig").is_file()
+
+    def test_plain_tar_is_read_too(self, state: Path, tmp_path: Path) -> None:
+        """An uncompressed tar of a bundle (an auditor re-packing it) verifies."""
+        export(state, tmp_path / "b1")
+        with tarfile.open(tmp_path / "b1.tar", "w") as tar:
+            tar.add(tmp_path / "b1", arcname="b1")
+        check = verify_bundle(tmp_path / "b1.tar", pubkey(state))
+        assert check.ok, check.summary()
+
+    def test_path_traversal_member_is_refused_and_nothing_escapes(self, tmp_path: Path) -> None:
+        """`b/../../evil` is refused by name, and no file appears outside the extraction directory."""
+        archive = write_tar(tmp_path / "a.tar.gz", [member("b/x", b"1"), member("b/../../evil", b"2")])
+        check = verify_bundle(archive)
+        assert reason(check) == "archive member 'b/../../evil' has a '..' component"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tar.gz"]
+
+    def test_absolute_member_is_refused(self, tmp_path: Path) -> None:
+        """A member named by an absolute path is refused."""
+        target = tmp_path / "outside"
+        archive = write_tar(tmp_path / "a.tar.gz", [member(f"{target}/evil", b"2")])
+        assert self.refusal(archive, tmp_path) == f"archive member '{target}/evil' is an absolute path"
+        assert not target.exists()
+
+    def test_symlink_member_is_refused(self, tmp_path: Path) -> None:
+        """A symlink member is refused even when it points inside."""
+        archive = write_tar(tmp_path / "a.tar.gz", [member("b/link", kind=tarfile.SYMTYPE, linkname="x")])
+        assert self.refusal(archive, tmp_path) == (
+            "archive member 'b/link' is a symlink; a bundle holds only files and directories"
+        )
+
+    def test_hardlink_member_is_refused(self, tmp_path: Path) -> None:
+        """A hard link member is refused."""
+        archive = write_tar(
+            tmp_path / "a.tar.gz", [member("b/x", b"1"), member("b/y", kind=tarfile.LNKTYPE, linkname="b/x")]
+        )
+        assert self.refusal(archive, tmp_path) == (
+            "archive member 'b/y' is a hard link; a bundle holds only files and directories"
+        )
+
+    def test_device_member_is_refused(self, tmp_path: Path) -> None:
+        """A character device member is refused."""
+        archive = write_tar(tmp_path / "a.tar.gz", [member("b/null", kind=tarfile.CHRTYPE)])
+        assert self.refusal(archive, tmp_path) == (
+            "archive member 'b/null' is not a regular file; a bundle holds only files and directories"
+        )
+
+    def test_duplicate_member_is_refused(self, tmp_path: Path) -> None:
+        """The same name twice (a later copy would silently replace the first) is refused."""
+        archive = write_tar(tmp_path / "a.tar.gz", [member("b/x", b"1"), member("b/x", b"2")])
+        assert self.refusal(archive, tmp_path) == "archive member 'b/x' appears more than once"
+
+    def test_member_outside_the_bundle_directory_is_refused(self, tmp_path: Path) -> None:
+        """Every member lives under the one top-level directory."""
+        archive = write_tar(tmp_path / "a.tar.gz", [member("b/x", b"1"), member("c/y", b"2")])
+        assert self.refusal(archive, tmp_path) == "archive member 'c/y' is outside the bundle directory 'b'"
+
+    def test_oversized_member_is_refused_from_its_header(self, tmp_path: Path) -> None:
+        """A header declaring 5 GiB is refused before any of it is read or written."""
+        info = tarfile.TarInfo("b/big")
+        info.size = 5 << 30
+        archive = write_raw_tar(tmp_path / "a.tar.gz", info.tobuf(tarfile.GNU_FORMAT))
+        assert self.refusal(archive, tmp_path) == (
+            "archive member 'b/big' is 5368709120 bytes, over 4294967296 (tar bomb?)"
+        )
+
+    def test_total_size_is_bounded(self, tmp_path: Path) -> None:
+        """Members that together exceed the total limit stop at the one that crosses it."""
+        archive = write_tar(tmp_path / "a.tar.gz", [member("b/one", b"x" * 60), member("b/two", b"y" * 60)])
+        assert self.refusal(archive, tmp_path, Limits(total_bytes=100)) == (
+            "archive members exceed 100 bytes at 'b/two' (tar bomb?)"
+        )
+
+    def test_member_count_is_bounded(self, tmp_path: Path) -> None:
+        """More members than the limit are refused."""
+        archive = write_tar(tmp_path / "a.tar.gz", [member(f"b/{i}", b"") for i in range(3)])
+        assert self.refusal(archive, tmp_path, Limits(members=2)) == "archive holds more than 2 members (tar bomb?)"
+
+    def test_huge_header_record_is_refused(self, tmp_path: Path) -> None:
+        """A pax header declaring 2 MiB (tarfile would read it into memory) is refused."""
+        info = tarfile.TarInfo("././@PaxHeader")
+        info.type, info.size = tarfile.XHDTYPE, 2 << 20
+        archive = write_raw_tar(tmp_path / "a.tar.gz", info.tobuf(tarfile.USTAR_FORMAT))
+        assert self.refusal(archive, tmp_path) == "archive asks for a 2097152-byte record at offset 512 (tar bomb?)"
+
+    def test_not_an_archive(self, tmp_path: Path) -> None:
+        """Bytes that are not a tar say so, naming the file."""
+        (tmp_path / "a.tar.gz").write_bytes(b"\x1f\x8bnot really gzip")
+        assert self.refusal(tmp_path / "a.tar.gz", tmp_path).startswith(
+            f"{tmp_path / 'a.tar.gz'} is not a readable bundle archive: "
+        )

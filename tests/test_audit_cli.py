@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
+import tarfile
 import sys
 from pathlib import Path
 
@@ -87,3 +89,27 @@ def test_export_while_the_agent_runs_uses_its_latest_checkpoint(config: Path, tm
     summary = json.loads(run.stdout)
     assert (summary["recorded_in_log"], summary["entries"], summary["checkpoint_size"]) == (False, 2, 2)
     assert verify_bundle(tmp_path / "b", key).ok
+
+
+def test_export_lists_reports_it_cannot_vouch_for(config: Path, tmp_path: Path) -> None:
+    """A report file that does not bind to its entries is left out, and the export's JSON says why."""
+    with AuditLog.open(tmp_path / "state" / "audit", "edge-agent/cli-origin") as log:
+        log.append("report.generated", "reports", {"report_id": "rpt-x", "body_sha256": "ab" * 32})
+    (tmp_path / "state" / "reports").mkdir()
+    (tmp_path / "state" / "reports" / "rpt-x.json").write_text('{"report_id": "rpt-x", "status": "approved"}\n')
+    run = cli("export", "--config", str(config), "--out", str(tmp_path / "b"))
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    assert (summary["reports"], summary["missing_reports"]) == ([], [])
+    assert summary["unbound_reports"] == {"rpt-x": "not a report document: request_id: Field required"}
+
+
+def test_verify_bundle_refuses_an_unsafe_archive_naming_the_member(tmp_path: Path) -> None:
+    """A .tar.gz with a path-traversal member exits 1 naming it, and writes nothing next to the archive."""
+    with tarfile.open(tmp_path / "evil.tar.gz", "w:gz") as tar:
+        info = tarfile.TarInfo("b/../../evil")
+        tar.addfile(info, io.BytesIO(b""))
+    run = cli("verify-bundle", str(tmp_path / "evil.tar.gz"))
+    assert run.returncode == 1
+    assert run.stderr.strip() == "audit verify-bundle: FAILED: archive member 'b/../../evil' has a '..' component"
+    assert [p.name for p in tmp_path.iterdir()] == ["evil.tar.gz"]

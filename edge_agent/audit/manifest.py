@@ -137,7 +137,9 @@ def check_manifest(
     if note.text != note_text(checkpoint.origin, manifest_bytes):
         if note.text.split(b"\n")[1:2] != [NOTE_TYPE.encode()]:
             return f"{bundle.SIGNATURE} does not sign a bundle manifest"
-        return f"{bundle.MANIFEST} is not the manifest {bundle.SIGNATURE} signs (changed after export, or another log's)"
+        return (
+            f"{bundle.MANIFEST} is not the manifest {bundle.SIGNATURE} signs (changed after export, or another log's)"
+        )
     if manifest.checkpoint != checkpoint_record(checkpoint):
         return (
             f"{bundle.MANIFEST} belongs to checkpoint {manifest.checkpoint.size} of {manifest.checkpoint.origin!r},"

@@ -40,7 +40,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--actor", default="operator", help="who exports (recorded in the audit.export entry)")
     export.set_defaults(func=_export)
 
-    bundle = sub.add_parser("verify-bundle", help="verify an export bundle offline (no config or state needed)")
+    bundle = sub.add_parser(
+        "verify-bundle",
+        help="verify an export bundle offline (no config or state needed): entries, proofs, the signed manifest of"
+        " its files, and every report file against its log entries",
+    )
     bundle.add_argument("path", type=Path, help="bundle directory or .tar.gz")
     _add_pubkey_option(bundle)
     bundle.set_defaults(func=_verify_bundle)
@@ -166,6 +170,7 @@ def _export(args: argparse.Namespace) -> int:
             "recorded_in_log": result.recorded,
             "reports": result.reports,
             "missing_reports": result.missing_reports,
+            "unbound_reports": result.unbound_reports,
             "verification": result.verification.summary(),
         }
     )
