@@ -440,7 +440,17 @@ class ReportService:
             seed=self.config.llm.seed,
         )
         report_id = report_id_for(self.config.site.id, request_id, job.requested_by)
-        generated = None
+        # Built before its entry, so the entry logs the renderings' hashes (audit bundles bind them to the log).
+        document = new_document(
+            report_id=report_id,
+            request_id=request_id,
+            requested_by=job.requested_by,
+            requested_at=job.requested_at,
+            formats=list(job.request.formats),
+            draft=draft,
+            audit_requested=job.audit_requested,
+            audit_generated=None,
+        )
         if self.audit is not None:
             entry = await asyncio.to_thread(
                 self.audit.append,
@@ -457,19 +467,10 @@ class ReportService:
                     "phrasebook_sha256": draft.body["prompt"]["phrasebook_sha256"],
                     "fingerprint_sha256": draft.body["generation"]["fingerprint_sha256"],
                     "speculative": [r["speculative"] for r in draft.run],
+                    "renderings_sha256": document["renderings_sha256"],
                 },
             )
-            generated = entry.seq
-        document = new_document(
-            report_id=report_id,
-            request_id=request_id,
-            requested_by=job.requested_by,
-            requested_at=job.requested_at,
-            formats=list(job.request.formats),
-            draft=draft,
-            audit_requested=job.audit_requested,
-            audit_generated=generated,
-        )
+            document["audit"]["generated"] = entry.seq
         await asyncio.to_thread(self.repo.insert, document, job.request_sha256)
         NARRATIVES.labels(draft.narrative_status).inc()
         GENERATION_SECONDS.observe(time.monotonic() - started)

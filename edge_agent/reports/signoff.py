@@ -94,15 +94,16 @@ def decide(
         raise SignoffError(f"four-eyes rule (reports.four_eyes): {by!r} requested report {report_id} and may not"
                            " approve it; another approver must")
     signoff = {"decision": decision, "by": by, "via": via, "at": iso(utcnow()), "comment": comment}
-    seq = None
+    # Rendered before its entry, so the entry logs the renderings' hashes (audit bundles bind them to the log).
+    updated = with_signoff(document, signoff, None)
     if audit is not None:
         event = "report.signed_off" if decision == "approve" else "report.rejected"
         entry = audit.append(
             event,
             f"operator:{by}",
-            {"report_id": report_id, "body_sha256": document["body_sha256"], "via": via, "comment": comment},
+            {"report_id": report_id, "body_sha256": document["body_sha256"], "via": via, "comment": comment,
+             "renderings_sha256": updated["renderings_sha256"]},
         )
-        seq = entry.seq
-    updated = with_signoff(document, signoff, seq)
+        updated["audit"]["signoff"] = entry.seq
     repo.update(updated)
     return updated
