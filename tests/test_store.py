@@ -63,6 +63,11 @@ class TestRecords:
         store.insert_records([rec(0, source_time=datetime(2026, 11, 29, 6, 0))])
         assert store.records()[0].source_time == T0
 
+    def test_a_value_with_a_lone_surrogate_reads_back_equal(self, store: Store) -> None:
+        """A JSON value holding a lone surrogate (what the escape "\\ud800" decodes to) is stored, not a failed batch."""
+        store.insert_records([rec(1, value={"text": "a\ud800b", "\udcff": 1}), rec(2)])
+        assert [r.value for r in store.records()] == [{"text": "a\ud800b", "\udcff": 1}, 2.0]
+
     def test_grouped_insert_counts_new_rows_per_group(self, store: Store) -> None:
         assert store.insert_records_grouped([[rec(1)], [rec(1), rec(2)], []]) == [1, 1, 0]
 

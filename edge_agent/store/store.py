@@ -67,16 +67,17 @@ _INSERT_RECORD = (
 
 
 def _record_row(r: Record) -> tuple[Any, ...]:
+    # Record's str fields are UTF-8 already (pydantic refuses a lone surrogate in a str); only `value` may hold one.
     return (
-        storable(r.source),
-        storable(r.kind),
-        storable(r.key),
+        r.source,
+        r.kind,
+        r.key,
         to_us(r.source_time),
         to_us(r.received_time),
         _json_text(r.value),
-        storable(r.quality),
+        r.quality,
         r.raw,
-        storable(r.idempotency_key),
+        r.idempotency_key,
         int(r.historical),
     )
 
