@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 
 from edge_agent.audit import AuditLog
 from edge_agent.audit.export import export_bundle
+from tests.test_audit_bundle import build_state, export, pubkey
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "audit.md"
 ORIGIN = "edge-agent/doc-site"
@@ -19,6 +21,11 @@ ORIGIN = "edge-agent/doc-site"
 
 def blocks(lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+
+
+def block(lang: str, holding: str) -> str:
+    """The first `lang` block of the doc that holds `holding`."""
+    return next(b for b in blocks(lang) if holding in b)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +46,7 @@ def sh(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_python_inclusion_recipe_accepts_the_bundle(bundle: tuple[Path, str]) -> None:
     """Step 4's standard-library script verifies every entry against the signed root."""
     path, _ = bundle
-    (script,) = blocks("python")
+    script = block("python", "root_from_proof")
     run = subprocess.run([sys.executable, "-c", script], cwd=path, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "every entry is in the signed tree of size 22"
@@ -52,7 +59,7 @@ def test_python_inclusion_recipe_rejects_an_altered_entry(bundle: tuple[Path, st
     shutil.copytree(path, copy)
     data = (copy / "entries.jsonl").read_bytes().replace(b'"count":7', b'"count":8')
     (copy / "entries.jsonl").write_bytes(data)
-    (script,) = blocks("python")
+    script = block("python", "root_from_proof")
     run = subprocess.run([sys.executable, "-c", script], cwd=copy, capture_output=True, text=True, timeout=60)
     assert run.returncode != 0
 
@@ -61,7 +68,7 @@ def test_python_inclusion_recipe_rejects_an_altered_entry(bundle: tuple[Path, st
 def test_openssl_signature_recipe_verifies_the_checkpoint(bundle: tuple[Path, str], tmp_path: Path) -> None:
     """Step 2 with the real key: OpenSSL verifies the Ed25519 signature and both key hashes agree."""
     path, key = bundle
-    script = next(b for b in blocks("sh") if "openssl pkeyutl" in b)
+    script = block("sh", "openssl pkeyutl")
     script = re.sub(r"KEY='[^']*'", f"KEY='{key}'", script)
     shutil.copy(path / "checkpoint", tmp_path / "checkpoint")
     run = sh(script, tmp_path)
@@ -91,3 +98,70 @@ def test_root_recipe_recomputes_the_signed_root(bundle: tuple[Path, str]) -> Non
     run = sh(recipe, path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == (path / "checkpoint").read_text().split("\n")[2]
+
+
+@pytest.fixture(scope="module")
+def report_bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A bundle with an approved and a draft report (tests/test_audit_bundle.py's state), and its key."""
+    state = build_state(tmp_path_factory.mktemp("state"))
+    root = tmp_path_factory.mktemp("bundle") / "b"
+    export(state, root)
+    return root, pubkey(state).key_string()
+
+
+def run_python(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_openssl_manifest_recipe_verifies_the_signature_and_hash(
+    report_bundle: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Step 7 after step 2's key set-up: OpenSSL verifies manifest.sig, and its third line is manifest.json's hash."""
+    path, key = report_bundle
+    shutil.copytree(path, tmp_path / "b")
+    setup = re.sub(r"KEY='[^']*'", f"KEY='{key}'", block("sh", "openssl pkeyutl"))
+    run = sh(setup + block("sh", "manifest.sig"), tmp_path / "b")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout.split()
+    assert out[5:8] == ["Signature", "Verified", "Successfully"]
+    assert out[8] == out[9] == hashlib.sha256((path / "manifest.json").read_bytes()).hexdigest()
+
+
+def test_python_manifest_recipe_accepts_the_bundle(report_bundle: tuple[Path, str]) -> None:
+    """Step 7's script finds exactly the listed files, unchanged, for the bundle's checkpoint."""
+    path, _ = report_bundle
+    run = run_python(block("python", "manifest.json"), path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "the bundle holds exactly the 15 files the signed manifest lists"
+
+
+def test_python_manifest_recipe_rejects_an_added_file(report_bundle: tuple[Path, str], tmp_path: Path) -> None:
+    """The same script fails on a file the manifest does not list."""
+    path, _ = report_bundle
+    shutil.copytree(path, tmp_path / "b")
+    (tmp_path / "b" / "extra.txt").write_text("x\n")
+    run = run_python(block("python", "manifest.json"), tmp_path / "b")
+    assert run.returncode != 0
+    assert "('added or removed', ['extra.txt'])" in run.stderr
+
+
+def test_python_report_recipe_accepts_the_bundle(report_bundle: tuple[Path, str]) -> None:
+    """Step 8's script finds both reports agreeing with their entries."""
+    path, _ = report_bundle
+    run = run_python(block("python", "renderings_sha256"), path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "rpt-1 approved agrees with entries [27, 29]", "rpt-2 draft agrees with entries [28]"
+    ]
+
+
+def test_python_report_recipe_rejects_the_assessors_case(report_bundle: tuple[Path, str], tmp_path: Path) -> None:
+    """A draft edited to "approved" fails step 8, naming the report."""
+    path, _ = report_bundle
+    shutil.copytree(path, tmp_path / "b")
+    report = tmp_path / "b" / "reports" / "rpt-2.json"
+    report.write_text(report.read_text(encoding="utf-8").replace('"status": "draft"', '"status": "approved"'))
+    run = run_python(block("python", "renderings_sha256"), tmp_path / "b")
+    assert run.returncode != 0
+    assert "('rpt-2', 'approved', 'without its decision entry')" in run.stderr
