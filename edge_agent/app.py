@@ -16,6 +16,7 @@ from edge_agent import __version__
 from edge_agent.audit import AuditLog
 from edge_agent.audit.component import AuditCheckpointer, open_audit_log
 from edge_agent.config import AgentConfig
+from edge_agent.config.security import security_warnings
 from edge_agent.daemon.component import Component
 from edge_agent.daemon.health import HealthServer
 from edge_agent.daemon.sdnotify import SdNotifier
@@ -76,8 +77,9 @@ def build_components(ctx: AgentContext) -> list[Component]:
 async def run_agent(config: AgentConfig, notifier: SdNotifier | None = None, config_path: Path | None = None) -> int:
     """Open the audit log and store, run every component under the supervisor until SIGTERM; returns the exit code.
 
-    The audit log records the start (with the config's fingerprint) and the stop (exit code, reason, restarts per
-    component), so every stretch of the agent's life is accounted for: a start without a stop before it is a crash.
+    The audit log records the start (with the config's fingerprint and its security warnings, `config.security`)
+    and the stop (exit code, reason, restarts per component), so every stretch of the agent's life is accounted for:
+    a start without a stop before it is a crash.
     """
     audit = open_audit_log(config)
     try:
@@ -110,7 +112,14 @@ def _record_start(audit: AuditLog, config: AgentConfig, config_path: Path | None
         "components": [c.name for c in supervisor.status().components],
     }
     loaded = {"sha256": fingerprint, "path": str(config_path) if config_path else None}
-    audit.append_many([("config.loaded", "agent", loaded), ("agent.start", "agent", start)])
+    warnings = security_warnings(config, os.environ)
+    for warning in warnings:
+        log.warning("security_warning", code=warning.code, detail=warning.message)
+    # Written even when empty: the trail then shows the check ran and found nothing, not that it was skipped.
+    security = {"warnings": [w.model_dump() for w in warnings]}
+    audit.append_many(
+        [("config.loaded", "agent", loaded), ("config.security", "agent", security), ("agent.start", "agent", start)]
+    )
     log.info("agent_starting", site=config.site.id, config_sha256=fingerprint, audit_seq=audit.size - 1)
 
 

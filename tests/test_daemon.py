@@ -491,7 +491,7 @@ class TestRunCommand:
     def test_start_and_stop_are_recorded_in_the_audit_log(
         self, agent_config: tuple[Path, int], path_socket: NotifySocket
     ) -> None:
-        """config.loaded and agent.start (with the config fingerprint), then agent.stop with the exit code."""
+        """config.loaded, config.security and agent.start (with the config fingerprint), then agent.stop."""
         config_path = agent_config[0]
         agent = Agent(config_path, path_socket)
         receive_until(path_socket, "READY=1")
@@ -505,14 +505,17 @@ class TestRunCommand:
         entries = [e for e in entries if e.actor == "agent"]
         assert [(e.event, e.actor) for e in entries] == [
             ("config.loaded", "agent"),
+            ("config.security", "agent"),
             ("agent.start", "agent"),
             ("agent.stop", "agent"),
         ]
-        assert (entries[0].payload, entries[1].payload["config_sha256"]) == (
+        # No MQTT, no OPC UA: nothing to warn about, and the entry says so rather than being left out.
+        assert (entries[0].payload, entries[1].payload, entries[2].payload["config_sha256"]) == (
             {"sha256": fingerprint, "path": str(config_path)},
+            {"warnings": []},
             fingerprint,
         )
-        assert entries[2].payload == {
+        assert entries[3].payload == {
             "exit_code": 0,
             "reason": "SIGTERM",
             "restarts": {"health": 0, "store": 0, "retention": 0, "audit": 0},

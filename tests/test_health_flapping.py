@@ -178,10 +178,9 @@ class TestFlapping:
         """component_flapping is an error log line, sent when the count first exceeds flap_restarts, not per crash."""
         agent = await start_agent(PoisonLoop("mqtt-ingest", crashes=None), FLAP)
         await agent.until(lambda: agent.component("mqtt-ingest").restarts_in_window >= 5)
-        flapping = [e for e in agent.logs if e["event"] == "component_flapping"]
-        assert [(e["log_level"], e["component"], e["restarts_in_window"], e["window_s"], e["last_error"]) for e in flapping] == [
-            ("error", "mqtt-ingest", 3, 60.0, POISON_TEXT)
-        ]
+        fields = ("log_level", "component", "restarts_in_window", "window_s", "last_error")
+        flapping = [tuple(e[f] for f in fields) for e in agent.logs if e["event"] == "component_flapping"]
+        assert flapping == [("error", "mqtt-ingest", 3, 60.0, POISON_TEXT)]
 
     async def test_metrics_carry_the_flapping_gauge_at_1(self, start_agent: Start) -> None:
         """/metrics has edge_agent_component_flapping{component=...} 1.0 next to the restarts counter."""

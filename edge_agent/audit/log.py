@@ -53,6 +53,7 @@ EVENTS = (
     "agent.start",
     "agent.stop",
     "config.loaded",
+    "config.security",
     "model.loaded",
     "draft.loaded",
     "ingest.batch",

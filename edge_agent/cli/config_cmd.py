@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from edge_agent.cli.common import CliExit, print_json
 from edge_agent.config import ConfigError, load_config
+from edge_agent.config.security import security_warnings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     config = subparsers.add_parser("config", help="inspect configuration")
     sub = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
-    check = sub.add_parser("check", help="validate a config file and print the effective config, secrets masked")
+    check = sub.add_parser(
+        "check", help="validate a config file and print the effective config (secrets masked) and security warnings"
+    )
     check.add_argument("file", type=Path)
     check.set_defaults(func=_check)
 
@@ -22,5 +27,15 @@ def _check(args: argparse.Namespace) -> int:
         config = load_config(args.file)
     except ConfigError as exc:
         raise CliExit(f"edge-agent: invalid config {exc}", 2) from exc
-    print_json({"config": config.masked(), "sha256": config.fingerprint()})
+    warnings = security_warnings(config, os.environ)
+    # On stderr for the person at the terminal, in the JSON for scripts; a warning never changes the exit code.
+    for warning in warnings:
+        print(f"edge-agent: security warning ({warning.code}): {warning.message}", file=sys.stderr)
+    print_json(
+        {
+            "config": config.masked(),
+            "sha256": config.fingerprint(),
+            "security_warnings": [w.model_dump() for w in warnings],
+        }
+    )
     return 0

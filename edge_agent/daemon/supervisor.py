@@ -127,7 +127,8 @@ class _Slot:
 
     def flap_summary(self, now: float) -> str:
         """e.g. "mqtt-ingest restarted 6 times in 10 min: OverflowError: …", for STATUS= and the log."""
-        return f"{self.name} restarted {self.window.count(now)} times in {_span(self.window.window_s)}: {self.last_error}"
+        count, span = self.window.count(now), _span(self.window.window_s)
+        return f"{self.name} restarted {count} times in {span}: {self.last_error}"
 
     def status(self, now: float) -> ComponentStatus:
         state: ComponentState
