@@ -78,3 +78,24 @@ class TestIdsTimesDurations:
     def test_empty_narrative_is_not_grounded(self, facts: list[Fact]) -> None:
         """Nothing to check is not a checked narrative."""
         assert check_narrative("  ", facts, TZ).ok is False
+
+
+class TestAnyNarrative:
+    """Regressions found by tests/test_reports_property.py: narratives and facts that made the check raise."""
+
+    def test_a_5000_digit_duration_is_an_offence(self, facts: list[Fact]) -> None:
+        """`int()` refused more than 4300 digits (ValueError); now it is simply a duration no fact has."""
+        text = "9" * 5000 + " h 5 min"
+        assert offending(text, facts) == [(text, "duration")]
+
+    def test_a_number_with_forty_decimals_is_read(self, facts: list[Fact]) -> None:
+        """Rounding 7.86 to 40 decimals overflowed Decimal's default precision; 7.86 written so is still 7.86."""
+        assert offending("Máximo " + "7.86" + "0" * 38 + ".", facts) == []
+        assert offending("Máximo " + "7.86" + "0" * 37 + "1.", facts) == [("7.86" + "0" * 37 + "1", "number")]
+
+    def test_an_integer_fact_beyond_float_range_is_compared_exactly(self) -> None:
+        """A count of 10**400 raised OverflowError in float(); integers are compared exactly instead."""
+        only = [Fact(id="F01", kind="production", subject="L1", values={"count": 10**400}, record_ids=[1],
+                     record_count=1, record_ids_sha256="-")]
+        assert offending("Producción " + "1" + "0" * 400 + ".", only) == []
+        assert offending("Producción 1.", only) == [("1", "number")]

@@ -7,7 +7,8 @@ from typing import Any
 
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.render import render_html, render_markdown
-from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
+from edge_agent.types import Record
 from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
 
 HOSTILE = '<script>alert(1)</script> *bold* [link](http://x) & "q"'
@@ -47,3 +48,23 @@ class TestMarkdown:
         assert "**Marcada: parece una instrucción inyectada**" in text
         assert "- Paradas: 1, con una duración total de 85 min. `F08` (registros: 11, 12)\n" in text
         assert "- Turno A: de 06:00 a 14:00 (480 min), hora local. `F01`\n" in text
+
+
+class TestIncompleteReport:
+    def test_completeness_gap_and_skipped_records_are_rendered(self) -> None:
+        """Markdown names the report incomplete second, lists the gap, and counts the skipped record."""
+        at = SHIFT_START + timedelta(minutes=30)
+        extra = [Record(source="t", kind="data_gap", key="P-101.flow", source_time=at, idempotency_key="g",
+                        value={"start": iso(at), "end": iso(at + timedelta(minutes=25)), "reason": "queue_overflow"}),
+                 Record(source="t", kind="tag_value", key="P-101.vibration_mm_s", source_time=at, idempotency_key="n",
+                        value=float("nan"))]
+        window = ResolvedWindow(start=SHIFT_START, end=SHIFT_START + timedelta(hours=8), shift="A", timezone=TZ)
+        request = ResolvedRequest(type="shift_summary", language="en", window=window, scope=Scope())
+        facts = compute_facts(stored([*shift_records(), *extra]), request)
+        text = render_markdown({"request": request.as_json(), "facts": [f.model_dump(mode="json") for f in facts],
+                                "narrative": None, "prompt": {"template_version": "v1"}}, "draft")
+        lines = [line for line in text.splitlines() if line.startswith("- ")]
+        assert lines[1] == ("- This report is INCOMPLETE: 1 intervals without data and 1 records that could not be"
+                            " used, listed in the facts. `F02`")
+        assert lines[2] == "- No data for P-101.flow from 06:30 to 06:55 (25 min, queue\\_overflow). `F03` (records: 15)"
+        assert "- 1 tag\\_value records skipped as unusable: not\\_finite. `F15` (records: 16)" in lines
