@@ -9,8 +9,7 @@ import random
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from connectors.mqtt import MqttClient
 from edge_agent.store import RecordWriter, Store, StoreFullError
 from edge_agent.types import Record, idempotency_key, utcnow
 from tests.fixtures.broker import Broker
-from tests.test_mqtt_ingest import mes, mqtt_config, publish, wait_for_count
+from tests.test_mqtt_ingest import mes, mqtt_config, publish, running, wait_for_count
 
 pytestmark = pytest.mark.broker
 
@@ -34,22 +33,6 @@ GOOD_PER_ROUTE = 100
 def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "store.sqlite3") as s:
         yield s
-
-
-@asynccontextmanager
-async def live(ingest: MqttIngest, writer: RecordWriter) -> AsyncIterator[tuple[asyncio.Task[None], asyncio.Event]]:
-    """Run the writer and the ingest (once: a crash would end the task, not restart it); yield its task and ready."""
-    writer_task = asyncio.create_task(writer.run())
-    ready = asyncio.Event()
-    task = asyncio.create_task(ingest.run(ready))
-    try:
-        async with asyncio.timeout(10):
-            await ready.wait()
-        yield task, ready
-    finally:
-        for t in (task, writer_task):  # intake first, then the writer
-            t.cancel()
-            await asyncio.gather(t, return_exceptions=True)
 
 
 def mes_doc(**fields: object) -> bytes:
@@ -133,13 +116,13 @@ class TestHostileStream:
         random.Random(7).shuffle(stream)
         writer = RecordWriter(store, max_delay_s=0.01)
         config = mqtt_config(broker, max_payload_bytes=MAX_PAYLOAD)
-        async with live(MqttIngest(config, store, writer), writer) as (task, _):
+        async with running(MqttIngest(config, store, writer), writer) as live:
             await publish(broker, stream)
             await publish(broker, [(MES, mes(5000))])  # after all the garbage
             await wait_for_count(store.record_count, len(ok) + 1, timeout=60)
             await wait_for_count(lambda: len(store.quarantined()), len(bad) + len(poisoned), timeout=60)
             await asyncio.sleep(0.3)  # anything stored twice would land now
-            assert not task.done()  # never raised: the supervisor would have had nothing to restart
+            assert not live.task.done()  # never raised: the supervisor would have had nothing to restart
         records = store.records()
         assert sorted(r.value["count"] for r in records if r.kind == "mes_event") == [*range(GOOD_PER_ROUTE), 5000]
         assert Counter(r.raw for r in records if r.kind == "log_line") == Counter(p for t, p in ok if t == LOG)
@@ -155,20 +138,20 @@ class TestStoreFull:
         total = 200
         writer = RecordWriter(store, max_delay_s=0.01)
         full_before = store_full_count()
-        async with live(MqttIngest(mqtt_config(broker), store, writer), writer) as (task, ready):
+        async with running(MqttIngest(mqtt_config(broker), store, writer), writer) as live:
             fill(store)
             await publish(broker, [(MES, mes(i)) for i in range(total)] + [(MES, b"{")])
             async with asyncio.timeout(20):
-                while store_full_count() == full_before or ready.is_set():
+                while store_full_count() == full_before or live.ready.is_set():
                     await asyncio.sleep(0.05)
             await asyncio.sleep(1.0)  # a few retries
-            assert (store.record_count(source="mqtt"), ready.is_set(), task.done()) == (0, False, False)
+            assert (store.record_count(source="mqtt"), live.ready.is_set(), live.task.done()) == (0, False, False)
             store.set_max_pages(None)
             space_returned = time.monotonic()
             await wait_for_count(lambda: store.record_count(source="mqtt"), total, timeout=30)
             all_stored_s = time.monotonic() - space_returned
             async with asyncio.timeout(10):
-                await ready.wait()
+                await live.ready.wait()
             await wait_for_count(lambda: len([q for q in store.quarantined() if q.source == "mqtt"]), 1)
             await asyncio.sleep(0.3)  # anything stored twice would land now
         print(f"\nstore full → space returned → all {total} stored in {all_stored_s:.2f} s")
@@ -181,7 +164,7 @@ class TestStoreFull:
         config = mqtt_config(broker)
         full_before = store_full_count()
         writer = RecordWriter(store, max_delay_s=0.01)
-        async with live(MqttIngest(config, store, writer, stop_drain_s=0.2), writer):
+        async with running(MqttIngest(config, store, writer, stop_drain_s=0.2), writer):
             fill(store)
             await publish(broker, [(MES, mes(i)) for i in range(total)])
             async with asyncio.timeout(20):
@@ -190,6 +173,6 @@ class TestStoreFull:
         store.set_max_pages(None)
         assert store.record_count(source="mqtt") == 0
         writer = RecordWriter(store, max_delay_s=0.01)
-        async with live(MqttIngest(config, store, writer), writer):
+        async with running(MqttIngest(config, store, writer), writer):
             await wait_for_count(lambda: store.record_count(source="mqtt"), total, timeout=30)
         assert sorted(r.value["count"] for r in store.records() if r.source == "mqtt") == list(range(total))

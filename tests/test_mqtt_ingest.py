@@ -14,6 +14,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from prometheus_client import REGISTRY
@@ -57,16 +58,21 @@ def store(tmp_path: Path) -> Iterator[Store]:
         yield s
 
 
+class Live(NamedTuple):
+    task: asyncio.Task[None]  # the component's run(): done only if it raised (nothing restarts it here)
+    ready: asyncio.Event
+
+
 @asynccontextmanager
-async def running(ingest: MqttIngest, writer: RecordWriter | None = None) -> AsyncIterator[MqttIngest]:
-    """Run the writer's commit loop (when given) and the ingest component; stop both like the supervisor does."""
+async def running(ingest: MqttIngest, writer: RecordWriter | None = None) -> AsyncIterator[Live]:
+    """Run the writer's commit loop (when given) and the ingest component once; stop both like the supervisor does."""
     writer_task = asyncio.create_task(writer.run()) if writer is not None else None
     ready = asyncio.Event()
     task = asyncio.create_task(ingest.run(ready))
     try:
         async with asyncio.timeout(10):
             await ready.wait()
-        yield ingest
+        yield Live(task, ready)
     finally:
         for t in (task, writer_task):  # intake first, then the writer
             if t is not None:
@@ -178,6 +184,18 @@ class TestIngest:
         ids = [r.value["id"] for r in store.records()]
         assert len(ids) == total
         assert sorted(ids) == [f"mes-{i:06d}" for i in range(total)]
+
+    async def test_ready_follows_the_broker_connection(self, broker: Broker, store: Store) -> None:
+        """The ready event clears while the broker is away and is set again once ingest has reconnected."""
+        writer = RecordWriter(store, max_delay_s=0.01)
+        async with running(MqttIngest(mqtt_config(broker), store, writer), writer) as live:
+            async with asyncio.timeout(10):
+                broker.stop()
+                while live.ready.is_set():
+                    await asyncio.sleep(0.02)
+                broker.start()
+                await live.ready.wait()
+            assert not live.task.done()
 
     async def test_restart_into_a_backlog_larger_than_the_queue_stores_it_all(self, broker: Broker, store: Store) -> None:
         """An agent that returns to 10x queue_max queued messages subscribes, drains and stores every one."""
