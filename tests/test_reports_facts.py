@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts, ids_sha256, round_value
+from edge_agent.reports.generate import report_records
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
+from edge_agent.store import Store
 from edge_agent.types import Record, StoredRecord, idempotency_key
 from tests.fixtures.reports import SHIFT_START, TZ, shift, shift_records, stored  # noqa: F401 (fixture)
 
@@ -303,3 +306,13 @@ class TestDataGaps:
         assert [f.subject for f in by_kind(facts, DATA_GAP)] == ["P-101.flow"]
         assert by_kind(facts, "data_gaps_not_listed")[0].values == {"count": 1}
         assert facts[1].values["data_gap_count"] == 2
+
+    def test_report_records_read_gaps_that_began_before_the_window(self, tmp_path: Path) -> None:
+        """From the real store: a gap opened an hour before the window reaches the facts; older other records do not."""
+        with Store(tmp_path / "store.sqlite3") as store:
+            store.insert_records([*shift_records(), gap("P-101.flow", at(-60), at(30), -60),
+                                  rec("tag_value", "P-101.vibration_mm_s", 1.0, -60)])
+            records = report_records(store, request().window)
+        assert [r.kind for r in records if r.source_time < SHIFT_START] == [DATA_GAP]
+        (fact,) = by_kind(compute_facts(records, request()), DATA_GAP)
+        assert (fact.values["start_at"], fact.values["end_at"]) == ("2026-11-29T12:00:00Z", "2026-11-29T12:30:00Z")
