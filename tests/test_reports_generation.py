@@ -185,7 +185,8 @@ class TestServiceLimits:
         seed(config.paths.state_dir)
         async with running_service(config, engine) as running:
             replies = [
-                await mosquitto_rr(broker, request(f"q-{i}", progress=True), reply=f"edge/demo/reports/reply/anonymous/q/{i}")
+                await mosquitto_rr(broker, request(f"q-{i}", progress=True),
+                                   reply=f"edge/demo/reports/reply/anonymous/q/{i}")
                 for i in range(3)
             ]
             for request_id in ("q-0", "q-1"):  # let both finish before the service stops
@@ -219,14 +220,16 @@ class TestRestart:
         config = agent_config(tmp_path, broker)  # 160-token narratives: the first is still generating at the stop
         seed(config.paths.state_dir)
         sub = await asyncio.create_subprocess_exec(
-            "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-t", "edge/demo/reports/reply/anonymous/s/+",
+            "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-q", "1",
+            "-t", "edge/demo/reports/reply/anonymous/s/+",
             "-W", "600", stdout=asyncio.subprocess.PIPE,
         )
         await asyncio.sleep(0.5)
         try:
             async with running_service(config, engine) as running:
                 accepted = [
-                    await mosquitto_rr(broker, request(f"s-{i}", progress=True), reply=f"edge/demo/reports/reply/anonymous/s/{i}")
+                    await mosquitto_rr(broker, request(f"s-{i}", progress=True),
+                                       reply=f"edge/demo/reports/reply/anonymous/s/{i}")
                     for i in range(2)
                 ]
                 at_stop = [p.request_id for p in running.service.repo.queue_all()]

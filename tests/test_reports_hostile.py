@@ -37,7 +37,8 @@ from tests.fixtures.reports_service import (
 )
 from tests.test_reports_service import cli
 
-VALID = {"request_id": "r-1", "type": "shift_summary", "window": {"shift": "A", "date": "2026-11-29"}, "progress": False}
+VALID = {"request_id": "r-1", "type": "shift_summary", "window": {"shift": "A", "date": "2026-11-29"},
+         "progress": False}
 NAMESPACE = "edge/demo/reports/reply/operator"
 RESERVED = ["edge/demo/reports/request/#", "edge/demo/reports/signoff/#", "plant/demo/mes/#"]
 
@@ -127,7 +128,8 @@ class TestReplyTopics:
     async def test_nothing_is_published_outside_the_requesters_namespace(self, broker: Broker, tmp_path: Path) -> None:
         """Requests whose reply topic is a wildcard, $SYS, the agent's request topic, an empty level, too long, or
         another user's namespace get no reply anywhere and are counted unanswerable; a proper one is answered."""
-        hostile = ["edge/demo/reports/reply/#", "$SYS/broker/x", f"{REQUEST_TOPIC}/operator", "edge/demo/reports/reply/anonymous//x",
+        hostile = ["edge/demo/reports/reply/#", "$SYS/broker/x", f"{REQUEST_TOPIC}/operator",
+                   "edge/demo/reports/reply/anonymous//x",
                    "edge/demo/reports/reply/anonymous/" + "x" * 1100, "edge/demo/reports/reply/supervisor/x"]
         before = requests_total("unanswerable")
         seen: list[str] = []
@@ -166,7 +168,8 @@ class TestRequestIds:
             first = await mosquitto_rr(broker, VALID, timeout=20)
             second = await mosquitto_rr(broker, VALID, timeout=20)
         assert (first["status"], first["report_id"]) == ("done", report_id)
-        assert second == {"status": "refused", "request_id": "r-1", "reason": "rate limit: 1 requests per minute per client"}
+        assert second == {"status": "refused", "request_id": "r-1",
+                          "reason": "rate limit: 1 requests per minute per client"}
 
     @pytest.mark.broker
     @pytest.mark.engine
@@ -181,7 +184,8 @@ class TestRequestIds:
                        for user in ("operator", "supervisor")]
         assert [r["status"] for r in replies] == ["done", "done"]
         assert [r["report"]["requested_by"] for r in replies] == ["operator", "supervisor"]
-        assert [r["report_id"] for r in replies] == [report_id_for("demo", "r-1", u) for u in ("operator", "supervisor")]
+        users = ("operator", "supervisor")
+        assert [r["report_id"] for r in replies] == [report_id_for("demo", "r-1", u) for u in users]
 
 
 @pytest.mark.broker
@@ -246,7 +250,8 @@ class TestWindowCap:
 class TestFourEyes:
     async def test_the_requester_may_not_approve_over_mqtt(self, secure_broker: Broker, tmp_path: Path) -> None:
         """four_eyes: supervisor's own report is refused to supervisor, naming the rule, and operator approves it."""
-        config = agent_config(tmp_path, secure_broker, secure=True, four_eyes=True, approvers=["supervisor", "operator"])
+        config = agent_config(tmp_path, secure_broker, secure=True, four_eyes=True,
+                              approvers=["supervisor", "operator"])
         report_id = seed_report(config.paths.state_dir, "demo", "r-4", requested_by="supervisor")
         decision = {"report_id": report_id, "decision": "approve"}
         async with running_service(config, engine=None):
@@ -309,7 +314,9 @@ def many_records(count: int) -> list[Record]:
 @pytest.mark.broker
 class TestEventLoop:
     @pytest.mark.engine
-    async def test_a_large_window_never_stalls_the_event_loop(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
+    async def test_a_large_window_never_stalls_the_event_loop(
+        self, broker: Broker, tmp_path: Path, engine: Any
+    ) -> None:
         """While a report over 100 000 records is counted, loaded, summarised and written, a 50 ms heartbeat on the
         service's event loop never waits more than 0.5 s."""
         config = agent_config(tmp_path, broker, narrative_max_tokens=16)

@@ -34,7 +34,8 @@ def test_a_repeat_replaces_the_targets_and_remove_forgets_the_request(tmp_path: 
     repo.queue_put(pending("r-1", 1_000, "r/a", "r/b"))
     assert [t["topic"] for t in repo.queue_all()[0].targets] == ["r/a", "r/b"]
     repo.queue_remove("r-1", "operator")
-    repo.queue_remove("r-1", "operator")  # removing twice (a resumed request answered from its stored report) is harmless
+    # Removing twice (a resumed request answered from its stored report) is harmless.
+    repo.queue_remove("r-1", "operator")
     assert repo.queue_all() == []
 
 
@@ -43,7 +44,8 @@ def test_two_requesters_may_use_the_same_request_id(tmp_path: Path) -> None:
     repo = ReportRepository.for_state_dir(tmp_path)
     repo.queue_put(pending("r-1", 1_000, "r/a"))
     repo.queue_put(pending("r-1", 2_000, "r/b").model_copy(update={"requested_by": "supervisor"}))
-    assert [(p.requested_by, p.targets[0]["topic"]) for p in repo.queue_all()] == [("operator", "r/a"), ("supervisor", "r/b")]
+    entries = [(p.requested_by, p.targets[0]["topic"]) for p in repo.queue_all()]
+    assert entries == [("operator", "r/a"), ("supervisor", "r/b")]
     repo.queue_remove("r-1", "supervisor")
     assert [p.requested_by for p in repo.queue_all()] == ["operator"]
 

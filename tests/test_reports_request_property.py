@@ -148,7 +148,8 @@ class TestResolveProperties:
 
 
 NAMESPACE = "edge/demo/reports/reply/operator"
-RESERVED = ["edge/demo/reports/request/#", "edge/demo/reports/signoff/#", "plant/demo/mes/#", "edge/demo/reports/reply/operator/in/+"]
+RESERVED = ["edge/demo/reports/request/#", "edge/demo/reports/signoff/#", "plant/demo/mes/#",
+            "edge/demo/reports/reply/operator/in/+"]
 levels = st.sampled_from(["edge", "demo", "reports", "reply", "operator", "supervisor", "anonymous", "request",
                           "in", "x", "", "+", "#", "$SYS", "a\0b", "é"]) | st.text(max_size=6)
 topics = st.lists(levels, min_size=1, max_size=8).map("/".join) | st.text(max_size=40) | st.builds(
@@ -192,7 +193,8 @@ class TestRegressions:
         """A correlation_id holding "\\ud800" cannot be echoed as UTF-8: an error on correlation_id."""
         with pytest.raises(RequestError) as info:
             parse_request(request(correlation_id="\ud800"))
-        assert (info.value.field, info.value.reason) == ("correlation_id", "string has a lone surrogate U+D800 at index 0")
+        reason = "string has a lone surrogate U+D800 at index 0"
+        assert (info.value.field, info.value.reason) == ("correlation_id", reason)
 
     def test_reply_fields_drops_a_lone_surrogate_but_keeps_the_rest(self) -> None:
         """reply_fields reads None for an unencodable correlation_id and still returns request_id and reply_to."""

@@ -310,7 +310,8 @@ class ReportService:
         # still has room after the awaits below. The job goes in last, so `accepted` is in the outbox before any
         # `generating` a worker writes.
         if self._queue.qsize() >= rules.queue_max:
-            await self._refuse(target, request.request_id, "queue_full", f"queue full: {rules.queue_max} requests waiting")
+            reason = f"queue full: {rules.queue_max} requests waiting"
+            await self._refuse(target, request.request_id, "queue_full", reason)
             return
         if self.audit is not None:
             entry = await asyncio.to_thread(
