@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from edge_agent.config import DaemonConfig, HealthConfig
@@ -36,7 +40,7 @@ class TestRestartWindow:
         assert window.count(599.0) == 3
 
     def test_a_restart_leaves_the_window_exactly_window_s_later(self) -> None:
-        """A restart at t counts while now - t < window_s: at 0 s it is still in at 599.999 s, gone at 600 s."""
+        """A restart at t counts while now < t + window_s: at 0 s it is still in at 599.999 s, gone at 600 s."""
         window = RestartWindow(600.0)
         window.record(0.0)
         window.record(100.0)
@@ -48,6 +52,18 @@ class TestRestartWindow:
         for t in (0.0, 100.0, 200.0, 700.0):
             window.record(t)
         assert window.count(700.0) == 2
+
+    def test_clears_at_is_exactly_when_the_count_drops_despite_rounding(self) -> None:
+        """Found by Hypothesis: for t = 2.633… and w = 61.44…, (t + w) - t < w in floating point; the restarts at t
+        must already be gone at the time clears_at returned, not one rounding step later."""
+        first = 1.347722124210506
+        second = first + 1.2856790248365613  # 2.6334011490470672
+        window = RestartWindow(61.4440356451412)
+        for t in (first, second, second):
+            window.record(t)
+        clears_at = window.clears_at(1, second)
+        assert clears_at is not None
+        assert (window.count(math.nextafter(clears_at, 0.0)), window.count(clears_at)) == (2, 0)
 
     def test_clears_at_is_none_within_the_limit(self) -> None:
         """Two restarts with a limit of 2: not over the limit, nothing to wait for."""
@@ -66,6 +82,36 @@ class TestRestartWindow:
             610.0,
             None,
         )
+
+
+class TestRestartWindowProperty:
+    @given(
+        gaps=st.lists(st.floats(0.0, 100.0), max_size=30),
+        window_s=st.floats(0.5, 200.0),
+        later=st.floats(0.0, 300.0),
+        limit=st.integers(1, 10),
+    )
+    def test_agrees_with_a_naive_count(self, gaps: list[float], window_s: float, later: float, limit: int) -> None:
+        """count is the restarts t with now < t + window_s, and clears_at is the first time that count is <= limit."""
+        times = list(itertools.accumulate(gaps))
+        window = RestartWindow(window_s)
+        for t in times:
+            window.record(t)
+        now = (times[-1] if times else 0.0) + later
+
+        def naive(at: float) -> int:
+            return sum(1 for t in times if at < t + window_s)
+
+        clears_at = window.clears_at(limit, now)
+        assert window.count(now) == naive(now)
+        if clears_at is None:
+            assert naive(now) <= limit
+        else:
+            assert (naive(now) > limit, naive(clears_at) <= limit, naive(math.nextafter(clears_at, 0.0)) > limit) == (
+                True,
+                True,
+                True,
+            )
 
 
 class PoisonLoop:

@@ -11,7 +11,11 @@ from collections import deque
 
 
 class RestartWindow:
-    """Restart times within the last `window_s` seconds: a restart at `t` counts while `now - t < window_s`."""
+    """Restart times within the last `window_s` seconds: a restart at `t` counts while `now < t + window_s`.
+
+    Written as a sum, not a difference, so that the moment `clears_at` returns is exactly when the count drops: in
+    floating point `(t + w) - t` can fall short of `w`, and the restart would linger one more sleep.
+    """
 
     def __init__(self, window_s: float) -> None:
         self.window_s = window_s
@@ -37,5 +41,5 @@ class RestartWindow:
         return self._times[excess - 1] + self.window_s
 
     def _expire(self, now: float) -> None:
-        while self._times and now - self._times[0] >= self.window_s:
+        while self._times and self._times[0] + self.window_s <= now:
             self._times.popleft()
