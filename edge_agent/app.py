@@ -58,7 +58,11 @@ def build_components(ctx: AgentContext) -> list[Component]:
         engine.ready_timeout_s = config.llm.start_timeout_s  # type: ignore[attr-defined]  # loading takes minutes
         engine.start_in_background = True  # type: ignore[attr-defined]  # generate() waits for it: intake need not
         components.append(engine)
-    outbox = OutboxPublisher(config.mqtt, ctx.store) if config.mqtt.enabled else None
+    outbox = (
+        OutboxPublisher(config.mqtt, ctx.store, max_attempts=config.store.outbox_max_attempts)
+        if config.mqtt.enabled
+        else None
+    )
     if outbox is not None:
         components.append(outbox)
     if config.reports.enabled and engine is not None and outbox is not None:

@@ -64,7 +64,7 @@ class TestRecords:
         assert store.records()[0].source_time == T0
 
     def test_a_value_with_a_lone_surrogate_reads_back_equal(self, store: Store) -> None:
-        """A JSON value holding a lone surrogate (what the escape "\\ud800" decodes to) is stored, not a failed batch."""
+        """A JSON value holding a lone surrogate (what the escape "\\ud800" decodes to) is stored: no failed batch."""
         store.insert_records([rec(1, value={"text": "a\ud800b", "\udcff": 1}), rec(2)])
         assert [r.value for r in store.records()] == [{"text": "a\ud800b", "\udcff": 1}, 2.0]
 
@@ -196,7 +196,9 @@ class TestRetention:
 
     def test_oldest_records_go_first_when_over_their_cap(self, store: Store) -> None:
         """Past records_max_bytes the oldest records go until the records' own estimate fits; the newest stay."""
-        store.insert_records([rec(i, raw=os.urandom(2000), received_time=T0 + timedelta(seconds=i)) for i in range(3000)])
+        store.insert_records(
+            [rec(i, raw=os.urandom(2000), received_time=T0 + timedelta(seconds=i)) for i in range(3000)]
+        )
         store.apply_retention(policy(records_max_bytes=2 * 1024 * 1024), now=T0)
         remaining = store.records()
         assert 0 < len(remaining) < 3000
