@@ -20,6 +20,7 @@ import pytest
 
 from edge_agent.audit import AuditLog, Signer
 from edge_agent.audit.archive import Limits, extract_bundle
+from edge_agent.audit.binding import TrailEntry, bind_document, report_trails
 from edge_agent.audit.bundle import BundleError
 from edge_agent.audit.checkpoint import Checkpoint, SignedNote, sign_checkpoint
 from edge_agent.audit.entry import TIME_FORMAT
@@ -287,6 +288,18 @@ class TestReportBinding:
             "rpt-2": "it is approved, but no report.signed_off entry in this bundle records that"
         }
         assert verify_bundle(tmp_path / "b1", pubkey(state)).ok
+
+
+    def test_document_must_cite_the_logged_request_entry(self, state: Path, tmp_path: Path) -> None:
+        """With a report.requested entry in the bundle, the document's audit.requested must be its seq."""
+        export(state, tmp_path / "b1")
+        document = json.loads((tmp_path / "b1" / "reports" / "rpt-2.json").read_bytes())
+        trail = report_trails((tmp_path / "b1" / "entries.jsonl").read_bytes().splitlines())["rpt-2"]
+        trail.requested.append(TrailEntry(5, T0, "reports", "report.requested", {"report_id": "rpt-2"}))
+        assert bind_document("rpt-2", document, trail) == (
+            "it cites entry None as its report.requested, the log has entry 5"
+        )
+        assert bind_document("rpt-2", document | {"audit": document["audit"] | {"requested": 5}}, trail) is None
 
 
 class TestBundleTampering:

@@ -1,8 +1,9 @@
-"""Properties of bundle reading and verification: any archive is read safely or refused with a BundleError, and
-any single changed byte in a real bundle is detected."""
+"""Properties of bundle reading and verification: any archive is read safely or refused with a BundleError, any
+single changed byte in a real bundle is detected, and no report document but the real one binds to its entries."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import tarfile
 import tempfile
@@ -10,10 +11,11 @@ from io import BytesIO
 from pathlib import Path
 
 import pytest
-from hypothesis import given, reject, settings
+from hypothesis import assume, given, reject, settings
 from hypothesis import strategies as st
 
 from edge_agent.audit.archive import extract_bundle
+from edge_agent.audit.binding import ReportTrail, bind_document, report_trails
 from edge_agent.audit.bundle import BundleError
 from edge_agent.audit.keys import Verifier
 from edge_agent.audit.verify import verify_bundle
@@ -114,3 +116,34 @@ class TestTamperDetectionProperties:
             (copy / rel).write_bytes(bytes(changed))
             check = verify_bundle(copy, key)
         assert not check.ok, f"{rel} byte {offset} ^ {mask} went unnoticed"
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+DOCUMENT_KEYS = st.sampled_from(
+    ["report_id", "request_id", "body", "body_sha256", "renderings", "renderings_sha256", "audit", "status", "signoff"]
+)
+
+
+class TestBindingProperties:
+    @given(value=JSON)
+    def test_any_json_value_is_answered_with_a_reason(self, value: object) -> None:
+        """bind_document on any JSON value returns a reason, never raises."""
+        trail = ReportTrail()
+        assert isinstance(bind_document("rpt-1", value, trail), str)
+
+    @settings(max_examples=200)  # each example parses a whole bundle's entries and a real document
+    @given(key=DOCUMENT_KEYS, value=JSON)
+    def test_any_changed_member_of_a_real_report_is_refused(
+        self, real_bundle: tuple[Path, Verifier], key: str, value: object
+    ) -> None:
+        """Replacing any bound member of the approved report with another JSON value never binds, never raises."""
+        root, _ = real_bundle
+        document = json.loads((root / "reports" / "rpt-1.json").read_bytes())
+        assume(document[key] != value)
+        trails = report_trails((root / "entries.jsonl").read_bytes().splitlines())
+        assert bind_document("rpt-1", document, trails["rpt-1"]) is None
+        assert isinstance(bind_document("rpt-1", document | {key: value}, trails["rpt-1"]), str)

@@ -2,6 +2,7 @@
 
 Rules, for a report document and the entries that name its `report_id`:
 
+* the entries it cites (`audit.requested`, `audit.generated`, `audit.signoff`) are the ones in the bundle;
 * its body hashes (the reports code's own `canonical_json` + SHA-256) to its `body_sha256`, and to the
   `body_sha256` of its last `report.generated` entry (a crash between the entry and the file can log a regeneration)
   and of its decision entry;
@@ -54,6 +55,7 @@ class ReportTrail:
     """The entries naming one report, in log order."""
 
     named_by: list[int] = field(default_factory=list)
+    requested: list[TrailEntry] = field(default_factory=list)
     generated: list[TrailEntry] = field(default_factory=list)
     decisions: list[TrailEntry] = field(default_factory=list)
 
@@ -61,6 +63,7 @@ class ReportTrail:
 class _AuditRefs(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
+    requested: int | None = None
     generated: int | None = None
     signoff: int | None = None
 
@@ -110,7 +113,9 @@ def report_trails(lines: Iterable[bytes]) -> dict[str, ReportTrail]:
         )
         trail = trails.setdefault(payload["report_id"], ReportTrail())
         trail.named_by.append(entry.seq)
-        if entry.event == "report.generated":
+        if entry.event == "report.requested":
+            trail.requested.append(entry)
+        elif entry.event == "report.generated":
             trail.generated.append(entry)
         elif entry.event in DECISIONS:
             trail.decisions.append(entry)
@@ -131,6 +136,9 @@ def bind_document(report_id: str, data: Any, trail: ReportTrail | None) -> str |
     body_sha256 = sha256_hex(canonical_json(document.body))
     if document.body_sha256 != body_sha256:
         return f"its body hashes to {body_sha256}, not to the body_sha256 {document.body_sha256} it states"
+    if trail.requested and document.audit.requested != trail.requested[-1].seq:
+        seq = trail.requested[-1].seq
+        return f"it cites entry {document.audit.requested} as its report.requested, the log has entry {seq}"
     generated = trail.generated[-1] if trail.generated else None
     if generated is not None:
         problem = _bind_generated(document, body_sha256, generated)
