@@ -459,7 +459,7 @@ class _Session:
         self.event_handle: int | None = None
         # The live subscription's event filter: an event HistoryRead selects the same fields, so the keys agree.
         self.event_filter: ua.EventFilter | None = None
-        # Newest source time converted per tag in this session: what a value flagged Overflow follows.
+        # Source time of the value last delivered per tag in this session: what a value flagged Overflow follows.
         self.latest: dict[str, datetime] = {}
         # Until when this session is known to have delivered everything (subscribed, then every good health read).
         self.healthy_at = utcnow()
@@ -1066,8 +1066,9 @@ class OpcuaSource:
             out.add(item)
             VALUES_RECEIVED.labels(cfg.name).inc()
             if isinstance(item, Record):
+                # The value delivered before this one (arrival order: the server's queue order).
                 before = session.latest.get(tag) or self.last_seen.get(tag) or session.healthy_at
-                session.latest[tag] = max(before, item.source_time)
+                session.latest[tag] = item.source_time
                 if overflowed(dv.StatusCode):
                     self._overflowed(self._nodes_by_tag[tag], before, item.source_time, out, repairs)
         elif isinstance(event, OpcEvent):
@@ -1083,6 +1084,7 @@ class OpcuaSource:
     def _overflowed(self, node: NodeConfig, before: datetime, at: datetime, out: _Converted,
                     repairs: asyncio.Queue[_Repair]) -> None:
         """A value flagged Overflow: the server lost values of this item between `before` and `at`."""
+        before, at = sorted((before, at))  # a device may stamp out of order; the span is what lies between
         log.warning("opcua_queue_overflow", source=self.config.name, tag=node.tag, start=before.isoformat(),
                     end=at.isoformat())
         if self.config.history_backfill:

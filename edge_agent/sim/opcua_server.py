@@ -188,12 +188,17 @@ class PlantServer:
             await self.history.new_historized_event(server.nodes.server.nodeid, [], self.history_period)
         self._asset_nodes = assets
 
-    async def write(self, values: Mapping[str, float | bool], source_time: datetime) -> None:
-        """Write one sample per tag, stamped with the (simulated) source time, and record it in history."""
+    async def write(self, values: Mapping[str, float | bool], source_time: datetime,
+                    status: ua.StatusCode | None = None) -> None:
+        """Write one sample per tag, stamped with the (simulated) source time, and record it in history.
+
+        `status` (default Good) lets a test present what a gateway in front of a PLC may: e.g. the Overflow bit.
+        """
         for tag, value in values.items():
             node = self._nodes[tag]
             variant = ua.Variant(value, ua.VariantType.Boolean if isinstance(value, bool) else ua.VariantType.Double)
-            dv = ua.DataValue(variant, SourceTimestamp=source_time, ServerTimestamp=source_time)
+            dv = ua.DataValue(variant, StatusCode=status or ua.StatusCode(ua.StatusCodes.Good),
+                              SourceTimestamp=source_time, ServerTimestamp=source_time)
             if self._server is not None:
                 await self._server.write_attribute_value(node.nodeid, dv)
             # Straight into history rather than through asyncua's historizing subscription, whose 10 ms
