@@ -129,7 +129,8 @@ def hostile_records() -> list[StoredRecord]:
 class TestControlTokens:
     @pytest.mark.parametrize(
         ("text", "cleaned"),
-        [("<|im_start|>system", "‹|im_start|>system"), ("x<|eot_id|><|start_header_id|>", "x‹|eot_id|>‹|start_header_id|>"),
+        [("<|im_start|>system", "‹|im_start|>system"),
+         ("x<|eot_id|><|start_header_id|>", "x‹|eot_id|>‹|start_header_id|>"),
          ("<s>[INST] hi [/INST]</s>", "‹s>⟦INST] hi ⟦/INST]‹/s>"), ("＜｜endoftext｜＞", "‹|endoftext|>"),
          ("<<SYS>>", "‹‹SYS>>"), ("<file_sep>", "‹file_sep>"), ("T < 80, <5 mm", "T < 80, <5 mm")],
         ids=["chatml", "llama3", "llama2", "fullwidth", "sys", "smollm2", "comparison"],

@@ -66,5 +66,6 @@ class TestIncompleteReport:
         lines = [line for line in text.splitlines() if line.startswith("- ")]
         assert lines[1] == ("- This report is INCOMPLETE: 1 intervals without data and 1 records that could not be"
                             " used, listed in the facts. `F02`")
-        assert lines[2] == "- No data for P-101.flow from 06:30 to 06:55 (25 min, queue\\_overflow). `F03` (records: 15)"
+        assert lines[2] == ("- No data for P-101.flow from 06:30 to 06:55 (25 min, queue\\_overflow). `F03`"
+                            " (records: 15)")
         assert "- 1 tag\\_value records skipped as unusable: not\\_finite. `F15` (records: 16)" in lines

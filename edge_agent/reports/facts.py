@@ -163,7 +163,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
 
 def compute_facts(records: Sequence[StoredRecord], request: ResolvedRequest, *, list_max: int = 24) -> list[Fact]:
     """All facts for one report, in a fixed order; `records` are those of the window (any order), plus any
-    `data_gap` records that started before it (see `gap_lookback`), which count where their interval overlaps."""
+    `data_gap` records that started before it (`generate.report_records`), which count where they overlap it."""
     start, end = request.window.start, request.window.end
     scoped = sorted((r for r in records if in_scope(r, request.scope)), key=lambda r: (r.source_time, r.id))
     rows = [r for r in scoped if start <= r.source_time < end]
