@@ -197,10 +197,12 @@ class TestFlapping:
         agent = await start_agent(PoisonLoop("mqtt-ingest", crashes=None), FLAP)
         await agent.until(lambda: agent.component("mqtt-ingest").flapping)
         status, _, body = await get(agent.port, "/readyz")
-        entry = next(c for c in json.loads(body)["components"] if c["name"] == "mqtt-ingest")
-        assert (status, json.loads(body)["ready"], entry["flapping"], entry["restarts_in_window"] >= 3) == (
+        data = json.loads(body)
+        entry = next(c for c in data["components"] if c["name"] == "mqtt-ingest")
+        assert (status, data["ready"], data["flapping"], entry["flapping"], entry["restarts_in_window"] >= 3) == (
             503,
             False,
+            ["mqtt-ingest"],
             True,
             True,
         )

@@ -80,6 +80,7 @@ class AgentStatus(BaseModel):
 
     phase: Phase
     ready: bool
+    flapping: list[str]  # the components flapping now, by name: the first thing to read off a 503
     components: list[ComponentStatus]
 
 
@@ -196,7 +197,11 @@ class Supervisor:
 
     def status(self) -> AgentStatus:
         now = time.monotonic()
-        return AgentStatus(phase=self._phase, ready=self.ready, components=[slot.status(now) for slot in self._slots])
+        components = [slot.status(now) for slot in self._slots]
+        flapping = [c.name for c in components if c.flapping]
+        # From the same snapshot as the components (not self.ready), so the body never contradicts itself.
+        ready = self._phase == "running" and all(c.ready for c in components) and not flapping
+        return AgentStatus(phase=self._phase, ready=ready, flapping=flapping, components=components)
 
     def request_stop(self, reason: str = "requested") -> None:
         """Begin the orderly stop (what SIGTERM does). A second request while stopping exits at once."""
