@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from edge_agent.config import StoreConfig
+from edge_agent.daemon.storage import RETENTION_DELETED, RetentionComponent, retention_policy
 from edge_agent.store import MigrationError, RecordWriter, RetentionPolicy, Store, StoreError
 from edge_agent.store.retention import OUTBOX, QUARANTINE, RECORDS
-from edge_agent.types import Record, idempotency_key
+from edge_agent.types import Record, idempotency_key, utcnow
 
 T0 = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
 
@@ -348,6 +350,35 @@ class TestRecordWriter:
         task.cancel()
         assert await pending == 1
         assert store.record_count() == 1
+
+
+class TestRetentionComponent:
+    async def test_applies_the_configured_caps_at_start(self, store: Store) -> None:
+        """The component trims at once with [store]'s options and counts the rows deleted per table."""
+        long_ago = utcnow() - timedelta(days=60)
+        store.insert_records([rec(1, received_time=long_ago), rec(2)])
+        store.quarantine("mqtt", "t", b"x", "bad", long_ago)
+        before = RETENTION_DELETED.labels(table="records")._value.get()
+        component = RetentionComponent(store, StoreConfig(retention_days=30), interval_s=3600)
+        task = asyncio.create_task(component.run(asyncio.Event()))
+        try:
+            async with asyncio.timeout(10):
+                while store.record_count() != 1:
+                    await asyncio.sleep(0.01)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        assert [r.value for r in store.records()] == [2.0]
+        assert store.quarantined() == []
+        assert RETENTION_DELETED.labels(table="records")._value.get() == before + 1
+
+    def test_policy_comes_from_the_store_section(self) -> None:
+        """retention_policy turns days and megabytes into the store's policy."""
+        config = StoreConfig(retention_days=2, retention_max_mb=1, quarantine_max_mb=0.5, dead_letter_max_mb=2)
+        assert retention_policy(config) == RetentionPolicy(
+            max_age=timedelta(days=2), records_max_bytes=1024 * 1024, quarantine_max_bytes=512 * 1024,
+            dead_letter_max_bytes=2 * 1024 * 1024,
+        )
 
 
 def test_rows_committed_before_sigkill_survive(tmp_path: Path) -> None:

@@ -4,8 +4,8 @@ One connection guarded by a lock; asyncio callers go through `asyncio.to_thread`
 never waits on disk. `synchronous=FULL` makes every commit durable before it returns: connectors acknowledge a
 message only after that.
 
-Every write is one transaction. A full disk (or page limit) raises `StoreFullError` with that transaction rolled
-back and the connection usable: the caller retries once space returns, and nothing is half-written.
+Every write is one transaction. A failed write raises `StoreError` (`StoreFullError` for a full disk or page limit)
+with that transaction rolled back and the connection usable: the caller retries later, nothing is half-written.
 """
 
 from __future__ import annotations
@@ -159,10 +159,10 @@ class Store:
                     if self._conn.in_transaction:
                         self._conn.execute("ROLLBACK")
                     raise
-            except sqlite3.OperationalError as exc:
+            except sqlite3.Error as exc:
                 if _is_full(exc):
                     raise StoreFullError(f"store {self.path} is full, nothing written: {exc}") from exc
-                raise
+                raise StoreError(f"store {self.path}: write failed, nothing written: {exc}") from exc
 
     def _write(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement over many rows in one transaction; returns rows changed."""
