@@ -187,8 +187,7 @@ class Supervisor:
 
     @property
     def ready(self) -> bool:
-        now = time.monotonic()
-        return self._phase == "running" and all(slot.is_ready and not slot.flapping(now) for slot in self._slots)
+        return self.status().ready
 
     @property
     def stop_reason(self) -> str | None:
@@ -199,7 +198,7 @@ class Supervisor:
         now = time.monotonic()
         components = [slot.status(now) for slot in self._slots]
         flapping = [c.name for c in components if c.flapping]
-        # From the same snapshot as the components (not self.ready), so the body never contradicts itself.
+        # One snapshot (one `now`) for the components and the verdict, so a /readyz body never contradicts itself.
         ready = self._phase == "running" and all(c.ready for c in components) and not flapping
         return AgentStatus(phase=self._phase, ready=ready, flapping=flapping, components=components)
 
