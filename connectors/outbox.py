@@ -157,11 +157,13 @@ class OutboxPublisher:
         """Up to OUTBOX_WINDOW pending rows in id order, skipping refused rows still waiting out their backoff."""
         assert self._loop is not None
         now = self._loop.time()
+        # A backoff that has run out is over: the row is due again (or gone, and then must not keep `_idle` awake).
+        self._retry_at = {row_id: at for row_id, at in self._retry_at.items() if at > now}
         due: list[OutboxMessage] = []
         after_id = 0
         while len(due) < OUTBOX_WINDOW:
             rows = await asyncio.to_thread(self._store.outbox_pending, OUTBOX_WINDOW, after_id)
-            due += [row for row in rows if self._retry_at.get(row.id, now) <= now]
+            due += [row for row in rows if row.id not in self._retry_at]
             if len(rows) < OUTBOX_WINDOW:
                 break
             after_id = rows[-1].id
