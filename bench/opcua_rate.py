@@ -3,7 +3,8 @@
 A separate process runs the simulator's OPC UA server and writes a new value to each of the plant's 13 tags as fast
 as it can (or at `--rate` writes/s) for `--seconds`; this process runs the agent's `OpcuaSource` + `RecordWriter` +
 `Store` and counts what was stored. Reported: offered writes/s, stored/s over the same window, lost (written but
-never stored, after a drain), duplicates, reconnects, and this process's peak RSS.
+never stored, after a drain), how much of the lost lies inside the `data_gap` records the agent stored (accounted
+for) and how much outside any (silent), duplicates, reconnects, and this process's peak RSS.
 
     .venv/bin/python -m bench.opcua_rate [--seconds 15] [--rates 2000,0] [--no-report]
 """
@@ -12,14 +13,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import multiprocessing
 import resource
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from edge_agent.store import Store
 
 # Sample values start here, apart from the 0.0 the server presents before its first write.
 FIRST = 1_000_000.0
@@ -27,6 +34,37 @@ FIRST = 1_000_000.0
 # DRAIN_MAX_S: what is then still missing is lost, not merely late.
 DRAIN_STALL_S = 10.0
 DRAIN_MAX_S = 180.0
+
+
+def _missing(store: "Store", tags: Sequence[str], times: Sequence[float]) -> tuple[int, int, int]:
+    """(in a recorded gap, silent, gap records): each written value never stored, inside a data_gap span or not."""
+    stored: dict[str, set[int]] = {tag: set() for tag in tags}
+    for key, value in store._query("SELECT key, CAST(value AS REAL) FROM records WHERE source = 'bench'"
+                                   " AND kind = 'tag_value' AND CAST(value AS REAL) >= ?", (FIRST,)):
+        stored.setdefault(key, set()).add(int(value - FIRST))
+    gaps = store.records(kinds=["data_gap"], sources=["bench"])
+    spans: dict[str | None, list[tuple[float, float]]] = {}
+    for gap in gaps:
+        end = datetime.fromisoformat(gap.value["end"]).timestamp() if gap.value["end"] else float("inf")
+        spans.setdefault(gap.value["tag"], []).append((datetime.fromisoformat(gap.value["start"]).timestamp(), end))
+    in_gap = silent = 0
+    for tag in tags:
+        merged: list[list[float]] = []  # overlapping spans joined, so one bisect finds the only candidate
+        for start, end in sorted(spans.get(tag, [])):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        starts = [start for start, _ in merged]
+        for n, when in enumerate(times):
+            if n in stored[tag]:
+                continue
+            i = bisect.bisect_right(starts, when) - 1
+            if i >= 0 and when <= merged[i][1]:
+                in_gap += 1
+            else:
+                silent += 1
+    return in_gap, silent, len(gaps)
 
 
 def _serve(port: int, seconds: float, rate: float, started: "multiprocessing.Event",
@@ -46,11 +84,13 @@ async def _serve_async(port: int, seconds: float, rate: float, started: "multipr
         started.set()
         await asyncio.sleep(2.0)  # let the agent subscribe before the clock starts
         written = 0
+        times: list[float] = []  # write n's source time (POSIX seconds): where a missing value would have been
         t0 = time.monotonic()
         n = 0
         while (elapsed := time.monotonic() - t0) < seconds:
             now = datetime.now(timezone.utc)
             await server.write({tag: FIRST + n for tag in tags}, now)
+            times.append(now.timestamp())
             written += len(tags)
             n += 1
             if rate > 0:
@@ -62,7 +102,7 @@ async def _serve_async(port: int, seconds: float, rate: float, started: "multipr
                     await asyncio.sleep(0)
             elif n % 20 == 0:
                 await asyncio.sleep(0)  # let the server publish
-        result.put({"written": written, "seconds": time.monotonic() - t0, "tags": len(tags)})
+        result.put({"written": written, "seconds": time.monotonic() - t0, "tags": len(tags), "times": times})
         await asyncio.sleep(DRAIN_MAX_S + 60)  # keep serving (history too) until the agent has drained
 
 
@@ -115,7 +155,11 @@ async def _agent(port: int, seconds: float, rate: float, workdir: Path) -> dict[
         if (now := stored()) > last:
             last, last_progress = now, time.monotonic()
     drain_s = time.monotonic() - t_end
+    # Cut off while still storing (the backfill was not done), or stalled: only then is "lost" lost, not late.
+    drain_end = "complete" if last >= info["written"] else (
+        "stalled" if time.monotonic() - last_progress >= DRAIN_STALL_S else "cut off while still storing")
     total = stored()
+    in_gap, silent, gap_records = _missing(store, tags, info["times"])
     distinct = store._query(
         "SELECT COUNT(*) FROM (SELECT DISTINCT key, source_time_us FROM records WHERE source = 'bench'"
         " AND CAST(value AS REAL) >= ?)", (FIRST,))[0][0]
@@ -136,9 +180,13 @@ async def _agent(port: int, seconds: float, rate: float, workdir: Path) -> dict[
         "stored_per_s": (n_end - n_start) / (t_end - t_start),
         "stored": total,
         "lost": info["written"] - total,
+        "lost_in_gaps": in_gap,
+        "lost_silent": silent,
+        "gap_records": gap_records,
         "duplicates": total - distinct,
         "reconnects": RECONNECTS.labels("bench")._value.get() - reconnects0,
         "drain_s": drain_s,
+        "drain_end": drain_end,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
@@ -164,8 +212,11 @@ def main(argv: list[str] | None = None) -> int:
         ("server writes (offered)", lambda f: f"{f['written']} in {f['seconds']:.1f} s = {f['offered_per_s']:.0f}/s"),
         ("stored per second, same window", lambda f: f"{f['stored_per_s']:.0f}/s "
                                                      f"({f['stored_per_s'] / f['offered_per_s']:.2f} of offered)"),
-        ("stored in all (incl. drain)", lambda f: f"{f['stored']} after a {f['drain_s']:.0f} s drain"),
-        ("lost", lambda f: f"{f['lost']}"),
+        ("stored in all (incl. drain)", lambda f: f"{f['stored']} after a {f['drain_s']:.0f} s drain"
+                                                  f" ({f['drain_end']})"),
+        ("lost", lambda f: f"{f['lost']} ({f['lost'] / f['written']:.3f} of written)"),
+        ("lost inside recorded data_gap spans", lambda f: f"{f['lost_in_gaps']} in {f['gap_records']} gap records"),
+        ("lost with no data_gap (silent)", lambda f: f"{f['lost_silent']}"),
         ("duplicates", lambda f: f"{f['duplicates']}"),
         ("reconnects (client queue overflow → backfill)", lambda f: f"{f['reconnects']:.0f}"),
         ("agent peak RSS", lambda f: f"{f['peak_rss_mib']:.0f} MiB"),
