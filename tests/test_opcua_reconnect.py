@@ -75,10 +75,10 @@ async def test_server_restart_resubscribes_and_backfills_the_gap(opcua_server: O
 async def test_first_start_backfills_history_page_by_page(opcua_server: OpcuaServer, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """history_backfill_initial_s reads what the server kept before the agent started, across truncated pages."""
-    import connectors.opcua
+    import connectors.opcua.history
 
     # asyncua's history cuts a reply at NumValuesPerNode without a continuation point: 23 values = 5 pages of 5.
-    monkeypatch.setattr(connectors.opcua, "HISTORY_PAGE_VALUES", 5)
+    monkeypatch.setattr(connectors.opcua.history, "HISTORY_PAGE_VALUES", 5)
     t0 = datetime.now(timezone.utc) - timedelta(minutes=10)
     written = [(t0 + timedelta(seconds=i), FIRST + i) for i in range(23)]
     for when, value in written:
@@ -96,9 +96,9 @@ async def test_first_start_backfills_history_page_by_page(opcua_server: OpcuaSer
 async def test_notification_overflow_reconnects_and_backfills(opcua_server: OpcuaServer, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """When our notification queue overflows, the session is replaced and the dropped values come from history."""
-    import connectors.opcua
+    import connectors.opcua.session
 
-    monkeypatch.setattr(connectors.opcua, "NOTIFICATION_QUEUE_MAX", 5)
+    monkeypatch.setattr(connectors.opcua.session, "NOTIFICATION_QUEUE_MAX", 5)
     config = source_config(opcua_server.endpoint, [VIB], publishing_interval_ms=200.0)
     reconnects_before = RECONNECTS.labels("plc")._value.get()
     async with running_source(config, tmp_path / "agent") as agent:
