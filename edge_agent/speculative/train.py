@@ -18,6 +18,7 @@ import json
 import math
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -102,6 +103,29 @@ def restricted_loss(
     ce = -(target_probs * logq).sum(-1)  # [n]
     hits = draft_ids[draft_logits.argmax(-1)] == target_top
     return (ce * in_vocab).sum(), in_vocab.sum(), hits.sum()
+
+
+@dataclass(frozen=True)
+class StepStats:
+    """One unrolled draft step over one sample, or summed over a step's samples (floats: sums of counts)."""
+
+    ce: float  # summed soft cross-entropy over the in-vocabulary answer positions
+    in_vocab: float  # answer positions whose target token is in the draft vocabulary
+    hits: float  # answer positions where the head's greedy token is the target's
+    positions: float  # answer positions
+
+    def __add__(self, other: StepStats) -> StepStats:
+        return StepStats(
+            self.ce + other.ce, self.in_vocab + other.in_vocab, self.hits + other.hits, self.positions + other.positions
+        )
+
+    @property
+    def accuracy(self) -> float:
+        """Greedy hits over all answer positions: a target token outside the draft vocabulary is a miss."""
+        return self.hits / self.positions if self.positions else 0.0
+
+
+NO_STATS = StepStats(0.0, 0.0, 0.0, 0.0)
 
 
 class HeadRun:
@@ -302,14 +326,12 @@ class Trainer:
                 self._cache_bytes += feats.nbytes()
         return feats
 
-    def sample_loss(self, sample: Sample, index: int = 0) -> tuple[torch.Tensor, list[tuple[float, float, float, float]]]:
+    def sample_loss(self, sample: Sample, index: int = 0) -> tuple[torch.Tensor, list[StepStats]]:
         feats = self.features(sample)
         return self.head_loss(self.runs[index].head, feats, feats.targets(self.draft_lm_head))
 
-    def head_loss(
-        self, head: Eagle3Draft, feats: Features, targets: Targets
-    ) -> tuple[torch.Tensor, list[tuple[float, float, float, float]]]:
-        """Weighted TTT loss of one sample and per step (summed ce, in-vocab positions, hits, answer positions)."""
+    def head_loss(self, head: Eagle3Draft, feats: Features, targets: Targets) -> tuple[torch.Tensor, list[StepStats]]:
+        """Weighted TTT loss of one sample, and the figures of each unrolled step."""
         cfg = self.config
         ids, p_len, s = feats.ids, feats.p_len, feats.ids.numel()
         n = s - 1  # indices t = 0..S-2 have an input token x[t+1]
@@ -318,7 +340,7 @@ class Trainer:
         weights = step_weights(cfg.ttt_steps, cfg.step_decay)
         draft_ids = head.draft_ids
         total = torch.zeros((), device=self.device)
-        stats: list[tuple[float, float, float, float]] = []
+        stats: list[StepStats] = []
         past: list[tuple[torch.Tensor, torch.Tensor]] = []
         with torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32):
             hidden = head.combine(feats.aux[:, :n])  # [1, n, H]
@@ -342,9 +364,9 @@ class Trainer:
                         head.logits(out_h[0, sel]), target_probs, target_top, draft_ids, head.t2d
                     )
                     total = total + weights[j] * ce / max(int(answer.sum()), 1)
-                    stats.append((float(ce.detach()), float(n_in), float(hits), float(answer.sum())))
+                    stats.append(StepStats(float(ce.detach()), float(n_in), float(hits), float(answer.sum())))
                 else:
-                    stats.append((0.0, 0.0, 0.0, 0.0))
+                    stats.append(NO_STATS)
         return total, stats
 
     # --- loop --------------------------------------------------------------------------------------------------
@@ -368,7 +390,7 @@ class Trainer:
         started, tokens = time.monotonic(), 0
         while self.step < cfg.steps:
             step = self.step
-            aggs = [[[0.0] * 4 for _ in range(cfg.ttt_steps)] for _ in self.runs]
+            aggs = [[NO_STATS] * cfg.ttt_steps for _ in self.runs]
             losses = [0.0] * len(self.runs)
             for run in self.runs:
                 for group in run.optimizer.param_groups:
@@ -381,16 +403,14 @@ class Trainer:
                     loss, stats = self.head_loss(run.head, feats, targets)
                     (loss / cfg.samples_per_step).backward()
                     losses[i] += float(loss.detach())
-                    for a, st in zip(aggs[i], stats, strict=True):
-                        for m in range(4):
-                            a[m] += st[m]
-                tokens += int(stats[0][3])  # answer positions of this sample
+                    aggs[i] = [a + st for a, st in zip(aggs[i], stats, strict=True)]
+                tokens += int(stats[0].positions)  # answer positions of this sample
             shown = []
             for i, run in enumerate(self.runs):
                 torch.nn.utils.clip_grad_norm_(run.head.trainable_parameters(), cfg.grad_clip)
                 run.optimizer.step()
                 run.step += 1
-                acc = [a[2] / a[3] if a[3] else 0.0 for a in aggs[i]]
+                acc = [a.accuracy for a in aggs[i]]
                 record = {"step": run.step, "loss": losses[i] / cfg.samples_per_step,
                           **{f"acc{j}": acc[j] for j in range(len(acc))}}
                 run.history.append(record)
