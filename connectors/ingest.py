@@ -38,9 +38,10 @@ from typing import Any, Protocol, TypeVar
 import structlog
 from prometheus_client import Counter
 
-from connectors.mqtt import MqttClient, MqttError, MqttMessage, backoff_delay
+from connectors.mqtt import MqttClient, MqttError, MqttMessage
 from connectors.parsers import InputLimits, ParseError, QuarantineReason
 from connectors.routes import RouteTable
+from edge_agent.backoff import backoff_delay
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.logging import configure_logging

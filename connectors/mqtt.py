@@ -19,7 +19,6 @@ Delivery guarantees:
 from __future__ import annotations
 
 import asyncio
-import random
 import ssl
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -37,6 +36,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 from prometheus_client import Counter, Gauge
 
+from edge_agent.backoff import backoff_delay
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.types import utcnow
 
@@ -140,12 +140,6 @@ def build_tls_context(config: MqttConfig) -> ssl.SSLContext | None:
     context.check_hostname = tls.check_hostname
     context.verify_mode = ssl.CERT_REQUIRED
     return context
-
-
-def backoff_delay(attempt: int, min_s: float, max_s: float) -> float:
-    """Exponential backoff with jitter: min_s * 2**attempt capped at max_s, then scaled by a random 0.5-1.0 so a
-    fleet of agents does not reconnect in lockstep after a broker restart."""
-    return min(max_s, min_s * 2 ** min(attempt, 32)) * random.uniform(0.5, 1.0)
 
 
 class MqttClient:
@@ -681,6 +675,5 @@ __all__ = [
     "MqttPublishError",
     "MqttSubscribeError",
     "MqttTimeoutError",
-    "backoff_delay",
     "build_tls_context",
 ]

@@ -28,7 +28,8 @@ import unicodedata
 import structlog
 from prometheus_client import Counter, Gauge
 
-from connectors.mqtt import MqttClient, MqttError, MqttPublishError, backoff_delay
+from connectors.mqtt import MqttClient, MqttError, MqttPublishError
+from edge_agent.backoff import backoff_delay
 from edge_agent.config.core import StoreConfig
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.store import Store

@@ -7,9 +7,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from connectors.mqtt import backoff_delay
 from connectors.parsers import JsonParser, ParseError, QuarantineReason, TextParser
 from connectors.routes import RouteError, RouteTable, topic_matches, validate_filter
+from edge_agent.backoff import backoff_delay
 from edge_agent.config.mqtt import RouteConfig
 from edge_agent.types import idempotency_key
 

@@ -29,6 +29,7 @@ from connectors.opcua_security import (
     security_policy,
     sha256_thumbprint,
 )
+from edge_agent.backoff import backoff_delay
 from edge_agent.config import NodeConfig, OpcuaSourceConfig
 from edge_agent.types import utcnow
 
@@ -58,7 +59,8 @@ class ConnectionLost(OpcuaError):
 
 @dataclass
 class Backoff:
-    """Full-jitter exponential backoff: many agents restarting together do not hammer the server in step."""
+    """Full-jitter `backoff_delay` with its attempt counter: many agents restarting together do not hammer the server
+    in step."""
 
     minimum_s: float
     maximum_s: float
@@ -66,9 +68,9 @@ class Backoff:
     rng: random.Random = field(default_factory=random.Random)
 
     def next_delay(self) -> float:
-        ceiling = min(self.maximum_s, self.minimum_s * 2**self.attempt)
+        delay = backoff_delay(self.attempt, self.minimum_s, self.maximum_s, jitter="full", rng=self.rng)
         self.attempt += 1
-        return self.rng.uniform(self.minimum_s, max(self.minimum_s, ceiling))
+        return delay
 
     def reset(self) -> None:
         self.attempt = 0

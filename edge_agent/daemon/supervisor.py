@@ -34,6 +34,7 @@ import structlog
 from prometheus_client import Counter, Gauge
 from pydantic import BaseModel, ConfigDict
 
+from edge_agent.backoff import backoff_delay
 from edge_agent.config import DaemonConfig
 from edge_agent.daemon.component import Component
 from edge_agent.daemon.restarts import RestartWindow
@@ -329,7 +330,9 @@ class Supervisor:
             # A component that ran healthy for a long stretch starts its backoff afresh on the next failure.
             if slot.was_ready and loop.time() - began >= self._config.restart_backoff_max_s:
                 attempt = 0
-            delay = min(self._config.restart_backoff_initial_s * 2**attempt, self._config.restart_backoff_max_s)
+            delay = backoff_delay(
+                attempt, self._config.restart_backoff_initial_s, self._config.restart_backoff_max_s, jitter="none"
+            )
             attempt += 1
             slot.phase = "restarting"
             log.warning("component_restart_scheduled", component=slot.name, delay_s=delay, attempt=attempt)
