@@ -12,6 +12,7 @@ from edge_agent.audit.keys import AuditKeyError, Signer, Verifier
 from edge_agent.audit.log import EVENTS, AuditIntegrityError, AuditLockedError, AuditLog, AuditWriteError
 from edge_agent.audit.merkle import MerkleError
 from edge_agent.audit.proof import ProofError, RootMismatch
+from edge_agent.audit.sink import AuditSink
 
 __all__ = [
     "EVENTS",
@@ -21,6 +22,7 @@ __all__ = [
     "AuditKeyError",
     "AuditLockedError",
     "AuditLog",
+    "AuditSink",
     "AuditWriteError",
     "Checkpoint",
     "CheckpointError",

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from edge_agent.audit.entry import AuditError
+from edge_agent.audit.hasher import HASH_SIZE
 from edge_agent.audit.keys import Signer, Verifier
-from edge_agent.audit.merkle import HASH_SIZE
 
 SIG_PREFIX = "\u2014 "  # em dash, space
 _SIZE = re.compile(r"^(0|[1-9][0-9]*)$")

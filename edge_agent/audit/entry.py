@@ -1,11 +1,10 @@
 """One audit entry and its canonical encoding.
 
-Canonical JSON (what `entry_hash` covers and what each line of `entries.jsonl` holds):
+Each line of `entries.jsonl` is an entry in canonical JSON (`edge_agent.canonical`: sorted keys, no whitespace,
+UTF-8 without `\\u` escapes, no NaN or infinity, floats as Python's shortest repr — plants should put exact
+quantities in strings or integers), and `entry_hash` covers the same form:
 
 * a JSON object with exactly the keys `actor`, `entry_hash`, `event`, `payload`, `prev_hash`, `seq`, `time`;
-* keys sorted by code point at every nesting level, no whitespace (separators `,` and `:`), UTF-8, non-ASCII
-  characters written as themselves (not `\\u` escapes), no NaN or infinity; floats as Python's shortest repr
-  (plants should put exact quantities in strings or integers);
 * `seq` an integer from 0; `time` UTC as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (always 27 characters);
   `prev_hash` and `entry_hash` 64 lowercase hex digits; the first entry's `prev_hash` is 64 zeros.
 
@@ -27,12 +26,21 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-GENESIS_HASH = "0" * 64
+from edge_agent.canonical import CanonicalJsonError, canonical_json
+
+# A SHA-256 in lowercase hex.
+HASH_HEX_LEN = 64
+GENESIS_HASH = "0" * HASH_HEX_LEN
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 # `"entry_hash":"` — the marker whose first occurrence in a canonical line starts the entry_hash member.
 ENTRY_HASH_MARKER = b'"entry_hash":"'
 # The member is the marker, 64 hex digits, a closing quote and a comma.
-ENTRY_HASH_MEMBER_LEN = len(ENTRY_HASH_MARKER) + 64 + 2
+ENTRY_HASH_MEMBER_LEN = len(ENTRY_HASH_MARKER) + HASH_HEX_LEN + 2
+# The last members of a canonical line are `prev_hash`, `seq`, `time` (sorted keys): the last occurrence of this
+# marker starts the top-level prev_hash's 64 hex digits ...
+PREV_HASH_MARKER = b',"prev_hash":"'
+# ... which this follows at once: prev_hash's closing quote, then the seq member up to its integer.
+SEQ_MARKER = b'","seq":'
 
 _HEX64 = r"^[0-9a-f]{64}$"
 _HEX64_RE = re.compile(_HEX64)
@@ -52,11 +60,11 @@ def format_time(value: datetime) -> str:
     return value.astimezone(timezone.utc).strftime(TIME_FORMAT)
 
 
-def canonical_json(value: Any) -> bytes:
-    """The canonical encoding described in the module docstring, for any JSON-compatible value."""
+def _canonical(value: Any) -> bytes:
+    """`canonical_json`, failing as an EntryFormatError: a payload with no canonical form is the caller's error."""
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-    except (TypeError, ValueError) as exc:
+        return canonical_json(value)
+    except CanonicalJsonError as exc:
         raise EntryFormatError(f"audit payload is not canonical JSON: {exc}") from exc
 
 
@@ -83,7 +91,7 @@ class AuditEntry(BaseModel):
     @staticmethod
     def body(seq: int, time: datetime, actor: str, event: str, payload: dict[str, Any], prev_hash: str) -> bytes:
         """Canonical JSON of everything but `entry_hash`: the bytes `entry_hash` is the SHA-256 of."""
-        return canonical_json(
+        return _canonical(
             {
                 "actor": actor,
                 "event": event,
@@ -122,7 +130,7 @@ class AuditEntry(BaseModel):
 
     def to_line(self) -> bytes:
         """The stored form: canonical JSON of all seven members, no newline. This is also the Merkle leaf data."""
-        return canonical_json(
+        return _canonical(
             {
                 "actor": self.actor,
                 "entry_hash": self.entry_hash,

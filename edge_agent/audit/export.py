@@ -25,12 +25,13 @@ from edge_agent.audit.archive import member_problem
 from edge_agent.audit.binding import bind_document, rendering_name, report_trails
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.entry import AuditError, format_time
+from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.keys import Signer, Verifier
 from edge_agent.audit.log import KEYS, LATEST_CHECKPOINT, SIGNING_KEY, AuditLog, iter_lines, read_verifiers
 from edge_agent.audit.log import signed_notes
 from edge_agent.audit.manifest import UNLISTED, BundleManifest, checkpoint_record, describe_files, file_sha256
 from edge_agent.audit.manifest import list_files, sign_manifest
-from edge_agent.audit.merkle import MerkleTree, leaf_hash
+from edge_agent.audit.merkle import MerkleTree
 from edge_agent.audit.summary import render_summary
 from edge_agent.audit.verify import VerifyResult, verify_bundle
 

@@ -35,8 +35,9 @@ import structlog
 
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint
 from edge_agent.audit.entry import GENESIS_HASH, AuditEntry, AuditError, EntryFormatError
+from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.keys import AuditKeyError, Signer, Verifier, check_name, fsync_dir
-from edge_agent.audit.merkle import RootBuilder, leaf_hash
+from edge_agent.audit.merkle import RootBuilder
 
 log = structlog.get_logger(component="audit")
 

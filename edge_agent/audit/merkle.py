@@ -4,30 +4,31 @@
     MTH({d0})      = SHA-256(0x00 || d0)                        leaf hash
     MTH(D[n])      = SHA-256(0x01 || MTH(D[0:k]) || MTH(D[k:n]))  node hash, k the largest power of two < n
 
-Everything here works on leaf *hashes* (32 bytes each); `leaf_hash` turns an entry line into one.
+Everything here works on leaf *hashes* (32 bytes each); `leaf_hash` turns an entry line into one. The hashes
+themselves are `hasher.py`'s, re-exported here with the tree they build.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 
 from edge_agent.audit.entry import AuditError
+from edge_agent.audit.hasher import EMPTY_ROOT, HASH_SIZE, leaf_hash, node_hash
 
-HASH_SIZE = 32
-EMPTY_ROOT = hashlib.sha256(b"").digest()
+__all__ = [
+    "EMPTY_ROOT",
+    "HASH_SIZE",
+    "MerkleError",
+    "MerkleTree",
+    "RootBuilder",
+    "leaf_hash",
+    "node_hash",
+    "root",
+]
 
 
 class MerkleError(AuditError):
     """A proof or root asked of a tree that cannot give it (index beyond size, sizes out of order)."""
-
-
-def leaf_hash(data: bytes) -> bytes:
-    return hashlib.sha256(b"\x00" + data).digest()
-
-
-def node_hash(left: bytes, right: bytes) -> bytes:
-    return hashlib.sha256(b"\x01" + left + right).digest()
 
 
 def _split(n: int) -> int:
@@ -53,7 +54,7 @@ class RootBuilder:
         size = self.size
         # Each trailing 1 bit of the old size is a perfect subtree the new leaf completes.
         while size & 1:
-            node = hashlib.sha256(b"\x01" + self._stack.pop() + node).digest()
+            node = node_hash(self._stack.pop(), node)
             size >>= 1
         self._stack.append(node)
         self.size += 1
@@ -94,8 +95,7 @@ class MerkleTree:
         self.levels: list[list[bytes]] = [list(leaves)]
         while len(self.levels[-1]) > 1:
             below = self.levels[-1]
-            sha = hashlib.sha256
-            self.levels.append([sha(b"\x01" + below[i] + below[i + 1]).digest() for i in range(0, len(below) - 1, 2)])
+            self.levels.append([node_hash(below[i], below[i + 1]) for i in range(0, len(below) - 1, 2)])
 
     @property
     def size(self) -> int:

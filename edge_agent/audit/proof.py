@@ -7,11 +7,10 @@ wrong shape), then *compare* with the root that was signed (`verify_inclusion`, 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from edge_agent.audit.entry import AuditError
-from edge_agent.audit.merkle import HASH_SIZE
+from edge_agent.audit.hasher import HASH_SIZE, node_hash
 
 
 class ProofError(AuditError):
@@ -23,10 +22,6 @@ class RootMismatch(ProofError):
         self.computed = computed
         self.expected = expected
         super().__init__(f"{what}: computed root {computed.hex()} != expected {expected.hex()}")
-
-
-def _node(left: bytes, right: bytes) -> bytes:
-    return hashlib.sha256(b"\x01" + left + right).digest()
 
 
 def _check_hashes(proof: Sequence[bytes], what: str) -> None:
@@ -47,13 +42,13 @@ def root_from_inclusion_proof(index: int, size: int, leaf: bytes, proof: Sequenc
         if sn == 0:
             raise ProofError(f"inclusion proof for index {index} in size {size} has {len(proof) - used} extra hashes")
         if fn & 1 or fn == sn:
-            r = _node(p, r)
+            r = node_hash(p, r)
             if not fn & 1:
                 while not fn & 1 and fn != 0:
                     fn >>= 1
                     sn >>= 1
         else:
-            r = _node(r, p)
+            r = node_hash(r, p)
         fn >>= 1
         sn >>= 1
     if sn != 0:
@@ -95,14 +90,14 @@ def roots_from_consistency_proof(
                 f"consistency proof from {old_size} to {new_size} has {len(path) - used} extra hashes"
             )
         if fn & 1 or fn == sn:
-            fr = _node(c, fr)
-            sr = _node(c, sr)
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
             if not fn & 1:
                 while not fn & 1 and fn != 0:
                     fn >>= 1
                     sn >>= 1
         else:
-            sr = _node(sr, c)
+            sr = node_hash(sr, c)
         fn >>= 1
         sn >>= 1
     if sn != 0:

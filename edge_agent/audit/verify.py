@@ -34,17 +34,25 @@ from edge_agent.audit.entry import (
     ENTRY_HASH_MARKER,
     ENTRY_HASH_MEMBER_LEN,
     GENESIS_HASH,
+    HASH_HEX_LEN,
+    PREV_HASH_MARKER,
+    SEQ_MARKER,
     AuditEntry,
     EntryFormatError,
 )
+from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.keys import AuditKeyError, Verifier
 from edge_agent.audit.log import ENTRIES, KEYS, iter_lines, read_verifiers, signed_notes
 from edge_agent.audit.manifest import BundleManifest, check_manifest, list_files
 from edge_agent.audit.merkle import RootBuilder
 from edge_agent.audit.proof import ProofError, verify_consistency, verify_inclusion
 
-_PREV_MARKER = b',"prev_hash":"'
-_SEQ_MARKER = b'","seq":'
+# Offsets into a canonical line, from entry.py's markers: entry_hash's hex digits start `_HASH_AT` after its
+# marker; prev_hash's run from `_PREV_AT` to `_PREV_END` after its marker, and the seq marker follows at once.
+_HASH_AT = len(ENTRY_HASH_MARKER)
+_PREV_AT = len(PREV_HASH_MARKER)
+_PREV_END = _PREV_AT + HASH_HEX_LEN
+_SEQ_AT = len(SEQ_MARKER)
 _KEY_ROTATED = b'"event":"key.rotated"'
 
 
@@ -102,21 +110,22 @@ def scan_chain(
             result.problem = Problem(seq, "line has no entry_hash member (not an audit entry)")
             break
         end = p + ENTRY_HASH_MEMBER_LEN
-        claimed = line[p + len(ENTRY_HASH_MARKER) : end - 2]
-        if sha256(line[:p] + line[end:]).hexdigest().encode() != claimed or line[end - 2 : end] != b'",':
+        digits_end = p + _HASH_AT + HASH_HEX_LEN
+        claimed = line[p + _HASH_AT : digits_end]
+        if sha256(line[:p] + line[end:]).hexdigest().encode() != claimed or line[digits_end:end] != b'",':
             result.problem = Problem(seq, f"entry_hash {claimed.decode(errors='replace')} does not match its contents")
             break
-        q = line.rfind(_PREV_MARKER)
-        prev = line[q + 14 : q + 78]
-        r = q + 78
-        s = line.find(b",", r + 8)
-        if q < p or line[r : r + 8] != _SEQ_MARKER or s < 0:
+        q = line.rfind(PREV_HASH_MARKER)
+        prev = line[q + _PREV_AT : q + _PREV_END]
+        r = q + _PREV_END
+        s = line.find(b",", r + _SEQ_AT)
+        if q < p or line[r : r + _SEQ_AT] != SEQ_MARKER or s < 0:
             result.problem = Problem(seq, "line is not laid out as a canonical entry (prev_hash, seq, time last)")
             break
         try:
-            stored_seq = int(line[r + 8 : s])
+            stored_seq = int(line[r + _SEQ_AT : s])
         except ValueError:
-            result.problem = Problem(seq, f"seq {line[r + 8 : s]!r} is not an integer")
+            result.problem = Problem(seq, f"seq {line[r + _SEQ_AT : s]!r} is not an integer")
             break
         if stored_seq != seq:
             result.problem = Problem(
@@ -145,7 +154,7 @@ def scan_chain(
             data = json.loads(line)
             if data.get("event") == "key.rotated":
                 result.key_schedule.append((seq, str(data["payload"].get("key"))))
-        leaf = sha256(b"\x00" + line).digest()
+        leaf = leaf_hash(line)
         builder.append(leaf)
         if leaves is not None:
             leaves.append(leaf)
@@ -449,8 +458,8 @@ def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, che
 
 
 def _prev_hash_of(line: bytes) -> str:
-    q = line.rfind(_PREV_MARKER)
-    return line[q + 14 : q + 78].decode(errors="replace") if q >= 0 else GENESIS_HASH
+    q = line.rfind(PREV_HASH_MARKER)
+    return line[q + _PREV_AT : q + _PREV_END].decode(errors="replace") if q >= 0 else GENESIS_HASH
 
 
 def _check_consistency(
