@@ -12,7 +12,7 @@ Delivery guarantees:
   after its record is committed. A crash in between means the broker redelivers; the store deduplicates.
 - Backpressure, two layers: MQTT 5 Receive Maximum (= `queue_max`) stops the broker from sending more unacknowledged
   QoS 1 messages than the queue holds; beyond that (QoS 0, MQTT 3.1.1) the client stops reading the socket while
-  the queue is full, so TCP flow control pushes back to the broker instead of memory growing.
+  the queue is full (`flow.ReadGate`), so TCP flow control pushes back to the broker instead of memory growing.
 - Reconnects by itself with exponential backoff and jitter; resubscribes every filter on every connect.
 """
 
@@ -22,8 +22,6 @@ import asyncio
 import ssl
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -34,8 +32,12 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
-from prometheus_client import Counter, Gauge
 
+from connectors.mqtt.errors import MqttConnectError, MqttError, MqttPublishError, MqttSubscribeError, MqttTimeoutError
+from connectors.mqtt.flow import ReadAction, ReadGate
+from connectors.mqtt.message import MqttMessage
+from connectors.mqtt.metrics import CONNECT_FAILURES, CONNECTS, DISCONNECTS, QUEUE_DEPTH, RECEIVED, STALE_ACKS
+from connectors.mqtt.tls import build_tls_context
 from edge_agent.backoff import backoff_delay
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.types import utcnow
@@ -56,36 +58,6 @@ DISCONNECT_TIMEOUT_S = 2.0
 # MQTT 5 Receive Maximum is a 16-bit field.
 RECEIVE_MAXIMUM_CAP = 65535
 
-CONNECTS = Counter("edge_agent_mqtt_connects_total", "Successful MQTT connections (CONNACK accepted)", ["client"])
-CONNECT_FAILURES = Counter("edge_agent_mqtt_connect_failures_total", "Failed MQTT connection attempts", ["client"])
-DISCONNECTS = Counter("edge_agent_mqtt_disconnects_total", "MQTT connections lost or closed", ["client"])
-RECEIVED = Counter("edge_agent_mqtt_messages_received_total", "MQTT messages received", ["client"])
-STALE_ACKS = Counter(
-    "edge_agent_mqtt_stale_acks_total", "Acks skipped because the connection that delivered the message is gone",
-    ["client"],
-)
-QUEUE_DEPTH = Gauge("edge_agent_mqtt_queue_depth", "Messages received and not yet taken by the consumer", ["client"])
-
-
-class MqttError(Exception):
-    """Root of every MQTT failure raised by this package."""
-
-
-class MqttConnectError(MqttError):
-    """The broker could not be reached, refused the connection, or failed TLS verification."""
-
-
-class MqttTimeoutError(MqttError):
-    """An operation did not complete in time."""
-
-
-class MqttPublishError(MqttError):
-    """paho refused to queue a message, or the broker answered its PUBACK with a failure reason code."""
-
-
-class MqttSubscribeError(MqttError):
-    """The broker refused a subscription (SUBACK failure reason code)."""
-
 
 async def _with_timeout(awaitable: Awaitable[T], timeout: float | None, what: str) -> T:
     """The one timeout helper: `None` waits forever; a timeout becomes `MqttTimeoutError` naming the operation.
@@ -98,48 +70,6 @@ async def _with_timeout(awaitable: Awaitable[T], timeout: float | None, what: st
             return await awaitable
     except TimeoutError as exc:
         raise MqttTimeoutError(f"{what} timed out after {timeout}s") from exc
-
-
-@dataclass(frozen=True, slots=True)
-class MqttMessage:
-    """One received message. QoS 1/2 messages must be acknowledged with `await msg.ack()` once handled."""
-
-    topic: str
-    payload: bytes
-    qos: int
-    retain: bool
-    mid: int
-    received_time: datetime
-    response_topic: str | None = None
-    correlation_data: bytes | None = None
-    user_properties: tuple[tuple[str, str], ...] = ()
-    content_type: str | None = None
-    # Which connection delivered it: an ack is only valid on that connection (see `MqttClient._ack`).
-    generation: int = 0
-    _acker: Callable[["MqttMessage"], None] | None = field(default=None, repr=False, compare=False)
-
-    async def ack(self) -> None:
-        """Send the PUBACK now. A no-op for QoS 0, and for a message whose connection has since dropped (the broker
-        redelivers it on the new connection, where the redelivery is acknowledged)."""
-        if self._acker is not None:
-            self._acker(self)
-
-
-def build_tls_context(config: MqttConfig) -> ssl.SSLContext | None:
-    """SSLContext from `[mqtt.tls]`: CA (else the system store), optional client certificate, hostname check."""
-    tls = config.tls
-    if tls is None:
-        return None
-    try:
-        context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(tls.ca_file) if tls.ca_file else None)
-        if tls.cert_file is not None and tls.key_file is not None:
-            context.load_cert_chain(str(tls.cert_file), str(tls.key_file))
-    except (OSError, ssl.SSLError) as exc:
-        raise MqttConnectError(f"cannot load TLS files from [mqtt.tls]: {exc}") from exc
-    # The certificate chain is always verified; only the name match can be switched off (brokers addressed by IP).
-    context.check_hostname = tls.check_hostname
-    context.verify_mode = ssl.CERT_REQUIRED
-    return context
 
 
 class MqttClient:
@@ -160,7 +90,7 @@ class MqttClient:
         self._loop_thread: int | None = None
         self._paho = self._make_paho()
         self._queue: asyncio.Queue[MqttMessage] = asyncio.Queue()
-        self._queue_max = config.queue_max
+        self._gate = ReadGate(config.queue_max)
         self._subscriptions: dict[str, int] = {}
         self._pending_publishes: dict[int, asyncio.Future[None]] = {}
         self._pending_subscribes: dict[int, asyncio.Future[list[ReasonCode]]] = {}
@@ -171,7 +101,6 @@ class MqttClient:
         self._generation = 0
         self._fd: int | None = None
         self._sock: Any = None
-        self._reading_paused = False
         self._progress = 0  # bumped by every paho callback; tells the read burst when a read yielded nothing
         self._closing = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -285,7 +214,7 @@ class MqttClient:
         if self._v5:
             properties = Properties(PacketTypes.CONNECT)
             properties.SessionExpiryInterval = self._config.session_expiry_s
-            properties.ReceiveMaximum = min(self._queue_max, RECEIVE_MAXIMUM_CAP)
+            properties.ReceiveMaximum = min(self._config.queue_max, RECEIVE_MAXIMUM_CAP)
         # Cleared before the socket exists: a drop right after CONNACK must not be lost to a later clear().
         self._disconnected.clear()
         try:
@@ -341,7 +270,7 @@ class MqttClient:
         self._drop_socket()
         self._sock = sock
         self._fd = sock.fileno()
-        self._reading_paused = False
+        self._gate.reset()
         self._loop.add_reader(self._fd, self._on_readable)
         if self._closing:
             # A connect that was already under way in its thread when close() ran: let paho finish it politely
@@ -380,7 +309,7 @@ class MqttClient:
                 log.warning("read_failed", client=self.client_id, error=repr(exc))
                 self._paho.disconnect()
                 return
-            if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or self._reading_paused or self._fd is None:
+            if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or self._gate.paused or self._fd is None:
                 return
             # TLS: bytes already decrypted into the SSL object do not make the socket readable again.
             if self._progress == before and not self._ssl_pending():
@@ -491,27 +420,16 @@ class MqttClient:
     # --- flow control ----------------------------------------------------------------------------------------
 
     def _update_reading(self) -> None:
-        """Pause reading the socket while the queue is full; resume at half full.
-
-        Never paused while a SUBACK or PUBACK is awaited: it queues behind the messages on the same socket, and a
-        caller that consumes only after `await subscribe()` (or `await publish()`) would otherwise wait for ever
-        (e.g. a restart into a session holding more than queue_max messages). The overshoot meanwhile is bounded by
-        the broker: Receive Maximum (MQTT 5) or its in-flight limit (3.1.1) for QoS 1, one round trip for QoS 0.
-        """
+        """Apply the read gate's decision (`flow.ReadGate`) to the socket's event-loop registration."""
         depth = self._queue.qsize()
-        awaiting = bool(self._pending_subscribes or self._pending_publishes)
-        if not self._reading_paused:
-            if depth >= self._queue_max and not awaiting:
-                self._reading_paused = True
-                if self._fd is not None and self._loop is not None:
-                    self._loop.remove_reader(self._fd)
-                log.debug("reading_paused", client=self.client_id, queued=depth)
-        # Resume at half full, not at max-1, so the socket is not toggled on every message.
-        elif awaiting or depth <= self._queue_max // 2:
-            self._reading_paused = False
+        action = self._gate.update(depth, awaiting=bool(self._pending_subscribes or self._pending_publishes))
+        if action is ReadAction.PAUSE:
             if self._fd is not None and self._loop is not None:
-                self._loop.add_reader(self._fd, self._on_readable)
-                self._loop.call_soon(self._on_readable)  # TLS may hold decrypted bytes the selector cannot see
+                self._loop.remove_reader(self._fd)
+            log.debug("reading_paused", client=self.client_id, queued=depth)
+        elif action is ReadAction.RESUME and self._fd is not None and self._loop is not None:
+            self._loop.add_reader(self._fd, self._on_readable)
+            self._loop.call_soon(self._on_readable)  # TLS may hold decrypted bytes the selector cannot see
 
     # --- public API ------------------------------------------------------------------------------------------
 
@@ -566,7 +484,11 @@ class MqttClient:
     def _send_subscribe(self, filters: dict[str, int], resubscribe: bool) -> asyncio.Future[list[ReasonCode]]:
         assert self._loop is not None
         future: asyncio.Future[list[ReasonCode]] = self._loop.create_future()
-        topics = [(f, SubscribeOptions(qos=q)) if self._v5 else (f, q) for f, q in filters.items()]
+        topics: list[tuple[str, SubscribeOptions]] | list[tuple[str, int]]
+        if self._v5:
+            topics = [(f, SubscribeOptions(qos=q)) for f, q in filters.items()]
+        else:
+            topics = list(filters.items())
         rc, mid = self._paho.subscribe(topics)
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or mid is None:
             future.cancel()
@@ -667,13 +589,4 @@ class MqttClient:
         self._paho.ack(message.mid, message.qos)
 
 
-__all__ = [
-    "MqttClient",
-    "MqttConnectError",
-    "MqttError",
-    "MqttMessage",
-    "MqttPublishError",
-    "MqttSubscribeError",
-    "MqttTimeoutError",
-    "build_tls_context",
-]
+__all__ = ["MqttClient"]

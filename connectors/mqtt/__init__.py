@@ -1,0 +1,28 @@
+"""Async MQTT client: one facade over paho-mqtt 2, used by ingest, the outbox and the report service.
+
+    async with MqttClient(config) as client:
+        await client.subscribe("plant/+/mes/#", qos=1)
+        async for msg in client.messages():
+            ...
+            await msg.ack()
+
+Modules: `client` (the facade: connection, reconnects, the paho-to-asyncio bridge, delivery guarantees), `flow`
+(when to stop and resume reading the socket), `message` (a received message), `tls` (the SSL context), `errors`,
+`metrics`. The names below are the public ones.
+"""
+
+from connectors.mqtt.client import MqttClient
+from connectors.mqtt.errors import MqttConnectError, MqttError, MqttPublishError, MqttSubscribeError, MqttTimeoutError
+from connectors.mqtt.message import MqttMessage
+from connectors.mqtt.tls import build_tls_context
+
+__all__ = [
+    "MqttClient",
+    "MqttConnectError",
+    "MqttError",
+    "MqttMessage",
+    "MqttPublishError",
+    "MqttSubscribeError",
+    "MqttTimeoutError",
+    "build_tls_context",
+]
