@@ -332,6 +332,8 @@ class TestLiveIsolation:
             await opcua_server.write({VIB: 2.0}, datetime(9000, 1, 1, tzinfo=timezone.utc))
             await opcua_server.write({VIB: math.nan}, T0 + timedelta(seconds=2))
             await wait_until(lambda: any(r.value == "NaN" for r in agent.tag_values(VIB)), what="the NaN value")
+            # Records commit before the batch's quarantine rows: wait for the row too.
+            await wait_until(lambda: bool(agent.store.quarantined()), what="the quarantine row")
             stored = [(r.source_time, r.value, r.quality) for r in agent.tag_values(VIB) if r.source_time < T0 +
                       timedelta(days=1)]
             quarantined = agent.store.quarantined()
