@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import structlog
 from prometheus_client import Counter
@@ -41,6 +41,7 @@ from prometheus_client import Counter
 from connectors.mqtt import MqttClient, MqttError, MqttMessage
 from connectors.parsers import InputLimits, ParseError, QuarantineReason
 from connectors.routes import RouteTable
+from edge_agent.audit import AuditSink
 from edge_agent.backoff import backoff_delay
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.config.mqtt import MqttConfig
@@ -77,12 +78,6 @@ STORE_FULL = Counter(
 
 class IngestError(MqttError):
     """The ingest pipeline stopped on a failure it cannot work around (store commit failed)."""
-
-
-class AuditSink(Protocol):
-    """What ingest needs from `edge_agent.audit.AuditLog`."""
-
-    def append_many(self, items: Sequence[tuple[str, str, dict[str, Any]]]) -> Sequence[Any]: ...
 
 
 def _internal_error(exc: Exception) -> ParseError:
@@ -399,7 +394,7 @@ class MqttIngest:
             log.error("audit_append_failed", error=str(exc), entries=[event for event, _, _ in entries])
 
 
-__all__ = ["AuditSink", "IngestError", "MqttIngest"]
+__all__ = ["IngestError", "MqttIngest"]
 
 
 async def run_standalone(config: AgentConfig) -> None:

@@ -47,7 +47,7 @@ from connectors.opcua.records import (
     tag_record,
 )
 from connectors.opcua.session import Backoff, ConnectionLost, Session, item_request
-from connectors.opcua.source import AuditSink, OpcuaSource, QuarantineSink
+from connectors.opcua.source import OpcuaSource, QuarantineSink
 from connectors.opcua_security import OpcuaError, OpcuaSecurityError, ServerCertificateMismatch
 
 __all__ = [
@@ -66,7 +66,6 @@ __all__ = [
     "VALUES_RECEIVED",
     "AsyncEventHistoryPages",
     "AsyncHistoryPages",
-    "AuditSink",
     "Backoff",
     "ConnectionLost",
     "OpcuaError",

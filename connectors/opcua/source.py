@@ -52,6 +52,7 @@ from connectors.opcua_security import (
     ensure_certificate,
     load_identity,
 )
+from edge_agent.audit import AuditSink
 from edge_agent.config import NodeConfig, OpcuaSourceConfig
 from edge_agent.store import RecordWriter
 from edge_agent.types import Record, utcnow
@@ -68,12 +69,6 @@ BACKFILL_OVERLAP_S = 5.0
 REPAIR_QUEUE_MAX = 1000
 # A flood of bad values must not make one audit entry huge: the first are listed, the rest only counted (as MQTT).
 QUARANTINE_AUDIT_ITEMS = 100
-
-
-class AuditSink(Protocol):
-    """What this connector needs of `edge_agent.audit.AuditLog` (contract 2)."""
-
-    def append_many(self, items: Sequence[tuple[str, str, dict[str, Any]]]) -> Sequence[Any]: ...
 
 
 class QuarantineSink(Protocol):

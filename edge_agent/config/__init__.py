@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -12,6 +10,7 @@ from typing import Any
 
 from pydantic import Field, SecretStr, ValidationError
 
+from edge_agent.canonical import ascii_json, sha256_hex
 from edge_agent.config.audit import AuditConfig
 from edge_agent.config.base import Section
 from edge_agent.config.core import (
@@ -50,9 +49,9 @@ class AgentConfig(Section):
         return _mask(self.model_dump(mode="python"))
 
     def fingerprint(self) -> str:
-        """SHA-256 of the effective config (secrets masked) in canonical JSON: what the audit log records."""
-        canonical = json.dumps(self.masked(), sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        """SHA-256 of the effective config (secrets masked) in the ASCII form of `edge_agent.canonical`, which
+        logged fingerprints already hold: what the audit log records."""
+        return sha256_hex(ascii_json(self.masked()))
 
 
 class ConfigError(Exception):

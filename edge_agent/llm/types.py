@@ -6,11 +6,11 @@ knows which one it talks to.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from edge_agent.canonical import canonical_json, sha256_hex
 
 
 class _Frozen(BaseModel):
@@ -80,9 +80,8 @@ class Completion(_Frozen):
 
 
 def fingerprint_sha256(fingerprint: dict[str, Any]) -> str:
-    """SHA-256 of the fingerprint in canonical JSON (sorted keys, no spaces)."""
-    canonical = json.dumps(fingerprint, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """SHA-256 of the fingerprint in canonical JSON (`edge_agent.canonical`)."""
+    return sha256_hex(canonical_json(fingerprint))
 
 
 @runtime_checkable

@@ -8,14 +8,13 @@ over the same records on the same engine fingerprint gives the same bytes. What 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
+from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.config.reports import ReportsConfig
 from edge_agent.llm.types import Completion, Engine, GenerationParams, PromptTooLong
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
@@ -29,15 +28,6 @@ log = structlog.get_logger(component="reports")
 
 BODY_SCHEMA = "edge-agent.report.body/1"
 GROUNDING_RULES = "v1"
-
-
-def canonical_json(data: Any) -> bytes:
-    """Sorted keys, no spaces, UTF-8: the bytes every report hash is taken over."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def sha256_hex(data: bytes | str) -> str:
-    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
 def clean_narrative(text: str, truncated: bool = False) -> str:
