@@ -70,31 +70,33 @@ class _Process:
         self.proc = proc
         self.reader = reader
         self.writer = writer
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.pending: dict[int, asyncio.Future[wire.Answer]] = {}
         self.info: dict[str, Any] = {}
         self.dead = asyncio.Event()
         self.reason = "engine process exited"
         self.listener: asyncio.Task[None] | None = None
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: wire.Request) -> None:
         self.writer.write(wire.encode(message))
         await self.writer.drain()
 
-    async def read(self) -> dict[str, Any]:
+    async def read(self) -> wire.Reply:
         line = await self.reader.readline()
         if not line:
             raise EOFError("engine process closed its socket")
-        return wire.decode(line)
+        return wire.decode_reply(line)
 
     async def listen(self) -> None:
         """Route replies to their futures until the process goes away, then fail whatever is still waiting."""
         try:
             while True:
                 message = await self.read()
-                if message["op"] == "fatal":
-                    self.reason = f"engine failed: {message.get('message')}"
+                if isinstance(message, wire.Fatal):
+                    self.reason = f"engine failed: {message.message}"
                     continue
-                future = self.pending.pop(int(message.get("id", -1)), None)
+                if isinstance(message, wire.Ready):
+                    continue  # only ever the first reply, read by the start-up
+                future = self.pending.pop(message.id, None)
                 if future is not None and not future.done():
                     future.set_result(message)
         except (EOFError, ConnectionError, ValueError) as exc:
@@ -119,7 +121,7 @@ class _Process:
     async def stop(self) -> None:
         if self.proc.returncode is None:
             try:
-                await self.send({"op": "shutdown"})
+                await self.send(wire.Shutdown())
             except (ConnectionError, RuntimeError):
                 pass
             try:
@@ -219,7 +221,7 @@ class LocalEngine:
         reader, writer = await asyncio.open_unix_connection(sock=parent_sock, limit=wire.MAX_LINE)
         process = _Process(proc, reader, writer)
         try:
-            await process.send({"op": "start", "spec": self.spec.model_dump(mode="json")})
+            await process.send(wire.Start(spec=self.spec))
             reply = await asyncio.wait_for(process.read(), self.config.llm.start_timeout_s)
         except TimeoutError as exc:
             proc.kill()
@@ -228,10 +230,11 @@ class LocalEngine:
         except (EOFError, ConnectionError) as exc:
             returncode = await proc.wait()
             raise EngineStartError(f"engine process exited during start-up (exit status {returncode})") from exc
-        if reply["op"] != "ready":
+        if not isinstance(reply, wire.Ready):
             await process.stop()
-            raise EngineStartError(f"engine could not load the model: {reply.get('message')}")
-        process.info = reply["info"]
+            detail = None if isinstance(reply, wire.Result) else reply.message
+            raise EngineStartError(f"engine could not load the model: {detail}")
+        process.info = reply.info
         process.listener = asyncio.create_task(process.listen(), name="engine-listen")
         self.info = process.info
         self.base_fingerprint = engine_fingerprint(process.info, numerics_env(self.env), model, draft)
@@ -287,17 +290,10 @@ class LocalEngine:
             process = await self._ensure_process()
             waited = time.monotonic() - queued
             rid = next(self._ids)
-            future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+            future: asyncio.Future[wire.Answer] = asyncio.get_running_loop().create_future()
             process.pending[rid] = future
             try:
-                await process.send(
-                    {
-                        "op": "generate",
-                        "id": rid,
-                        "messages": [m.model_dump() for m in messages],
-                        "params": params.model_dump(mode="json"),
-                    }
-                )
+                await process.send(wire.Generate(id=rid, messages=messages, params=params))
                 reply = await asyncio.wait_for(asyncio.shield(future), self.config.llm.request_timeout_s)
             except TimeoutError as exc:
                 await self._abort(process, rid)
@@ -316,26 +312,25 @@ class LocalEngine:
     async def _abort(self, process: _Process, rid: int) -> None:
         if not process.dead.is_set():
             try:
-                await process.send({"op": "abort", "id": rid})
+                await process.send(wire.Abort(id=rid))
             except (ConnectionError, RuntimeError):
                 pass
 
-    def _completion(self, reply: dict[str, Any], params: GenerationParams, queued_s: float) -> Completion:
-        if reply["op"] == "error":
-            if reply["kind"] == "prompt_too_long":
-                raise PromptTooLong(reply["prompt_tokens"], reply["max_tokens"], reply["max_model_len"])
-            raise EngineError(f"engine refused the request ({reply['kind']}): {reply.get('message')}")
+    def _completion(self, reply: wire.Answer, params: GenerationParams, queued_s: float) -> Completion:
+        if isinstance(reply, wire.TooLong):
+            raise PromptTooLong(reply.prompt_tokens, reply.max_tokens, reply.max_model_len)
+        if isinstance(reply, wire.Refused):
+            raise EngineError(f"engine refused the request ({reply.kind}): {reply.message}")
         spec = None
-        if reply.get("spec") is not None:
-            raw = reply["spec"]
-            spec = spec_stats(raw["histogram"], raw["num_draft_tokens"], raw["num_spec_tokens"])
+        if reply.spec is not None:
+            spec = spec_stats(reply.spec.histogram, reply.spec.num_draft_tokens, reply.spec.num_spec_tokens)
         fingerprint = request_fingerprint(self.base_fingerprint, params)
         return Completion(
-            text=reply["text"],
-            token_ids=reply["token_ids"],
-            finish_reason=reply["finish_reason"],
-            prompt_tokens=reply["prompt_tokens"],
-            timings=Timings(queued_s=queued_s, first_token_s=reply["first_token_s"], total_s=reply["total_s"]),
+            text=reply.text,
+            token_ids=reply.token_ids,
+            finish_reason=reply.finish_reason,
+            prompt_tokens=reply.prompt_tokens,
+            timings=Timings(queued_s=queued_s, first_token_s=reply.first_token_s, total_s=reply.total_s),
             spec=spec,
             fingerprint=fingerprint,
             fingerprint_sha256=fingerprint_sha256(fingerprint),

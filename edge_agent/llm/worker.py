@@ -46,10 +46,10 @@ class Channel:
         self._sock = sock
         self._buffer = b""
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: wire.Reply) -> None:
         self._sock.sendall(wire.encode(message))
 
-    def poll(self, timeout: float | None) -> list[dict[str, Any]]:
+    def poll(self, timeout: float | None) -> list[wire.Request]:
         """Messages that arrived within `timeout` seconds (None: wait for at least one)."""
         readable, _, _ = select.select([self._sock], [], [], timeout)
         if not readable:
@@ -59,9 +59,9 @@ class Channel:
             raise AgentGone()
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
-        return [wire.decode(line) for line in lines if line.strip()]
+        return [wire.decode_request(line) for line in lines if line.strip()]
 
-    def receive(self) -> dict[str, Any]:
+    def receive(self) -> wire.Request:
         while True:
             messages = self.poll(None)
             if messages:
@@ -184,40 +184,35 @@ class Runner:
 
     # -- requests ---------------------------------------------------------------------------------------------
 
-    def add(self, message: dict[str, Any]) -> dict[str, Any] | None:
+    def add(self, message: wire.Generate) -> wire.TooLong | wire.Refused | None:
         """Queue one generate message; an error reply if it cannot run."""
         from vllm import SamplingParams
 
-        rid = int(message["id"])
-        params = message["params"]
+        rid = message.id
+        params = message.params
+        chat = [m.model_dump() for m in message.messages]
         try:
-            text = self.tokenizer.apply_chat_template(message["messages"], tokenize=False, add_generation_prompt=True)
+            text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
             prompt_ids = list(self.tokenizer.encode(text, add_special_tokens=False))
         except Exception as exc:
-            return {"op": "error", "id": rid, "kind": "bad_request", "message": f"chat template: {exc}"}
-        max_tokens = int(params["max_tokens"])
+            return wire.Refused(id=rid, kind="bad_request", message=f"chat template: {exc}")
+        max_tokens = params.max_tokens
         if len(prompt_ids) + max_tokens > self.max_model_len:
-            return {
-                "op": "error",
-                "id": rid,
-                "kind": "prompt_too_long",
-                "prompt_tokens": len(prompt_ids),
-                "max_tokens": max_tokens,
-                "max_model_len": self.max_model_len,
-                "message": "prompt too long",
-            }
+            return wire.TooLong(
+                id=rid, prompt_tokens=len(prompt_ids), max_tokens=max_tokens, max_model_len=self.max_model_len
+            )
         sampling = SamplingParams(
-            temperature=float(params["temperature"]),
-            seed=int(params["seed"]),
+            temperature=params.temperature,
+            seed=params.seed,
             max_tokens=max_tokens,
-            stop=list(params["stop"]),
+            stop=list(params.stop),
         )
         # Outputs and aborts name a request by the id given here (vLLM adds a suffix only internally).
         engine_id = f"r{rid}"
         try:
             self.engine.add_request(engine_id, {"prompt_token_ids": prompt_ids}, sampling)
         except ValueError as exc:
-            return {"op": "error", "id": rid, "kind": "bad_request", "message": str(exc)}
+            return wire.Refused(id=rid, kind="bad_request", message=str(exc))
         self.requests[engine_id] = _Request(id=rid, prompt_tokens=len(prompt_ids), added=time.monotonic())
         self.ids[rid] = engine_id
         return None
@@ -228,8 +223,8 @@ class Runner:
             del self.requests[engine_id]
             self.engine.abort_request([engine_id])
 
-    def step(self) -> list[dict[str, Any]]:
-        replies: list[dict[str, Any]] = []
+    def step(self) -> list[wire.Result]:
+        replies: list[wire.Result] = []
         outputs = self.engine.step()
         now = time.monotonic()
         for output in outputs:
@@ -246,23 +241,22 @@ class Runner:
             spec = None
             metrics = completion.spec_decode_metrics
             if metrics is not None:
-                spec = {
-                    "histogram": list(metrics.histogram),
-                    "num_draft_tokens": metrics.num_draft_tokens,
-                    "num_spec_tokens": metrics.num_spec_tokens,
-                }
+                spec = wire.SpecCounts(
+                    histogram=list(metrics.histogram),
+                    num_draft_tokens=metrics.num_draft_tokens,
+                    num_spec_tokens=metrics.num_spec_tokens,
+                )
             replies.append(
-                {
-                    "op": "result",
-                    "id": request.id,
-                    "text": completion.text,
-                    "token_ids": list(completion.token_ids),
-                    "finish_reason": completion.finish_reason or "stop",
-                    "prompt_tokens": request.prompt_tokens,
-                    "first_token_s": (request.first_token or now) - request.added,
-                    "total_s": now - request.added,
-                    "spec": spec,
-                }
+                wire.Result(
+                    id=request.id,
+                    text=completion.text,
+                    token_ids=list(completion.token_ids),
+                    finish_reason=completion.finish_reason or "stop",
+                    prompt_tokens=request.prompt_tokens,
+                    first_token_s=(request.first_token or now) - request.added,
+                    total_s=now - request.added,
+                    spec=spec,
+                )
             )
         return replies
 
@@ -274,18 +268,17 @@ def serve(channel: Channel, runner: Runner) -> None:
     while True:
         busy = runner.engine.has_unfinished_requests()
         for message in channel.poll(0.0 if busy else None):
-            op = message["op"]
-            if op == "generate":
+            if isinstance(message, wire.Generate):
                 reply = runner.add(message)
                 if reply is not None:
                     channel.send(reply)
-            elif op == "abort":
-                runner.abort(int(message["id"]))
-            elif op == "shutdown":
+            elif isinstance(message, wire.Abort):
+                runner.abort(message.id)
+            elif isinstance(message, wire.Shutdown):
                 return
         if runner.engine.has_unfinished_requests():
-            for reply in runner.step():
-                channel.send(reply)
+            for result in runner.step():
+                channel.send(result)
 
 
 def main(argv: list[str]) -> int:
@@ -294,15 +287,16 @@ def main(argv: list[str]) -> int:
     runner: Runner | None = None
     try:
         start = channel.receive()
-        spec = WorkerSpec.model_validate(start["spec"])
+        if not isinstance(start, wire.Start):
+            raise wire.WireError("request", wire.encode(start), "the first message must be start")
         try:
-            runner = Runner(spec)
+            runner = Runner(start.spec)
             info = runner.info()
         except Exception as exc:
             traceback.print_exc()
-            channel.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
+            channel.send(wire.Fatal(message=f"{type(exc).__name__}: {exc}"))
             return 1
-        channel.send({"op": "ready", "info": info})
+        channel.send(wire.Ready(info=info))
         serve(channel, runner)
         return 0
     except AgentGone:
@@ -313,8 +307,8 @@ def main(argv: list[str]) -> int:
         message = f"{type(exc).__name__}: {exc}"
         try:
             for rid in runner.in_flight() if runner is not None else []:
-                channel.send({"op": "error", "id": rid, "kind": "engine", "message": message})
-            channel.send({"op": "fatal", "message": message})
+                channel.send(wire.Refused(id=rid, kind="engine", message=message))
+            channel.send(wire.Fatal(message=message))
         except OSError:
             pass
         return 1
