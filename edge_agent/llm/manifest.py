@@ -76,10 +76,20 @@ def canonical_bytes(manifest: Manifest) -> bytes:
 
 
 def write_manifest(
-    directory: Path, *, kind: str, name: str, source: dict[str, Any], converter: dict[str, str]
+    directory: Path,
+    *,
+    kind: str,
+    name: str,
+    source: dict[str, Any],
+    converter: dict[str, str],
+    files: dict[str, FileEntry] | None = None,
 ) -> Manifest:
-    """Hash every file in `directory` and write `manifest.json` there (fsync'd)."""
-    manifest = Manifest(kind=kind, name=name, source=source, converter=converter, files=hash_files(directory))
+    """Hash every file in `directory` (or take `files`, hashed while an importer copied them) and write
+    `manifest.json` there (fsync'd)."""
+    if files is not None and set(files) != set(_listed_files(directory)):
+        raise ValueError(f"{directory}: the given hashes do not list exactly the directory's files")
+    files = hash_files(directory) if files is None else files
+    manifest = Manifest(kind=kind, name=name, source=source, converter=converter, files=files)
     path = directory / MANIFEST_NAME
     tmp = path.with_suffix(".json.tmp")
     with open(tmp, "wb") as fh:
