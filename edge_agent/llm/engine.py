@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from edge_agent.audit import AuditSink
 from edge_agent.config import AgentConfig
-from edge_agent.llm.local import AuditSink, LocalEngine
+from edge_agent.llm.local import LocalEngine
 from edge_agent.llm.remote import RemoteEngine
 
 

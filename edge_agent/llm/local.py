@@ -14,10 +14,11 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
+from edge_agent.audit import AuditSink
 from edge_agent.config import AgentConfig
 from edge_agent.llm import wire
 from edge_agent.llm.fingerprint import engine_fingerprint, request_fingerprint
@@ -40,10 +41,6 @@ log = structlog.get_logger(component="engine")
 
 # A stopping engine gets this long to exit after "shutdown" (it only frees memory) before it is killed.
 _STOP_GRACE_S = 10.0
-
-
-class AuditSink(Protocol):
-    def append(self, event: str, actor: str, payload: dict[str, Any]) -> Any: ...
 
 
 def _identify_model(directory: Path) -> dict[str, Any]:
