@@ -71,7 +71,10 @@ def hash_files(directory: Path) -> dict[str, FileEntry]:
     }
 
 
-def canonical_bytes(manifest: Manifest) -> bytes:
+def file_bytes(manifest: Manifest) -> bytes:
+    """`manifest.json` as written: sorted keys, one-space indent, UTF-8, a final newline. A file layout, not
+    `edge_agent.canonical`'s form: `manifest_sha256` is the SHA-256 of the file's bytes as they are, and the
+    shipped heads' manifests and every prepared model's hash are in this layout."""
     return (json.dumps(manifest.model_dump(mode="json"), sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
 
 
@@ -93,7 +96,7 @@ def write_manifest(
     path = directory / MANIFEST_NAME
     tmp = path.with_suffix(".json.tmp")
     with open(tmp, "wb") as fh:
-        fh.write(canonical_bytes(manifest))
+        fh.write(file_bytes(manifest))
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
