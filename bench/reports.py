@@ -68,7 +68,7 @@ async def requester(config: AgentConfig) -> Any:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from edge_agent.llm import open_engine
+    from edge_agent.llm.engine import open_engine
 
     base = load_config(args.config)
     with tempfile.TemporaryDirectory() as tmp:

@@ -45,7 +45,7 @@ class ReplayResult:
 
 def replay_report(config: AgentConfig, report_id: str) -> ReplayResult:
     """Open the configured engine and replay `report_id` (blocking; for the CLI)."""
-    from edge_agent.llm import open_engine
+    from edge_agent.llm.engine import open_engine
 
     async def run() -> ReplayResult:
         async with open_engine(config) as engine:
