@@ -10,6 +10,7 @@ from pathlib import Path
 import structlog
 
 from connectors.ingest import MqttIngest
+from connectors.mqtt import MqttClient
 from connectors.opcua import OpcuaSource
 from connectors.outbox import OutboxPublisher
 from edge_agent import __version__
@@ -54,9 +55,7 @@ def build_components(ctx: AgentContext) -> list[Component]:
     if config.llm.enabled:
         from edge_agent.llm.component import EngineComponent  # only when used: an ingest-only agent never needs it
 
-        engine = EngineComponent(config, audit=ctx.audit)
-        engine.ready_timeout_s = config.llm.start_timeout_s  # type: ignore[attr-defined]  # loading takes minutes
-        engine.start_in_background = True  # type: ignore[attr-defined]  # generate() waits for it: intake need not
+        engine = EngineComponent(config, audit=ctx.audit)  # starts in the background, with its own ready timeout
         components.append(engine)
     outbox = (
         OutboxPublisher(config.mqtt, ctx.store, max_attempts=config.store.outbox_max_attempts)
@@ -66,7 +65,9 @@ def build_components(ctx: AgentContext) -> list[Component]:
     if outbox is not None:
         components.append(outbox)
     if config.reports.enabled and engine is not None and outbox is not None:
-        components.append(ReportService(config, ctx.store, engine, ctx.audit, outbox_wake=outbox.wake))
+        components.append(
+            ReportService(config, ctx.store, engine, ctx.audit, outbox_wake=outbox.wake, mqtt_client=MqttClient)
+        )
     elif config.reports.enabled:
         log.warning("reports_disabled", reason="reports need [llm] and [mqtt] enabled")
     # Intake last, so that it stops first.

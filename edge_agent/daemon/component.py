@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 
@@ -16,12 +17,40 @@ class Component(Protocol):
     exponential backoff, handing it a fresh `ready` event.
 
     A component may clear `ready` while degraded (e.g. broker connection lost, reconnecting) and set it again when
-    recovered; /readyz reports it meanwhile. A component that needs longer than `daemon.ready_timeout_s` to become
-    ready (the engine loading a model) declares an attribute `ready_timeout_s: float`; one whose users wait for it
-    themselves may declare `start_in_background = True`, so the components after it start without waiting (READY=1
-    still waits for it).
+    recovered; /readyz reports it meanwhile. How it is started can differ from the default: see `StartOptions`.
     """
 
     name: str
 
     async def run(self, ready: asyncio.Event) -> None: ...
+
+
+@runtime_checkable
+class SlowToStart(Protocol):
+    """A component that needs longer than `daemon.ready_timeout_s` to become ready (the engine loading a model)."""
+
+    ready_timeout_s: float
+
+
+@runtime_checkable
+class StartsInBackground(Protocol):
+    """A component whose users wait for it themselves: the components after it start without waiting for it
+    (READY=1 still waits for it) when `start_in_background` is true."""
+
+    start_in_background: bool
+
+
+@dataclass(frozen=True)
+class StartOptions:
+    """How the supervisor starts one component: what it declares (`SlowToStart`, `StartsInBackground`), or the
+    defaults, which suit every component but the engine."""
+
+    ready_timeout_s: float | None = None  # None: daemon.ready_timeout_s
+    start_in_background: bool = False
+
+    @classmethod
+    def of(cls, component: Component) -> StartOptions:
+        return cls(
+            ready_timeout_s=component.ready_timeout_s if isinstance(component, SlowToStart) else None,
+            start_in_background=isinstance(component, StartsInBackground) and component.start_in_background,
+        )

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from edge_agent.backoff import backoff_delay
 from edge_agent.config import DaemonConfig
-from edge_agent.daemon.component import Component
+from edge_agent.daemon.component import Component, StartOptions
 from edge_agent.daemon.restarts import RestartWindow
 from edge_agent.daemon.sdnotify import SdNotifier, watchdog_interval, watchdog_loop
 
@@ -266,7 +266,7 @@ class Supervisor:
             log.info("component_starting", component=slot.name, ready_timeout_s=timeout)
             self._notifier.status(f"starting {slot.name}")
             slot.task = tg.create_task(self._supervise(slot), name=f"component:{slot.name}")
-            if getattr(slot.component, "start_in_background", False):
+            if StartOptions.of(slot.component).start_in_background:
                 background.append((slot, loop.time() + timeout))
                 continue
             if not await self._await_up(slot, timeout):
@@ -279,7 +279,7 @@ class Supervisor:
         return True
 
     def _ready_timeout(self, slot: _Slot) -> float:
-        return getattr(slot.component, "ready_timeout_s", None) or self._config.ready_timeout_s
+        return StartOptions.of(slot.component).ready_timeout_s or self._config.ready_timeout_s
 
     async def _await_up(self, slot: _Slot, timeout: float) -> bool:
         """Wait until the component first reports ready; False (start failed or stop requested) otherwise."""

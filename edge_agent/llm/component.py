@@ -16,17 +16,22 @@ log = structlog.get_logger(component="engine")
 
 
 class EngineComponent:
-    """Satisfies `edge_agent.daemon.component.Component` and `edge_agent.llm.Engine`.
+    """Satisfies `edge_agent.daemon.component.Component` (also `SlowToStart`, `StartsInBackground`) and
+    `edge_agent.llm.Engine`.
 
     `run` loads the engine, sets `ready`, and keeps it until cancelled; `generate` waits for the engine (a report
     requested during start-up is answered once the model is loaded) and delegates to it.
     """
 
     name = "engine"
+    # generate() waits for the engine itself, so intake need not (`StartsInBackground`).
+    start_in_background = True
 
     def __init__(self, config: AgentConfig, audit: AuditSink | None = None) -> None:
         self.config = config
         self.audit = audit
+        # Loading a model takes minutes, not daemon.ready_timeout_s (`SlowToStart`).
+        self.ready_timeout_s = config.llm.start_timeout_s
         self._engine: LocalEngine | RemoteEngine | None = None
         self._available = asyncio.Event()
 
