@@ -10,7 +10,7 @@ Shapes follow docs/records.md. Idempotency keys make a redelivered message land 
   an id or time on one topic are therefore one record: publishers that repeat messages should stamp them.
 
 Every value is held to the domains of `InputLimits` (from `[mqtt]`): a decoded document passes
-`connectors.values.check_json_domain`, a source time lies between `time_min` and the receive time plus
+`edge_agent.values.check_json_domain`, a source time lies between `time_min` and the receive time plus
 `time_max_future_s`. A parser raises nothing but ParseError, whatever the bytes.
 """
 
@@ -25,9 +25,9 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from connectors.mqtt import MqttError
-from connectors.values import ValueDomainError, check_json_domain
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.types import Record, idempotency_key, to_utc
+from edge_agent.values import ValueDomainError, check_json_domain
 
 
 class QuarantineReason(StrEnum):

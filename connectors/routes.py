@@ -11,6 +11,7 @@ import structlog
 from connectors.mqtt import MqttError
 from connectors.parsers import DEFAULT_LIMITS, InputLimits, JsonParser, ParseError, Parser, QuarantineReason, TextParser
 from edge_agent.config.mqtt import RouteConfig
+from edge_agent.topic_filter import topic_matches
 from edge_agent.types import Record
 
 log = structlog.get_logger(component="mqtt")
@@ -35,23 +36,6 @@ def validate_filter(topic_filter: str) -> None:
             raise RouteError(f"topic filter {topic_filter!r}: '#' must be the whole last level")
         if "+" in level and level != "+":
             raise RouteError(f"topic filter {topic_filter!r}: '+' must fill a whole level")
-
-
-def topic_matches(topic_filter: str, topic: str) -> bool:
-    """MQTT matching: `+` one level, `#` any number of levels (including none: `a/#` matches `a`); a wildcard in
-    the first level does not match topics starting with `$` (broker-internal, e.g. `$SYS/...`)."""
-    if topic.startswith("$") and topic_filter[:1] in ("+", "#"):
-        return False
-    filter_levels = topic_filter.split("/")
-    topic_levels = topic.split("/")
-    for i, level in enumerate(filter_levels):
-        if level == "#":
-            return True
-        if i >= len(topic_levels):
-            return False
-        if level != "+" and level != topic_levels[i]:
-            return False
-    return len(filter_levels) == len(topic_levels)
 
 
 @dataclass(frozen=True)
@@ -119,4 +103,4 @@ class RouteTable:
         return route.parser.parse(topic, payload, received_time)
 
 
-__all__ = ["MAX_INGEST_QOS", "Route", "RouteError", "RouteTable", "topic_matches", "validate_filter"]
+__all__ = ["MAX_INGEST_QOS", "Route", "RouteError", "RouteTable", "validate_filter"]

@@ -25,10 +25,10 @@ from connectors.parsers import (
     TextParser,
 )
 from connectors.routes import RouteTable
-from connectors.values import INT64_MAX, INT64_MIN, ValueDomainError, check_json_domain
 from edge_agent.config.mqtt import MqttConfig, RouteConfig
 from edge_agent.store import Store
 from edge_agent.types import Record
+from edge_agent.values import INT64_MAX, INT64_MIN, ValueDomainError, check_json_domain
 
 RECEIVED = datetime(2026, 11, 29, 7, 0, tzinfo=timezone.utc)
 ROUTES = [

@@ -8,9 +8,10 @@ from datetime import datetime, timezone
 import pytest
 
 from connectors.parsers import JsonParser, ParseError, QuarantineReason, TextParser
-from connectors.routes import RouteError, RouteTable, topic_matches, validate_filter
+from connectors.routes import RouteError, RouteTable, validate_filter
 from edge_agent.backoff import backoff_delay
 from edge_agent.config.mqtt import RouteConfig
+from edge_agent.topic_filter import topic_matches
 from edge_agent.types import idempotency_key
 
 RECEIVED = datetime(2026, 11, 29, 7, 0, tzinfo=timezone.utc)

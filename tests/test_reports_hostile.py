@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from connectors.mqtt import MqttMessage
+from connectors.mqtt import MqttClient, MqttMessage
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.reports.document import report_id_for
 from edge_agent.reports.request import parse_request, request_sha256
@@ -204,7 +204,7 @@ class TestJoins:
         topic is refused."""
         config = agent_config(tmp_path, broker, max_reply_targets=2)
         with Store(config.paths.store_path) as store:
-            service = ReportService(config, store, None, None)  # type: ignore[arg-type]
+            service = ReportService(config, store, None, None, mqtt_client=MqttClient)  # type: ignore[arg-type]
             request = {**VALID, "progress": True}
             for reply in ("a", "b", "b", "c"):
                 await service.handle(message(request, f"edge/demo/reports/reply/anonymous/{reply}"))
@@ -221,7 +221,7 @@ class TestJoins:
         """operator's and supervisor's "r-1" are both accepted (queue positions 1 and 2), not joined."""
         config = agent_config(tmp_path, broker)
         with Store(config.paths.store_path) as store:
-            service = ReportService(config, store, None, None)  # type: ignore[arg-type]
+            service = ReportService(config, store, None, None, mqtt_client=MqttClient)  # type: ignore[arg-type]
             for user in ("operator", "supervisor"):
                 await service.handle(message({**VALID, "progress": True}, f"edge/demo/reports/reply/{user}/1",
                                              topic=f"{REQUEST_TOPIC}/{user}"))

@@ -1,6 +1,6 @@
 """Reports on request over MQTT: facts computed from the store, a grounded narrative, human sign-off.
 
-    service = ReportService(config, store, engine, audit, outbox_wake=outbox.wake)   # a daemon Component
+    service = ReportService(config, store, engine, audit, outbox_wake=outbox.wake, mqtt_client=MqttClient)
     result = replay_report(config, report_id)                                       # edge-agent audit replay
 
 Pure parts: `facts.compute_facts`, `grounding.check_narrative`, `prompts.build_prompt`, `render`.

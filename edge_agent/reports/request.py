@@ -17,9 +17,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from connectors.values import ValueDomainError, check_json_domain
 from edge_agent.config.reports import ShiftConfig
 from edge_agent.reports.errors import RequestError
+from edge_agent.values import ValueDomainError, check_json_domain
 
 ReportType = Literal["shift_summary", "alarm_summary", "downtime_analysis", "asset_history"]
 Language = Literal["es", "en", "pt"]
@@ -190,7 +190,7 @@ def _echoable(value: Any) -> str | None:
 
 def json_object(payload: bytes) -> dict[str, Any]:
     """UTF-8 JSON object → dict, or `RequestError` naming where: deep nesting, lone surrogates, huge numbers and
-    strings included (`connectors.values.check_json_domain`, the rule every JSON input is held to)."""
+    strings included (`edge_agent.values.check_json_domain`, the rule every JSON input is held to)."""
     try:
         data = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -45,6 +45,7 @@ from edge_agent.reports.request import request_sha256, resolve
 from edge_agent.reports.signoff import authorise, decide, mqtt_signoff_refusal, parse_signoff
 from edge_agent.reports.topics import ANONYMOUS, reply_namespace, reply_topic_refusal, request_topic, reserved_filters
 from edge_agent.reports.topics import signoff_topic, topic_user
+from edge_agent.reports.transport import ReportClientFactory
 from edge_agent.store import Store, from_us, to_us
 from edge_agent.types import utcnow
 
@@ -139,6 +140,8 @@ class ReportService:
         repository: ReportRepository | None = None,
         client_id: str | None = None,
         outbox_wake: Callable[[], None] | None = None,
+        *,
+        mqtt_client: ReportClientFactory,
     ) -> None:
         self.config = config
         self.store = store
@@ -157,15 +160,15 @@ class ReportService:
         self._limiter = RateLimiter(config.reports.rate_limit_per_min)
         # OutboxPublisher.wake: publish a reply now rather than at the publisher's next poll.
         self._outbox_wake = outbox_wake
+        # Given by the composition root (connectors.mqtt.MqttClient): reports do not import the connectors.
+        self._mqtt_client = mqtt_client
 
     # --- component ---------------------------------------------------------------------------------------------
 
     async def run(self, ready: asyncio.Event) -> None:
-        from connectors.mqtt import MqttClient
-
         if self.signoff_refusal is not None:
             log.warning("mqtt_signoff_disabled", reason=self.signoff_refusal)
-        async with MqttClient(self.config.mqtt, client_id=self.client_id) as client:
+        async with self._mqtt_client(self.config.mqtt, client_id=self.client_id) as client:
             await client.wait_connected(timeout=self.config.daemon.ready_timeout_s)
             await client.subscribe(f"{self.request_topic}/#", qos=1)
             await client.subscribe(f"{self.signoff_topic}/#", qos=1)

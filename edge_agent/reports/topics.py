@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from connectors.routes import topic_matches
 from edge_agent.config import AgentConfig
 from edge_agent.reports.request import MAX_TOPIC_BYTES
+from edge_agent.topic_filter import topic_matches
 
 # The reply namespace of requests that name no user (published on the bare request or sign-off topic).
 ANONYMOUS = "anonymous"
