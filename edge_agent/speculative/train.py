@@ -24,7 +24,6 @@ from typing import Literal
 
 import structlog
 import torch
-import torch.nn.functional as F
 from pydantic import BaseModel, ConfigDict, Field
 
 from edge_agent.speculative.data import Sample, data_sha256, read_samples
