@@ -8,7 +8,6 @@ Validation failures become `RequestError(field, reason)` so the error reply can 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import re
 from datetime import datetime, time, timedelta, timezone
@@ -17,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from edge_agent.canonical import ascii_json, sha256_hex
 from edge_agent.config.reports import ShiftConfig
 from edge_agent.reports.errors import RequestError
 from edge_agent.values import ValueDomainError, check_json_domain
@@ -226,7 +226,8 @@ def field_name(loc: tuple[str | int, ...] | list[str | int]) -> str:
 def request_sha256(request: ReportRequest) -> str:
     """Hash of what the requester asked for, minus where to reply: a reused request_id must ask the same thing."""
     content = request.model_dump(mode="json", exclude={"reply_to", "correlation_id", "progress"})
-    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    # The older ASCII form, not canonical_json: stored digests are compared with new ones (edge_agent.canonical).
+    return sha256_hex(ascii_json(content))
 
 
 def resolve(
