@@ -6,9 +6,10 @@ import asyncio
 
 import structlog
 
+from edge_agent.audit import AuditSink
 from edge_agent.config import AgentConfig
 from edge_agent.llm.engine import open_engine
-from edge_agent.llm.local import AuditSink, LocalEngine
+from edge_agent.llm.local import LocalEngine
 from edge_agent.llm.remote import RemoteEngine
 from edge_agent.llm.types import ChatMessage, Completion, EngineError, GenerationParams
 
