@@ -1,4 +1,4 @@
-"""`edge-agent draft data|train|export|bench`: build, train, export and measure EAGLE-3 / 3.1 draft heads."""
+"""`edge-agent draft data|train|export|bench|import`: build, train, export, measure and import EAGLE-3 / 3.1 heads."""
 
 from __future__ import annotations
 
@@ -25,6 +25,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         if name == "train":
             p.add_argument("--no-progress", action="store_true", help="no progress bar")
         p.set_defaults(func=func)
+    imp = sub.add_parser("import", help="check a published EAGLE-3 head against the target and copy it with a manifest")
+    imp.add_argument("source", type=Path, metavar="SRC", help="head directory (llama_eagle3 or speculators layout)")
+    imp.add_argument("--for", dest="model_dir", type=Path, required=True, metavar="MODEL_DIR", help="target model")
+    imp.add_argument("--out", type=Path, help="new draft directory (default: MODEL_DIR-draft)")
+    imp.add_argument("--name", help="head name in the manifest (default: SRC's directory name)")
+    imp.add_argument("--no-progress", action="store_true", help="no progress bar while large files are hashed")
+    imp.set_defaults(func=_import)
 
 
 def _recipe(args: argparse.Namespace):  # noqa: ANN202
@@ -86,6 +93,22 @@ def _export(args: argparse.Namespace) -> int:
         return 1
     for i, head in enumerate(heads):
         print(trainer.export(i, head.export_dir, name=head.export_dir.name, dtype=recipe.export_dtype))
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from edge_agent.cli.common import CliExit
+    from edge_agent.cli.model_cmd import print_imported
+    from edge_agent.llm.importer import ModelImportError
+    from edge_agent.llm.types import ModelVerificationError
+    from edge_agent.speculative.head_import import import_head
+
+    out = args.out or args.model_dir.with_name(args.model_dir.name + "-draft")
+    try:
+        result = import_head(args.source, args.model_dir, out, name=args.name, show_progress=not args.no_progress)
+    except (ModelImportError, ModelVerificationError) as exc:
+        raise CliExit(f"edge-agent: draft import failed: {exc}", 1) from exc
+    print_imported(result)
     return 0
 
 

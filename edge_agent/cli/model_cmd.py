@@ -1,4 +1,4 @@
-"""`edge-agent model prepare|verify`: the default model's directory and its manifest."""
+"""`edge-agent model prepare|import|verify`: the default model's directory, a plant's own model, their manifests."""
 
 from __future__ import annotations
 
@@ -19,6 +19,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     prepare.add_argument("--out", type=Path, default=DEFAULT_OUT, help="model directory (default: %(default)s)")
     prepare.set_defaults(func=_prepare)
+    imp = sub.add_parser(
+        "import",
+        help="copy a local Hugging Face causal-LM directory (safetensors only) into a verified model directory",
+    )
+    imp.add_argument("source", type=Path, metavar="SRC", help="config.json, *.safetensors, tokenizer, chat template")
+    imp.add_argument("--out", type=Path, required=True, help="new model directory (must not hold files)")
+    imp.add_argument("--name", help="model name in the manifest (default: from SRC)")
+    imp.add_argument("--no-progress", action="store_true", help="no progress bar while large files are hashed")
+    imp.set_defaults(func=_import)
     verify = sub.add_parser("verify", help="check every file of a model or draft directory against its manifest")
     verify.add_argument("directory", type=Path, nargs="?", default=DEFAULT_OUT)
     verify.set_defaults(func=_verify)
@@ -42,6 +51,34 @@ def _prepare(args: argparse.Namespace) -> int:
         }
     )
     return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from edge_agent.llm.importer import ModelImportError, import_model
+
+    try:
+        result = import_model(args.source, args.out, name=args.name, show_progress=not args.no_progress)
+    except ModelImportError as exc:
+        raise CliExit(f"edge-agent: model import failed: {exc}", 1) from exc
+    print_imported(result)
+    return 0
+
+
+def print_imported(result) -> None:  # noqa: ANN001 - ImportResult, imported lazily
+    """The JSON summary `model import` and `draft import` print."""
+    from edge_agent.llm.manifest import manifest_sha256
+
+    print_json(
+        {
+            "directory": str(result.directory),
+            "kind": result.manifest.kind,
+            "name": result.manifest.name,
+            "source": result.manifest.source,
+            "files": len(result.manifest.files),
+            "manifest_sha256": manifest_sha256(result.directory),
+            "seconds": round(result.seconds, 2),
+        }
+    )
 
 
 def _verify(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import structlog
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import edge_agent
 from edge_agent.llm.importer import (
@@ -80,13 +80,13 @@ class HeadSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     layout: Layout
-    hidden_size: int
+    hidden_size: int = Field(strict=True, gt=0)
     intermediate_size: int | None
-    target_hidden_size: int
-    vocab_size: int
-    draft_vocab_size: int
+    target_hidden_size: int = Field(strict=True, gt=0)
+    vocab_size: int = Field(strict=True, gt=0)
+    draft_vocab_size: int = Field(strict=True, gt=0)
     # How many captured states the head's fc expects (vLLM: num_aux_hidden_states, len(eagle_config ids), else 3).
-    num_aux: int
+    num_aux: int = Field(gt=0)
     # The target layers vLLM captures for it; None: vLLM's default for the target, (2, N // 2, N - 3).
     aux_layer_ids: tuple[int, ...] | None
     switches: Switches
@@ -129,12 +129,15 @@ def _ids(value: Any, where: str) -> tuple[int, ...] | None:
 
 
 def parse_head_config(raw: dict[str, Any], where: str = "config.json") -> HeadSpec:
-    """Resolve a head's config.json in either layout; HeadImportError when it is neither."""
-    if raw.get("speculators_config") is not None:
-        return _parse_speculators(raw, where)
-    architectures = raw.get("architectures")
-    if isinstance(architectures, list) and any(a in LLAMA_EAGLE3_ARCHITECTURES for a in architectures):
-        return _parse_llama_eagle3(raw, where)
+    """Resolve a head's config.json in either layout; HeadImportError when it is neither or a value is wrong."""
+    try:
+        if raw.get("speculators_config") is not None:
+            return _parse_speculators(raw, where)
+        architectures = raw.get("architectures")
+        if isinstance(architectures, list) and any(a in LLAMA_EAGLE3_ARCHITECTURES for a in architectures):
+            return _parse_llama_eagle3(raw, where)
+    except ValidationError as exc:
+        raise HeadImportError(f"{where}: {exc}") from exc
     raise HeadImportError(
         f"{where}: not an EAGLE-3 head: architectures {architectures!r} is none of "
         f"{list(LLAMA_EAGLE3_ARCHITECTURES)} and there is no speculators_config"
