@@ -389,3 +389,71 @@ class TestServed:
         assert (draft["manifest_sha256"], draft["variant"]) == (manifest_sha256(imported_head), "eagle3.1")
         assert (draft["fc_norm"], draft["norm_output"]) == (True, True)
         assert head_engine.engine.info["draft"]["modules"] == {"fc_norm": True, "norm_output": True}
+
+
+# --- the training device path (item 3): the same code on CPU that a GPU plant runs with --device cuda -----------
+
+
+@pytest.fixture(scope="module")
+def tiny_samples(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Four prompt + answer samples of token ids (the trainer needs only ids; the answers need not be on-policy)."""
+    from edge_agent.speculative.data import Sample
+
+    path = tmp_path_factory.mktemp("draft-data") / "train.jsonl"
+    lines = [
+        Sample(id=f"s{i}", slice="train", kind="shift_summary", lang="en",
+               prompt_ids=[1, *range(100 + i, 140 + i)], output_ids=list(range(900 + 7 * i, 930 + 7 * i))).model_dump_json()
+        for i in range(4)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def tiny_train_config(data: Path, work_dir: Path, **overrides: Any):  # noqa: ANN201 - TrainConfig
+    from edge_agent.speculative.train import TrainConfig
+
+    return TrainConfig(
+        data=data, work_dir=work_dir, draft_vocab_size=256, ttt_steps=2, steps=2, samples_per_step=2,
+        max_seq_len=96, checkpoint_every=1, feature_cache_mb=0, **overrides,
+    )
+
+
+class TestTrainDevice:
+    @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+    def test_cpu_device_trains_checkpoints_and_exports(
+        self, tiny_model: Path, tiny_samples: Path, tmp_path: Path, dtype: str
+    ) -> None:
+        """device=cpu trains on the tiny target in either dtype, checkpoints every step and exports a verified head."""
+        from edge_agent.speculative.train import Trainer
+
+        trainer = Trainer(tiny_train_config(tiny_samples, tmp_path / "work", device="cpu", dtype=dtype), tiny_model)
+        trainer.train(progress=False)
+        assert (trainer.device.type, trainer.step) == ("cpu", 2)
+        assert (tmp_path / "work" / "checkpoint.pt").exists()
+        exported = trainer.export(0, tmp_path / "head", name="tiny-head", dtype="float32")
+        assert verify(exported).source["target"] == "manifest-sha256:" + manifest_sha256(tiny_model)
+
+    def test_cuda_without_a_gpu_is_a_clear_error(self, tiny_model: Path, tiny_samples: Path, tmp_path: Path) -> None:
+        """Asking for CUDA where torch sees none fails before the target is loaded."""
+        import torch
+
+        from edge_agent.speculative.train import TrainError, Trainer
+
+        if torch.cuda.is_available():
+            pytest.skip("this host has a GPU: device cuda is valid here")
+        with pytest.raises(TrainError, match="device cuda requested but torch sees no CUDA device"):
+            Trainer(tiny_train_config(tiny_samples, tmp_path / "work", device="cuda"), tiny_model)
+
+    def test_cli_device_overrides_the_recipe(self, tmp_path: Path) -> None:
+        """`--device` and `--dtype` replace the recipe's [train] values."""
+        from edge_agent.cli import build_parser
+        from edge_agent.cli.draft_cmd import _recipe
+
+        recipe_file = tmp_path / "draft.toml"
+        recipe_file.write_text(
+            '[train]\ndevice = "cpu"\ndtype = "bfloat16"\n\n[[heads]]\nname = "a"\nfc_norm = true\nnorm_output = true\n'
+            'work_dir = "w"\nexport_dir = "e"\n'
+        )
+        args = build_parser().parse_args(["draft", "train", "--config", str(recipe_file), "--device", "cuda", "--dtype", "float32"])
+        train = _recipe(args).train
+        assert (train.device, train.dtype) == ("cuda", "float32")

