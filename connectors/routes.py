@@ -68,7 +68,7 @@ class RouteTable:
         max_payload_bytes: int,
         source: str = "mqtt",
         limits: InputLimits = DEFAULT_LIMITS,
-    ) -> "RouteTable":
+    ) -> RouteTable:
         built = []
         for route in routes:
             validate_filter(route.topic)

@@ -23,7 +23,7 @@ import ssl
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import paho.mqtt.client as paho
 import structlog
@@ -143,7 +143,7 @@ class MqttClient:
         client.on_socket_unregister_write = self._on_socket_unregister_write
         return client
 
-    async def __aenter__(self) -> "MqttClient":
+    async def __aenter__(self) -> Self:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self._closing = False
