@@ -33,7 +33,7 @@ T = TypeVar("T")
 class WireError(EngineError, ValueError):
     """A line from the other process that is not an engine message (a ValueError too, as a bad line always was)."""
 
-    def __init__(self, direction: str, line: bytes, reason: str) -> None:
+    def __init__(self, direction: Literal["request", "reply"], line: bytes, reason: str) -> None:
         self.direction = direction
         self.line = line
         super().__init__(f"not an engine {direction}: {line[:200]!r} ({reason})")
@@ -151,7 +151,7 @@ def decode_reply(line: bytes) -> Reply:
     return _decode(_REPLIES, line, "reply")
 
 
-def _decode(adapter: TypeAdapter[T], line: bytes, direction: str) -> T:
+def _decode(adapter: TypeAdapter[T], line: bytes, direction: Literal["request", "reply"]) -> T:
     try:
         # json.loads, as before the models: the same Python values (the ready info is hashed into fingerprints).
         return adapter.validate_python(json.loads(line))
