@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from safetensors.torch import load_file, save_file
 
@@ -29,7 +29,12 @@ from edge_agent.speculative.head_import import (
     parse_head_config,
 )
 from tests.fixtures.engine import EngineHandle, engine_config
-from tests.fixtures.tiny_model import TINY_AUX_LAYERS, TINY_DRAFT_VOCAB, write_random_head, write_tiny_source
+from tests.fixtures.tiny_model import (
+    TINY_AUX_LAYERS,
+    TINY_DRAFT_VOCAB,
+    write_random_head,
+    write_tiny_source,
+)
 
 VARIANTS = [("llama_eagle3", True), ("llama_eagle3", False), ("speculators", True), ("speculators", False)]
 
@@ -409,7 +414,7 @@ def tiny_samples(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return path
 
 
-def tiny_train_config(data: Path, work_dir: Path, **overrides: Any):  # noqa: ANN201 - TrainConfig
+def tiny_train_config(data: Path, work_dir: Path, **overrides: Any):
     from edge_agent.speculative.train import TrainConfig
 
     return TrainConfig(
@@ -437,7 +442,7 @@ class TestTrainDevice:
         """Asking for CUDA where torch sees none fails before the target is loaded."""
         import torch
 
-        from edge_agent.speculative.train import TrainError, Trainer
+        from edge_agent.speculative.train import Trainer, TrainError
 
         if torch.cuda.is_available():
             pytest.skip("this host has a GPU: device cuda is valid here")

@@ -23,7 +23,12 @@ from edge_agent.llm.importer import (
 )
 from edge_agent.llm.manifest import manifest_sha256, read_manifest, verify
 from edge_agent.llm.types import ModelVerificationError
-from tests.fixtures.tiny_model import TINY_HIDDEN, TINY_LAYERS, TINY_VOCAB, write_tiny_source
+from tests.fixtures.tiny_model import (
+    TINY_HIDDEN,
+    TINY_LAYERS,
+    TINY_VOCAB,
+    write_tiny_source,
+)
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.set_defaults(func=_import)
 
 
-def _recipe(args: argparse.Namespace):  # noqa: ANN202
+def _recipe(args: argparse.Namespace):
     from edge_agent.speculative.recipe import RecipeError, load_recipe
 
     try:
@@ -77,12 +77,12 @@ def _check_data_device(requested: str) -> None:
         raise SystemExit(2)
 
 
-def _heads(recipe, names: list[str] | None):  # noqa: ANN001, ANN202
+def _heads(recipe, names: list[str] | None):
     return [recipe.head(n) for n in names] if names else recipe.heads
 
 
 def _train(args: argparse.Namespace) -> int:
-    from edge_agent.speculative.train import TrainError, Trainer
+    from edge_agent.speculative.train import Trainer, TrainError
 
     recipe = _recipe(args)
     if not recipe.data.out.exists():
@@ -101,7 +101,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from edge_agent.speculative.train import TrainError, Trainer
+    from edge_agent.speculative.train import Trainer, TrainError
 
     recipe = _recipe(args)
     heads = _heads(recipe, args.head)

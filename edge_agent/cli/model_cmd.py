@@ -64,7 +64,7 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_imported(result) -> None:  # noqa: ANN001 - ImportResult, imported lazily
+def print_imported(result) -> None:
     """The JSON summary `model import` and `draft import` print."""
     from edge_agent.llm.manifest import manifest_sha256
 

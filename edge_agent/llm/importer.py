@@ -26,7 +26,13 @@ from typing import Any
 import structlog
 
 import edge_agent
-from edge_agent.llm.manifest import MANIFEST_NAME, FileEntry, Manifest, verify, write_manifest
+from edge_agent.llm.manifest import (
+    MANIFEST_NAME,
+    FileEntry,
+    Manifest,
+    verify,
+    write_manifest,
+)
 from edge_agent.llm.types import EngineError
 
 log = structlog.get_logger(component="llm")
@@ -195,7 +201,7 @@ def _check_model(source: Path) -> dict[str, Any]:
     architectures = config.get("architectures")
     if not (isinstance(architectures, list) and architectures and all(isinstance(a, str) for a in architectures)):
         raise ModelImportError(f"{source}/config.json: no `architectures` list")
-    if not any(a.endswith("ForCausalLM") or a.endswith("ForConditionalGeneration") for a in architectures):
+    if not any(a.endswith(("ForCausalLM", "ForConditionalGeneration")) for a in architectures):
         raise ModelImportError(f"{source}/config.json: architectures {architectures} name no causal language model")
     inner = text_config(config)
     for key in ("hidden_size", "num_hidden_layers", "vocab_size"):
@@ -284,9 +290,9 @@ def license_info(source: Path) -> dict[str, Any] | None:
             break
     readme = source / "README.md"
     if readme.is_file():
-        match = re.search(r"\A---\n(.*?)\n---", readme.read_text(encoding="utf-8", errors="replace"), re.S)
+        match = re.search(r"\A---\n(.*?)\n---", readme.read_text(encoding="utf-8", errors="replace"), re.DOTALL)
         if match:
-            spdx = re.search(r"^license:\s*(\S+)\s*$", match.group(1), re.M)
+            spdx = re.search(r"^license:\s*(\S+)\s*$", match.group(1), re.MULTILINE)
             if spdx:
                 info["id"] = spdx.group(1).strip("'\"")
     return info or None
