@@ -10,7 +10,7 @@ MODEL_DIR := models/default
 MODEL_STAMP := $(MODEL_DIR)/manifest.json
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench draft venv mosquitto systemd-analyze model clean
+.PHONY: demo test lint bench draft venv mosquitto systemd-analyze model clean
 
 venv: $(STAMP)
 
@@ -51,7 +51,13 @@ model: $(MODEL_STAMP)
 $(MODEL_STAMP): $(STAMP)
 	$(BIN)/edge-agent model prepare --out $(MODEL_DIR)
 
-test: venv mosquitto systemd-analyze model
+# Lint and type check first: they take seconds and fail before the broker, the model and the suite start.
+lint: venv
+	$(BIN)/ruff check
+	$(BIN)/ruff format --check
+	$(BIN)/mypy
+
+test: venv lint mosquitto systemd-analyze model
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 demo: venv mosquitto model
