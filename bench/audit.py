@@ -96,7 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(("1 (fsync per entry)", args.single, rate))
         print(f"append, fsync per entry: {rate:,.0f} entries/s", flush=True)
         rate = concurrent_rate(root / "threads", args.threads, args.single)
-        rows.append((f"shared: {args.threads} threads calling `append` (group commit)", args.threads * args.single, rate))
+        rows.append(
+            (f"shared: {args.threads} threads calling `append` (group commit)", args.threads * args.single, rate)
+        )
         print(f"{args.threads} threads, append: {rate:,.0f} entries/s", flush=True)
         for batch in (int(b) for b in args.batches.split(",")):
             rate = append_rate(root / f"batch{batch}", batch, args.batch_total)

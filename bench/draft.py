@@ -20,9 +20,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", type=int, help="prompts per slice (default: the recipe's)")
     parser.add_argument("--max-tokens", type=int, help="tokens per answer (default: the recipe's)")
     parser.add_argument("--markdown-only", action="store_true", help="rewrite BENCHMARKS.md from the saved JSON")
-    parser.add_argument("--speed-k", type=int, action="append", default=[],
-                        help="time the first head at this k against no draft, engines side by side (repeatable; "
-                        "default: the recipe's speed_ks)")
+    parser.add_argument(
+        "--speed-k",
+        type=int,
+        action="append",
+        default=[],
+        help="time the first head at this k against no draft, engines side by side (repeatable; "
+        "default: the recipe's speed_ks)",
+    )
     parser.add_argument("--note", action="append", default=[], help="a caveat printed with the figures (repeatable)")
     parser.add_argument("--threads", type=int, help="engine threads (default: all cores, as the agent's engine)")
     parser.add_argument("--reference-only", action="store_true", help="only the no-draft run (cached for the next run)")
@@ -58,8 +63,12 @@ def main(argv: list[str] | None = None) -> int:
         results["notes"] = args.note
         recipe.bench.results.write_text(json.dumps(results, indent=1) + "\n")
     # the measuring flags only (not --note / --markdown-only): what a reader runs to get these figures again
-    flags = [("--config", args.config if args.config != Path("configs/draft.toml") else None),
-             ("--threads", args.threads), ("--prompts", args.prompts), ("--max-tokens", args.max_tokens)]
+    flags = [
+        ("--config", args.config if args.config != Path("configs/draft.toml") else None),
+        ("--threads", args.threads),
+        ("--prompts", args.prompts),
+        ("--max-tokens", args.max_tokens),
+    ]
     flags += [("--speed-k", k) for k in args.speed_k]
     command = " ".join([".venv/bin/python -m bench.draft", *(f"{f} {v}" for f, v in flags if v)])
     write_section("draft", "EAGLE 3.1 draft head", markdown(results), command)

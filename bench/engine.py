@@ -121,7 +121,9 @@ async def timed(engine: Any, prompt: str, max_tokens: int) -> tuple[Any, float]:
     from edge_agent.llm.types import ChatMessage, GenerationParams
 
     t0 = time.monotonic()
-    completion = await engine.generate([ChatMessage(role="user", content=prompt)], GenerationParams(max_tokens=max_tokens))
+    completion = await engine.generate(
+        [ChatMessage(role="user", content=prompt)], GenerationParams(max_tokens=max_tokens)
+    )
     return completion, time.monotonic() - t0
 
 
@@ -159,7 +161,9 @@ def hf_generate(prompts: list[str], max_tokens: int, threads: int) -> dict[str, 
     seconds = 0.0
     outputs = []
     for prompt in prompts:
-        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True)
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+        )
         ids = tokenizer(text, return_tensors="pt", add_special_tokens=False).input_ids
         t0 = time.monotonic()
         with torch.inference_mode():
@@ -168,7 +172,13 @@ def hf_generate(prompts: list[str], max_tokens: int, threads: int) -> dict[str, 
         new = out[0, ids.shape[1] :].tolist()
         tokens += len(new)
         outputs.append(new)
-    return {"start_s": start_s, "tokens": tokens, "seconds": seconds, "outputs": outputs, "peak_rss_mib": _peak_rss_mib(os.getpid())}
+    return {
+        "start_s": start_s,
+        "tokens": tokens,
+        "seconds": seconds,
+        "outputs": outputs,
+        "peak_rss_mib": _peak_rss_mib(os.getpid()),
+    }
 
 
 def run_hf(prompts: list[str], max_tokens: int) -> Run:
@@ -181,7 +191,11 @@ def run_hf(prompts: list[str], max_tokens: int) -> Run:
     threads = len(bound_cores(None))
     payload = json.dumps({"prompts": prompts, "max_tokens": max_tokens, "threads": threads})
     done = subprocess.run(
-        [sys.executable, "-m", "bench.engine", "--hf-child", payload], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "bench.engine", "--hf-child", payload],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     run = Run(name="HF transformers generate", dtype="float32", k=None)
@@ -198,7 +212,9 @@ def differing(a: Run, b: Run) -> int:
     return sum(x != y for x, y in zip(a.outputs, b.outputs, strict=True))
 
 
-def markdown(runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, head: str, load: float | None = None) -> str:
+def markdown(
+    runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, head: str, load: float | None = None
+) -> str:
     baseline = {r.dtype: r for r in runs if r.k is None and not r.compiled}
     fp32, bf16 = baseline.get("float32"), baseline.get("bfloat16")
     lines = [
@@ -239,7 +255,9 @@ def markdown(runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, h
     for dtype, total in (("float32", fp32_diff), ("bfloat16", bf16_diff)):
         drafted = [r for r in runs if r.dtype == dtype and r.k is not None]
         if drafted and dtype in baseline:
-            lines.append(f"{dtype}: {total} differing outputs over {len(drafted)} draft settings × {n_prompts} prompts.")
+            lines.append(
+                f"{dtype}: {total} differing outputs over {len(drafted)} draft settings × {n_prompts} prompts."
+            )
     compiled = [r for r in runs if r.compiled]
     if compiled and fp32 is not None and compiled[0].vs_base:
         c = compiled[0]
@@ -250,23 +268,26 @@ def markdown(runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, h
     if fp32 is not None and bf16 is not None and bf16.vs_base:
         lines += ["", _decision(fp32_diff, bf16_diff, differing(bf16, fp32), bf16.vs_base, n_prompts)]
     if load is not None:
-        lines += ["", f"Load average at the end of the run: {load:.1f} on {os.cpu_count()} cores (other jobs shared the "
-                  "CPUs): absolute tokens/s move by tens of percent between runs; the interleaved ratios much less; "
-                  "the identical-output counts not at all."]
+        lines += [
+            "",
+            f"Load average at the end of the run: {load:.1f} on {os.cpu_count()} cores (other jobs shared the "
+            "CPUs): absolute tokens/s move by tens of percent between runs; the interleaved ratios much less; "
+            "the identical-output counts not at all.",
+        ]
     return "\n".join(lines)
 
 
 def _decision(fp32_diff: int, bf16_diff: int, bf16_vs_fp32: int, bf16_speed: float, n: int) -> str:
     if fp32_diff == 0 and bf16_diff > 0:
         return (
-            f"**Decision: `llm.dtype = \"float32\"` is the default.** In float32 the output with the draft was the "
+            f'**Decision: `llm.dtype = "float32"` is the default.** In float32 the output with the draft was the '
             f"no-draft output on every prompt at every k; in bfloat16 it differed {bf16_diff} times, and bfloat16 "
             f"changed the no-draft output itself on {bf16_vs_fp32}/{n} prompts. A report must not depend on whether the "
             f"draft was on; bfloat16's {bf16_speed:.2f}× speed does not pay for that."
         )
     if fp32_diff == 0 and bf16_diff == 0:
         return (
-            "**Decision: `llm.dtype = \"float32\"` stays the default**: both dtypes kept the output identical with and "
+            '**Decision: `llm.dtype = "float32"` stays the default**: both dtypes kept the output identical with and '
             "without the draft on this set, but bfloat16 was seen to diverge on longer sets with a trained head."
         )
     return f"**float32 differed {fp32_diff} times with the draft: investigate before trusting the default.**"
@@ -291,8 +312,12 @@ async def bench(args: argparse.Namespace) -> tuple[list[Run], Run | None, str]:
             await measure(baseline, base, prompts, args.max_tokens, None)
             print(f"{baseline.name}: start {baseline.start_s:.1f} s, {baseline.tokens_per_s:.1f} tok/s", flush=True)
             runs = [baseline]
-            configs = [Run(f"{dtype}, " + (f"EAGLE k={k}" if k else "no draft"), dtype, k)
-                       for dtype in args.dtypes for k in [None, *args.ks] if (dtype, k) != ("float32", None)]
+            configs = [
+                Run(f"{dtype}, " + (f"EAGLE k={k}" if k else "no draft"), dtype, k)
+                for dtype in args.dtypes
+                for k in [None, *args.ks]
+                if (dtype, k) != ("float32", None)
+            ]
             if not args.no_compiled:
                 configs.append(Run("float32, no draft, torch.compile", "float32", None, compiled=True))
             for run in configs:
@@ -301,7 +326,10 @@ async def bench(args: argparse.Namespace) -> tuple[list[Run], Run | None, str]:
                     await measure(run, engine, prompts, args.max_tokens, base)
                 finally:
                     await engine.aclose()
-                print(f"{run.name}: start {run.start_s:.1f} s, {run.tokens_per_s:.1f} tok/s, {run.vs_base:.2f}× base", flush=True)
+                print(
+                    f"{run.name}: start {run.start_s:.1f} s, {run.tokens_per_s:.1f} tok/s, {run.vs_base:.2f}× base",
+                    flush=True,
+                )
                 runs.append(run)
             hf = None
             if not args.no_hf:
@@ -345,10 +373,19 @@ def main(argv: list[str] | None = None) -> int:
         load = os.getloadavg()[0]
         argv = argv if argv is not None else sys.argv[1:]
         args.results.parent.mkdir(parents=True, exist_ok=True)
-        args.results.write_text(json.dumps(
-            {"runs": [asdict(r) for r in runs], "hf": asdict(hf) if hf else None, "head": head, "load": load,
-             "argv": argv, "prompts": args.prompts, "max_tokens": args.max_tokens}
-        ))
+        args.results.write_text(
+            json.dumps(
+                {
+                    "runs": [asdict(r) for r in runs],
+                    "hf": asdict(hf) if hf else None,
+                    "head": head,
+                    "load": load,
+                    "argv": argv,
+                    "prompts": args.prompts,
+                    "max_tokens": args.max_tokens,
+                }
+            )
+        )
         saved = {"prompts": args.prompts, "max_tokens": args.max_tokens}
     body = markdown(runs, hf, saved["prompts"], saved["max_tokens"], head, load)
     print(body)

@@ -68,7 +68,7 @@ def agent_toml(state_dir: Path, broker: Broker, health_port: int) -> str:
         parser = "text"
         kind = "log_line"
         [llm]
-        model_dir = "{REPO / 'models' / 'default'}"
+        model_dir = "{REPO / "models" / "default"}"
         [reports]
         default_language = "en"
         narrative_max_tokens = 64
@@ -88,10 +88,16 @@ def final_report(broker: Broker, run: str) -> dict[str, Any]:
     """One valid request from a fresh requester after the stream: the service must still answer it."""
     topics = Topics(SITE, f"{run}-final", user="final")
     end = datetime.now(timezone.utc).replace(microsecond=0)
-    request = {"request_id": f"final-{run}", "type": "alarm_summary", "progress": False, "language": "en",
-               "window": {"start": (end - timedelta(hours=1)).isoformat(), "end": end.isoformat()}}
-    message = HostileMessage("valid", "request", topics.request, json.dumps(request).encode(), "answered",
-                             topics.reply(1), b"final")
+    request = {
+        "request_id": f"final-{run}",
+        "type": "alarm_summary",
+        "progress": False,
+        "language": "en",
+        "window": {"start": (end - timedelta(hours=1)).isoformat(), "end": end.isoformat()},
+    }
+    message = HostileMessage(
+        "valid", "request", topics.request, json.dumps(request).encode(), "answered", topics.reply(1), b"final"
+    )
     with HostileClient(broker.host, broker.port, topics) as client:
         client.publish([message])
         deadline = time.monotonic() + REPORT_TIMEOUT_S
@@ -152,10 +158,14 @@ async def disk_full_recovery(workdir: Path, messages: int) -> dict[str, Any]:
     broker.workdir.mkdir(parents=True, exist_ok=True)
     broker.start()
     try:
-        config = MqttConfig.model_validate({
-            "host": broker.host, "port": broker.port, "client_id": "disk-full-agent",
-            "routes": [{"topic": "plant/full/mes/#", "parser": "json", "kind": "mes_event"}],
-        })
+        config = MqttConfig.model_validate(
+            {
+                "host": broker.host,
+                "port": broker.port,
+                "client_id": "disk-full-agent",
+                "routes": [{"topic": "plant/full/mes/#", "parser": "json", "kind": "mes_event"}],
+            }
+        )
         with Store(workdir / "full.sqlite3") as store:
             writer = RecordWriter(store, max_rows=500, max_delay_s=0.05)
             ingest = MqttIngest(config, store, writer)
@@ -163,8 +173,12 @@ async def disk_full_recovery(workdir: Path, messages: int) -> dict[str, Any]:
             await asyncio.wait_for(ready.wait(), 30)
             pages = store._query("PRAGMA page_count")[0][0]  # noqa: SLF001  (the limit is set just above what is used)
             store.set_max_pages(pages)
-            payloads = [json.dumps({"id": f"full-{n}", "asset": "P-1", "n": n, "pad": "x" * 512,
-                                    "ts": utcnow().isoformat()}).encode() for n in range(messages)]
+            payloads = [
+                json.dumps(
+                    {"id": f"full-{n}", "asset": "P-1", "n": n, "pad": "x" * 512, "ts": utcnow().isoformat()}
+                ).encode()
+                for n in range(messages)
+            ]
             import paho.mqtt.client as paho
             from paho.mqtt.enums import CallbackAPIVersion
 
@@ -187,8 +201,13 @@ async def disk_full_recovery(workdir: Path, messages: int) -> dict[str, Any]:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-        return {"messages": messages, "stored_while_full": stored_while_full, "stored": stored,
-                "lost": messages - stored, "recovery_s": round(recovery_s, 2)}
+        return {
+            "messages": messages,
+            "stored_while_full": stored_while_full,
+            "stored": stored,
+            "lost": messages - stored,
+            "recovery_s": round(recovery_s, 2),
+        }
     finally:
         broker.stop()
 
@@ -202,30 +221,33 @@ def narrative_status(reply: dict[str, Any]) -> str:
 def table(result: HostileRun, full: dict[str, Any]) -> str:
     outcome, reply, counts, code = result.outcome, result.reply, result.restarts, result.exit_code
     rows = ["| channel | class | tried | handled | good lost | unanswered |", "|---|---|---:|---:|---:|---:|"]
-    rows += [f"| {c.channel} | {c.cls} | {c.tried} | {c.handled} | {c.lost} | {c.unanswered} |"
-             for c in outcome.classes]
+    rows += [
+        f"| {c.channel} | {c.cls} | {c.tried} | {c.handled} | {c.lost} | {c.unanswered} |" for c in outcome.classes
+    ]
     tried = sum(c.tried for c in outcome.classes)
-    return "\n".join([
-        f"Hostile stream: {tried} inputs in {len(outcome.classes)} classes against `edge-agent run` (default limits,"
-        f" default engine), settled in {outcome.seconds} s.",
-        "",
-        *rows,
-        "",
-        "| goal (all zero) | result |",
-        "|---|---:|",
-        f"| component restarts | {sum(counts.values())} |",
-        f"| good messages lost | {outcome.lost} |",
-        f"| requests / sign-offs unanswered | {outcome.unanswered} |",
-        f"| inputs not handled as specified | {outcome.unhandled} |",
-        f"| publishes outside the reply namespace | {outcome.stray_publishes} |",
-        "",
-        f"A valid report request after the stream: `{reply.get('status')}`"
-        f" (narrative: {narrative_status(reply)}). Agent exit code after SIGTERM: {code}.",
-        "",
-        f"Disk full (MQTT ingest, store page limit reached): {full['messages']} messages published while full,"
-        f" {full['stored_while_full']} stored before the page limit stopped the store, {full['lost']} lost; every message stored"
-        f" {full['recovery_s']} s after space returned.",
-    ])
+    return "\n".join(
+        [
+            f"Hostile stream: {tried} inputs in {len(outcome.classes)} classes against `edge-agent run` (default limits,"
+            f" default engine), settled in {outcome.seconds} s.",
+            "",
+            *rows,
+            "",
+            "| goal (all zero) | result |",
+            "|---|---:|",
+            f"| component restarts | {sum(counts.values())} |",
+            f"| good messages lost | {outcome.lost} |",
+            f"| requests / sign-offs unanswered | {outcome.unanswered} |",
+            f"| inputs not handled as specified | {outcome.unhandled} |",
+            f"| publishes outside the reply namespace | {outcome.stray_publishes} |",
+            "",
+            f"A valid report request after the stream: `{reply.get('status')}`"
+            f" (narrative: {narrative_status(reply)}). Agent exit code after SIGTERM: {code}.",
+            "",
+            f"Disk full (MQTT ingest, store page limit reached): {full['messages']} messages published while full,"
+            f" {full['stored_while_full']} stored before the page limit stopped the store, {full['lost']} lost; every message stored"
+            f" {full['recovery_s']} s after space returned.",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,8 +264,14 @@ def main(argv: list[str] | None = None) -> int:
     command = f"{COMMAND} --rounds {args.rounds} --seed {args.seed} --full-messages {args.full_messages}"
     write_section("hostile", "Hostile input and faults", body, command)
     outcome = result.outcome
-    clean = (sum(result.restarts.values()) == 0 and outcome.lost == 0 and outcome.unanswered == 0
-             and outcome.unhandled == 0 and full["lost"] == 0 and result.reply.get("status") == "done")
+    clean = (
+        sum(result.restarts.values()) == 0
+        and outcome.lost == 0
+        and outcome.unanswered == 0
+        and outcome.unhandled == 0
+        and full["lost"] == 0
+        and result.reply.get("status") == "done"
+    )
     return 0 if clean else 1
 
 

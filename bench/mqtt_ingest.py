@@ -40,8 +40,16 @@ POLL_S = 0.1
 
 def payload(i: int) -> str:
     return json.dumps(
-        {"id": f"mes-{i:07d}", "ts": "2026-11-29T06:15:00Z", "type": "production_count", "asset": "P-101",
-         "line": "L1", "work_order": "WO-4711", "count": i, "unit": "pcs"},
+        {
+            "id": f"mes-{i:07d}",
+            "ts": "2026-11-29T06:15:00Z",
+            "type": "production_count",
+            "asset": "P-101",
+            "line": "L1",
+            "work_order": "WO-4711",
+            "count": i,
+            "unit": "pcs",
+        },
         separators=(",", ":"),
     )
 
@@ -112,12 +120,30 @@ def run(n: int, work: Path, protocol: str = "5") -> dict[str, float | int]:
 
     def start_agent() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            [sys.executable, "-m", "connectors.ingest", "--config", str(config)], cwd=REPO, stdout=agent_log,
+            [sys.executable, "-m", "connectors.ingest", "--config", str(config)],
+            cwd=REPO,
+            stdout=agent_log,
             stderr=agent_log,
         )
 
-    sub_args = ["mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-t", TOPIC, "-c", "-i",
-                "bench-sub", "-F", "%U", "-C", str(n)]
+    sub_args = [
+        "mosquitto_sub",
+        "-h",
+        broker.host,
+        "-p",
+        str(broker.port),
+        "-q",
+        "1",
+        "-t",
+        TOPIC,
+        "-c",
+        "-i",
+        "bench-sub",
+        "-F",
+        "%U",
+        "-C",
+        str(n),
+    ]
     agent = start_agent()
     sub = None
     try:
@@ -153,7 +179,9 @@ def run(n: int, work: Path, protocol: str = "5") -> dict[str, float | int]:
         with open(work / "sub-backlog.txt", "wb") as out:
             sub = subprocess.Popen(sub_args, stdout=out)
         agent_first = wait_until(lambda: stored_rows(db) > n + 1, 60, "agent draining", POLL_S / 10)
-        agent_last = wait_until(lambda: stored_rows(db) >= 2 * n + 1, max(120, n / 200), "agent drained backlog", POLL_S)
+        agent_last = wait_until(
+            lambda: stored_rows(db) >= 2 * n + 1, max(120, n / 200), "agent drained backlog", POLL_S
+        )
         sub.wait(timeout=max(60, n / 1000))
         time.sleep(0.5)
         sub_backlog = read_times(work / "sub-backlog.txt")
@@ -190,9 +218,24 @@ def publish_stream(broker: Broker, work: Path, first: int, n: int) -> None:
         chunk.write_text("".join(payload(i) + "\n" for i in range(start, min(first + n, start + PUBLISH_CHUNK))))
         with open(chunk, "rb") as lines:
             subprocess.run(
-                ["mosquitto_pub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-l", "-t", TOPIC,
-                 "-M", str(PUBLISH_INFLIGHT), "-i", "bench-pub"],
-                stdin=lines, check=True,
+                [
+                    "mosquitto_pub",
+                    "-h",
+                    broker.host,
+                    "-p",
+                    str(broker.port),
+                    "-q",
+                    "1",
+                    "-l",
+                    "-t",
+                    TOPIC,
+                    "-M",
+                    str(PUBLISH_INFLIGHT),
+                    "-i",
+                    "bench-pub",
+                ],
+                stdin=lines,
+                check=True,
             )
 
 
@@ -217,10 +260,18 @@ def main(argv: list[str] | None = None) -> None:
     n = r["n"]
     live = {"agent": n / r["agent_s"], "sub": n / r["sub_s"]}
     drain = {"agent": (n - 1) / r["agent_drain_s"], "sub": (n - 1) / r["sub_drain_s"]}
-    print(json.dumps({**r, "live_per_s": {k: round(v) for k, v in live.items()},
-                      "live_ratio": round(live["agent"] / live["sub"], 3),
-                      "drain_per_s": {k: round(v) for k, v in drain.items()},
-                      "drain_ratio": round(drain["agent"] / drain["sub"], 3)}, indent=1))
+    print(
+        json.dumps(
+            {
+                **r,
+                "live_per_s": {k: round(v) for k, v in live.items()},
+                "live_ratio": round(live["agent"] / live["sub"], 3),
+                "drain_per_s": {k: round(v) for k, v in drain.items()},
+                "drain_ratio": round(drain["agent"] / drain["sub"], 3),
+            },
+            indent=1,
+        )
+    )
     if args.no_write:
         return
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -241,16 +292,16 @@ per process).
 
 | phase | agent (stored) | `mosquitto_sub` (received) | agent / mosquitto_sub |
 |---|---|---|---|
-| live | {live['agent']:,.0f} /s (last after {r['agent_s']:.2f} s) | {live['sub']:,.0f} /s (last after {r['sub_s']:.2f} s) | **{live['agent'] / live['sub']:.2f}** |
-| backlog | {drain['agent']:,.0f} /s | {drain['sub']:,.0f} /s | **{drain['agent'] / drain['sub']:.2f}** |
+| live | {live["agent"]:,.0f} /s (last after {r["agent_s"]:.2f} s) | {live["sub"]:,.0f} /s (last after {r["sub_s"]:.2f} s) | **{live["agent"] / live["sub"]:.2f}** |
+| backlog | {drain["agent"]:,.0f} /s | {drain["sub"]:,.0f} /s | **{drain["agent"] / drain["sub"]:.2f}** |
 
 - goal ≥ 0.5 of mosquitto_sub
-- lost: **{r['lost']}**, duplicate rows: **{r['duplicates']}** ({r['rows']:,} rows stored for {2 * n:,} published ids, both
+- lost: **{r["lost"]}**, duplicate rows: **{r["duplicates"]}** ({r["rows"]:,} rows stored for {2 * n:,} published ids, both
   phases; the agent was stopped and restarted between them)
-- agent peak RSS (VmHWM, live phase): **{r['peak_rss_mib']:.0f} MiB**
-- agent CPU in the live phase (all threads, user + system): {r['agent_cpu_s']:.1f} s = {1e6 * r['agent_cpu_s'] / n:.0f} µs
-  per stored message ({n / r['agent_cpu_s']:,.0f} messages per CPU-second)
-- the live publisher finished after {r['publish_s']:.2f} s; load average (1/5/15 min) at the end: {load}
+- agent peak RSS (VmHWM, live phase): **{r["peak_rss_mib"]:.0f} MiB**
+- agent CPU in the live phase (all threads, user + system): {r["agent_cpu_s"]:.1f} s = {1e6 * r["agent_cpu_s"] / n:.0f} µs
+  per stored message ({n / r["agent_cpu_s"]:,.0f} messages per CPU-second)
+- the live publisher finished after {r["publish_s"]:.2f} s; load average (1/5/15 min) at the end: {load}
 """
     write_section("mqtt_ingest", "MQTT ingest", body, command)
 

@@ -39,8 +39,11 @@ DRAIN_MAX_S = 180.0
 def _missing(store: "Store", tags: Sequence[str], times: Sequence[float]) -> tuple[int, int, int]:
     """(in a recorded gap, silent, gap records): each written value never stored, inside a data_gap span or not."""
     stored: dict[str, set[int]] = {tag: set() for tag in tags}
-    for key, value in store._query("SELECT key, CAST(value AS REAL) FROM records WHERE source = 'bench'"
-                                   " AND kind = 'tag_value' AND CAST(value AS REAL) >= ?", (FIRST,)):
+    for key, value in store._query(
+        "SELECT key, CAST(value AS REAL) FROM records WHERE source = 'bench'"
+        " AND kind = 'tag_value' AND CAST(value AS REAL) >= ?",
+        (FIRST,),
+    ):
         stored.setdefault(key, set()).add(int(value - FIRST))
     gaps = store.records(kinds=["data_gap"], sources=["bench"])
     spans: dict[str | None, list[tuple[float, float]]] = {}
@@ -67,13 +70,15 @@ def _missing(store: "Store", tags: Sequence[str], times: Sequence[float]) -> tup
     return in_gap, silent, len(gaps)
 
 
-def _serve(port: int, seconds: float, rate: float, started: "multiprocessing.Event",
-           result: "multiprocessing.Queue") -> None:
+def _serve(
+    port: int, seconds: float, rate: float, started: "multiprocessing.Event", result: "multiprocessing.Queue"
+) -> None:
     asyncio.run(_serve_async(port, seconds, rate, started, result))
 
 
-async def _serve_async(port: int, seconds: float, rate: float, started: "multiprocessing.Event",
-                       result: "multiprocessing.Queue") -> None:
+async def _serve_async(
+    port: int, seconds: float, rate: float, started: "multiprocessing.Event", result: "multiprocessing.Queue"
+) -> None:
     import logging
 
     from edge_agent.sim import PlantServer, tag_names
@@ -140,8 +145,9 @@ async def _agent(port: int, seconds: float, rate: float, workdir: Path) -> dict[
     await asyncio.wait_for(ready.wait(), 30)
 
     def stored() -> int:
-        return store._query("SELECT COUNT(*) FROM records WHERE source = 'bench' AND CAST(value AS REAL) >= ?",
-                            (FIRST,))[0][0]
+        return store._query(
+            "SELECT COUNT(*) FROM records WHERE source = 'bench' AND CAST(value AS REAL) >= ?", (FIRST,)
+        )[0][0]
 
     # Stored-per-second over the writer's window: count at its start and end.
     await asyncio.sleep(2.0)
@@ -156,13 +162,18 @@ async def _agent(port: int, seconds: float, rate: float, workdir: Path) -> dict[
             last, last_progress = now, time.monotonic()
     drain_s = time.monotonic() - t_end
     # Cut off while still storing (the backfill was not done), or stalled: only then is "lost" lost, not late.
-    drain_end = "complete" if last >= info["written"] else (
-        "stalled" if time.monotonic() - last_progress >= DRAIN_STALL_S else "cut off while still storing")
+    drain_end = (
+        "complete"
+        if last >= info["written"]
+        else ("stalled" if time.monotonic() - last_progress >= DRAIN_STALL_S else "cut off while still storing")
+    )
     total = stored()
     in_gap, silent, gap_records = _missing(store, tags, info["times"])
     distinct = store._query(
         "SELECT COUNT(*) FROM (SELECT DISTINCT key, source_time_us FROM records WHERE source = 'bench'"
-        " AND CAST(value AS REAL) >= ?)", (FIRST,))[0][0]
+        " AND CAST(value AS REAL) >= ?)",
+        (FIRST,),
+    )[0][0]
     task.cancel()
     with suppress(asyncio.CancelledError):
         await task
@@ -194,9 +205,11 @@ async def _agent(port: int, seconds: float, rate: float, workdir: Path) -> dict[
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=15.0, help="how long the server writes per phase (default 15)")
-    parser.add_argument("--rates", default="2000,0",
-                        help="comma-separated target writes/s, one phase each; 0 = as fast as the server can"
-                             " (default 2000,0)")
+    parser.add_argument(
+        "--rates",
+        default="2000,0",
+        help="comma-separated target writes/s, one phase each; 0 = as fast as the server can (default 2000,0)",
+    )
     parser.add_argument("--no-report", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args(argv)
     from tests.fixtures.broker import free_port
@@ -210,10 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("tags", lambda f: f"{f['tags']}"),
         ("server writes (offered)", lambda f: f"{f['written']} in {f['seconds']:.1f} s = {f['offered_per_s']:.0f}/s"),
-        ("stored per second, same window", lambda f: f"{f['stored_per_s']:.0f}/s "
-                                                     f"({f['stored_per_s'] / f['offered_per_s']:.2f} of offered)"),
-        ("stored in all (incl. drain)", lambda f: f"{f['stored']} after a {f['drain_s']:.0f} s drain"
-                                                  f" ({f['drain_end']})"),
+        (
+            "stored per second, same window",
+            lambda f: f"{f['stored_per_s']:.0f}/s ({f['stored_per_s'] / f['offered_per_s']:.2f} of offered)",
+        ),
+        (
+            "stored in all (incl. drain)",
+            lambda f: f"{f['stored']} after a {f['drain_s']:.0f} s drain ({f['drain_end']})",
+        ),
         ("lost", lambda f: f"{f['lost']} ({f['lost'] / f['written']:.3f} of written)"),
         ("lost inside recorded data_gap spans", lambda f: f"{f['lost_in_gaps']} in {f['gap_records']} gap records"),
         ("lost with no data_gap (silent)", lambda f: f"{f['lost_silent']}"),
@@ -221,13 +238,15 @@ def main(argv: list[str] | None = None) -> int:
         ("reconnects (client queue overflow → backfill)", lambda f: f"{f['reconnects']:.0f}"),
         ("agent peak RSS", lambda f: f"{f['peak_rss_mib']:.0f} MiB"),
     ]
-    table = "\n".join([header, "| --- |" + " --- |" * len(rates)]
-                      + [f"| {name} | " + " | ".join(fmt(f) for f in runs) + " |" for name, fmt in rows])
+    table = "\n".join(
+        [header, "| --- |" + " --- |" * len(rates)]
+        + [f"| {name} | " + " | ".join(fmt(f) for f in runs) + " |" for name, fmt in rows]
+    )
     body = (
         "Server: the simulator's `PlantServer` in a separate process, writing every analog tag in a loop. Agent:"
         " `OpcuaSource` (publishing 100 ms, queue 5000 per item, overflow repaired from history) into `RecordWriter`"
         " (SQLite WAL, synchronous=FULL). Both processes share the machine's CPUs. After the writer stops the agent"
-        f" drains until it makes no progress for {DRAIN_STALL_S:.0f} s; \"lost\" is what is still missing then."
+        f' drains until it makes no progress for {DRAIN_STALL_S:.0f} s; "lost" is what is still missing then.'
         " Values the live path could not take in time are fetched with HistoryRead.\n\n" + table
     )
     print(body)

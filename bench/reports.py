@@ -45,8 +45,9 @@ def bench_config(base: AgentConfig, state: Path, broker: Broker) -> AgentConfig:
     data["site"]["id"] = "demo"
     data["site"]["timezone"] = "America/Mexico_City"
     data["paths"]["state_dir"] = state
-    data["mqtt"].update(host=broker.host, port=broker.port, client_id="bench-agent", username=None, password=None,
-                        tls=None, routes=[])
+    data["mqtt"].update(
+        host=broker.host, port=broker.port, client_id="bench-agent", username=None, password=None, tls=None, routes=[]
+    )
     data["reports"]["shifts"] = [{"name": "A", "start": "06:00", "end": "14:00"}]
     data["reports"]["rate_limit_per_min"] = 1000  # the benchmark is one client sending many requests
     data["reports"]["request_topic"] = None
@@ -56,8 +57,15 @@ def bench_config(base: AgentConfig, state: Path, broker: Broker) -> AgentConfig:
 
 
 def payload(request_id: str) -> bytes:
-    return json.dumps({"request_id": request_id, "type": "shift_summary", "language": "es",
-                       "window": {"shift": "A", "date": "2026-11-29"}, "progress": False}).encode()
+    return json.dumps(
+        {
+            "request_id": request_id,
+            "type": "shift_summary",
+            "language": "es",
+            "window": {"shift": "A", "date": "2026-11-29"},
+            "progress": False,
+        }
+    ).encode()
 
 
 async def requester(config: AgentConfig) -> Any:
@@ -86,8 +94,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     await client.subscribe(reply_topic, qos=1)
 
                     async def one(request_id: str) -> dict[str, Any]:
-                        await client.publish("edge/demo/reports/request", payload(request_id), qos=1,
-                                             response_topic=reply_topic, correlation_data=request_id.encode())
+                        await client.publish(
+                            "edge/demo/reports/request",
+                            payload(request_id),
+                            qos=1,
+                            response_topic=reply_topic,
+                            correlation_data=request_id.encode(),
+                        )
                         while True:
                             message = await client.receive()
                             await message.ack()
@@ -108,8 +121,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     start = time.perf_counter()
                     ids = [f"thr-{i}" for i in range(args.throughput)]
                     for request_id in ids:
-                        await client.publish("edge/demo/reports/request", payload(request_id), qos=1,
-                                             response_topic=reply_topic, correlation_data=request_id.encode())
+                        await client.publish(
+                            "edge/demo/reports/request",
+                            payload(request_id),
+                            qos=1,
+                            response_topic=reply_topic,
+                            correlation_data=request_id.encode(),
+                        )
                     pending = set(ids)
                     while pending:
                         message = await client.receive()
@@ -140,8 +158,9 @@ async def pure_generation(config: AgentConfig, engine: Any, body: dict[str, Any]
     with Store(config.paths.store_path) as store:
         records = store.records(request.window.start, request.window.end)
     facts = compute_facts(records, request, list_max=config.reports.list_facts_max)
-    prompt = build_prompt(facts, request, note_max_chars=config.reports.note_max_chars,
-                          notes_max=config.reports.notes_max)
+    prompt = build_prompt(
+        facts, request, note_max_chars=config.reports.note_max_chars, notes_max=config.reports.notes_max
+    )
     params = generation_params(config.reports, config.llm.seed)
     total = 0.0
     for attempt in body["grounding"]["attempts"]:

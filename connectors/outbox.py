@@ -228,7 +228,11 @@ class OutboxPublisher:
         delay = backoff_delay(attempts - 1, self._config.reconnect_min_s, self._config.reconnect_max_s)
         self._retry_at[row.id] = self._loop.time() + delay
         log.warning(
-            "outbox_publish_refused", id=row.id, topic=row.topic, attempts=attempts, reason=reason,
+            "outbox_publish_refused",
+            id=row.id,
+            topic=row.topic,
+            attempts=attempts,
+            reason=reason,
             retry_in_s=round(delay, 2),
         )
 

@@ -170,7 +170,8 @@ class JsonParser:
             raise ParseError(QuarantineReason.INVALID_JSON, str(exc)) from exc
         except RecursionError as exc:  # ~1000 levels: the decoder's own stack gives out before our depth check runs
             raise ParseError(
-                QuarantineReason.SCHEMA_MISMATCH, f"(document): nesting deeper than max_json_depth {self.limits.max_json_depth}"
+                QuarantineReason.SCHEMA_MISMATCH,
+                f"(document): nesting deeper than max_json_depth {self.limits.max_json_depth}",
             ) from exc
         try:
             check_json_domain(

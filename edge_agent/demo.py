@@ -106,7 +106,9 @@ def caught_up(sim_log: Path, offset: int) -> bool:
 def record_count(config_path: Path) -> int:
     out = subprocess.run(
         [sys.executable, "-m", "edge_agent", "store", "stats", "--config", str(config_path)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return int(json.loads(out)["records"]["total"])
 
@@ -132,9 +134,16 @@ def main() -> int:
         sim = stack.enter_context(process("sim", [*cli, "sim", "--config", str(args.config)], run_dir))
         sim_log = run_dir / "sim.log"
         offset = sim_log.stat().st_size if sim_log.exists() else 0
-        wait_until("the simulator to catch up with the wall clock", lambda: caught_up(sim_log, offset), INGEST_TIMEOUT_S, sim)
+        wait_until(
+            "the simulator to catch up with the wall clock", lambda: caught_up(sim_log, offset), INGEST_TIMEOUT_S, sim
+        )
         say("waiting for the agent to be ready: OPC UA subscribed, engine loaded (the first load takes a while)")
-        wait_until("the agent to be ready (/readyz)", lambda: readiness(config.health.port).get("ready"), READY_TIMEOUT_S, agent)
+        wait_until(
+            "the agent to be ready (/readyz)",
+            lambda: readiness(config.health.port).get("ready"),
+            READY_TIMEOUT_S,
+            agent,
+        )
         say(f"agent ready {time.monotonic() - started:.0f}s after start")
         say(f"store holds {record_count(args.config)} records")
         # The last 8 hours: the simulator replays them at start, so the window is full.
@@ -143,8 +152,23 @@ def main() -> int:
         lang = args.lang or config.reports.default_language
         say(f"requesting a shift summary over MQTT for {window} ({lang})")
         report = subprocess.run(
-            [*cli, "report", "request", "--config", str(args.config), "--type", "shift_summary",
-             "--window", window, "--lang", lang, "--format", "markdown", "--timeout", "900"],
+            [
+                *cli,
+                "report",
+                "request",
+                "--config",
+                str(args.config),
+                "--type",
+                "shift_summary",
+                "--window",
+                window,
+                "--lang",
+                lang,
+                "--format",
+                "markdown",
+                "--timeout",
+                "900",
+            ],
             text=True,
         )
         if report.returncode != 0:

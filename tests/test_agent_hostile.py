@@ -31,8 +31,9 @@ class TestHostileStream:
     def test_every_bad_input_is_quarantined_or_answered_with_a_refusal(self, hostile: HostileRun) -> None:
         """Per class: every bad MQTT message is a quarantine row, every bad request or sign-off gets one refusal."""
         outcome = hostile.outcome
-        unhandled = [(c.channel, c.cls, c.tried, c.handled, c.unanswered) for c in outcome.classes
-                     if c.handled != c.tried]
+        unhandled = [
+            (c.channel, c.cls, c.tried, c.handled, c.unanswered) for c in outcome.classes if c.handled != c.tried
+        ]
         assert unhandled == []
         assert outcome.stray_publishes == 0
 

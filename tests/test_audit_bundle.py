@@ -55,8 +55,12 @@ def draft(narrative: str) -> Draft:
     window = ResolvedWindow(start=SHIFT_START, end=SHIFT_START + timedelta(hours=8), shift="A", timezone=TZ)
     request = ResolvedRequest(type="shift_summary", language="es", window=window, scope=Scope())
     facts = compute_facts(stored(shift_records()), request)
-    body = {"request": request.as_json(), "facts": [f.model_dump(mode="json") for f in facts],
-            "narrative": narrative, "prompt": {"template_version": "v1"}}
+    body = {
+        "request": request.as_json(),
+        "facts": [f.model_dump(mode="json") for f in facts],
+        "narrative": narrative,
+        "prompt": {"template_version": "v1"},
+    }
     body_bytes = canonical_json(body)
     return Draft(body=body, body_bytes=body_bytes, body_sha256=sha256_hex(body_bytes))
 
@@ -65,14 +69,24 @@ def generate(log: AuditLog, repo: ReportRepository, report_id: str, narrative: s
     """Record and store a generated draft as the report service does: the entry, then the document citing it."""
     made = draft(narrative)
     document = new_document(
-        report_id=report_id, request_id=f"req-{report_id}", requested_by="planner",
-        requested_at="2026-11-29T20:00:00Z", formats=["markdown", "html"], draft=made,
-        audit_requested=None, audit_generated=None,
+        report_id=report_id,
+        request_id=f"req-{report_id}",
+        requested_by="planner",
+        requested_at="2026-11-29T20:00:00Z",
+        formats=["markdown", "html"],
+        draft=made,
+        audit_requested=None,
+        audit_generated=None,
     )
     entry = log.append(
-        "report.generated", "reports",
-        {"report_id": report_id, "request_id": f"req-{report_id}", "body_sha256": made.body_sha256,
-         "renderings_sha256": document["renderings_sha256"]},
+        "report.generated",
+        "reports",
+        {
+            "report_id": report_id,
+            "request_id": f"req-{report_id}",
+            "body_sha256": made.body_sha256,
+            "renderings_sha256": document["renderings_sha256"],
+        },
     )
     document["audit"]["generated"] = entry.seq
     repo.insert(document, "0" * 64)
@@ -153,13 +167,29 @@ class TestRoundTrip:
         export(state, tmp_path / "b1")
         names = sorted(p.relative_to(tmp_path / "b1").as_posix() for p in (tmp_path / "b1").rglob("*") if p.is_file())
         assert names == [
-            "SHA256SUMS", "checkpoint", "consistency.json", "entries.csv", "entries.jsonl", "inclusion.jsonl",
-            "keys.txt", "manifest.json", "manifest.sig", "pubkey.txt", "reports/rpt-1.html", "reports/rpt-1.json",
-            "reports/rpt-1.md", "reports/rpt-2.html", "reports/rpt-2.json", "reports/rpt-2.md", "summary.html",
+            "SHA256SUMS",
+            "checkpoint",
+            "consistency.json",
+            "entries.csv",
+            "entries.jsonl",
+            "inclusion.jsonl",
+            "keys.txt",
+            "manifest.json",
+            "manifest.sig",
+            "pubkey.txt",
+            "reports/rpt-1.html",
+            "reports/rpt-1.json",
+            "reports/rpt-1.md",
+            "reports/rpt-2.html",
+            "reports/rpt-2.json",
+            "reports/rpt-2.md",
+            "summary.html",
         ]
         manifest = json.loads((tmp_path / "b1" / "manifest.json").read_text())
         assert (manifest["reports"], manifest["missing_reports"], manifest["unbound_reports"]) == (
-            ["rpt-1", "rpt-2"], ["rpt-gone"], {}
+            ["rpt-1", "rpt-2"],
+            ["rpt-gone"],
+            {},
         )
         rows = list(csv.reader(open(tmp_path / "b1" / "entries.csv", encoding="utf-8")))
         assert rows[0] == ["seq", "time", "actor", "event", "payload", "prev_hash", "entry_hash"]
@@ -225,9 +255,20 @@ class TestRoundTrip:
         key_file = tmp_path / "trusted.pub"
         key_file.write_text(pubkey(state).key_string() + "\n")
         run = subprocess.run(
-            [sys.executable, "-m", "edge_agent", "audit", "verify-bundle", str(tmp_path / "b1.tar.gz"),
-             "--pubkey", str(key_file)],
-            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+            [
+                sys.executable,
+                "-m",
+                "edge_agent",
+                "audit",
+                "verify-bundle",
+                str(tmp_path / "b1.tar.gz"),
+                "--pubkey",
+                str(key_file),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
         )
         assert run.returncode == 0, run.stderr
         assert run.stdout.startswith("OK: 32 entries")
@@ -240,9 +281,13 @@ class TestSignedManifest:
         manifest = json.loads((tmp_path / "b1" / "manifest.json").read_text())
         on_disk = sorted(p for p in (tmp_path / "b1").rglob("*") if p.is_file())
         expected = [
-            {"path": p.relative_to(tmp_path / "b1").as_posix(), "size": p.stat().st_size,
-             "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
-            for p in on_disk if p.name not in ("manifest.json", "manifest.sig")
+            {
+                "path": p.relative_to(tmp_path / "b1").as_posix(),
+                "size": p.stat().st_size,
+                "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+            }
+            for p in on_disk
+            if p.name not in ("manifest.json", "manifest.sig")
         ]
         assert manifest["files"] == expected
 
@@ -289,7 +334,6 @@ class TestReportBinding:
         }
         assert verify_bundle(tmp_path / "b1", pubkey(state)).ok
 
-
     def test_document_must_cite_the_logged_request_entry(self, state: Path, tmp_path: Path) -> None:
         """With a report.requested entry in the bundle, the document's audit.requested must be its seq."""
         export(state, tmp_path / "b1")
@@ -329,9 +373,19 @@ class TestBundleTampering:
         self.regenerate_sums(bundle)
         assert subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=bundle).returncode == 0
         run = subprocess.run(
-            [sys.executable, "-m", "edge_agent", "audit", "verify-bundle", str(bundle),
-             "--pubkey", pubkey(state).key_string()],
-            capture_output=True, text=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "edge_agent",
+                "audit",
+                "verify-bundle",
+                str(bundle),
+                "--pubkey",
+                pubkey(state).key_string(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert run.returncode == 1
         assert run.stderr.strip().splitlines()[-1] == (
@@ -501,9 +555,19 @@ class TestBundleTampering:
         lines[3] = lines[3].replace(b'"count":10', b'"count":99')
         (bundle / "entries.jsonl").write_bytes(b"".join(x + b"\n" for x in lines))
         run = subprocess.run(
-            [sys.executable, "-m", "edge_agent", "audit", "verify-bundle", str(bundle),
-             "--pubkey", pubkey(state).key_string()],
-            capture_output=True, text=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "edge_agent",
+                "audit",
+                "verify-bundle",
+                str(bundle),
+                "--pubkey",
+                pubkey(state).key_string(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert run.returncode == 1
         assert "FAILED: entry 3:" in run.stderr

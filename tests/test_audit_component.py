@@ -17,7 +17,11 @@ def signed_size(audit_dir: Path) -> int:
 
 def config(tmp_path: Path) -> AgentConfig:
     return AgentConfig.model_validate(
-        {"site": {"id": "comp-site"}, "paths": {"state_dir": str(tmp_path)}, "audit": {"checkpoint_every_entries": 1000}}
+        {
+            "site": {"id": "comp-site"},
+            "paths": {"state_dir": str(tmp_path)},
+            "audit": {"checkpoint_every_entries": 1000},
+        }
     )
 
 

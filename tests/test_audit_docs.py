@@ -40,7 +40,9 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 def sh(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_python_inclusion_recipe_accepts_the_bundle(bundle: tuple[Path, str]) -> None:
@@ -152,7 +154,8 @@ def test_python_report_recipe_accepts_the_bundle(report_bundle: tuple[Path, str]
     run = run_python(block("python", "renderings_sha256"), path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [
-        "rpt-1 approved agrees with entries [27, 29]", "rpt-2 draft agrees with entries [28]"
+        "rpt-1 approved agrees with entries [27, 29]",
+        "rpt-2 draft agrees with entries [28]",
     ]
 
 

@@ -32,7 +32,8 @@ class TestAuditLayering:
         """Data flows one way: reports and connectors write to the audit log, never the reverse."""
         offenders = {
             path.name: sorted(
-                n for n in project_modules(imported_modules(path))
+                n
+                for n in project_modules(imported_modules(path))
                 if n.startswith(("edge_agent.reports", "edge_agent.llm", "connectors"))
             )
             for path in sorted((PACKAGE / "audit").glob("*.py"))

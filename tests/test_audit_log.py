@@ -136,6 +136,7 @@ class TestAppend:
     def test_concurrent_appends_from_threads_form_one_chain(self, tmp_path: Path) -> None:
         """8 threads × 25 appends: 201 entries, no seq twice, chain intact."""
         with open_log(tmp_path) as log:
+
             def work(n: int) -> None:
                 for i in range(25):
                     log.append("ingest.batch", f"worker-{n}", {"i": i})
@@ -368,7 +369,9 @@ class TestReopen:
         record = json.loads(lines(tmp_path)[2])
         assert record["event"] == "error"
         assert record["payload"] == {
-            "kind": "torn_tail_repaired", "offset": record["payload"]["offset"], "bytes": len(torn),
+            "kind": "torn_tail_repaired",
+            "offset": record["payload"]["offset"],
+            "bytes": len(torn),
             "sha256": hashlib.sha256(torn).hexdigest(),
         }
         assert verify_log(tmp_path).ok

@@ -79,8 +79,10 @@ TREES = {n: MerkleTree([leaf_hash(x) for x in DATA[:n]]) for n in (1, 2, 3, 5, 7
 #   printf '\x00' | sha256sum                                                  → 6e340b9c… (size 1: leaf "" )
 #   { printf '\x01'; printf '\x00' | openssl dgst -sha256 -binary;
 #     printf '\x00\x00' | openssl dgst -sha256 -binary; } | sha256sum         → fac54203… (size 2: leaves "", "00")
-TD_LEAVES = [bytes.fromhex(h) for h in ("", "00", "10", "2021", "3031", "40414243", "5051525354555657",
-                                         "606162636465666768696a6b6c6d6e6f")]
+TD_LEAVES = [
+    bytes.fromhex(h)
+    for h in ("", "00", "10", "2021", "3031", "40414243", "5051525354555657", "606162636465666768696a6b6c6d6e6f")
+]
 TD_ROOTS = [
     "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
     "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
@@ -95,23 +97,60 @@ TD_TREE = MerkleTree([leaf_hash(x) for x in TD_LEAVES])
 
 # transparency-dev/merkle testdata/inclusion/1/happy-path.json and testdata/inclusion/3/happy-path.json.
 TD_INCLUSION = [
-    (0, 8, "XcnaeacGWamtVZy3Ad7ZoqudgjqtL0lgz+Nw7/RgQyg=", "bjQLnP+zepicpUTmu3gKLHiQHT+zNzh2hRGjBhevoB0=",
-     ["lqKW0iTyhcZ77pPDD4owkVfw2qNdxbh+QQt4YwoJz8c=", "Xwg/ChozygdqlSeYMlgNs+DvRYS9/x9UyKNg9Q3jAx4=",
-      "a0eq8p7jwq+a+Im8H7klTavTEXfxYjLdaqsDXKOb9uQ="]),
-    (2, 3, "rra8/idLcKFPsGel5VeCZNsPqbUa9eC6FZFY8yngbnc=", "ApjRIpBtz8EIkstTpzmS/FufST6kybrbJ7eRtBJ6f+c=",
-     ["+sVCA+fMaWzw38tCySodnbr3CtnmIfS9jZhmLwDjwSU="]),
+    (
+        0,
+        8,
+        "XcnaeacGWamtVZy3Ad7ZoqudgjqtL0lgz+Nw7/RgQyg=",
+        "bjQLnP+zepicpUTmu3gKLHiQHT+zNzh2hRGjBhevoB0=",
+        [
+            "lqKW0iTyhcZ77pPDD4owkVfw2qNdxbh+QQt4YwoJz8c=",
+            "Xwg/ChozygdqlSeYMlgNs+DvRYS9/x9UyKNg9Q3jAx4=",
+            "a0eq8p7jwq+a+Im8H7klTavTEXfxYjLdaqsDXKOb9uQ=",
+        ],
+    ),
+    (
+        2,
+        3,
+        "rra8/idLcKFPsGel5VeCZNsPqbUa9eC6FZFY8yngbnc=",
+        "ApjRIpBtz8EIkstTpzmS/FufST6kybrbJ7eRtBJ6f+c=",
+        ["+sVCA+fMaWzw38tCySodnbr3CtnmIfS9jZhmLwDjwSU="],
+    ),
 ]
 # transparency-dev/merkle testdata/consistency/{1,2,4}/happy-path.json.
 TD_CONSISTENCY = [
-    (1, 8, "bjQLnP+zepicpUTmu3gKLHiQHT+zNzh2hRGjBhevoB0=", "XcnaeacGWamtVZy3Ad7ZoqudgjqtL0lgz+Nw7/RgQyg=",
-     ["lqKW0iTyhcZ77pPDD4owkVfw2qNdxbh+QQt4YwoJz8c=", "Xwg/ChozygdqlSeYMlgNs+DvRYS9/x9UyKNg9Q3jAx4=",
-      "a0eq8p7jwq+a+Im8H7klTavTEXfxYjLdaqsDXKOb9uQ="]),
-    (6, 8, "duZ9rbzfHhDht03cYIq9L5jfsW+851J3tSMqEn8gh+8=", "XcnaeacGWamtVZy3Ad7ZoqudgjqtL0lgz+Nw7/RgQyg=",
-     ["DrxdNDf74tsVi58Sah0RjjCBgQMdCpSfje3t68VY72o=", "yoVOoSjtBQtBs1/8G4e46yveRh6eO1WW7Oa51ZdaCuA=",
-      "037kGJdt2VdTwcc4Yrk5j6Kiz5tP8P3+izDNlSCWFLc="]),
-    (6, 7, "duZ9rbzfHhDht03cYIq9L5jfsW+851J3tSMqEn8gh+8=", "3bib5AOAnjJXUNPSY814kpwpQreUKjS3fhIslZSnTIw=",
-     ["DrxdNDf74tsVi58Sah0RjjCBgQMdCpSfje3t68VY72o=", "sIaT7C5yFZcTBkHoIR5+7cy0wmQTlj7ubB4u0W/7Gl8=",
-      "037kGJdt2VdTwcc4Yrk5j6Kiz5tP8P3+izDNlSCWFLc="]),
+    (
+        1,
+        8,
+        "bjQLnP+zepicpUTmu3gKLHiQHT+zNzh2hRGjBhevoB0=",
+        "XcnaeacGWamtVZy3Ad7ZoqudgjqtL0lgz+Nw7/RgQyg=",
+        [
+            "lqKW0iTyhcZ77pPDD4owkVfw2qNdxbh+QQt4YwoJz8c=",
+            "Xwg/ChozygdqlSeYMlgNs+DvRYS9/x9UyKNg9Q3jAx4=",
+            "a0eq8p7jwq+a+Im8H7klTavTEXfxYjLdaqsDXKOb9uQ=",
+        ],
+    ),
+    (
+        6,
+        8,
+        "duZ9rbzfHhDht03cYIq9L5jfsW+851J3tSMqEn8gh+8=",
+        "XcnaeacGWamtVZy3Ad7ZoqudgjqtL0lgz+Nw7/RgQyg=",
+        [
+            "DrxdNDf74tsVi58Sah0RjjCBgQMdCpSfje3t68VY72o=",
+            "yoVOoSjtBQtBs1/8G4e46yveRh6eO1WW7Oa51ZdaCuA=",
+            "037kGJdt2VdTwcc4Yrk5j6Kiz5tP8P3+izDNlSCWFLc=",
+        ],
+    ),
+    (
+        6,
+        7,
+        "duZ9rbzfHhDht03cYIq9L5jfsW+851J3tSMqEn8gh+8=",
+        "3bib5AOAnjJXUNPSY814kpwpQreUKjS3fhIslZSnTIw=",
+        [
+            "DrxdNDf74tsVi58Sah0RjjCBgQMdCpSfje3t68VY72o=",
+            "sIaT7C5yFZcTBkHoIR5+7cy0wmQTlj7ubB4u0W/7Gl8=",
+            "037kGJdt2VdTwcc4Yrk5j6Kiz5tP8P3+izDNlSCWFLc=",
+        ],
+    ),
 ]
 
 

@@ -134,7 +134,9 @@ class TestCli:
         build(tmp_path / "audit")
         run = subprocess.run(
             [sys.executable, "-m", "edge_agent", "audit", "verify", "--config", str(self._config(tmp_path))],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert run.returncode == 0, run.stderr
         assert run.stdout.startswith("OK: 40 entries, hash chain intact")
@@ -147,7 +149,9 @@ class TestCli:
         write(tmp_path / "audit", lines)
         run = subprocess.run(
             [sys.executable, "-m", "edge_agent", "audit", "verify", "--config", str(self._config(tmp_path))],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert run.returncode == 1
         assert "audit verify: FAILED: entry 5: entry_hash" in run.stderr

@@ -29,9 +29,7 @@ class TestCanonicalJson:
 
     def test_non_ascii_is_written_as_utf8_not_escaped(self) -> None:
         """Línea — 🏭 as its UTF-8 bytes: no \\u escapes."""
-        assert canonical_json({"ñ": "Línea — 🏭"}) == (
-            b'{"\xc3\xb1":"L\xc3\xadnea \xe2\x80\x94 \xf0\x9f\x8f\xad"}'
-        )
+        assert canonical_json({"ñ": "Línea — 🏭"}) == (b'{"\xc3\xb1":"L\xc3\xadnea \xe2\x80\x94 \xf0\x9f\x8f\xad"}')
 
     def test_only_quote_backslash_and_controls_are_escaped(self) -> None:
         """`"` and `\\` escaped, U+0000..U+001F as short escapes or lowercase \\u00XX; DEL and U+2028 as themselves."""
@@ -83,8 +81,16 @@ class TestCanonicalJson:
         time = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
         payload = {"note": "señal", "n": 1.5}
         entry, line = AuditEntry.create_with_line(0, time, "mqtt", "ingest.batch", payload, GENESIS_HASH)
-        body = canonical_json({"actor": "mqtt", "event": "ingest.batch", "payload": payload, "prev_hash": GENESIS_HASH,
-                               "seq": 0, "time": "2026-01-02T03:04:05.678901Z"})
+        body = canonical_json(
+            {
+                "actor": "mqtt",
+                "event": "ingest.batch",
+                "payload": payload,
+                "prev_hash": GENESIS_HASH,
+                "seq": 0,
+                "time": "2026-01-02T03:04:05.678901Z",
+            }
+        )
         assert entry.entry_hash == sha256_hex(body)
         assert line == body.replace(b',"event":', b',"entry_hash":"' + entry.entry_hash.encode() + b'","event":', 1)
 

@@ -110,9 +110,16 @@ def _leaf_keys(model: type, prefix: str = "") -> list[str]:
 
     keys = []
     for name, field in model.model_fields.items():
-        nested = [a for a in (field.annotation, *get_args(field.annotation)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        nested = [
+            a
+            for a in (field.annotation, *get_args(field.annotation))
+            if isinstance(a, type) and issubclass(a, BaseModel)
+        ]
         nested += [
-            b for a in get_args(field.annotation) for b in get_args(a) if isinstance(b, type) and issubclass(b, BaseModel)
+            b
+            for a in get_args(field.annotation)
+            for b in get_args(a)
+            if isinstance(b, type) and issubclass(b, BaseModel)
         ]
         if nested:
             keys += _leaf_keys(nested[0], f"{prefix}{name}.")
@@ -129,6 +136,8 @@ def test_example_config_documents_every_option() -> None:
 
     text = (REPO / "configs" / "edge-agent.example.toml").read_text(encoding="utf-8")
     missing = [
-        key for key in _leaf_keys(AgentConfig) if not re.search(rf"^#?\s*{re.escape(key.rsplit('.', 1)[-1])}\s*=", text, re.M)
+        key
+        for key in _leaf_keys(AgentConfig)
+        if not re.search(rf"^#?\s*{re.escape(key.rsplit('.', 1)[-1])}\s*=", text, re.M)
     ]
     assert missing == []

@@ -399,7 +399,7 @@ def write_config(tmp_path: Path, health_port: int, grace_s: float = 5.0, mqtt: s
             [site]
             id = "test-site"
             [paths]
-            state_dir = "{tmp_path / 'state'}"
+            state_dir = "{tmp_path / "state"}"
             [logging]
             format = "json"
             [daemon]
@@ -570,7 +570,10 @@ class TestRunCommand:
         """WATCHDOG_USEC that is not a number is a usage error (exit 2) named on stderr; no state is created."""
         agent = Agent(agent_config[0], path_socket, {"WATCHDOG_USEC": "soon"})
         _, err = agent.proc.communicate(timeout=30)
-        assert (agent.proc.returncode, err.decode().strip()) == (2, "edge-agent: WATCHDOG_USEC='soon' is not an integer")
+        assert (agent.proc.returncode, err.decode().strip()) == (
+            2,
+            "edge-agent: WATCHDOG_USEC='soon' is not an integer",
+        )
         assert not (agent_config[0].parent / "state").exists()
 
     def test_health_endpoints_answer_over_http(self, agent_config: tuple[Path, int], path_socket: NotifySocket) -> None:
@@ -617,9 +620,21 @@ class TestRunCommand:
             receive_until(path_socket, "READY=1")
             states = {c["name"]: c["state"] for c in json.loads(http_get(port, "/readyz")[2])["components"]}
             subprocess.run(
-                ["mosquitto_pub", "-h", broker.host, "-p", str(broker.port), "-q", "1",
-                 "-t", "plant/test-site/log/boiler", "-m", "burner 2 flame lost"],
-                check=True, timeout=10,
+                [
+                    "mosquitto_pub",
+                    "-h",
+                    broker.host,
+                    "-p",
+                    str(broker.port),
+                    "-q",
+                    "1",
+                    "-t",
+                    "plant/test-site/log/boiler",
+                    "-m",
+                    "burner 2 flame lost",
+                ],
+                check=True,
+                timeout=10,
             )
             broker.stop()
             deadline = time.monotonic() + 10

@@ -81,7 +81,9 @@ def edit_weights(head: Path, **changes: Any) -> None:
 
 
 class TestImport:
-    @pytest.mark.parametrize("variant", VARIANTS, ids=[f"{layout}-3.1-{'on' if on else 'off'}" for layout, on in VARIANTS])
+    @pytest.mark.parametrize(
+        "variant", VARIANTS, ids=[f"{layout}-3.1-{'on' if on else 'off'}" for layout, on in VARIANTS]
+    )
     def test_each_layout_and_switch_setting_imports_verified(
         self, tiny_model: Path, heads: dict, variant: tuple[str, bool], tmp_path: Path
     ) -> None:
@@ -90,7 +92,9 @@ class TestImport:
         assert verify(tmp_path / "draft") == result.manifest
         assert result.manifest.kind == "draft"
 
-    @pytest.mark.parametrize("variant", VARIANTS, ids=[f"{layout}-3.1-{'on' if on else 'off'}" for layout, on in VARIANTS])
+    @pytest.mark.parametrize(
+        "variant", VARIANTS, ids=[f"{layout}-3.1-{'on' if on else 'off'}" for layout, on in VARIANTS]
+    )
     def test_manifest_records_layout_variant_and_switches(
         self, tiny_model: Path, heads: dict, variant: tuple[str, bool], tmp_path: Path
     ) -> None:
@@ -156,7 +160,9 @@ class TestRefused:
         with pytest.raises(HeadMismatch, match=r"t2d: shape \[32000\], vocab_size 49152 gives \[49152\]"):
             import_head(head, tiny_model, tmp_path / "draft", show_progress=False)
 
-    def test_d2t_pointing_outside_the_vocabulary_is_refused(self, tiny_model: Path, heads: dict, tmp_path: Path) -> None:
+    def test_d2t_pointing_outside_the_vocabulary_is_refused(
+        self, tiny_model: Path, heads: dict, tmp_path: Path
+    ) -> None:
         """A d2t that maps a draft id beyond the target vocabulary names the bad target id."""
         import torch
 
@@ -235,7 +241,9 @@ class TestParse:
             "transformer_layer_config": {"hidden_size": 64, "vocab_size": 100},
         }
         spec = parse_head_config(raw)
-        assert spec.switches == Switches(fc_norm=False, norm_output=False, norm_before_residual=True, norm_before_fc=False)
+        assert spec.switches == Switches(
+            fc_norm=False, norm_output=False, norm_before_residual=True, norm_before_fc=False
+        )
         assert (spec.num_aux, spec.aux_layer_ids, spec.draft_vocab_size) == (3, None, 100)
 
     def test_llama_eagle3_counts_aux_states_from_its_ids(self) -> None:
@@ -259,14 +267,28 @@ class TestParse:
         raw=st.dictionaries(
             st.sampled_from(
                 [
-                    "architectures", "hidden_size", "vocab_size", "draft_vocab_size", "target_hidden_size",
-                    "eagle_config", "fc_norm", "norm_output", "speculators_config", "speculators_model_type",
-                    "transformer_layer_config", "eagle_aux_hidden_state_layer_ids", "intermediate_size",
+                    "architectures",
+                    "hidden_size",
+                    "vocab_size",
+                    "draft_vocab_size",
+                    "target_hidden_size",
+                    "eagle_config",
+                    "fc_norm",
+                    "norm_output",
+                    "speculators_config",
+                    "speculators_model_type",
+                    "transformer_layer_config",
+                    "eagle_aux_hidden_state_layer_ids",
+                    "intermediate_size",
                 ]
             ),
             st.recursive(
-                st.none() | st.booleans() | st.integers(-5, 10**6) | st.text(max_size=30)
-                | st.just("LlamaForCausalLMEagle3") | st.just("eagle3"),
+                st.none()
+                | st.booleans()
+                | st.integers(-5, 10**6)
+                | st.text(max_size=30)
+                | st.just("LlamaForCausalLMEagle3")
+                | st.just("eagle3"),
                 lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
                 max_leaves=12,
             ),
@@ -307,16 +329,31 @@ class TestCheckTarget:
         layers=st.integers(1, 40),
     )
     def test_problems_match_the_naive_rules(
-        self, hidden: int, vocab: int, draft_vocab: int, num_aux: int, ids: tuple[int, ...] | None,
-        target_hidden: int, target_vocab: int, layers: int,
+        self,
+        hidden: int,
+        vocab: int,
+        draft_vocab: int,
+        num_aux: int,
+        ids: tuple[int, ...] | None,
+        target_hidden: int,
+        target_vocab: int,
+        layers: int,
     ) -> None:
         """check_target reports one problem per broken rule of the naive reference."""
         spec = HeadSpec(
-            layout="llama_eagle3", hidden_size=hidden, intermediate_size=None, target_hidden_size=hidden,
-            vocab_size=vocab, draft_vocab_size=draft_vocab, num_aux=num_aux, aux_layer_ids=ids,
+            layout="llama_eagle3",
+            hidden_size=hidden,
+            intermediate_size=None,
+            target_hidden_size=hidden,
+            vocab_size=vocab,
+            draft_vocab_size=draft_vocab,
+            num_aux=num_aux,
+            aux_layer_ids=ids,
             switches=Switches(fc_norm=True, norm_output=True, norm_before_residual=False, norm_before_fc=False),
         )
-        target = TargetShape(hidden_size=target_hidden, vocab_size=target_vocab, num_hidden_layers=layers, manifest_sha256="0" * 64)
+        target = TargetShape(
+            hidden_size=target_hidden, vocab_size=target_vocab, num_hidden_layers=layers, manifest_sha256="0" * 64
+        )
         assert len(check_target(spec, target)) == naive_problem_count(spec, target)
 
 
@@ -338,7 +375,9 @@ class TestCli:
         head = copy_head(heads, ("llama_eagle3", True), tmp_path)
         edit_config(head, target_hidden_size=576)
         with pytest.raises(SystemExit) as exit_info:
-            main(["draft", "import", str(head), "--for", str(tiny_model), "--out", str(tmp_path / "d"), "--no-progress"])
+            main(
+                ["draft", "import", str(head), "--for", str(tiny_model), "--out", str(tmp_path / "d"), "--no-progress"]
+            )
         assert exit_info.value.code == 1
         assert "the head's target_hidden_size is 576, the target's hidden_size is 64" in capsys.readouterr().err
 
@@ -363,7 +402,9 @@ def imported_head(tiny_model: Path, heads: dict, tmp_path_factory: pytest.TempPa
 
 
 @pytest.fixture(scope="module")
-def head_engine(tiny_model: Path, imported_head: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineHandle]:
+def head_engine(
+    tiny_model: Path, imported_head: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[EngineHandle]:
     state = tmp_path_factory.mktemp("head-state")
     handle = EngineHandle(engine_config(state, model_dir=str(tiny_model), draft=imported_head, k=3))
     yield handle
@@ -406,8 +447,14 @@ def tiny_samples(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
     path = tmp_path_factory.mktemp("draft-data") / "train.jsonl"
     lines = [
-        Sample(id=f"s{i}", slice="train", kind="shift_summary", lang="en",
-               prompt_ids=[1, *range(100 + i, 140 + i)], output_ids=list(range(900 + 7 * i, 930 + 7 * i))).model_dump_json()
+        Sample(
+            id=f"s{i}",
+            slice="train",
+            kind="shift_summary",
+            lang="en",
+            prompt_ids=[1, *range(100 + i, 140 + i)],
+            output_ids=list(range(900 + 7 * i, 930 + 7 * i)),
+        ).model_dump_json()
         for i in range(4)
     ]
     path.write_text("\n".join(lines) + "\n")
@@ -418,8 +465,16 @@ def tiny_train_config(data: Path, work_dir: Path, **overrides: Any):
     from edge_agent.speculative.train import TrainConfig
 
     return TrainConfig(
-        data=data, work_dir=work_dir, draft_vocab_size=256, ttt_steps=2, steps=2, samples_per_step=2,
-        max_seq_len=96, checkpoint_every=1, feature_cache_mb=0, **overrides,
+        data=data,
+        work_dir=work_dir,
+        draft_vocab_size=256,
+        ttt_steps=2,
+        steps=2,
+        samples_per_step=2,
+        max_seq_len=96,
+        checkpoint_every=1,
+        feature_cache_mb=0,
+        **overrides,
     )
 
 
@@ -459,6 +514,8 @@ class TestTrainDevice:
             '[train]\ndevice = "cpu"\ndtype = "bfloat16"\n\n[[heads]]\nname = "a"\nfc_norm = true\nnorm_output = true\n'
             'work_dir = "w"\nexport_dir = "e"\n'
         )
-        args = build_parser().parse_args(["draft", "train", "--config", str(recipe_file), "--device", "cuda", "--dtype", "float32"])
+        args = build_parser().parse_args(
+            ["draft", "train", "--config", str(recipe_file), "--device", "cuda", "--dtype", "float32"]
+        )
         train = _recipe(args).train
         assert (train.device, train.dtype) == ("cuda", "float32")

@@ -94,7 +94,15 @@ def fill(store: Store) -> None:
     for i in range(100_000):
         try:
             store.insert_records(
-                [Record(source="f", kind="f", key="f", source_time=utcnow(), idempotency_key=idempotency_key("f", str(i)))]
+                [
+                    Record(
+                        source="f",
+                        kind="f",
+                        key="f",
+                        source_time=utcnow(),
+                        idempotency_key=idempotency_key("f", str(i)),
+                    )
+                ]
             )
         except StoreFullError:
             break

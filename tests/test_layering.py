@@ -33,11 +33,7 @@ def imported_modules(source: Path) -> set[str]:
 
 
 def below_the_roots() -> list[Path]:
-    return sorted(
-        path
-        for path in PACKAGE.rglob("*.py")
-        if path.relative_to(PACKAGE).parts[0] not in COMPOSITION_ROOTS
-    )
+    return sorted(path for path in PACKAGE.rglob("*.py") if path.relative_to(PACKAGE).parts[0] not in COMPOSITION_ROOTS)
 
 
 class TestLayering:

@@ -232,7 +232,9 @@ class TestSafetensorsHeader:
 
     @settings(max_examples=300)  # each example writes a file
     @given(data=st.binary(max_size=300))
-    def test_any_bytes_give_tensors_or_a_clear_error(self, data: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+    def test_any_bytes_give_tensors_or_a_clear_error(
+        self, data: bytes, tmp_path_factory: pytest.TempPathFactory
+    ) -> None:
         """Whatever a file holds, reading its header returns tensors or raises ModelImportError, nothing else."""
         path = tmp_path_factory.mktemp("st") / "w.safetensors"
         path.write_bytes(data)
@@ -271,7 +273,9 @@ class TestSafetensorsHeader:
             count = 1
             for d in shape:
                 count *= d
-            return 0 <= offsets[0] <= offsets[1] <= data_size and offsets[1] - offsets[0] == sizes[entry["dtype"]] * count
+            return (
+                0 <= offsets[0] <= offsets[1] <= data_size and offsets[1] - offsets[0] == sizes[entry["dtype"]] * count
+            )
 
         if all(fits(entry) for entry in header.values()):
             assert set(read_safetensors_header(path)) == set(header)
@@ -301,7 +305,9 @@ class TestCli:
             main(["model", "import", str(source), "--out", str(tmp_path / "model"), "--no-progress"])
         err = capsys.readouterr().err
         assert exit_info.value.code == 1
-        assert err.startswith(f"edge-agent: model import failed: {source}: pickled weights are refused (pytorch_model.bin)")
+        assert err.startswith(
+            f"edge-agent: model import failed: {source}: pickled weights are refused (pytorch_model.bin)"
+        )
 
     def test_verify_accepts_the_imported_directory(
         self, tiny_source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

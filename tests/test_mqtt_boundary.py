@@ -82,8 +82,10 @@ def mes(**fields: Any) -> str:
 characters = st.characters(codec=None) | st.characters(categories=["Cs"])
 strings = st.text(characters, max_size=20)
 # Integers around every edge that matters (64-bit, 2**64, beyond), and plain ones.
-integers = st.integers() | st.integers(min_value=-(2**70), max_value=2**70) | st.sampled_from(
-    [INT64_MIN - 1, INT64_MIN, INT64_MAX, INT64_MAX + 1, 2**64, -(2**64)]
+integers = (
+    st.integers()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.sampled_from([INT64_MIN - 1, INT64_MIN, INT64_MAX, INT64_MAX + 1, 2**64, -(2**64)])
 )
 floats = st.floats(allow_nan=False)  # infinities render as 1e400 (below); NaN has no JSON spelling
 scalars = st.none() | st.booleans() | integers | floats | strings
@@ -91,7 +93,9 @@ scalars = st.none() | st.booleans() | integers | floats | strings
 
 def nested(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.recursive(
-        leaf, lambda children: st.lists(children, max_size=4) | st.dictionaries(strings, children, max_size=4), max_leaves=12
+        leaf,
+        lambda children: st.lists(children, max_size=4) | st.dictionaries(strings, children, max_size=4),
+        max_leaves=12,
     )
 
 
@@ -129,7 +133,12 @@ times = iso_times | st.sampled_from(ASSESSOR_TIMES) | strings
 def documents(draw: st.DrawFn) -> str:
     """A MES-like JSON text: maybe ts/id/asset/type (well or badly typed), plus arbitrary nested content."""
     fields: dict[str, Any] = draw(st.dictionaries(strings, deep(), max_size=3))
-    for name, strategy in (("ts", times | scalars), ("id", strings | integers), ("asset", strings | scalars), ("type", strings)):
+    for name, strategy in (
+        ("ts", times | scalars),
+        ("id", strings | integers),
+        ("asset", strings | scalars),
+        ("type", strings),
+    ):
         if draw(st.booleans()):
             fields[name] = draw(strategy)
     return render(fields)
@@ -153,13 +162,19 @@ class TestBoundaryProperties:
 
     @settings(max_examples=300)
     @given(text=documents(), ascii_only=st.booleans())
-    def test_arbitrary_documents_raise_only_parse_error(self, stores: Iterator[Path], text: str, ascii_only: bool) -> None:
+    def test_arbitrary_documents_raise_only_parse_error(
+        self, stores: Iterator[Path], text: str, ascii_only: bool
+    ) -> None:
         """Any JSON document (huge numbers, surrogates, deep nesting, odd times) is a storable record or a ParseError."""
         payload = text.encode("ascii") if ascii_only else text.encode("utf-8", "surrogatepass")
         try:
             record = TABLE.parse("plant/s1/raw/a", payload, RECEIVED)
         except ParseError as error:
-            assert error.reason in {QuarantineReason.INVALID_JSON, QuarantineReason.INVALID_UTF8, QuarantineReason.SCHEMA_MISMATCH}
+            assert error.reason in {
+                QuarantineReason.INVALID_JSON,
+                QuarantineReason.INVALID_UTF8,
+                QuarantineReason.SCHEMA_MISMATCH,
+            }
             event(error.reason)
             return
         event("stored")
@@ -257,7 +272,10 @@ class TestNumberDomain:
     def test_overflowing_float_is_refused(self, literal: str, shown: str) -> None:
         """`1e400` decodes to inf in Python's json; it is refused with its path."""
         error = refusal('{"ts": "2026-11-29T06:15:00Z", "data": {"v": [' + literal + "]}}")
-        assert (error.reason, error.detail) == (QuarantineReason.SCHEMA_MISMATCH, f"data.v[0]: number is not finite ({shown})")
+        assert (error.reason, error.detail) == (
+            QuarantineReason.SCHEMA_MISMATCH,
+            f"data.v[0]: number is not finite ({shown})",
+        )
 
     def test_underflowing_float_is_zero(self) -> None:
         """`1e-400` is a finite number (0.0), accepted."""
@@ -283,7 +301,8 @@ class TestStringDomain:
         """A `\\ud800` escape in a value is refused, naming the field and the code point."""
         error = refusal('{"ts": "2026-11-29T06:15:00Z", "text": "ab\\ud800"}')
         assert (error.reason, error.detail) == (
-            QuarantineReason.SCHEMA_MISMATCH, "text: string has a lone surrogate U+D800 at index 2"
+            QuarantineReason.SCHEMA_MISMATCH,
+            "text: string has a lone surrogate U+D800 at index 2",
         )
 
     def test_lone_surrogate_in_a_key_is_refused(self) -> None:
@@ -311,14 +330,17 @@ class TestStringDomain:
         with pytest.raises(ParseError) as err:
             TextParser("log_line", limits=limits(max_string_chars=10)).parse("t", b"x" * 11, RECEIVED)
         assert (err.value.reason, err.value.detail) == (
-            QuarantineReason.SCHEMA_MISMATCH, "text: line of 11 characters exceeds max_string_chars 10"
+            QuarantineReason.SCHEMA_MISMATCH,
+            "text: line of 11 characters exceeds max_string_chars 10",
         )
 
 
 class TestDepthDomain:
     def test_depth_at_max_json_depth_is_accepted(self) -> None:
         """A document nested exactly max_json_depth deep (the document itself is level 1) is accepted."""
-        assert parse_json('{"ts": "2026-11-29T06:15:00Z", "a": [[[0]]]}', limits(max_json_depth=4)).value["a"] == [[[0]]]
+        assert parse_json('{"ts": "2026-11-29T06:15:00Z", "a": [[[0]]]}', limits(max_json_depth=4)).value["a"] == [
+            [[0]]
+        ]
 
     def test_one_level_deeper_is_refused(self) -> None:
         """One level beyond max_json_depth is refused, naming the path to the container that is too deep."""
@@ -330,7 +352,8 @@ class TestDepthDomain:
         """10k and 100k levels (beyond the decoder's recursion limit) are schema_mismatch, not a RecursionError."""
         error = refusal("[" * levels + "]" * levels)
         assert (error.reason, error.detail) == (
-            QuarantineReason.SCHEMA_MISMATCH, "(document): nesting deeper than max_json_depth 32"
+            QuarantineReason.SCHEMA_MISMATCH,
+            "(document): nesting deeper than max_json_depth 32",
         )
 
     def test_unterminated_deep_input_is_schema_mismatch(self) -> None:

@@ -23,7 +23,12 @@ pytestmark = pytest.mark.broker
 
 def config(broker: Broker, **overrides: object) -> MqttConfig:
     # Fast reconnects: the tests restart brokers and should not wait out production backoffs.
-    base: dict[str, object] = {"host": broker.host, "port": broker.port, "reconnect_min_s": 0.05, "reconnect_max_s": 0.5}
+    base: dict[str, object] = {
+        "host": broker.host,
+        "port": broker.port,
+        "reconnect_min_s": 0.05,
+        "reconnect_max_s": 0.5,
+    }
     return MqttConfig(**{**base, **overrides})
 
 
@@ -49,22 +54,36 @@ async def nothing_arrives(client: MqttClient, within: float = 0.5) -> bool:
 class TestDelivery:
     async def test_round_trip_keeps_mqtt5_properties(self, broker: Broker) -> None:
         """A QoS 1 publish arrives with payload, response topic, correlation data, content type and user properties."""
-        async with MqttClient(config(broker, client_id="sub")) as sub, MqttClient(config(broker, client_id="pub")) as pub:
+        async with (
+            MqttClient(config(broker, client_id="sub")) as sub,
+            MqttClient(config(broker, client_id="pub")) as pub,
+        ):
             await sub.subscribe("edge/s1/#", qos=1, timeout=5)
             await pub.publish(
-                "edge/s1/reports/r1", b"\x00report", qos=1, response_topic="edge/s1/replies", correlation_data=b"\x01\x02",
-                content_type="application/json", user_properties=[("lang", "es")], timeout=5,
+                "edge/s1/reports/r1",
+                b"\x00report",
+                qos=1,
+                response_topic="edge/s1/replies",
+                correlation_data=b"\x01\x02",
+                content_type="application/json",
+                user_properties=[("lang", "es")],
+                timeout=5,
             )
             [message] = await receive(sub, 1)
         assert (message.topic, message.payload, message.qos) == ("edge/s1/reports/r1", b"\x00report", 1)
         assert (message.response_topic, message.correlation_data, message.content_type) == (
-            "edge/s1/replies", b"\x01\x02", "application/json",
+            "edge/s1/replies",
+            b"\x01\x02",
+            "application/json",
         )
         assert message.user_properties == (("lang", "es"),)
 
     async def test_unacked_message_is_redelivered_on_next_session(self, broker: Broker) -> None:
         """Without `ack()` no PUBACK leaves: the broker delivers the message again to the same client id."""
-        async with MqttClient(config(broker, client_id="sub")) as sub, MqttClient(config(broker, client_id="pub")) as pub:
+        async with (
+            MqttClient(config(broker, client_id="sub")) as sub,
+            MqttClient(config(broker, client_id="pub")) as pub,
+        ):
             await sub.subscribe("t/#", timeout=5)
             await pub.publish("t/a", b"m1", timeout=5)
             [first] = await receive(sub, 1, ack=False)
@@ -107,7 +126,9 @@ async def pub_and_receive(broker: Broker, sub: MqttClient) -> None:
 
 
 class TestReconnect:
-    async def test_reconnects_and_resubscribes_after_broker_lost_its_state(self, broker: Broker, tmp_path: Path) -> None:
+    async def test_reconnects_and_resubscribes_after_broker_lost_its_state(
+        self, broker: Broker, tmp_path: Path
+    ) -> None:
         """A broker restarted without its session store gets the subscriptions again on the new connection."""
         fresh_dir = tmp_path / "fresh"
         fresh_dir.mkdir()
@@ -132,7 +153,10 @@ class TestReconnect:
 
     async def test_publish_made_while_broker_down_completes_after_it_returns(self, broker: Broker) -> None:
         """A QoS 1 publish issued during an outage waits in paho and returns once the broker acknowledges it."""
-        async with MqttClient(config(broker, client_id="sub")) as sub, MqttClient(config(broker, client_id="pub")) as pub:
+        async with (
+            MqttClient(config(broker, client_id="sub")) as sub,
+            MqttClient(config(broker, client_id="pub")) as pub,
+        ):
             await sub.subscribe("t/#", timeout=5)
             await pub.wait_connected(5)
             broker.stop()
@@ -147,7 +171,10 @@ class TestReconnect:
 
     async def test_ack_of_a_message_from_a_dropped_connection_is_skipped(self, broker: Broker) -> None:
         """After a reconnect the old packet id is meaningless: the stale ack is dropped and the redelivery acked."""
-        async with MqttClient(config(broker, client_id="sub")) as sub, MqttClient(config(broker, client_id="pub")) as pub:
+        async with (
+            MqttClient(config(broker, client_id="sub")) as sub,
+            MqttClient(config(broker, client_id="pub")) as pub,
+        ):
             await sub.subscribe("t/#", timeout=5)
             await pub.publish("t/a", b"m", timeout=5)
             [old] = await receive(sub, 1, ack=False)
@@ -215,28 +242,34 @@ def make_pki(directory: Path, server_names: list[str]) -> dict[str, Path]:
     ca_key = _key()
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "edge-agent test CA")])
     ca = (
-        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + dt.timedelta(days=1))
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
-        )
+        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
 
-    def leaf(cn: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    def leaf(
+        cn: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier
+    ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
         key = _key()
         builder = (
-            x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+            .issuer_name(ca_name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=1))
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-            .add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
-            )
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
         )
         if sans:
             builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
@@ -254,8 +287,13 @@ def make_pki(directory: Path, server_names: list[str]) -> dict[str, Path]:
     ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     server_crt, server_key_path = _write(directory / "server", server, server_key)
     client_crt, client_key_path = _write(directory / "client", client, client_key)
-    return {"ca": ca_path, "server_crt": server_crt, "server_key": server_key_path, "client_crt": client_crt,
-            "client_key": client_key_path}
+    return {
+        "ca": ca_path,
+        "server_crt": server_crt,
+        "server_key": server_key_path,
+        "client_crt": client_crt,
+        "client_key": client_key_path,
+    }
 
 
 def tls_broker(tmp_path: Path, server_names: list[str]) -> tuple[Broker, dict[str, Path]]:

@@ -60,5 +60,9 @@ class TestReadGate:
         """queue_max 1: paused with one message queued, resumed once it is taken (1 // 2 = 0)."""
         gate = ReadGate(queue_max=1)
         assert run(gate, [(0, False), (1, False), (1, False), (0, False), (1, False)]) == [
-            KEEP, PAUSE, KEEP, RESUME, PAUSE,
+            KEEP,
+            PAUSE,
+            KEEP,
+            RESUME,
+            PAUSE,
         ]

@@ -38,17 +38,28 @@ ROUTES = [
 
 def mqtt_config(broker: Broker, **overrides: object) -> MqttConfig:
     base: dict[str, object] = {
-        "host": broker.host, "port": broker.port, "client_id": "agent", "routes": ROUTES,
+        "host": broker.host,
+        "port": broker.port,
+        "client_id": "agent",
+        "routes": ROUTES,
         # Fast reconnects: these tests restart the broker and should not wait out production backoffs.
-        "reconnect_min_s": 0.05, "reconnect_max_s": 0.5,
+        "reconnect_min_s": 0.05,
+        "reconnect_max_s": 0.5,
     }
     return MqttConfig(**{**base, **overrides})
 
 
 def mes(i: int, **extra: object) -> bytes:
     return json.dumps(
-        {"id": f"mes-{i:06d}", "ts": "2026-11-29T06:15:00Z", "type": "production_count", "asset": "P-101",
-         "count": i, "unit": "pcs", **extra}
+        {
+            "id": f"mes-{i:06d}",
+            "ts": "2026-11-29T06:15:00Z",
+            "type": "production_count",
+            "asset": "P-101",
+            "count": i,
+            "unit": "pcs",
+            **extra,
+        }
     ).encode()
 
 
@@ -143,6 +154,7 @@ class TestIngest:
 
     async def test_quarantine_counter_counts_by_reason(self, broker: Broker, store: Store) -> None:
         """edge_agent_mqtt_quarantined_total{reason} grows by one per refused message of that reason."""
+
         def sample(reason: str) -> float:
             return REGISTRY.get_sample_value("edge_agent_mqtt_quarantined_total", {"reason": reason}) or 0.0
 
@@ -197,7 +209,9 @@ class TestIngest:
                 await live.ready.wait()
             assert not live.task.done()
 
-    async def test_restart_into_a_backlog_larger_than_the_queue_stores_it_all(self, broker: Broker, store: Store) -> None:
+    async def test_restart_into_a_backlog_larger_than_the_queue_stores_it_all(
+        self, broker: Broker, store: Store
+    ) -> None:
         """An agent that returns to 10x queue_max queued messages subscribes, drains and stores every one."""
         config = mqtt_config(broker, queue_max=20)
         writer = RecordWriter(store, max_delay_s=0.01)
@@ -227,7 +241,9 @@ class TestAudit:
     def entries(self, audit_dir: Path) -> list[AuditEntry]:
         return [AuditEntry.from_line(line) for line in (audit_dir / "entries.jsonl").read_bytes().splitlines()]
 
-    async def test_batch_entry_pins_count_keys_and_payload_digest(self, broker: Broker, store: Store, tmp_path: Path) -> None:
+    async def test_batch_entry_pins_count_keys_and_payload_digest(
+        self, broker: Broker, store: Store, tmp_path: Path
+    ) -> None:
         """One ingest.batch entry covers the window: count, first/last idempotency keys, SHA-256 over the payloads."""
         payloads = [mes(i) for i in range(30)]
         audit = AuditLog.open(tmp_path / "audit", origin="edge-agent/test")
@@ -310,7 +326,10 @@ kind = "mes_event"
         )
         log = open(state_dir / "agent.log", "ab")
         return subprocess.Popen(
-            [sys.executable, "-m", "connectors.ingest", "--config", str(config)], cwd=REPO, stdout=log, stderr=log,
+            [sys.executable, "-m", "connectors.ingest", "--config", str(config)],
+            cwd=REPO,
+            stdout=log,
+            stderr=log,
             env={**os.environ, "PYTHONPATH": str(REPO)},
         )
 
@@ -329,9 +348,7 @@ kind = "mes_event"
                     if (await asyncio.to_thread(self.count_rows, db))[0] > 0:
                         break
                     await asyncio.sleep(0.1)
-            publishing = asyncio.create_task(
-                publish(broker, [("plant/s1/mes/a", mes(i)) for i in range(total)])
-            )
+            publishing = asyncio.create_task(publish(broker, [("plant/s1/mes/a", mes(i)) for i in range(total)]))
             await wait_for_count(lambda: self.count_rows(db)[0], 300, timeout=60)
             agent.send_signal(signal.SIGKILL)
             agent.wait(10)

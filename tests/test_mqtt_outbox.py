@@ -140,7 +140,8 @@ class TestOutbox:
     async def test_reply_properties_are_sent(self, broker: Broker, store: Store) -> None:
         """correlation_data (hex in the row), content_type and response_topic become MQTT 5 properties."""
         store.outbox_put(
-            "edge/s1/reports/r", b"{}",
+            "edge/s1/reports/r",
+            b"{}",
             properties={"correlation_data": "0a0b", "content_type": "application/json", "response_topic": "edge/s1/x"},
         )
         consumer = await subscriber(broker)
@@ -150,7 +151,9 @@ class TestOutbox:
         finally:
             await consumer.close()
         assert (message.correlation_data, message.content_type, message.response_topic) == (
-            b"\x0a\x0b", "application/json", "edge/s1/x",
+            b"\x0a\x0b",
+            "application/json",
+            "edge/s1/x",
         )
 
 
@@ -180,7 +183,8 @@ class TestDeadLetters:
         assert re.fullmatch(r"broker refused message \d+: Not authorized", dead.reason)
         assert DEAD_LETTERS._value.get() == dead_before + 1
         assert [(e["event"], e["attempts"]) for e in logs if e["event"].startswith("outbox_") and "attempts" in e] == [
-            ("outbox_publish_refused", 1), ("outbox_dead_letter", 2),
+            ("outbox_publish_refused", 1),
+            ("outbox_dead_letter", 2),
         ]
 
     async def test_topics_no_broker_accepts_go_to_dead_letter_at_once(self, broker: Broker, store: Store) -> None:

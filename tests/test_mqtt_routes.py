@@ -131,8 +131,10 @@ class TestJsonParser:
         payload = json.dumps(doc).encode()
         first = self.parser.parse("plant/s1/mes/x", payload, RECEIVED)
         redelivered = self.parser.parse("plant/s1/mes/x", payload, datetime(2026, 11, 30, tzinfo=timezone.utc))
-        assert first.idempotency_key == redelivered.idempotency_key == idempotency_key(
-            "plant/s1/mes/x", payload, "2026-11-29T06:15:00Z"
+        assert (
+            first.idempotency_key
+            == redelivered.idempotency_key
+            == idempotency_key("plant/s1/mes/x", payload, "2026-11-29T06:15:00Z")
         )
 
     def test_missing_asset_keys_by_topic_and_missing_ts_uses_received_time(self) -> None:
@@ -143,9 +145,13 @@ class TestJsonParser:
     def test_custom_mapping_with_dotted_paths(self) -> None:
         """A route mapping reads nested fields and can select a sub-object as the value."""
         parser = JsonParser(
-            "mes_event", {"key": "machine.tag", "source_time": "meta.time", "message_id": "meta.uid", "value": "data"}, []
+            "mes_event",
+            {"key": "machine.tag", "source_time": "meta.time", "message_id": "meta.uid", "value": "data"},
+            [],
         )
-        payload = b'{"machine": {"tag": "C-201"}, "meta": {"time": "2026-11-29T06:00:00+01:00", "uid": 7}, "data": {"n": 1}}'
+        payload = (
+            b'{"machine": {"tag": "C-201"}, "meta": {"time": "2026-11-29T06:00:00+01:00", "uid": 7}, "data": {"n": 1}}'
+        )
         record = parser.parse("t", payload, RECEIVED)
         assert (record.key, record.value) == ("C-201", {"n": 1})
         assert record.source_time == datetime(2026, 11, 29, 5, 0, tzinfo=timezone.utc)
@@ -179,7 +185,10 @@ class TestTextParser:
         """The docs/records.md log line yields its leading time, the author and the text."""
         line = "2026-11-29T06:20:00Z juan.perez: Se cambió el sello mecánico de P-101, vibración normal."
         record = self.parser.parse("plant/s1/log/maint", line.encode(), RECEIVED)
-        assert record.value == {"text": "Se cambió el sello mecánico de P-101, vibración normal.", "author": "juan.perez"}
+        assert record.value == {
+            "text": "Se cambió el sello mecánico de P-101, vibración normal.",
+            "author": "juan.perez",
+        }
         assert (record.key, record.kind) == ("plant/s1/log/maint", "log_line")
         assert record.source_time == datetime(2026, 11, 29, 6, 20, tzinfo=timezone.utc)
         assert record.idempotency_key == idempotency_key("plant/s1/log/maint", line.encode(), "2026-11-29T06:20:00Z")

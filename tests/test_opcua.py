@@ -24,8 +24,9 @@ RUNNING = "P-101.running"
 
 
 class TestLiveValues:
-    async def test_written_values_are_stored_with_their_source_time(self, opcua_server: OpcuaServer,
-                                                                     tmp_path: Path) -> None:
+    async def test_written_values_are_stored_with_their_source_time(
+        self, opcua_server: OpcuaServer, tmp_path: Path
+    ) -> None:
         """Each value written on the server becomes one live tag_value record stamped with its source time."""
         config = source_config(opcua_server.endpoint, [VIB, LEVEL, RUNNING])
         async with running_source(config, tmp_path / "agent") as agent:
@@ -43,14 +44,21 @@ class TestLiveValues:
         ]
         assert [(r.source_time, r.value) for r in running if r.source_time < BEFORE_START] == [(T0, True)]
         assert [(r.source_time, r.value) for r in level if r.source_time < BEFORE_START] == [(T0, 55.25)]
-        assert all(r.kind == "tag_value" and r.source == "plc" and not r.historical and r.quality == "good"
-                   for r in vib + running + level)
+        assert all(
+            r.kind == "tag_value" and r.source == "plc" and not r.historical and r.quality == "good"
+            for r in vib + running + level
+        )
 
-    async def test_absolute_deadband_drops_changes_within_it(self, opcua_server: OpcuaServer,
-                                                             tmp_path: Path) -> None:
+    async def test_absolute_deadband_drops_changes_within_it(self, opcua_server: OpcuaServer, tmp_path: Path) -> None:
         """With an absolute deadband of 0.5 only changes larger than 0.5 from the last reported value arrive."""
-        node = NodeConfig(node_id=opcua_server.node_id(VIB), tag=VIB, sampling_interval_ms=0, queue_size=100,
-                          deadband_type="absolute", deadband_value=0.5)
+        node = NodeConfig(
+            node_id=opcua_server.node_id(VIB),
+            tag=VIB,
+            sampling_interval_ms=0,
+            queue_size=100,
+            deadband_type="absolute",
+            deadband_value=0.5,
+        )
         config = source_config(opcua_server.endpoint, [], nodes=[node])
         async with running_source(config, tmp_path / "agent") as agent:
             for i, value in enumerate([1.0, 1.2, 1.4, 2.0, 2.1, 3.0]):
@@ -59,8 +67,9 @@ class TestLiveValues:
             values = [r.value for r in agent.tag_values(VIB) if r.source_time < BEFORE_START]
         assert values == [1.0, 2.0, 3.0]  # 1.2, 1.4 within 0.5 of 1.0; 2.1 within 0.5 of 2.0
 
-    async def test_a_node_the_server_lacks_does_not_stop_the_others(self, opcua_server: OpcuaServer,
-                                                                     tmp_path: Path) -> None:
+    async def test_a_node_the_server_lacks_does_not_stop_the_others(
+        self, opcua_server: OpcuaServer, tmp_path: Path
+    ) -> None:
         """A monitored item the server refuses is logged and counted; the other nodes still deliver values."""
         nodes = [
             NodeConfig(node_id="ns=2;s=NO-SUCH.tag", tag="NO-SUCH.tag", sampling_interval_ms=0),
@@ -80,16 +89,21 @@ class TestAlarms:
         async with running_source(config, tmp_path / "agent") as agent:
             assert opcua_server.server is not None
             await opcua_server.server.fire_alarm(
-                AlarmEvent(T0, "P-101", "HighVibration", "Vibración alta en P-101: 7.4 mm/s", 700, True))
+                AlarmEvent(T0, "P-101", "HighVibration", "Vibración alta en P-101: 7.4 mm/s", 700, True)
+            )
             await opcua_server.server.fire_alarm(
-                AlarmEvent(T0 + timedelta(minutes=30), "P-101", "HighVibration", "Vibración normal en P-101", 100,
-                           False))
+                AlarmEvent(
+                    T0 + timedelta(minutes=30), "P-101", "HighVibration", "Vibración normal en P-101", 100, False
+                )
+            )
             await wait_until(lambda: len(agent.store.records(kinds=["alarm"])) == 2, what="2 alarm records")
             alarms = agent.store.records(kinds=["alarm"])
         raised, cleared = alarms
         assert raised.key == "P-101" and raised.source_time == T0
         assert {k: v for k, v in raised.value.items() if k != "event_id"} == {
-            "message": "Vibración alta en P-101: 7.4 mm/s", "severity": 700, "condition": "HighVibration",
+            "message": "Vibración alta en P-101: 7.4 mm/s",
+            "severity": 700,
+            "condition": "HighVibration",
             "active": True,
         }
         assert cleared.value["active"] is False and cleared.value["severity"] == 100
@@ -101,11 +115,18 @@ class TestItemRequest:
     simulator's server (asyncua) implements absolute deadbands (tested live above) but passes every change under a
     percent deadband, so percent is specified here at the request."""
 
-    @pytest.mark.parametrize(("kind", "expected"), [("absolute", ua.DeadbandType.Absolute),
-                                                    ("percent", ua.DeadbandType.Percent)])
+    @pytest.mark.parametrize(
+        ("kind", "expected"), [("absolute", ua.DeadbandType.Absolute), ("percent", ua.DeadbandType.Percent)]
+    )
     def test_deadband_becomes_a_data_change_filter(self, kind: str, expected: ua.DeadbandType) -> None:
-        node = NodeConfig(node_id="ns=2;s=T-301.level_pct", tag=LEVEL, sampling_interval_ms=250, queue_size=20,
-                          deadband_type=kind, deadband_value=2.5)
+        node = NodeConfig(
+            node_id="ns=2;s=T-301.level_pct",
+            tag=LEVEL,
+            sampling_interval_ms=250,
+            queue_size=20,
+            deadband_type=kind,
+            deadband_value=2.5,
+        )
         params = item_request(7, node).RequestedParameters
         assert (params.ClientHandle, params.SamplingInterval, params.QueueSize) == (7, 250, 20)
         assert isinstance(params.Filter, ua.DataChangeFilter)
@@ -129,8 +150,11 @@ class TestRecordHelpers:
 
     @pytest.mark.parametrize(
         ("code", "quality"),
-        [(ua.StatusCodes.Good, "good"), (ua.StatusCodes.UncertainLastUsableValue, "uncertain"),
-         (ua.StatusCodes.BadSensorFailure, "bad")],
+        [
+            (ua.StatusCodes.Good, "good"),
+            (ua.StatusCodes.UncertainLastUsableValue, "uncertain"),
+            (ua.StatusCodes.BadSensorFailure, "bad"),
+        ],
     )
     def test_quality_follows_status_code_severity(self, code: int, quality: str) -> None:
         """Quality is the status code's class: good, uncertain or bad."""
@@ -149,8 +173,9 @@ class TestRecordHelpers:
 
 
 class TestAudit:
-    async def test_ingest_batches_are_audited_with_their_counts(self, opcua_server: OpcuaServer,
-                                                                tmp_path: Path) -> None:
+    async def test_ingest_batches_are_audited_with_their_counts(
+        self, opcua_server: OpcuaServer, tmp_path: Path
+    ) -> None:
         """Stored values are summarized in `ingest.batch` audit entries whose counts add up to what was stored."""
         from edge_agent.audit import AuditLog
         from edge_agent.audit.entry import AuditEntry

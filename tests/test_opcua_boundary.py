@@ -53,9 +53,17 @@ texts = st.one_of(
 )
 offsets = st.sampled_from([None, timezone.utc, timezone(timedelta(hours=14)), timezone(timedelta(hours=-12))])
 datetimes = st.one_of(
-    st.builds(lambda d, tz: d.replace(tzinfo=tz), st.datetimes(min_value=datetime.min, max_value=datetime.max), offsets),
-    st.sampled_from([ua.uatypes.FILETIME_EPOCH_AS_UTC_DATETIME, ua.uatypes.MAX_FILETIME_EPOCH_AS_UTC_DATETIME,
-                     T0, datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1)))]),
+    st.builds(
+        lambda d, tz: d.replace(tzinfo=tz), st.datetimes(min_value=datetime.min, max_value=datetime.max), offsets
+    ),
+    st.sampled_from(
+        [
+            ua.uatypes.FILETIME_EPOCH_AS_UTC_DATETIME,
+            ua.uatypes.MAX_FILETIME_EPOCH_AS_UTC_DATETIME,
+            T0,
+            datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))),
+        ]
+    ),
     st.builds(lambda s: utcnow() + timedelta(seconds=s), st.floats(-3e8, 3e8)),
 )
 scalars = st.one_of(
@@ -84,21 +92,28 @@ def variant(value: Any) -> ua.Variant:
 
 
 data_values = st.builds(
-    lambda value, status, source, server: ua.DataValue(variant(value), StatusCode=status, SourceTimestamp=source,
-                                                       ServerTimestamp=server),
-    values, status_codes, timestamps, timestamps,
+    lambda value, status, source, server: ua.DataValue(
+        variant(value), StatusCode=status, SourceTimestamp=source, ServerTimestamp=server
+    ),
+    values,
+    status_codes,
+    timestamps,
+    timestamps,
 )
 # Each field usually of its own type, sometimes anything, sometimes missing.
-event_fields = st.fixed_dictionaries({}, optional={
-    "EventId": st.one_of(st.binary(min_size=1, max_size=16), scalars),
-    "Time": st.one_of(datetimes, scalars),
-    "ReceiveTime": st.one_of(datetimes, scalars),
-    "Severity": st.one_of(st.integers(0, 1000), scalars),
-    "SourceName": st.one_of(texts, scalars),
-    "Message": st.one_of(st.builds(ua.LocalizedText, texts), scalars),
-    "ConditionName": st.one_of(texts, scalars),
-    "ActiveState/Id": st.one_of(st.booleans(), scalars),
-})
+event_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "EventId": st.one_of(st.binary(min_size=1, max_size=16), scalars),
+        "Time": st.one_of(datetimes, scalars),
+        "ReceiveTime": st.one_of(datetimes, scalars),
+        "Severity": st.one_of(st.integers(0, 1000), scalars),
+        "SourceName": st.one_of(texts, scalars),
+        "Message": st.one_of(st.builds(ua.LocalizedText, texts), scalars),
+        "ConditionName": st.one_of(texts, scalars),
+        "ActiveState/Id": st.one_of(st.booleans(), scalars),
+    },
+)
 
 
 def make_event(fields: dict[str, Any]) -> Event:
@@ -125,7 +140,12 @@ def assert_stored_as_converted(store: Store, record: Record) -> None:
     assert store.insert_records([record]) == 1
     [back] = store.records(keys=[record.key], kinds=[record.kind], sources=[record.source])
     assert (back.value, back.source_time, back.quality, back.idempotency_key, back.historical) == (
-        record.value, record.source_time, record.quality, record.idempotency_key, record.historical)
+        record.value,
+        record.source_time,
+        record.quality,
+        record.idempotency_key,
+        record.historical,
+    )
 
 
 def assert_quarantinable(store: Store, refused: Refused) -> None:
@@ -141,8 +161,9 @@ class TestConvertValueProperty:
     @given(dv=data_values, historical=st.booleans())
     @example(dv=ua.DataValue(variant(float("nan")), SourceTimestamp=T0), historical=False)
     @example(dv=ua.DataValue(variant("\ud800"), SourceTimestamp=T0), historical=False)
-    def test_any_data_value_becomes_a_stored_record_or_a_quarantine_row(self, store: Store, dv: ua.DataValue,
-                                                                       historical: bool) -> None:
+    def test_any_data_value_becomes_a_stored_record_or_a_quarantine_row(
+        self, store: Store, dv: ua.DataValue, historical: bool
+    ) -> None:
         """convert_value never raises: a record reads back from the store as converted, or a row is quarantined."""
         tag = f"T-{uuid.uuid4().hex}"
         converted = convert_value("plc", tag, dv, historical=historical)
@@ -156,8 +177,9 @@ class TestConvertValueProperty:
 
 class TestConvertEventProperty:
     @given(fields=event_fields, historical=st.booleans())
-    def test_any_event_becomes_a_stored_alarm_or_a_quarantine_row(self, store: Store, fields: dict[str, Any],
-                                                                 historical: bool) -> None:
+    def test_any_event_becomes_a_stored_alarm_or_a_quarantine_row(
+        self, store: Store, fields: dict[str, Any], historical: bool
+    ) -> None:
         """convert_event never raises, whatever fields an event has or lacks."""
         fields = {**fields, "EventId": uuid.uuid4().bytes} if "EventId" not in fields else fields
         converted = convert_event("plc", make_event(fields), historical=historical)
@@ -174,13 +196,11 @@ class TestConvertEventProperty:
 
 
 def value_of(value: Any, **dv: Any) -> Record | Refused:
-    return convert_value("plc", VIB, ua.DataValue(variant(value), **({"SourceTimestamp": T0} | dv)),
-                         historical=False)
+    return convert_value("plc", VIB, ua.DataValue(variant(value), **({"SourceTimestamp": T0} | dv)), historical=False)
 
 
 class TestValueDomains:
-    @pytest.mark.parametrize(("number", "text"), [(math.nan, "NaN"), (math.inf, "Infinity"),
-                                                  (-math.inf, "-Infinity")])
+    @pytest.mark.parametrize(("number", "text"), [(math.nan, "NaN"), (math.inf, "Infinity"), (-math.inf, "-Infinity")])
     def test_non_finite_float_is_stored_as_its_name_and_uncertain(self, number: float, text: str) -> None:
         """NaN and ±Infinity are stored as the strings "NaN", "Infinity", "-Infinity" with quality uncertain."""
         record = value_of(number)
@@ -219,22 +239,31 @@ class TestValueDomains:
         record = value_of(1.0, SourceTimestamp=ua.uatypes.FILETIME_EPOCH_AS_UTC_DATETIME, ServerTimestamp=T0)
         assert isinstance(record, Record) and record.source_time == T0
 
-    @pytest.mark.parametrize("when", [datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))),
-                                      datetime(9999, 12, 31, 23, 0, tzinfo=timezone(timedelta(hours=-1)))])
+    @pytest.mark.parametrize(
+        "when",
+        [
+            datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))),
+            datetime(9999, 12, 31, 23, 0, tzinfo=timezone(timedelta(hours=-1))),
+        ],
+    )
     def test_source_time_outside_utc_range_is_quarantined(self, when: datetime) -> None:
         """A timestamp that overflows when converted to UTC is refused, not raised."""
         refused = value_of(1.0, SourceTimestamp=when)
         assert isinstance(refused, Refused)
         assert (refused.reason, refused.detail) == ("schema_mismatch", f"timestamp {when!r} cannot be expressed in UTC")
 
-    @pytest.mark.parametrize("when", [datetime(1999, 12, 31, 23, 59, tzinfo=timezone.utc),
-                                      datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)])
+    @pytest.mark.parametrize(
+        "when",
+        [datetime(1999, 12, 31, 23, 59, tzinfo=timezone.utc), datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)],
+    )
     def test_implausible_source_time_is_quarantined(self, when: datetime) -> None:
         """Source times before 2000 or more than a day ahead are refused, naming the time."""
         refused = value_of(1.0, SourceTimestamp=when)
         assert isinstance(refused, Refused)
         assert (refused.reason, refused.detail) == (
-            "schema_mismatch", f"source time {when.isoformat()} is outside the plausible range")
+            "schema_mismatch",
+            f"source time {when.isoformat()} is outside the plausible range",
+        )
 
     def test_unforeseen_failure_is_an_internal_error_naming_its_type(self) -> None:
         """A value whose conversion fails unexpectedly is quarantined as internal_error with the exception type."""
@@ -258,13 +287,16 @@ class TestEventDomains:
         assert isinstance(record, Record) and (record.key, record.historical) == ("unknown", True)
         assert record.value == {"event_id": "", "message": "", "severity": 0, "condition": "", "active": None}
 
-    @pytest.mark.parametrize(("fields", "detail"), [
-        ({"Severity": "high"}, "event Severity 'high' is not an integer in 0..1000"),
-        ({"Severity": 70000}, "event Severity 70000 is not an integer in 0..1000"),
-        ({"ActiveState/Id": 1}, "event ActiveState/Id 1 is not a Boolean"),
-        ({"SourceName": "P-\udc00"}, "string: lone surrogate at index 2"),
-        ({"Time": "yesterday"}, "timestamp 'yesterday' is a str, not a DateTime"),
-    ])
+    @pytest.mark.parametrize(
+        ("fields", "detail"),
+        [
+            ({"Severity": "high"}, "event Severity 'high' is not an integer in 0..1000"),
+            ({"Severity": 70000}, "event Severity 70000 is not an integer in 0..1000"),
+            ({"ActiveState/Id": 1}, "event ActiveState/Id 1 is not a Boolean"),
+            ({"SourceName": "P-\udc00"}, "string: lone surrogate at index 2"),
+            ({"Time": "yesterday"}, "timestamp 'yesterday' is a str, not a DateTime"),
+        ],
+    )
     def test_odd_field_is_quarantined_as_schema_mismatch(self, fields: dict[str, Any], detail: str) -> None:
         """An event field outside its type or range refuses the event with a detail naming the field."""
         refused = convert_event("plc", make_event({"EventId": b"\x01", "Time": T0} | fields), historical=False)
@@ -286,8 +318,13 @@ class TestGapRecord:
         """A data_gap record: key the tag, source time its start, value start/end/reason/source/tag, historical."""
         gap = gap_record("plc", VIB, T0, T0 + timedelta(minutes=5), "history_unavailable")
         assert (gap.kind, gap.key, gap.source, gap.source_time, gap.historical) == ("data_gap", VIB, "plc", T0, True)
-        assert gap.value == {"start": "2020-03-02T06:00:00+00:00", "end": "2020-03-02T06:05:00+00:00",
-                             "reason": "history_unavailable", "source": "plc", "tag": VIB}
+        assert gap.value == {
+            "start": "2020-03-02T06:00:00+00:00",
+            "end": "2020-03-02T06:05:00+00:00",
+            "reason": "history_unavailable",
+            "source": "plc",
+            "tag": VIB,
+        }
 
     def test_event_gap_is_keyed_by_the_source(self) -> None:
         """A gap in the event history has the source name as key, no tag, and may be open-ended."""
@@ -308,13 +345,16 @@ class TestGapRecord:
 
 
 class TestOverflowBit:
-    @pytest.mark.parametrize(("code", "expected"), [
-        (0x00000480, True),  # Good, InfoType DataValue, Overflow
-        (0x40000480, True),  # Uncertain with the same info bits
-        (0x00000080, False),  # Overflow bit without InfoType DataValue means nothing
-        (0x00000400, False),  # InfoType DataValue, no overflow
-        (0x00000000, False),
-    ])
+    @pytest.mark.parametrize(
+        ("code", "expected"),
+        [
+            (0x00000480, True),  # Good, InfoType DataValue, Overflow
+            (0x40000480, True),  # Uncertain with the same info bits
+            (0x00000080, False),  # Overflow bit without InfoType DataValue means nothing
+            (0x00000400, False),  # InfoType DataValue, no overflow
+            (0x00000000, False),
+        ],
+    )
     def test_overflow_needs_the_data_value_info_type(self, code: int, expected: bool) -> None:
         """The Overflow bit counts only with InfoType DataValue (OPC 10000-4 §7.39.1)."""
         assert overflowed(ua.StatusCode(code)) is expected
@@ -322,8 +362,9 @@ class TestOverflowBit:
 
 @pytest.mark.opcua
 class TestLiveIsolation:
-    async def test_bad_value_is_quarantined_and_the_values_around_it_stored(self, opcua_server: OpcuaServer,
-                                                                           tmp_path: Path) -> None:
+    async def test_bad_value_is_quarantined_and_the_values_around_it_stored(
+        self, opcua_server: OpcuaServer, tmp_path: Path
+    ) -> None:
         """A value stamped far in the future is quarantined and counted; the values before and after are stored."""
         before = QUARANTINED.labels("plc", "schema_mismatch")._value.get()
         config = source_config(opcua_server.endpoint, [VIB])
@@ -334,8 +375,11 @@ class TestLiveIsolation:
             await wait_until(lambda: any(r.value == "NaN" for r in agent.tag_values(VIB)), what="the NaN value")
             # Records commit before the batch's quarantine rows: wait for the row too.
             await wait_until(lambda: bool(agent.store.quarantined()), what="the quarantine row")
-            stored = [(r.source_time, r.value, r.quality) for r in agent.tag_values(VIB) if r.source_time < T0 +
-                      timedelta(days=1)]
+            stored = [
+                (r.source_time, r.value, r.quality)
+                for r in agent.tag_values(VIB)
+                if r.source_time < T0 + timedelta(days=1)
+            ]
             quarantined = agent.store.quarantined()
         assert stored == [(T0, 1.0, "good"), (T0 + timedelta(seconds=2), "NaN", "uncertain")]
         assert [(q.source, q.topic, q.reason) for q in quarantined] == [("plc", f"opcua/plc/{VIB}", "schema_mismatch")]

@@ -54,7 +54,9 @@ def audit(tmp_path: Path) -> Iterator[AuditLog]:
 
 
 def gap_entries(audit: AuditLog) -> list[dict[str, Any]]:
-    return [e.payload for e in (AuditEntry.from_line(line) for line in iter_lines(audit.path)) if e.event == "opcua.gap"]
+    return [
+        e.payload for e in (AuditEntry.from_line(line) for line in iter_lines(audit.path)) if e.event == "opcua.gap"
+    ]
 
 
 @asynccontextmanager
@@ -80,11 +82,13 @@ async def write_live(server: OpcuaServer, agent: Running, count: int) -> list[tu
 
 class TestEventBackfill:
     async def test_alarms_raised_during_an_outage_are_stored_once_marked_historical(
-            self, opcua_server: OpcuaServer, tmp_path: Path) -> None:
+        self, opcua_server: OpcuaServer, tmp_path: Path
+    ) -> None:
         """Alarms fired while the endpoint was down come back with HistoryRead of events, each stored once."""
         assert opcua_server.server is not None
         config = source_config(opcua_server.endpoint, [], events=True)
         async with running_source(config, tmp_path / "agent") as agent:
+
             def alarms() -> list[StoredRecord]:
                 return agent.store.records(kinds=["alarm"])
 
@@ -101,15 +105,21 @@ class TestEventBackfill:
             stored = [(r.value["message"], r.historical) for r in alarms()]
             event_ids = [r.value["event_id"] for r in alarms()]
             recorded_gaps = gaps(agent)
-        assert stored == [("live before", False), ("during 1", True), ("during 2", True), ("during 3", True),
-                          ("live after", False)]
+        assert stored == [
+            ("live before", False),
+            ("during 1", True),
+            ("during 2", True),
+            ("during 3", True),
+            ("live after", False),
+        ]
         assert len(set(event_ids)) == 5 and all(event_ids)
         assert recorded_gaps == []
 
 
 class TestEventHistoryGap:
     async def test_server_without_event_history_records_the_interval_as_a_gap(
-            self, tmp_path: Path, audit: AuditLog) -> None:
+        self, tmp_path: Path, audit: AuditLog
+    ) -> None:
         """A reconnect to a server that keeps no event history stores an event_history_unavailable gap, audited."""
         before = GAPS.labels("plc", "event_history_unavailable")._value.get()
         async with served(tmp_path, event_history=False) as server:
@@ -125,8 +135,11 @@ class TestEventHistoryGap:
                 [gap] = gaps(agent)
         assert (gap.kind, gap.key, gap.source, gap.historical) == ("data_gap", "plc", "plc", True)
         assert set(gap.value) == {"start", "end", "reason", "source", "tag"}
-        assert (gap.value["reason"], gap.value["source"], gap.value["tag"]) == ("event_history_unavailable", "plc",
-                                                                                None)
+        assert (gap.value["reason"], gap.value["source"], gap.value["tag"]) == (
+            "event_history_unavailable",
+            "plc",
+            None,
+        )
         start, end = datetime.fromisoformat(gap.value["start"]), datetime.fromisoformat(gap.value["end"])
         assert gap.source_time == start and subscribing <= start <= stopped  # the last good health read
         assert restarted <= end <= now() + timedelta(seconds=1)  # the new subscription's start, plus a second
@@ -136,7 +149,8 @@ class TestEventHistoryGap:
 
 class TestValueHistoryGaps:
     async def test_outage_longer_than_history_backfill_max_s_records_its_head(
-            self, opcua_server: OpcuaServer, tmp_path: Path, audit: AuditLog) -> None:
+        self, opcua_server: OpcuaServer, tmp_path: Path, audit: AuditLog
+    ) -> None:
         """Only the last history_backfill_max_s of an outage is read back; its head is an outage_exceeds_history gap."""
         config = source_config(opcua_server.endpoint, [VIB], history_backfill_max_s=MAX_S)
         async with running_source(config, tmp_path / "agent", audit=audit) as agent:
@@ -154,8 +168,10 @@ class TestValueHistoryGaps:
                 await opcua_server.write({VIB: value}, when)
             await opcua_server.start()
             await wait_until(lambda: len(gaps(agent)) == 1, timeout=15, what="the outage gap")
-            await wait_until(lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST + 200]) == len(tail),
-                             what="the backfilled tail")
+            await wait_until(
+                lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST + 200]) == len(tail),
+                what="the backfilled tail",
+            )
             [gap] = gaps(agent)
             from_outage = [(r.source_time, r.value) for r in agent.tag_values(VIB) if r.value >= FIRST + 100]
         assert (gap.key, gap.value["reason"], gap.value["tag"]) == (VIB, "outage_exceeds_history", VIB)
@@ -166,7 +182,8 @@ class TestValueHistoryGaps:
         assert gap_entries(audit) == [gap.value]
 
     async def test_history_that_no_longer_holds_the_interval_records_history_unavailable(
-            self, opcua_server: OpcuaServer, tmp_path: Path) -> None:
+        self, opcua_server: OpcuaServer, tmp_path: Path
+    ) -> None:
         """A history whose oldest value is later than the last one stored leaves that span as a gap."""
         config = source_config(opcua_server.endpoint, [VIB])
         async with running_source(config, tmp_path / "agent") as agent:
@@ -177,16 +194,23 @@ class TestValueHistoryGaps:
             history = RetainedHistory()
             node_id = ua.NodeId.from_string(opcua_server.node_id(VIB))
             await history.new_historized_node(node_id, timedelta(hours=12))
-            await history.save_node_value(node_id, ua.DataValue(ua.Variant(FIRST + 50, ua.VariantType.Double),
-                                                                SourceTimestamp=kept, ServerTimestamp=kept))
+            await history.save_node_value(
+                node_id,
+                ua.DataValue(ua.Variant(FIRST + 50, ua.VariantType.Double), SourceTimestamp=kept, ServerTimestamp=kept),
+            )
             opcua_server.history = history
             await opcua_server.start()
             await wait_until(lambda: len(gaps(agent)) == 1, timeout=15, what="the history gap")
             await wait_until(lambda: any(r.value == FIRST + 50 for r in agent.tag_values(VIB)), what="the kept value")
             [gap] = gaps(agent)
             [kept_record] = [r for r in agent.tag_values(VIB) if r.value == FIRST + 50]
-        assert gap.value == {"start": live[-1][0].isoformat(), "end": kept.isoformat(),
-                             "reason": "history_unavailable", "source": "plc", "tag": VIB}
+        assert gap.value == {
+            "start": live[-1][0].isoformat(),
+            "end": kept.isoformat(),
+            "reason": "history_unavailable",
+            "source": "plc",
+            "tag": VIB,
+        }
         assert kept_record.historical and kept_record.source_time == kept
 
 
@@ -194,7 +218,8 @@ class TestOverflowBit:
     OVERFLOW = ua.StatusCode(0x00000480)  # Good, InfoType DataValue, Overflow
 
     async def test_overflow_bit_without_history_records_a_queue_overflow_gap(
-            self, opcua_server: OpcuaServer, tmp_path: Path, audit: AuditLog) -> None:
+        self, opcua_server: OpcuaServer, tmp_path: Path, audit: AuditLog
+    ) -> None:
         """A live value flagged Overflow, with backfill off, stores a gap from the value before it to it."""
         config = source_config(opcua_server.endpoint, [VIB], history_backfill=False)
         async with running_source(config, tmp_path / "agent", audit=audit) as agent:
@@ -204,13 +229,19 @@ class TestOverflowBit:
             await wait_until(lambda: len(gaps(agent)) == 1, what="the overflow gap")
             [gap] = gaps(agent)
             [flagged] = [r for r in agent.tag_values(VIB) if r.value == FIRST + 1]
-        assert gap.value == {"start": T0.isoformat(), "end": (T0 + timedelta(seconds=5)).isoformat(),
-                             "reason": "queue_overflow", "source": "plc", "tag": VIB}
+        assert gap.value == {
+            "start": T0.isoformat(),
+            "end": (T0 + timedelta(seconds=5)).isoformat(),
+            "reason": "queue_overflow",
+            "source": "plc",
+            "tag": VIB,
+        }
         assert (flagged.quality, flagged.historical) == ("good", False)
         assert gap_entries(audit) == [gap.value]
 
-    async def test_overflow_bit_with_history_is_repaired_not_a_gap(self, opcua_server: OpcuaServer,
-                                                                   tmp_path: Path) -> None:
+    async def test_overflow_bit_with_history_is_repaired_not_a_gap(
+        self, opcua_server: OpcuaServer, tmp_path: Path
+    ) -> None:
         """With backfill on, the span before a value flagged Overflow is read back from history: no gap."""
         config = source_config(opcua_server.endpoint, [VIB])
         async with running_source(config, tmp_path / "agent") as agent:
@@ -223,11 +254,15 @@ class TestOverflowBit:
                 when = t0 + timedelta(seconds=i)
                 await opcua_server.server.history.save_node_value(
                     ua.NodeId.from_string(opcua_server.node_id(VIB)),
-                    ua.DataValue(ua.Variant(FIRST + i, ua.VariantType.Double), SourceTimestamp=when,
-                                 ServerTimestamp=when))
+                    ua.DataValue(
+                        ua.Variant(FIRST + i, ua.VariantType.Double), SourceTimestamp=when, ServerTimestamp=when
+                    ),
+                )
             await opcua_server.write({VIB: FIRST + 3}, t0 + timedelta(seconds=3), self.OVERFLOW)
-            await wait_until(lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST]) == 4,
-                             what="the two lost values read back")
+            await wait_until(
+                lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST]) == 4,
+                what="the two lost values read back",
+            )
             values = [(r.value, r.historical) for r in agent.tag_values(VIB) if r.value >= FIRST]
             recorded_gaps = gaps(agent)
         # The flagged value ends the repaired span, so history may deliver it before its live copy commits: once.

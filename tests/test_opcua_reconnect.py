@@ -58,8 +58,9 @@ async def test_server_restart_resubscribes_and_backfills_the_gap(opcua_server: O
         restarted_at = datetime.now(timezone.utc)
         await opcua_server.start()
         await producer.produce(2.0)
-        await wait_until(lambda: len(produced_stored()) >= len(producer.written), timeout=15,
-                         what="every produced value stored")
+        await wait_until(
+            lambda: len(produced_stored()) >= len(producer.written), timeout=15, what="every produced value stored"
+        )
         records = [r for r in agent.tag_values(VIB) if r.value >= FIRST]
 
     assert sorted((r.source_time, r.value) for r in records) == producer.written  # nothing lost, nothing twice
@@ -72,8 +73,9 @@ async def test_server_restart_resubscribes_and_backfills_the_gap(opcua_server: O
     assert RECONNECTS.labels("plc")._value.get() >= reconnects_before + 1
 
 
-async def test_first_start_backfills_history_page_by_page(opcua_server: OpcuaServer, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_first_start_backfills_history_page_by_page(
+    opcua_server: OpcuaServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """history_backfill_initial_s reads what the server kept before the agent started, across truncated pages."""
     import connectors.opcua.history
 
@@ -93,8 +95,9 @@ async def test_first_start_backfills_history_page_by_page(opcua_server: OpcuaSer
     assert sum(r.historical for r in records) >= 22
 
 
-async def test_notification_overflow_reconnects_and_backfills(opcua_server: OpcuaServer, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_notification_overflow_reconnects_and_backfills(
+    opcua_server: OpcuaServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """When our notification queue overflows, the session is replaced and the dropped values come from history."""
     import connectors.opcua.session
 
@@ -106,8 +109,9 @@ async def test_notification_overflow_reconnects_and_backfills(opcua_server: Opcu
         written = [(t0 + timedelta(milliseconds=i), FIRST + i) for i in range(60)]
         for when, value in written:  # 60 changes inside one publishing interval: 12 times the queue
             await opcua_server.write({VIB: value}, when)
-        await wait_until(lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST]) >= 60, timeout=15,
-                         what="all 60 values")
+        await wait_until(
+            lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST]) >= 60, timeout=15, what="all 60 values"
+        )
         records = [r for r in agent.tag_values(VIB) if r.value >= FIRST]
     assert [(r.source_time, r.value) for r in records] == written
     assert RECONNECTS.labels("plc")._value.get() >= reconnects_before + 1
@@ -123,8 +127,9 @@ async def test_server_queue_overflow_is_repaired_from_history(opcua_server: Opcu
         written = [(t0 + timedelta(milliseconds=i), FIRST + i) for i in range(40)]
         for when, value in written:  # 40 changes within one publishing interval; the server keeps the last 5
             await opcua_server.write({VIB: value}, when)
-        await wait_until(lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST]) >= 40, timeout=15,
-                         what="all 40 values")
+        await wait_until(
+            lambda: len([r for r in agent.tag_values(VIB) if r.value >= FIRST]) >= 40, timeout=15, what="all 40 values"
+        )
         records = [r for r in agent.tag_values(VIB) if r.value >= FIRST]
     assert [(r.source_time, r.value) for r in records] == written
     assert sum(r.historical for r in records) >= 35

@@ -24,8 +24,9 @@ class TestEncryptedSession:
         self, opcua_server_secure: OpcuaServer, tmp_path: Path
     ) -> None:
         """With no client cert configured, one is generated into pki/, its thumbprint logged, and values flow."""
-        config = source_config(opcua_server_secure.endpoint, [VIB], security_policy="Basic256Sha256",
-                               security_mode="SignAndEncrypt")
+        config = source_config(
+            opcua_server_secure.endpoint, [VIB], security_policy="Basic256Sha256", security_mode="SignAndEncrypt"
+        )
         with capture_logs() as logs:
             async with running_source(config, tmp_path / "agent") as agent:
                 await opcua_server_secure.write({VIB: 6.5}, T0)
@@ -37,24 +38,34 @@ class TestEncryptedSession:
         assert logged[0]["sha256"] == sha256_thumbprint(cert.read_bytes())
         assert stat.S_IMODE(key.stat().st_mode) == 0o600
 
-    async def test_sign_only_session_with_the_right_pin(self, opcua_server_secure: OpcuaServer,
-                                                        tmp_path: Path) -> None:
+    async def test_sign_only_session_with_the_right_pin(self, opcua_server_secure: OpcuaServer, tmp_path: Path) -> None:
         """A pin equal to the server certificate's SHA-256 lets a Sign session through."""
         der = opcua_server_secure.certificate_der
         assert der is not None
-        config = source_config(opcua_server_secure.endpoint, [VIB], security_policy="Basic256Sha256",
-                               security_mode="Sign", server_cert_sha256=sha256_thumbprint(der).upper())
+        config = source_config(
+            opcua_server_secure.endpoint,
+            [VIB],
+            security_policy="Basic256Sha256",
+            security_mode="Sign",
+            server_cert_sha256=sha256_thumbprint(der).upper(),
+        )
         async with running_source(config, tmp_path / "agent") as agent:
             await opcua_server_secure.write({VIB: 1.25}, T0)
             await wait_until(lambda: any(r.value == 1.25 for r in agent.tag_values(VIB)), what="the value 1.25")
 
-    async def test_wrong_pin_is_refused_with_both_hashes(self, opcua_server_secure: OpcuaServer,
-                                                         tmp_path: Path) -> None:
+    async def test_wrong_pin_is_refused_with_both_hashes(
+        self, opcua_server_secure: OpcuaServer, tmp_path: Path
+    ) -> None:
         """A server whose certificate does not hash to the pin is refused before any session, naming both hashes."""
         der = opcua_server_secure.certificate_der
         assert der is not None
-        config = source_config(opcua_server_secure.endpoint, [VIB], security_policy="Basic256Sha256",
-                               security_mode="SignAndEncrypt", server_cert_sha256="ab" * 32)
+        config = source_config(
+            opcua_server_secure.endpoint,
+            [VIB],
+            security_policy="Basic256Sha256",
+            security_mode="SignAndEncrypt",
+            server_cert_sha256="ab" * 32,
+        )
         with pytest.raises(ServerCertificateMismatch) as info:
             async with running_source(config, tmp_path / "agent"):
                 pass
@@ -62,11 +73,13 @@ class TestEncryptedSession:
         assert info.value.actual == sha256_thumbprint(der)
         assert "refusing to open a session" in str(info.value)
 
-    async def test_endpoint_without_the_configured_mode_is_a_clear_error(self, opcua_server: OpcuaServer,
-                                                                          tmp_path: Path) -> None:
+    async def test_endpoint_without_the_configured_mode_is_a_clear_error(
+        self, opcua_server: OpcuaServer, tmp_path: Path
+    ) -> None:
         """Asking an unsecured-only server for SignAndEncrypt fails naming what the server offers."""
-        config = source_config(opcua_server.endpoint, [VIB], security_policy="Basic256Sha256",
-                               security_mode="SignAndEncrypt")
+        config = source_config(
+            opcua_server.endpoint, [VIB], security_policy="Basic256Sha256", security_mode="SignAndEncrypt"
+        )
         with pytest.raises(OpcuaSecurityError, match=r"offers no Basic256Sha256/SignAndEncrypt endpoint.*None"):
             async with running_source(config, tmp_path / "agent"):
                 pass
@@ -106,13 +119,22 @@ class TestCertificates:
 
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "bare")])
-        cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-                .serial_number(1).not_valid_before(T0).not_valid_after(datetime(2040, 1, 1, tzinfo=timezone.utc))
-                .sign(key, hashes.SHA256()))
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(name)
+            .public_key(key.public_key())
+            .serial_number(1)
+            .not_valid_before(T0)
+            .not_valid_after(datetime(2040, 1, 1, tzinfo=timezone.utc))
+            .sign(key, hashes.SHA256())
+        )
         (tmp_path / "bare.der").write_bytes(cert.public_bytes(serialization.Encoding.DER))
-        (tmp_path / "bare.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                                              serialization.PrivateFormat.PKCS8,
-                                                              serialization.NoEncryption()))
+        (tmp_path / "bare.pem").write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
         with pytest.raises(OpcuaSecurityError, match="no application URI"):
             load_identity(tmp_path / "bare.der", tmp_path / "bare.pem")
 

@@ -44,8 +44,14 @@ class TestTagStats:
         (fact,) = by_kind(compute_facts(shift, request()), "tag_stats")
         assert fact.subject == "P-101.vibration_mm_s"
         assert fact.values == {
-            "samples_count": 5, "min": 3.1, "min_at": "2026-11-29T12:00:00Z", "max": 7.86,
-            "max_at": "2026-11-29T12:20:00Z", "mean": 4.93, "first": 3.1, "last": 4.0,
+            "samples_count": 5,
+            "min": 3.1,
+            "min_at": "2026-11-29T12:00:00Z",
+            "max": 7.86,
+            "max_at": "2026-11-29T12:20:00Z",
+            "mean": 4.93,
+            "first": 3.1,
+            "last": 4.0,
         }
 
     def test_record_ids_point_at_the_extremes_first(self, shift: list[StoredRecord]) -> None:
@@ -126,13 +132,23 @@ class TestSelection:
 def rec(kind: str, key: str, value: Any, minutes: float, quality: str = "good") -> Record:
     """One record `minutes` into the shift (negative: before it)."""
     at = SHIFT_START + timedelta(minutes=minutes)
-    return Record(source="test", kind=kind, key=key, value=value, source_time=at, received_time=at, quality=quality,
-                  idempotency_key=idempotency_key(kind, key, at.isoformat(), repr(value)))
+    return Record(
+        source="test",
+        kind=kind,
+        key=key,
+        value=value,
+        source_time=at,
+        received_time=at,
+        quality=quality,
+        idempotency_key=idempotency_key(kind, key, at.isoformat(), repr(value)),
+    )
 
 
 def skipped(facts: list[Fact]) -> list[tuple[str, str, int, list[int]]]:
-    return [(f.values["record_kind"], f.values["reason"], f.values["count"], f.record_ids)
-            for f in by_kind(facts, "skipped_records")]
+    return [
+        (f.values["record_kind"], f.values["reason"], f.values["count"], f.record_ids)
+        for f in by_kind(facts, "skipped_records")
+    ]
 
 
 class TestUnusableRecords:
@@ -140,8 +156,15 @@ class TestUnusableRecords:
 
     @pytest.mark.parametrize(
         ("value", "reason"),
-        [(10**400, "out_of_range"), (10**16, "out_of_range"), (float("inf"), "not_finite"),
-         (float("nan"), "not_finite"), ({"v": 1}, "not_a_scalar"), ([1, 2], "not_a_scalar"), (None, "not_a_scalar")],
+        [
+            (10**400, "out_of_range"),
+            (10**16, "out_of_range"),
+            (float("inf"), "not_finite"),
+            (float("nan"), "not_finite"),
+            ({"v": 1}, "not_a_scalar"),
+            ([1, 2], "not_a_scalar"),
+            (None, "not_a_scalar"),
+        ],
         ids=["10**400", "10**16", "inf", "nan", "object", "list", "null"],
     )
     def test_a_tag_value_that_is_no_measurement_is_skipped(self, value: Any, reason: str) -> None:
@@ -160,8 +183,11 @@ class TestUnusableRecords:
         assert skipped(facts) == [("tag_value", "bad_quality", 1, [len(records)])]
         assert by_kind(facts, "tag_stats")[0].values["max"] == 7.86
 
-    @pytest.mark.parametrize("severity", ["high", float("nan"), float("inf"), 10**400, [700], 1001, 700.5],
-                             ids=["text", "nan", "inf", "10**400", "list", "1001", "700.5"])
+    @pytest.mark.parametrize(
+        "severity",
+        ["high", float("nan"), float("inf"), 10**400, [700], 1001, 700.5],
+        ids=["text", "nan", "inf", "10**400", "list", "1001", "700.5"],
+    )
     def test_an_alarm_with_an_unreadable_severity_is_skipped(self, severity: Any) -> None:
         """Severity "high" or NaN made int() raise; such an alarm is skipped and the others still count."""
         value = {"message": "x", "severity": severity, "condition": "C", "active": True}
@@ -180,8 +206,11 @@ class TestUnusableRecords:
 
     def test_a_downtime_end_before_its_start_is_not_paired(self) -> None:
         """An end at +10 min before a start at +20 min of the same id gave -600 s; the later end at +30 pairs."""
-        events = [({"type": "downtime_end", "downtime_id": "D-9"}, 10), ({"type": "downtime_start", "downtime_id":
-                  "D-9", "reason": "r"}, 20), ({"type": "downtime_end", "downtime_id": "D-9"}, 30)]
+        events = [
+            ({"type": "downtime_end", "downtime_id": "D-9"}, 10),
+            ({"type": "downtime_start", "downtime_id": "D-9", "reason": "r"}, 20),
+            ({"type": "downtime_end", "downtime_id": "D-9"}, 30),
+        ]
         records = stored([rec("mes_event", "P-102", v, m) for v, m in events])
         facts = compute_facts(records, request("downtime_analysis"))
         (event,) = by_kind(facts, "downtime")
@@ -197,14 +226,16 @@ class TestUnusableRecords:
 
     @pytest.mark.parametrize(
         ("value", "reason"),
-        [({"type": "production_count", "count": float("inf"), "unit": "kg"}, "count_not_finite"),
-         ({"type": "production_count", "count": 10**400, "unit": "kg"}, "count_out_of_range"),
-         ({"type": "production_count", "count": "12", "unit": "kg"}, "count_not_a_number"),
-         ({"type": "production_count", "count": 12, "unit": {"si": "kg"}}, "bad_unit"),
-         ({"type": "quality_check", "result": "maybe"}, "bad_result"),
-         ({"type": "downtime_start", "reason": ["seal"]}, "bad_reason"),
-         ({"type": ["downtime_start"]}, "bad_type"),
-         ("downtime", "not_an_object")],
+        [
+            ({"type": "production_count", "count": float("inf"), "unit": "kg"}, "count_not_finite"),
+            ({"type": "production_count", "count": 10**400, "unit": "kg"}, "count_out_of_range"),
+            ({"type": "production_count", "count": "12", "unit": "kg"}, "count_not_a_number"),
+            ({"type": "production_count", "count": 12, "unit": {"si": "kg"}}, "bad_unit"),
+            ({"type": "quality_check", "result": "maybe"}, "bad_result"),
+            ({"type": "downtime_start", "reason": ["seal"]}, "bad_reason"),
+            ({"type": ["downtime_start"]}, "bad_type"),
+            ("downtime", "not_an_object"),
+        ],
     )
     def test_an_unusable_mes_event_is_skipped_with_its_reason(self, value: Any, reason: str) -> None:
         """An infinite count raised in rounding; the other cases were dropped without a trace."""
@@ -225,7 +256,10 @@ class TestUnusableRecords:
         records = stored([*shift_records(), rec("tag_value", "P-101.vibration_mm_s", float("nan"), 5)])
         facts = compute_facts(records, request())
         assert (facts[1].id, facts[1].kind, facts[1].values) == (
-            "F02", "completeness", {"status": "incomplete", "data_gap_count": 0, "skipped_count": 1})
+            "F02",
+            "completeness",
+            {"status": "incomplete", "data_gap_count": 0, "skipped_count": 1},
+        )
         assert facts[-1].kind == "skipped_records"
 
     def test_a_complete_report_has_no_completeness_fact(self, shift: list[StoredRecord]) -> None:
@@ -249,8 +283,14 @@ class TestDataGaps:
         facts = compute_facts(records, request("alarm_summary"))
         (fact,) = by_kind(facts, DATA_GAP)
         assert (fact.subject, fact.ids, fact.record_ids) == ("P-101.flow", ["P-101", "P-101.flow"], [99])
-        assert fact.values == {"reason": "history_unavailable", "source": "plc-1", "start_at": "2026-11-29T12:30:00Z",
-                               "end_at": "2026-11-29T12:55:00Z", "duration_s": 1500, "open": False}
+        assert fact.values == {
+            "reason": "history_unavailable",
+            "source": "plc-1",
+            "start_at": "2026-11-29T12:30:00Z",
+            "end_at": "2026-11-29T12:55:00Z",
+            "duration_s": 1500,
+            "open": False,
+        }
         assert facts[1].values == {"status": "incomplete", "data_gap_count": 1, "skipped_count": 0}
 
     def test_an_open_gap_that_began_before_the_window_is_cut_to_it(self) -> None:
@@ -258,7 +298,11 @@ class TestDataGaps:
         facts = compute_facts(stored([gap("P-101.flow", at(-60), None, -60)]), request("downtime_analysis", hours=1))
         (fact,) = by_kind(facts, DATA_GAP)
         assert (fact.values["start_at"], fact.values["end_at"], fact.values["duration_s"], fact.values["open"]) == (
-            "2026-11-29T12:00:00Z", "2026-11-29T13:00:00Z", 3600, True)
+            "2026-11-29T12:00:00Z",
+            "2026-11-29T13:00:00Z",
+            3600,
+            True,
+        )
 
     def test_a_gap_that_ended_before_the_window_is_not_listed(self) -> None:
         """A gap that closed at the window start leaves the report complete."""
@@ -267,19 +311,23 @@ class TestDataGaps:
 
     def test_a_gap_recorded_open_then_closed_is_one_gap(self) -> None:
         """The closing record is authoritative; both records are behind the fact."""
-        facts = compute_facts(stored([gap("P-101.flow", at(10), None, 10), gap("P-101.flow", at(10), at(20), 10)]),
-                              request())
+        facts = compute_facts(
+            stored([gap("P-101.flow", at(10), None, 10), gap("P-101.flow", at(10), at(20), 10)]), request()
+        )
         (fact,) = by_kind(facts, DATA_GAP)
         assert (fact.values["duration_s"], fact.values["open"], fact.record_ids) == (600, False, [2, 1])
 
     @pytest.mark.parametrize(
         ("value", "reason"),
-        [("gap", "not_an_object"), ({"start": "yesterday", "end": None, "reason": "x"}, "bad_start"),
-         ({"start": "0001-01-01T00:00:00+01:00", "end": None, "reason": "x"}, "bad_start"),
-         ({"start": at(10), "end": 12, "reason": "x"}, "bad_end"),
-         ({"start": at(10), "end": at(5), "reason": "x"}, "end_before_start"),
-         ({"start": at(10), "end": None, "reason": None}, "bad_reason"),
-         ({"start": at(10), "end": None, "reason": "x", "source": ["plc"]}, "bad_source")],
+        [
+            ("gap", "not_an_object"),
+            ({"start": "yesterday", "end": None, "reason": "x"}, "bad_start"),
+            ({"start": "0001-01-01T00:00:00+01:00", "end": None, "reason": "x"}, "bad_start"),
+            ({"start": at(10), "end": 12, "reason": "x"}, "bad_end"),
+            ({"start": at(10), "end": at(5), "reason": "x"}, "end_before_start"),
+            ({"start": at(10), "end": None, "reason": None}, "bad_reason"),
+            ({"start": at(10), "end": None, "reason": "x", "source": ["plc"]}, "bad_source"),
+        ],
     )
     def test_a_malformed_gap_is_skipped_and_the_report_is_incomplete(self, value: Any, reason: str) -> None:
         """A gap that cannot be read is counted, never ignored: the report still says it is incomplete."""
@@ -294,8 +342,13 @@ class TestDataGaps:
 
     def test_asset_scope_keeps_gaps_of_its_assets_and_of_whole_sources(self) -> None:
         """Scoped to P-101: its tag's gap and a whole source's gap stay, another asset's tag gap goes."""
-        records = stored([gap("P-101.flow", at(10), at(20), 10), gap("P-102.flow", at(10), at(20), 10),
-                          gap("plc-1", at(30), at(40), 30)])
+        records = stored(
+            [
+                gap("P-101.flow", at(10), at(20), 10),
+                gap("P-102.flow", at(10), at(20), 10),
+                gap("plc-1", at(30), at(40), 30),
+            ]
+        )
         facts = compute_facts(records, request("asset_history", assets=["P-101"]))
         assert [f.subject for f in by_kind(facts, DATA_GAP)] == ["P-101.flow", "plc-1"]
 
@@ -310,8 +363,13 @@ class TestDataGaps:
     def test_report_records_read_gaps_that_began_before_the_window(self, tmp_path: Path) -> None:
         """From the real store: a gap opened an hour before the window reaches the facts; older other records do not."""
         with Store(tmp_path / "store.sqlite3") as store:
-            store.insert_records([*shift_records(), gap("P-101.flow", at(-60), at(30), -60),
-                                  rec("tag_value", "P-101.vibration_mm_s", 1.0, -60)])
+            store.insert_records(
+                [
+                    *shift_records(),
+                    gap("P-101.flow", at(-60), at(30), -60),
+                    rec("tag_value", "P-101.vibration_mm_s", 1.0, -60),
+                ]
+            )
             records = report_records(store, request().window)
         assert [r.kind for r in records if r.source_time < SHIFT_START] == [DATA_GAP]
         (fact,) = by_kind(compute_facts(records, request()), DATA_GAP)

@@ -24,8 +24,14 @@ SHIFT = {"shift": "A", "date": "2026-11-29"}
 
 
 def request(request_id: str, language: str = "es", **extra: Any) -> dict[str, Any]:
-    return {"request_id": request_id, "type": "shift_summary", "window": SHIFT, "language": language,
-            "progress": False, **extra}
+    return {
+        "request_id": request_id,
+        "type": "shift_summary",
+        "window": SHIFT,
+        "language": language,
+        "progress": False,
+        **extra,
+    }
 
 
 def seed(state_dir: Path, injection: bool = False) -> None:
@@ -76,21 +82,48 @@ class TestRequestResponse:
         reply_topic = "edge/demo/reports/reply/anonymous/progress"
         async with running_service(config, engine):
             sub = await asyncio.create_subprocess_exec(
-                "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-t", reply_topic,
-                "-C", "3", "-W", "300", stdout=asyncio.subprocess.PIPE,
+                "mosquitto_sub",
+                "-h",
+                broker.host,
+                "-p",
+                str(broker.port),
+                "-q",
+                "1",
+                "-t",
+                reply_topic,
+                "-C",
+                "3",
+                "-W",
+                "300",
+                stdout=asyncio.subprocess.PIPE,
             )
             await asyncio.sleep(0.5)
             pub = await asyncio.create_subprocess_exec(
-                "mosquitto_pub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-t", REQUEST_TOPIC,
-                "-D", "publish", "response-topic", reply_topic, "-D", "publish", "correlation-data", "c1",
-                "-m", json.dumps(request("p-1", progress=True)),
+                "mosquitto_pub",
+                "-h",
+                broker.host,
+                "-p",
+                str(broker.port),
+                "-q",
+                "1",
+                "-t",
+                REQUEST_TOPIC,
+                "-D",
+                "publish",
+                "response-topic",
+                reply_topic,
+                "-D",
+                "publish",
+                "correlation-data",
+                "c1",
+                "-m",
+                json.dumps(request("p-1", progress=True)),
             )
             await pub.wait()
             out, _ = await sub.communicate()
         replies = [json.loads(line) for line in out.decode().splitlines()]
         assert [r["status"] for r in replies] == ["accepted", "generating", "done"]
         assert replies[0]["queue_position"] == 1
-
 
     async def test_command_line_request_prints_the_report(self, broker: Broker, tmp_path: Path, engine: Any) -> None:
         """`edge-agent report request` sends an MQTT 5 request and prints the Markdown draft it gets back."""
@@ -99,9 +132,23 @@ class TestRequestResponse:
         path = write_config(tmp_path, broker)
         async with running_service(config, engine):
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "edge_agent.cli", "report", "request", "-c", str(path), "--type", "shift_summary",
-                "--window", "shift:A@2026-11-29", "--lang", "es", "--timeout", "300",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                sys.executable,
+                "-m",
+                "edge_agent.cli",
+                "report",
+                "request",
+                "-c",
+                str(path),
+                "--type",
+                "shift_summary",
+                "--window",
+                "shift:A@2026-11-29",
+                "--lang",
+                "es",
+                "--timeout",
+                "300",
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
             )
             out, err = await proc.communicate()
         assert proc.returncode == 0, err.decode()
@@ -185,8 +232,9 @@ class TestServiceLimits:
         seed(config.paths.state_dir)
         async with running_service(config, engine) as running:
             replies = [
-                await mosquitto_rr(broker, request(f"q-{i}", progress=True),
-                                   reply=f"edge/demo/reports/reply/anonymous/q/{i}")
+                await mosquitto_rr(
+                    broker, request(f"q-{i}", progress=True), reply=f"edge/demo/reports/reply/anonymous/q/{i}"
+                )
                 for i in range(3)
             ]
             for request_id in ("q-0", "q-1"):  # let both finish before the service stops
@@ -205,9 +253,11 @@ class TestServiceLimits:
             first = await mosquitto_rr(broker, request("l-1"))
             second = await mosquitto_rr(broker, request("l-2"))
         assert first["status"] == "done"
-        assert second == {"status": "refused", "request_id": "l-2",
-                          "reason": "rate limit: 1 requests per minute per client"}
-
+        assert second == {
+            "status": "refused",
+            "request_id": "l-2",
+            "reason": "rate limit: 1 requests per minute per client",
+        }
 
 
 class TestRestart:
@@ -220,16 +270,26 @@ class TestRestart:
         config = agent_config(tmp_path, broker)  # 160-token narratives: the first is still generating at the stop
         seed(config.paths.state_dir)
         sub = await asyncio.create_subprocess_exec(
-            "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-q", "1",
-            "-t", "edge/demo/reports/reply/anonymous/s/+",
-            "-W", "600", stdout=asyncio.subprocess.PIPE,
+            "mosquitto_sub",
+            "-h",
+            broker.host,
+            "-p",
+            str(broker.port),
+            "-q",
+            "1",
+            "-t",
+            "edge/demo/reports/reply/anonymous/s/+",
+            "-W",
+            "600",
+            stdout=asyncio.subprocess.PIPE,
         )
         await asyncio.sleep(0.5)
         try:
             async with running_service(config, engine) as running:
                 accepted = [
-                    await mosquitto_rr(broker, request(f"s-{i}", progress=True),
-                                       reply=f"edge/demo/reports/reply/anonymous/s/{i}")
+                    await mosquitto_rr(
+                        broker, request(f"s-{i}", progress=True), reply=f"edge/demo/reports/reply/anonymous/s/{i}"
+                    )
                     for i in range(2)
                 ]
                 at_stop = [p.request_id for p in running.service.repo.queue_all()]

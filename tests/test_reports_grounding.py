@@ -38,7 +38,10 @@ class TestNumbers:
         result = check_narrative("Máximo 7.86 (7.9), media 4.9, producción 1200 kg.", facts, TZ)
         assert result.ok is True
         assert [(c.text, c.fact_ids) for c in result.claims] == [
-            ("7.86", ["F03"]), ("7.9", ["F03"]), ("4.9", ["F03"]), ("1200", ["F11"]),
+            ("7.86", ["F03"]),
+            ("7.9", ["F03"]),
+            ("4.9", ["F03"]),
+            ("1200", ["F11"]),
         ]
 
     def test_decimal_comma_is_read_as_a_decimal_point(self, facts: list[Fact]) -> None:
@@ -47,8 +50,17 @@ class TestNumbers:
 
     def test_a_non_integer_value_rounded_to_an_integer_is_refused(self) -> None:
         """7.86 written as 8 loses the figure a reader acts on (with no fact that is 8 itself)."""
-        only = [Fact(id="F01", kind="tag_stats", subject="P-101.x", values={"max": 7.86}, record_ids=[1],
-                     record_count=1, record_ids_sha256="-")]
+        only = [
+            Fact(
+                id="F01",
+                kind="tag_stats",
+                subject="P-101.x",
+                values={"max": 7.86},
+                record_ids=[1],
+                record_count=1,
+                record_ids_sha256="-",
+            )
+        ]
         assert offending("Máximo de 8 mm/s.", only) == [("8", "number")]
         assert offending("Máximo de 7.9 mm/s.", only) == []
 
@@ -95,7 +107,16 @@ class TestAnyNarrative:
 
     def test_an_integer_fact_beyond_float_range_is_compared_exactly(self) -> None:
         """A count of 10**400 raised OverflowError in float(); integers are compared exactly instead."""
-        only = [Fact(id="F01", kind="production", subject="L1", values={"count": 10**400}, record_ids=[1],
-                     record_count=1, record_ids_sha256="-")]
+        only = [
+            Fact(
+                id="F01",
+                kind="production",
+                subject="L1",
+                values={"count": 10**400},
+                record_ids=[1],
+                record_count=1,
+                record_ids_sha256="-",
+            )
+        ]
         assert offending("Producción " + "1" + "0" * 400 + ".", only) == []
         assert offending("Producción 1.", only) == [("1", "number")]

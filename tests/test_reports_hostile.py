@@ -37,8 +37,12 @@ from tests.fixtures.reports_service import (
 )
 from tests.test_reports_service import cli
 
-VALID = {"request_id": "r-1", "type": "shift_summary", "window": {"shift": "A", "date": "2026-11-29"},
-         "progress": False}
+VALID = {
+    "request_id": "r-1",
+    "type": "shift_summary",
+    "window": {"shift": "A", "date": "2026-11-29"},
+    "progress": False,
+}
 NAMESPACE = "edge/demo/reports/reply/operator"
 RESERVED = ["edge/demo/reports/request/#", "edge/demo/reports/signoff/#", "plant/demo/mes/#"]
 
@@ -93,8 +97,12 @@ class TestIsolation:
             deep = b'{"request_id": "deep", "scope": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
             error = await mosquitto_rr(broker, deep, timeout=20)
             accepted = await mosquitto_rr(broker, {**VALID, "progress": True}, timeout=20)
-        assert error == {"status": "error", "request_id": None, "field": "<payload>",
-                         "reason": "nested more than 8 levels deep"}
+        assert error == {
+            "status": "error",
+            "request_id": None,
+            "field": "<payload>",
+            "reason": "nested more than 8 levels deep",
+        }
         assert accepted == {"status": "accepted", "request_id": "r-1", "queue_position": 1}
 
     async def test_an_unexpected_error_is_answered_and_the_loop_keeps_reading(
@@ -128,20 +136,37 @@ class TestReplyTopics:
     async def test_nothing_is_published_outside_the_requesters_namespace(self, broker: Broker, tmp_path: Path) -> None:
         """Requests whose reply topic is a wildcard, $SYS, the agent's request topic, an empty level, too long, or
         another user's namespace get no reply anywhere and are counted unanswerable; a proper one is answered."""
-        hostile = ["edge/demo/reports/reply/#", "$SYS/broker/x", f"{REQUEST_TOPIC}/operator",
-                   "edge/demo/reports/reply/anonymous//x",
-                   "edge/demo/reports/reply/anonymous/" + "x" * 1100, "edge/demo/reports/reply/supervisor/x"]
+        hostile = [
+            "edge/demo/reports/reply/#",
+            "$SYS/broker/x",
+            f"{REQUEST_TOPIC}/operator",
+            "edge/demo/reports/reply/anonymous//x",
+            "edge/demo/reports/reply/anonymous/" + "x" * 1100,
+            "edge/demo/reports/reply/supervisor/x",
+        ]
         before = requests_total("unanswerable")
         seen: list[str] = []
         async with running_service(agent_config(tmp_path, broker), engine=None):
             sub = await asyncio.create_subprocess_exec(
-                "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-q", "1", "-v", "-t", "#", "-W", "30",
+                "mosquitto_sub",
+                "-h",
+                broker.host,
+                "-p",
+                str(broker.port),
+                "-q",
+                "1",
+                "-v",
+                "-t",
+                "#",
+                "-W",
+                "30",
                 stdout=asyncio.subprocess.PIPE,
             )
             await asyncio.sleep(0.5)  # let the subscription land before the requests
             for i, reply_to in enumerate(hostile):
-                await mosquitto_pub(broker, REQUEST_TOPIC, {**VALID, "request_id": f"h-{i}", "reply_to": reply_to},
-                                    version="mqttv311")
+                await mosquitto_pub(
+                    broker, REQUEST_TOPIC, {**VALID, "request_id": f"h-{i}", "reply_to": reply_to}, version="mqttv311"
+                )
             marker = await mosquitto_rr(broker, {**VALID, "language": "fr"}, timeout=20)
             while not seen or not seen[-1].startswith("edge/demo/reports/reply/anonymous/rr "):
                 line = await asyncio.wait_for(sub.stdout.readline(), 20)  # type: ignore[union-attr]
@@ -168,8 +193,11 @@ class TestRequestIds:
             first = await mosquitto_rr(broker, VALID, timeout=20)
             second = await mosquitto_rr(broker, VALID, timeout=20)
         assert (first["status"], first["report_id"]) == ("done", report_id)
-        assert second == {"status": "refused", "request_id": "r-1",
-                          "reason": "rate limit: 1 requests per minute per client"}
+        assert second == {
+            "status": "refused",
+            "request_id": "r-1",
+            "reason": "rate limit: 1 requests per minute per client",
+        }
 
     @pytest.mark.broker
     @pytest.mark.engine
@@ -180,8 +208,10 @@ class TestRequestIds:
         config = agent_config(tmp_path, secure_broker, secure=True, narrative_max_tokens=16)
         seed(config.paths.state_dir)
         async with running_service(config, engine):
-            replies = [await mosquitto_rr(secure_broker, VALID, topic=f"{REQUEST_TOPIC}/{user}", user=user)
-                       for user in ("operator", "supervisor")]
+            replies = [
+                await mosquitto_rr(secure_broker, VALID, topic=f"{REQUEST_TOPIC}/{user}", user=user)
+                for user in ("operator", "supervisor")
+            ]
         assert [r["status"] for r in replies] == ["done", "done"]
         assert [r["report"]["requested_by"] for r in replies] == ["operator", "supervisor"]
         users = ("operator", "supervisor")
@@ -190,8 +220,15 @@ class TestRequestIds:
 
 @pytest.mark.broker
 def message(payload: dict[str, Any], reply: str, topic: str = REQUEST_TOPIC) -> MqttMessage:
-    return MqttMessage(topic=topic, payload=json.dumps(payload).encode(), qos=1, retain=False, mid=1,
-                       received_time=SHIFT_START, response_topic=reply)
+    return MqttMessage(
+        topic=topic,
+        payload=json.dumps(payload).encode(),
+        qos=1,
+        retain=False,
+        mid=1,
+        received_time=SHIFT_START,
+        response_topic=reply,
+    )
 
 
 @pytest.mark.broker
@@ -212,9 +249,19 @@ class TestJoins:
             pending = service.repo.queue_all()
             service.repo.close()
         accepted = {"status": "accepted", "request_id": "r-1", "queue_position": 1}
-        assert replies == [("a", accepted), ("b", accepted), ("b", accepted), ("c", {
-            "status": "refused", "request_id": "r-1",
-            "reason": "request r-1 already has 2 reply targets (reports.max_reply_targets)"})]
+        assert replies == [
+            ("a", accepted),
+            ("b", accepted),
+            ("b", accepted),
+            (
+                "c",
+                {
+                    "status": "refused",
+                    "request_id": "r-1",
+                    "reason": "request r-1 already has 2 reply targets (reports.max_reply_targets)",
+                },
+            ),
+        ]
         assert [t["topic"].rsplit("/", 1)[1] for t in pending[0].targets] == ["a", "b"]
 
     async def test_two_users_with_the_same_request_id_are_two_requests(self, broker: Broker, tmp_path: Path) -> None:
@@ -223,8 +270,13 @@ class TestJoins:
         with Store(config.paths.store_path) as store:
             service = ReportService(config, store, None, None, mqtt_client=MqttClient)  # type: ignore[arg-type]
             for user in ("operator", "supervisor"):
-                await service.handle(message({**VALID, "progress": True}, f"edge/demo/reports/reply/{user}/1",
-                                             topic=f"{REQUEST_TOPIC}/{user}"))
+                await service.handle(
+                    message(
+                        {**VALID, "progress": True},
+                        f"edge/demo/reports/reply/{user}/1",
+                        topic=f"{REQUEST_TOPIC}/{user}",
+                    )
+                )
             replies = [json.loads(m.payload) for m in store.outbox_pending()]
             pending = [(p.requested_by, p.request_id) for p in service.repo.queue_all()]
             service.repo.close()
@@ -241,27 +293,39 @@ class TestWindowCap:
             reply = await mosquitto_rr(broker, VALID, timeout=20)
             rows, size = running.service.repo.window_size(SHIFT_START, SHIFT_START.replace(hour=20))
         assert rows == len(shift_records()) == 14
-        assert reply == {"status": "failed", "request_id": "r-1", "reason": (
-            f"window too large: 14 records, {size} bytes (limits: reports.max_window_rows = 5,"
-            " reports.max_window_bytes = 67108864); ask for a shorter window")}
+        assert reply == {
+            "status": "failed",
+            "request_id": "r-1",
+            "reason": (
+                f"window too large: 14 records, {size} bytes (limits: reports.max_window_rows = 5,"
+                " reports.max_window_bytes = 67108864); ask for a shorter window"
+            ),
+        }
 
 
 @pytest.mark.broker
 class TestFourEyes:
     async def test_the_requester_may_not_approve_over_mqtt(self, secure_broker: Broker, tmp_path: Path) -> None:
         """four_eyes: supervisor's own report is refused to supervisor, naming the rule, and operator approves it."""
-        config = agent_config(tmp_path, secure_broker, secure=True, four_eyes=True,
-                              approvers=["supervisor", "operator"])
+        config = agent_config(
+            tmp_path, secure_broker, secure=True, four_eyes=True, approvers=["supervisor", "operator"]
+        )
         report_id = seed_report(config.paths.state_dir, "demo", "r-4", requested_by="supervisor")
         decision = {"report_id": report_id, "decision": "approve"}
         async with running_service(config, engine=None):
-            own = await mosquitto_rr(secure_broker, decision, topic=f"{SIGNOFF_TOPIC}/supervisor", user="supervisor",
-                                     timeout=20)
-            other = await mosquitto_rr(secure_broker, decision, topic=f"{SIGNOFF_TOPIC}/operator", user="operator",
-                                       timeout=20)
-        assert own == {"status": "refused", "reason": (
-            f"four-eyes rule (reports.four_eyes): 'supervisor' requested report {report_id} and may not approve it;"
-            " another approver must")}
+            own = await mosquitto_rr(
+                secure_broker, decision, topic=f"{SIGNOFF_TOPIC}/supervisor", user="supervisor", timeout=20
+            )
+            other = await mosquitto_rr(
+                secure_broker, decision, topic=f"{SIGNOFF_TOPIC}/operator", user="operator", timeout=20
+            )
+        assert own == {
+            "status": "refused",
+            "reason": (
+                f"four-eyes rule (reports.four_eyes): 'supervisor' requested report {report_id} and may not approve it;"
+                " another approver must"
+            ),
+        }
         assert (other["status"], other["by"]) == ("approved", "operator")
 
     async def test_the_requester_may_not_approve_on_the_command_line(self, broker: Broker, tmp_path: Path) -> None:
@@ -269,9 +333,13 @@ class TestFourEyes:
         path = write_config(tmp_path, broker, reports="four_eyes = true")
         report_id = seed_report(tmp_path / "state", "demo", "r-5", requested_by="supervisor")
         code, _, err = await cli("report", "approve", report_id, "--by", "supervisor", "-c", str(path))
-        assert (code, err.strip().splitlines()[-1]) == (1, (
-            f"edge-agent: four-eyes rule (reports.four_eyes): 'supervisor' requested report {report_id} and may not"
-            " approve it; another approver must"))
+        assert (code, err.strip().splitlines()[-1]) == (
+            1,
+            (
+                f"edge-agent: four-eyes rule (reports.four_eyes): 'supervisor' requested report {report_id} and may not"
+                " approve it; another approver must"
+            ),
+        )
 
 
 class TestAnonymousSignoff:
@@ -288,14 +356,23 @@ class TestAnonymousSignoff:
         config = agent_config(tmp_path, broker)
         report_id = seed_report(config.paths.state_dir, "demo", "r-6")
         async with running_service(config, engine=None) as running:
-            reply = await mosquitto_rr(broker, {"report_id": report_id, "decision": "approve"},
-                                       topic=f"{SIGNOFF_TOPIC}/supervisor", user=None,
-                                       reply="edge/demo/reports/reply/supervisor/1", timeout=20)
+            reply = await mosquitto_rr(
+                broker,
+                {"report_id": report_id, "decision": "approve"},
+                topic=f"{SIGNOFF_TOPIC}/supervisor",
+                user=None,
+                reply="edge/demo/reports/reply/supervisor/1",
+                timeout=20,
+            )
             status = running.service.repo.get(report_id)["status"]
-        assert reply == {"status": "refused", "reason": (
-            "MQTT sign-off is disabled: the agent's broker connection is anonymous (no mqtt.username, no TLS client"
-            " certificate), so the broker cannot vouch for the user in a sign-off topic; sign off on the agent's host"
-            " with `edge-agent report approve|reject`, or give the agent broker credentials (docs/reports.md)")}
+        assert reply == {
+            "status": "refused",
+            "reason": (
+                "MQTT sign-off is disabled: the agent's broker connection is anonymous (no mqtt.username, no TLS client"
+                " certificate), so the broker cannot vouch for the user in a sign-off topic; sign off on the agent's host"
+                " with `edge-agent report approve|reject`, or give the agent broker credentials (docs/reports.md)"
+            ),
+        }
         assert status == "draft"
 
 
@@ -306,8 +383,17 @@ def many_records(count: int) -> list[Record]:
     for i in range(count):
         at = SHIFT_START + timedelta(microseconds=i * step_us)
         tag = f"T-{i % 13}.level_pct"
-        out.append(Record(source="test", kind="tag_value", key=tag, value=(i % 97) / 7, source_time=at,
-                          received_time=at, idempotency_key=idempotency_key(tag, str(i))))
+        out.append(
+            Record(
+                source="test",
+                kind="tag_value",
+                key=tag,
+                value=(i % 97) / 7,
+                source_time=at,
+                received_time=at,
+                idempotency_key=idempotency_key(tag, str(i)),
+            )
+        )
     return out
 
 

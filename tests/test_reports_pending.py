@@ -13,9 +13,13 @@ from edge_agent.types import utcnow
 
 def pending(request_id: str, accepted_us: int, *topics: str) -> PendingRequest:
     request = {"request_id": request_id, "type": "shift_summary", "window": {"shift": "A", "date": "2026-11-29"}}
-    return PendingRequest(request=request, request_sha256="ab" * 32, requested_by="operator",
-                          accepted_time_us=accepted_us,
-                          targets=[{"topic": t, "correlation": None, "correlation_id": None} for t in topics])
+    return PendingRequest(
+        request=request,
+        request_sha256="ab" * 32,
+        requested_by="operator",
+        accepted_time_us=accepted_us,
+        targets=[{"topic": t, "correlation": None, "correlation_id": None} for t in topics],
+    )
 
 
 def test_pending_requests_survive_a_reopen_in_acceptance_order(tmp_path: Path) -> None:
@@ -53,9 +57,15 @@ def test_two_requesters_may_use_the_same_request_id(tmp_path: Path) -> None:
 def test_a_job_round_trips_through_its_pending_entry() -> None:
     """Request, both kinds of correlation, requester, acceptance time to the microsecond, audit seq."""
     request = ReportRequest.model_validate(
-        {"request_id": "r-2", "type": "downtime_analysis", "language": "pt",
-         "window": {"start": "2026-11-29T06:00:00-06:00", "end": "2026-11-29T14:00:00-06:00"},
-         "formats": ["json", "html"], "progress": False})
+        {
+            "request_id": "r-2",
+            "type": "downtime_analysis",
+            "language": "pt",
+            "window": {"start": "2026-11-29T06:00:00-06:00", "end": "2026-11-29T14:00:00-06:00"},
+            "formats": ["json", "html"],
+            "progress": False,
+        }
+    )
     targets = [ReplyTarget("reply/5", b"\x00\xffid"), ReplyTarget("reply/311", b"c-9", "c-9")]
     accepted_us = to_us(utcnow())
     job = Job(request, None, "cd" * 32, "operator", accepted_us, targets, audit_requested=17)  # type: ignore[arg-type]

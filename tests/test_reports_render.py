@@ -18,8 +18,12 @@ def body(narrative: str | None, injection: bool = False) -> dict[str, Any]:
     window = ResolvedWindow(start=SHIFT_START, end=SHIFT_START + timedelta(hours=8), shift="A", timezone=TZ)
     request = ResolvedRequest(type="shift_summary", language="es", window=window, scope=Scope())
     facts = compute_facts(stored(shift_records(injection=injection)), request)
-    return {"request": request.as_json(), "facts": [f.model_dump(mode="json") for f in facts],
-            "narrative": narrative, "prompt": {"template_version": "v1"}}
+    return {
+        "request": request.as_json(),
+        "facts": [f.model_dump(mode="json") for f in facts],
+        "narrative": narrative,
+        "prompt": {"template_version": "v1"},
+    }
 
 
 class TestHtml:
@@ -39,7 +43,9 @@ class TestMarkdown:
     def test_markdown_control_characters_are_escaped(self) -> None:
         """Emphasis, links and HTML in a narrative are escaped; decimals and asset ids stay readable."""
         text = render_markdown(body(HOSTILE + " P-101 7.86"), "draft")
-        assert r"\<script\>alert(1)\</script\> \*bold\* \[link\](http://x) & \"q\" P-101 7.86".replace('\\"', '"') in text
+        assert (
+            r"\<script\>alert(1)\</script\> \*bold\* \[link\](http://x) & \"q\" P-101 7.86".replace('\\"', '"') in text
+        )
 
     def test_status_and_flag_are_shown(self) -> None:
         """An approved report names the approver; an instruction-like note is marked."""
@@ -54,18 +60,42 @@ class TestIncompleteReport:
     def test_completeness_gap_and_skipped_records_are_rendered(self) -> None:
         """Markdown names the report incomplete second, lists the gap, and counts the skipped record."""
         at = SHIFT_START + timedelta(minutes=30)
-        extra = [Record(source="t", kind="data_gap", key="P-101.flow", source_time=at, idempotency_key="g",
-                        value={"start": iso(at), "end": iso(at + timedelta(minutes=25)), "reason": "queue_overflow"}),
-                 Record(source="t", kind="tag_value", key="P-101.vibration_mm_s", source_time=at, idempotency_key="n",
-                        value=float("nan"))]
+        extra = [
+            Record(
+                source="t",
+                kind="data_gap",
+                key="P-101.flow",
+                source_time=at,
+                idempotency_key="g",
+                value={"start": iso(at), "end": iso(at + timedelta(minutes=25)), "reason": "queue_overflow"},
+            ),
+            Record(
+                source="t",
+                kind="tag_value",
+                key="P-101.vibration_mm_s",
+                source_time=at,
+                idempotency_key="n",
+                value=float("nan"),
+            ),
+        ]
         window = ResolvedWindow(start=SHIFT_START, end=SHIFT_START + timedelta(hours=8), shift="A", timezone=TZ)
         request = ResolvedRequest(type="shift_summary", language="en", window=window, scope=Scope())
         facts = compute_facts(stored([*shift_records(), *extra]), request)
-        text = render_markdown({"request": request.as_json(), "facts": [f.model_dump(mode="json") for f in facts],
-                                "narrative": None, "prompt": {"template_version": "v1"}}, "draft")
+        text = render_markdown(
+            {
+                "request": request.as_json(),
+                "facts": [f.model_dump(mode="json") for f in facts],
+                "narrative": None,
+                "prompt": {"template_version": "v1"},
+            },
+            "draft",
+        )
         lines = [line for line in text.splitlines() if line.startswith("- ")]
-        assert lines[1] == ("- This report is INCOMPLETE: 1 intervals without data and 1 records that could not be"
-                            " used, listed in the facts. `F02`")
-        assert lines[2] == ("- No data for P-101.flow from 06:30 to 06:55 (25 min, queue\\_overflow). `F03`"
-                            " (records: 15)")
+        assert lines[1] == (
+            "- This report is INCOMPLETE: 1 intervals without data and 1 records that could not be"
+            " used, listed in the facts. `F02`"
+        )
+        assert lines[2] == (
+            "- No data for P-101.flow from 06:30 to 06:55 (25 min, queue\\_overflow). `F03` (records: 15)"
+        )
         assert "- 1 tag\\_value records skipped as unusable: not\\_finite. `F15` (records: 16)" in lines

@@ -54,9 +54,15 @@ class TestWindows:
         """Shift A on 2026-11-29 in Mexico City (UTC-6) is 12:00-20:00 UTC."""
         resolved = resolve(
             parse_request(payload(window={"shift": "A", "date": "2026-11-29"})),
-            shifts=SHIFTS, tz_name=TZ, default_language="es", now=datetime(2026, 12, 1, tzinfo=timezone.utc),
+            shifts=SHIFTS,
+            tz_name=TZ,
+            default_language="es",
+            now=datetime(2026, 12, 1, tzinfo=timezone.utc),
         )
-        assert (iso(resolved.window.start), iso(resolved.window.end)) == ("2026-11-29T12:00:00Z", "2026-11-29T20:00:00Z")
+        assert (iso(resolved.window.start), iso(resolved.window.end)) == (
+            "2026-11-29T12:00:00Z",
+            "2026-11-29T20:00:00Z",
+        )
         assert resolved.language == "es"
 
     def test_night_shift_crosses_midnight(self) -> None:
@@ -68,13 +74,21 @@ class TestWindows:
         """At 10:00 local on the 30th, shift A of the 30th is running: the 29th's is the last one ended."""
         resolved = resolve(
             parse_request(payload()),
-            shifts=SHIFTS, tz_name=TZ, default_language="en", now=datetime(2026, 11, 30, 16, 0, tzinfo=timezone.utc),
+            shifts=SHIFTS,
+            tz_name=TZ,
+            default_language="en",
+            now=datetime(2026, 11, 30, 16, 0, tzinfo=timezone.utc),
         )
         assert iso(resolved.window.start) == "2026-11-29T12:00:00Z"
 
     def test_unknown_shift_names_the_field(self) -> None:
         """A shift not in the calendar is an error on window.shift listing the known ones."""
         with pytest.raises(RequestError) as info:
-            resolve(parse_request(payload(window={"shift": "Z"})), shifts=SHIFTS, tz_name=TZ,
-                    default_language="es", now=datetime(2026, 11, 30, tzinfo=timezone.utc))
+            resolve(
+                parse_request(payload(window={"shift": "Z"})),
+                shifts=SHIFTS,
+                tz_name=TZ,
+                default_language="es",
+                now=datetime(2026, 11, 30, tzinfo=timezone.utc),
+            )
         assert (info.value.field, info.value.reason) == ("window.shift", "unknown shift 'Z' (known: A, C)")

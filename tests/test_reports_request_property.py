@@ -22,33 +22,67 @@ from edge_agent.topic_filter import topic_matches
 TZ = "America/Mexico_City"
 ZONES = sorted(available_timezones())
 NOW = datetime(2026, 11, 30, 16, 0, tzinfo=timezone.utc)
-FIELDS = ["request_id", "type", "window", "scope", "language", "formats", "progress", "reply_to", "correlation_id",
-          "start", "end", "shift", "date", "assets", "line", "area", "report_id", "decision", "comment", "by"]
+FIELDS = [
+    "request_id",
+    "type",
+    "window",
+    "scope",
+    "language",
+    "formats",
+    "progress",
+    "reply_to",
+    "correlation_id",
+    "start",
+    "end",
+    "shift",
+    "date",
+    "assets",
+    "line",
+    "area",
+    "report_id",
+    "decision",
+    "comment",
+    "by",
+]
 
 # JSON values, keys drawn mostly from the real field names so that generated documents reach the validators.
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=40)
 json_values = st.recursive(
     json_scalars,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), inner, max_size=5)
+    ),
     max_leaves=20,
 )
 # Strings as JSON text may hold lone surrogates (`"\ud800"`): json.dumps writes them as escapes.
 documents = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), json_values, max_size=8)
 times = st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.timezones())
 iso_times = times.map(lambda t: t.isoformat()) | st.text(max_size=30)
-windows = st.fixed_dictionaries({}, optional={
-    "start": iso_times, "end": iso_times, "shift": st.sampled_from(["A", "C", "Z", ""]) | st.text(max_size=70),
-    "date": st.dates().map(date.isoformat) | st.text(max_size=12),
-})
+windows = st.fixed_dictionaries(
+    {},
+    optional={
+        "start": iso_times,
+        "end": iso_times,
+        "shift": st.sampled_from(["A", "C", "Z", ""]) | st.text(max_size=70),
+        "date": st.dates().map(date.isoformat) | st.text(max_size=12),
+    },
+)
 near_valid = st.fixed_dictionaries(
-    {"request_id": st.from_regex(r"[A-Za-z0-9_.:@-]{1,12}", fullmatch=True) | st.text(max_size=12),
-     "type": st.sampled_from(["shift_summary", "alarm_summary", "downtime_analysis", "asset_history", "weekly"]),
-     "window": windows},
-    optional={"scope": st.fixed_dictionaries({}, optional={"assets": st.lists(st.text(max_size=10), max_size=3),
-                                                           "line": st.text(max_size=5)}),
-              "language": st.sampled_from(["es", "en", "pt", "fr"]), "formats": st.lists(st.text(max_size=8)),
-              "progress": json_scalars, "reply_to": st.text(max_size=30), "correlation_id": st.text(max_size=30)},
+    {
+        "request_id": st.from_regex(r"[A-Za-z0-9_.:@-]{1,12}", fullmatch=True) | st.text(max_size=12),
+        "type": st.sampled_from(["shift_summary", "alarm_summary", "downtime_analysis", "asset_history", "weekly"]),
+        "window": windows,
+    },
+    optional={
+        "scope": st.fixed_dictionaries(
+            {}, optional={"assets": st.lists(st.text(max_size=10), max_size=3), "line": st.text(max_size=5)}
+        ),
+        "language": st.sampled_from(["es", "en", "pt", "fr"]),
+        "formats": st.lists(st.text(max_size=8)),
+        "progress": json_scalars,
+        "reply_to": st.text(max_size=30),
+        "correlation_id": st.text(max_size=30),
+    },
 )
 
 
@@ -61,17 +95,24 @@ def valid_documents(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             window["date"] = draw(st.dates()).isoformat()
     else:
-        start = draw(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 11, 29),
-                                  timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=14)),
-                                                             timezone(timedelta(hours=-12, minutes=-30))])))
+        start = draw(
+            st.datetimes(
+                min_value=datetime(1, 1, 2),
+                max_value=datetime(9999, 11, 29),
+                timezones=st.sampled_from(
+                    [timezone.utc, timezone(timedelta(hours=14)), timezone(timedelta(hours=-12, minutes=-30))]
+                ),
+            )
+        )
         end = start + draw(st.timedeltas(min_value=timedelta(seconds=1), max_value=timedelta(days=31)))
         window = {"start": start.isoformat(), "end": end.isoformat()}
     return {"request_id": "r-1", "type": draw(st.sampled_from(["shift_summary", "alarm_summary"])), "window": window}
 
 
 hhmm = st.from_regex(r"\d{2}:\d{2}", fullmatch=True)
-shift_calendars = st.lists(st.builds(ShiftConfig, name=st.sampled_from(["A", "B", "C"]), start=hhmm, end=hhmm),
-                           max_size=3)
+shift_calendars = st.lists(
+    st.builds(ShiftConfig, name=st.sampled_from(["A", "B", "C"]), start=hhmm, end=hhmm), max_size=3
+)
 
 
 def as_bytes(document: Any) -> bytes:
@@ -127,8 +168,12 @@ class TestReplyFieldsProperties:
 
 class TestResolveProperties:
     @settings(max_examples=200)  # each example resolves in up to three time zones' worth of shift arithmetic
-    @given(valid_documents(), shift_calendars, st.sampled_from(ZONES),
-           st.datetimes(min_value=datetime(1, 1, 3), max_value=datetime(9999, 12, 29), timezones=st.just(timezone.utc)))
+    @given(
+        valid_documents(),
+        shift_calendars,
+        st.sampled_from(ZONES),
+        st.datetimes(min_value=datetime(1, 1, 3), max_value=datetime(9999, 12, 29), timezones=st.just(timezone.utc)),
+    )
     def test_valid_requests_resolve_or_raise_request_error(
         self, document: dict[str, Any], shifts: list[ShiftConfig], zone: str, now: datetime
     ) -> None:
@@ -148,12 +193,37 @@ class TestResolveProperties:
 
 
 NAMESPACE = "edge/demo/reports/reply/operator"
-RESERVED = ["edge/demo/reports/request/#", "edge/demo/reports/signoff/#", "plant/demo/mes/#",
-            "edge/demo/reports/reply/operator/in/+"]
-levels = st.sampled_from(["edge", "demo", "reports", "reply", "operator", "supervisor", "anonymous", "request",
-                          "in", "x", "", "+", "#", "$SYS", "a\0b", "é"]) | st.text(max_size=6)
-topics = st.lists(levels, min_size=1, max_size=8).map("/".join) | st.text(max_size=40) | st.builds(
-    lambda tail: f"{NAMESPACE}/{tail}", st.text(max_size=1100))
+RESERVED = [
+    "edge/demo/reports/request/#",
+    "edge/demo/reports/signoff/#",
+    "plant/demo/mes/#",
+    "edge/demo/reports/reply/operator/in/+",
+]
+levels = st.sampled_from(
+    [
+        "edge",
+        "demo",
+        "reports",
+        "reply",
+        "operator",
+        "supervisor",
+        "anonymous",
+        "request",
+        "in",
+        "x",
+        "",
+        "+",
+        "#",
+        "$SYS",
+        "a\0b",
+        "é",
+    ]
+) | st.text(max_size=6)
+topics = (
+    st.lists(levels, min_size=1, max_size=8).map("/".join)
+    | st.text(max_size=40)
+    | st.builds(lambda tail: f"{NAMESPACE}/{tail}", st.text(max_size=1100))
+)
 
 
 class TestReplyTopicRuleProperties:

@@ -23,7 +23,12 @@ from tests.fixtures.reports_service import (
 
 pytestmark = pytest.mark.broker
 
-VALID = {"request_id": "r-1", "type": "shift_summary", "window": {"shift": "A", "date": "2026-11-29"}, "progress": False}
+VALID = {
+    "request_id": "r-1",
+    "type": "shift_summary",
+    "window": {"shift": "A", "date": "2026-11-29"},
+    "progress": False,
+}
 
 
 class TestInvalidRequests:
@@ -39,8 +44,22 @@ class TestInvalidRequests:
         reply_topic = "edge/demo/reports/reply/anonymous/legacy"
         async with running_service(agent_config(tmp_path, broker), engine=None):
             sub = await asyncio.create_subprocess_exec(
-                "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-V", "mqttv311", "-q", "1",
-                "-t", reply_topic, "-C", "1", "-W", "20", stdout=asyncio.subprocess.PIPE,
+                "mosquitto_sub",
+                "-h",
+                broker.host,
+                "-p",
+                str(broker.port),
+                "-V",
+                "mqttv311",
+                "-q",
+                "1",
+                "-t",
+                reply_topic,
+                "-C",
+                "1",
+                "-W",
+                "20",
+                stdout=asyncio.subprocess.PIPE,
             )
             await asyncio.sleep(0.5)  # let the subscription land before the request
             bad = {**VALID, "language": "fr", "reply_to": reply_topic, "correlation_id": "c-42"}
@@ -66,16 +85,34 @@ class TestSignoff:
         config = agent_config(tmp_path, secure_broker, secure=True)
         report_id = seed_report(config.paths.state_dir, "demo", "r-9")
         async with running_service(config, engine=None) as running:
-            refused = await mosquitto_rr(secure_broker, {"report_id": report_id, "decision": "approve"},
-                                         topic=f"{SIGNOFF_TOPIC}/operator", user="operator", timeout=20)
-            impostor = await mosquitto_rr(secure_broker, {"report_id": report_id, "decision": "approve", "by": "jefe"},
-                                          topic=f"{SIGNOFF_TOPIC}/supervisor", user="supervisor", timeout=20)
+            refused = await mosquitto_rr(
+                secure_broker,
+                {"report_id": report_id, "decision": "approve"},
+                topic=f"{SIGNOFF_TOPIC}/operator",
+                user="operator",
+                timeout=20,
+            )
+            impostor = await mosquitto_rr(
+                secure_broker,
+                {"report_id": report_id, "decision": "approve", "by": "jefe"},
+                topic=f"{SIGNOFF_TOPIC}/supervisor",
+                user="supervisor",
+                timeout=20,
+            )
             assert running.service.repo.get(report_id)["status"] == "draft"
-            approved = await mosquitto_rr(secure_broker, {"report_id": report_id, "decision": "approve"},
-                                          topic=f"{SIGNOFF_TOPIC}/supervisor", user="supervisor", timeout=20)
+            approved = await mosquitto_rr(
+                secure_broker,
+                {"report_id": report_id, "decision": "approve"},
+                topic=f"{SIGNOFF_TOPIC}/supervisor",
+                user="supervisor",
+                timeout=20,
+            )
             document = running.service.repo.get(report_id)
         assert refused == {"status": "refused", "reason": "user 'operator' is not an approver"}
-        assert impostor == {"status": "refused", "reason": "payload names 'jefe' but the authenticated user is 'supervisor'"}
+        assert impostor == {
+            "status": "refused",
+            "reason": "payload names 'jefe' but the authenticated user is 'supervisor'",
+        }
         assert (approved["status"], approved["by"]) == ("approved", "supervisor")
         assert document["status"] == "approved"
         assert (document["signoff"]["by"], document["signoff"]["via"]) == ("supervisor", "mqtt")
@@ -87,11 +124,20 @@ class TestSignoff:
         config = agent_config(tmp_path, secure_broker, secure=True)
         report_id = seed_report(config.paths.state_dir, "demo", "r-10")
         async with running_service(config, engine=None) as running:
-            await mosquitto_pub(secure_broker, f"{SIGNOFF_TOPIC}/supervisor",
-                                {"report_id": report_id, "decision": "approve"}, user="operator")
+            await mosquitto_pub(
+                secure_broker,
+                f"{SIGNOFF_TOPIC}/supervisor",
+                {"report_id": report_id, "decision": "approve"},
+                user="operator",
+            )
             # A marker the service does answer, published after: once its reply is back, the first was not acted on.
-            marker = await mosquitto_rr(secure_broker, {"report_id": "nope", "decision": "approve"},
-                                        topic=f"{SIGNOFF_TOPIC}/supervisor", user="supervisor", timeout=20)
+            marker = await mosquitto_rr(
+                secure_broker,
+                {"report_id": "nope", "decision": "approve"},
+                topic=f"{SIGNOFF_TOPIC}/supervisor",
+                user="supervisor",
+                timeout=20,
+            )
             assert marker == {"status": "refused", "reason": "no report 'nope'"}
             assert running.service.repo.get(report_id)["status"] == "draft"
 
@@ -110,8 +156,18 @@ class TestCommandLine:
         """`edge-agent report request` with an unknown shift exits 1 with the error reply naming window.shift."""
         path = write_config(tmp_path, broker)
         async with running_service(agent_config(tmp_path, broker), engine=None):
-            code, _, err = await cli("report", "request", "-c", str(path), "--type", "shift_summary",
-                                     "--window", "shift:Z", "--timeout", "20")
+            code, _, err = await cli(
+                "report",
+                "request",
+                "-c",
+                str(path),
+                "--type",
+                "shift_summary",
+                "--window",
+                "shift:Z",
+                "--timeout",
+                "20",
+            )
         assert code == 1
         reply = json.loads(err.split("edge-agent: ", 1)[1])
         assert (reply["status"], reply["field"]) == ("error", "window.shift")

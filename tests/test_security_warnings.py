@@ -271,7 +271,7 @@ class TestStartUpWarnings:
             port = {secure_broker.port}
             client_id = "security-test"
             username = "agent"
-            password = "{SECURE_USERS['agent']}"
+            password = "{SECURE_USERS["agent"]}"
             """
         )
         config_path = write_config(tmp_path, free_port(), mqtt=mqtt)

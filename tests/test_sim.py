@@ -23,8 +23,14 @@ from tests.fixtures.broker import Broker, free_port
 START = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
 # Eight simulated hours at 5 s per tick: a full shift, enough for faults, downtimes and work orders to occur.
 SHIFT_TICKS = 8 * 3600 // 5
-MES_TYPES = {"work_order_start", "work_order_end", "downtime_start", "downtime_end", "quality_check",
-             "production_count"}
+MES_TYPES = {
+    "work_order_start",
+    "work_order_end",
+    "downtime_start",
+    "downtime_end",
+    "quality_check",
+    "production_count",
+}
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$")
 
 
@@ -64,8 +70,9 @@ class TestShapes:
         """Each tick carries one value per tag: floats, and booleans for run state."""
         for _, values, _, _ in shift[:50]:
             assert list(values) == tag_names()
-            assert all(isinstance(v, bool) if t.endswith(".running") else isinstance(v, float)
-                       for t, v in values.items())
+            assert all(
+                isinstance(v, bool) if t.endswith(".running") else isinstance(v, float) for t, v in values.items()
+            )
 
     def test_mes_events_match_the_documented_json(self, shift: list[tuple]) -> None:
         """Every MES event is a JSON object with id, ISO ts, a documented type, asset and line, on mes/<type>."""
@@ -160,8 +167,9 @@ async def test_run_sim_serves_opcua_and_publishes_every_message(broker: Broker, 
         site=SiteConfig(id="demo-plant"),
         paths={"state_dir": tmp_path},
         mqtt=MqttConfig(port=broker.port),
-        sim=SimConfig(opcua_endpoint=f"opc.tcp://127.0.0.1:{port}/sim", backfill_hours=2.0, speed=20000.0,
-                      malformed_share=0.2),
+        sim=SimConfig(
+            opcua_endpoint=f"opc.tcp://127.0.0.1:{port}/sim", backfill_hours=2.0, speed=20000.0, malformed_share=0.2
+        ),
     )
     received: list[paho.MQTTMessage] = []
     subscribed = threading.Event()
@@ -201,7 +209,11 @@ def test_cli_refuses_a_share_outside_0_1(tmp_path: Path) -> None:
 
     config = tmp_path / "sim.toml"
     config.write_text('[site]\nid = "demo-plant"\n', encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "edge_agent", "sim", "--config", str(config),
-                             "--malformed-share", "1.5"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "edge_agent", "sim", "--config", str(config), "--malformed-share", "1.5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "--malformed-share must be within 0..1, got 1.5" in result.stderr

@@ -101,7 +101,9 @@ class TestQuarantineAndOutbox:
         with Store(tmp_path / "s.db") as s:
             s.outbox_put("t", b"x", properties={"content_type": "application/json"})
         with Store(tmp_path / "s.db") as s:
-            assert [(m.topic, m.properties) for m in s.outbox_pending()] == [("t", {"content_type": "application/json"})]
+            assert [(m.topic, m.properties) for m in s.outbox_pending()] == [
+                ("t", {"content_type": "application/json"})
+            ]
 
 
 class TestDeadLetters:
@@ -121,7 +123,12 @@ class TestDeadLetters:
         assert store.outbox_pending() == []
         [dead] = store.dead_letters()
         assert (dead.id, dead.topic, dead.payload, dead.qos, dead.retain, dead.properties) == (
-            row_id, "edge/s1/r", b"a", 1, True, {"correlation_data": "0a"},
+            row_id,
+            "edge/s1/r",
+            b"a",
+            1,
+            True,
+            {"correlation_data": "0a"},
         )
         assert (dead.attempts, dead.reason) == (2, "Not authorized")
         assert dead.failed_time >= dead.created_time
@@ -164,7 +171,9 @@ class TestStats:
             s.quarantine("mqtt", "t", b"x", "bad")
         out = subprocess.run(
             [sys.executable, "-m", "edge_agent.cli", "store", "stats", "--config", str(cfg)],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         data = json.loads(out)
         assert (data["records"]["total"], data["quarantined"]["total"], data["outbox_pending"]) == (1, 1, 0)
@@ -173,7 +182,9 @@ class TestStats:
 def policy(**caps: object) -> RetentionPolicy:
     """Generous caps (nothing trimmed) except those given."""
     fields: dict[str, object] = dict(
-        max_age=timedelta(days=10**4), records_max_bytes=10**12, quarantine_max_bytes=10**12,
+        max_age=timedelta(days=10**4),
+        records_max_bytes=10**12,
+        quarantine_max_bytes=10**12,
         dead_letter_max_bytes=10**12,
     )
     fields.update(caps)
@@ -241,7 +252,7 @@ class TestRetention:
         result = store.apply_retention(policy(dead_letter_max_bytes=500), now=T0)
         left = [d.id for d in store.dead_letters()]
         assert 0 < len(left) < 20
-        assert left == ids[-len(left):]
+        assert left == ids[-len(left) :]
         assert result.deleted["dead_letter"] == 20 - len(left)
         assert store.record_count() == 1
         assert [m.id for m in store.outbox_pending()] == [pending]
@@ -280,10 +291,14 @@ class TestRetention:
             s.insert_records([rec(1, received_time=T0)])
         out = subprocess.run(
             [sys.executable, "-m", "edge_agent.cli", "store", "retention", "--config", str(cfg)],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         assert json.loads(out) == {
-            "deleted": {"records": 1, "quarantine": 0, "dead_letter": 0}, "outbox_rows": 0, "outbox_bytes": 0,
+            "deleted": {"records": 1, "quarantine": 0, "dead_letter": 0},
+            "outbox_rows": 0,
+            "outbox_bytes": 0,
         }
 
 
@@ -297,11 +312,16 @@ class TestEstimate:
 
     def test_typical_records_are_within_a_tenth(self, store: Store) -> None:
         """10,000 records like the plant's (numbers, MES-like objects) take 1.0-1.1x their estimate."""
-        store.insert_records([
-            rec(i, value={"text": "Se cambió el sello mecánico de P-101", "n": i} if i % 3 == 0 else float(i),
-                raw=json.dumps({"v": i, "ts": "2026-11-29T06:15:00Z"}).encode())
-            for i in range(10_000)
-        ])
+        store.insert_records(
+            [
+                rec(
+                    i,
+                    value={"text": "Se cambió el sello mecánico de P-101", "n": i} if i % 3 == 0 else float(i),
+                    raw=json.dumps({"v": i, "ts": "2026-11-29T06:15:00Z"}).encode(),
+                )
+                for i in range(10_000)
+            ]
+        )
         ratio = self.actual_bytes(store, "records") / store.estimated_bytes(RECORDS)
         assert 1.0 <= ratio <= 1.1
 
@@ -377,7 +397,9 @@ class TestRetentionComponent:
         """retention_policy turns days and megabytes into the store's policy."""
         config = StoreConfig(retention_days=2, retention_max_mb=1, quarantine_max_mb=0.5, dead_letter_max_mb=2)
         assert retention_policy(config) == RetentionPolicy(
-            max_age=timedelta(days=2), records_max_bytes=1024 * 1024, quarantine_max_bytes=512 * 1024,
+            max_age=timedelta(days=2),
+            records_max_bytes=1024 * 1024,
+            quarantine_max_bytes=512 * 1024,
             dead_letter_max_bytes=2 * 1024 * 1024,
         )
 
@@ -398,7 +420,9 @@ def test_rows_committed_before_sigkill_survive(tmp_path: Path) -> None:
             print(i * 10, flush=True)
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1])
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1]
+    )
     committed = 0
     deadline = time.monotonic() + 30
     while committed < 300 and time.monotonic() < deadline:

@@ -32,7 +32,8 @@ json_values = st.recursive(
     max_leaves=12,
 )
 times = st.datetimes(
-    min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1),
+    min_value=datetime(1900, 1, 1),
+    max_value=datetime(2200, 1, 1),
     timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=-6)), timezone(timedelta(hours=5, minutes=30))]),
 )
 
@@ -91,7 +92,12 @@ class TestQuarantineTakesAnything:
         qid = store.quarantine(source, topic, raw, reason, received)
         [item] = store.quarantined()
         assert (item.id, item.source, item.topic, item.raw, item.reason, item.received_time) == (
-            qid, storable(source), storable(topic), raw, storable(reason), received,
+            qid,
+            storable(source),
+            storable(topic),
+            raw,
+            storable(reason),
+            received,
         )
 
 
@@ -130,11 +136,20 @@ class TestRetentionModel:
         """Records and quarantine each keep what the naive model keeps from that table alone: so while the young
         records fit their cap none of them is deleted, whatever quarantine holds."""
         empty(store, "records", "quarantine")
-        store.insert_records([
-            Record(source="s", kind="k", key="k", source_time=T0, received_time=T0 + timedelta(seconds=age),
-                   raw=b"r" * size, idempotency_key=str(i))
-            for i, (age, size) in enumerate(record_rows)
-        ])
+        store.insert_records(
+            [
+                Record(
+                    source="s",
+                    kind="k",
+                    key="k",
+                    source_time=T0,
+                    received_time=T0 + timedelta(seconds=age),
+                    raw=b"r" * size,
+                    idempotency_key=str(i),
+                )
+                for i, (age, size) in enumerate(record_rows)
+            ]
+        )
         for age, size in quarantine_rows:
             store.quarantine("mqtt", "t", b"q" * size, "bad", T0 + timedelta(seconds=age))
         now = T0 + timedelta(seconds=1000)
@@ -143,7 +158,9 @@ class TestRetentionModel:
         )
         records_before, quarantine_before = sized_rows(store, RECORDS), sized_rows(store, QUARANTINE)
         policy = RetentionPolicy(
-            max_age=timedelta(seconds=max_age_s), records_max_bytes=records_cap, quarantine_max_bytes=quarantine_cap,
+            max_age=timedelta(seconds=max_age_s),
+            records_max_bytes=records_cap,
+            quarantine_max_bytes=quarantine_cap,
             dead_letter_max_bytes=0,
         )
         store.apply_retention(policy, now=now)

@@ -232,7 +232,9 @@ class MqttClient:
             raise MqttConnectError(f"cannot connect to {self._config.host}:{self._config.port}: {exc}") from exc
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
             self._disconnected.set()
-            raise MqttConnectError(f"cannot connect to {self._config.host}:{self._config.port}: {paho.error_string(rc)}")
+            raise MqttConnectError(
+                f"cannot connect to {self._config.host}:{self._config.port}: {paho.error_string(rc)}"
+            )
         try:
             await _with_timeout(self._connack, CONNACK_TIMEOUT_S, "CONNACK")
         except MqttError:
@@ -343,8 +345,12 @@ class MqttClient:
         self._connected.set()
         CONNECTS.labels(**self._metric_labels).inc()
         log.info(
-            "connected", client=self.client_id, host=self._config.host, port=self._config.port,
-            protocol=self._config.protocol, session_present=self.session_present,
+            "connected",
+            client=self.client_id,
+            host=self._config.host,
+            port=self._config.port,
+            protocol=self._config.protocol,
+            session_present=self.session_present,
         )
         if self._subscriptions:
             self._send_subscribe(dict(self._subscriptions), resubscribe=True)

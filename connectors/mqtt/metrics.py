@@ -7,7 +7,8 @@ CONNECT_FAILURES = Counter("edge_agent_mqtt_connect_failures_total", "Failed MQT
 DISCONNECTS = Counter("edge_agent_mqtt_disconnects_total", "MQTT connections lost or closed", ["client"])
 RECEIVED = Counter("edge_agent_mqtt_messages_received_total", "MQTT messages received", ["client"])
 STALE_ACKS = Counter(
-    "edge_agent_mqtt_stale_acks_total", "Acks skipped because the connection that delivered the message is gone",
+    "edge_agent_mqtt_stale_acks_total",
+    "Acks skipped because the connection that delivered the message is gone",
     ["client"],
 )
 QUEUE_DEPTH = Gauge("edge_agent_mqtt_queue_depth", "Messages received and not yet taken by the consumer", ["client"])

@@ -14,13 +14,15 @@ RECONNECTS = Counter("edge_agent_opcua_reconnects_total", "sessions re-establish
 CONNECT_FAILURES = Counter("edge_agent_opcua_connect_failures_total", "failed connect attempts", ["source"])
 NODE_FAILURES = Counter("edge_agent_opcua_node_failures_total", "monitored items the server refused", ["source"])
 OVERFLOW_SUSPECTED = Counter(
-    "edge_agent_opcua_overflow_suspected_total", "bursts where a server-side item queue may have overflowed",
+    "edge_agent_opcua_overflow_suspected_total",
+    "bursts where a server-side item queue may have overflowed",
     ["source"],
 )
 QUARANTINED = Counter(
     "edge_agent_opcua_quarantined_total", "OPC UA values and events refused into quarantine", ["source", "reason"]
 )
-GAPS = Counter("edge_agent_opcua_gaps_total", "data_gap records stored: intervals no data could fill",
-               ["source", "reason"])
+GAPS = Counter(
+    "edge_agent_opcua_gaps_total", "data_gap records stored: intervals no data could fill", ["source", "reason"]
+)
 CONNECTED = Gauge("edge_agent_opcua_connected", "1 while a session with live subscriptions is up", ["source"])
 SERVICE_LEVEL = Gauge("edge_agent_opcua_service_level", "the server's ServiceLevel (0-255)", ["source"])

@@ -184,8 +184,9 @@ def alarm_record(source: str, event: Event, *, historical: bool = False) -> Reco
     event_id = raw_id.hex() if isinstance(raw_id, bytes) else str(plain_value(raw_id) or "")
     when = _plausible(_stamp(field_value("Time"), field_value("ReceiveTime")) or utcnow(), "event Time")
     severity = field_value("Severity")
-    if severity is not None and (isinstance(severity, bool) or not isinstance(severity, int)
-                                 or not 0 <= severity <= SEVERITY_MAX):
+    if severity is not None and (
+        isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= SEVERITY_MAX
+    ):
         raise ValueRefused(SCHEMA_MISMATCH, f"event Severity {severity!r} is not an integer in 0..{SEVERITY_MAX}")
     active = field_value("ActiveState/Id")
     if active is not None and not isinstance(active, bool):
@@ -198,11 +199,20 @@ def alarm_record(source: str, event: Event, *, historical: bool = False) -> Reco
         "condition": str(plain_value(field_value("ConditionName")) or ""),
         "active": active,
     }
-    key = idempotency_key(source, "alarm", event_id) if event_id else idempotency_key(
-        source, "alarm", asset, when.isoformat(), value["message"]
+    key = (
+        idempotency_key(source, "alarm", event_id)
+        if event_id
+        else idempotency_key(source, "alarm", asset, when.isoformat(), value["message"])
     )
-    return Record(source=source, kind="alarm", key=asset, source_time=when, value=value, idempotency_key=key,
-                  historical=historical)
+    return Record(
+        source=source,
+        kind="alarm",
+        key=asset,
+        source_time=when,
+        value=value,
+        idempotency_key=key,
+        historical=historical,
+    )
 
 
 def _describe(exc: BaseException) -> str:
@@ -243,8 +253,9 @@ def convert_event(source: str, event: Event, *, historical: bool) -> Record | Re
         return Refused(f"opcua/{source}/events", _evidence(_fields_of(event)), INTERNAL_ERROR, _describe(exc))
 
 
-def convert_history_event(source: str, clauses: list[ua.SimpleAttributeOperand],
-                          fields: ua.HistoryEventFieldList) -> Record | Refused:
+def convert_history_event(
+    source: str, clauses: list[ua.SimpleAttributeOperand], fields: ua.HistoryEventFieldList
+) -> Record | Refused:
     """The isolation barrier for one event read back with HistoryRead (`historical=True`). Never raises."""
     try:
         event = Event.from_event_fields(clauses, list(fields.EventFields))

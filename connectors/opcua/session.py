@@ -142,8 +142,11 @@ class Session:
         if cfg.password is not None:
             client.set_password(cfg.password.get_secret_value())
             if cfg.security_policy == "None":
-                log.warning("opcua_password_without_encryption", source=cfg.name,
-                            hint="use security_policy Basic256Sha256 so the password is encrypted on the wire")
+                log.warning(
+                    "opcua_password_without_encryption",
+                    source=cfg.name,
+                    hint="use security_policy Basic256Sha256 so the password is encrypted on the wire",
+                )
         client.connection_lost_callback = self._on_connection_lost
         return client
 
@@ -161,8 +164,9 @@ class Session:
             raise
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()
 
     async def close(self) -> None:
@@ -177,8 +181,10 @@ class Session:
     async def _connect(self) -> None:
         cfg = self.config
         secured = cfg.security_policy != "None" and cfg.security_mode != "None"
-        if cfg.security_policy != "None" and cfg.security_mode == "None" or (
-            cfg.security_policy == "None" and cfg.security_mode != "None"
+        if (
+            cfg.security_policy != "None"
+            and cfg.security_mode == "None"
+            or (cfg.security_policy == "None" and cfg.security_mode != "None")
         ):
             raise OpcuaSecurityError(
                 f"source {cfg.name}: security_policy {cfg.security_policy} with security_mode {cfg.security_mode}"
@@ -191,8 +197,12 @@ class Session:
             check_pin(cfg.endpoint, server_der, cfg.server_cert_sha256)
         if server_der is not None:
             # Logged pinned or not: this is the value an operator copies into server_cert_sha256.
-            log.info("opcua_server_certificate", source=cfg.name, sha256=sha256_thumbprint(server_der),
-                     pinned=cfg.server_cert_sha256 is not None)
+            log.info(
+                "opcua_server_certificate",
+                source=cfg.name,
+                sha256=sha256_thumbprint(server_der),
+                pinned=cfg.server_cert_sha256 is not None,
+            )
         if secured:
             assert self.identity is not None
             await self.client.set_security(
@@ -252,8 +262,12 @@ class Session:
             handle = request.RequestedParameters.ClientHandle
             if isinstance(result, ua.StatusCode):
                 NODE_FAILURES.labels(cfg.name).inc()
-                log.error("opcua_item_refused", source=cfg.name, node_id=request.ItemToMonitor.NodeId.to_string(),
-                          status=result.name)
+                log.error(
+                    "opcua_item_refused",
+                    source=cfg.name,
+                    node_id=request.ItemToMonitor.NodeId.to_string(),
+                    status=result.name,
+                )
                 continue
             if handle != self.event_handle:
                 self.tags_by_handle[handle] = cfg.nodes[handle - 1].tag
@@ -304,8 +318,13 @@ class Session:
         )
         return current, level
 
-    def history(self, node: NodeConfig, start: datetime, end: datetime, page_values: int | None = None,
-                ) -> AsyncHistoryPages:
+    def history(
+        self,
+        node: NodeConfig,
+        start: datetime,
+        end: datetime,
+        page_values: int | None = None,
+    ) -> AsyncHistoryPages:
         return AsyncHistoryPages(self.client.get_node(ua.NodeId.from_string(node.node_id)), start, end, page_values)
 
     async def history_reaches(self, node: NodeConfig, when: datetime) -> bool:
@@ -319,8 +338,9 @@ class Session:
 
     def event_history(self, start: datetime, end: datetime) -> AsyncEventHistoryPages:
         assert self.event_filter is not None, "event history needs the event subscription's filter"
-        return AsyncEventHistoryPages(self.client.get_node(ua.NodeId(ua.ObjectIds.Server)), start, end,
-                                      self.event_filter)
+        return AsyncEventHistoryPages(
+            self.client.get_node(ua.NodeId(ua.ObjectIds.Server)), start, end, self.event_filter
+        )
 
     async def events_historized(self) -> bool:
         """The Server object's EventNotifier says whether the server keeps event history (OPC 10000-3 §5.4)."""

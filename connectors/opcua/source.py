@@ -74,8 +74,9 @@ QUARANTINE_AUDIT_ITEMS = 100
 class QuarantineSink(Protocol):
     """What this connector needs of `edge_agent.store.Store`: a place for what cannot become a record."""
 
-    def quarantine(self, source: str, topic: str, raw: bytes, reason: str,
-                   received_time: datetime | None = None) -> int: ...
+    def quarantine(
+        self, source: str, topic: str, raw: bytes, reason: str, received_time: datetime | None = None
+    ) -> int: ...
 
 
 def _first_error(group: BaseExceptionGroup) -> BaseException:
@@ -150,31 +151,50 @@ class _AuditTally:
         for item in refused:
             self.quarantined[item.reason] += 1
             if len(self.quarantine_items) < QUARANTINE_AUDIT_ITEMS:
-                self.quarantine_items.append({"topic": item.topic, "reason": item.reason, "detail": item.detail,
-                                              "bytes": len(item.raw), "sha256": hashlib.sha256(item.raw).hexdigest()})
+                self.quarantine_items.append(
+                    {
+                        "topic": item.topic,
+                        "reason": item.reason,
+                        "detail": item.detail,
+                        "bytes": len(item.raw),
+                        "sha256": hashlib.sha256(item.raw).hexdigest(),
+                    }
+                )
 
     def entries(self, source: str, endpoint: str) -> list[tuple[str, str, dict[str, Any]]]:
         entries: list[tuple[str, str, dict[str, Any]]] = []
         if self.records:
-            entries.append(("ingest.batch", "opcua", {
-                "source": source,
-                "endpoint": endpoint,
-                "records": self.records,
-                "stored": self.stored,
-                "historical": self.historical,
-                "alarms": self.alarms,
-                "first_source_time": self.first.isoformat() if self.first else None,
-                "last_source_time": self.last.isoformat() if self.last else None,
-            }))
+            entries.append(
+                (
+                    "ingest.batch",
+                    "opcua",
+                    {
+                        "source": source,
+                        "endpoint": endpoint,
+                        "records": self.records,
+                        "stored": self.stored,
+                        "historical": self.historical,
+                        "alarms": self.alarms,
+                        "first_source_time": self.first.isoformat() if self.first else None,
+                        "last_source_time": self.last.isoformat() if self.last else None,
+                    },
+                )
+            )
         if self.quarantined:
             count = sum(self.quarantined.values())
-            entries.append(("quarantine", "opcua", {
-                "source": source,
-                "count": count,
-                "by_reason": dict(sorted(self.quarantined.items())),
-                "items": self.quarantine_items,
-                "items_omitted": count - len(self.quarantine_items),
-            }))
+            entries.append(
+                (
+                    "quarantine",
+                    "opcua",
+                    {
+                        "source": source,
+                        "count": count,
+                        "by_reason": dict(sorted(self.quarantined.items())),
+                        "items": self.quarantine_items,
+                        "items_omitted": count - len(self.quarantine_items),
+                    },
+                )
+            )
         return entries
 
 
@@ -238,12 +258,18 @@ class OpcuaSource:
                     CONNECTED.labels(cfg.name).set(0)
                     delay = self._backoff.next_delay()
                     if isinstance(exc, ConnectionLost):
-                        log.warning("opcua_connection_lost", source=cfg.name, error=str(exc),
-                                    retry_in_s=round(delay, 2))
+                        log.warning(
+                            "opcua_connection_lost", source=cfg.name, error=str(exc), retry_in_s=round(delay, 2)
+                        )
                     else:
                         CONNECT_FAILURES.labels(cfg.name).inc()
-                        log.warning("opcua_connect_failed", source=cfg.name, endpoint=cfg.endpoint, error=repr(exc),
-                                    retry_in_s=round(delay, 2))
+                        log.warning(
+                            "opcua_connect_failed",
+                            source=cfg.name,
+                            endpoint=cfg.endpoint,
+                            error=repr(exc),
+                            retry_in_s=round(delay, 2),
+                        )
                     await asyncio.sleep(delay)
         finally:
             CONNECTED.labels(cfg.name).set(0)
@@ -263,9 +289,14 @@ class OpcuaSource:
             identity = load_identity(cfg.client_cert, cfg.client_key)
         else:
             identity = ensure_certificate(self._pki_dir, f"opcua-{cfg.name}", default_application_uri(cfg.name))
-        log.info("opcua_client_certificate", source=cfg.name, path=str(identity.cert_path),
-                 generated=identity.generated, sha256=identity.thumbprint_sha256,
-                 application_uri=identity.application_uri)
+        log.info(
+            "opcua_client_certificate",
+            source=cfg.name,
+            path=str(identity.cert_path),
+            generated=identity.generated,
+            sha256=identity.thumbprint_sha256,
+            application_uri=identity.application_uri,
+        )
         return identity
 
     async def _serve(self, session: Session, ready: asyncio.Event) -> None:
@@ -284,8 +315,14 @@ class OpcuaSource:
             RECONNECTS.labels(cfg.name).inc()
         self._backoff.reset()
         CONNECTED.labels(cfg.name).set(1)
-        log.info("opcua_subscribed", source=cfg.name, endpoint=cfg.endpoint, items=len(session.tags_by_handle),
-                 events=session.event_handle is not None, session=self._sessions)
+        log.info(
+            "opcua_subscribed",
+            source=cfg.name,
+            endpoint=cfg.endpoint,
+            items=len(session.tags_by_handle),
+            events=session.event_handle is not None,
+            session=self._sessions,
+        )
         ready.set()
         try:
             async with asyncio.TaskGroup() as tasks:
@@ -296,12 +333,15 @@ class OpcuaSource:
                 tasks.create_task(self._consume(session, repairs), name=f"opcua-{cfg.name}-consume")
                 tasks.create_task(session.watch(), name=f"opcua-{cfg.name}-watch")
                 if cfg.history_backfill:
-                    tasks.create_task(self._backfill(session, gap_start, first_session),
-                                      name=f"opcua-{cfg.name}-backfill")
+                    tasks.create_task(
+                        self._backfill(session, gap_start, first_session), name=f"opcua-{cfg.name}-backfill"
+                    )
                     tasks.create_task(self._repair(session, repairs), name=f"opcua-{cfg.name}-repair")
                     if session.event_handle is not None:
-                        tasks.create_task(self._backfill_events(session, events_from, first_session),
-                                          name=f"opcua-{cfg.name}-backfill-events")
+                        tasks.create_task(
+                            self._backfill_events(session, events_from, first_session),
+                            name=f"opcua-{cfg.name}-backfill-events",
+                        )
         except BaseExceptionGroup as group:
             # The first failure (usually the watch's ConnectionLost) decides; the rest were cancelled with it.
             raise _first_error(group) from group
@@ -405,12 +445,14 @@ class OpcuaSource:
                 session.lost_reason = f"subscription status {status.name}"
                 session.lost.set()
 
-    def _overflowed(self, node: NodeConfig, before: datetime, at: datetime, out: _Converted,
-                    repairs: asyncio.Queue[_Repair]) -> None:
+    def _overflowed(
+        self, node: NodeConfig, before: datetime, at: datetime, out: _Converted, repairs: asyncio.Queue[_Repair]
+    ) -> None:
         """A value flagged Overflow: the server lost values of this item between `before` and `at`."""
         before, at = sorted((before, at))  # a device may stamp out of order; the span is what lies between
-        log.warning("opcua_queue_overflow", source=self.config.name, tag=node.tag, start=before.isoformat(),
-                    end=at.isoformat())
+        log.warning(
+            "opcua_queue_overflow", source=self.config.name, tag=node.tag, start=before.isoformat(), end=at.isoformat()
+        )
         if self.config.history_backfill:
             self._queue_repair(repairs, (node, before, at, True), out)
         else:
@@ -442,8 +484,9 @@ class OpcuaSource:
         for item in refused:
             self._quarantine.quarantine(self.config.name, item.topic, item.raw, item.reason)
             QUARANTINED.labels(self.config.name, item.reason).inc()
-            log.warning("opcua_quarantined", source=self.config.name, topic=item.topic, reason=item.reason,
-                        detail=item.detail)
+            log.warning(
+                "opcua_quarantined", source=self.config.name, topic=item.topic, reason=item.reason, detail=item.detail
+            )
 
     async def _commit_gap(self, gap: Record) -> None:
         """Store one `data_gap` record; the first time it is stored, count it and write its `opcua.gap` entry."""
@@ -452,7 +495,9 @@ class OpcuaSource:
         GAPS.labels(self.config.name, gap.value["reason"]).inc()
         log.warning("opcua_data_gap", **gap.value)
         if self._audit is not None:
-            task = asyncio.ensure_future(asyncio.to_thread(self._audit.append_many, [("opcua.gap", "opcua", gap.value)]))
+            task = asyncio.ensure_future(
+                asyncio.to_thread(self._audit.append_many, [("opcua.gap", "opcua", gap.value)])
+            )
             self._audit_tasks.add(task)
             await asyncio.shield(self._audit_settled())
 
@@ -484,8 +529,7 @@ class OpcuaSource:
         if total:
             log.info("opcua_backfilled", source=cfg.name, values=total)
 
-    async def _fill(self, session: Session, node: NodeConfig, seen: datetime, earliest: datetime,
-                    end: datetime) -> int:
+    async def _fill(self, session: Session, node: NodeConfig, seen: datetime, earliest: datetime, end: datetime) -> int:
         """Backfill one node whose values are stored up to `seen`; returns values read."""
         start = seen
         if seen < earliest:
@@ -494,15 +538,15 @@ class OpcuaSource:
         try:
             held = await session.history_reaches(node, start)
             read, first = await self._history_into_store(
-                session, node, max(start - timedelta(seconds=BACKFILL_OVERLAP_S), earliest), end)
+                session, node, max(start - timedelta(seconds=BACKFILL_OVERLAP_S), earliest), end
+            )
         except ua.UaStatusCodeError as exc:  # BadHistoryOperationUnsupported and kin: the server keeps none
             log.info("opcua_history_unavailable", source=self.config.name, tag=node.tag, status=type(exc).__name__)
             await self._gap(node.tag, start, end, "history_unavailable")
             return 0
         if not held:
             # The history starts after the last value we hold: what lies between is gone.
-            await self._gap(node.tag, start, first if first is not None and first < end else end,
-                            "history_unavailable")
+            await self._gap(node.tag, start, first if first is not None and first < end else end, "history_unavailable")
         return read
 
     async def _repair(self, session: Session, repairs: asyncio.Queue[_Repair]) -> None:
@@ -512,8 +556,7 @@ class OpcuaSource:
             try:
                 read, _ = await self._history_into_store(session, node, start, end)
             except ua.UaStatusCodeError as exc:
-                log.info("opcua_history_unavailable", source=self.config.name, tag=node.tag,
-                         status=type(exc).__name__)
+                log.info("opcua_history_unavailable", source=self.config.name, tag=node.tag, status=type(exc).__name__)
                 if certain:  # the server said values were lost, and its history cannot give them back
                     await self._gap(node.tag, start, end, "queue_overflow")
                 continue
@@ -521,11 +564,18 @@ class OpcuaSource:
                 with suppress(asyncio.QueueFull):  # the session died under it: the next one retries
                     repairs.put_nowait((node, start, end, certain))
                 raise
-            log.info("opcua_overflow_repaired", source=self.config.name, tag=node.tag, values_read=read,
-                     start=start.isoformat(), end=end.isoformat())
+            log.info(
+                "opcua_overflow_repaired",
+                source=self.config.name,
+                tag=node.tag,
+                values_read=read,
+                start=start.isoformat(),
+                end=end.isoformat(),
+            )
 
-    async def _history_into_store(self, session: Session, node: NodeConfig, start: datetime,
-                                  end: datetime) -> tuple[int, datetime | None]:
+    async def _history_into_store(
+        self, session: Session, node: NodeConfig, start: datetime, end: datetime
+    ) -> tuple[int, datetime | None]:
         """HistoryRead one node's raw values in [start, end] into the store (historical=True).
 
         Returns the values read and the oldest source time among them. Raises `ua.UaStatusCodeError` when the

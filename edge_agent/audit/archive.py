@@ -91,9 +91,10 @@ def extract_bundle(archive: Path, dest: Path, limits: Limits = Limits()) -> Path
     try:
         with open(archive, "rb") as f:
             compressed = f.read(2) == GZIP_MAGIC
-        with open(archive, "rb") as raw_file, (
-            gzip.GzipFile(fileobj=raw_file, mode="rb") if compressed else raw_file
-        ) as stream:
+        with (
+            open(archive, "rb") as raw_file,
+            gzip.GzipFile(fileobj=raw_file, mode="rb") if compressed else raw_file as stream,
+        ):
             reader = _CountingReader(stream, cap)
             with tarfile.open(fileobj=reader, mode="r:") as tar:  # type: ignore[call-overload]
                 return _extract_members(tar, dest, limits)

@@ -1,19 +1,19 @@
 """The layout of an auditor's export bundle (a directory, or the same tree in a .tar.gz).
 
-    manifest.json        what was exported (origin, time range, seq range, previous export, reports and why any
-                         are not included) and every other file's path, size and SHA-256, with the checkpoint
-    manifest.sig         a C2SP signed note by the checkpoint's key over the SHA-256 of manifest.json (manifest.py)
-    entries.jsonl        the exported entries, stored lines byte for byte (a contiguous seq range)
-    checkpoint           the signed checkpoint (C2SP tlog-checkpoint note) every proof leads to
-    inclusion.jsonl      per exported entry: {"seq", "leaf_hash" (hex), "proof" ([base64 hashes], leaf to root)}
-    consistency.json     the previous export's signed checkpoint and the proof that this tree extends it (or null)
-    pubkey.txt           the note verifier key that signed `checkpoint`
-    keys.txt             every verifier key the log has used, oldest first
-    reports/<id>.json    the reports the exported entries name and bind (binding.py)
-    reports/<id>.md|html each report's renderings, byte for byte as in its document
-    entries.csv          the entries for spreadsheets
-    summary.html         the same for people: timeline, reports, fingerprints, verification result
-    SHA256SUMS           `sha256sum -c` list of the files before it (a convenience: manifest.sig is what vouches)
+manifest.json        what was exported (origin, time range, seq range, previous export, reports and why any
+                     are not included) and every other file's path, size and SHA-256, with the checkpoint
+manifest.sig         a C2SP signed note by the checkpoint's key over the SHA-256 of manifest.json (manifest.py)
+entries.jsonl        the exported entries, stored lines byte for byte (a contiguous seq range)
+checkpoint           the signed checkpoint (C2SP tlog-checkpoint note) every proof leads to
+inclusion.jsonl      per exported entry: {"seq", "leaf_hash" (hex), "proof" ([base64 hashes], leaf to root)}
+consistency.json     the previous export's signed checkpoint and the proof that this tree extends it (or null)
+pubkey.txt           the note verifier key that signed `checkpoint`
+keys.txt             every verifier key the log has used, oldest first
+reports/<id>.json    the reports the exported entries name and bind (binding.py)
+reports/<id>.md|html each report's renderings, byte for byte as in its document
+entries.csv          the entries for spreadsheets
+summary.html         the same for people: timeline, reports, fingerprints, verification result
+SHA256SUMS           `sha256sum -c` list of the files before it (a convenience: manifest.sig is what vouches)
 """
 
 from __future__ import annotations

@@ -120,8 +120,13 @@ class AuditEntry(BaseModel):
         # The stored payload is the one that was hashed: parsed back from the body (tuples became lists, etc.).
         data = json.loads(body)
         entry = cls.model_construct(
-            seq=seq, time=time.astimezone(timezone.utc), actor=actor, event=event, payload=data["payload"],
-            prev_hash=prev_hash, entry_hash=digest,
+            seq=seq,
+            time=time.astimezone(timezone.utc),
+            actor=actor,
+            event=event,
+            payload=data["payload"],
+            prev_hash=prev_hash,
+            entry_hash=digest,
         )
         # `actor` is the only member before `entry_hash` and cannot contain `,"event":` (its quotes are escaped),
         # so the member goes right before the first occurrence of it.

@@ -86,9 +86,7 @@ def roots_from_consistency_proof(
     fr = sr = path[0]
     for used, c in enumerate(path[1:], start=1):
         if sn == 0:
-            raise ProofError(
-                f"consistency proof from {old_size} to {new_size} has {len(path) - used} extra hashes"
-            )
+            raise ProofError(f"consistency proof from {old_size} to {new_size} has {len(path) - used} extra hashes")
         if fn & 1 or fn == sn:
             fr = node_hash(c, fr)
             sr = node_hash(c, sr)

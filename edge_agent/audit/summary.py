@@ -43,9 +43,7 @@ def _absence(manifest: BundleManifest, report_id: str) -> str:
     return "not in bundle: the plant had no file for it"
 
 
-def render_summary(
-    manifest: BundleManifest, lines: Sequence[bytes], root: Path, verification: VerifyResult
-) -> str:
+def render_summary(manifest: BundleManifest, lines: Sequence[bytes], root: Path, verification: VerifyResult) -> str:
     """The page for the bundle at `root` (its report files already in place)."""
     entries = [json.loads(line) for line in lines]
     status_class = "ok" if verification.ok else "bad"
@@ -73,13 +71,18 @@ def render_summary(
         if e["event"] in _REPORT_EVENTS and isinstance(rid, str):
             reports.setdefault(rid, {})[e["event"]] = e
     if reports:
-        parts.append("<table><tr><th>report</th><th>state</th><th>generated</th><th>signed off / rejected by</th>"
-                     "<th>file SHA-256</th></tr>")
+        parts.append(
+            "<table><tr><th>report</th><th>state</th><th>generated</th><th>signed off / rejected by</th>"
+            "<th>file SHA-256</th></tr>"
+        )
         for rid, events in reports.items():
             state = (
-                "signed off" if "report.signed_off" in events
-                else "rejected" if "report.rejected" in events
-                else "generated, awaiting sign-off" if "report.generated" in events
+                "signed off"
+                if "report.signed_off" in events
+                else "rejected"
+                if "report.rejected" in events
+                else "generated, awaiting sign-off"
+                if "report.generated" in events
                 else "requested"
             )
             decision = events.get("report.signed_off") or events.get("report.rejected")
@@ -101,16 +104,21 @@ def render_summary(
     if prints:
         parts.append("<table><tr><th>seq</th><th>time</th><th>event</th><th>fingerprints</th></tr>")
         for e, fp in prints:
-            parts.append(f"<tr>{_cell(str(e['seq']))}{_cell(e['time'])}{_cell(e['event'])}"
-                         f"<td><code>{escape(_short(fp, 600))}</code></td></tr>")
+            parts.append(
+                f"<tr>{_cell(str(e['seq']))}{_cell(e['time'])}{_cell(e['event'])}"
+                f"<td><code>{escape(_short(fp, 600))}</code></td></tr>"
+            )
         parts.append("</table>")
     else:
         parts.append("<p>No configuration, model or engine events in this range.</p>")
 
-    parts.append("<h2>Timeline</h2><table><tr><th>seq</th><th>time (UTC)</th><th>actor</th><th>event</th>"
-                 "<th>payload</th></tr>")
+    parts.append(
+        "<h2>Timeline</h2><table><tr><th>seq</th><th>time (UTC)</th><th>actor</th><th>event</th><th>payload</th></tr>"
+    )
     for e in entries:
-        parts.append(f"<tr>{_cell(str(e['seq']))}{_cell(e['time'])}{_cell(e['actor'])}{_cell(e['event'])}"
-                     f"<td><code>{escape(_short(e['payload']))}</code></td></tr>")
+        parts.append(
+            f"<tr>{_cell(str(e['seq']))}{_cell(e['time'])}{_cell(e['actor'])}{_cell(e['event'])}"
+            f"<td><code>{escape(_short(e['payload']))}</code></td></tr>"
+        )
     parts.append("</table></body></html>\n")
     return "\n".join(parts)

@@ -420,8 +420,9 @@ def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, che
         return
     if first_seq + chain.count - 1 != manifest.last_seq:
         result.problem = Problem(
-            first_seq + chain.count, f"bundle holds entries {first_seq}..{first_seq + chain.count - 1}, manifest says"
-            f" up to {manifest.last_seq}: entries are missing"
+            first_seq + chain.count,
+            f"bundle holds entries {first_seq}..{first_seq + chain.count - 1}, manifest says"
+            f" up to {manifest.last_seq}: entries are missing",
         )
         return
 
@@ -436,8 +437,9 @@ def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, che
             result.problem = Problem(seq, "inclusion.jsonl does not match this entry (seq or leaf hash differ)")
             return
         try:
-            verify_inclusion(seq, checkpoint.size, leaf, [b64decode(h, validate=True) for h in record["proof"]],
-                             checkpoint.root)
+            verify_inclusion(
+                seq, checkpoint.size, leaf, [b64decode(h, validate=True) for h in record["proof"]], checkpoint.root
+            )
         except (ProofError, binascii.Error) as exc:
             result.problem = Problem(seq, f"not included in the signed tree: {exc}")
             return

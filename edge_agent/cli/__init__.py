@@ -10,7 +10,16 @@ import importlib
 from collections.abc import Sequence
 
 # Modules under edge_agent.cli, each adding its subcommands.
-COMMAND_MODULES: tuple[str, ...] = ("config_cmd", "store_cmd", "model_cmd", "run_cmd", "sim_cmd", "audit_cmd", "report_cmd", "draft_cmd")
+COMMAND_MODULES: tuple[str, ...] = (
+    "config_cmd",
+    "store_cmd",
+    "model_cmd",
+    "run_cmd",
+    "sim_cmd",
+    "audit_cmd",
+    "report_cmd",
+    "draft_cmd",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,4 +33,3 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return int(args.func(args) or 0)
-

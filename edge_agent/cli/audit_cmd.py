@@ -147,7 +147,12 @@ def _export(args: argparse.Namespace) -> int:
         try:
             with AuditLog.open(audit_dir, origin_of(config)) as log:
                 result = export_bundle(
-                    audit_dir, args.out, reports_dir=reports_dir, start=args.start, end=args.end, log=log,
+                    audit_dir,
+                    args.out,
+                    reports_dir=reports_dir,
+                    start=args.start,
+                    end=args.end,
+                    log=log,
                     actor=args.actor,
                 )
         except AuditLockedError:
@@ -236,6 +241,7 @@ def _replay(args: argparse.Namespace) -> int:
     if not result.identical:
         raise CliExit(
             f"audit replay: output differs: recorded body {result.recorded_body_sha256},"
-            f" replayed {result.replayed_body_sha256}", 1
+            f" replayed {result.replayed_body_sha256}",
+            1,
         )
     return 0

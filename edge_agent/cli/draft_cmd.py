@@ -24,10 +24,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             p.add_argument("--head", action="append", help="only this head (repeatable); default: all")
         if name in ("data", "train", "export"):
             p.add_argument(
-                "--device", choices=("auto", "cpu", "cuda"), help="where the target runs (default: the recipe's [train])"
+                "--device",
+                choices=("auto", "cpu", "cuda"),
+                help="where the target runs (default: the recipe's [train])",
             )
         if name in ("train", "export"):
-            p.add_argument("--dtype", choices=("bfloat16", "float32"), help="target and autocast dtype (default: recipe)")
+            p.add_argument(
+                "--dtype", choices=("bfloat16", "float32"), help="target and autocast dtype (default: recipe)"
+            )
         if name == "train":
             p.add_argument("--no-progress", action="store_true", help="no progress bar")
         p.set_defaults(func=func)

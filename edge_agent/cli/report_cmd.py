@@ -150,7 +150,13 @@ def _decide(args: argparse.Namespace) -> int:
     repo = ReportRepository.for_state_dir(config.paths.state_dir)
     try:
         document = decide(
-            repo, audit, report_id=args.report_id, decision=args.decision, by=args.by, via="cli", comment=args.comment,
+            repo,
+            audit,
+            report_id=args.report_id,
+            decision=args.decision,
+            by=args.by,
+            via="cli",
+            comment=args.comment,
             four_eyes=config.reports.four_eyes,
         )
     except SignoffError as exc:

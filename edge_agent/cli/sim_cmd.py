@@ -13,13 +13,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim = subparsers.add_parser("sim", help="run the plant simulator: OPC UA server and MQTT MES/log publisher")
     add_config_option(sim)
     sim.add_argument("--seed", type=int, default=None, help="plant seed (default: [sim] seed)")
-    sim.add_argument("--malformed-share", type=float, default=None, metavar="SHARE",
-                     help="extra malformed MQTT messages per good one, 0..1 (default: [sim] malformed_share)")
+    sim.add_argument(
+        "--malformed-share",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help="extra malformed MQTT messages per good one, 0..1 (default: [sim] malformed_share)",
+    )
     sim.add_argument("--duration", type=float, default=None, metavar="S", help="stop after S wall seconds")
-    sim.add_argument("--speed", type=float, default=None, metavar="X",
-                     help="catch-up speed of the simulated clock over [sim] backfill_hours (default: [sim] speed)")
-    sim.add_argument("--backfill-hours", type=float, default=None, metavar="H",
-                     help="start the simulated clock H hours in the past (default: [sim] backfill_hours)")
+    sim.add_argument(
+        "--speed",
+        type=float,
+        default=None,
+        metavar="X",
+        help="catch-up speed of the simulated clock over [sim] backfill_hours (default: [sim] speed)",
+    )
+    sim.add_argument(
+        "--backfill-hours",
+        type=float,
+        default=None,
+        metavar="H",
+        help="start the simulated clock H hours in the past (default: [sim] backfill_hours)",
+    )
     sim.set_defaults(func=_run)
 
 
@@ -40,8 +55,9 @@ def _run(args: argparse.Namespace) -> int:
         config.sim.backfill_hours = args.backfill_hours
     try:
         stats = asyncio.run(
-            run_sim(config, seed=args.seed, malformed_share=args.malformed_share, duration_s=args.duration,
-                    speed=args.speed)
+            run_sim(
+                config, seed=args.seed, malformed_share=args.malformed_share, duration_s=args.duration, speed=args.speed
+            )
         )
     except KeyboardInterrupt:
         return 0

@@ -90,7 +90,7 @@ def _apply_env(data: dict[str, Any], environ: Mapping[str, str], problems: list[
     for name in sorted(environ):
         if not name.startswith(ENV_PREFIX):
             continue
-        keys = [k.lower() for k in name[len(ENV_PREFIX):].split("__")]
+        keys = [k.lower() for k in name[len(ENV_PREFIX) :].split("__")]
         if not all(keys):
             problems.append((name, "empty key in environment override"))
             continue

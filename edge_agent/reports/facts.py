@@ -546,8 +546,14 @@ def _data_gaps(b: _Builder, records: list[StoredRecord], start: datetime, end: d
             "duration_s": int((cut_end - cut_start).total_seconds()),
             "open": gap.end is None or gap.end > end,
         }
-        b.add(DATA_GAP, values, versions, subject=gap.record.key, ids=[gap.record.key.split(".", 1)[0]],
-              key_records=[gap.record])
+        b.add(
+            DATA_GAP,
+            values,
+            versions,
+            subject=gap.record.key,
+            ids=[gap.record.key.split(".", 1)[0]],
+            key_records=[gap.record],
+        )
     if len(gaps) > list_max:
         b.add("data_gaps_not_listed", {"count": len(gaps) - list_max}, [r for _, vs in gaps[list_max:] for r in vs])
     return len(gaps)

@@ -102,8 +102,17 @@ async def build_draft(
             narrative, status = text, ("grounded_after_retry" if strict else "grounded")
             break
         log.info("narrative_ungrounded", strict=strict, offending=[o.text for o in result.offending][:10])
-    body = report_body(request, facts, prompt, site_id=site_id, narrative=narrative, status=status,
-                       attempts=attempts, params=params, last=last)
+    body = report_body(
+        request,
+        facts,
+        prompt,
+        site_id=site_id,
+        narrative=narrative,
+        status=status,
+        attempts=attempts,
+        params=params,
+        last=last,
+    )
     body_bytes = canonical_json(body)
     return Draft(body=body, body_bytes=body_bytes, body_sha256=sha256_hex(body_bytes), run=run)
 

@@ -57,9 +57,7 @@ class GroundingResult(BaseModel):
     offending: list[Offence]
 
 
-_DATETIME = re.compile(
-    r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?)?(?!\d)"
-)
+_DATETIME = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?)?(?!\d)")
 _TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
 _H = r"(?:h|hr|hrs|horas?|hours?)"
 _MIN = r"(?:min|mins|minutos?|minutes?)"

@@ -73,8 +73,9 @@ class ReplyTarget:
     @classmethod
     def from_json(cls, data: dict[str, str | None]) -> ReplyTarget:
         correlation = data["correlation"]
-        return cls(str(data["topic"]), bytes.fromhex(correlation) if correlation is not None else None,
-                   data["correlation_id"])
+        return cls(
+            str(data["topic"]), bytes.fromhex(correlation) if correlation is not None else None, data["correlation_id"]
+        )
 
 
 @dataclass
@@ -199,8 +200,13 @@ class ReportService:
                 refusal = reply_topic_refusal(topic, reply_namespace(self.config, user), self._reserved)
                 if refusal is not None:
                     REQUESTS.labels("unanswerable").inc()
-                    log.warning("reply_topic_refused", topic=message.topic, reply_topic=topic[:200],
-                                request_id=request_id, reason=refusal)
+                    log.warning(
+                        "reply_topic_refused",
+                        topic=message.topic,
+                        reply_topic=topic[:200],
+                        request_id=request_id,
+                        reason=refusal,
+                    )
                     return
                 correlation = message.correlation_data
                 if correlation is None and correlation_id is not None:
@@ -369,16 +375,26 @@ class ReportService:
         request = ReportRequest.model_validate(entry.request)
         # Reply topics accepted under an older, laxer rule are dropped: replies only go where they may now.
         namespace = reply_namespace(self.config, entry.requested_by)
-        targets = [t for t in map(ReplyTarget.from_json, entry.targets)
-                   if reply_topic_refusal(t.topic, namespace, self._reserved) is None]
+        targets = [
+            t
+            for t in map(ReplyTarget.from_json, entry.targets)
+            if reply_topic_refusal(t.topic, namespace, self._reserved) is None
+        ]
         try:
             resolved = self._resolve(request, entry.accepted_time_us)
         except RequestError as exc:  # the site's shifts or timezone changed since it was accepted
             await self._reply_failed(targets, request.request_id, f"cannot resume: {exc.field}: {exc.reason}")
             await asyncio.to_thread(self.repo.queue_remove, request.request_id, entry.requested_by)
             return
-        job = Job(request, resolved, entry.request_sha256, entry.requested_by, entry.accepted_time_us, targets,
-                  entry.audit_requested)
+        job = Job(
+            request,
+            resolved,
+            entry.request_sha256,
+            entry.requested_by,
+            entry.accepted_time_us,
+            targets,
+            entry.audit_requested,
+        )
         self._in_flight[job.key] = job
         self._queue.put_nowait(job)
         REQUESTS.labels("resumed").inc()
@@ -490,8 +506,15 @@ class ReportService:
             request = parse_signoff(message.payload)
             by = authorise(user or None, request.by, self.config.reports.approvers)
             document = await asyncio.to_thread(
-                decide, self.repo, self.audit, report_id=request.report_id, decision=request.decision, by=by,
-                via="mqtt", comment=request.comment, four_eyes=self.config.reports.four_eyes,
+                decide,
+                self.repo,
+                self.audit,
+                report_id=request.report_id,
+                decision=request.decision,
+                by=by,
+                via="mqtt",
+                comment=request.comment,
+                four_eyes=self.config.reports.four_eyes,
             )
         except RequestError as exc:
             await self._reply(targets, {"status": "error", "field": exc.field, "reason": exc.reason})

@@ -91,8 +91,10 @@ def decide(
     if document["status"] != "draft":
         raise SignoffError(f"report {report_id} is already {document['status']}")
     if four_eyes and decision == "approve" and document.get("requested_by") == by:
-        raise SignoffError(f"four-eyes rule (reports.four_eyes): {by!r} requested report {report_id} and may not"
-                           " approve it; another approver must")
+        raise SignoffError(
+            f"four-eyes rule (reports.four_eyes): {by!r} requested report {report_id} and may not"
+            " approve it; another approver must"
+        )
     signoff = {"decision": decision, "by": by, "via": via, "at": iso(utcnow()), "comment": comment}
     # Rendered before its entry, so the entry logs the renderings' hashes (audit bundles bind them to the log).
     updated = with_signoff(document, signoff, None)
@@ -101,8 +103,13 @@ def decide(
         entry = audit.append(
             event,
             f"operator:{by}",
-            {"report_id": report_id, "body_sha256": document["body_sha256"], "via": via, "comment": comment,
-             "renderings_sha256": updated["renderings_sha256"]},
+            {
+                "report_id": report_id,
+                "body_sha256": document["body_sha256"],
+                "via": via,
+                "comment": comment,
+                "renderings_sha256": updated["renderings_sha256"],
+            },
         )
         updated["audit"]["signoff"] = entry.seq
     repo.update(updated)

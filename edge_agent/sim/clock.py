@@ -48,4 +48,3 @@ class SimClock:
         fast = (sim_time - self.start).total_seconds() / self.speed
         paced = (sim_time - self.wall_start).total_seconds()
         return max(fast, paced, 0.0)
-

@@ -81,16 +81,40 @@ def bad_json_payloads(rng: random.Random, max_payload_bytes: int) -> list[tuple[
     noise = bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 512)))
     return [
         ("time_out_of_range", json.dumps(event | {"ts": _time_text(rng)}).encode()),
-        ("non_finite_number", rng.choice([b'{"id":"n","v":1e400}', b'{"id":"n","v":-1e999}', b'{"id":"n","v":NaN}',
-                                          b'{"id":"n","v":Infinity}', b'{"id":"n","v":' + b"9" * 400 + b"}"])),
+        (
+            "non_finite_number",
+            rng.choice(
+                [
+                    b'{"id":"n","v":1e400}',
+                    b'{"id":"n","v":-1e999}',
+                    b'{"id":"n","v":NaN}',
+                    b'{"id":"n","v":Infinity}',
+                    b'{"id":"n","v":' + b"9" * 400 + b"}",
+                ]
+            ),
+        ),
         ("integer_out_of_range", json.dumps(event | {"v": rng.choice([2**63, -(2**63) - 1, 10**30])}).encode()),
         ("deep_nesting", _deep(rng.choice([64, 1_000, 100_000]), rng)),
         ("lone_surrogate", rng.choice([b'{"id":"s","text":"\\ud800"}', b'{"\\udfff":1}', b'{"id":"\\ud83d"}'])),
         ("huge_string", json.dumps(event | {"text": "a" * min(max_payload_bytes - 100, 200_000)}).encode()),
         ("invalid_utf8", b'{"id":"u","text":"\xff\xfe\xc3\x28"}'),
         ("invalid_json", rng.choice([b'{"id":', b"", b"   ", b"{'id': 1}", b"[1,2", b'{"a":1}}'])),
-        ("wrong_types", rng.choice([b"[]", b"42", b'"text"', b"null", b'{"id":true}', b'{"id":{}}', b'{"ts":5}',
-                                    b'{"asset":""}', b'{"id":1.5}'])),
+        (
+            "wrong_types",
+            rng.choice(
+                [
+                    b"[]",
+                    b"42",
+                    b'"text"',
+                    b"null",
+                    b'{"id":true}',
+                    b'{"id":{}}',
+                    b'{"ts":5}',
+                    b'{"asset":""}',
+                    b'{"id":1.5}',
+                ]
+            ),
+        ),
         ("oversize", b"{" + b" " * max_payload_bytes + b"}"),
         # The first byte is never '{' or white space, so whatever follows, this is no JSON object.
         ("random_bytes", bytes([rng.choice([b for b in range(256) if b not in b"{ \t\r\n"])]) + noise),
@@ -116,14 +140,24 @@ def bad_requests(rng: random.Random) -> list[tuple[str, bytes]]:
         ("not_an_object", rng.choice([b"[]", b"1", b'"x"', b"null", b""])),
         ("lone_surrogate", b'{"request_id":"\\ud800","type":"shift_summary","window":{"shift":"A"}}'),
         ("wrong_types", json.dumps(base | {"type": rng.choice([1, None, "sabotage", ["shift_summary"]])}).encode()),
-        ("window_out_of_range", json.dumps(base | {"window": rng.choice([
-            {"start": "0001-01-01T00:00:00+01:00", "end": "0001-01-02T00:00:00+01:00"},
-            {"start": "9999-12-31T00:00:00-01:00", "end": "9999-12-31T23:59:59-01:00"},
-            {"shift": "A", "date": "0000-12-31"},
-            {"shift": "A", "date": "10000-01-01"},
-            {"start": "2026-11-29T14:00:00Z", "end": "2026-11-29T06:00:00Z"},
-            {"shift": "no-such-shift"},
-        ])}).encode()),
+        (
+            "window_out_of_range",
+            json.dumps(
+                base
+                | {
+                    "window": rng.choice(
+                        [
+                            {"start": "0001-01-01T00:00:00+01:00", "end": "0001-01-02T00:00:00+01:00"},
+                            {"start": "9999-12-31T00:00:00-01:00", "end": "9999-12-31T23:59:59-01:00"},
+                            {"shift": "A", "date": "0000-12-31"},
+                            {"shift": "A", "date": "10000-01-01"},
+                            {"start": "2026-11-29T14:00:00Z", "end": "2026-11-29T06:00:00Z"},
+                            {"shift": "no-such-shift"},
+                        ]
+                    )
+                }
+            ).encode(),
+        ),
         ("huge_fields", json.dumps(base | {"request_id": "r" * 10_000, "scope": {"assets": ["P"] * 10_000}}).encode()),
         ("random_bytes", bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 256)))),
     ]
@@ -134,8 +168,12 @@ def bad_signoffs(rng: random.Random) -> list[tuple[str, bytes]]:
     return [
         ("deep_nesting", _deep(rng.choice([1_000, 100_000]), rng)),
         ("not_an_object", rng.choice([b"[]", b"1", b"", b"\xff"])),
-        ("unknown_report", json.dumps({"report_id": f"rpt-{rng.getrandbits(64):016x}", "decision": "approve",
-                                       "by": "mallory"}).encode()),
+        (
+            "unknown_report",
+            json.dumps(
+                {"report_id": f"rpt-{rng.getrandbits(64):016x}", "decision": "approve", "by": "mallory"}
+            ).encode(),
+        ),
         ("wrong_types", json.dumps({"report_id": rng.choice([1, None, {}]), "decision": "approve"}).encode()),
         ("lone_surrogate", b'{"report_id":"\\ud800","decision":"approve"}'),
     ]
@@ -199,21 +237,45 @@ def hostile_stream(topics: Topics, *, seed: int, rounds: int, max_payload_bytes:
 
     for n in range(rounds):
         round_: list[HostileMessage] = []
-        round_ += [HostileMessage(c, "mes", topics.mes_bad, p, "quarantined")
-                   for c, p in bad_json_payloads(rng, max_payload_bytes)]
-        round_ += [HostileMessage(c, "log", topics.log_bad, p, "quarantined")
-                   for c, p in bad_text_payloads(rng, max_payload_bytes)]
+        round_ += [
+            HostileMessage(c, "mes", topics.mes_bad, p, "quarantined")
+            for c, p in bad_json_payloads(rng, max_payload_bytes)
+        ]
+        round_ += [
+            HostileMessage(c, "log", topics.log_bad, p, "quarantined")
+            for c, p in bad_text_payloads(rng, max_payload_bytes)
+        ]
         round_ += [answered(c, "request", topics.request, p) for c, p in bad_requests(rng)]
         round_ += [answered(c, "signoff", topics.signoff, p) for c, p in bad_signoffs(rng)]
         # A well-formed request whose reply topic points outside the namespace: the agent must publish nothing.
-        misdirected = {"request_id": f"m-{topics.run}-{n}", "type": "alarm_summary", "progress": False,
-                       "window": {"start": "2026-11-29T06:00:00Z", "end": "2026-11-29T14:00:00Z"}}
-        round_.append(HostileMessage("reply_topic_outside_namespace", "request", topics.request,
-                                     json.dumps(misdirected).encode(), "silent", f"{topics.elsewhere}/{n}", b"m"))
-        good = {"id": f"hostile-{topics.run}-{n}", "asset": "P-101", "type": "hostile_check", "n": n,
-                "ts": datetime.now(timezone.utc).isoformat()}
+        misdirected = {
+            "request_id": f"m-{topics.run}-{n}",
+            "type": "alarm_summary",
+            "progress": False,
+            "window": {"start": "2026-11-29T06:00:00Z", "end": "2026-11-29T14:00:00Z"},
+        }
+        round_.append(
+            HostileMessage(
+                "reply_topic_outside_namespace",
+                "request",
+                topics.request,
+                json.dumps(misdirected).encode(),
+                "silent",
+                f"{topics.elsewhere}/{n}",
+                b"m",
+            )
+        )
+        good = {
+            "id": f"hostile-{topics.run}-{n}",
+            "asset": "P-101",
+            "type": "hostile_check",
+            "n": n,
+            "ts": datetime.now(timezone.utc).isoformat(),
+        }
         round_.append(HostileMessage("good", "mes", topics.mes_good, json.dumps(good).encode(), "stored"))
-        round_.append(HostileMessage("good", "log", topics.log_good, f"hostile-good-{topics.run}-{n}".encode(), "stored"))
+        round_.append(
+            HostileMessage("good", "log", topics.log_good, f"hostile-good-{topics.run}-{n}".encode(), "stored")
+        )
         rng.shuffle(round_)
         stream += round_
     return stream
@@ -274,17 +336,22 @@ class HostileClient:
     def __init__(self, host: str, port: int, topics: Topics, client_id: str | None = None) -> None:
         self.topics = topics
         self.inbox = _Inbox()
-        self._client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id or f"hostile-{topics.run}",
-                                   protocol=paho.MQTTv5)
+        self._client = paho.Client(
+            CallbackAPIVersion.VERSION2, client_id=client_id or f"hostile-{topics.run}", protocol=paho.MQTTv5
+        )
         self._client.on_message = lambda c, u, m: self.inbox.add(m.topic, bytes(m.payload))
         self._host, self._port = host, port
 
     def __enter__(self) -> "HostileClient":
         self._client.connect(self._host, self._port, keepalive=30)
         self._client.loop_start()
-        subscribed = [self._client.subscribe(f, qos=1)[1] for f in
-                      (f"edge/{self.topics.site}/reports/reply/{self.topics.user}/{self.topics.run}/#",
-                       f"{self.topics.elsewhere}/#")]
+        subscribed = [
+            self._client.subscribe(f, qos=1)[1]
+            for f in (
+                f"edge/{self.topics.site}/reports/reply/{self.topics.user}/{self.topics.run}/#",
+                f"{self.topics.elsewhere}/#",
+            )
+        ]
         del subscribed  # the SUBACKs precede any reply on this connection: the broker handles packets in order
         return self
 
@@ -318,7 +385,7 @@ def _stored_good(store: Store, topics: Topics) -> tuple[Counter[int], Counter[in
     for record in store.records(kinds=["log_line"], keys=[topics.log_good]):
         text = record.value.get("text", "") if isinstance(record.value, dict) else ""
         if text.startswith(prefix):
-            logs[int(text[len(prefix):])] += 1
+            logs[int(text[len(prefix) :])] += 1
     return mes, logs
 
 
@@ -327,21 +394,28 @@ def _quarantined(store: Store, topic: str) -> int:
 
 
 def settle(
-    client: HostileClient, store_path: Path, stream: Sequence[HostileMessage], *, timeout_s: float = SETTLE_TIMEOUT_S,
+    client: HostileClient,
+    store_path: Path,
+    stream: Sequence[HostileMessage],
+    *,
+    timeout_s: float = SETTLE_TIMEOUT_S,
     tick: Callable[[], None] | None = None,
 ) -> HostileOutcome:
     """Wait until the agent has dealt with every input of `stream` (or the timeout), then count per class."""
     topics = client.topics
     started = time.monotonic()
     want_good = sum(1 for m in stream if m.expect == "stored") // 2
-    want_q = {t: sum(1 for m in stream if m.topic == t and m.expect == "quarantined")
-              for t in (topics.mes_bad, topics.log_bad)}
+    want_q = {
+        t: sum(1 for m in stream if m.topic == t and m.expect == "quarantined")
+        for t in (topics.mes_bad, topics.log_bad)
+    }
     want_replies = [m.response_topic for m in stream if m.expect == "answered"]
     with Store(store_path) as store:
         while True:
             mes, logs = _stored_good(store, topics)
             done = (
-                len(mes) >= want_good and len(logs) >= want_good
+                len(mes) >= want_good
+                and len(logs) >= want_good
                 and all(_quarantined(store, t) >= n for t, n in want_q.items())
                 and all(client.inbox.get(t) for t in want_replies if t is not None)
             )
@@ -359,8 +433,9 @@ def settle(
     outcomes: dict[tuple[Channel, str], ClassOutcome] = {}
     for m in stream:
         key = (m.channel, m.cls)
-        o = outcomes.setdefault(key, ClassOutcome(channel=m.channel, cls=m.cls, tried=0, handled=0, lost=0,
-                                                  unanswered=0))
+        o = outcomes.setdefault(
+            key, ClassOutcome(channel=m.channel, cls=m.cls, tried=0, handled=0, lost=0, unanswered=0)
+        )
         o.tried += 1
         if m.expect == "answered":
             replies = client.inbox.get(m.response_topic or "")

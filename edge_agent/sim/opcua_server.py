@@ -49,8 +49,9 @@ class RetainedHistory(HistoryDict):
             return
         await super().new_historized_node(node_id, period, count)
 
-    async def new_historized_event(self, source_id: ua.NodeId, evtypes: list[ua.NodeId], period: timedelta | None,
-                                   count: int = 0) -> None:
+    async def new_historized_event(
+        self, source_id: ua.NodeId, evtypes: list[ua.NodeId], period: timedelta | None, count: int = 0
+    ) -> None:
         if source_id in self._events:
             self._events_periods[source_id] = period, count
             return
@@ -69,8 +70,9 @@ class _UserTable:
     def __init__(self, users: Mapping[str, str]) -> None:
         self._users = dict(users)
 
-    def get_user(self, iserver: Any, username: str | None = None, password: str | None = None,
-                 certificate: Any = None) -> User | None:
+    def get_user(
+        self, iserver: Any, username: str | None = None, password: str | None = None, certificate: Any = None
+    ) -> User | None:
         if username is not None and self._users.get(username) == password:
             return User(role=UserRole.User)
         return None
@@ -125,8 +127,9 @@ class PlantServer:
         await self.start()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.stop()
 
     async def start(self) -> None:
@@ -160,21 +163,23 @@ class PlantServer:
         idx = self.namespace_index
         plant = await server.nodes.objects.add_object(ua.NodeId("Plant", idx), ua.QualifiedName("Plant", idx))
         line = await plant.add_object(ua.NodeId(self.line, idx), ua.QualifiedName(self.line, idx))
-        assets = {a.name: await line.add_object(ua.NodeId(a.name, idx), ua.QualifiedName(a.name, idx))
-                  for a in ASSETS}
+        assets = {a.name: await line.add_object(ua.NodeId(a.name, idx), ua.QualifiedName(a.name, idx)) for a in ASSETS}
         assets[TANK] = await line.add_object(ua.NodeId(TANK, idx), ua.QualifiedName(TANK, idx))
         for tag in tag_names():
             asset, variable = tag.split(".", 1)
             is_bool = variable == "running"
             node = await assets[asset].add_variable(
-                ua.NodeId(tag, idx), ua.QualifiedName(variable, idx), False if is_bool else 0.0,
+                ua.NodeId(tag, idx),
+                ua.QualifiedName(variable, idx),
+                False if is_bool else 0.0,
                 ua.VariantType.Boolean if is_bool else ua.VariantType.Double,
             )
             await node.write_attribute(ua.AttributeIds.Historizing, ua.DataValue(ua.Variant(True)))
             await node.write_attribute(
                 ua.AttributeIds.AccessLevel,
-                ua.DataValue(ua.Variant(ua.AccessLevel.CurrentRead.mask | ua.AccessLevel.HistoryRead.mask,
-                                        ua.VariantType.Byte)),
+                ua.DataValue(
+                    ua.Variant(ua.AccessLevel.CurrentRead.mask | ua.AccessLevel.HistoryRead.mask, ua.VariantType.Byte)
+                ),
             )
             await self.history.new_historized_node(node.nodeid, self.history_period)
             self._nodes[tag] = node
@@ -188,8 +193,9 @@ class PlantServer:
             await self.history.new_historized_event(server.nodes.server.nodeid, [], self.history_period)
         self._asset_nodes = assets
 
-    async def write(self, values: Mapping[str, float | bool], source_time: datetime,
-                    status: ua.StatusCode | None = None) -> None:
+    async def write(
+        self, values: Mapping[str, float | bool], source_time: datetime, status: ua.StatusCode | None = None
+    ) -> None:
         """Write one sample per tag, stamped with the (simulated) source time, and record it in history.
 
         `status` (default Good) lets a test present what a gateway in front of a PLC may: e.g. the Overflow bit.
@@ -197,8 +203,12 @@ class PlantServer:
         for tag, value in values.items():
             node = self._nodes[tag]
             variant = ua.Variant(value, ua.VariantType.Boolean if isinstance(value, bool) else ua.VariantType.Double)
-            dv = ua.DataValue(variant, StatusCode=status or ua.StatusCode(ua.StatusCodes.Good),
-                              SourceTimestamp=source_time, ServerTimestamp=source_time)
+            dv = ua.DataValue(
+                variant,
+                StatusCode=status or ua.StatusCode(ua.StatusCodes.Good),
+                SourceTimestamp=source_time,
+                ServerTimestamp=source_time,
+            )
             if self._server is not None:
                 await self._server.write_attribute_value(node.nodeid, dv)
             # Straight into history rather than through asyncua's historizing subscription, whose 10 ms

@@ -112,8 +112,11 @@ class _AssetState:
 
 # Fault reasons per asset kind: (reason code, Spanish text for the MES event).
 FAULT_REASONS = {
-    "pump": [("mechanical_seal_leak", "Fuga en sello mecánico"), ("bearing_wear", "Desgaste de rodamiento"),
-             ("cavitation", "Cavitación en succión")],
+    "pump": [
+        ("mechanical_seal_leak", "Fuga en sello mecánico"),
+        ("bearing_wear", "Desgaste de rodamiento"),
+        ("cavitation", "Cavitación en succión"),
+    ],
     "compressor": [("valve_failure", "Falla de válvula de descarga"), ("bearing_wear", "Desgaste de rodamiento")],
 }
 OPERATORS = ["juan.perez", "maria.gonzalez", "ana.silva", "john.smith", "luis.ramirez"]
@@ -215,8 +218,13 @@ class Plant:
         state.down_until = self.now + timedelta(minutes=self.rng.uniform(15, 45))
         reason_text = dict(FAULT_REASONS[state.spec.kind])[state.fault_reason]
         tick.mes.append(
-            self._mes("downtime_start", state.spec.name, downtime_id=state.downtime_id, reason=state.fault_reason,
-                      text=reason_text)
+            self._mes(
+                "downtime_start",
+                state.spec.name,
+                downtime_id=state.downtime_id,
+                reason=state.fault_reason,
+                text=reason_text,
+            )
         )
         tick.logs.append(self._note("operations", NOTES_FAULT_START, asset=state.spec.name, reason=state.fault_reason))
 
@@ -224,8 +232,14 @@ class Plant:
         assert state.down_since is not None
         minutes = round((self.now - state.down_since).total_seconds() / 60, 1)
         tick.mes.append(
-            self._mes("downtime_end", state.spec.name, downtime_id=state.downtime_id, reason=state.fault_reason,
-                      duration_min=minutes, text="Equipo en servicio")
+            self._mes(
+                "downtime_end",
+                state.spec.name,
+                downtime_id=state.downtime_id,
+                reason=state.fault_reason,
+                duration_min=minutes,
+                text="Equipo en servicio",
+            )
         )
         # The seal-change note only fits a seal leak.
         notes = NOTES_FAULT_END if state.fault_reason == "mechanical_seal_leak" else NOTES_FAULT_END[1:]
@@ -279,8 +293,14 @@ class Plant:
 
     def _mes(self, kind: str, asset: str, **fields: Any) -> dict[str, Any]:
         self._mes_seq += 1
-        event: dict[str, Any] = {"id": f"mes-{self._mes_seq:06d}", "ts": iso(self.now), "type": kind,
-                                 "asset": asset, "line": self.line, "work_order": f"WO-{self._work_order}"}
+        event: dict[str, Any] = {
+            "id": f"mes-{self._mes_seq:06d}",
+            "ts": iso(self.now),
+            "type": kind,
+            "asset": asset,
+            "line": self.line,
+            "work_order": f"WO-{self._work_order}",
+        }
         event.update(fields)
         return event
 
@@ -291,8 +311,11 @@ class Plant:
 
     def _start_work_order(self, tick: Tick) -> None:
         self._work_order_end = self.now + timedelta(hours=self.rng.uniform(*WORK_ORDER_HOURS))
-        tick.mes.append(self._mes("work_order_start", self.line, product="agua_de_proceso",
-                                  text=f"Inicio de orden WO-{self._work_order}"))
+        tick.mes.append(
+            self._mes(
+                "work_order_start", self.line, product="agua_de_proceso", text=f"Inicio de orden WO-{self._work_order}"
+            )
+        )
 
     def _advance_mes(self, tick: Tick) -> None:
         if self._work_order_end is not None and self.now >= self._work_order_end:
@@ -309,8 +332,18 @@ class Plant:
             # About one check in twelve falls outside its limits.
             value = round(self.rng.uniform(low - (high - low) * 0.1, high + (high - low) * 0.1), 2)
             result = "pass" if low <= value <= high else "fail"
-            tick.mes.append(self._mes("quality_check", self.line, measure=measure, value=value, unit=unit,
-                                      result=result, low=low, high=high))
+            tick.mes.append(
+                self._mes(
+                    "quality_check",
+                    self.line,
+                    measure=measure,
+                    value=value,
+                    unit=unit,
+                    result=result,
+                    low=low,
+                    high=high,
+                )
+            )
             self._next_quality += timedelta(seconds=QUALITY_CHECK_EVERY_S)
         if self.now >= self._next_note:
             asset = self.rng.choice(ASSETS).name

@@ -87,7 +87,10 @@ async def run_sim(
     malformer = Malformer(seed, share, sim.oversize_bytes)
     if server is None:
         server = PlantServer(
-            sim.opcua_endpoint, sim.namespace_uri, line=sim.line, security=sim.security,
+            sim.opcua_endpoint,
+            sim.namespace_uri,
+            line=sim.line,
+            security=sim.security,
             pki_dir=config.paths.state_dir / "sim-pki",
             history_period=timedelta(hours=max(sim.history_hours, sim.backfill_hours + 1)),
         )
@@ -99,8 +102,14 @@ async def run_sim(
         if publisher is not None:
             await publisher.__aenter__()
         try:
-            log.info("sim_started", endpoint=server.endpoint, seed=seed, start=start.isoformat(), speed=speed,
-                     malformed_share=share)
+            log.info(
+                "sim_started",
+                endpoint=server.endpoint,
+                seed=seed,
+                start=start.isoformat(),
+                speed=speed,
+                malformed_share=share,
+            )
             if ready is not None:
                 ready.set()
             # Started only now: `duration_s` and the catch-up count from when the plant is actually served.
@@ -113,8 +122,16 @@ async def run_sim(
     return stats
 
 
-async def _loop(site: str, plant: Plant, clock: SimClock, server: PlantServer, publisher: MqttPublisher | None,
-                malformer: Malformer, stats: SimStats, duration_s: float | None) -> None:
+async def _loop(
+    site: str,
+    plant: Plant,
+    clock: SimClock,
+    server: PlantServer,
+    publisher: MqttPublisher | None,
+    malformer: Malformer,
+    stats: SimStats,
+    duration_s: float | None,
+) -> None:
     next_progress = time.monotonic() + PROGRESS_EVERY_S
     caught_up = False
     while duration_s is None or clock.elapsed() < duration_s:

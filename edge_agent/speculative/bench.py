@@ -71,7 +71,11 @@ def state_norms(head_dir: Path, model_dir: Path, prompts: list[corpus.Prompt], s
     count = 0
     with torch.no_grad():
         for p in prompts:
-            text = p.raw if p.raw is not None else tok.apply_chat_template(p.messages, tokenize=False, add_generation_prompt=True)
+            text = (
+                p.raw
+                if p.raw is not None
+                else tok.apply_chat_template(p.messages, tokenize=False, add_generation_prompt=True)
+            )
             ids = torch.tensor(tok(text, add_special_tokens=False)["input_ids"][-512:])[None]
             out = target(ids, output_hidden_states=True)
             aux = torch.cat([out.hidden_states[i] for i in head.config.aux_layer_ids], dim=-1)
@@ -181,14 +185,18 @@ def speed_interleaved(recipe: DraftRecipe, head_dir: Path, ks: list[int]) -> dic
     from concurrent.futures import ProcessPoolExecutor
 
     cfg = recipe.bench
-    prompts = [p.model_dump() for name in SPEED_SLICES for p in corpus.build(name, cfg.prompts_per_slice, seed=cfg.seed)]  # type: ignore[arg-type]
+    prompts = [
+        p.model_dump() for name in SPEED_SLICES for p in corpus.build(name, cfg.prompts_per_slice, seed=cfg.seed)
+    ]  # type: ignore[arg-type]
     os.environ.update(engine_env())
     ctx = multiprocessing.get_context("spawn")
     variants: list[tuple[str, dict | None]] = [("none", None)] + [
         (f"k={k}", {"method": "eagle3", "model": str(head_dir), "num_speculative_tokens": k}) for k in ks
     ]
     pools = {
-        name: ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_engine, initargs=(str(recipe.model_dir), spec, cfg.seed))
+        name: ProcessPoolExecutor(
+            1, mp_context=ctx, initializer=_init_engine, initargs=(str(recipe.model_dir), spec, cfg.seed)
+        )
         for name, spec in variants
     }
     try:
@@ -271,8 +279,13 @@ def run_bench(recipe: DraftRecipe) -> dict[str, Any]:
         for name, ps in slices.items():
             if all(p.id in run["outputs"] for p in ps):
                 identical[name] = [sum(run["outputs"][p.id] == reference[p.id] for p in ps), len(ps)]
-        log.info("draft.bench.run", head=str(head_dir), k=k, identical=identical,
-                 tau={n: round(a["tau"], 2) for n, a in run["acceptance"].items()})
+        log.info(
+            "draft.bench.run",
+            head=str(head_dir),
+            k=k,
+            identical=identical,
+            tau={n: round(a["tau"], 2) for n, a in run["acceptance"].items()},
+        )
         return {"k": k, "acceptance": run["acceptance"], "identical": identical}
 
     for head in recipe.heads:
@@ -319,7 +332,12 @@ def plot(results: dict[str, Any], img_dir: Path) -> list[Path]:
         for head, data in results["heads"].items():
             acc = data["runs"][0]["acceptance"].get(name)
             if acc:
-                ax.plot(range(1, len(acc["per_position"]) + 1), acc["per_position"], marker="o", label=f"{head} τ={acc['tau']:.2f}")
+                ax.plot(
+                    range(1, len(acc["per_position"]) + 1),
+                    acc["per_position"],
+                    marker="o",
+                    label=f"{head} τ={acc['tau']:.2f}",
+                )
         ax.set_title(name)
         ax.set_xlabel("draft position")
         ax.set_ylim(0, 1)
@@ -391,12 +409,19 @@ def markdown(results: dict[str, Any]) -> str:
         a, b = heads["eagle31"]["runs"][0]["acceptance"], heads["eagle3"]["runs"][0]["acceptance"]
         for name in a:
             if name in b and b[name]["tau"]:
-                lines.append(f"| {name} | {a[name]['tau']:.2f} | {b[name]['tau']:.2f} | {a[name]['tau'] / b[name]['tau']:.2f} |")
+                lines.append(
+                    f"| {name} | {a[name]['tau']:.2f} | {b[name]['tau']:.2f} | {a[name]['tau'] / b[name]['tau']:.2f} |"
+                )
         lines.append("")
         na, nb = heads["eagle31"].get("state_norms"), heads["eagle3"].get("state_norms")
         if na and nb:
-            lines.append("Norm of the state fed to the next draft step, steps 1..k: 3.1 "
-                         + " ".join(f"{x:.0f}" for x in na) + "; 3 " + " ".join(f"{x:.0f}" for x in nb) + "\n")
+            lines.append(
+                "Norm of the state fed to the next draft step, steps 1..k: 3.1 "
+                + " ".join(f"{x:.0f}" for x in na)
+                + "; 3 "
+                + " ".join(f"{x:.0f}" for x in nb)
+                + "\n"
+            )
     inter = results.get("speed_interleaved")
     if inter:
         lines.append(
@@ -405,13 +430,17 @@ def markdown(results: dict[str, Any]) -> str:
         )
         by_slice = inter.get("speedup_by_slice", {})
         slices = sorted({s for v in by_slice.values() for s in v}, key=SPEED_SLICES.index)
-        lines.append("| draft | tok/s | speedup | " + "".join(f"speedup on {s} | " for s in slices) + "identical output |")
+        lines.append(
+            "| draft | tok/s | speedup | " + "".join(f"speedup on {s} | " for s in slices) + "identical output |"
+        )
         lines.append("|---|---|---|" + "---|" * len(slices) + "---|")
         for name, tps in inter["tokens_per_s"].items():
             sp = inter["speedup"].get(name)
             per = "".join(f"{by_slice[name][s]:.2f}× | " if name in by_slice else "1.00× | " for s in slices)
-            lines.append(f"| {name} | {tps:.1f} | {f'{sp:.2f}×' if sp else '1.00×'} | {per}"
-                         f"{inter['identical'][name]}/{inter['prompts']} |")
+            lines.append(
+                f"| {name} | {tps:.1f} | {f'{sp:.2f}×' if sp else '1.00×'} | {per}"
+                f"{inter['identical'][name]}/{inter['prompts']} |"
+            )
         lines.append("")
     lines += _goals(results)
     for head, data in heads.items():
@@ -445,14 +474,19 @@ def _goals(results: dict[str, Any]) -> list[str]:
         name, sp = max(inter["speedup"].items(), key=lambda kv: kv[1])
         same = inter["identical"][name] == inter["prompts"]
         per = "".join(f"; {s} {x:.2f}×" for s, x in inter.get("speedup_by_slice", {}).get(name, {}).items())
-        out.append(f"| speedup ≥ 2.0× at identical output | {sp:.2f}× ({name}, test+plant, interleaved, "
-                   f"identical={'yes' if same else 'NO'}{per}) | {'yes' if sp >= 2.0 and same else 'no'} |")
+        out.append(
+            f"| speedup ≥ 2.0× at identical output | {sp:.2f}× ({name}, test+plant, interleaved, "
+            f"identical={'yes' if same else 'NO'}{per}) | {'yes' if sp >= 2.0 and same else 'no'} |"
+        )
     else:
         out.append("| speedup ≥ 2.0× at identical output | not measured (`speed_ks` empty) | — |")
     if taus:
         name, tau = max(taus.items(), key=lambda kv: kv[1])
-        out.append(f"| τ ≥ 3.0 at the best k | " + ", ".join(f"{n} {t:.2f}" for n, t in taus.items())
-                   + f" | {'yes' if tau >= 3.0 else 'no'} (best: {name}) |")
+        out.append(
+            f"| τ ≥ 3.0 at the best k | "
+            + ", ".join(f"{n} {t:.2f}" for n, t in taus.items())
+            + f" | {'yes' if tau >= 3.0 else 'no'} (best: {name}) |"
+        )
     if "eagle3" in heads and "perturbed" in first and "perturbed" in heads["eagle3"]["runs"][0]["acceptance"]:
         ratio = first["perturbed"]["tau"] / heads["eagle3"]["runs"][0]["acceptance"]["perturbed"]["tau"]
         out.append(f"| τ(3.1)/τ(3) ≥ 1.2 on perturbed templates | {ratio:.2f} | {'yes' if ratio >= 1.2 else 'no'} |")

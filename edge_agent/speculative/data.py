@@ -99,8 +99,12 @@ def build_dataset(
         lines = []
         for prompt, prompt_ids, output_ids in generate(llm, todo[start : start + chunk], max_tokens):
             sample = Sample(
-                id=prompt.id, slice=prompt.slice, kind=prompt.kind, lang=prompt.lang,
-                prompt_ids=prompt_ids, output_ids=output_ids,
+                id=prompt.id,
+                slice=prompt.slice,
+                kind=prompt.kind,
+                lang=prompt.lang,
+                prompt_ids=prompt_ids,
+                output_ids=output_ids,
             )
             lines.append(sample.model_dump_json() + "\n")
         with open(out_path, "a") as fh:

@@ -135,7 +135,10 @@ def export_draft(
     except OSError as exc:
         raise ExportError(f"cannot write draft head to {out}: {exc}") from exc
     record = record or TrainingRecord(target="unknown", variant=_variant(model.config))
-    source = record.model_dump(mode="json") | {"code_version": code_version(), "draft": model.config.model_dump(mode="json")}
+    source = record.model_dump(mode="json") | {
+        "code_version": code_version(),
+        "draft": model.config.model_dump(mode="json"),
+    }
     write_manifest(
         out,
         kind="draft",
@@ -175,7 +178,9 @@ def load_exported(directory: Path | str, embed_tokens: torch.Tensor | None = Non
         norm_output=raw["norm_output"],
     )
     model = Eagle3Draft(config)
-    tensors = {k: v.float() if v.is_floating_point() else v for k, v in load_file(str(directory / WEIGHTS_NAME)).items()}
+    tensors = {
+        k: v.float() if v.is_floating_point() else v for k, v in load_file(str(directory / WEIGHTS_NAME)).items()
+    }
     if embed_tokens is not None:
         tensors["embed_tokens.weight"] = embed_tokens.float()
     missing, unexpected = model.load_state_dict(tensors, strict=False)

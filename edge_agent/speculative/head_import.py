@@ -198,7 +198,9 @@ def _parse_speculators(raw: dict[str, Any], where: str) -> HeadSpec:
             f"{where}: speculators_config needs proposal_methods[0].speculative_tokens and verifier.name_or_path"
         ) from exc
     layer_eagle = layer.get("eagle_config") or {}
-    eagle_ids = _ids(layer_eagle.get("eagle_aux_hidden_state_layer_ids"), where) if isinstance(layer_eagle, dict) else None
+    eagle_ids = (
+        _ids(layer_eagle.get("eagle_aux_hidden_state_layer_ids"), where) if isinstance(layer_eagle, dict) else None
+    )
     hidden = _int(layer, "hidden_size", where + " transformer_layer_config")
     vocab = _int(layer, "vocab_size", where + " transformer_layer_config")
     return HeadSpec(
@@ -260,7 +262,9 @@ def check_target(spec: HeadSpec, target: TargetShape) -> list[str]:
     source = "the head's" if spec.aux_layer_ids is not None else "vLLM's default"
     n = target.num_hidden_layers
     if len(ids) != spec.num_aux:
-        problems.append(f"auxiliary layers: {source} layer ids {list(ids)} give {len(ids)} states, the head's fc takes {spec.num_aux}")
+        problems.append(
+            f"auxiliary layers: {source} layer ids {list(ids)} give {len(ids)} states, the head's fc takes {spec.num_aux}"
+        )
     if len(set(ids)) != len(ids):
         problems.append(f"auxiliary layers: {source} layer ids {list(ids)} repeat a layer (vLLM captures it once)")
     outside = [i for i in ids if not 0 <= i <= n]
@@ -302,7 +306,9 @@ def check_tensors(spec: HeadSpec, tensors: dict[str, TensorInfo], target: Target
     elif "input_norm.weight" in tensors:
         problems.append("input_norm.weight: the config has norm_before_fc off but the weights hold it")
     if "lm_head.weight" in tensors:
-        shape_of("lm_head.weight", (spec.draft_vocab_size, h), f"draft_vocab_size {spec.draft_vocab_size} × hidden_size {h}")
+        shape_of(
+            "lm_head.weight", (spec.draft_vocab_size, h), f"draft_vocab_size {spec.draft_vocab_size} × hidden_size {h}"
+        )
     elif (spec.draft_vocab_size, h) != (target.vocab_size, target.hidden_size):
         problems.append(
             f"lm_head.weight: missing, so vLLM would use the target's [{target.vocab_size}, {target.hidden_size}], "
@@ -422,5 +428,11 @@ def import_head(
     install_atomically(out, build)
     manifest = verify(out)
     seconds = time.monotonic() - started
-    log.info("draft.imported", directory=str(out), layout=spec.layout, variant=spec.switches.variant, seconds=round(seconds, 2))
+    log.info(
+        "draft.imported",
+        directory=str(out),
+        layout=spec.layout,
+        variant=spec.switches.variant,
+        seconds=round(seconds, 2),
+    )
     return ImportResult(out, manifest, seconds)

@@ -52,9 +52,7 @@ class DraftConfig(BaseModel):
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(f"hidden_size {self.hidden_size} not divisible by heads {self.num_attention_heads}")
         if self.num_attention_heads % self.num_key_value_heads:
-            raise ValueError(
-                f"heads {self.num_attention_heads} not divisible by kv heads {self.num_key_value_heads}"
-            )
+            raise ValueError(f"heads {self.num_attention_heads} not divisible by kv heads {self.num_key_value_heads}")
         if self.draft_vocab_size > self.vocab_size:
             raise ValueError(f"draft_vocab_size {self.draft_vocab_size} exceeds vocab_size {self.vocab_size}")
         if any(not 0 < i <= self.target_num_layers for i in self.aux_layer_ids):
@@ -196,7 +194,9 @@ class Eagle3Draft(nn.Module):
         # Frozen copy of the target's input embeddings; not exported (vLLM shares the target's).
         self.embed_tokens = nn.Embedding(config.vocab_size, h)
         self.embed_tokens.weight.requires_grad_(False)
-        self.fc_norm = nn.ModuleList([RMSNorm(ht, config.rms_norm_eps) for _ in range(n_aux)]) if config.fc_norm else None
+        self.fc_norm = (
+            nn.ModuleList([RMSNorm(ht, config.rms_norm_eps) for _ in range(n_aux)]) if config.fc_norm else None
+        )
         self.fc = nn.Linear(n_aux * ht, h, bias=False)
         self.midlayer = DraftLayer(config)
         self.norm = RMSNorm(h, config.rms_norm_eps)

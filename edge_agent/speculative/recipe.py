@@ -68,7 +68,12 @@ class DraftRecipe(_Strict):
 
     def train_config(self, head: HeadConfig) -> TrainConfig:
         return self.train.model_copy(
-            update={"data": self.data.out, "work_dir": head.work_dir, "fc_norm": head.fc_norm, "norm_output": head.norm_output}
+            update={
+                "data": self.data.out,
+                "work_dir": head.work_dir,
+                "fc_norm": head.fc_norm,
+                "norm_output": head.norm_output,
+            }
         )
 
 

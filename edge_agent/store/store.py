@@ -243,7 +243,9 @@ class Store:
 
     # --- quarantine ------------------------------------------------------------------------------------------
 
-    def quarantine(self, source: str, topic: str, raw: bytes, reason: str, received_time: datetime | None = None) -> int:
+    def quarantine(
+        self, source: str, topic: str, raw: bytes, reason: str, received_time: datetime | None = None
+    ) -> int:
         """Keep bad input with the reason it was refused; returns its id. Any str is accepted (see `storable`): the
         one place bad input goes must not fail on it."""
         with self._transaction() as conn:
@@ -380,7 +382,8 @@ class Store:
         cutoff = to_us((now or utcnow()) - policy.max_age)
         deleted = {table.name: self._trim(table, cutoff, policy.max_bytes(table)) for table in TRIMMED}
         return RetentionResult(
-            deleted=deleted, outbox_rows=self._query("SELECT COUNT(*) FROM outbox")[0][0],
+            deleted=deleted,
+            outbox_rows=self._query("SELECT COUNT(*) FROM outbox")[0][0],
             outbox_bytes=self.estimated_bytes(OUTBOX),
         )
 

@@ -148,7 +148,10 @@ def _chat(rng: random.Random, lang: str, user: str) -> tuple[list[dict[str, str]
     if roll < 0.25:
         return [{"role": "user", "content": user}], None
     system_lang = lang if roll < 0.85 else rng.choice(LANGS)
-    return [{"role": "system", "content": rng.choice(ins["system"][system_lang])}, {"role": "user", "content": user}], None
+    return [
+        {"role": "system", "content": rng.choice(ins["system"][system_lang])},
+        {"role": "user", "content": user},
+    ], None
 
 
 def _standard(seed: int) -> list[Prompt]:
@@ -198,7 +201,9 @@ def _long(rng: random.Random) -> Prompt:
     question = rng.choice(ins["tasks"]["logs"][lang] + ins["tasks"]["handover"][lang]).format(
         line=facts.line, equipment=facts.equipment, shift=rng.choice(facts.plant["shifts"][lang])
     )
-    return Prompt(id="", slice="long", lang=lang, kind="long", messages=[{"role": "user", "content": f"{log}\n\n{question}"}])
+    return Prompt(
+        id="", slice="long", lang=lang, kind="long", messages=[{"role": "user", "content": f"{log}\n\n{question}"}]
+    )
 
 
 def _perturbed(rng: random.Random, base: Prompt) -> Prompt:
