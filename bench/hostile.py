@@ -25,7 +25,7 @@ import textwrap
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,7 @@ def restarts(health_port: int) -> dict[str, int]:
 def final_report(broker: Broker, run: str) -> dict[str, Any]:
     """One valid request from a fresh requester after the stream: the service must still answer it."""
     topics = Topics(SITE, f"{run}-final", user="final")
-    end = datetime.now(timezone.utc).replace(microsecond=0)
+    end = datetime.now(UTC).replace(microsecond=0)
     request = {
         "request_id": f"final-{run}",
         "type": "alarm_summary",

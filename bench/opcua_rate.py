@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from contextlib import suppress
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,7 @@ DRAIN_STALL_S = 10.0
 DRAIN_MAX_S = 180.0
 
 
-def _missing(store: "Store", tags: Sequence[str], times: Sequence[float]) -> tuple[int, int, int]:
+def _missing(store: Store, tags: Sequence[str], times: Sequence[float]) -> tuple[int, int, int]:
     """(in a recorded gap, silent, gap records): each written value never stored, inside a data_gap span or not."""
     stored: dict[str, set[int]] = {tag: set() for tag in tags}
     for key, value in store._query(
@@ -71,13 +71,13 @@ def _missing(store: "Store", tags: Sequence[str], times: Sequence[float]) -> tup
 
 
 def _serve(
-    port: int, seconds: float, rate: float, started: "multiprocessing.Event", result: "multiprocessing.Queue"
+    port: int, seconds: float, rate: float, started: multiprocessing.Event, result: multiprocessing.Queue
 ) -> None:
     asyncio.run(_serve_async(port, seconds, rate, started, result))
 
 
 async def _serve_async(
-    port: int, seconds: float, rate: float, started: "multiprocessing.Event", result: "multiprocessing.Queue"
+    port: int, seconds: float, rate: float, started: multiprocessing.Event, result: multiprocessing.Queue
 ) -> None:
     import logging
 
@@ -93,7 +93,7 @@ async def _serve_async(
         t0 = time.monotonic()
         n = 0
         while (elapsed := time.monotonic() - t0) < seconds:
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             await server.write({tag: FIRST + n for tag in tags}, now)
             times.append(now.timestamp())
             written += len(tags)

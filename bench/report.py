@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import platform
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
@@ -22,7 +22,7 @@ def write_section(name: str, title: str, body: str, command: str) -> None:
 
     `command` is what a reader types to reproduce the figures, e.g. ".venv/bin/python -m bench.audit".
     """
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     section = (
         f"<!-- bench:{name} -->\n## {title}\n\n"
         f"Command: `{command}` — {stamp}, {machine()}\n\n{body.strip()}\n<!-- /bench:{name} -->"

@@ -72,7 +72,7 @@ class InputLimits:
     max_string_chars: int
 
     @classmethod
-    def from_config(cls, config: MqttConfig) -> "InputLimits":
+    def from_config(cls, config: MqttConfig) -> InputLimits:
         return cls(
             time_min=config.time_min,
             time_max_future=timedelta(seconds=config.time_max_future_s),

@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from edge_agent.config import AgentConfig, load_config
@@ -147,7 +147,7 @@ def main() -> int:
         say(f"agent ready {time.monotonic() - started:.0f}s after start")
         say(f"store holds {record_count(args.config)} records")
         # The last 8 hours: the simulator replays them at start, so the window is full.
-        end = datetime.now(timezone.utc).replace(microsecond=0)
+        end = datetime.now(UTC).replace(microsecond=0)
         window = f"{(end - timedelta(hours=8)).isoformat()}/{end.isoformat()}"
         lang = args.lang or config.reports.default_language
         say(f"requesting a shift summary over MQTT for {window} ({lang})")

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from edge_agent.reports.signoff import decide
 from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
 
 ORIGIN = "edge-agent/bundle-site"
-T0 = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 
 
 class Clock:
@@ -133,7 +133,7 @@ def pubkey(state: Path) -> Verifier:
 
 def entry_time(state: Path, seq: int) -> datetime:
     line = (state / "audit" / "entries.jsonl").read_bytes().splitlines()[seq]
-    return datetime.strptime(json.loads(line)["time"], TIME_FORMAT).replace(tzinfo=timezone.utc)
+    return datetime.strptime(json.loads(line)["time"], TIME_FORMAT).replace(tzinfo=UTC)
 
 
 def reason(check: VerifyResult) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import tarfile
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest

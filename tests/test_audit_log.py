@@ -7,7 +7,7 @@ import json
 import os
 import stat
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from edge_agent.audit.log import read_verifiers, signed_notes
 from edge_agent.audit.verify import verify_log
 
 ORIGIN = "edge-agent/test-site"
-T0 = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 
 
 class Clock:

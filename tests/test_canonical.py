@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -66,7 +66,7 @@ class TestCanonicalJson:
         with pytest.raises(CanonicalJsonError, match="surrogates not allowed"):
             canonical_json({"v": "a\ud800b"})
 
-    @pytest.mark.parametrize("bad", [{1, 2}, b"bytes", datetime(2026, 1, 1, tzinfo=timezone.utc)])
+    @pytest.mark.parametrize("bad", [{1, 2}, b"bytes", datetime(2026, 1, 1, tzinfo=UTC)])
     def test_non_json_types_are_refused(self, bad: object) -> None:
         """No `default=str`: a value that is not JSON is an error, not its str()."""
         with pytest.raises(CanonicalJsonError, match="is not JSON serializable"):
@@ -78,7 +78,7 @@ class TestCanonicalJson:
 
     def test_audit_entries_are_hashed_over_it(self) -> None:
         """An audit entry's hashed body is canonical_json of its members, and entry_hash its SHA-256."""
-        time = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+        time = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
         payload = {"note": "señal", "n": 1.5}
         entry, line = AuditEntry.create_with_line(0, time, "mqtt", "ingest.batch", payload, GENESIS_HASH)
         body = canonical_json(

@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -343,7 +343,7 @@ class TestSupervisorStop:
                     source="mqtt",
                     kind="log_line",
                     key="line-1",
-                    source_time=datetime(2026, 11, 29, tzinfo=timezone.utc),
+                    source_time=datetime(2026, 11, 29, tzinfo=UTC),
                     value=f"line {i}",
                     idempotency_key=idempotency_key("stop-flush", str(i)),
                 )

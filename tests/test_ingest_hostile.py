@@ -16,7 +16,6 @@ import pytest
 from prometheus_client import REGISTRY
 
 from connectors.ingest import MqttIngest
-from connectors.mqtt import MqttClient
 from edge_agent.store import RecordWriter, Store, StoreFullError
 from edge_agent.types import Record, idempotency_key, utcnow
 from tests.fixtures.broker import Broker

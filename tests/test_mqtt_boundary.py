@@ -8,7 +8,7 @@ import itertools
 import json
 import math
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from edge_agent.store import Store
 from edge_agent.types import Record
 from edge_agent.values import INT64_MAX, INT64_MIN, ValueDomainError, check_json_domain
 
-RECEIVED = datetime(2026, 11, 29, 7, 0, tzinfo=timezone.utc)
+RECEIVED = datetime(2026, 11, 29, 7, 0, tzinfo=UTC)
 ROUTES = [
     RouteConfig(topic="plant/+/mes/#", parser="json", kind="mes_event", required=["ts", "type"]),
     RouteConfig(topic="plant/+/log/#", parser="text", kind="log_line"),
@@ -231,7 +231,7 @@ class TestSourceTimeDomain:
 
     def test_time_at_time_min_is_accepted(self) -> None:
         """time_min itself is a plausible time."""
-        assert parse_json(mes(ts="2000-01-01T00:00:00Z")).source_time == datetime(2000, 1, 1, tzinfo=timezone.utc)
+        assert parse_json(mes(ts="2000-01-01T00:00:00Z")).source_time == datetime(2000, 1, 1, tzinfo=UTC)
 
     def test_time_beyond_the_future_limit_is_refused(self) -> None:
         """A time one second beyond receive time + time_max_future_s is refused."""

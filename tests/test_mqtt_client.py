@@ -238,7 +238,7 @@ def _write(path: Path, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) 
 
 def make_pki(directory: Path, server_names: list[str]) -> dict[str, Path]:
     """A test CA, a server certificate for `server_names` (DNS names or IPs) and a client certificate."""
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     ca_key = _key()
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "edge-agent test CA")])
     ca = (

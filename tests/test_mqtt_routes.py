@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -14,7 +14,7 @@ from edge_agent.config.mqtt import RouteConfig
 from edge_agent.topic_filter import topic_matches
 from edge_agent.types import idempotency_key
 
-RECEIVED = datetime(2026, 11, 29, 7, 0, tzinfo=timezone.utc)
+RECEIVED = datetime(2026, 11, 29, 7, 0, tzinfo=UTC)
 MES = {
     "id": "mes-000123",
     "ts": "2026-11-29T06:15:00Z",
@@ -107,7 +107,7 @@ class TestJsonParser:
         payload = json.dumps(MES, ensure_ascii=False).encode()
         record = self.parser.parse("plant/s1/mes/downtime", payload, RECEIVED)
         assert (record.kind, record.key, record.source, record.quality) == ("mes_event", "P-101", "mqtt", "good")
-        assert record.source_time == datetime(2026, 11, 29, 6, 15, tzinfo=timezone.utc)
+        assert record.source_time == datetime(2026, 11, 29, 6, 15, tzinfo=UTC)
         assert record.value == MES
         assert record.raw == payload
         assert record.idempotency_key == idempotency_key("mes_event", "plant/s1/mes/downtime", "mes-000123")
@@ -130,7 +130,7 @@ class TestJsonParser:
         doc = {k: v for k, v in MES.items() if k != "id"}
         payload = json.dumps(doc).encode()
         first = self.parser.parse("plant/s1/mes/x", payload, RECEIVED)
-        redelivered = self.parser.parse("plant/s1/mes/x", payload, datetime(2026, 11, 30, tzinfo=timezone.utc))
+        redelivered = self.parser.parse("plant/s1/mes/x", payload, datetime(2026, 11, 30, tzinfo=UTC))
         assert (
             first.idempotency_key
             == redelivered.idempotency_key
@@ -154,7 +154,7 @@ class TestJsonParser:
         )
         record = parser.parse("t", payload, RECEIVED)
         assert (record.key, record.value) == ("C-201", {"n": 1})
-        assert record.source_time == datetime(2026, 11, 29, 5, 0, tzinfo=timezone.utc)
+        assert record.source_time == datetime(2026, 11, 29, 5, 0, tzinfo=UTC)
         assert record.idempotency_key == idempotency_key("mes_event", "t", "7")
 
     @pytest.mark.parametrize(
@@ -190,7 +190,7 @@ class TestTextParser:
             "author": "juan.perez",
         }
         assert (record.key, record.kind) == ("plant/s1/log/maint", "log_line")
-        assert record.source_time == datetime(2026, 11, 29, 6, 20, tzinfo=timezone.utc)
+        assert record.source_time == datetime(2026, 11, 29, 6, 20, tzinfo=UTC)
         assert record.idempotency_key == idempotency_key("plant/s1/log/maint", line.encode(), "2026-11-29T06:20:00Z")
 
     def test_plain_text_uses_received_time(self) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wai
 pytestmark = pytest.mark.opcua
 
 # Long before the server started: its initial values (stamped 'now') sort after, and filter out by date.
-T0 = datetime(2020, 3, 2, 6, 0, tzinfo=timezone.utc)
+T0 = datetime(2020, 3, 2, 6, 0, tzinfo=UTC)
 BEFORE_START = T0 + timedelta(days=1)
 VIB = "P-101.vibration_mm_s"
 LEVEL = "T-301.level_pct"

@@ -10,7 +10,7 @@ import json
 import math
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from edge_agent.store import Store
 from edge_agent.types import Record, utcnow
 from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wait_until
 
-T0 = datetime(2020, 3, 2, 6, 0, tzinfo=timezone.utc)
+T0 = datetime(2020, 3, 2, 6, 0, tzinfo=UTC)
 VIB = "P-101.vibration_mm_s"
 REASONS = {"schema_mismatch", "internal_error"}
 
@@ -51,7 +51,7 @@ texts = st.one_of(
     st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=20),
     st.sampled_from(["\ud800", "a\udfffb", "\x00", "nul\x00inside", "", "Vibración"]),
 )
-offsets = st.sampled_from([None, timezone.utc, timezone(timedelta(hours=14)), timezone(timedelta(hours=-12))])
+offsets = st.sampled_from([None, UTC, timezone(timedelta(hours=14)), timezone(timedelta(hours=-12))])
 datetimes = st.one_of(
     st.builds(
         lambda d, tz: d.replace(tzinfo=tz), st.datetimes(min_value=datetime.min, max_value=datetime.max), offsets
@@ -254,7 +254,7 @@ class TestValueDomains:
 
     @pytest.mark.parametrize(
         "when",
-        [datetime(1999, 12, 31, 23, 59, tzinfo=timezone.utc), datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)],
+        [datetime(1999, 12, 31, 23, 59, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)],
     )
     def test_implausible_source_time_is_quarantined(self, when: datetime) -> None:
         """Source times before 2000 or more than a day ahead are refused, naming the time."""
@@ -274,7 +274,7 @@ class TestValueDomains:
 
     def test_refused_value_keeps_its_binary_encoding(self) -> None:
         """A refused value that encodes is kept as OPC UA binary, decodable back to the same DataValue."""
-        dv = ua.DataValue(ua.Variant(1.0), SourceTimestamp=datetime(1990, 1, 1, tzinfo=timezone.utc))
+        dv = ua.DataValue(ua.Variant(1.0), SourceTimestamp=datetime(1990, 1, 1, tzinfo=UTC))
         refused = convert_value("plc", VIB, dv, historical=False)
         assert isinstance(refused, Refused)
         assert ua.ua_binary.struct_from_binary(ua.DataValue, ua.utils.Buffer(refused.raw)).Value.Value == 1.0
@@ -370,7 +370,7 @@ class TestLiveIsolation:
         config = source_config(opcua_server.endpoint, [VIB])
         async with running_source(config, tmp_path / "agent") as agent:
             await opcua_server.write({VIB: 1.0}, T0)
-            await opcua_server.write({VIB: 2.0}, datetime(9000, 1, 1, tzinfo=timezone.utc))
+            await opcua_server.write({VIB: 2.0}, datetime(9000, 1, 1, tzinfo=UTC))
             await opcua_server.write({VIB: math.nan}, T0 + timedelta(seconds=2))
             await wait_until(lambda: any(r.value == "NaN" for r in agent.tag_values(VIB)), what="the NaN value")
             # Records commit before the batch's quarantine rows: wait for the row too.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from tests.fixtures.opcua import OpcuaServer, Running, running_source, source_co
 pytestmark = pytest.mark.opcua
 
 VIB = "P-101.vibration_mm_s"
-T0 = datetime(2020, 3, 2, 6, 0, tzinfo=timezone.utc)
+T0 = datetime(2020, 3, 2, 6, 0, tzinfo=UTC)
 # history_backfill_max_s of the outage test: the outage lasts longer, the reconnect takes less.
 MAX_S = 5.0
 # Sample values start here, apart from the 0.0 a (re)started server presents before the first write.
@@ -33,7 +33,7 @@ FIRST = 1000.0
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def gaps(agent: Running) -> list[StoredRecord]:

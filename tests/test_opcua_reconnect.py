@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ class Producer:
     async def produce(self, seconds: float) -> None:
         end = asyncio.get_running_loop().time() + seconds
         while asyncio.get_running_loop().time() < end:
-            when, value = datetime.now(timezone.utc), FIRST + len(self.written)
+            when, value = datetime.now(UTC), FIRST + len(self.written)
             await self.server.write({VIB: value}, when)
             self.written.append((when, value))
             await asyncio.sleep(PERIOD_S)
@@ -55,7 +55,7 @@ async def test_server_restart_resubscribes_and_backfills_the_gap(opcua_server: O
         outage_start = len(producer.written)
         await producer.produce(1.0)  # the outage: these exist only in the server's history
         outage = range(outage_start, len(producer.written))
-        restarted_at = datetime.now(timezone.utc)
+        restarted_at = datetime.now(UTC)
         await opcua_server.start()
         await producer.produce(2.0)
         await wait_until(
@@ -81,7 +81,7 @@ async def test_first_start_backfills_history_page_by_page(
 
     # asyncua's history cuts a reply at NumValuesPerNode without a continuation point: 23 values = 5 pages of 5.
     monkeypatch.setattr(connectors.opcua.history, "HISTORY_PAGE_VALUES", 5)
-    t0 = datetime.now(timezone.utc) - timedelta(minutes=10)
+    t0 = datetime.now(UTC) - timedelta(minutes=10)
     written = [(t0 + timedelta(seconds=i), FIRST + i) for i in range(23)]
     for when, value in written:
         await opcua_server.write({VIB: value}, when)
@@ -105,7 +105,7 @@ async def test_notification_overflow_reconnects_and_backfills(
     config = source_config(opcua_server.endpoint, [VIB], publishing_interval_ms=200.0)
     reconnects_before = RECONNECTS.labels("plc")._value.get()
     async with running_source(config, tmp_path / "agent") as agent:
-        t0 = datetime.now(timezone.utc)
+        t0 = datetime.now(UTC)
         written = [(t0 + timedelta(milliseconds=i), FIRST + i) for i in range(60)]
         for when, value in written:  # 60 changes inside one publishing interval: 12 times the queue
             await opcua_server.write({VIB: value}, when)
@@ -123,7 +123,7 @@ async def test_server_queue_overflow_is_repaired_from_history(opcua_server: Opcu
     config = source_config(opcua_server.endpoint, [], nodes=[node], publishing_interval_ms=500.0)
     async with running_source(config, tmp_path / "agent") as agent:
         await wait_until(lambda: len(agent.tag_values(VIB)) == 1, what="the initial value")
-        t0 = datetime.now(timezone.utc)
+        t0 = datetime.now(UTC)
         written = [(t0 + timedelta(milliseconds=i), FIRST + i) for i in range(40)]
         for when, value in written:  # 40 changes within one publishing interval; the server keeps the last 5
             await opcua_server.write({VIB: value}, when)

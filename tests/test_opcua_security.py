@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import stat
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wai
 pytestmark = pytest.mark.opcua
 
 VIB = "P-101.vibration_mm_s"
-T0 = datetime(2020, 3, 2, 6, 0, tzinfo=timezone.utc)
+T0 = datetime(2020, 3, 2, 6, 0, tzinfo=UTC)
 
 
 class TestEncryptedSession:
@@ -126,7 +126,7 @@ class TestCertificates:
             .public_key(key.public_key())
             .serial_number(1)
             .not_valid_before(T0)
-            .not_valid_after(datetime(2040, 1, 1, tzinfo=timezone.utc))
+            .not_valid_after(datetime(2040, 1, 1, tzinfo=UTC))
             .sign(key, hashes.SHA256())
         )
         (tmp_path / "bare.der").write_bytes(cert.public_bytes(serialization.Encoding.DER))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -57,7 +57,7 @@ class TestWindows:
             shifts=SHIFTS,
             tz_name=TZ,
             default_language="es",
-            now=datetime(2026, 12, 1, tzinfo=timezone.utc),
+            now=datetime(2026, 12, 1, tzinfo=UTC),
         )
         assert (iso(resolved.window.start), iso(resolved.window.end)) == (
             "2026-11-29T12:00:00Z",
@@ -77,7 +77,7 @@ class TestWindows:
             shifts=SHIFTS,
             tz_name=TZ,
             default_language="en",
-            now=datetime(2026, 11, 30, 16, 0, tzinfo=timezone.utc),
+            now=datetime(2026, 11, 30, 16, 0, tzinfo=UTC),
         )
         assert iso(resolved.window.start) == "2026-11-29T12:00:00Z"
 
@@ -89,6 +89,6 @@ class TestWindows:
                 shifts=SHIFTS,
                 tz_name=TZ,
                 default_language="es",
-                now=datetime(2026, 11, 30, tzinfo=timezone.utc),
+                now=datetime(2026, 11, 30, tzinfo=UTC),
             )
         assert (info.value.field, info.value.reason) == ("window.shift", "unknown shift 'Z' (known: A, C)")

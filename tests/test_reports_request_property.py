@@ -4,7 +4,7 @@ outside the requester's namespace is never accepted. Named regressions for what 
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import available_timezones
 
@@ -21,7 +21,7 @@ from edge_agent.topic_filter import topic_matches
 
 TZ = "America/Mexico_City"
 ZONES = sorted(available_timezones())
-NOW = datetime(2026, 11, 30, 16, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 16, 0, tzinfo=UTC)
 FIELDS = [
     "request_id",
     "type",
@@ -100,7 +100,7 @@ def valid_documents(draw: st.DrawFn) -> dict[str, Any]:
                 min_value=datetime(1, 1, 2),
                 max_value=datetime(9999, 11, 29),
                 timezones=st.sampled_from(
-                    [timezone.utc, timezone(timedelta(hours=14)), timezone(timedelta(hours=-12, minutes=-30))]
+                    [UTC, timezone(timedelta(hours=14)), timezone(timedelta(hours=-12, minutes=-30))]
                 ),
             )
         )
@@ -172,7 +172,7 @@ class TestResolveProperties:
         valid_documents(),
         shift_calendars,
         st.sampled_from(ZONES),
-        st.datetimes(min_value=datetime(1, 1, 3), max_value=datetime(9999, 12, 29), timezones=st.just(timezone.utc)),
+        st.datetimes(min_value=datetime(1, 1, 3), max_value=datetime(9999, 12, 29), timezones=st.just(UTC)),
     )
     def test_valid_requests_resolve_or_raise_request_error(
         self, document: dict[str, Any], shifts: list[ShiftConfig], zone: str, now: datetime

@@ -6,7 +6,7 @@ import asyncio
 import json
 import re
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import paho.mqtt.client as paho
@@ -20,7 +20,7 @@ from edge_agent.sim import MALFORMED_KINDS, Malformer, Plant, SimClock, encode_m
 from edge_agent.sim.plant import ASSETS
 from tests.fixtures.broker import Broker, free_port
 
-START = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 # Eight simulated hours at 5 s per tick: a full shift, enough for faults, downtimes and work orders to occur.
 SHIFT_TICKS = 8 * 3600 // 5
 MES_TYPES = {

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from edge_agent.store import MigrationError, RecordWriter, RetentionPolicy, Stor
 from edge_agent.store.retention import OUTBOX, QUARANTINE, RECORDS
 from edge_agent.types import Record, idempotency_key, utcnow
 
-T0 = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 
 
 def rec(i: int, key: str = "P-101.vibration", **kw: object) -> Record:

@@ -4,8 +4,7 @@ deletes exactly what a naive model of its rules deletes (so never a young record
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import example, given, settings
@@ -15,7 +14,7 @@ from edge_agent.store import RetentionPolicy, Store, storable
 from edge_agent.store.retention import QUARANTINE, RECORDS, Table
 from edge_agent.types import Record
 
-T0 = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 INT64 = 2**63 - 1
 
 # Every code point, lone surrogates included (paho hands topics over as str; JSON escapes decode to surrogates).
@@ -34,7 +33,7 @@ json_values = st.recursive(
 times = st.datetimes(
     min_value=datetime(1900, 1, 1),
     max_value=datetime(2200, 1, 1),
-    timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=-6)), timezone(timedelta(hours=5, minutes=30))]),
+    timezones=st.sampled_from([UTC, timezone(timedelta(hours=-6)), timezone(timedelta(hours=5, minutes=30))]),
 )
 
 
@@ -153,9 +152,7 @@ class TestRetentionModel:
         for age, size in quarantine_rows:
             store.quarantine("mqtt", "t", b"q" * size, "bad", T0 + timedelta(seconds=age))
         now = T0 + timedelta(seconds=1000)
-        cutoff_us = (now - timedelta(seconds=max_age_s) - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(
-            microseconds=1
-        )
+        cutoff_us = (now - timedelta(seconds=max_age_s) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
         records_before, quarantine_before = sized_rows(store, RECORDS), sized_rows(store, QUARANTINE)
         policy = RetentionPolicy(
             max_age=timedelta(seconds=max_age_s),

@@ -40,7 +40,7 @@ class _HistoryPages:
     def _time(self, item: Any) -> datetime | None:
         raise NotImplementedError
 
-    def __aiter__(self) -> "_HistoryPages":
+    def __aiter__(self) -> _HistoryPages:
         self._continuation: bytes | None = None
         self._done = False
         return self

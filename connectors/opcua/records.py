@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from asyncua import ua
@@ -29,7 +29,7 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 NULL_TIME = ua.uatypes.FILETIME_EPOCH_AS_UTC_DATETIME
 # Plausible source times, as the MQTT side's defaults: a device clock outside them would misplace a value in every
 # report window (and a far-future one would stop backfill for its tag, which starts at the newest time seen).
-SOURCE_TIME_MIN = datetime(2000, 1, 1, tzinfo=timezone.utc)
+SOURCE_TIME_MIN = datetime(2000, 1, 1, tzinfo=UTC)
 SOURCE_TIME_MAX_AHEAD_S = 86400.0
 # Event Severity is 1..1000 (OPC 10000-5 BaseEventType); 0 stands for "not given".
 SEVERITY_MAX = 1000

@@ -154,7 +154,7 @@ class Session:
         self.lost_reason = repr(exc)
         self.lost.set()
 
-    async def __aenter__(self) -> "Session":
+    async def __aenter__(self) -> Session:
         try:
             async with asyncio.timeout(self.config.connect_timeout_s):
                 await self._connect()

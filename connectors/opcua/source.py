@@ -378,7 +378,7 @@ class OpcuaSource:
                 burst.add(batch.records, self.last_seen)
                 await self._store(batch)
 
-    def _suspect_overflow(self, burst: "_Burst", repairs: asyncio.Queue[_Repair], out: _Converted) -> None:
+    def _suspect_overflow(self, burst: _Burst, repairs: asyncio.Queue[_Repair], out: _Converted) -> None:
         """Queue a history repair for tags whose server-side queue may have overflowed.
 
         A server drops the oldest queued values of a monitored item when the client lags (asyncua does it without

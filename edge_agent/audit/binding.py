@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -106,7 +106,7 @@ def report_trails(lines: Iterable[bytes]) -> dict[str, ReportTrail]:
             continue
         entry = TrailEntry(
             data["seq"],
-            datetime.strptime(data["time"], TIME_FORMAT).replace(tzinfo=timezone.utc),
+            datetime.strptime(data["time"], TIME_FORMAT).replace(tzinfo=UTC),
             data["actor"],
             data["event"],
             payload,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -57,7 +57,7 @@ class EntryFormatError(AuditError):
 def format_time(value: datetime) -> str:
     if value.tzinfo is None:
         raise EntryFormatError(f"audit time {value!r} has no time zone; pass an aware UTC datetime")
-    return value.astimezone(timezone.utc).strftime(TIME_FORMAT)
+    return value.astimezone(UTC).strftime(TIME_FORMAT)
 
 
 def _canonical(value: Any) -> bytes:
@@ -86,7 +86,7 @@ class AuditEntry(BaseModel):
     def _utc(cls, value: datetime) -> datetime:
         if value.tzinfo is None:
             raise ValueError("time must carry a time zone (UTC)")
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
 
     @staticmethod
     def body(seq: int, time: datetime, actor: str, event: str, payload: dict[str, Any], prev_hash: str) -> bytes:
@@ -121,7 +121,7 @@ class AuditEntry(BaseModel):
         data = json.loads(body)
         entry = cls.model_construct(
             seq=seq,
-            time=time.astimezone(timezone.utc),
+            time=time.astimezone(UTC),
             actor=actor,
             event=event,
             payload=data["payload"],

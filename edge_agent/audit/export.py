@@ -16,7 +16,7 @@ import tempfile
 from base64 import b64encode
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,24 @@ from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.entry import AuditError, format_time
 from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.keys import Signer, Verifier
-from edge_agent.audit.log import KEYS, LATEST_CHECKPOINT, SIGNING_KEY, AuditLog, iter_lines, read_verifiers
-from edge_agent.audit.log import signed_notes
-from edge_agent.audit.manifest import UNLISTED, BundleManifest, checkpoint_record, describe_files, file_sha256
-from edge_agent.audit.manifest import list_files, sign_manifest
+from edge_agent.audit.log import (
+    KEYS,
+    LATEST_CHECKPOINT,
+    SIGNING_KEY,
+    AuditLog,
+    iter_lines,
+    read_verifiers,
+    signed_notes,
+)
+from edge_agent.audit.manifest import (
+    UNLISTED,
+    BundleManifest,
+    checkpoint_record,
+    describe_files,
+    file_sha256,
+    list_files,
+    sign_manifest,
+)
 from edge_agent.audit.merkle import MerkleTree
 from edge_agent.audit.summary import render_summary
 from edge_agent.audit.verify import VerifyResult, verify_bundle
@@ -123,7 +137,7 @@ def export_bundle(
         manifest = BundleManifest(
             format=bundle.FORMAT,
             origin=checkpoint.origin,
-            created=format_time(datetime.now(timezone.utc)),
+            created=format_time(datetime.now(UTC)),
             start=format_time(start) if start else None,
             end=format_time(end) if end else None,
             first_seq=first,

@@ -20,6 +20,7 @@ import json
 import os
 import stat
 from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from edge_agent.audit import bundle

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,7 +75,7 @@ def _parse_time(text: str) -> datetime:
         value = datetime.fromisoformat(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}") from exc
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 def _trusted_key(text: str | None) -> Any:

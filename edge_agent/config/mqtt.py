@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -19,7 +19,7 @@ class TlsConfig(Section):
     check_hostname: bool = True
 
     @model_validator(mode="after")
-    def _cert_and_key_together(self) -> "TlsConfig":
+    def _cert_and_key_together(self) -> TlsConfig:
         if (self.cert_file is None) != (self.key_file is None):
             raise ValueError("cert_file and key_file must be set together")
         return self
@@ -38,7 +38,7 @@ class RouteConfig(Section):
     required: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _mapping_fields_known(self) -> "RouteConfig":
+    def _mapping_fields_known(self) -> RouteConfig:
         allowed = {"key", "source_time", "message_id", "value"}
         unknown = sorted(set(self.mapping) - allowed)
         if unknown:
@@ -65,7 +65,7 @@ class MqttConfig(Section):
     reconnect_max_s: float = Field(30.0, gt=0)
     # Value domains every payload is held to (schema_mismatch otherwise), see docs/records.md. No plant log predates
     # 2000; a time over a day ahead of ours is a wrong publisher clock (zone offsets reach only 14 h), not an event.
-    time_min: datetime = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    time_min: datetime = datetime(2000, 1, 1, tzinfo=UTC)
     time_max_future_s: float = Field(86400.0, ge=0)
     # Real MES events nest 2-4 levels; 32 leaves room for any sane schema and refuses what is built to hurt.
     max_json_depth: int = Field(32, ge=1)

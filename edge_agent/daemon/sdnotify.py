@@ -46,7 +46,7 @@ class SdNotifier:
             self._sock.settimeout(_SEND_TIMEOUT_S)
 
     @classmethod
-    def from_environ(cls, environ: MutableMapping[str, str] | None = None, *, unset: bool = False) -> "SdNotifier":
+    def from_environ(cls, environ: MutableMapping[str, str] | None = None, *, unset: bool = False) -> SdNotifier:
         """A notifier for NOTIFY_SOCKET; `unset` removes it so child processes (engine workers) cannot inherit it."""
         env = os.environ if environ is None else environ
         address = env.get("NOTIFY_SOCKET") or None

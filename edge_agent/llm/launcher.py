@@ -43,7 +43,7 @@ class WorkerSpec(BaseModel):
     method: Literal["eagle3"] = "eagle3"
     num_speculative_tokens: int
     device: Literal["cpu", "cuda"]
-    dtype: str
+    dtype: Literal["auto", "float32", "bfloat16", "float16"]  # [llm] dtype, which vLLM takes as it is
     max_model_len: int
     seed: int
     enforce_eager: bool
@@ -94,7 +94,7 @@ def cpu_list(cores: Iterable[int]) -> str:
         raise ValueError("no CPU cores")
     parts: list[str] = []
     start = prev = ordered[0]
-    for core in ordered[1:] + [None]:  # type: ignore[list-item]
+    for core in [*ordered[1:], None]:
         if core is not None and core == prev + 1:
             prev = core
             continue

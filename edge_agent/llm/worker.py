@@ -190,9 +190,11 @@ class Runner:
 
         rid = message.id
         params = message.params
-        chat = [m.model_dump() for m in message.messages]
+        # vLLM types the messages as OpenAI message params; ours are the plain {"role", "content"} they accept.
+        chat: list[Any] = [m.model_dump() for m in message.messages]
         try:
             text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+            assert isinstance(text, str), "tokenize=False returns the rendered text"
             prompt_ids = list(self.tokenizer.encode(text, add_special_tokens=False))
         except Exception as exc:
             return wire.Refused(id=rid, kind="bad_request", message=f"chat template: {exc}")

@@ -26,7 +26,7 @@ import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, NamedTuple
 
@@ -484,7 +484,7 @@ def _gap_time(value: Any) -> datetime | None:
         return None
     try:
         parsed = datetime.fromisoformat(value)
-        return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
     except (ValueError, OverflowError):  # not ISO-8601, or an offset that moves it out of years 1..9999
         return None
 

@@ -61,7 +61,7 @@ class ReportRepository:
             raise ReportError(f"cannot open report table in {store_path}: {exc}") from exc
 
     @classmethod
-    def for_state_dir(cls, state_dir: Path) -> "ReportRepository":
+    def for_state_dir(cls, state_dir: Path) -> ReportRepository:
         return cls(state_dir / "store.sqlite3", state_dir / "reports")
 
     def close(self) -> None:

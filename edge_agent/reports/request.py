@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from datetime import datetime, time, timedelta, timezone
+from datetime import datetime, time, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -60,12 +60,12 @@ class Window(_Strict):
         if value is not None and value.tzinfo is None:
             raise ValueError("needs a UTC offset, e.g. 2026-11-29T06:00:00-06:00 or ...Z")
         try:
-            return value.astimezone(timezone.utc) if value is not None else None
+            return value.astimezone(dt.UTC) if value is not None else None
         except OverflowError as exc:  # e.g. 9999-12-31T23:00:00-05:00 is in year 10000 in UTC
             raise ValueError("outside the years 1-9999 in UTC") from exc
 
     @model_validator(mode="after")
-    def _one_form(self) -> "Window":
+    def _one_form(self) -> Window:
         explicit = self.start is not None or self.end is not None
         if explicit and self.shift is not None:
             raise ValueError("give either start/end or shift, not both")
@@ -148,7 +148,7 @@ class ResolvedRequest(_Strict):
 
 def iso(value: datetime) -> str:
     """UTC, whole seconds, `Z`: the one time format inside a report body."""
-    return value.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return value.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def parse_request(payload: bytes) -> ReportRequest:
@@ -274,7 +274,7 @@ def shift_bounds(shift: ShiftConfig, day: dt.date, tz: ZoneInfo) -> tuple[dateti
     start = datetime.combine(day, start_t, tzinfo=tz)
     end_day = day + timedelta(days=1) if end_t <= start_t else day
     end = datetime.combine(end_day, end_t, tzinfo=tz)
-    return start.astimezone(timezone.utc), end.astimezone(timezone.utc)
+    return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
 
 
 def last_ended_shift(shift: ShiftConfig, tz: ZoneInfo, now: datetime) -> tuple[datetime, datetime]:

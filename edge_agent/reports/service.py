@@ -40,11 +40,25 @@ from edge_agent.reports.document import new_document, report_id_for
 from edge_agent.reports.errors import ReportError, RequestError, SignoffError, WindowTooLarge
 from edge_agent.reports.generate import build_draft, report_records
 from edge_agent.reports.repository import PendingRequest, ReportRepository
-from edge_agent.reports.request import ReportRequest, ResolvedRequest, iso, parse_request, reply_fields
-from edge_agent.reports.request import request_sha256, resolve
+from edge_agent.reports.request import (
+    ReportRequest,
+    ResolvedRequest,
+    iso,
+    parse_request,
+    reply_fields,
+    request_sha256,
+    resolve,
+)
 from edge_agent.reports.signoff import authorise, decide, mqtt_signoff_refusal, parse_signoff
-from edge_agent.reports.topics import ANONYMOUS, reply_namespace, reply_topic_refusal, request_topic, reserved_filters
-from edge_agent.reports.topics import signoff_topic, topic_user
+from edge_agent.reports.topics import (
+    ANONYMOUS,
+    reply_namespace,
+    reply_topic_refusal,
+    request_topic,
+    reserved_filters,
+    signoff_topic,
+    topic_user,
+)
 from edge_agent.reports.transport import ReportClientFactory
 from edge_agent.store import Store, from_us, to_us
 from edge_agent.types import utcnow

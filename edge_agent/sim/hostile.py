@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -270,7 +270,7 @@ def hostile_stream(topics: Topics, *, seed: int, rounds: int, max_payload_bytes:
             "asset": "P-101",
             "type": "hostile_check",
             "n": n,
-            "ts": datetime.now(timezone.utc).isoformat(),
+            "ts": datetime.now(UTC).isoformat(),
         }
         round_.append(HostileMessage("good", "mes", topics.mes_good, json.dumps(good).encode(), "stored"))
         round_.append(
@@ -342,7 +342,7 @@ class HostileClient:
         self._client.on_message = lambda c, u, m: self.inbox.add(m.topic, bytes(m.payload))
         self._host, self._port = host, port
 
-    def __enter__(self) -> "HostileClient":
+    def __enter__(self) -> HostileClient:
         self._client.connect(self._host, self._port, keepalive=30)
         self._client.loop_start()
         subscribed = [

@@ -15,7 +15,7 @@ import copy
 import socket
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -123,7 +123,7 @@ class PlantServer:
     def node_id(self, tag: str) -> str:
         return f"ns={self.namespace_index};s={tag}"
 
-    async def __aenter__(self) -> "PlantServer":
+    async def __aenter__(self) -> PlantServer:
         await self.start()
         return self
 
@@ -233,7 +233,7 @@ class PlantServer:
             # The endpoint is down, the plant and its historian are not: the fields trigger() would have set.
             event.EventId = ua.Variant(uuid.uuid4().hex.encode("utf-8"), ua.VariantType.ByteString)
             event.Time = alarm.time
-            event.ReceiveTime = datetime.now(timezone.utc)
+            event.ReceiveTime = datetime.now(UTC)
             event.Message = ua.LocalizedText(alarm.message)
         if self.event_history:
             # A copy: the generator reuses its one event object for the next alarm.

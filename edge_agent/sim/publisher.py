@@ -51,7 +51,7 @@ class MqttPublisher:
         if not getattr(reason, "is_failure", False):
             self._connected.set()
 
-    async def __aenter__(self) -> "MqttPublisher":
+    async def __aenter__(self) -> MqttPublisher:
         try:
             self._client.connect_async(self._config.host, self._config.port, keepalive=self._config.keepalive_s)
             self._client.loop_start()

@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import structlog
 
@@ -62,7 +62,7 @@ def tick_messages(site: str, tick: Tick, malformer: Malformer) -> list[Message]:
 def aligned_start(now: datetime, backfill_hours: float, tick_s: float) -> datetime:
     """Start of the simulated clock: now - backfill, rounded down to a whole tick so timestamps look like a PLC's."""
     start = now - timedelta(hours=backfill_hours)
-    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
     ticks = (start - epoch).total_seconds() // tick_s
     return epoch + timedelta(seconds=ticks * tick_s)
 

@@ -483,7 +483,7 @@ def _goals(results: dict[str, Any]) -> list[str]:
     if taus:
         name, tau = max(taus.items(), key=lambda kv: kv[1])
         out.append(
-            f"| τ ≥ 3.0 at the best k | "
+            "| τ ≥ 3.0 at the best k | "
             + ", ".join(f"{n} {t:.2f}" for n, t in taus.items())
             + f" | {'yes' if tau >= 3.0 else 'no'} (best: {name}) |"
         )

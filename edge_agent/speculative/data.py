@@ -8,7 +8,6 @@ after the prompts already answered, and training can start on a partial file.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path

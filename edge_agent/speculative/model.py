@@ -202,6 +202,8 @@ class Eagle3Draft(nn.Module):
         self.norm = RMSNorm(h, config.rms_norm_eps)
         self.lm_head = nn.Linear(h, config.draft_vocab_size, bias=False)
         # d2t[i] = target_id(i) - i (vLLM adds it to arange); t2d[t] = token t is in the draft vocabulary.
+        self.d2t: torch.Tensor
+        self.t2d: torch.Tensor
         self.register_buffer("d2t", torch.zeros(config.draft_vocab_size, dtype=torch.long))
         self.register_buffer("t2d", torch.zeros(config.vocab_size, dtype=torch.bool))
 

@@ -15,7 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from edge_agent.store.migrations import migrate
 from edge_agent.store.retention import OUTBOX, TRIMMED, RetentionPolicy, RetentionResult, Table
 from edge_agent.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc, utcnow
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 # Rows deleted per retention transaction: the writer waits at most one step (milliseconds) for the lock, and a
 # million expired rows still go in about a thousand commits.
@@ -131,7 +131,7 @@ class Store:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
