@@ -74,8 +74,9 @@ def build_components(ctx: AgentContext) -> list[Component]:
     if config.mqtt.enabled:
         components.append(MqttIngest(config.mqtt, ctx.store, ctx.writer, ctx.audit))
     for source in config.opcua.sources:
-        components.append(OpcuaSource(source, ctx.writer, quarantine=ctx.store, pki_dir=config.paths.pki_dir,
-                                      audit=ctx.audit))
+        components.append(
+            OpcuaSource(source, ctx.writer, quarantine=ctx.store, pki_dir=config.paths.pki_dir, audit=ctx.audit)
+        )
     return components
 
 

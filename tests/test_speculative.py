@@ -71,7 +71,8 @@ class TestEagle3Draft:
         assert off - on == set()
 
     def test_norm_output_changes_only_the_state_fed_forward(self) -> None:
-        """Same weights: logits' input is identical either way; the next state is post-norm with 3.1, pre-norm with 3."""
+        """Same weights: logits' input is identical either way; the next state is post-norm with 3.1, pre-norm
+        with 3."""
         a, b = tiny_head(norm_output=True), tiny_head(norm_output=False)
         ids, hidden, pos = torch.randint(0, 128, (1, 6)), torch.randn(1, 6, 32), torch.arange(6)[None]
         out_a, next_a, _ = a.step(ids, hidden, pos)
@@ -99,8 +100,14 @@ class TestEagle3Draft:
         """A 30-layer target captures layers (2, 15, 27), vLLM's (2, N//2, N-3)."""
         from transformers import LlamaConfig
 
-        target = LlamaConfig(hidden_size=576, intermediate_size=1536, num_attention_heads=9, num_key_value_heads=3,
-                             num_hidden_layers=30, vocab_size=49152)
+        target = LlamaConfig(
+            hidden_size=576,
+            intermediate_size=1536,
+            num_attention_heads=9,
+            num_key_value_heads=3,
+            num_hidden_layers=30,
+            vocab_size=49152,
+        )
         assert DraftConfig.for_target(target).aux_layer_ids == (2, 15, 27)
 
 
@@ -198,7 +205,9 @@ class TestTrainingTimeTest:
         t2d = torch.tensor([True, False, True, False])
         target = torch.tensor([[0.0, 9.0, 1.0, 0.0], [0.0, 0.0, 5.0, 0.0]])  # argmax 1 (not draftable), 2
         draft = torch.tensor([[0.0, 3.0], [0.0, 3.0]])  # both pick draft id 1 → target 2
-        ce, n_in, hits = restricted_loss(draft, torch.softmax(target[:, draft_ids], -1), target.argmax(-1), draft_ids, t2d)
+        ce, n_in, hits = restricted_loss(
+            draft, torch.softmax(target[:, draft_ids], -1), target.argmax(-1), draft_ids, t2d
+        )
         assert int(n_in) == 1 and int(hits) == 1
         p = torch.softmax(torch.tensor([0.0, 5.0]), -1)
         assert float(ce) == pytest.approx(float(-(p * torch.log_softmax(torch.tensor([0.0, 3.0]), -1)).sum()), rel=1e-5)
@@ -211,22 +220,48 @@ def tiny_target(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("tiny")
     torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,
-                         num_hidden_layers=8, vocab_size=128, max_position_embeddings=256, tie_word_embeddings=True)
+    config = LlamaConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_hidden_layers=8,
+        vocab_size=128,
+        max_position_embeddings=256,
+        tie_word_embeddings=True,
+    )
     LlamaForCausalLM(config).save_pretrained(root / "target")
     rng = random.Random(0)
     with open(root / "data.jsonl", "w") as fh:
         for i in range(8):
-            fh.write(json.dumps({"id": str(i), "slice": "train", "kind": "report", "lang": "en",
-                                 "prompt_ids": [rng.randrange(128) for _ in range(8)],
-                                 "output_ids": [rng.randrange(64) for _ in range(16)]}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": str(i),
+                        "slice": "train",
+                        "kind": "report",
+                        "lang": "en",
+                        "prompt_ids": [rng.randrange(128) for _ in range(8)],
+                        "output_ids": [rng.randrange(64) for _ in range(16)],
+                    }
+                )
+                + "\n"
+            )
     return root
 
 
 def _trainer(root: Path, work: str, **overrides: object) -> Trainer:
-    values: dict[str, object] = {"data": root / "data.jsonl", "work_dir": root / work, "draft_vocab_size": 16,
-                                 "ttt_steps": 3, "steps": 4, "samples_per_step": 4, "dtype": "float32", "lr": 3e-3,
-                                 "checkpoint_every": 1}
+    values: dict[str, object] = {
+        "data": root / "data.jsonl",
+        "work_dir": root / work,
+        "draft_vocab_size": 16,
+        "ttt_steps": 3,
+        "steps": 4,
+        "samples_per_step": 4,
+        "dtype": "float32",
+        "lr": 3e-3,
+        "checkpoint_every": 1,
+    }
     config = TrainConfig(**(values | overrides))
     return Trainer(config, root / "target")
 
@@ -274,11 +309,22 @@ class TestTrainer:
 class TestTrainingTogether:
     def test_heads_share_init_samples_and_steps(self, tiny_target: Path) -> None:
         """A 3.1 and a plain 3 head trained together start from the same weights and end at the same step."""
-        common = {"data": tiny_target / "data.jsonl", "draft_vocab_size": 16, "ttt_steps": 2, "steps": 2,
-                  "samples_per_step": 2, "dtype": "float32", "checkpoint_every": 1}
-        trainer = Trainer([TrainConfig(work_dir=tiny_target / "t31", **common),
-                           TrainConfig(work_dir=tiny_target / "t3", fc_norm=False, norm_output=False, **common)],
-                          tiny_target / "target")
+        common = {
+            "data": tiny_target / "data.jsonl",
+            "draft_vocab_size": 16,
+            "ttt_steps": 2,
+            "steps": 2,
+            "samples_per_step": 2,
+            "dtype": "float32",
+            "checkpoint_every": 1,
+        }
+        trainer = Trainer(
+            [
+                TrainConfig(work_dir=tiny_target / "t31", **common),
+                TrainConfig(work_dir=tiny_target / "t3", fc_norm=False, norm_output=False, **common),
+            ],
+            tiny_target / "target",
+        )
         a, b = trainer.runs[0].head, trainer.runs[1].head
         assert torch.equal(a.fc.weight, b.fc.weight)
         assert torch.equal(a.lm_head.weight, b.lm_head.weight)
@@ -292,32 +338,57 @@ class TestTrainingTogether:
 
         common = {"data": tiny_target / "data.jsonl", "draft_vocab_size": 16, "dtype": "float32"}
         with pytest.raises(TrainError, match="share every setting"):
-            Trainer([TrainConfig(work_dir=tiny_target / "x", **common),
-                     TrainConfig(work_dir=tiny_target / "y", lr=1.0, **common)], tiny_target / "target")
+            Trainer(
+                [
+                    TrainConfig(work_dir=tiny_target / "x", **common),
+                    TrainConfig(work_dir=tiny_target / "y", lr=1.0, **common),
+                ],
+                tiny_target / "target",
+            )
 
 
 # vLLM's checkpoint names for a llama_eagle3 head with fc_norm (model_executor/models/llama_eagle3.py).
 VLLM_NAMES = {
-    "d2t", "t2d", "fc.weight", "fc_norm.0.weight", "fc_norm.1.weight", "fc_norm.2.weight", "norm.weight",
-    "lm_head.weight", "midlayer.input_layernorm.weight", "midlayer.hidden_norm.weight",
-    "midlayer.post_attention_layernorm.weight", "midlayer.self_attn.q_proj.weight",
-    "midlayer.self_attn.k_proj.weight", "midlayer.self_attn.v_proj.weight", "midlayer.self_attn.o_proj.weight",
-    "midlayer.mlp.gate_proj.weight", "midlayer.mlp.up_proj.weight", "midlayer.mlp.down_proj.weight",
+    "d2t",
+    "t2d",
+    "fc.weight",
+    "fc_norm.0.weight",
+    "fc_norm.1.weight",
+    "fc_norm.2.weight",
+    "norm.weight",
+    "lm_head.weight",
+    "midlayer.input_layernorm.weight",
+    "midlayer.hidden_norm.weight",
+    "midlayer.post_attention_layernorm.weight",
+    "midlayer.self_attn.q_proj.weight",
+    "midlayer.self_attn.k_proj.weight",
+    "midlayer.self_attn.v_proj.weight",
+    "midlayer.self_attn.o_proj.weight",
+    "midlayer.mlp.gate_proj.weight",
+    "midlayer.mlp.up_proj.weight",
+    "midlayer.mlp.down_proj.weight",
 }
 
 
 class TestBenchGoals:
-    """The goals table BENCHMARKS.md prints: speed only from engines timed side by side, met only at identical output."""
+    """The goals table BENCHMARKS.md prints: speed only from engines timed side by side, met only at identical
+    output."""
 
     @staticmethod
     def results(identical: int | None) -> dict:
         def run(taus: dict[str, float]) -> dict:
-            return {"k": 6, "identical": {}, "acceptance": {n: {"tau": t, "per_position": [t - 1]} for n, t in taus.items()}}
+            return {
+                "k": 6,
+                "identical": {},
+                "acceptance": {n: {"tau": t, "per_position": [t - 1]} for n, t in taus.items()},
+            }
 
         results = {
             "config": {"prompts_per_slice": 4, "max_tokens": 64, "ks": [6]},
-            "heads": {"eagle31": {"runs": [run({"test": 3.2, "perturbed": 3.0})]},
-                      "eagle3": {"runs": [run({"test": 2.5, "perturbed": 2.0})]}},
+            "heads": {
+                "eagle31": {"runs": [run({"test": 3.2, "perturbed": 3.0})]},
+                "eagle3": {"runs": [run({"test": 2.5, "perturbed": 2.0})]},
+            },
         }
         if identical is not None:
             results["speed_interleaved"] = {
@@ -333,8 +404,10 @@ class TestBenchGoals:
         from edge_agent.speculative.bench import markdown
 
         met = markdown(self.results(identical=8))
-        assert ("| speedup ≥ 2.0× at identical output | 2.10× (k=3, test+plant, interleaved, identical=yes; "
-                "test 2.30×; plant 1.90×) | yes |") in met
+        assert (
+            "| speedup ≥ 2.0× at identical output | 2.10× (k=3, test+plant, interleaved, identical=yes; "
+            "test 2.30×; plant 1.90×) | yes |"
+        ) in met
         assert "| k=3 | 105.0 | 2.10× | 2.30× | 1.90× | 8/8 |" in met
         assert "| τ(3.1)/τ(3) ≥ 1.2 on perturbed templates | 1.50 | yes |" in met
         differs = markdown(self.results(identical=7))
@@ -421,8 +494,11 @@ def test_vllm_drafts_with_exported_random_head_and_keeps_greedy_output(tmp_path:
     plain = open_vllm(MODEL_DIR, max_model_len=1024)
     reference = {p.id: out for p, _, out in generate(plain, prompts, 24)}
     del plain
-    spec = open_vllm(MODEL_DIR, max_model_len=1024,
-                     speculative={"method": "eagle3", "model": str(head_dir), "num_speculative_tokens": 2})
+    spec = open_vllm(
+        MODEL_DIR,
+        max_model_len=1024,
+        speculative={"method": "eagle3", "model": str(head_dir), "num_speculative_tokens": 2},
+    )
     drafted = {p.id: out for p, _, out in generate(spec, prompts, 24)}
     drafts = sum(m.value for m in spec.get_metrics() if m.name == "vllm:spec_decode_num_drafts")
     assert drafts > 0

@@ -50,8 +50,21 @@ _CHUNK = 8 * 1024 * 1024
 # A safetensors header is JSON of a few hundred kB even for large models; 100 MB is far beyond any real one.
 _MAX_HEADER = 100 * 1024 * 1024
 _SAFETENSORS_DTYPES = {
-    "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1,
-    "F8_E4M3": 1, "F8_E5M2": 1, "U16": 2, "U32": 4, "U64": 8,
+    "F64": 8,
+    "F32": 4,
+    "F16": 2,
+    "BF16": 2,
+    "I64": 8,
+    "I32": 4,
+    "I16": 2,
+    "I8": 1,
+    "U8": 1,
+    "BOOL": 1,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "U16": 2,
+    "U32": 4,
+    "U64": 8,
 }
 
 
@@ -369,5 +382,7 @@ def import_model(
     install_atomically(out, build)
     manifest = verify(out)  # re-reads every file: what the engine will check at every start
     seconds = time.monotonic() - started
-    log.info("model.imported", directory=str(out), name=manifest.name, files=len(manifest.files), seconds=round(seconds, 1))
+    log.info(
+        "model.imported", directory=str(out), name=manifest.name, files=len(manifest.files), seconds=round(seconds, 1)
+    )
     return ImportResult(out, manifest, seconds)

@@ -53,7 +53,11 @@ def _identify_draft(directory: Path) -> dict[str, Any]:
     """A draft with a manifest is verified like the model; one without is named by the hash of its files."""
     if (directory / "manifest.json").exists():
         manifest = verify(directory)
-        return {"name": manifest.name, "manifest_sha256": manifest_sha256(directory), "variant": manifest.source.get("variant")}
+        return {
+            "name": manifest.name,
+            "manifest_sha256": manifest_sha256(directory),
+            "variant": manifest.source.get("variant"),
+        }
     if not directory.is_dir():
         raise EngineStartError(f"draft directory {directory} does not exist")
     files = {name: entry.sha256 for name, entry in hash_files(directory).items()}
@@ -274,10 +278,17 @@ class LocalEngine:
             self.audit.append,
             "model.loaded",
             "engine",
-            {"model": model, "engine": engine, "seconds": seconds, "fingerprint_sha256": fingerprint_sha256(self.base_fingerprint)},
+            {
+                "model": model,
+                "engine": engine,
+                "seconds": seconds,
+                "fingerprint_sha256": fingerprint_sha256(self.base_fingerprint),
+            },
         )
         if draft is not None:
-            await asyncio.to_thread(self.audit.append, "draft.loaded", "engine", {"draft": self.base_fingerprint["draft"]})
+            await asyncio.to_thread(
+                self.audit.append, "draft.loaded", "engine", {"draft": self.base_fingerprint["draft"]}
+            )
 
     # -- requests -----------------------------------------------------------------------------------------------
 
@@ -294,7 +305,9 @@ class LocalEngine:
                 reply = await asyncio.wait_for(asyncio.shield(future), self.config.llm.request_timeout_s)
             except TimeoutError as exc:
                 await self._abort(process, rid)
-                raise EngineError(f"no completion after {self.config.llm.request_timeout_s} s; request aborted") from exc
+                raise EngineError(
+                    f"no completion after {self.config.llm.request_timeout_s} s; request aborted"
+                ) from exc
             except asyncio.CancelledError:
                 await self._abort(process, rid)
                 raise
@@ -332,4 +345,3 @@ class LocalEngine:
             fingerprint=fingerprint,
             fingerprint_sha256=fingerprint_sha256(fingerprint),
         )
-

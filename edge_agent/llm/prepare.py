@@ -51,7 +51,9 @@ def find_gguf() -> Path:
         path = Path(location) / GGUF_NAME
         if path.is_file():
             return path
-    raise PrepareError(f"{GGUF_NAME} not found in the installed {SOURCE_PACKAGE} ({list(spec.submodule_search_locations)})")
+    raise PrepareError(
+        f"{GGUF_NAME} not found in the installed {SOURCE_PACKAGE} ({list(spec.submodule_search_locations)})"
+    )
 
 
 def converter_versions() -> dict[str, str]:
@@ -111,7 +113,9 @@ def prepare(out: Path | str) -> PrepareResult:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    log.info("model.prepared", directory=str(out), files=len(manifest.files), seconds=round(time.monotonic() - started, 1))
+    log.info(
+        "model.prepared", directory=str(out), files=len(manifest.files), seconds=round(time.monotonic() - started, 1)
+    )
     return PrepareResult(out, manifest, converted=True, seconds=time.monotonic() - started)
 
 

@@ -124,7 +124,11 @@ class RemoteEngine:
             # The server would quietly shorten max_tokens to fit its context; a report must not be cut short, so
             # refuse up front like the local engine does.
             prompt_tokens = await self._prompt_tokens(messages)
-            if prompt_tokens is not None and self.max_model_len and prompt_tokens + params.max_tokens > self.max_model_len:
+            if (
+                prompt_tokens is not None
+                and self.max_model_len
+                and prompt_tokens + params.max_tokens > self.max_model_len
+            ):
                 raise PromptTooLong(prompt_tokens, params.max_tokens, self.max_model_len)
             started = time.monotonic()
             try:
@@ -135,7 +139,11 @@ class RemoteEngine:
                 raise self._refusal(exc, params) from exc
             total = time.monotonic() - started
         completion = self._completion(answer, params, started - queued, total)
-        if prompt_tokens is None and self.max_model_len and completion.prompt_tokens + params.max_tokens > self.max_model_len:
+        if (
+            prompt_tokens is None
+            and self.max_model_len
+            and completion.prompt_tokens + params.max_tokens > self.max_model_len
+        ):
             raise PromptTooLong(completion.prompt_tokens, params.max_tokens, self.max_model_len)
         return completion
 
@@ -159,7 +167,9 @@ class RemoteEngine:
             raise
         return int(answer["count"])
 
-    def _completion(self, answer: dict[str, Any], params: GenerationParams, queued_s: float, total_s: float) -> Completion:
+    def _completion(
+        self, answer: dict[str, Any], params: GenerationParams, queued_s: float, total_s: float
+    ) -> Completion:
         try:
             choice = answer["choices"][0]
             token_ids = choice.get("token_ids")
@@ -169,7 +179,9 @@ class RemoteEngine:
             spec = None
             spec_raw = metrics.get("speculative_decoding")
             if spec_raw:
-                spec = spec_stats(spec_raw["acceptance_histogram"], spec_raw["num_draft_tokens"], spec_raw["num_spec_tokens"])
+                spec = spec_stats(
+                    spec_raw["acceptance_histogram"], spec_raw["num_draft_tokens"], spec_raw["num_spec_tokens"]
+                )
             first = metrics.get("time_to_first_token_ms")
             fingerprint = self.base_fingerprint | {
                 "system_fingerprint": answer.get("system_fingerprint"),
@@ -201,6 +213,12 @@ class _HttpError(EngineError):
 
 
 _TOO_LONG = (
-    (re.compile(r"maximum context length is (\d+) tokens\. However, your prompt contains (?:at least )?(\d+)"), ("max_model_len", "prompt")),
-    (re.compile(r"Input length \((\d+)\) exceeds model's maximum context length \((\d+)\)"), ("prompt", "max_model_len")),
+    (
+        re.compile(r"maximum context length is (\d+) tokens\. However, your prompt contains (?:at least )?(\d+)"),
+        ("max_model_len", "prompt"),
+    ),
+    (
+        re.compile(r"Input length \((\d+)\) exceeds model's maximum context length \((\d+)\)"),
+        ("prompt", "max_model_len"),
+    ),
 )

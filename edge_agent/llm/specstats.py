@@ -21,9 +21,7 @@ def spec_stats(histogram: Sequence[int], num_draft_tokens: int, num_speculative_
         raise ValueError(f"histogram has {len(histogram)} bins, expected k + 1 = {num_speculative_tokens + 1}")
     steps = sum(histogram)
     accepted = sum(j * count for j, count in enumerate(histogram))
-    per_position = [
-        sum(histogram[i + 1 :]) / steps if steps else 0.0 for i in range(num_speculative_tokens)
-    ]
+    per_position = [sum(histogram[i + 1 :]) / steps if steps else 0.0 for i in range(num_speculative_tokens)]
     return SpecStats(
         num_speculative_tokens=num_speculative_tokens,
         drafts=steps,

@@ -138,7 +138,9 @@ _REPLIES: TypeAdapter[Reply] = TypeAdapter(
 
 def encode(message: Request | Reply) -> bytes:
     """One JSON line; fields in declaration order, so the bytes are those of the dict literals this replaced."""
-    return json.dumps(message.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    return (
+        json.dumps(message.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    )
 
 
 def decode_request(line: bytes) -> Request:

@@ -92,7 +92,10 @@ def _draft_modules(worker: Any) -> dict[str, bool]:
     worker = getattr(worker, "worker", worker)
     model = worker.model_runner.drafter.model
     inner = getattr(model, "model", model)
-    return {"fc_norm": getattr(inner, "fc_norm", None) is not None, "norm_output": bool(getattr(inner, "norm_output", False))}
+    return {
+        "fc_norm": getattr(inner, "fc_norm", None) is not None,
+        "norm_output": bool(getattr(inner, "norm_output", False)),
+    }
 
 
 @dataclass
@@ -226,10 +229,13 @@ class Runner:
             self.engine.abort_request([engine_id])
 
     def step(self) -> list[wire.Result]:
+        from vllm.outputs import RequestOutput
+
         replies: list[wire.Result] = []
         outputs = self.engine.step()
         now = time.monotonic()
         for output in outputs:
+            assert isinstance(output, RequestOutput), "a generating engine yields no pooling outputs"
             request = self.requests.get(output.request_id)
             if request is None:
                 continue

@@ -216,7 +216,11 @@ class Trainer:
             raise TrainError(f"{config.data}: no samples with an answer")
         self.data_sha256 = data_sha256(config.data)
         self.device = train_device(config.device)
-        self.target = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=self.dtype).to(self.device).eval()
+        target = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=self.dtype)
+        # Moved through nn.Module.to (in place; the same move for an unquantised model): transformers wraps
+        # `PreTrainedModel.to` with functools.wraps over an unbound method, a signature mypy cannot check.
+        torch.nn.Module.to(target, self.device)
+        self.target = target.eval()
         self.target.requires_grad_(False)
         self.model_dir = model_dir
         ids, self.vocab_stats = select_vocab(
@@ -286,7 +290,8 @@ class Trainer:
         if not any(present):
             return False
         if not all(present):
-            raise TrainError(f"checkpoints exist for only some heads: {[str(p) for p, e in zip(paths, present) if e]}")
+            found = [str(p) for p, e in zip(paths, present, strict=True) if e]
+            raise TrainError(f"checkpoints exist for only some heads: {found}")
         for run, path in zip(self.runs, paths, strict=True):
             state = torch.load(path, map_location=self.device, weights_only=False)
             if state["data_sha256"] != self.data_sha256:
@@ -422,8 +427,11 @@ class Trainer:
                 run.optimizer.step()
                 run.step += 1
                 acc = [a.accuracy for a in aggs[i]]
-                record = {"step": run.step, "loss": losses[i] / cfg.samples_per_step,
-                          **{f"acc{j}": acc[j] for j in range(len(acc))}}
+                record = {
+                    "step": run.step,
+                    "loss": losses[i] / cfg.samples_per_step,
+                    **{f"acc{j}": acc[j] for j in range(len(acc))},
+                }
                 run.history.append(record)
                 shown.append(f"{run.name}: loss {record['loss']:.2f} acc " + " ".join(f"{a:.2f}" for a in acc))
             rate = tokens / max(time.monotonic() - started, 1e-9)
