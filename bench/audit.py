@@ -143,12 +143,14 @@ every {BENCH_CHECKPOINT_EVERY:,} entries):
 
 | what | entries/s | goal |
 |---|---|---|
-| `verify_log` (read file, hash chain, RFC 6962 tree, every checkpoint's signature and root) | {verify_rate:,.0f} | ≥ 100 000 |
+| `verify_log` (read file, hash chain, RFC 6962 tree, every checkpoint's signature and root) \
+| {verify_rate:,.0f} | ≥ 100 000 |
 | chain + tree only, lines already in memory | {scan_rate:,.0f} | |
 
 The {args.entries:,}-entry log was built with `append_many(1000)` at {build_rate:,.0f} entries/s; the whole run took
 {total_s:.0f} s, with a 1-minute load average of {load_before:.1f} on this machine when it started (other jobs share
-the CPUs, so CPU-bound figures are lower bounds). fsync on this machine's disk takes ≈ {1 / rows[0][2] * 1000:.1f} ms, which bounds the
+the CPUs, so CPU-bound figures are lower bounds). \
+fsync on this machine's disk takes ≈ {1 / rows[0][2] * 1000:.1f} ms, which bounds the
 one-fsync-per-entry figure; per-entry CPU cost (canonical JSON, SHA-256) bounds the batched ones. Verification
 never builds a pydantic model: it slices the canonical line (entry.py) and hashes with hashlib.
 """

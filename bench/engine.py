@@ -222,7 +222,8 @@ def markdown(
         f"Draft head: {head}. Speed ratios are interleaved: every configuration ran prompt by prompt in alternation "
         "with the float32 no-draft engine, so both saw the same machine load.",
         "",
-        "| configuration | start-up s | tokens/s | × float32 no draft (interleaved) | outputs ≠ no draft (same dtype) | outputs ≠ float32 no draft | mean acceptance length | peak RSS MiB |",
+        "| configuration | start-up s | tokens/s | × float32 no draft (interleaved) | outputs ≠ no draft (same dtype) "
+        "| outputs ≠ float32 no draft | mean acceptance length | peak RSS MiB |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in runs:
@@ -232,18 +233,21 @@ def markdown(
         diff_fp32 = f"{differing(r, fp32)}/{n_prompts}" if fp32 and fp32 is not r else "—"
         mal = f"{r.mean_acceptance_length:.2f}" if r.mean_acceptance_length is not None else "—"
         lines.append(
-            f"| {r.name} | {r.start_s:.1f} | {r.tokens_per_s:.1f} | {ratio} | {diff_same} | {diff_fp32} | {mal} | {r.peak_rss_mib:.0f} |"
+            f"| {r.name} | {r.start_s:.1f} | {r.tokens_per_s:.1f} | {ratio} | {diff_same} | {diff_fp32} | {mal} "
+            f"| {r.peak_rss_mib:.0f} |"
         )
     if hf is not None:
         hf_diff = f"{differing(hf, fp32)}/{n_prompts}" if fp32 else "—"
         lines.append(
-            f"| {hf.name} (float32, own process) | {hf.start_s:.1f} | {hf.tokens_per_s:.1f} | {hf.vs_base:.2f}× | — | {hf_diff} | — | {hf.peak_rss_mib:.0f} |"
+            f"| {hf.name} (float32, own process) | {hf.start_s:.1f} | {hf.tokens_per_s:.1f} | {hf.vs_base:.2f}× | — "
+            f"| {hf_diff} | — | {hf.peak_rss_mib:.0f} |"
         )
     lines.append("")
     if hf is not None and hf.vs_base:
         lines.append(
             f"Engine (float32, no draft) vs HF transformers `generate`: **{1 / hf.vs_base:.2f}×** tokens/s (the engine "
-            f"timed right before and after HF); token-identical outputs on {n_prompts - differing(fp32, hf)}/{n_prompts} prompts."
+            f"timed right before and after HF); token-identical outputs on "
+            f"{n_prompts - differing(fp32, hf)}/{n_prompts} prompts."
         )
     if fp32 is not None and bf16 is not None and bf16.vs_base:
         lines.append(
@@ -263,7 +267,8 @@ def markdown(
         c = compiled[0]
         lines.append(
             f"torch.compile (enforce_eager = false) vs eager, float32 no draft: start-up {c.start_s:.0f} s vs "
-            f"{fp32.start_s:.0f} s, {c.vs_base:.2f}× tokens/s, outputs differ on {differing(c, fp32)}/{n_prompts} prompts."
+            f"{fp32.start_s:.0f} s, {c.vs_base:.2f}× tokens/s, outputs differ on "
+            f"{differing(c, fp32)}/{n_prompts} prompts."
         )
     if fp32 is not None and bf16 is not None and bf16.vs_base:
         lines += ["", _decision(fp32_diff, bf16_diff, differing(bf16, fp32), bf16.vs_base, n_prompts)]
@@ -282,7 +287,8 @@ def _decision(fp32_diff: int, bf16_diff: int, bf16_vs_fp32: int, bf16_speed: flo
         return (
             f'**Decision: `llm.dtype = "float32"` is the default.** In float32 the output with the draft was the '
             f"no-draft output on every prompt at every k; in bfloat16 it differed {bf16_diff} times, and bfloat16 "
-            f"changed the no-draft output itself on {bf16_vs_fp32}/{n} prompts. A report must not depend on whether the "
+            f"changed the no-draft output itself on {bf16_vs_fp32}/{n} prompts. "
+            "A report must not depend on whether the "
             f"draft was on; bfloat16's {bf16_speed:.2f}× speed does not pay for that."
         )
     if fp32_diff == 0 and bf16_diff == 0:

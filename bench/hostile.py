@@ -227,7 +227,8 @@ def table(result: HostileRun, full: dict[str, Any]) -> str:
     tried = sum(c.tried for c in outcome.classes)
     return "\n".join(
         [
-            f"Hostile stream: {tried} inputs in {len(outcome.classes)} classes against `edge-agent run` (default limits,"
+            f"Hostile stream: {tried} inputs in {len(outcome.classes)} classes against `edge-agent run`"
+            " (default limits,"
             f" default engine), settled in {outcome.seconds} s.",
             "",
             *rows,
@@ -244,7 +245,8 @@ def table(result: HostileRun, full: dict[str, Any]) -> str:
             f" (narrative: {narrative_status(reply)}). Agent exit code after SIGTERM: {code}.",
             "",
             f"Disk full (MQTT ingest, store page limit reached): {full['messages']} messages published while full,"
-            f" {full['stored_while_full']} stored before the page limit stopped the store, {full['lost']} lost; every message stored"
+            f" {full['stored_while_full']} stored before the page limit stopped the store, {full['lost']} lost;"
+            " every message stored"
             f" {full['recovery_s']} s after space returned.",
         ]
     )

@@ -292,14 +292,18 @@ per process).
 
 | phase | agent (stored) | `mosquitto_sub` (received) | agent / mosquitto_sub |
 |---|---|---|---|
-| live | {live["agent"]:,.0f} /s (last after {r["agent_s"]:.2f} s) | {live["sub"]:,.0f} /s (last after {r["sub_s"]:.2f} s) | **{live["agent"] / live["sub"]:.2f}** |
+| live | {live["agent"]:,.0f} /s (last after {r["agent_s"]:.2f} s) \
+| {live["sub"]:,.0f} /s (last after {r["sub_s"]:.2f} s) \
+| **{live["agent"] / live["sub"]:.2f}** |
 | backlog | {drain["agent"]:,.0f} /s | {drain["sub"]:,.0f} /s | **{drain["agent"] / drain["sub"]:.2f}** |
 
 - goal ≥ 0.5 of mosquitto_sub
-- lost: **{r["lost"]}**, duplicate rows: **{r["duplicates"]}** ({r["rows"]:,} rows stored for {2 * n:,} published ids, both
+- lost: **{r["lost"]}**, duplicate rows: **{r["duplicates"]}** \
+({r["rows"]:,} rows stored for {2 * n:,} published ids, both
   phases; the agent was stopped and restarted between them)
 - agent peak RSS (VmHWM, live phase): **{r["peak_rss_mib"]:.0f} MiB**
-- agent CPU in the live phase (all threads, user + system): {r["agent_cpu_s"]:.1f} s = {1e6 * r["agent_cpu_s"] / n:.0f} µs
+- agent CPU in the live phase (all threads, user + system): {r["agent_cpu_s"]:.1f} s \
+= {1e6 * r["agent_cpu_s"] / n:.0f} µs
   per stored message ({n / r["agent_cpu_s"]:,.0f} messages per CPU-second)
 - the live publisher finished after {r["publish_s"]:.2f} s; load average (1/5/15 min) at the end: {load}
 """

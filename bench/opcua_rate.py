@@ -92,7 +92,7 @@ async def _serve_async(
         times: list[float] = []  # write n's source time (POSIX seconds): where a missing value would have been
         t0 = time.monotonic()
         n = 0
-        while (elapsed := time.monotonic() - t0) < seconds:
+        while time.monotonic() - t0 < seconds:
             now = datetime.now(UTC)
             await server.write({tag: FIRST + n for tag in tags}, now)
             times.append(now.timestamp())

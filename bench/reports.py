@@ -143,8 +143,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "e2e_s": e2e,
         "engine_in_report_s": inside,
         "pure_s": pure,
-        "overhead_median": statistics.median((e - g) / g for e, g in zip(e2e, inside)),
-        "overhead_vs_regeneration_median": statistics.median((e - p) / p for e, p in zip(e2e, pure)),
+        "overhead_median": statistics.median((e - g) / g for e, g in zip(e2e, inside, strict=True)),
+        "overhead_vs_regeneration_median": statistics.median((e - p) / p for e, p in zip(e2e, pure, strict=True)),
         "statuses": statuses,
         "throughput_requests": args.throughput,
         "throughput_elapsed_s": elapsed,
@@ -184,7 +184,7 @@ def main() -> None:
     rows = "\n".join(
         f"| {i + 1} | {e:.2f} | {g:.2f} | {100 * (e - g) / g:+.1f} % | {p:.2f} | {100 * (e - p) / p:+.1f} % | {s} |"
         for i, (e, g, p, s) in enumerate(
-            zip(result["e2e_s"], result["engine_in_report_s"], result["pure_s"], result["statuses"])
+            zip(result["e2e_s"], result["engine_in_report_s"], result["pure_s"], result["statuses"], strict=True)
         )
     )
     body = (

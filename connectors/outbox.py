@@ -198,7 +198,7 @@ class OutboxPublisher:
             for row in sendable
         ]
         try:
-            for row, publish in zip(sendable, publishes):
+            for row, publish in zip(sendable, publishes, strict=True):
                 try:
                     await publish
                 except MqttPublishError as exc:  # this row's own refusal; the rows behind it go on

@@ -1,10 +1,17 @@
-"""Fixture modules, one per real part the tests start: broker, OPC UA server, engine; and the Hypothesis profile."""
+"""Fixture modules (the real parts the tests start: broker, OPC UA server, engine, sd_notify socket; the report
+shift), registered here so tests ask for them by name instead of importing them; and the Hypothesis profile."""
 
 import os
 
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["tests.fixtures.broker", "tests.fixtures.opcua", "tests.fixtures.engine"]
+pytest_plugins = [
+    "tests.fixtures.broker",
+    "tests.fixtures.opcua",
+    "tests.fixtures.engine",
+    "tests.fixtures.notify",
+    "tests.fixtures.reports",
+]
 
 # Boundary properties run thousands of generated inputs in `make test`; a property that is slow per example sets a
 # smaller `max_examples` on itself. No deadline: a 2-core CI box under load would make timing flaky, not the code.

@@ -8,6 +8,7 @@ import os
 import stat
 import threading
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,7 @@ class TestAppend:
             monkeypatch.setattr(os, "fsync", real_fsync)
         assert len(calls) == 1
         assert [e.seq for e in entries] == [1, 2, 3, 4, 5]
-        assert all(b.prev_hash == a.entry_hash for a, b in zip(entries, entries[1:]))
+        assert all(b.prev_hash == a.entry_hash for a, b in pairwise(entries))
 
     def test_concurrent_appends_from_threads_form_one_chain(self, tmp_path: Path) -> None:
         """8 threads × 25 appends: 201 entries, no seq twice, chain intact."""
@@ -175,7 +176,8 @@ class TestAppend:
         assert verify_log(tmp_path).ok
 
     def test_appends_checkpoints_and_rotation_interleaved_from_threads_verify(self, tmp_path: Path) -> None:
-        """Writers (single and grouped appends) race a thread that checkpoints nonstop; then a rotation; all verifies."""
+        """Writers (single and grouped appends) race a thread that checkpoints nonstop; then a rotation; all
+        verifies."""
         import random
 
         log = open_log(tmp_path, every=7)

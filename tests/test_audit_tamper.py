@@ -173,7 +173,9 @@ def test_strict_mode_rejects_an_unsigned_entry_with_a_valid_hash_but_a_bad_shape
     lines = read(log_dir)
     prev = AuditEntry.from_line(lines[-1]).entry_hash
     body = (
-        '{"actor":"x","event":"e","payload":[],"prev_hash":"%s","seq":40,"time":"2026-11-29T06:00:00.000000Z"}' % prev
+        '{"actor":"x","event":"e","payload":[],"prev_hash":"'
+        + prev
+        + '","seq":40,"time":"2026-11-29T06:00:00.000000Z"}'
     ).encode()
     at = body.index(b',"event":') + 1
     forged = body[:at] + ENTRY_HASH_MARKER + hashlib.sha256(body).hexdigest().encode() + b'",' + body[at:]

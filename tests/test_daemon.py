@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ from edge_agent.daemon.supervisor import Supervisor, SupervisorError
 from edge_agent.store import RecordWriter, Store
 from edge_agent.types import Record, idempotency_key
 from tests.fixtures.broker import Broker, free_port
-from tests.test_sdnotify import NotifySocket, abstract_socket, path_socket  # noqa: F401  (fixtures)
+from tests.fixtures.notify import NotifySocket
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -182,9 +183,9 @@ class TestSupervisorRestart:
         sup.request_stop("test")
         await run
         delays = [e["delay_s"] for e in logs if e["event"] == "component_restart_scheduled"]
-        gaps = [b - a for a, b in zip(crasher.starts, crasher.starts[1:])]
+        gaps = [b - a for a, b in pairwise(crasher.starts)]
         assert delays == [0.05, 0.1, 0.15]
-        assert all(gap >= delay * 0.9 for gap, delay in zip(gaps, delays)), gaps
+        assert all(gap >= delay * 0.9 for gap, delay in zip(gaps, delays, strict=True)), gaps
 
     async def test_every_crash_is_logged_with_its_exception(self) -> None:
         """A crash is an error log line naming the component and carrying the exception, never silent."""
@@ -543,7 +544,7 @@ class TestRunCommand:
             agent.proc.send_signal(signal.SIGTERM)
             agent.proc.wait(timeout=10)
         pings = [p for p in pings if p[1] == ["WATCHDOG=1"]]
-        gaps = [b[0] - a[0] for a, b in zip(pings, pings[1:])]
+        gaps = [b[0] - a[0] for a, b in pairwise(pings)]
         assert len(pings) >= 6, pings
         # Mean period over the run (arrival jitter of one ping cancels out in the next gap), and never a gap that
         # would let systemd's 0.4 s watchdog fire.

@@ -20,8 +20,8 @@ from edge_agent.daemon.health import HealthServer
 from edge_agent.daemon.restarts import RestartWindow
 from edge_agent.daemon.sdnotify import SdNotifier
 from edge_agent.daemon.supervisor import ComponentStatus, Supervisor
+from tests.fixtures.notify import NotifySocket
 from tests.test_daemon import FAST, get, wait_until
-from tests.test_sdnotify import NotifySocket, path_socket  # noqa: F401  (fixture)
 
 POISON = OverflowError("int too large to convert to float")
 POISON_TEXT = "OverflowError: int too large to convert to float"

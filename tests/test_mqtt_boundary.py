@@ -165,7 +165,8 @@ class TestBoundaryProperties:
     def test_arbitrary_documents_raise_only_parse_error(
         self, stores: Iterator[Path], text: str, ascii_only: bool
     ) -> None:
-        """Any JSON document (huge numbers, surrogates, deep nesting, odd times) is a storable record or a ParseError."""
+        """Any JSON document (huge numbers, surrogates, deep nesting, odd times) is a storable record or a
+        ParseError."""
         payload = text.encode("ascii") if ascii_only else text.encode("utf-8", "surrogatepass")
         try:
             record = TABLE.parse("plant/s1/raw/a", payload, RECEIVED)

@@ -1,4 +1,5 @@
-"""MqttClient against a real Mosquitto: delivery, manual ack, persistent sessions, reconnect, TLS, auth, backpressure."""
+"""MqttClient against a real Mosquitto: delivery, manual ack, persistent sessions, reconnect, TLS, auth,
+backpressure."""
 
 from __future__ import annotations
 

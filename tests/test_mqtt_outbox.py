@@ -201,7 +201,9 @@ class TestDeadLetters:
         finally:
             await consumer.close()
         assert delivered.payload == b"ok"
-        assert [(d.id, d.topic, d.attempts) for d in store.dead_letters()] == [(i, t, 1) for i, t in zip(ids, bad)]
+        assert [(d.id, d.topic, d.attempts) for d in store.dead_letters()] == [
+            (i, t, 1) for i, t in zip(ids, bad, strict=True)
+        ]
         assert [d.reason for d in store.dead_letters()] == [publish_problem(message(t)) for t in bad]
 
     async def test_mqtt_311_cannot_see_a_refusal(self, acl_broker: Broker, store: Store) -> None:

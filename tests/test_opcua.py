@@ -167,7 +167,7 @@ class TestRecordHelpers:
         backoff = Backoff(0.5, 4.0, rng=random.Random(1))
         delays = [backoff.next_delay() for _ in range(6)]
         ceilings = [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
-        assert all(0.5 <= d <= c for d, c in zip(delays, ceilings))
+        assert all(0.5 <= d <= c for d, c in zip(delays, ceilings, strict=True))
         backoff.reset()
         assert backoff.next_delay() == 0.5
 

@@ -76,7 +76,9 @@ async def write_live(server: OpcuaServer, agent: Running, count: int) -> list[tu
         when, value = now(), FIRST + len(agent.tag_values(VIB))
         await server.write({VIB: value}, when)
         written.append((when, value))
-        await wait_until(lambda: any(r.value == value for r in agent.tag_values(VIB)), what=f"value {value}")
+        await wait_until(
+            lambda value=value: any(r.value == value for r in agent.tag_values(VIB)), what=f"value {value}"
+        )
     return written
 
 

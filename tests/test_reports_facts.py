@@ -14,7 +14,7 @@ from edge_agent.reports.generate import report_records
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
 from edge_agent.store import Store
 from edge_agent.types import Record, StoredRecord, idempotency_key
-from tests.fixtures.reports import SHIFT_START, TZ, shift, shift_records, stored  # noqa: F401 (fixture)
+from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
 
 
 def request(report_type: str = "shift_summary", hours: float = 8, assets: list[str] | None = None) -> ResolvedRequest:

@@ -10,7 +10,7 @@ from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.grounding import check_narrative
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.types import StoredRecord
-from tests.fixtures.reports import SHIFT_START, TZ, shift  # noqa: F401 (fixture)
+from tests.fixtures.reports import SHIFT_START, TZ
 
 
 @pytest.fixture

@@ -369,7 +369,8 @@ class TestAnonymousSignoff:
             "status": "refused",
             "reason": (
                 "MQTT sign-off is disabled: the agent's broker connection is anonymous (no mqtt.username, no TLS client"
-                " certificate), so the broker cannot vouch for the user in a sign-off topic; sign off on the agent's host"
+                " certificate), so the broker cannot vouch for the user in a sign-off topic;"
+                " sign off on the agent's host"
                 " with `edge-agent report approve|reject`, or give the agent broker credentials (docs/reports.md)"
             ),
         }

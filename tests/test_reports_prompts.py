@@ -1,4 +1,5 @@
-"""Prompts: versioned templates, untrusted text fenced and length-limited, instruction-like text flagged and withheld."""
+"""Prompts: versioned templates, untrusted text fenced and length-limited, instruction-like text flagged and
+withheld."""
 
 from __future__ import annotations
 
@@ -201,8 +202,8 @@ class TestIncompleteness:
             (
                 "en",
                 [
-                    "This report is INCOMPLETE: 2 intervals without data and 0 records that could not be used, listed in"
-                    " the facts.",
+                    "This report is INCOMPLETE: 2 intervals without data and 0 records that could not be used,"
+                    " listed in the facts.",
                     "No data for P-101.flow from 06:30 to 06:55 (25 min, history_unavailable).",
                     "No data for plc-1 since 07:00, still none at the end of the window (420 min, queue_overflow).",
                 ],

@@ -40,7 +40,8 @@ class TestInvalidRequests:
         assert (reply["request_id"], reply["field"]) == ("r-1", "type")
 
     async def test_mqtt311_client_gets_reply_on_reply_to(self, broker: Broker, tmp_path: Path) -> None:
-        """An MQTT 3.1.1 request carries reply_to and correlation_id in the payload; the reply payload echoes both ids."""
+        """An MQTT 3.1.1 request carries reply_to and correlation_id in the payload; the reply payload echoes both
+        ids."""
         reply_topic = "edge/demo/reports/reply/anonymous/legacy"
         async with running_service(agent_config(tmp_path, broker), engine=None):
             sub = await asyncio.create_subprocess_exec(

@@ -4,70 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import tempfile
 import time
-import uuid
-from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
 
 from edge_agent.daemon.sdnotify import SdNotifier, SdNotifyError, watchdog_interval, watchdog_loop
-
-
-class NotifySocket:
-    """A real AF_UNIX datagram socket standing where systemd's notify socket would; records what arrives."""
-
-    def __init__(self, address: str) -> None:
-        self.address = address
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(b"\0" + address[1:].encode() if address.startswith("@") else address)
-
-    def receive(self, timeout: float = 10.0) -> tuple[float, list[str]]:
-        """Block for the next datagram: (monotonic arrival time, its KEY=VALUE lines)."""
-        self.sock.settimeout(timeout)
-        data = self.sock.recv(4096)
-        return time.monotonic(), data.decode().split("\n")
-
-    async def next(self, timeout: float = 10.0) -> tuple[float, list[str]]:
-        """The next datagram, without blocking the event loop."""
-        self.sock.setblocking(False)
-        data = await asyncio.wait_for(asyncio.get_running_loop().sock_recv(self.sock, 4096), timeout)
-        return time.monotonic(), data.decode().split("\n")
-
-    def drain(self) -> list[list[str]]:
-        """Every datagram already queued, without waiting."""
-        self.sock.setblocking(False)
-        out = []
-        while True:
-            try:
-                out.append(self.sock.recv(4096).decode().split("\n"))
-            except BlockingIOError:
-                return out
-
-    def close(self) -> None:
-        self.sock.close()
-        if not self.address.startswith("@"):
-            Path(self.address).unlink(missing_ok=True)
-
-
-@pytest.fixture
-def path_socket() -> Iterator[NotifySocket]:
-    # Not tmp_path: AF_UNIX paths are limited to 108 bytes and pytest's directories can be longer.
-    directory = tempfile.mkdtemp(prefix="sdn-")
-    sock = NotifySocket(os.path.join(directory, "notify"))
-    yield sock
-    sock.close()
-    os.rmdir(directory)
-
-
-@pytest.fixture
-def abstract_socket() -> Iterator[NotifySocket]:
-    sock = NotifySocket(f"@edge-agent-test/{uuid.uuid4().hex}")
-    yield sock
-    sock.close()
+from tests.fixtures.notify import NotifySocket
 
 
 class TestSdNotifier:
@@ -171,7 +116,7 @@ class TestWatchdogLoop:
         finally:
             task.cancel()
         assert {tuple(lines) for _, lines in arrivals} == {("WATCHDOG=1",)}
-        gaps = [b[0] - a[0] for a, b in zip(arrivals, arrivals[1:])]
+        gaps = [b[0] - a[0] for a, b in pairwise(arrivals)]
         # The mean period over the run: one late arrival shortens the next gap, so single gaps are noise on a busy box.
         assert interval * 0.95 <= (arrivals[-1][0] - arrivals[0][0]) / len(gaps) <= interval * 1.5, gaps
 

@@ -20,8 +20,8 @@ from edge_agent.audit import AuditEntry
 from edge_agent.config import AgentConfig
 from edge_agent.config.security import SecurityWarning, WarningCode, security_warnings
 from tests.fixtures.broker import SECURE_USERS, Broker, free_port
+from tests.fixtures.notify import NotifySocket
 from tests.test_daemon import Agent, receive_until, write_config
-from tests.test_sdnotify import NotifySocket, path_socket  # noqa: F401  (fixture)
 
 PIN = "ab" * 32
 SECURE_MQTT: dict[str, Any] = {

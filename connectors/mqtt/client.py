@@ -509,7 +509,8 @@ class MqttClient:
     def _log_resubscribe(self, future: asyncio.Future[list[ReasonCode]], filters: list[str]) -> None:
         if future.cancelled():
             return
-        failed = [(f, str(r)) for f, r in zip(filters, future.result()) if r.is_failure]
+        # Not strict: a broker's SUBACK is peer data, and a short one must not raise in this callback.
+        failed = [(f, str(r)) for f, r in zip(filters, future.result(), strict=False) if r.is_failure]
         if failed:
             self.last_error = MqttSubscribeError(f"broker refused resubscription: {failed}")
             log.error("resubscribe_refused", client=self.client_id, refused=failed)

@@ -258,7 +258,8 @@ class Session:
             return
         results = await self.subscription.create_monitored_items(requests)
         self.healthy_at = utcnow()
-        for request, result in zip(requests, results):
+        # Not strict: the server's reply is peer data; a short one must not end the session with a ValueError.
+        for request, result in zip(requests, results, strict=False):
             handle = request.RequestedParameters.ClientHandle
             if isinstance(result, ua.StatusCode):
                 NODE_FAILURES.labels(cfg.name).inc()

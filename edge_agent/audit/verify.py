@@ -317,7 +317,8 @@ def _handover_problem(
     if anchor.key_string() not in keys:
         return "the trusted key is not one this log's key.rotated entries name"
     start = keys.index(anchor.key_string())
-    for (seq, new_key), previous in zip(schedule[start + 1 :], keys[start:]):
+    # keys[start:] is one longer: each rotation is paired with the key before it, the last key with none.
+    for (seq, new_key), previous in zip(schedule[start + 1 :], keys[start:], strict=False):
         verifier = Verifier.parse(previous)
         signed = False
         for size, note_bytes in notes:
@@ -431,7 +432,7 @@ def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, che
         result.problem = Problem(None, f"{len(proofs)} inclusion proofs for {len(lines)} entries")
         return
     assert chain.leaves is not None
-    for offset, (record, leaf) in enumerate(zip(proofs, chain.leaves)):
+    for offset, (record, leaf) in enumerate(zip(proofs, chain.leaves, strict=True)):
         seq = first_seq + offset
         if record["seq"] != seq or bytes.fromhex(record["leaf_hash"]) != leaf:
             result.problem = Problem(seq, "inclusion.jsonl does not match this entry (seq or leaf hash differ)")

@@ -28,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Context, Decimal
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -282,7 +283,7 @@ def _states(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, 
     changes: list[tuple[StoredRecord, StoredRecord]] = []
     for tag in sorted(per_tag):
         samples = per_tag[tag]
-        changes.extend((prev, cur) for prev, cur in zip(samples, samples[1:]) if prev.value != cur.value)
+        changes.extend((prev, cur) for prev, cur in pairwise(samples) if prev.value != cur.value)
     changes.sort(key=lambda pc: (pc[1].source_time, pc[1].id))
     for prev, cur in changes[:list_max]:
         asset = cur.key.split(".", 1)[0]

@@ -95,7 +95,7 @@ class ReportRepository:
                 (limit,),
             ).fetchall()
         keys = ("report_id", "request_id", "type", "status", "body_sha256", "requested_by", "created_time_us")
-        return [dict(zip(keys, row)) for row in rows]
+        return [dict(zip(keys, row, strict=True)) for row in rows]
 
     def insert(self, document: dict[str, Any], request_sha256: str) -> None:
         data = document_bytes(document)

@@ -256,14 +256,16 @@ def check_target(spec: HeadSpec, target: TargetShape) -> list[str]:
         problems.append(f"vocab size: the head's vocab_size is {spec.vocab_size}, the target's is {target.vocab_size}")
     if spec.draft_vocab_size > spec.vocab_size:
         problems.append(
-            f"draft vocab size: the head's draft_vocab_size {spec.draft_vocab_size} exceeds its vocab_size {spec.vocab_size}"
+            f"draft vocab size: the head's draft_vocab_size {spec.draft_vocab_size}"
+            f" exceeds its vocab_size {spec.vocab_size}"
         )
     ids = resolved_aux_layers(spec, target)
     source = "the head's" if spec.aux_layer_ids is not None else "vLLM's default"
     n = target.num_hidden_layers
     if len(ids) != spec.num_aux:
         problems.append(
-            f"auxiliary layers: {source} layer ids {list(ids)} give {len(ids)} states, the head's fc takes {spec.num_aux}"
+            f"auxiliary layers: {source} layer ids {list(ids)} give {len(ids)} states,"
+            f" the head's fc takes {spec.num_aux}"
         )
     if len(set(ids)) != len(ids):
         problems.append(f"auxiliary layers: {source} layer ids {list(ids)} repeat a layer (vLLM captures it once)")

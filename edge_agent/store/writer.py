@@ -65,7 +65,7 @@ class RecordWriter:
                 if not future.done():
                     future.set_exception(exc)
             return
-        for (_, future), count in zip(batch, counts):
+        for (_, future), count in zip(batch, counts, strict=True):
             if not future.done():
                 future.set_result(count)
 
