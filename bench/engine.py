@@ -243,7 +243,7 @@ def markdown(
             f"| {hf_diff} | — | {hf.peak_rss_mib:.0f} |"
         )
     lines.append("")
-    if hf is not None and hf.vs_base:
+    if hf is not None and hf.vs_base and fp32 is not None:
         lines.append(
             f"Engine (float32, no draft) vs HF transformers `generate`: **{1 / hf.vs_base:.2f}×** tokens/s (the engine "
             f"timed right before and after HF); token-identical outputs on "
@@ -346,6 +346,7 @@ async def bench(args: argparse.Namespace) -> tuple[list[Run], Run | None, str]:
                 after = Run("base after HF", "float32", None)
                 await measure(after, base, prompts, args.max_tokens, None)
                 hf.base_tokens, hf.base_seconds = before.tokens + after.tokens, before.seconds + after.seconds
+                assert hf.vs_base is not None  # both timed runs generated tokens
                 print(f"HF: {hf.tokens_per_s:.1f} tok/s, engine {1 / hf.vs_base:.2f}× HF", flush=True)
         finally:
             await base.aclose()

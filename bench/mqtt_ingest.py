@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.report import write_section
@@ -92,7 +93,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.02) -> float:  # type: ignore[no-untyped-def]
+def wait_until(predicate: Callable[[], object], timeout: float, what: str, interval: float = 0.02) -> float:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import multiprocessing.synchronize
+
     from edge_agent.store import Store
 
 # Sample values start here, apart from the 0.0 the server presents before its first write.
@@ -71,13 +73,13 @@ def _missing(store: Store, tags: Sequence[str], times: Sequence[float]) -> tuple
 
 
 def _serve(
-    port: int, seconds: float, rate: float, started: multiprocessing.Event, result: multiprocessing.Queue
+    port: int, seconds: float, rate: float, started: multiprocessing.synchronize.Event, result: multiprocessing.Queue
 ) -> None:
     asyncio.run(_serve_async(port, seconds, rate, started, result))
 
 
 async def _serve_async(
-    port: int, seconds: float, rate: float, started: multiprocessing.Event, result: multiprocessing.Queue
+    port: int, seconds: float, rate: float, started: multiprocessing.synchronize.Event, result: multiprocessing.Queue
 ) -> None:
     import logging
 

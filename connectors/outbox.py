@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import unicodedata
+from typing import TypedDict
 
 import structlog
 from prometheus_client import Counter, Gauge
@@ -78,7 +79,15 @@ def _unsendable(char: str) -> bool:
     return unicodedata.category(char) in ("Cc", "Cs") or 0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE
 
 
-def publish_kwargs(message: OutboxMessage) -> dict[str, object]:
+class PublishProperties(TypedDict):
+    """The keyword arguments of `MqttClient.publish` an outbox row carries."""
+
+    correlation_data: bytes | None
+    content_type: str | None
+    response_topic: str | None
+
+
+def publish_kwargs(message: OutboxMessage) -> PublishProperties:
     """MQTT 5 properties stored with the row (`correlation_data` as hex, `content_type`, `response_topic`)."""
     props = message.properties
     return {

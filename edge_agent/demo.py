@@ -17,10 +17,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from edge_agent.config import AgentConfig, load_config
 
@@ -40,7 +41,9 @@ def listening(host: str, port: int) -> bool:
         return s.connect_ex((host, port)) == 0
 
 
-def wait_until(what: str, check, timeout: float, proc: subprocess.Popen | None = None) -> None:  # type: ignore[no-untyped-def]
+def wait_until(
+    what: str, check: Callable[[], object], timeout: float, proc: subprocess.Popen[bytes] | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
@@ -81,7 +84,7 @@ def mosquitto(config: AgentConfig, stack: ExitStack, run_dir: Path) -> None:
     wait_until("Mosquitto", lambda: listening(host, port), 10)
 
 
-def readiness(port: int) -> dict:  # type: ignore[type-arg]
+def readiness(port: int) -> dict[str, Any]:
     """The agent's /readyz body (200 or 503 alike), or {} while it does not answer."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:

@@ -476,7 +476,9 @@ class MqttClient:
                 try:
                     reasons = await self._send_subscribe({topic_filter: qos}, resubscribe=False)
                 except asyncio.CancelledError:
-                    if self._closing or asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                    task = asyncio.current_task()
+                    assert task is not None  # a coroutine runs in a task
+                    if self._closing or task.cancelling():
                         raise
                     continue  # the connection dropped before the SUBACK; the next connection subscribes again
                 failed = [r for r in reasons if r.is_failure]

@@ -121,10 +121,10 @@ def plain_value(value: Any) -> Any:
         number = int(value)  # an IntEnum (OPC UA enumerations) is stored as its number
         return number if INT64_MIN <= number <= INT64_MAX else str(number)
     if isinstance(value, float):
-        number = float(value)
-        if math.isnan(number):
+        real = float(value)
+        if math.isnan(real):
             return "NaN"
-        return number if math.isfinite(number) else ("Infinity" if number > 0 else "-Infinity")
+        return real if math.isfinite(real) else ("Infinity" if real > 0 else "-Infinity")
     if isinstance(value, str):
         return _text(str(value), "string")
     if isinstance(value, datetime):
@@ -192,9 +192,10 @@ def alarm_record(source: str, event: Event, *, historical: bool = False) -> Reco
     if active is not None and not isinstance(active, bool):
         raise ValueRefused(SCHEMA_MISMATCH, f"event ActiveState/Id {active!r} is not a Boolean")
     asset = str(plain_value(field_value("SourceName")) or "") or "unknown"
+    message = str(plain_value(field_value("Message")) or "")
     value = {
         "event_id": event_id,
-        "message": str(plain_value(field_value("Message")) or ""),
+        "message": message,
         "severity": int(severity or 0),
         "condition": str(plain_value(field_value("ConditionName")) or ""),
         "active": active,
@@ -202,7 +203,7 @@ def alarm_record(source: str, event: Event, *, historical: bool = False) -> Reco
     key = (
         idempotency_key(source, "alarm", event_id)
         if event_id
-        else idempotency_key(source, "alarm", asset, when.isoformat(), value["message"])
+        else idempotency_key(source, "alarm", asset, when.isoformat(), message)
     )
     return Record(
         source=source,

@@ -19,6 +19,7 @@ from asyncua.common.subscription import OverflowPolicy, Subscription
 
 from connectors.opcua.history import HISTORY_PROBE_START, AsyncEventHistoryPages, AsyncHistoryPages
 from connectors.opcua.metrics import NODE_FAILURES, SERVICE_LEVEL
+from connectors.opcua_ids import node_id
 from connectors.opcua_security import (
     Identity,
     OpcuaError,
@@ -41,8 +42,8 @@ NOTIFICATION_QUEUE_MAX = 10000
 # Closing a dead session must not stall the reconnect: the server may never answer CloseSession.
 DISCONNECT_TIMEOUT_S = 2.0
 # Server-wide ids (OPC 10000-5): Server_ServerStatus_CurrentTime and Server_ServiceLevel.
-CURRENT_TIME = ua.NodeId(ua.ObjectIds.Server_ServerStatus_CurrentTime)
-SERVICE_LEVEL_NODE = ua.NodeId(ua.ObjectIds.Server_ServiceLevel)
+CURRENT_TIME = node_id(ua.ObjectIds.Server_ServerStatus_CurrentTime)
+SERVICE_LEVEL_NODE = node_id(ua.ObjectIds.Server_ServiceLevel)
 # User-token rejections: retrying with the same credentials cannot succeed, so they are security errors.
 _AUTH_REJECTED = {
     ua.StatusCodes.BadUserAccessDenied,
@@ -276,12 +277,12 @@ class Session:
     async def _event_request(self, handle: int) -> ua.MonitoredItemCreateRequest:
         # ConditionType and AlarmConditionType together: the select clauses then include ActiveState/Id.
         types = [
-            self.client.get_node(ua.NodeId(t)) for t in (ua.ObjectIds.ConditionType, ua.ObjectIds.AlarmConditionType)
+            self.client.get_node(node_id(t)) for t in (ua.ObjectIds.ConditionType, ua.ObjectIds.AlarmConditionType)
         ]
         evfilter = await get_filter_from_event_type(types)
         self.event_filter = evfilter
         item = ua.ReadValueId()
-        item.NodeId = ua.NodeId(ua.ObjectIds.Server)
+        item.NodeId = node_id(ua.ObjectIds.Server)
         item.AttributeId = ua.AttributeIds.EventNotifier
         mparams = ua.MonitoringParameters()
         mparams.ClientHandle = handle
@@ -307,6 +308,8 @@ class Session:
                     current, level = await self._read_health()
             except (OSError, TimeoutError, ConnectionError, ua.UaError) as exc:
                 raise ConnectionLost(f"{cfg.endpoint}: health read failed: {exc!r}") from exc
+            # Never None from the wire: asyncua decodes an omitted StatusCode as Good.
+            assert current.StatusCode is not None and level.StatusCode is not None
             if not current.StatusCode.is_good():
                 raise ConnectionLost(f"{cfg.endpoint}: server time unreadable ({current.StatusCode.name})")
             if level.StatusCode.is_good() and level.Value is not None:
@@ -339,11 +342,9 @@ class Session:
 
     def event_history(self, start: datetime, end: datetime) -> AsyncEventHistoryPages:
         assert self.event_filter is not None, "event history needs the event subscription's filter"
-        return AsyncEventHistoryPages(
-            self.client.get_node(ua.NodeId(ua.ObjectIds.Server)), start, end, self.event_filter
-        )
+        return AsyncEventHistoryPages(self.client.get_node(node_id(ua.ObjectIds.Server)), start, end, self.event_filter)
 
     async def events_historized(self) -> bool:
         """The Server object's EventNotifier says whether the server keeps event history (OPC 10000-3 §5.4)."""
-        notifier = await self.client.get_node(ua.NodeId(ua.ObjectIds.Server)).read_event_notifier()
+        notifier = await self.client.get_node(node_id(ua.ObjectIds.Server)).read_event_notifier()
         return ua.EventNotifier.HistoryRead in notifier

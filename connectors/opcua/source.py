@@ -116,7 +116,10 @@ class _Converted:
     gaps: list[Record] = field(default_factory=list)
 
     def add(self, item: Record | Refused) -> None:
-        (self.records if isinstance(item, Record) else self.refused).append(item)
+        if isinstance(item, Record):
+            self.records.append(item)
+        else:
+            self.refused.append(item)
 
     def __len__(self) -> int:
         return len(self.records) + len(self.refused) + len(self.gaps)

@@ -10,11 +10,11 @@ pax/long-name header stops at the limits instead of filling the disk or memory.
 from __future__ import annotations
 
 import gzip
+import io
 import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from edge_agent.audit.bundle import BundleError
 
@@ -44,7 +44,7 @@ class Limits:
 class _CountingReader:
     """The decompressed archive, refusing reads past the limits (tarfile needs read, seek and tell)."""
 
-    def __init__(self, raw: IO[bytes], cap: int) -> None:
+    def __init__(self, raw: io.BufferedIOBase, cap: int) -> None:
         self._raw = raw
         self._cap = cap
 
@@ -96,6 +96,7 @@ def extract_bundle(archive: Path, dest: Path, limits: Limits = Limits()) -> Path
             gzip.GzipFile(fileobj=raw_file, mode="rb") if compressed else raw_file as stream,
         ):
             reader = _CountingReader(stream, cap)
+            # typeshed's tarfile file object also has write() and close(), which reading never calls.
             with tarfile.open(fileobj=reader, mode="r:") as tar:  # type: ignore[call-overload]
                 return _extract_members(tar, dest, limits)
     except (tarfile.TarError, OSError, EOFError, zlib.error, ValueError) as exc:

@@ -11,11 +11,15 @@ from edge_agent.config.base import Section
 SimSecurity = Literal["None", "Basic256Sha256_Sign", "Basic256Sha256_SignAndEncrypt"]
 
 
+def _unsecured() -> list[SimSecurity]:
+    return ["None"]
+
+
 class SimConfig(Section):
     # The agent's [[opcua.sources]] endpoint must point here; the simulator listens on host:port of this URL.
     opcua_endpoint: str = Field("opc.tcp://127.0.0.1:4840/edge-agent/sim", pattern=r"^opc\.tcp://")
     namespace_uri: str = "urn:edge-agent:sim:plant"
-    security: list[SimSecurity] = Field(default_factory=lambda: ["None"], min_length=1)
+    security: list[SimSecurity] = Field(default_factory=_unsecured, min_length=1)
     line: str = Field("L1", min_length=1)
     seed: int = 0
     # One plant sample per 5 simulated seconds: smooth trends, few enough writes to replay a shift quickly.

@@ -530,13 +530,13 @@ def _data_gaps(b: _Builder, records: list[StoredRecord], start: datetime, end: d
     for r in records:
         if (gap := _gap(r, skip)) is not None:
             same[(r.key, gap.start)].append(gap)
-    gaps = []
+    gaps: list[tuple[_Gap, list[StoredRecord]]] = []
     for versions in same.values():
         gap = max(versions, key=lambda g: (g.end is not None, g.end or g.start, g.record.id))
         if gap.start < end and (gap.end is None or gap.end > start):
             gaps.append((gap, [v.record for v in versions]))
     gaps.sort(key=lambda gv: (gv[0].start, gv[0].record.key, gv[0].record.id))
-    for gap, versions in gaps[:list_max]:
+    for gap, version_records in gaps[:list_max]:
         cut_start = max(gap.start, start)
         cut_end = end if gap.end is None else min(gap.end, end)
         values = {
@@ -550,7 +550,7 @@ def _data_gaps(b: _Builder, records: list[StoredRecord], start: datetime, end: d
         b.add(
             DATA_GAP,
             values,
-            versions,
+            version_records,
             subject=gap.record.key,
             ids=[gap.record.key.split(".", 1)[0]],
             key_records=[gap.record],

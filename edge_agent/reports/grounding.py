@@ -81,7 +81,9 @@ class _Allowed:
 def _decimals(value: float | int) -> int:
     if isinstance(value, int) or float(value).is_integer():
         return 0
-    return max(-Decimal(repr(float(value))).normalize().as_tuple().exponent, 0)
+    exponent = Decimal(repr(float(value))).normalize().as_tuple().exponent
+    assert isinstance(exponent, int)  # facts are finite (facts.py skips the rest): no NaN or infinity exponent
+    return max(-exponent, 0)
 
 
 def allowed_claims(facts: list[Fact], tz: ZoneInfo) -> _Allowed:

@@ -9,6 +9,7 @@ The repository opens its own connection to the store file (WAL allows several), 
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sqlite3
@@ -157,7 +158,7 @@ class ReportRepository:
             ).fetchone()
         return int(row[0]), int(row[1])
 
-    def queue_all(self) -> list[PendingRequest]:
+    def queue_all(self) -> builtins.list[PendingRequest]:  # `list` here is the method above
         """Every pending request, in the order they were accepted."""
         with self._lock:
             rows = self._conn.execute("SELECT entry FROM report_queue ORDER BY accepted_time_us, rowid").fetchall()

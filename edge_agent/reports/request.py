@@ -97,13 +97,17 @@ class Scope(_Strict):
         return sorted(set(value))
 
 
+def _json_only() -> list[Format]:
+    return ["json"]
+
+
 class ReportRequest(_Strict):
     request_id: str = Field(min_length=1, max_length=128, pattern=_ID_PATTERN)
     type: ReportType
     window: Window
     scope: Scope = Field(default_factory=Scope)
     language: Language | None = None
-    formats: list[Format] = Field(default_factory=lambda: ["json"], min_length=1)
+    formats: list[Format] = Field(default_factory=_json_only, min_length=1)
     # False: no accepted/generating messages, only the final one (for one-shot clients such as mosquitto_rr).
     progress: bool = True
     # MQTT 3.1.1 clients: where to reply and what to echo back (MQTT 5 clients use the packet properties).

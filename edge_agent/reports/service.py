@@ -369,6 +369,7 @@ class ReportService:
             request,
             shifts=rules.shifts,
             tz_name=self.config.site.timezone,
+            # A str whose config pattern ^(es|en|pt)$ admits exactly the Language literals.
             default_language=rules.default_language,  # type: ignore[arg-type]
             now=from_us(accepted_us),
         )

@@ -444,8 +444,9 @@ def settle(
             o.unanswered += int(not refused)
         elif m.expect == "silent":
             o.handled += int(not client.inbox.get(m.response_topic or ""))
-    for channel, counts in (("mes", mes), ("log", logs)):
-        o = outcomes[(channel, "good")]  # type: ignore[index]
+    stored: tuple[tuple[Channel, Counter[int]], ...] = (("mes", mes), ("log", logs))
+    for channel, counts in stored:
+        o = outcomes[(channel, "good")]
         once = sum(1 for n in range(want_good) if counts.get(n) == 1)
         o.handled, o.lost = once, want_good - once
     for channel, topic in (("mes", topics.mes_bad), ("log", topics.log_bad)):

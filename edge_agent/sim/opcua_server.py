@@ -24,7 +24,9 @@ from urllib.parse import urlparse
 from asyncua import Node, Server, ua
 from asyncua.crypto.permission_rules import User, UserRole
 from asyncua.server.history import HistoryDict
+from asyncua.server.user_managers import UserManager
 
+from connectors.opcua_ids import node_id
 from connectors.opcua_security import Identity, ensure_certificate
 from edge_agent.sim.plant import ASSETS, TANK, AlarmEvent, tag_names
 
@@ -49,7 +51,8 @@ class RetainedHistory(HistoryDict):
             return
         await super().new_historized_node(node_id, period, count)
 
-    async def new_historized_event(
+    # HistoryDict's own signature (list[NodeId]) already differs from its interface's (list[Node]): we follow it.
+    async def new_historized_event(  # type: ignore[override]
         self, source_id: ua.NodeId, evtypes: list[ua.NodeId], period: timedelta | None, count: int = 0
     ) -> None:
         if source_id in self._events:
@@ -64,8 +67,8 @@ class RetainedHistory(HistoryDict):
         return list(self._datachanges.get(node_id, []))
 
 
-class _UserTable:
-    """Username/password check for the simulator (the asyncua UserManager protocol)."""
+class _UserTable(UserManager):
+    """Username/password check for the simulator."""
 
     def __init__(self, users: Mapping[str, str]) -> None:
         self._users = dict(users)
@@ -161,15 +164,15 @@ class PlantServer:
 
     async def _build_address_space(self, server: Server) -> None:
         idx = self.namespace_index
-        plant = await server.nodes.objects.add_object(ua.NodeId("Plant", idx), ua.QualifiedName("Plant", idx))
-        line = await plant.add_object(ua.NodeId(self.line, idx), ua.QualifiedName(self.line, idx))
-        assets = {a.name: await line.add_object(ua.NodeId(a.name, idx), ua.QualifiedName(a.name, idx)) for a in ASSETS}
-        assets[TANK] = await line.add_object(ua.NodeId(TANK, idx), ua.QualifiedName(TANK, idx))
+        plant = await server.nodes.objects.add_object(node_id("Plant", idx), ua.QualifiedName("Plant", idx))
+        line = await plant.add_object(node_id(self.line, idx), ua.QualifiedName(self.line, idx))
+        assets = {a.name: await line.add_object(node_id(a.name, idx), ua.QualifiedName(a.name, idx)) for a in ASSETS}
+        assets[TANK] = await line.add_object(node_id(TANK, idx), ua.QualifiedName(TANK, idx))
         for tag in tag_names():
             asset, variable = tag.split(".", 1)
             is_bool = variable == "running"
             node = await assets[asset].add_variable(
-                ua.NodeId(tag, idx),
+                node_id(tag, idx),
                 ua.QualifiedName(variable, idx),
                 False if is_bool else 0.0,
                 ua.VariantType.Boolean if is_bool else ua.VariantType.Double,
@@ -183,7 +186,8 @@ class PlantServer:
             )
             await self.history.new_historized_node(node.nodeid, self.history_period)
             self._nodes[tag] = node
-        self._alarm_gen = await server.get_event_generator(ua.ObjectIds.AlarmConditionType, server.nodes.server)
+        # asyncua annotates the emitting node as a NodeId or int; EventGenerator.init takes a Node as well.
+        self._alarm_gen = await server.get_event_generator(ua.ObjectIds.AlarmConditionType, server.nodes.server)  # type: ignore[arg-type]
         if self.event_history:
             # Events go straight into history (see fire_alarm), so asyncua's historize_node_event, which subscribes
             # to them, is not used: only the HistoryRead bit it would set, and the storage's registration.
@@ -205,9 +209,10 @@ class PlantServer:
             variant = ua.Variant(value, ua.VariantType.Boolean if isinstance(value, bool) else ua.VariantType.Double)
             dv = ua.DataValue(
                 variant,
-                StatusCode=status or ua.StatusCode(ua.StatusCodes.Good),
-                SourceTimestamp=source_time,
-                ServerTimestamp=source_time,
+                StatusCode=status or ua.StatusCode(),  # Good, asyncua's default
+                # asyncua annotates its DateTime marker subclass; it encodes any datetime.
+                SourceTimestamp=source_time,  # type: ignore[arg-type]
+                ServerTimestamp=source_time,  # type: ignore[arg-type]
             )
             if self._server is not None:
                 await self._server.write_attribute_value(node.nodeid, dv)

@@ -31,11 +31,12 @@ from edge_agent.speculative.recipe import DraftRecipe
 
 log = structlog.get_logger(__name__).bind(component="draft")
 
-SPEED_SLICES = ("test", "plant")
+SPEED_SLICES: tuple[corpus.Slice, ...] = ("test", "plant")
 
 
 def _spec_counters(llm: Any) -> tuple[int, list[int]]:
-    drafts, per_pos = 0, []
+    drafts = 0
+    per_pos: list[int] = []
     for metric in llm.get_metrics():
         if metric.name == "vllm:spec_decode_num_drafts":
             drafts += metric.value
@@ -71,11 +72,13 @@ def state_norms(head_dir: Path, model_dir: Path, prompts: list[corpus.Prompt], s
     count = 0
     with torch.no_grad():
         for p in prompts:
-            text = (
-                p.raw
-                if p.raw is not None
-                else tok.apply_chat_template(p.messages, tokenize=False, add_generation_prompt=True)
-            )
+            if p.raw is not None:
+                text = p.raw
+            else:
+                assert p.messages is not None  # a corpus prompt is chat messages or a raw string
+                rendered = tok.apply_chat_template(p.messages, tokenize=False, add_generation_prompt=True)
+                assert isinstance(rendered, str)  # tokenize=False: the template's text
+                text = rendered
             ids = torch.tensor(tok(text, add_special_tokens=False)["input_ids"][-512:])[None]
             out = target(ids, output_hidden_states=True)
             aux = torch.cat([out.hidden_states[i] for i in head.config.aux_layer_ids], dim=-1)
@@ -187,7 +190,7 @@ def speed_interleaved(recipe: DraftRecipe, head_dir: Path, ks: list[int]) -> dic
     cfg = recipe.bench
     prompts = [
         p.model_dump() for name in SPEED_SLICES for p in corpus.build(name, cfg.prompts_per_slice, seed=cfg.seed)
-    ]  # type: ignore[arg-type]
+    ]
     os.environ.update(engine_env())
     ctx = multiprocessing.get_context("spawn")
     variants: list[tuple[str, dict | None]] = [("none", None)] + [
@@ -255,6 +258,7 @@ def reference_run(recipe: DraftRecipe, raw: dict[str, list[dict]]) -> dict[str, 
 
 def bench_prompts(recipe: DraftRecipe) -> dict[str, list[dict]]:
     cfg = recipe.bench
+    # recipe slices are plain names; corpus.build refuses an unknown one (the arg-type ignores below).
     return {n: [p.model_dump() for p in corpus.build(n, cfg.prompts_per_slice, seed=cfg.seed)] for n in cfg.slices}  # type: ignore[arg-type]
 
 

@@ -71,6 +71,7 @@ def generate(llm: object, prompts: list[Prompt], max_tokens: int) -> Iterator[tu
     chats = [p for p in prompts if p.messages is not None]
     raws = [p for p in prompts if p.raw is not None]
     outs = []
+    # `llm` is a vllm.LLM typed `object` (vllm is imported lazily): the attr-defined ignores below.
     if chats:
         outs += list(zip(chats, llm.chat([p.messages for p in chats], params, use_tqdm=False), strict=True))  # type: ignore[attr-defined]
     if raws:

@@ -66,6 +66,7 @@ class DraftConfig(BaseModel):
     @classmethod
     def for_target(cls, target_config: object, **overrides: object) -> DraftConfig:
         """Copy shapes from a transformers `LlamaConfig` of the target; aux layers follow vLLM's default rule."""
+        # `object`, not LlamaConfig: this module does not import transformers; the attr-defined ignores say so.
         n = int(target_config.num_hidden_layers)  # type: ignore[attr-defined]
         rope = getattr(target_config, "rope_parameters", None) or {}
         theta = rope.get("rope_theta") if isinstance(rope, dict) else None
