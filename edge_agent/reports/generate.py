@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
+from pydantic import BaseModel, ConfigDict
 
 from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.config.reports import ReportsConfig
@@ -44,6 +45,20 @@ def clean_narrative(text: str, truncated: bool = False) -> str:
     return text
 
 
+class Provenance(BaseModel):
+    """What decided a draft besides its facts, as the `report.generated` audit entry records it: per attempt the
+    prompt's and completion's hashes and the speculative figures, and the template, phrasebook and engine hashes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_sha256: list[str]
+    completion_sha256: list[str | None]  # None: the attempt had no completion (prompt too long)
+    template_sha256: str
+    phrasebook_sha256: str
+    fingerprint_sha256: str | None
+    speculative: list[Any]
+
+
 @dataclass
 class Draft:
     body: dict[str, Any]
@@ -55,6 +70,19 @@ class Draft:
     @property
     def narrative_status(self) -> str:
         return str(self.body["narrative_status"])
+
+    @property
+    def provenance(self) -> Provenance:
+        # Read back from the body this module builds (`report_body`), so only this module knows its shape.
+        attempts = self.body["grounding"]["attempts"]
+        return Provenance(
+            prompt_sha256=[a["prompt_sha256"] for a in attempts],
+            completion_sha256=[a.get("completion_sha256") for a in attempts],
+            template_sha256=self.body["prompt"]["template_sha256"],
+            phrasebook_sha256=self.body["prompt"]["phrasebook_sha256"],
+            fingerprint_sha256=self.body["generation"]["fingerprint_sha256"],
+            speculative=[r["speculative"] for r in self.run],
+        )
 
 
 def report_records(store: Store, window: ResolvedWindow) -> list[StoredRecord]:

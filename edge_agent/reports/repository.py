@@ -16,7 +16,7 @@ import sqlite3
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +28,13 @@ from edge_agent.types import utcnow
 def document_bytes(document: dict[str, Any]) -> bytes:
     """The stored and published form of a report document: sorted keys, 2-space indent, UTF-8, final newline."""
     return (json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+class StoredReport(NamedTuple):
+    """A report already made for a request: what was asked (to tell a reused request_id) and the document."""
+
+    request_sha256: str
+    document: dict[str, Any]
 
 
 class PendingRequest(BaseModel):
@@ -72,14 +79,14 @@ class ReportRepository:
     def path(self, report_id: str) -> Path:
         return self.reports_dir / f"{report_id}.json"
 
-    def by_request_id(self, request_id: str, requester: str | None = None) -> tuple[str, dict[str, Any]] | None:
-        """(request_sha256, document) of the report `requester` asked for as `request_id`, if any."""
+    def by_request_id(self, request_id: str, requester: str | None = None) -> StoredReport | None:
+        """The report `requester` asked for as `request_id`, if any."""
         with self._lock:
             row = self._conn.execute(
                 "SELECT request_sha256, document FROM reports WHERE requester = ? AND request_id = ?",
                 (requester or "", request_id),
             ).fetchone()
-        return (row[0], json.loads(row[1])) if row else None
+        return StoredReport(row[0], json.loads(row[1])) if row else None
 
     def get(self, report_id: str) -> dict[str, Any]:
         with self._lock:

@@ -294,7 +294,7 @@ class ReportService:
         digest = request_sha256(request)
         stored = await asyncio.to_thread(self.repo.by_request_id, request_id, user)
         job = self._in_flight.get((user or "", request_id))
-        known = stored[0] if stored is not None else job.request_sha256 if job is not None else None
+        known = stored.request_sha256 if stored is not None else job.request_sha256 if job is not None else None
         if known is not None and known != digest:
             raise RequestError("request_id", "already used for a different request")
         # Repeats and joins count too: each makes the agent publish (a whole report, for a repeat).
@@ -304,7 +304,7 @@ class ReportService:
             return
         if stored is not None:
             REQUESTS.labels("repeat").inc()
-            await self._reply_done([target], stored[1])
+            await self._reply_done([target], stored.document)
         elif job is not None:
             await self._join(job, request, target)
         else:
@@ -435,7 +435,7 @@ class ReportService:
         try:
             stored = await asyncio.to_thread(self.repo.by_request_id, request_id, job.requested_by)
             if stored is not None:
-                await self._reply_done(job.targets, stored[1])
+                await self._reply_done(job.targets, stored.document)
             else:
                 await self._generate(job)
         except (ReportError, EngineError, OSError) as exc:
@@ -496,12 +496,7 @@ class ReportService:
                     "request_id": request_id,
                     "body_sha256": draft.body_sha256,
                     "narrative_status": draft.narrative_status,
-                    "prompt_sha256": [a["prompt_sha256"] for a in draft.body["grounding"]["attempts"]],
-                    "completion_sha256": [a.get("completion_sha256") for a in draft.body["grounding"]["attempts"]],
-                    "template_sha256": draft.body["prompt"]["template_sha256"],
-                    "phrasebook_sha256": draft.body["prompt"]["phrasebook_sha256"],
-                    "fingerprint_sha256": draft.body["generation"]["fingerprint_sha256"],
-                    "speculative": [r["speculative"] for r in draft.run],
+                    **draft.provenance.model_dump(mode="json"),
                     "renderings_sha256": document["renderings_sha256"],
                 },
             )
