@@ -319,7 +319,9 @@ class Supervisor:
                 slot.last_error = f"{type(exc).__name__}: {exc}"
                 log.error("component_crashed", component=slot.name, error=slot.last_error, exc_info=exc)
             else:
-                if asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                current = asyncio.current_task()
+                assert current is not None, "run inside a task"
+                if current.cancelling():
                     return  # it swallowed our cancel and returned: an orderly stop all the same
                 slot.last_error = "returned without being stopped"
                 log.error("component_exited", component=slot.name, error=slot.last_error)

@@ -50,9 +50,9 @@ class WorkerSpec(BaseModel):
     max_num_seqs: int
 
 
-def resolve_device(requested: str) -> Literal["cpu", "cuda"]:
-    if requested in ("cpu", "cuda"):
-        return requested  # type: ignore[return-value]
+def resolve_device(requested: Literal["auto", "cpu", "cuda"]) -> Literal["cpu", "cuda"]:
+    if requested != "auto":
+        return requested
     # Without importing torch (seconds, and the daemon never needs it): the CPU build of vLLM means a CPU box.
     import importlib.metadata
 
