@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from connectors.mqtt import MqttError
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.types import Record, idempotency_key, to_utc
-from edge_agent.values import ValueDomainError, check_json_domain
+from edge_agent.values import PlausibleTimes, ValueDomainError, check_json_domain
 
 
 class QuarantineReason(StrEnum):
@@ -63,11 +63,9 @@ class ParseError(MqttError):
 
 
 @dataclass(frozen=True)
-class InputLimits:
+class InputLimits(PlausibleTimes):
     """The value domains payloads are held to; the defaults are `[mqtt]`'s (docs/records.md, "Value domains")."""
 
-    time_min: datetime
-    time_max_future: timedelta
     max_json_depth: int
     max_string_chars: int
 
@@ -79,16 +77,6 @@ class InputLimits:
             max_json_depth=config.max_json_depth,
             max_string_chars=config.max_string_chars,
         )
-
-    def check_time(self, source_time: datetime, received_time: datetime) -> None:
-        """ValueError unless time_min <= source_time <= received_time + time_max_future (both aware)."""
-        if source_time < self.time_min:
-            raise ValueError(f"{source_time.isoformat()} is before time_min {self.time_min.isoformat()}")
-        if source_time - to_utc(received_time) > self.time_max_future:
-            raise ValueError(
-                f"{source_time.isoformat()} is more than time_max_future_s "
-                f"{self.time_max_future.total_seconds():g} after the receive time {received_time.isoformat()}"
-            )
 
 
 DEFAULT_LIMITS = InputLimits.from_config(MqttConfig())

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
+
+from edge_agent.types import to_utc
 
 # SQLite INTEGER, and the facts/JSON readers downstream, are signed 64-bit.
 INT64_MIN = -(2**63)
@@ -85,3 +89,24 @@ def check_json_domain(value: Any, *, max_depth: int, max_string_chars: int) -> N
 
 
 __all__ = ["INT64_MAX", "INT64_MIN", "ValueDomainError", "check_json_domain"]
+
+
+@dataclass(frozen=True)
+class PlausibleTimes:
+    """Source times a plant record may carry: from `time_min` to `time_max_future` past its receive time.
+
+    One rule for every connector (`[mqtt]` and each `[[opcua.sources]]` set their own bounds): a time outside it would
+    misplace the record in every report window."""
+
+    time_min: datetime
+    time_max_future: timedelta
+
+    def check_time(self, source_time: datetime, received_time: datetime) -> None:
+        """ValueError unless time_min <= source_time <= received_time + time_max_future (both aware)."""
+        if source_time < self.time_min:
+            raise ValueError(f"{source_time.isoformat()} is before time_min {self.time_min.isoformat()}")
+        if source_time - to_utc(received_time) > self.time_max_future:
+            raise ValueError(
+                f"{source_time.isoformat()} is more than time_max_future_s "
+                f"{self.time_max_future.total_seconds():g} after the receive time {received_time.isoformat()}"
+            )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
@@ -29,8 +30,10 @@ from connectors.opcua import (
     gap_record,
     overflowed,
 )
+from edge_agent.config import OpcuaSourceConfig
 from edge_agent.store import Store
 from edge_agent.types import Record, utcnow
+from edge_agent.values import PlausibleTimes
 from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wait_until
 
 T0 = datetime(2020, 3, 2, 6, 0, tzinfo=UTC)
@@ -257,13 +260,25 @@ class TestValueDomains:
         [datetime(1999, 12, 31, 23, 59, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)],
     )
     def test_implausible_source_time_is_quarantined(self, when: datetime) -> None:
-        """Source times before 2000 or more than a day ahead are refused, naming the time."""
+        """Source times before 2000 or more than a day ahead are refused, naming the time and the bound."""
         refused = value_of(1.0, SourceTimestamp=when)
         assert isinstance(refused, Refused)
-        assert (refused.reason, refused.detail) == (
-            "schema_mismatch",
-            f"source time {when.isoformat()} is outside the plausible range",
+        assert refused.reason == "schema_mismatch"
+        assert re.fullmatch(
+            rf"source time {re.escape(when.isoformat())} is (before time_min 2000-01-01T00:00:00\+00:00"
+            r"|more than time_max_future_s 86400 after the receive time .*)",
+            refused.detail,
         )
+
+    def test_a_source_sets_its_own_plausible_times(self) -> None:
+        """[[opcua.sources]] time_min and time_max_future_s move the window, as [mqtt]'s do."""
+        config = OpcuaSourceConfig(name="plc", endpoint="opc.tcp://h:4840", time_min="2020-03-03T00:00:00Z")
+        times = PlausibleTimes(config.time_min, timedelta(seconds=config.time_max_future_s))
+        dv = ua.DataValue(ua.Variant(1.0, ua.VariantType.Double), SourceTimestamp=T0)
+        refused = convert_value("plc", VIB, dv, historical=False, times=times)
+        assert isinstance(refused, Refused)
+        assert refused.detail == ("source time 2020-03-02T06:00:00+00:00 is before time_min 2020-03-03T00:00:00+00:00")
+        assert isinstance(convert_value("plc", VIB, dv, historical=False), Record)
 
     def test_unforeseen_failure_is_an_internal_error_naming_its_type(self) -> None:
         """A value whose conversion fails unexpectedly is quarantined as internal_error with the exception type."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from asyncua import ua
@@ -18,7 +18,9 @@ from asyncua.common.events import Event
 
 from connectors.opcua_security import OpcuaError
 from connectors.parsers import QuarantineReason
+from edge_agent.config import OpcuaSourceConfig
 from edge_agent.types import Record, idempotency_key, to_utc, utcnow
+from edge_agent.values import PlausibleTimes
 
 # Quarantine reasons: the MQTT side's vocabulary, so both connectors' rows and metrics read alike.
 SCHEMA_MISMATCH = QuarantineReason.SCHEMA_MISMATCH.value
@@ -27,10 +29,11 @@ INTERNAL_ERROR = QuarantineReason.INTERNAL_ERROR.value
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # OPC UA's DateTime 0: "no timestamp".
 NULL_TIME = ua.uatypes.FILETIME_EPOCH_AS_UTC_DATETIME
-# Plausible source times, as the MQTT side's defaults: a device clock outside them would misplace a value in every
-# report window (and a far-future one would stop backfill for its tag, which starts at the newest time seen).
-SOURCE_TIME_MIN = datetime(2000, 1, 1, tzinfo=UTC)
-SOURCE_TIME_MAX_AHEAD_S = 86400.0
+# A source's plausible source times (`[[opcua.sources]]` time_min, time_max_future_s); these are their defaults.
+DEFAULT_TIMES = PlausibleTimes(
+    time_min=OpcuaSourceConfig.model_fields["time_min"].default,
+    time_max_future=timedelta(seconds=OpcuaSourceConfig.model_fields["time_max_future_s"].default),
+)
 # Event Severity is 1..1000 (OPC 10000-5 BaseEventType); 0 stands for "not given".
 SEVERITY_MAX = 1000
 # StatusCode info bits (OPC 10000-4 §7.39.1): InfoType DataValue, and its Overflow bit.
@@ -88,11 +91,13 @@ def _utc(when: datetime, what: str) -> datetime:
         raise ValueRefused(SCHEMA_MISMATCH, f"{what} {when!r} cannot be expressed in UTC") from exc
 
 
-def _plausible(when: datetime, what: str) -> datetime:
-    """A source time in [SOURCE_TIME_MIN, now + SOURCE_TIME_MAX_AHEAD_S]; one outside would misplace the value."""
+def _plausible(when: datetime, what: str, times: PlausibleTimes) -> datetime:
+    """A source time within the source's plausible times; one outside would misplace the value."""
     utc = _utc(when, what)
-    if utc < SOURCE_TIME_MIN or utc > utcnow() + timedelta(seconds=SOURCE_TIME_MAX_AHEAD_S):
-        raise ValueRefused(SCHEMA_MISMATCH, f"{what} {utc.isoformat()} is outside the plausible range")
+    try:
+        times.check_time(utc, utcnow())
+    except ValueError as exc:
+        raise ValueRefused(SCHEMA_MISMATCH, f"{what} {exc}") from exc
     return utc
 
 
@@ -144,12 +149,14 @@ def _non_finite(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and any(_non_finite(v) for v in value)
 
 
-def tag_record(source: str, tag: str, dv: ua.DataValue, *, historical: bool) -> Record:
+def tag_record(
+    source: str, tag: str, dv: ua.DataValue, *, historical: bool, times: PlausibleTimes = DEFAULT_TIMES
+) -> Record:
     """One data value as a `tag_value` record. The key is (source, tag, source time, value): live and history agree.
 
     Raises `ValueRefused` for a value no record can hold faithfully (see `plain_value`, `_plausible`).
     """
-    when = _plausible(_stamp(dv.SourceTimestamp, dv.ServerTimestamp) or utcnow(), "source time")
+    when = _plausible(_stamp(dv.SourceTimestamp, dv.ServerTimestamp) or utcnow(), "source time", times)
     raw = dv.Value.Value if dv.Value is not None else None
     value = plain_value(raw)
     quality = quality_of(dv.StatusCode)
@@ -168,7 +175,9 @@ def tag_record(source: str, tag: str, dv: ua.DataValue, *, historical: bool) -> 
     )
 
 
-def alarm_record(source: str, event: Event, *, historical: bool = False) -> Record:
+def alarm_record(
+    source: str, event: Event, *, historical: bool = False, times: PlausibleTimes = DEFAULT_TIMES
+) -> Record:
     """One alarm/condition event as an `alarm` record keyed by its asset (SourceName), deduplicated by EventId.
 
     The key is the same live and from HistoryRead (same select clauses, same EventId). Raises `ValueRefused` for a
@@ -182,7 +191,7 @@ def alarm_record(source: str, event: Event, *, historical: bool = False) -> Reco
 
     raw_id = field_value("EventId")
     event_id = raw_id.hex() if isinstance(raw_id, bytes) else str(plain_value(raw_id) or "")
-    when = _plausible(_stamp(field_value("Time"), field_value("ReceiveTime")) or utcnow(), "event Time")
+    when = _plausible(_stamp(field_value("Time"), field_value("ReceiveTime")) or utcnow(), "event Time", times)
     severity = field_value("Severity")
     if severity is not None and (
         isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= SEVERITY_MAX
@@ -234,20 +243,24 @@ def _evidence(item: Any) -> bytes:
         return f"<unrepresentable {type(item).__name__}: {_describe(exc)}>".encode("utf-8", "backslashreplace")
 
 
-def convert_value(source: str, tag: str, dv: ua.DataValue, *, historical: bool) -> Record | Refused:
+def convert_value(
+    source: str, tag: str, dv: ua.DataValue, *, historical: bool, times: PlausibleTimes = DEFAULT_TIMES
+) -> Record | Refused:
     """The isolation barrier for one data value: a record, or what to quarantine. Never raises."""
     try:
-        return tag_record(source, tag, dv, historical=historical)
+        return tag_record(source, tag, dv, historical=historical, times=times)
     except ValueRefused as exc:
         return Refused(f"opcua/{source}/{tag}", _evidence(dv), exc.reason, exc.detail)
     except Exception as exc:  # nobody foresaw this value: it is kept aside, the values around it go on
         return Refused(f"opcua/{source}/{tag}", _evidence(dv), INTERNAL_ERROR, _describe(exc))
 
 
-def convert_event(source: str, event: Event, *, historical: bool) -> Record | Refused:
+def convert_event(
+    source: str, event: Event, *, historical: bool, times: PlausibleTimes = DEFAULT_TIMES
+) -> Record | Refused:
     """The isolation barrier for one event: a record, or what to quarantine. Never raises."""
     try:
-        return alarm_record(source, event, historical=historical)
+        return alarm_record(source, event, historical=historical, times=times)
     except ValueRefused as exc:
         return Refused(f"opcua/{source}/events", _evidence(_fields_of(event)), exc.reason, exc.detail)
     except Exception as exc:  # nobody foresaw this event: it is kept aside, the values around it go on
@@ -255,14 +268,17 @@ def convert_event(source: str, event: Event, *, historical: bool) -> Record | Re
 
 
 def convert_history_event(
-    source: str, clauses: list[ua.SimpleAttributeOperand], fields: ua.HistoryEventFieldList
+    source: str,
+    clauses: list[ua.SimpleAttributeOperand],
+    fields: ua.HistoryEventFieldList,
+    times: PlausibleTimes = DEFAULT_TIMES,
 ) -> Record | Refused:
     """The isolation barrier for one event read back with HistoryRead (`historical=True`). Never raises."""
     try:
         event = Event.from_event_fields(clauses, list(fields.EventFields))
     except Exception as exc:  # fields that do not match the select clauses: the field list is the evidence
         return Refused(f"opcua/{source}/events", _evidence(fields), INTERNAL_ERROR, _describe(exc))
-    return convert_event(source, event, historical=True)
+    return convert_event(source, event, historical=True, times=times)
 
 
 def _fields_of(event: Event) -> Any:

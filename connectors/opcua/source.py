@@ -56,6 +56,7 @@ from edge_agent.audit import AuditSink
 from edge_agent.config import NodeConfig, OpcuaSourceConfig
 from edge_agent.store import RecordWriter
 from edge_agent.types import Record, utcnow
+from edge_agent.values import PlausibleTimes
 
 log = structlog.get_logger(component="opcua")
 
@@ -225,6 +226,7 @@ class OpcuaSource:
         self.name = f"opcua:{config.name}"
         self._writer = writer
         self._quarantine = quarantine
+        self._times = PlausibleTimes(config.time_min, timedelta(seconds=config.time_max_future_s))
         self._pki_dir = pki_dir
         self._audit = audit
         self._audit_every_s = audit_every_s
@@ -429,7 +431,7 @@ class OpcuaSource:
             if tag is None:
                 return
             dv = event.data.monitored_item.Value
-            item = convert_value(cfg.name, tag, dv, historical=False)
+            item = convert_value(cfg.name, tag, dv, historical=False, times=self._times)
             out.add(item)
             VALUES_RECEIVED.labels(cfg.name).inc()
             if isinstance(item, Record):
@@ -439,7 +441,7 @@ class OpcuaSource:
                 if overflowed(dv.StatusCode):
                     self._overflowed(self._nodes_by_tag[tag], before, item.source_time, out, repairs)
         elif isinstance(event, OpcEvent):
-            out.add(convert_event(cfg.name, event.event, historical=False))
+            out.add(convert_event(cfg.name, event.event, historical=False, times=self._times))
             ALARMS_RECEIVED.labels(cfg.name).inc()
         elif isinstance(event, StatusChangeEvent):
             status = event.notification.Status
@@ -590,7 +592,7 @@ class OpcuaSource:
         async for page in session.history(node, start, end):
             batch = _Converted()
             for dv in page:
-                batch.add(convert_value(cfg.name, node.tag, dv, historical=True))
+                batch.add(convert_value(cfg.name, node.tag, dv, historical=True, times=self._times))
             if page:
                 VALUES_BACKFILLED.labels(cfg.name).inc(len(page))
                 total += len(page)
@@ -627,7 +629,7 @@ class OpcuaSource:
             async for page in session.event_history(max(start - timedelta(seconds=BACKFILL_OVERLAP_S), earliest), end):
                 batch = _Converted()
                 for fields in page:
-                    batch.add(convert_history_event(cfg.name, clauses, fields))
+                    batch.add(convert_history_event(cfg.name, clauses, fields, self._times))
                 read += len(page)
                 await self._store(batch)
         except ua.UaStatusCodeError as exc:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_serializer, field_validator, model_validator
+from pydantic import Field, SecretStr, model_validator
 
-from edge_agent.config.base import Section
-from edge_agent.types import to_utc
+from edge_agent.config.base import PLAUSIBLE_TIME_MIN, Section, UtcTime
 
 
 class TlsConfig(Section):
@@ -65,23 +63,10 @@ class MqttConfig(Section):
     reconnect_max_s: float = Field(30.0, gt=0)
     # Value domains every payload is held to (schema_mismatch otherwise), see docs/records.md. No plant log predates
     # 2000; a time over a day ahead of ours is a wrong publisher clock (zone offsets reach only 14 h), not an event.
-    time_min: datetime = datetime(2000, 1, 1, tzinfo=UTC)
+    time_min: UtcTime = PLAUSIBLE_TIME_MIN
     time_max_future_s: float = Field(86400.0, ge=0)
     # Real MES events nest 2-4 levels; 32 leaves room for any sane schema and refuses what is built to hurt.
     max_json_depth: int = Field(32, ge=1)
     # 64 Ki characters: longer than any operator note or MES text field, short enough for a report prompt.
     max_string_chars: int = Field(65536, ge=1)
     routes: list[RouteConfig] = Field(default_factory=list)
-
-    @field_validator("time_min")
-    @classmethod
-    def _time_min_utc(cls, value: datetime) -> datetime:
-        try:
-            return to_utc(value)
-        except OverflowError as exc:  # year 1 with a positive offset has no UTC equivalent
-            raise ValueError(f"{value.isoformat()} is outside the representable time range") from exc
-
-    @field_serializer("time_min")
-    def _time_min_text(self, value: datetime) -> str:
-        # As TOML wrote it: the effective config is printed and fingerprinted as JSON.
-        return value.isoformat()

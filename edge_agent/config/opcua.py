@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 
-from edge_agent.config.base import Section
+from edge_agent.config.base import PLAUSIBLE_TIME_MIN, Section, UtcTime
 
 
 class NodeConfig(Section):
@@ -42,6 +42,10 @@ class OpcuaSourceConfig(Section):
     history_backfill_max_s: float = Field(86400.0, gt=0)
     # Bounds one connect attempt: asyncua's connect can hang on a half-dead socket (opcua-asyncio #1660).
     connect_timeout_s: float = Field(10.0, gt=0)
+    # Plausible source times, as [mqtt]'s: a device clock outside them would misplace a value in every report window
+    # (and a far-future one would stop backfill for its tag, which starts at the newest time seen).
+    time_min: UtcTime = PLAUSIBLE_TIME_MIN
+    time_max_future_s: float = Field(86400.0, ge=0)
     nodes: list[NodeConfig] = Field(default_factory=list)
     events: bool = Field(True, description="subscribe to alarm and condition events from the Server object")
 
