@@ -306,6 +306,39 @@ class TestTrainer:
         for (name, a), (_, b) in zip(cached.head.state_dict().items(), fresh.head.state_dict().items(), strict=True):
             assert torch.equal(a, b), name
 
+    def test_batched_capture_equals_one_at_a_time(self, tiny_target: Path) -> None:
+        """Samples of 24, 19 and 12 tokens captured in one padded pass (plus a lone fourth) get each the ids,
+        prompt length, states and greedy tokens of their own pass, within float32 summation order."""
+        trainer = _trainer(tiny_target, "batched-capture", target_batch=3)
+        s = trainer.samples
+        trainer.samples = [
+            s[0],  # 8 + 16 tokens
+            s[1].model_copy(update={"prompt_ids": s[1].prompt_ids[:3]}),  # 3 + 16: padded by 5
+            s[2].model_copy(update={"prompt_ids": s[2].prompt_ids[:4], "output_ids": s[2].output_ids[:8]}),  # 4 + 8
+            s[3],
+        ]
+        batched = trainer.step_features([0, 1, 2, 3])  # [0, 1, 2] in one pass, then 3 alone
+        for sample, got in zip(trainer.samples, batched, strict=True):
+            alone = trainer.features(sample)
+            assert torch.equal(got.ids, alone.ids) and got.p_len == alone.p_len
+            assert got.aux.shape == alone.aux.shape and got.last.shape == alone.last.shape
+            assert torch.allclose(got.aux, alone.aux, atol=1e-5)
+            assert torch.allclose(got.last, alone.last, atol=1e-5)
+            assert torch.equal(got.top, alone.top)
+        assert [f.aux.shape[1] for f in batched] == [24, 19, 12, 24]
+        assert batched[2].aux.untyped_storage().nbytes() == batched[2].aux.nbytes  # its own copy, not the batch's
+        assert sorted(trainer._cache) == [0, 1, 2, 3]
+
+    def test_batched_training_checkpoints_and_resumes(self, tiny_target: Path) -> None:
+        """With target_batch=2 a run trains, checkpoints and resumes like the one-at-a-time default."""
+        first = _trainer(tiny_target, "resume-batched", steps=2, target_batch=2)
+        first.train(progress=False)
+        assert (tiny_target / "resume-batched" / "checkpoint.pt").exists()
+        second = _trainer(tiny_target, "resume-batched", steps=2, target_batch=2)
+        assert second.maybe_resume()
+        assert second.step == 2
+        assert torch.equal(second.head.fc.weight, first.head.fc.weight)
+
 
 class TestTrainingTogether:
     def test_heads_share_init_samples_and_steps(self, tiny_target: Path) -> None:

@@ -74,6 +74,9 @@ class TrainConfig(BaseModel):
     # The target's forward is ~45 % of a step's work for two heads; each sample's captured states (~1.8 MB at
     # 450 tokens, bf16) are kept in memory after the first epoch's pass, up to this many MiB. 0 = always recompute.
     feature_cache_mb: int = Field(4096, ge=0)
+    # Samples per forward pass of the target (right-padded, masked). 1: one at a time, the pass the shipped head's
+    # figures came from, bit for bit; more fills a GPU at the cost of padding to the step's longest sample.
+    target_batch: int = Field(1, ge=1)
 
 
 def train_device(requested: str) -> torch.device:
@@ -317,13 +320,17 @@ class Trainer:
             epoch += 1
         return order
 
-    def features(self, sample: Sample) -> Features:
-        """Run the frozen target once over prompt + answer (the prompt cut from the left to fit max_seq_len)."""
+    def _sequence(self, sample: Sample) -> tuple[torch.Tensor, int]:
+        """Token ids of prompt + answer (the prompt cut from the left to fit max_seq_len) and the prompt's length."""
         cfg = self.config
         keep = cfg.max_seq_len - len(sample.output_ids)
         prompt = sample.prompt_ids[-keep:] if keep > 0 else sample.prompt_ids[:1]
         ids = torch.tensor(prompt + sample.output_ids, device=self.device)[: cfg.max_seq_len]
-        p_len = len(prompt)
+        return ids, len(prompt)
+
+    def features(self, sample: Sample) -> Features:
+        """Run the frozen target once over prompt + answer."""
+        ids, p_len = self._sequence(sample)
         with torch.no_grad():
             out = self.target.model(ids[None], output_hidden_states=True)
             aux = torch.cat([out.hidden_states[i] for i in self.head.config.aux_layer_ids], dim=-1)  # [1, S, 3H]
@@ -332,15 +339,48 @@ class Trainer:
             top = self.target.lm_head(last).argmax(-1)
         return Features(ids, p_len, aux, last, top)
 
-    def cached_features(self, index: int) -> Features:
-        """`features` of sample `index`, kept in memory while the cache is under `feature_cache_mb`."""
-        feats = self._cache.get(index)
-        if feats is None:
-            feats = self.features(self.samples[index])
-            if self._cache_bytes + feats.nbytes() <= self.config.feature_cache_mb * 2**20:
-                self._cache[index] = feats
-                self._cache_bytes += feats.nbytes()
+    def batch_features(self, samples: list[Sample]) -> list[Features]:
+        """`features` of several samples from one target pass: ids right-padded, padding masked out of attention.
+
+        Right padding keeps each sample's positions 0..S-1, so under the causal mask its states are those of its
+        own pass (up to floating-point summation order); each is sliced back to its length and copied out of the
+        batch, so a cached sample holds (and is charged for) its own states only.
+        """
+        seqs = [self._sequence(s) for s in samples]
+        ids = torch.zeros(len(seqs), max(seq.numel() for seq, _ in seqs), dtype=torch.long, device=self.device)
+        mask = torch.zeros_like(ids)  # [B, W]: 1 = a real token
+        for row, (seq, _) in enumerate(seqs):
+            ids[row, : seq.numel()], mask[row, : seq.numel()] = seq, 1
+        feats = []
+        with torch.no_grad():
+            out = self.target.model(ids, attention_mask=mask, output_hidden_states=True)
+            aux = torch.cat([out.hidden_states[i] for i in self.head.config.aux_layer_ids], dim=-1)  # [B, W, 3H]
+            for row, (seq, p_len) in enumerate(seqs):
+                last = out.last_hidden_state[row, p_len - 1 : seq.numel()].clone()
+                top = self.target.lm_head(last).argmax(-1)
+                feats.append(Features(seq, p_len, aux[row : row + 1, : seq.numel()].clone(), last, top))
         return feats
+
+    def step_features(self, indices: list[int]) -> list[Features]:
+        """Features of one step's samples: cached ones from memory, the others captured `target_batch` per target
+        pass and kept while the cache is under `feature_cache_mb`."""
+        batch = self.config.target_batch
+        missing = [i for i in dict.fromkeys(indices) if i not in self._cache]
+        fresh: dict[int, Features] = {}
+        for lo in range(0, len(missing), batch):
+            chunk = missing[lo : lo + batch]
+            # a lone sample takes the unpadded pass: target_batch = 1 is exactly the one-at-a-time path
+            captured = (
+                [self.features(self.samples[chunk[0]])]
+                if len(chunk) == 1
+                else self.batch_features([self.samples[i] for i in chunk])
+            )
+            for index, feats in zip(chunk, captured, strict=True):
+                fresh[index] = feats
+                if self._cache_bytes + feats.nbytes() <= self.config.feature_cache_mb * 2**20:
+                    self._cache[index] = feats
+                    self._cache_bytes += feats.nbytes()
+        return [fresh[i] if i in fresh else self._cache[i] for i in indices]
 
     def sample_loss(self, sample: Sample, index: int = 0) -> tuple[torch.Tensor, list[StepStats]]:
         feats = self.features(sample)
@@ -412,8 +452,8 @@ class Trainer:
                 for group in run.optimizer.param_groups:
                     group["lr"] = self.lr_at(step)
                 run.optimizer.zero_grad(set_to_none=True)
-            for k in range(cfg.samples_per_step):
-                feats = self.cached_features(order[step * cfg.samples_per_step + k])
+            first = step * cfg.samples_per_step
+            for feats in self.step_features(order[first : first + cfg.samples_per_step]):
                 targets = feats.targets(self.draft_lm_head)  # frozen target states: no graph to keep
                 for i, run in enumerate(self.runs):
                     loss, stats = self.head_loss(run.head, feats, targets)
