@@ -436,6 +436,39 @@ class TestServed:
         assert (draft["fc_norm"], draft["norm_output"]) == (True, True)
         assert head_engine.engine.info["draft"]["modules"] == {"fc_norm": True, "norm_output": True}
 
+    @pytest.mark.parametrize(
+        ("layout", "on"),
+        [v for v in VARIANTS if v != ("speculators", True)],
+        ids=lambda v: str(v) if isinstance(v, str) else ("3.1" if v else "3"),
+    )
+    async def test_every_other_layout_and_switch_setting_is_served_with_identical_output(
+        self,
+        layout: str,
+        on: bool,
+        tiny_model: Path,
+        heads: dict[tuple[str, bool], Path],
+        plain_engine: EngineHandle,
+        tmp_path: Path,
+    ) -> None:
+        """Each imported variant (one engine at a time) emits the plain tokens and builds the switches it declares."""
+        head = import_head(heads[(layout, on)], tiny_model, tmp_path / "draft", show_progress=False).directory
+        handle = EngineHandle(engine_config(tmp_path / "state", model_dir=str(tiny_model), draft=head, k=3))
+        try:
+            for prompt in PROMPTS:
+                messages = [ChatMessage(role="user", content=prompt)]
+                drafted = await handle.generate(messages, PARAMS)
+                assert drafted.token_ids == (await plain_engine.generate(messages, PARAMS)).token_ids
+                assert drafted.spec is not None and drafted.spec.drafts > 0
+            draft = drafted.fingerprint["draft"]
+            assert (draft["variant"], draft["fc_norm"], draft["norm_output"]) == (
+                "eagle3.1" if on else "eagle3",
+                on,
+                on,
+            )
+            assert handle.engine.info["draft"]["modules"] == {"fc_norm": on, "norm_output": on}
+        finally:
+            handle.close()
+
 
 # --- the training device path (item 3): the same code on CPU that a GPU plant runs with --device cuda -----------
 
