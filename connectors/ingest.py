@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import hashlib
 import signal
-from collections import Counter as Tally
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,6 +39,7 @@ from prometheus_client import Counter
 
 from connectors.mqtt import MqttClient, MqttError, MqttMessage
 from connectors.parsers import InputLimits, ParseError, QuarantineReason
+from connectors.quarantine import QuarantineTally
 from connectors.routes import RouteTable
 from edge_agent.audit import AuditSink
 from edge_agent.backoff import backoff_delay
@@ -58,8 +58,6 @@ INTAKE_BATCH = 500
 # Audit windows: an auditor can tie every record to an entry, at ~1 entry a minute under steady load.
 AUDIT_EVERY_RECORDS = 10_000
 AUDIT_EVERY_S = 60.0
-# A flood of bad input must not make one audit entry huge: the first items are listed, the rest only counted.
-QUARANTINE_AUDIT_ITEMS = 100
 # On stop, commits already under way get this long to finish so their messages are acked now, not redelivered.
 STOP_DRAIN_S = 5.0
 # A full store is retried soon (space often returns in seconds: retention, an operator's cleanup), then at most every
@@ -111,8 +109,7 @@ class _AuditWindow:
     first_received: str | None = None
     last_received: str | None = None
     payloads: Any = field(default_factory=hashlib.sha256)
-    quarantined: Tally[str] = field(default_factory=Tally)
-    quarantine_items: list[dict[str, Any]] = field(default_factory=list)
+    quarantined: QuarantineTally = field(default_factory=QuarantineTally)
 
     def add(self, group: _Group, stored: int) -> None:
         records = group.records
@@ -129,17 +126,7 @@ class _AuditWindow:
         self.records += len(records)
         self.stored += stored
         for message, error in group.refused:
-            self.quarantined[error.reason.value] += 1
-            if len(self.quarantine_items) < QUARANTINE_AUDIT_ITEMS:
-                self.quarantine_items.append(
-                    {
-                        "topic": message.topic,
-                        "reason": error.reason.value,
-                        "detail": error.detail,
-                        "bytes": len(message.payload),
-                        "sha256": hashlib.sha256(message.payload).hexdigest(),
-                    }
-                )
+            self.quarantined.add(message.topic, error.reason.value, error.detail, message.payload)
 
     def entries(self, source: str) -> list[tuple[str, str, dict[str, Any]]]:
         entries: list[tuple[str, str, dict[str, Any]]] = []
@@ -162,20 +149,7 @@ class _AuditWindow:
                 )
             )
         if self.quarantined:
-            count = sum(self.quarantined.values())
-            entries.append(
-                (
-                    "quarantine",
-                    source,
-                    {
-                        "source": source,
-                        "count": count,
-                        "by_reason": dict(sorted(self.quarantined.items())),
-                        "items": self.quarantine_items,
-                        "items_omitted": count - len(self.quarantine_items),
-                    },
-                )
-            )
+            entries.append(("quarantine", source, self.quarantined.entry(source)))
         return entries
 
 

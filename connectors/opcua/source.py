@@ -8,7 +8,6 @@ becomes a `data_gap` record and an `opcua.gap` audit entry.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 import time
 from collections import Counter as Tally
@@ -52,6 +51,7 @@ from connectors.opcua_security import (
     ensure_certificate,
     load_identity,
 )
+from connectors.quarantine import QuarantineTally
 from edge_agent.audit import AuditSink
 from edge_agent.config import NodeConfig, OpcuaSourceConfig
 from edge_agent.store import RecordWriter
@@ -68,8 +68,6 @@ BATCH_MAX_DELAY_S = 0.1
 BACKFILL_OVERLAP_S = 5.0
 # Pending overflow repairs; beyond this a repair's span is recorded as a queue_overflow gap instead of read back.
 REPAIR_QUEUE_MAX = 1000
-# A flood of bad values must not make one audit entry huge: the first are listed, the rest only counted (as MQTT).
-QUARANTINE_AUDIT_ITEMS = 100
 
 
 class QuarantineSink(Protocol):
@@ -138,8 +136,7 @@ class _AuditTally:
     alarms: int = 0
     first: datetime | None = None
     last: datetime | None = None
-    quarantined: Tally[str] = field(default_factory=Tally)
-    quarantine_items: list[dict[str, Any]] = field(default_factory=list)
+    quarantined: QuarantineTally = field(default_factory=QuarantineTally)
 
     def add(self, records: Sequence[Record], stored: int) -> None:
         self.records += len(records)
@@ -153,17 +150,7 @@ class _AuditTally:
 
     def refuse(self, refused: Sequence[Refused]) -> None:
         for item in refused:
-            self.quarantined[item.reason] += 1
-            if len(self.quarantine_items) < QUARANTINE_AUDIT_ITEMS:
-                self.quarantine_items.append(
-                    {
-                        "topic": item.topic,
-                        "reason": item.reason,
-                        "detail": item.detail,
-                        "bytes": len(item.raw),
-                        "sha256": hashlib.sha256(item.raw).hexdigest(),
-                    }
-                )
+            self.quarantined.add(item.topic, item.reason, item.detail, item.raw)
 
     def entries(self, source: str, endpoint: str) -> list[tuple[str, str, dict[str, Any]]]:
         entries: list[tuple[str, str, dict[str, Any]]] = []
@@ -185,20 +172,7 @@ class _AuditTally:
                 )
             )
         if self.quarantined:
-            count = sum(self.quarantined.values())
-            entries.append(
-                (
-                    "quarantine",
-                    "opcua",
-                    {
-                        "source": source,
-                        "count": count,
-                        "by_reason": dict(sorted(self.quarantined.items())),
-                        "items": self.quarantine_items,
-                        "items_omitted": count - len(self.quarantine_items),
-                    },
-                )
-            )
+            entries.append(("quarantine", "opcua", self.quarantined.entry(source)))
         return entries
 
 
