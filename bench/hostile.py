@@ -171,8 +171,7 @@ async def disk_full_recovery(workdir: Path, messages: int) -> dict[str, Any]:
             ingest = MqttIngest(config, store, writer)
             tasks = [asyncio.create_task(writer.run()), asyncio.create_task(ingest.run(ready := asyncio.Event()))]
             await asyncio.wait_for(ready.wait(), 30)
-            pages = store._query("PRAGMA page_count")[0][0]  # noqa: SLF001  (the limit is set just above what is used)
-            store.set_max_pages(pages)
+            store.set_max_pages(1)  # below the current size: the file is held where it is, the next page fails
             payloads = [
                 json.dumps(
                     {"id": f"full-{n}", "asset": "P-1", "n": n, "pad": "x" * 512, "ts": utcnow().isoformat()}

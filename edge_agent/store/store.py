@@ -19,8 +19,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from edge_agent.store.migrations import migrate
 from edge_agent.store.retention import OUTBOX, TRIMMED, RetentionPolicy, RetentionResult, Table
 from edge_agent.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc, utcnow
@@ -94,21 +92,30 @@ def _is_full(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
 
 
-class DeadLetter(BaseModel):
-    """An outbox row the broker refused `attempts` times (or could never accept); `reason` is the last refusal."""
+class DeadLetter(OutboxMessage):
+    """An outbox row (same id) the broker refused `attempts` times (or could never accept); `reason` is the last
+    refusal."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: int  # its outbox id
-    topic: str
-    payload: bytes
-    qos: int
-    retain: bool
-    properties: dict[str, str]
-    created_time: datetime
     failed_time: datetime
     attempts: int
     reason: str
+
+
+# The outbox row's columns, shared by the outbox and dead_letter tables (migration 4 copies one into the other).
+_OUTBOX_COLUMNS = "id, topic, payload, qos, retain, properties, created_time_us"
+
+
+def _outbox_fields(row: Sequence[Any]) -> dict[str, Any]:
+    """A row's first seven values (_OUTBOX_COLUMNS), as OutboxMessage fields."""
+    return {
+        "id": row[0],
+        "topic": row[1],
+        "payload": row[2],
+        "qos": row[3],
+        "retain": bool(row[4]),
+        "properties": json.loads(row[5]),
+        "created_time": from_us(row[6]),
+    }
 
 
 class Store:
@@ -287,18 +294,9 @@ class Store:
 
     def outbox_pending(self, limit: int = 100, after_id: int = 0) -> list[OutboxMessage]:
         return [
-            OutboxMessage(
-                id=r[0],
-                topic=r[1],
-                payload=r[2],
-                qos=r[3],
-                retain=bool(r[4]),
-                properties=json.loads(r[5]),
-                created_time=from_us(r[6]),
-            )
+            OutboxMessage(**_outbox_fields(r))
             for r in self._query(
-                "SELECT id, topic, payload, qos, retain, properties, created_time_us FROM outbox WHERE id > ?"
-                " ORDER BY id LIMIT ?",
+                f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE id > ? ORDER BY id LIMIT ?",
                 (after_id, limit),
             )
         ]
@@ -330,21 +328,9 @@ class Store:
     def dead_letters(self, limit: int = 1000) -> list[DeadLetter]:
         """Dead letters, oldest outbox id first."""
         return [
-            DeadLetter(
-                id=r[0],
-                topic=r[1],
-                payload=r[2],
-                qos=r[3],
-                retain=bool(r[4]),
-                properties=json.loads(r[5]),
-                created_time=from_us(r[6]),
-                failed_time=from_us(r[7]),
-                attempts=r[8],
-                reason=r[9],
-            )
+            DeadLetter(**_outbox_fields(r), failed_time=from_us(r[7]), attempts=r[8], reason=r[9])
             for r in self._query(
-                "SELECT id, topic, payload, qos, retain, properties, created_time_us, failed_time_us, attempts, reason"
-                " FROM dead_letter ORDER BY id LIMIT ?",
+                f"SELECT {_OUTBOX_COLUMNS}, failed_time_us, attempts, reason FROM dead_letter ORDER BY id LIMIT ?",
                 (limit,),
             )
         ]
