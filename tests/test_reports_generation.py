@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from edge_agent.reports.generate import canonical_json
+from edge_agent.canonical import canonical_json
 from edge_agent.reports.grounding import check_narrative
 from edge_agent.reports.replay import replay_with_engine
 from edge_agent.store import Store

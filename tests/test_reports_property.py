@@ -16,9 +16,10 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from edge_agent.canonical import canonical_json
 from edge_agent.llm.types import GenerationParams
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
-from edge_agent.reports.generate import canonical_json, report_body
+from edge_agent.reports.generate import report_body
 from edge_agent.reports.grounding import check_narrative
 from edge_agent.reports.prompts import build_prompt
 from edge_agent.reports.render import render_html, render_markdown

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge_agent.reports.generate import Draft, sha256_hex
+from edge_agent.canonical import sha256_hex
+from edge_agent.reports.generate import Draft
 from edge_agent.reports.render import render_html, render_markdown
 
 DOCUMENT_SCHEMA = "edge-agent.report/1"

@@ -13,10 +13,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import build_draft, canonical_json, report_records, sha256_hex
+from edge_agent.reports.generate import build_draft, report_records
 from edge_agent.reports.prompts import build_prompt, load_phrasebook, load_template
 from edge_agent.reports.repository import ReportRepository
 from edge_agent.reports.request import ResolvedRequest
