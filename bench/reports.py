@@ -29,8 +29,7 @@ from typing import Any
 from bench.report import write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import generation_params
-from edge_agent.reports.prompts import build_prompt
+from edge_agent.reports.generate import generation_params, section_prompts
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.store import Store
 from tests.fixtures.broker import Broker
@@ -153,20 +152,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def pure_generation(config: AgentConfig, engine: Any, body: dict[str, Any]) -> float:
-    """Wall-clock of engine.generate for the prompts the report used (one per attempt), nothing else."""
+    """Wall-clock of engine.generate for the prompts the report used (one per section attempt), nothing else."""
     request = ResolvedRequest.model_validate(body["request"])
     with Store(config.paths.store_path) as store:
         records = store.records(request.window.start, request.window.end)
     facts = compute_facts(records, request, list_max=config.reports.list_facts_max)
-    prompt = build_prompt(
-        facts, request, note_max_chars=config.reports.note_max_chars, notes_max=config.reports.notes_max
-    )
+    prompts = section_prompts(facts, request, config.reports)
     params = generation_params(config.reports, config.llm.seed)
     total = 0.0
-    for attempt in body["grounding"]["attempts"]:
-        start = time.perf_counter()
-        await engine.generate(prompt.messages(attempt["strict"]), params)
-        total += time.perf_counter() - start
+    for (_, prompt), section in zip(prompts.items, body["sections"], strict=True):
+        for attempt in section["attempts"]:
+            start = time.perf_counter()
+            await engine.generate(prompt.messages(attempt["strict"]), params)
+            total += time.perf_counter() - start
     return total
 
 

@@ -35,8 +35,9 @@ class ReportsConfig(Section):
     four_eyes: bool = False
     default_language: str = Field("es", pattern=r"^(es|en|pt)$")
     shifts: list[ShiftConfig] = Field(default_factory=list)
-    # 320 tokens: a five-to-eight sentence narrative; more only lengthens the wait on a CPU box.
-    narrative_max_tokens: int = Field(320, ge=16)
+    # Per narrative section. 160 tokens: four sentences with room to spare; a section that runs into the limit is cut
+    # at its last full sentence, and more only lengthens the wait on a CPU box.
+    narrative_max_tokens: int = Field(160, ge=16)
     # 280 characters: a long operator note; anything longer is cut so untrusted text cannot crowd out the facts.
     note_max_chars: int = Field(280, ge=16)
     # Windows larger than these are refused (`failed`, naming both) before anything is loaded: a report holds its

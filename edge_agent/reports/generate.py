@@ -1,4 +1,9 @@
-"""One report from records: facts → prompt → narrative → grounding check → body.
+"""One report from records: facts → sections → per section a prompt, a narrative and its checks → body.
+
+Each narrative section (`reports.sections`) is written from its own facts only and checked on its own: grounded
+(`grounding.check_narrative`) and prose (`prose.prose_problems`). A section that fails is asked for once more with
+the strict instructions; if that fails too, the reference writer's text (`reports.reference`, deterministic and
+grounded by construction) is published in its place and the section says so (`status: reference`).
 
 The body is everything the report says and everything that decided it, and nothing that varies between two runs
 of the same request (no wall-clock, no timings, no speculative acceptance figures, no request id): the same request
@@ -9,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,15 +25,26 @@ from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.config.reports import ReportsConfig
 from edge_agent.llm.types import Completion, Engine, GenerationParams, PromptTooLong
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
-from edge_agent.reports.grounding import GroundingResult, check_narrative
-from edge_agent.reports.prompts import TEMPLATE_VERSION, Prompt, build_prompt
+from edge_agent.reports.grounding import GroundingResult, Offence, check_narrative
+from edge_agent.reports.prompts import (
+    TEMPLATE_VERSION,
+    Phrasebook,
+    Prompt,
+    Template,
+    build_prompt,
+    fact_sentence,
+    load_phrasebook,
+    load_template,
+)
+from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow
+from edge_agent.reports.sections import Section, split_sections
 from edge_agent.store import Store
 from edge_agent.types import StoredRecord
 
 log = structlog.get_logger(component="reports")
 
-BODY_SCHEMA = "edge-agent.report.body/1"
+BODY_SCHEMA = "edge-agent.report.body/2"
 GROUNDING_RULES = "v1"
 
 
@@ -36,7 +53,7 @@ def clean_narrative(text: str, truncated: bool = False) -> str:
     limit cut it (`truncated`), only up to the last full sentence."""
     for marker in ("<<<", "NOTE>>>"):
         text = text.split(marker, 1)[0]
-    # A small model often opens by echoing the section header ("Hechos:", "FACTS:"): not part of the narrative.
+    # A small model often opens by echoing a header ("Hechos:", "FACTS:"): not part of the narrative.
     text = re.sub(r"^\s*[^\n.:]{1,20}:\s*\n", "", text)
     text = " ".join(text.split())
     if truncated:
@@ -46,8 +63,9 @@ def clean_narrative(text: str, truncated: bool = False) -> str:
 
 
 class Provenance(BaseModel):
-    """What decided a draft besides its facts, as the `report.generated` audit entry records it: per attempt the
-    prompt's and completion's hashes and the speculative figures, and the template, phrasebook and engine hashes."""
+    """What decided a draft besides its facts, as the `report.generated` audit entry records it: per attempt (all
+    sections, in order) the prompt's and completion's hashes and the speculative figures, and the template,
+    phrasebook and engine hashes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -74,7 +92,7 @@ class Draft:
     @property
     def provenance(self) -> Provenance:
         # Read back from the body this module builds (`report_body`), so only this module knows its shape.
-        attempts = self.body["grounding"]["attempts"]
+        attempts = [a for s in self.body["sections"] for a in s["attempts"]]
         return Provenance(
             prompt_sha256=[a["prompt_sha256"] for a in attempts],
             completion_sha256=[a.get("completion_sha256") for a in attempts],
@@ -96,6 +114,44 @@ def generation_params(config: ReportsConfig, seed: int) -> GenerationParams:
     return GenerationParams(max_tokens=config.narrative_max_tokens, temperature=0.0, seed=seed, stop=["<<<"])
 
 
+@dataclass
+class SectionPrompts:
+    """A report's sections, each with the prompt it is written from (what replay rebuilds and compares)."""
+
+    template: Template
+    book: Phrasebook
+    items: list[tuple[Section, Prompt]]
+
+
+def section_prompts(facts: list[Fact], request: ResolvedRequest, config: ReportsConfig) -> SectionPrompts:
+    template, book = load_template(request.language), load_phrasebook(request.language)
+    items = [
+        (
+            section,
+            build_prompt(
+                section,
+                request,
+                template=template,
+                book=book,
+                note_max_chars=config.note_max_chars,
+                notes_max=config.notes_max,
+            ),
+        )
+        for section in split_sections(facts)
+    ]
+    return SectionPrompts(template, book, items)
+
+
+def check_section(text: str, section: Section, request: ResolvedRequest, book: Phrasebook) -> GroundingResult:
+    """Grounded on the section's facts, and prose: a prose problem is an offence like an ungrounded figure."""
+    result = check_narrative(text, section.grounding_facts(), request.window.timezone)
+    lines = [s for f in section.grounding_facts() if (s := fact_sentence(f, book, request)) is not None]
+    problems = [Offence(start=0, end=len(text), text=p, kind="prose", reason=p) for p in prose_problems(text, lines)]
+    if not problems:
+        return result
+    return GroundingResult(ok=False, claims=result.claims, offending=[*result.offending, *problems])
+
+
 async def build_draft(
     request: ResolvedRequest,
     records: list[StoredRecord],
@@ -106,73 +162,92 @@ async def build_draft(
     seed: int,
 ) -> Draft:
     # In a thread: a large window's facts take seconds of CPU, which must not stall the event loop (health, watchdog).
-    facts, prompt = await asyncio.to_thread(_facts_and_prompt, request, records, config)
+    facts, prompts = await asyncio.to_thread(_facts_and_prompts, request, records, config)
     params = generation_params(config, seed)
+    sections: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+    last: Completion | None = None
+    for section, prompt in prompts.items:
+        written, section_run, completion = await _write_section(section, prompt, request, engine, params)
+        sections.append(written)
+        run += section_run
+        last = completion or last
+    body = report_body(request, facts, prompts, site_id=site_id, sections=sections, params=params, last=last)
+    body_bytes = canonical_json(body)
+    return Draft(body=body, body_bytes=body_bytes, body_sha256=sha256_hex(body_bytes), run=run)
+
+
+async def _write_section(
+    section: Section, prompt: Prompt, request: ResolvedRequest, engine: Engine, params: GenerationParams
+) -> tuple[dict[str, Any], list[dict[str, Any]], Completion | None]:
+    """One section: the model's text if it passes (first try or the strict retry), else the reference text."""
     attempts: list[dict[str, Any]] = []
     run: list[dict[str, Any]] = []
-    narrative: str | None = None
-    status = "omitted_ungrounded"
     last: Completion | None = None
     for strict in (False, True):
         try:
             completion = await engine.generate(prompt.messages(strict), params)
         except PromptTooLong as exc:
-            log.warning("prompt_too_long", error=str(exc))
-            status = "omitted_prompt_too_long"
+            log.warning("prompt_too_long", section=section.name, error=str(exc))
             attempts.append({"strict": strict, "prompt_sha256": prompt.sha256(strict), "error": str(exc)})
             break
         last = completion
         text = clean_narrative(completion.text, truncated=completion.finish_reason == "length")
-        result = check_narrative(text, facts, request.window.timezone)
+        result = check_section(text, section, request, prompt.phrasebook)
         attempts.append(_attempt(strict, prompt, completion, result))
-        run.append(_run(strict, completion))
+        run.append(_run(section.name, strict, completion))
         if result.ok:
-            narrative, status = text, ("grounded_after_retry" if strict else "grounded")
-            break
-        log.info("narrative_ungrounded", strict=strict, offending=[o.text for o in result.offending][:10])
-    body = report_body(
-        request,
-        facts,
-        prompt,
-        site_id=site_id,
-        narrative=narrative,
-        status=status,
-        attempts=attempts,
-        params=params,
-        last=last,
-    )
-    body_bytes = canonical_json(body)
-    return Draft(body=body, body_bytes=body_bytes, body_sha256=sha256_hex(body_bytes), run=run)
+            status = "model_after_retry" if strict else "model"
+            return _section(section, status, text, attempts), run, last
+        log.info(
+            "section_rejected", section=section.name, strict=strict, offending=[o.text for o in result.offending][:10]
+        )
+    from edge_agent.reports.reference import reference_text  # TEMP until reference.py lands
+
+    return _section(section, "reference", reference_text(section, request), attempts), run, last
+
+
+def _section(section: Section, status: str, text: str, attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    fact_ids = [f.id for f in (*section.facts, *section.related)]
+    return {"name": section.name, "status": status, "text": text, "fact_ids": fact_ids, "attempts": attempts}
+
+
+def narrative_status(sections: Sequence[dict[str, Any]]) -> str:
+    """`model`: every section model-written; `reference`: none; `mixed`: some; `empty`: no section to write."""
+    written = [s["status"] != "reference" for s in sections]
+    if not written:
+        return "empty"
+    return "model" if all(written) else ("reference" if not any(written) else "mixed")
 
 
 def report_body(
     request: ResolvedRequest,
     facts: list[Fact],
-    prompt: Prompt,
+    prompts: SectionPrompts,
     *,
     site_id: str,
-    narrative: str | None,
-    status: str,
-    attempts: list[dict[str, Any]],
+    sections: list[dict[str, Any]],
     params: GenerationParams,
     last: Completion | None,
 ) -> dict[str, Any]:
     """The body (pure): what the report says and everything that decided it."""
+    flagged = sorted({rid for _, p in prompts.items for rid in p.flagged_record_ids})
     return {
         "schema": BODY_SCHEMA,
         "site": site_id,
         "request": request.as_json(),
         "facts": [f.model_dump(mode="json") for f in facts],
-        "flags": {"instruction_like_record_ids": list(prompt.flagged_record_ids)},
-        "narrative": narrative,
-        "narrative_status": status,
-        "grounding": {"rules": GROUNDING_RULES, "attempts": attempts},
+        "flags": {"instruction_like_record_ids": flagged},
+        "narrative": "\n\n".join(s["text"] for s in sections) or None,
+        "narrative_status": narrative_status(sections),
+        "sections": sections,
+        "grounding": {"rules": GROUNDING_RULES, "reference": "r1"},
         "prompt": {
             "template_version": TEMPLATE_VERSION,
-            "template": prompt.template.name,
-            "template_sha256": prompt.template.sha256,
-            "phrasebook": prompt.phrasebook.name,
-            "phrasebook_sha256": prompt.phrasebook.sha256,
+            "template": prompts.template.name,
+            "template_sha256": prompts.template.sha256,
+            "phrasebook": prompts.book.name,
+            "phrasebook_sha256": prompts.book.sha256,
         },
         "generation": {
             "params": params.model_dump(mode="json"),
@@ -182,15 +257,15 @@ def report_body(
     }
 
 
-def _facts_and_prompt(
+def _facts_and_prompts(
     request: ResolvedRequest, records: list[StoredRecord], config: ReportsConfig
-) -> tuple[list[Fact], Prompt]:
+) -> tuple[list[Fact], SectionPrompts]:
     facts = compute_facts(records, request, list_max=config.list_facts_max)
-    return facts, build_prompt(facts, request, note_max_chars=config.note_max_chars, notes_max=config.notes_max)
+    return facts, section_prompts(facts, request, config)
 
 
 def _attempt(strict: bool, prompt: Prompt, completion: Completion, result: GroundingResult) -> dict[str, Any]:
-    # The text of a rejected narrative is never published; its hash and the offending spans say what was wrong.
+    # The text of a rejected section is never published; its hash and the offending spans say what was wrong.
     return {
         "strict": strict,
         "prompt_sha256": prompt.sha256(strict),
@@ -203,8 +278,9 @@ def _attempt(strict: bool, prompt: Prompt, completion: Completion, result: Groun
     }
 
 
-def _run(strict: bool, completion: Completion) -> dict[str, Any]:
+def _run(section: str, strict: bool, completion: Completion) -> dict[str, Any]:
     return {
+        "section": section,
         "strict": strict,
         "prompt_tokens": completion.prompt_tokens,
         "completion_tokens": completion.completion_tokens,

@@ -11,7 +11,15 @@ import re
 from typing import Any
 
 from edge_agent.reports.facts import Fact
-from edge_agent.reports.prompts import Phrasebook, fact_sentence, format_time, load_phrasebook, safe_text, spans_days
+from edge_agent.reports.prompts import (
+    Phrasebook,
+    fact_sentence,
+    format_time,
+    load_phrasebook,
+    load_template,
+    safe_text,
+    spans_days,
+)
 from edge_agent.reports.request import ResolvedRequest
 
 # Characters that start emphasis, code, links, HTML or tables anywhere in a line; `.`, `-`, `+`, `#` only matter at
@@ -32,9 +40,21 @@ def _status_line(book: Phrasebook, status: str, signoff: dict[str, Any] | None) 
 def _lines(body: dict[str, Any]) -> tuple[Phrasebook, ResolvedRequest, list[Fact], list[tuple[Fact, str]]]:
     request = ResolvedRequest.model_validate(body["request"])
     facts = [Fact.model_validate(f) for f in body["facts"]]
-    book = load_phrasebook(request.language, body["prompt"]["template_version"])
+    # The phrasebook named in the body: a report written with the v1 whole-narrative prompt names v1 too.
+    book = load_phrasebook(request.language, body["prompt"]["phrasebook"].split("/", 1)[0])
     sentences = [(f, s) for f in facts if (s := fact_sentence(f, book, request)) is not None]
     return book, request, facts, sentences
+
+
+def _sections(body: dict[str, Any], request: ResolvedRequest) -> list[tuple[str, str, str | None]]:
+    """(section name, text, note) per narrative section; a v1 body (one paragraph, no sections) gives none."""
+    if "sections" not in body:
+        return []
+    template = load_template(request.language)
+    return [
+        (template.names[s["name"]], s["text"], template.labels["reference"] if s["status"] == "reference" else None)
+        for s in body["sections"]
+    ]
 
 
 def _notes(book: Phrasebook, request: ResolvedRequest, facts: list[Fact]) -> list[tuple[Fact, str, str, bool]]:
@@ -55,9 +75,13 @@ def render_markdown(body: dict[str, Any], status: str, signoff: dict[str, Any] |
     title = md_escape(book.label("title." + request.type))
     out = [f"# {title}", "", f"**{md_escape(_status_line(book, status, signoff))}**", ""]
     out += [f"## {md_escape(book.label('narrative'))}", ""]
-    if body["narrative"] is not None:
+    sections = _sections(body, request)
+    for name, text, note in sections:
+        out += [f"### {md_escape(name)}", "", md_escape(text), ""]
+        out += [f"_{md_escape(note)}_", ""] if note else []
+    if not sections and body["narrative"] is not None:
         out += [md_escape(body["narrative"]), ""]
-    else:
+    elif not sections:
         out += [f"_{md_escape(book.label('omitted'))}_", ""]
     out += [f"## {md_escape(book.label('facts'))}", ""]
     for fact, sentence in sentences:
@@ -85,9 +109,13 @@ def render_html(body: dict[str, Any], status: str, signoff: dict[str, Any] | Non
         f'<p class="status status-{e(status)}"><strong>{e(_status_line(book, status, signoff))}</strong></p>',
         f"<h2>{e(book.label('narrative'))}</h2>",
     ]
-    if body["narrative"] is not None:
+    sections = _sections(body, request)
+    for name, text, note in sections:
+        out += [f"<h3>{e(name)}</h3>", f'<p class="narrative">{e(text)}</p>']
+        out += [f'<p class="narrative-note"><em>{e(note)}</em></p>'] if note else []
+    if not sections and body["narrative"] is not None:
         out.append(f'<p class="narrative">{e(body["narrative"])}</p>')
-    else:
+    elif not sections:
         out.append(f'<p class="narrative omitted"><em>{e(book.label("omitted"))}</em></p>')
     out += [f"<h2>{e(book.label('facts'))}</h2>", "<ul>"]
     for fact, sentence in sentences:

@@ -17,8 +17,8 @@ from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import build_draft, report_records
-from edge_agent.reports.prompts import build_prompt, load_phrasebook, load_template
+from edge_agent.reports.generate import build_draft, report_records, section_prompts
+from edge_agent.reports.prompts import TEMPLATE_VERSION, load_phrasebook, load_template
 from edge_agent.reports.repository import ReportRepository
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.store import Store
@@ -71,8 +71,13 @@ async def replay_with_engine(config: AgentConfig, report_id: str, engine: Engine
         return refused("the stored body does not match its recorded hash")
     request = ResolvedRequest.model_validate(body["request"])
     prompt_info = body["prompt"]
-    template = load_template(request.type, request.language, prompt_info["template_version"])
-    book = load_phrasebook(request.language, prompt_info["template_version"])
+    if prompt_info["template_version"] != TEMPLATE_VERSION:
+        return refused(
+            f"the report was written with prompt templates {prompt_info['template_version']};"
+            f" this agent writes {TEMPLATE_VERSION}"
+        )
+    template = load_template(request.language)
+    book = load_phrasebook(request.language)
     if template.sha256 != prompt_info["template_sha256"]:
         return refused(f"prompt template {template.name} changed since the report was made")
     if book.sha256 != prompt_info["phrasebook_sha256"]:
@@ -87,12 +92,10 @@ async def replay_with_engine(config: AgentConfig, report_id: str, engine: Engine
             "the facts differ from the recorded ones (records changed by retention or late data,"
             " or reports.list_facts_max changed)"
         )
-    attempts = body["grounding"]["attempts"]
-    prompt = build_prompt(
-        facts, request, note_max_chars=reports_config.note_max_chars, notes_max=reports_config.notes_max
-    )
-    if attempts and prompt.sha256(False) != attempts[0]["prompt_sha256"]:
-        return refused("the prompt differs from the recorded one (reports limits changed in config)")
+    rebuilt = [p.sha256(False) for _, p in section_prompts(facts, request, reports_config).items]
+    recorded_prompts = [s["attempts"][0]["prompt_sha256"] for s in body["sections"] if s["attempts"]]
+    if rebuilt != recorded_prompts:
+        return refused("the prompts differ from the recorded ones (reports limits changed in config)")
     draft = await build_draft(
         request, records, engine, site_id=body["site"], config=reports_config, seed=params["seed"]
     )

@@ -1,9 +1,10 @@
 """Versioned prompt templates and the phrasebook that turns facts into sentences.
 
-Files live in `prompts/<version>/`: `<type>.<language>.txt` holds the instructions ([system], [strict]) and the
-user message ([user], with `$facts` and `$notes`); `facts.<language>.txt` holds one sentence template per fact kind
-and the labels the renderings use. Both files' SHA-256 go into every report, so a reader knows exactly which
-wording produced it, and replay refuses when a file has changed since.
+The narrative is written one section at a time (`reports.sections`): `prompts/v2/section.<language>.txt` holds the
+instructions ([system], [strict]), the user message ([user], with `$section`, `$facts`, `$related` and `$notes`) and
+the section names ([names]). `prompts/v1/facts.<language>.txt` holds one sentence template per fact kind and the
+labels the renderings use. Both files' SHA-256 go into every report, so a reader knows exactly which wording produced
+it, and replay refuses when a file has changed since.
 
 Trust boundary: the [system] part is ours alone. Facts are computed by code; any text that came from a record
 (operator notes, alarm messages, reasons) is cleaned and length-limited, and operator notes are fenced between
@@ -27,13 +28,17 @@ from edge_agent.llm.types import ChatMessage
 from edge_agent.reports.errors import TemplateError
 from edge_agent.reports.facts import Fact, round_value
 from edge_agent.reports.request import ResolvedRequest
+from edge_agent.reports.sections import SECTIONS, Section
 from edge_agent.reports.untrusted import clean, fence, looks_like_instruction
 
-TEMPLATE_VERSION = "v1"
+# v2: one prompt per narrative section. The fact sentences and labels are still the v1 phrasebook's.
+TEMPLATE_VERSION = "v2"
+PHRASEBOOK_VERSION = "v1"
 _DIR = Path(__file__).resolve().parent
 # 80 characters: an alarm message or downtime reason; longer text from a record is cut before it reaches a prompt.
 SHORT_TEXT_MAX = 80
-_SECTIONS = ("system", "strict", "user")
+_PARTS = ("system", "strict", "user", "names", "labels")
+_USER_FIELDS = ("$section", "$facts", "$related", "$notes")
 
 
 def _sections(path: Path) -> tuple[bytes, dict[str, str]]:
@@ -56,11 +61,13 @@ def _sections(path: Path) -> tuple[bytes, dict[str, str]]:
 
 @dataclass(frozen=True)
 class Template:
-    name: str  # "v1/shift_summary.es.txt"
+    name: str  # "v2/section.es.txt"
     sha256: str
     system: str
     strict: str
     user: str
+    names: dict[str, str]  # section → its name in the report language
+    labels: dict[str, str]  # rendering text: `reference` marks a section the reference writer wrote
 
 
 @dataclass(frozen=True)
@@ -74,32 +81,40 @@ class Phrasebook:
         return self.labels[key].format(**kwargs)
 
 
-def load_template(report_type: str, language: str, version: str = TEMPLATE_VERSION) -> Template:
-    name = f"{version}/{report_type}.{language}.txt"
-    raw, sections = _sections(_DIR / name)
-    missing = [s for s in _SECTIONS if s not in sections]
+def _pairs(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            key, _, value = line.partition(" = ")
+            out[key.strip()] = value.strip()
+    return out
+
+
+def load_template(language: str, version: str = TEMPLATE_VERSION) -> Template:
+    name = f"{version}/section.{language}.txt"
+    raw, parts = _sections(_DIR / name)
+    missing = [s for s in _PARTS if s not in parts]
     if missing:
         raise TemplateError(f"prompt template {name} lacks section(s) {missing}")
-    if "$facts" not in sections["user"] or "$notes" not in sections["user"]:
-        raise TemplateError(f"prompt template {name}: [user] must contain $facts and $notes")
-    return Template(name, hashlib.sha256(raw).hexdigest(), sections["system"], sections["strict"], sections["user"])
+    absent = [f for f in _USER_FIELDS if f not in parts["user"]]
+    if absent:
+        raise TemplateError(f"prompt template {name}: [user] must contain {absent}")
+    names = _pairs(parts["names"])
+    if set(names) != set(SECTIONS):
+        raise TemplateError(f"prompt template {name}: [names] must name exactly {list(SECTIONS)}")
+    labels = _pairs(parts["labels"])
+    if "reference" not in labels:
+        raise TemplateError(f"prompt template {name}: [labels] must define reference")
+    sha256 = hashlib.sha256(raw).hexdigest()
+    return Template(name, sha256, parts["system"], parts["strict"], parts["user"], names, labels)
 
 
-def load_phrasebook(language: str, version: str = TEMPLATE_VERSION) -> Phrasebook:
+def load_phrasebook(language: str, version: str = PHRASEBOOK_VERSION) -> Phrasebook:
     name = f"{version}/facts.{language}.txt"
-    raw, sections = _sections(_DIR / name)
-
-    def pairs(text: str) -> dict[str, str]:
-        out = {}
-        for line in text.splitlines():
-            if line.strip() and not line.startswith("#"):
-                key, _, value = line.partition(" = ")
-                out[key.strip()] = value.strip()
-        return out
-
-    if "facts" not in sections or "labels" not in sections:
+    raw, parts = _sections(_DIR / name)
+    if "facts" not in parts or "labels" not in parts:
         raise TemplateError(f"phrasebook {name} needs [facts] and [labels]")
-    return Phrasebook(name, hashlib.sha256(raw).hexdigest(), pairs(sections["facts"]), pairs(sections["labels"]))
+    return Phrasebook(name, hashlib.sha256(raw).hexdigest(), _pairs(parts["facts"]), _pairs(parts["labels"]))
 
 
 def format_number(value: float | int) -> str:
@@ -177,22 +192,41 @@ class Prompt:
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def build_prompt(
-    facts: list[Fact], request: ResolvedRequest, *, note_max_chars: int = 280, notes_max: int = 12
-) -> Prompt:
-    template = load_template(request.type, request.language)
-    book = load_phrasebook(request.language)
-    sentences = [s for f in facts if (s := fact_sentence(f, book, request)) is not None]
-    notes = [f for f in facts if f.kind == "operator_note"]
-    flagged = tuple(rid for f in notes if f.values.get("flagged") for rid in f.record_ids)
+def _note_fences(notes: tuple[Fact, ...], book: Phrasebook, request: ResolvedRequest, note_max_chars: int) -> str:
     tz = ZoneInfo(request.window.timezone)
     fenced = []
-    for note in notes[-notes_max:] if notes_max else []:
+    for note in notes:
         when = format_time(note.values["at"], tz, spans_days(request))
         author = safe_text(str(note.values.get("author") or "-"), book, 40)
         text = book.label("withheld") if note.values.get("flagged") else clean(note.values["text"], note_max_chars)
         fenced.append(fence(f"{when} · {author}", text))
+    return "\n".join(fenced) if fenced else "-"
+
+
+def build_prompt(
+    section: Section,
+    request: ResolvedRequest,
+    *,
+    template: Template | None = None,
+    book: Phrasebook | None = None,
+    note_max_chars: int = 280,
+    notes_max: int = 12,
+) -> Prompt:
+    """The prompt for one narrative section: its facts as sentences, related facts, its fenced notes (the last
+    `notes_max`), nothing else."""
+    template = template or load_template(request.language)
+    book = book or load_phrasebook(request.language)
+
+    def lines(facts: tuple[Fact, ...]) -> str:
+        sentences = [f"- {s}" for f in facts if (s := fact_sentence(f, book, request)) is not None]
+        return "\n".join(sentences) if sentences else "-"
+
+    notes = section.notes[-notes_max:] if notes_max else ()
+    flagged = tuple(rid for f in section.notes if f.values.get("flagged") for rid in f.record_ids)
     user = string.Template(template.user).substitute(
-        facts="\n".join(sentences), notes="\n".join(fenced) if fenced else "-"
+        section=template.names[section.name],
+        facts=lines((section.window, *section.facts)),
+        related=lines(section.related),
+        notes=_note_fences(notes, book, request, note_max_chars),
     )
     return Prompt(template, book, user, flagged)

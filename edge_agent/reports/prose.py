@@ -1,0 +1,48 @@
+"""What a published section must read like, besides being grounded (pure): prose, not the prompt echoed back.
+
+A small model's usual failures, each a reason to reject a section's text: a sentence said twice, a prompt header or
+fence copied into the text, a fact line copied word for word (the facts list already says it), and nothing left
+once the token limit cut it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+# Headers of the v2 section prompt in the three languages, and the notes fence: never part of a narrative.
+_PROMPT_TEXT = re.compile(
+    r"<<<|>>>|\b(?:FACTS|HECHOS|FATOS|RELATED|RELACIONADOS|OPERATOR NOTES|NOTAS DE OPERADOR|NOTAS DO OPERADOR)\b"
+    r"|(?:^|\n)\s*(?:Section|Sección|Seção)\s*:",
+)
+# A sentence ends at . ! ? followed by a space or the end; "7.86" and "P-101." inside a sentence stay whole.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+
+
+def _norm(sentence: str) -> str:
+    folded = unicodedata.normalize("NFKC", sentence).casefold()
+    return " ".join(re.sub(r"[^\w.:\-]+", " ", folded).split()).rstrip(".")
+
+
+def prose_problems(text: str, fact_lines: Iterable[str]) -> list[str]:
+    """Why `text` is not publishable prose (empty: it is). `fact_lines` are the sentences the prompt listed."""
+    said = sentences(text)
+    if not said:
+        return ["no full sentence"]
+    problems = []
+    if _PROMPT_TEXT.search(text):
+        problems.append("prompt text in the output")
+    seen: set[str] = set()
+    for s in said:
+        key = _norm(s)
+        if key in seen:
+            problems.append(f"repeated sentence: {s[:80]}")
+        seen.add(key)
+    copied = {_norm(line.lstrip("- ")) for line in fact_lines}
+    problems += [f"fact line copied verbatim: {s[:80]}" for s in said if _norm(s) in copied]
+    return problems
