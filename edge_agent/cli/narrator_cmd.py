@@ -1,0 +1,67 @@
+"""`edge-agent narrator train|export`: the report narrator's LoRA adapter, trained resumably and exported to the
+directory `edge-agent model prepare` merges from."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from edge_agent.cli.common import CliExit
+
+DEFAULT_RECIPE = Path("configs/narrator.toml")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    narrator = subparsers.add_parser("narrator", help="train and export the report narrator's LoRA adapter")
+    sub = narrator.add_subparsers(dest="narrator_command", required=True, metavar="ACTION")
+    for name, help_, func in (
+        ("train", "train the adapter on the corpus' train split; resumes from the work dir's checkpoint", _train),
+        ("export", "write the adapter directory (weights, config, manifest) from the last checkpoint", _export),
+    ):
+        p = sub.add_parser(name, help=help_)
+        p.add_argument("--config", type=Path, default=DEFAULT_RECIPE, help=f"recipe TOML (default {DEFAULT_RECIPE})")
+        p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="where it trains (default: the recipe's)")
+        if name == "train":
+            p.add_argument("--no-progress", action="store_true", help="no progress bar")
+        if name == "export":
+            p.add_argument("--out", type=Path, help="adapter directory (default: the recipe's [export] dir)")
+        p.set_defaults(func=func)
+
+
+def _trainer(args: argparse.Namespace):  # noqa: ANN202  (torch-heavy import kept out of the module's top)
+    from edge_agent.narrator.corpus import read_corpus
+    from edge_agent.narrator.train import NarratorTrainer, TrainError, load_recipe
+
+    try:
+        recipe = load_recipe(args.config)
+    except TrainError as exc:
+        raise CliExit(f"edge-agent: {exc}", 2) from exc
+    if args.device:
+        recipe = recipe.model_copy(update={"train": recipe.train.model_copy(update={"device": args.device})})
+    corpus = recipe.train.corpus
+    if not corpus.exists():
+        raise CliExit(f"edge-agent: {corpus}: no corpus; build it first (see {args.config})", 1)
+    samples = [s for s in read_corpus(corpus) if s.split == "train"]
+    try:
+        trainer = NarratorTrainer(recipe, samples)
+        trainer.maybe_resume()
+    except TrainError as exc:
+        raise CliExit(f"edge-agent: narrator: {exc}", 1) from exc
+    return trainer
+
+
+def _train(args: argparse.Namespace) -> int:
+    trainer = _trainer(args)
+    trainer.train(progress=not args.no_progress)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    trainer = _trainer(args)
+    if trainer.step == 0:
+        raise CliExit(f"edge-agent: {trainer.config.work_dir}: no checkpoint; run `edge-agent narrator train`", 1)
+    if trainer.step < trainer.config.steps:
+        print(f"warning: exporting at step {trainer.step} of {trainer.config.steps}", file=sys.stderr)
+    print(trainer.export(args.out))
+    return 0
