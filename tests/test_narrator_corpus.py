@@ -103,10 +103,10 @@ class TestPlantRecords:
 
     def test_an_event_gap_drops_the_alarms_in_it(self) -> None:
         """A gap without a tag is the source's event history: its alarms are lost, its values kept."""
-        everything = plant_records(4, START, 12.0)
+        everything = plant_records(4, START, 12.0, tag_every=30)
         first_alarm = next(r for r in everything if r.kind == "alarm").source_time
         gap = Gap(first_alarm, first_alarm + timedelta(minutes=1), None, "event_history_unavailable")
-        records = plant_records(4, START, 12.0, gaps=[gap])
+        records = plant_records(4, START, 12.0, tag_every=30, gaps=[gap])
         assert not [r for r in records if r.kind == "alarm" and r.source_time == first_alarm]
         assert sum(r.kind == "tag_value" for r in records) == sum(r.kind == "tag_value" for r in everything)
 
