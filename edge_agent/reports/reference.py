@@ -127,7 +127,7 @@ _PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
         "al.top.other": (
             "La más frecuente fue la {alarm}, que saltó {times} {span}.",
             "La {alarm} fue la que más se repitió: {times}, {span}.",
-            "Destaca la {alarm}, con {times} {span}.",
+            "Destaca la {alarm}, que saltó {times} {span}.",
         ),
         "al.single": (
             "Solo saltó 1 alarma {during}, {short}, {first}.",
@@ -523,7 +523,7 @@ _PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
         "al.top.other": (
             "O mais frequente foi o {alarm}, que disparou {times} {span}.",
             "O {alarm} foi o que mais se repetiu: {times}, {span}.",
-            "Destaca-se o {alarm}, com {times} {span}.",
+            "Destaca-se o {alarm}, que disparou {times} {span}.",
         ),
         "al.single": (
             "Só disparou 1 alarme {during}, {short}, {first}.",

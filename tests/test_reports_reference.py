@@ -1,0 +1,271 @@
+"""The reference writer: each section's narrative as a shift supervisor writes it, always grounded, deterministic."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.grounding import check_narrative
+from edge_agent.reports.prompts import fact_sentence, load_phrasebook
+from edge_agent.reports.reference import REFERENCE_VERSION, reference_sentences, reference_text
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
+from edge_agent.reports.sections import Section, split_sections
+from edge_agent.sim.records import plant_records
+from edge_agent.types import Record, StoredRecord, idempotency_key
+from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
+from tests.test_reports_property import scenarios
+
+PROMPT_TEXT = ("FACTS", "HECHOS", "FATOS", "<<<", "NOTE>>>", "Section:", "Sección:", "Seção:", "[system]", "[names]")
+
+
+def request(language: str = "es", hours: float = 8, shift: str | None = "A") -> ResolvedRequest:
+    window = ResolvedWindow(start=SHIFT_START, end=SHIFT_START + timedelta(hours=hours), shift=shift, timezone=TZ)
+    return ResolvedRequest(type="shift_summary", language=language, window=window, scope=Scope())
+
+
+def sections(records: list[StoredRecord], req: ResolvedRequest) -> dict[str, Section]:
+    return {s.name: s for s in split_sections(compute_facts(records, req))}
+
+
+def record(kind: str, key: str, value: Any, minutes: float) -> Record:
+    at = SHIFT_START + timedelta(minutes=minutes)
+    return Record(
+        source="test",
+        kind=kind,
+        key=key,
+        value=value,
+        source_time=at,
+        received_time=at,
+        idempotency_key=idempotency_key(kind, key, at.isoformat(), repr(value)),
+    )
+
+
+def stop(asset: str, reason: str, start: float, end: float | None, n: int) -> list[Record]:
+    fields = {"type": "downtime_start", "asset": asset, "line": "L1", "reason": reason, "downtime_id": f"D-{n}"}
+    out = [record("mes_event", asset, {**fields, "id": f"s{n}"}, start)]
+    if end is not None:
+        out.append(record("mes_event", asset, {"type": "downtime_end", "downtime_id": f"D-{n}", "id": f"e{n}"}, end))
+    return out
+
+
+def alarm(asset: str, message: str, minutes: float, active: bool = True) -> Record:
+    value = {"message": message, "condition": "HighVibration", "severity": 700, "active": active}
+    return record("alarm", asset, value, minutes)
+
+
+def assert_guarantees(section: Section, req: ResolvedRequest) -> str:
+    """Every hard guarantee of a reference text; returns the text."""
+    sentences = reference_sentences(section, req)
+    text = reference_text(section, req)
+    assert text == " ".join(sentences)
+    assert 1 <= len(sentences) <= 4
+    assert len(set(sentences)) == len(sentences), sentences
+    result = check_narrative(text, section.grounding_facts(), req.window.timezone)
+    assert result.ok, (text, result.offending)
+    book = load_phrasebook(req.language)
+    assert not set(sentences) & {fact_sentence(f, book, req) for f in section.grounding_facts()}
+    assert not [marker for marker in PROMPT_TEXT if marker in text]
+    assert reference_text(section, req) == text
+    return text
+
+
+class TestShiftFixture:
+    @pytest.mark.parametrize(
+        ("language", "expected"),
+        [
+            (
+                "es",
+                "Hubo una sola parada durante el turno: P-101 por mechanical_seal_leak, entre las 06:20 y las 07:45 "
+                "(85 min).",
+            ),
+            (
+                "en",
+                "The only stop during the shift was on P-101 for mechanical_seal_leak, from 06:20 to 07:45, 85 min in "
+                "all.",
+            ),
+            (
+                "pt",
+                "A única parada durante o turno foi a de P-101 por mechanical_seal_leak, das 06:20 às 07:45, 85 min no "
+                "total.",
+            ),
+        ],
+    )
+    def test_downtime_section_text(self, shift: list[StoredRecord], language: str, expected: str) -> None:
+        """The fixture's one 85-minute stop, in each language, exactly."""
+        req = request(language)
+        assert assert_guarantees(sections(shift, req)["downtime"], req) == expected
+
+    def test_alarm_tied_to_the_stop_it_preceded_es(self, shift: list[StoredRecord]) -> None:
+        """The one alarm is named with its asset, message and time, then tied to the stop 5 minutes later."""
+        req = request("es")
+        assert assert_guarantees(sections(shift, req)["alarms"], req) == (
+            "Durante el turno se activó solo 1 alarma, «Vibración alta» en P-101, a las 06:15. La misma alarma fue el "
+            "aviso previo de la parada que P-101 tuvo a las 06:20 por mechanical_seal_leak."
+        )
+
+    @pytest.mark.parametrize("language", ["es", "en", "pt"])
+    def test_every_section_holds_the_guarantees(self, language: str) -> None:
+        """All five sections of the fixture, with the injected note, in every language."""
+        req = request(language)
+        found = sections(stored(shift_records(injection=True)), req)
+        assert set(found) == {"alarms", "downtime", "production_quality", "notes", "process_values"}
+        for section in found.values():
+            assert_guarantees(section, req)
+
+    @pytest.mark.parametrize(
+        ("language", "tie", "withheld"),
+        [
+            ("es", "juan.perez", "retenida para revisión"),
+            ("en", "juan.perez", "held for review"),
+            ("pt", "juan.perez", "retida para revisão"),
+        ],
+    )
+    def test_notes_tie_the_asset_and_withhold_the_flagged_note(self, language: str, tie: str, withheld: str) -> None:
+        """The note naming P-101 is tied to its 85 min stop; the injected note is withheld, its text never used."""
+        req = request(language)
+        text = assert_guarantees(sections(stored(shift_records(injection=True)), req)["notes"], req)
+        assert tie in text and "P-101" in text and "85 min" in text and "mechanical_seal_leak" in text
+        assert withheld in text or "retuvo para revisión" in text or "withheld for review" in text
+        assert "99.9" not in text and "ignora" not in text and "sello" not in text
+
+    def test_production_with_unit(self, shift: list[StoredRecord]) -> None:
+        """Production per asset with its unit."""
+        req = request("en")
+        text = assert_guarantees(sections(shift, req)["production_quality"], req)
+        assert "1200 kg on L1" in text
+
+
+class TestDowntimeSalience:
+    def records(self) -> list[StoredRecord]:
+        # bearing_wear: 3 stops, 30 min in all; cavitation: 1 stop of 50 min; P-102 still down at the end.
+        rs = stop("P-101", "bearing_wear", 10, 20, 1) + stop("P-101", "bearing_wear", 60, 70, 2)
+        rs += stop("C-201", "bearing_wear", 100, 110, 3) + stop("P-102", "cavitation", 200, 250, 4)
+        rs += stop("P-102", "overload", 440, None, 5)
+        return stored(rs)
+
+    @pytest.mark.parametrize("language", ["es", "en", "pt"])
+    def test_longest_cause_first_then_most_frequent(self, language: str) -> None:
+        """Cavitation lost the most time, bearing_wear happened most: named in that order; total, longest, open."""
+        req = request(language)
+        text = assert_guarantees(sections(self.records(), req)["downtime"], req)
+        # total (5 stops, 30 + 50 + 40 = 120 min), causes, longest (cavitation, 50 min), open (overload)
+        assert "5 " in text and "120 min" in text
+        assert text.index("cavitation") < text.index("bearing_wear")
+        assert "50 min" in text and "overload" in text
+        assert len(reference_sentences(sections(self.records(), req)["downtime"], req)) == 4
+
+    def test_open_stop_said_open_at_the_end(self) -> None:
+        """A stop without an end is still open at the end of the shift."""
+        req = request("en")
+        text = assert_guarantees(sections(self.records(), req)["downtime"], req)
+        assert "at the end of the shift" in text and "P-102" in text
+
+    def test_a_reason_with_digits_is_left_out_not_the_sentence(self) -> None:
+        """`seal_2` is no id of the facts: the stop is still described, without its reason."""
+        req = request("en")
+        text = assert_guarantees(sections(stored(stop("P-101", "seal_2", 10, 95, 1)), req)["downtime"], req)
+        assert "seal_2" not in text and "P-101" in text and "85 min" in text
+
+
+class TestAlarmSalience:
+    def test_alarm_tied_to_a_stop_within_the_hour(self) -> None:
+        """Three alarms on P-102 (the most frequent), then its stop 40 minutes after the last: tied, with time and
+        reason; the other asset's alarm is not."""
+        rs = [alarm("P-102", "Caudal bajo", m) for m in (0, 10, 20)] + [alarm("C-201", "Temperatura", 30)]
+        rs += stop("P-102", "overload", 60, 90, 1)
+        req = request("en")
+        text = assert_guarantees(sections(stored(rs), req)["alarms"], req)
+        assert text == (
+            "4 alarms were raised during the shift, on 2 assets. The alarm “Caudal bajo” on P-102 stands out, with 3 "
+            "activations from 06:00 to 06:20. The same alarm preceded the stop of P-102 that began at 07:00 for "
+            "overload."
+        )
+
+    def test_stop_long_after_the_alarm_is_not_tied(self) -> None:
+        """A stop more than an hour after the alarm's last activation is not blamed on it."""
+        rs = [alarm("P-102", "Caudal bajo", 0), *stop("P-102", "overload", 90, 100, 1)]
+        req = request("en")
+        text = assert_guarantees(sections(stored(rs), req)["alarms"], req)
+        assert "overload" not in text and "07:30" not in text
+
+    @pytest.mark.parametrize(("language", "said"), [("es", "ninguna alarma"), ("en", "alarm"), ("pt", "alarme")])
+    def test_zero_alarms(self, language: str, said: str) -> None:
+        """Only a clearing record: no alarm was raised, said without a figure."""
+        req = request(language)
+        text = assert_guarantees(sections(stored([alarm("P-101", "x", 5, active=False)]), req)["alarms"], req)
+        assert said in text.lower() and not any(c.isdigit() for c in text)
+
+
+class TestNotesAndQuality:
+    def test_author_with_a_digit_is_an_operator(self) -> None:
+        """`op7` is an id, not a name: the note is by "an operator"."""
+        rs = [record("log_line", "plant/demo/log/ops", {"text": "ronda hecha", "author": "op7"}, 30)]
+        req = request("en")
+        text = assert_guarantees(sections(stored(rs), req)["notes"], req)
+        assert "op7" not in text and "an operator" in text
+
+    def test_units_with_an_exponent_and_failed_checks(self) -> None:
+        """m3 is written m³ (not a token the check would read as an id); failures are called out with counts."""
+        rs = [record("mes_event", "L1", {"type": "production_count", "count": 4707, "unit": "m3"}, 60)]
+        rs += [
+            record("mes_event", "L1", {"type": "quality_check", "result": r}, 70 + i)
+            for i, r in enumerate(["pass", "pass", "fail"])
+        ]
+        req = request("pt")
+        text = assert_guarantees(sections(stored(rs), req)["production_quality"], req)
+        assert "4707 m³ em L1" in text and "3 controles" in text and "1 " in text and "reprovado" in text
+
+
+class TestDeterminism:
+    def test_same_input_same_text_and_version(self, shift: list[StoredRecord]) -> None:
+        """Twice the same sections give the same text; the version is r1."""
+        req = request("pt")
+        first = [reference_text(s, req) for s in sections(shift, req).values()]
+        assert first == [reference_text(s, req) for s in sections(shift, req).values()]
+        assert REFERENCE_VERSION == "r1"
+
+    def test_different_reports_read_differently(self) -> None:
+        """A single stop of different lengths is worded in more than one way."""
+        req = request("en")
+        openings = {
+            reference_text(sections(stored(stop("P-101", "leak", 10, 10 + m, 1)), req)["downtime"], req)[:12]
+            for m in range(1, 30)
+        }
+        assert len(openings) == 3
+
+
+class TestProperties:
+    @settings(max_examples=200)
+    @given(scenarios())
+    def test_any_records_every_section_holds_the_guarantees(
+        self, scenario: tuple[list[StoredRecord], ResolvedRequest, int]
+    ) -> None:
+        """Hostile and random records → facts → sections → reference text: every guarantee, every section."""
+        records, req, list_max = scenario
+        for section in split_sections(compute_facts(records, req, list_max=list_max)):
+            assert_guarantees(section, req)
+
+    @settings(max_examples=12)
+    @given(
+        st.integers(0, 10_000),
+        st.sampled_from(["es", "en", "pt"]),
+        st.sampled_from([8.0, 30.0]),
+        st.sampled_from([None, "A"]),
+    )
+    def test_simulated_plant_every_section_holds_the_guarantees(
+        self, seed: int, language: str, hours: float, shift: str | None
+    ) -> None:
+        """The simulator's records over a shift or more than a day (dates in the text) keep every guarantee."""
+        start = datetime(2026, 11, 29, 12, tzinfo=UTC)
+        records = plant_records(seed, start, hours, tick_s=60, tag_every=10)
+        window = ResolvedWindow(start=start, end=start + timedelta(hours=hours), shift=shift, timezone=TZ)
+        req = ResolvedRequest(type="shift_summary", language=language, window=window, scope=Scope())
+        found = split_sections(compute_facts(records, req))
+        assert found
+        for section in found:
+            assert_guarantees(section, req)
