@@ -294,7 +294,7 @@ class NarratorTrainer:
             tokens += sum(len(self.samples[i].ids) for i in self.plan[self.step - 1])
             rate = tokens / max(time.monotonic() - started, 1e-9)
             self.history.append({"step": self.step, "loss": float(loss.detach()), "lr": lr, "target_tokens": n})
-            bar.set_postfix_str(f"loss {float(loss):.3f} | {rate:.0f} tok/s")
+            bar.set_postfix_str(f"loss {self.history[-1]['loss']:.3f} | {rate:.0f} tok/s")
             bar.update(1)
             if self.step % cfg.checkpoint_every == 0 or self.step == cfg.steps:
                 self.save_checkpoint()
