@@ -2,8 +2,9 @@
 
 Records of every kind the facts read (tag_value, alarm, mes_event, log_line, data_gap) and of unknown kinds, with
 adversarial values (any JSON the store can round-trip: NaN, infinities, 4000-digit integers, objects where numbers
-belong, hostile text), keys, qualities and times, go through facts for every report type and language → prompt
-→ grounding of arbitrary narratives → body → JSON, Markdown and HTML. What the facts cannot use is counted.
+belong, hostile text), keys, qualities and times, go through facts for every report type and language → section
+prompts → section checks of arbitrary narratives and of the reference writer's text (which must pass) → body →
+JSON, Markdown and HTML. What the facts cannot use is counted.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from edge_agent.canonical import canonical_json
+from edge_agent.config.reports import ReportsConfig
 from edge_agent.llm.types import GenerationParams
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
-from edge_agent.reports.generate import report_body
+from edge_agent.reports.generate import check_section, report_body, section_prompts
 from edge_agent.reports.grounding import check_narrative
-from edge_agent.reports.prompts import build_prompt
+from edge_agent.reports.reference import reference_text
 from edge_agent.reports.render import render_html, render_markdown
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.types import StoredRecord
@@ -168,29 +170,30 @@ def by_kind(facts: list[Fact], kind: str) -> list[Fact]:
 
 
 def pipeline(records: list[StoredRecord], request: ResolvedRequest, list_max: int, narrative: str) -> list[Fact]:
-    """Everything between the store and the engine, and between the engine and the reader; the facts it made."""
+    """Everything between the store and the engine, and between the engine and the reader; the facts it made.
+    The reference writer's text of every section passes the checks a model's text must pass."""
     facts = compute_facts(records, request, list_max=list_max)
-    prompt = build_prompt(facts, request, note_max_chars=60, notes_max=4)
-    prompt.messages(strict=True)
-    prompt.sha256()
-    for candidate in (narrative, prompt.user, narrative + " " + prompt.user[:400]):
-        check_narrative(candidate, facts, request.window.timezone)
-    params = GenerationParams(max_tokens=16)
-    for text in (narrative, None):
-        body = report_body(
-            request,
-            facts,
-            prompt,
-            site_id="s",
-            narrative=text,
-            status="grounded",
-            attempts=[],
-            params=params,
-            last=None,
+    prompts = section_prompts(facts, request, ReportsConfig(note_max_chars=60, notes_max=4))
+    sections = []
+    for section, prompt in prompts.items:
+        prompt.messages(strict=True)
+        prompt.sha256()
+        for candidate in (narrative, prompt.user, narrative + " " + prompt.user[:400]):
+            check_narrative(candidate, facts, request.window.timezone)
+            check_section(candidate, section, request, prompt.phrasebook)
+        reference = reference_text(section, request)
+        result = check_section(reference, section, request, prompt.phrasebook)
+        assert result.ok, (section.name, reference, result.offending)
+        sections.append({"name": section.name, "status": "model", "text": narrative, "fact_ids": [], "attempts": []})
+        sections.append(
+            {"name": section.name, "status": "reference", "text": reference, "fact_ids": [], "attempts": []}
         )
-        canonical_json(body)
-        render_markdown(body, "draft")
-        render_html(body, "approved", {"by": narrative[:20]})
+    body = report_body(
+        request, facts, prompts, site_id="s", sections=sections, params=GenerationParams(max_tokens=16), last=None
+    )
+    canonical_json(body)
+    render_markdown(body, "draft")
+    render_html(body, "approved", {"by": narrative[:20]})
     return facts
 
 
@@ -262,5 +265,6 @@ class TestPipelineNeverRaises:
     ) -> None:
         """Whatever the records hold, the prompt's messages carry no chat-template control token."""
         records, request, list_max = scenario
-        prompt = build_prompt(compute_facts(records, request, list_max=list_max), request)
-        assert [m.content for m in prompt.messages(strict=True) if CONTROL.search(m.content)] == []
+        prompts = section_prompts(compute_facts(records, request, list_max=list_max), request, ReportsConfig())
+        messages = [m.content for _, p in prompts.items for m in p.messages(strict=True)]
+        assert [m for m in messages if CONTROL.search(m)] == []

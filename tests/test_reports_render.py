@@ -22,8 +22,16 @@ def body(narrative: str | None, injection: bool = False) -> dict[str, Any]:
         "request": request.as_json(),
         "facts": [f.model_dump(mode="json") for f in facts],
         "narrative": narrative,
-        "prompt": {"template_version": "v1"},
+        "prompt": {"template_version": "v1", "phrasebook": "v1/facts.es.txt"},  # a report from before sections
     }
+
+
+def sectioned(*sections: tuple[str, str, str]) -> dict[str, Any]:
+    """A schema-2 body whose narrative is `sections`: (name, status, text) each."""
+    out = body("\n\n".join(text for _, _, text in sections))
+    out["prompt"] = {"template_version": "v2", "phrasebook": "v1/facts.es.txt"}
+    out["sections"] = [{"name": n, "status": st, "text": t, "fact_ids": [], "attempts": []} for n, st, t in sections]
+    return out
 
 
 class TestHtml:
@@ -37,6 +45,21 @@ class TestHtml:
         """A facts-only report explains why there is no summary."""
         page = render_html(body(None), "draft")
         assert "Resumen omitido: el texto generado no se pudo verificar contra los hechos." in page
+
+
+class TestSections:
+    def test_each_section_has_its_heading_and_a_reference_section_says_who_wrote_it(self) -> None:
+        """Model-written sections are shown under their names; a reference-writer section carries the note."""
+        text = render_markdown(
+            sectioned(("alarms", "model", "Una alarma en P-101."), ("downtime", "reference", "Una parada.")), "draft"
+        )
+        assert "### Alarmas\n\nUna alarma en P-101.\n\n### Paradas\n\nUna parada.\n\n_Redactado a partir" in text
+        assert text.count("redactor de referencia") == 1
+
+    def test_section_text_is_escaped_in_html(self) -> None:
+        page = render_html(sectioned(("notes", "model_after_retry", HOSTILE)), "draft")
+        assert "<h3>Notas de operador</h3>" in page
+        assert "<script>" not in page and "&lt;script&gt;" in page
 
 
 class TestMarkdown:
@@ -86,7 +109,7 @@ class TestIncompleteReport:
                 "request": request.as_json(),
                 "facts": [f.model_dump(mode="json") for f in facts],
                 "narrative": None,
-                "prompt": {"template_version": "v1"},
+                "prompt": {"template_version": "v1", "phrasebook": "v1/facts.en.txt"},
             },
             "draft",
         )

@@ -37,6 +37,7 @@ from edge_agent.reports.prompts import (
     load_template,
 )
 from edge_agent.reports.prose import prose_problems
+from edge_agent.reports.reference import REFERENCE_VERSION, reference_text
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow
 from edge_agent.reports.sections import Section, split_sections
 from edge_agent.store import Store
@@ -202,8 +203,6 @@ async def _write_section(
         log.info(
             "section_rejected", section=section.name, strict=strict, offending=[o.text for o in result.offending][:10]
         )
-    from edge_agent.reports.reference import reference_text  # TEMP until reference.py lands
-
     return _section(section, "reference", reference_text(section, request), attempts), run, last
 
 
@@ -241,7 +240,7 @@ def report_body(
         "narrative": "\n\n".join(s["text"] for s in sections) or None,
         "narrative_status": narrative_status(sections),
         "sections": sections,
-        "grounding": {"rules": GROUNDING_RULES, "reference": "r1"},
+        "grounding": {"rules": GROUNDING_RULES, "reference": REFERENCE_VERSION},
         "prompt": {
             "template_version": TEMPLATE_VERSION,
             "template": prompts.template.name,

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 # Headers of the v2 section prompt in the three languages, and the notes fence: never part of a narrative.
 _PROMPT_TEXT = re.compile(
     r"<<<|>>>|\b(?:FACTS|HECHOS|FATOS|RELATED|RELACIONADOS|OPERATOR NOTES|NOTAS DE OPERADOR|NOTAS DO OPERADOR)\b"
-    r"|(?:^|\n)\s*(?:Section|Sección|Seção)\s*:",
+    r"|\b(?:Section|Sección|Seção)\s*:|\[(?:system|strict|user|names|labels)\]",
 )
 # A sentence ends at . ! ? followed by a space or the end; "7.86" and "P-101." inside a sentence stay whole.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

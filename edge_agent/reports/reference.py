@@ -35,6 +35,7 @@ from edge_agent.reports.prompts import (
     safe_text,
     spans_days,
 )
+from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.reports.sections import Section, note_assets
 
@@ -744,21 +745,6 @@ _UNIT_POWER = re.compile(r"([A-Za-z]+)([23])")
 _SUPERSCRIPT = {"2": "²", "3": "³"}
 # Record text that would read as a second sentence, or break the quoting, is left out of the prose.
 _NOT_INLINE = re.compile(r"[.!?;]\s|[«»\"“”]")
-# Text of the prompts that must never reach a narrative (record text can hold it; the sentence is then dropped).
-PROMPT_MARKERS = (
-    "FACTS",
-    "HECHOS",
-    "FATOS",
-    "<<<",
-    "NOTE>>>",
-    "Section:",
-    "Sección:",
-    "Seção:",
-    "[system]",
-    "[strict]",
-    "[user]",
-    "[names]",
-)
 
 
 def _cap(text: str) -> str:
@@ -1256,11 +1242,9 @@ def reference_sentences(section: Section, request: ResolvedRequest) -> list[str]
     fact_lines = {s for f in facts if (s := fact_sentence(f, book, request)) is not None}
 
     def fit(sentence: str, kept: list[str]) -> bool:
+        # The same prose rules a model's section must pass, on the text as it would be published.
         return (
-            sentence not in kept
-            and sentence not in fact_lines
-            and not any(marker in sentence for marker in PROMPT_MARKERS)
-            and check_narrative(sentence, facts, tz_name).ok
+            not prose_problems(" ".join([*kept, sentence]), fact_lines) and check_narrative(sentence, facts, tz_name).ok
         )
 
     builder = _BUILDERS.get(section.name)

@@ -73,10 +73,6 @@ def split_sections(facts: list[Fact]) -> list[Section]:
             related = tuple(f for f in by_section["downtime"] if f.kind == "downtime" and f.subject in assets)
         elif name == "notes":
             named = set().union(*(note_assets(f) for f in own if f.kind == "operator_note"))
-            related = tuple(
-                f
-                for f in by_section["downtime"] + by_section["alarms"]
-                if f.kind in ("downtime", "top_alarm") and f.subject in named
-            )
+            related = tuple(f for f in facts if f.kind in ("downtime", "top_alarm") and f.subject in named)
         out.append(Section(name, windows[0], own, related))
     return out
