@@ -25,6 +25,7 @@ from edge_agent.config.reports import ShiftConfig
 from edge_agent.llm.types import ChatMessage
 from edge_agent.reports.facts import DATA_GAP, compute_facts
 from edge_agent.reports.prompts import Phrasebook, Template, build_prompt, load_phrasebook, load_template
+from edge_agent.reports.reference import reference_text
 from edge_agent.reports.request import Language, ReportType, ResolvedRequest, ResolvedWindow, Scope, shift_bounds
 from edge_agent.reports.sections import Section, split_sections
 from edge_agent.sim.plant import ASSETS, OPERATORS, TANK, LogLine, tag_names
@@ -165,18 +166,28 @@ def report_records(
     return [r for r in records[:first] if r.kind == DATA_GAP] + list(records[first:last])
 
 
-def section_cases(seed: int, per_seed: int = REQUESTS_PER_SEED) -> list[SectionCase]:
-    """The sections of `per_seed` report requests on seed's simulated day, in order; deterministic in `seed`."""
-    rng = random.Random(seed)
+def seed_reports(
+    seed: int, per_seed: int = REQUESTS_PER_SEED, rng: random.Random | None = None
+) -> Iterator[tuple[ResolvedRequest, list[StoredRecord]]]:
+    """`per_seed` report requests on seed's simulated day, each with the records a report on it reads. `rng`
+    (default `Random(seed)`) draws the day and the requests, lazily: a caller sharing it may draw between requests."""
+    rng = rng or random.Random(seed)
     day = draw_day(rng)
     hours = (day.end - day.start).total_seconds() / 3600
     records = plant_records(seed, day.start, hours, TICK_S, SITE, TAG_EVERY, notes=day.notes, gaps=day.gaps)
     times = [r.source_time for r in records]
-    cases = []
-    for index in range(per_seed):
+    for _ in range(per_seed):
         request = draw_request(rng, day)
-        facts = compute_facts(report_records(records, times, request.window), request)
-        for section in split_sections(facts):
+        yield request, report_records(records, times, request.window)
+
+
+def section_cases(seed: int, per_seed: int = REQUESTS_PER_SEED) -> list[SectionCase]:
+    """The sections of `per_seed` report requests on seed's simulated day, in order; deterministic in `seed`."""
+    rng = random.Random(seed)
+    cases = []
+    # One generator for the day, the requests and the strict draws, in this order: the corpus is what it was.
+    for index, (request, records) in enumerate(seed_reports(seed, per_seed, rng)):
+        for section in split_sections(compute_facts(records, request)):
             strict = rng.random() < STRICT_SHARE
             cases.append(SectionCase(f"{seed}-{index}-{section.name}", seed, request, section, strict))
     return cases
@@ -197,7 +208,6 @@ def case_messages(
 
 def build_samples(seeds: Iterable[int], split: Split, per_seed: int = REQUESTS_PER_SEED) -> Iterator[NarratorSample]:
     """One sample per section of `per_seed` requests per seed, targets from the reference writer."""
-    from edge_agent.reports.reference import reference_text  # lands with the reference writer; imported when used
 
     templates: dict[str, tuple[Template, Phrasebook]] = {}
     for seed in seeds:
