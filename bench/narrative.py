@@ -1,0 +1,211 @@
+"""Narrative quality on the report workload: simulator days the narrator never trained on, every report type and
+language, through the real engine and the agent's own `build_draft`.
+
+    .venv/bin/python -m bench.narrative [--requests 36] [--config configs/demo.toml] [--model-dir DIR]
+
+Request i is drawn from test seed i (`narrator.corpus.TEST_SEEDS`, disjoint from the training seeds) and given
+report type i mod 4 and language (i div 4) mod 3, so 36 requests cover every type and language three times.
+Per request it records each section's status (model-written first try, after the strict retry, or the reference
+writer's), why rejected attempts failed, the published text's prose problems (must be none), whether the top
+downtime cause and the most frequent alarm are named when they exist, and the report's wall time and tokens.
+`--model-dir` runs another prepared model (e.g. one made with `model prepare --no-narrator`) for a before/after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench.report import write_section
+from edge_agent.config import AgentConfig, load_config
+from edge_agent.llm.engine import open_engine
+from edge_agent.narrator.corpus import TEST_SEEDS, seed_reports
+from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.generate import build_draft
+from edge_agent.reports.prompts import fact_sentence, load_phrasebook, safe_text
+from edge_agent.reports.prose import prose_problems, sentences
+from edge_agent.reports.request import ResolvedRequest, Scope
+from edge_agent.reports.sections import Section, split_sections
+from edge_agent.sim.plant import ASSETS
+from edge_agent.types import StoredRecord
+
+COMMAND = ".venv/bin/python -m bench.narrative"
+TYPES = ("shift_summary", "alarm_summary", "downtime_analysis", "asset_history")
+LANGUAGES = ("es", "en", "pt")
+
+
+def bench_requests(n: int) -> list[tuple[ResolvedRequest, list[StoredRecord]]]:
+    """n requests on n test seeds' days, types and languages cycled so each pair comes up n/12 times."""
+    out = []
+    for i, seed in enumerate(TEST_SEEDS[:n]):
+        ((request, records),) = seed_reports(seed, 1)
+        report_type, language = TYPES[i % len(TYPES)], LANGUAGES[(i // len(TYPES)) % len(LANGUAGES)]
+        scope = Scope(assets=[ASSETS[i % len(ASSETS)].name]) if report_type == "asset_history" else Scope()
+        out.append((request.model_copy(update={"type": report_type, "language": language, "scope": scope}), records))
+    return out
+
+
+def top_cause(section: Section) -> str | None:
+    """The downtime reason with the longest total duration among the section's stops (ties: the most frequent)."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for f in section.facts:
+        if f.kind == "downtime":
+            totals[str(f.values["reason"])][0] += int(f.values["duration_s"])
+            totals[str(f.values["reason"])][1] += 1
+    return max(totals, key=lambda r: (totals[r][0], totals[r][1], r)) if totals else None
+
+
+def salience(section: Section, text: str, request: ResolvedRequest) -> dict[str, bool]:
+    """Whether the text names what a supervisor looks for first: the top downtime cause, the most frequent alarm's
+    asset (and its condition or message, as record text is shown)."""
+    book = load_phrasebook(request.language)
+    out = {}
+    if section.name == "downtime" and (cause := top_cause(section)) is not None:
+        out["top_cause"] = safe_text(cause, book) in text
+    tops = [f for f in section.facts if f.kind == "top_alarm" and f.values["rank"] == 1]
+    if section.name == "alarms" and tops:
+        top = tops[0]
+        names = {safe_text(str(top.values[k]), book) for k in ("condition", "message")}
+        out["top_alarm"] = safe_text(top.subject, book) in text and any(n in text for n in names)
+    return out
+
+
+async def run(config: AgentConfig, n: int) -> dict[str, Any]:
+    requests = bench_requests(n)
+    rows = []
+    async with open_engine(config) as engine:
+        for request, records in requests:
+            facts = compute_facts(records, request, list_max=config.reports.list_facts_max)
+            started = time.perf_counter()
+            draft = await build_draft(
+                request, records, engine, site_id="demo", config=config.reports, seed=config.llm.seed
+            )
+            elapsed = time.perf_counter() - started
+            book = load_phrasebook(request.language)
+            sections = split_sections(facts)
+            checks = []
+            for section, published in zip(sections, draft.body["sections"], strict=True):
+                lines = [s for f in section.grounding_facts() if (s := fact_sentence(f, book, request)) is not None]
+                checks.append(
+                    {
+                        "name": published["name"],
+                        "status": published["status"],
+                        "problems": prose_problems(published["text"], lines),
+                        "sentences": len(sentences(published["text"])),
+                        "salience": salience(section, published["text"], request),
+                        "rejected": [
+                            o["kind"] for a in published["attempts"] if not a.get("ok") for o in a.get("offending", [])
+                        ],
+                        "text": published["text"],
+                    }
+                )
+            spec = [r["speculative"] for r in draft.run if r["speculative"]]
+            rows.append(
+                {
+                    "type": request.type,
+                    "language": request.language,
+                    "seconds": elapsed,
+                    "tokens": sum(r["completion_tokens"] for r in draft.run),
+                    "generations": len(draft.run),
+                    "status": draft.narrative_status,
+                    "sections": checks,
+                    "spec": spec,
+                }
+            )
+            print(json.dumps({k: rows[-1][k] for k in ("type", "language", "seconds", "status")}), flush=True)
+    return {"model_dir": str(config.llm.model_dir), "rows": rows}
+
+
+def summary(results: dict[str, Any]) -> dict[str, Any]:
+    rows = results["rows"]
+    sections = [s for r in rows for s in r["sections"]]
+    statuses = Counter(s["status"] for s in sections)
+    model = statuses["model"] + statuses["model_after_retry"]
+    hits: dict[str, list[bool]] = defaultdict(list)
+    for s in sections:
+        for key, hit in s["salience"].items():
+            hits[key].append(hit)
+    return {
+        "requests": len(rows),
+        "sections": len(sections),
+        "statuses": dict(statuses),
+        "model_share": model / len(sections) if sections else 0.0,
+        "all_model_share": sum(all(s["status"] != "reference" for s in r["sections"]) for r in rows) / len(rows),
+        "published_problems": sum(len(s["problems"]) for s in sections),
+        "rejections": dict(Counter(k for s in sections for k in s["rejected"])),
+        "salience": {k: (sum(v), len(v)) for k, v in hits.items()},
+        "seconds_median": statistics.median(r["seconds"] for r in rows),
+        "tokens_per_s": sum(r["tokens"] for r in rows) / sum(r["seconds"] for r in rows),
+        "by_type": {
+            t: sum(s["status"] != "reference" for r in rows if r["type"] == t for s in r["sections"])
+            / max(1, sum(len(r["sections"]) for r in rows if r["type"] == t))
+            for t in TYPES
+        },
+        "by_language": {
+            lang: sum(s["status"] != "reference" for r in rows if r["language"] == lang for s in r["sections"])
+            / max(1, sum(len(r["sections"]) for r in rows if r["language"] == lang))
+            for lang in LANGUAGES
+        },
+    }
+
+
+def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
+    pct = lambda x: f"{100 * x:.1f} %"  # noqa: E731
+    sal = "; ".join(f"{k} named in {a}/{b}" for k, (a, b) in sorted(s["salience"].items())) or "-"
+    example = next((r for r in results["rows"] if r["status"] == "model"), results["rows"][0])
+    lines = [
+        f"{s['requests']} report requests on test seeds (never trained on), 4 types × 3 languages, default settings "
+        f"(float32, greedy, `enforce_eager`, the shipped draft head), model `{results['model_dir']}`.",
+        "",
+        "| measure | value |",
+        "| --- | --- |",
+        f"| sections model-written and passing every check | {pct(s['model_share'])} ({s['statuses']}) |",
+        f"| reports with every section model-written | {pct(s['all_model_share'])} |",
+        f"| prose problems in published text (repeats, prompt text, fact lines copied) | {s['published_problems']} |",
+        f"| salience | {sal} |",
+        f"| why rejected attempts failed (offence kinds) | {s['rejections'] or '-'} |",
+        f"| report wall time, median | {s['seconds_median']:.1f} s |",
+        f"| generated tokens / generation wall time | {s['tokens_per_s']:.1f} tok/s |",
+        "",
+        "Model-written share by type: "
+        + ", ".join(f"{k} {pct(v)}" for k, v in s["by_type"].items())
+        + "; by language: "
+        + ", ".join(f"{k} {pct(v)}" for k, v in s["by_language"].items())
+        + ".",
+        "",
+        f"Example ({example['type']}, {example['language']}):",
+        "",
+        *[f"> **{sec['name']}** ({sec['status']}): {sec['text']}" for sec in example["sections"]],
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("configs/demo.toml"))
+    parser.add_argument("--requests", type=int, default=36)
+    parser.add_argument("--model-dir", type=Path, default=None, help="another prepared model (before/after)")
+    parser.add_argument("--out", type=Path, default=Path("var/bench/narrative.json"))
+    parser.add_argument("--no-write", action="store_true", help="print, leave BENCHMARKS.md alone")
+    args = parser.parse_args()
+    config = load_config(args.config)
+    if args.model_dir is not None:
+        config = config.model_copy(update={"llm": config.llm.model_copy(update={"model_dir": args.model_dir})})
+    results = asyncio.run(run(config, args.requests))
+    s = summary(results)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"summary": s, **results}, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(json.dumps(s, indent=1))
+    command = COMMAND + (f" --model-dir {args.model_dir}" if args.model_dir else "")
+    if not args.no_write:
+        write_section("narrative", "Report narrative", markdown(s, results), command)
+
+
+if __name__ == "__main__":
+    main()
