@@ -22,6 +22,7 @@ BENCHES: dict[str, list[str]] = {
     "opcua_rate": [],
     "engine": [],
     "reports": [],
+    "narrative": [],
     "hostile": [],
     "draft": ["--prompts", "4", "--max-tokens", "64"],
 }
