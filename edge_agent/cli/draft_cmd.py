@@ -58,12 +58,11 @@ def _recipe(args: argparse.Namespace):
 
 
 def _data(args: argparse.Namespace) -> int:
-    from edge_agent.speculative import corpus
-    from edge_agent.speculative.data import build_dataset
+    from edge_agent.speculative.data import build_dataset, training_prompts
 
     recipe = _recipe(args)
     _check_data_device(recipe.train.device)
-    prompts = corpus.build("train", recipe.data.prompts, seed=recipe.data.seed)
+    prompts = training_prompts(recipe.data.prompts, recipe.data.report_prompts, seed=recipe.data.seed)
     build_dataset(
         prompts, recipe.data.out, model_dir=recipe.model_dir, max_tokens=recipe.data.max_tokens, chunk=recipe.data.chunk
     )

@@ -3,21 +3,75 @@
 Only token ids are stored (JSONL, a few MB); the target's hidden states are recomputed on the fly during training,
 so there is no multi-GB feature store. The file is written in chunks, so a crash loses one chunk, a rerun resumes
 after the prompts already answered, and training can start on a partial file.
+
+Prompts come from the general corpus (`speculative.corpus`) and, for a report specialist, from the narrator's own
+report-section prompts (`report_prompts`): the messages the agent sends for a section of a report.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
 import structlog
 from pydantic import BaseModel, ConfigDict
 
+from edge_agent.narrator.corpus import TEST_SEEDS, TRAIN_SEEDS, case_messages, section_cases
+from edge_agent.reports.prompts import Phrasebook, Template
+from edge_agent.speculative import corpus
 from edge_agent.speculative.corpus import Prompt
 
 log = structlog.get_logger(__name__).bind(component="draft")
+
+
+REPORT_SLICE = "report"
+# Bench slices: the corpus's, and the report sections of the narrator's test seeds.
+BENCH_SLICES: tuple[str, ...] = (*corpus.SLICES, REPORT_SLICE)
+
+
+def report_prompts(n: int, seeds: Sequence[int], seed: int = 0) -> list[Prompt]:
+    """The first `n` report-section prompts of the narrator corpus over `seeds`, starting at `seeds[seed % len]`
+    and wrapping round: the chat messages the agent sends for each section, deterministic in `seed`."""
+    if not seeds:
+        raise ValueError("report prompts need at least one narrator seed")
+    if n <= 0:
+        return []
+    start = seed % len(seeds)
+    templates: dict[str, tuple[Template, Phrasebook]] = {}
+    prompts: list[Prompt] = []
+    for day in [*seeds[start:], *seeds[:start]]:
+        for case in section_cases(day):
+            messages = [m.model_dump() for m in case_messages(case, templates)]
+            prompts.append(
+                Prompt(
+                    id=f"{REPORT_SLICE}-{case.id}",
+                    slice=REPORT_SLICE,
+                    lang=case.request.language,
+                    kind="report_section",
+                    messages=messages,
+                )
+            )
+            if len(prompts) == n:
+                return prompts
+    return prompts
+
+
+def training_prompts(general: int, report: int, seed: int = 0) -> list[Prompt]:
+    """`[data]`'s prompts: `general` from the corpus's train split, then `report` from the narrator's training
+    seeds (never its test seeds, which the bench's report slice draws from)."""
+    return corpus.build("train", general, seed=seed) + report_prompts(report, TRAIN_SEEDS, seed)
+
+
+def slice_prompts(name: str, n: int, seed: int = 0) -> list[Prompt]:
+    """`n` prompts of one bench slice; `report` comes from the narrator's test seeds only."""
+    if name not in BENCH_SLICES:
+        raise ValueError(f"unknown bench slice {name!r}; one of {BENCH_SLICES}")
+    if name == REPORT_SLICE:
+        return report_prompts(n, TEST_SEEDS, seed)
+    return corpus.build(cast(corpus.Slice, name), n, seed=seed)  # a corpus slice: checked against BENCH_SLICES
 
 
 class Sample(BaseModel):

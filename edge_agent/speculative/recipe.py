@@ -5,8 +5,9 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from edge_agent.speculative.data import BENCH_SLICES
 from edge_agent.speculative.train import TrainConfig
 
 
@@ -23,6 +24,9 @@ class DataConfig(_Strict):
     # 640 prompts × ≤192 answer tokens ≈ 110k on-policy tokens: ~6 min of batched vLLM on 2 quiet cores (the
     # shipped head's recipe asks for 2560).
     prompts: int = Field(640, ge=1)
+    # Report-section prompts of the narrator corpus's training seeds, after the general ones: a report specialist's
+    # head learns its target on its own workload (~10 sections per simulated day, ~1.3 s a day to draw).
+    report_prompts: int = Field(0, ge=0)
     max_tokens: int = Field(192, ge=1)
     seed: int = 0
     chunk: int = Field(64, ge=1)
@@ -47,9 +51,18 @@ class BenchConfig(_Strict):
     # k values of the first head timed against no draft, engines side by side (empty: no speed figure).
     speed_ks: list[int] = Field(default_factory=lambda: [2, 3, 4])
     seed: int = 0
+    # "report": sections of the narrator corpus's test seeds (data.BENCH_SLICES lists every slice).
     slices: list[str] = Field(default_factory=lambda: ["test", "plant", "long", "perturbed"])
     results: Path = Path("docs/img/draft-bench.json")
     img_dir: Path = Path("docs/img")
+
+    @field_validator("slices")
+    @classmethod
+    def _known_slices(cls, slices: list[str]) -> list[str]:
+        unknown = [s for s in slices if s not in BENCH_SLICES]
+        if unknown:
+            raise ValueError(f"unknown slices {unknown}; one of {list(BENCH_SLICES)}")
+        return slices
 
 
 class DraftRecipe(_Strict):

@@ -10,6 +10,10 @@ Loss at step j: cross-entropy of the head against softmax(z) restricted to the d
 whose target token is in the draft vocabulary; steps weighted `decay**j`. Embeddings stay frozen (vLLM swaps in the
 target's). Accuracy per step is counted over all answer positions: a target token outside the draft vocabulary is a
 miss, as it is at inference.
+
+`init_from` fine-tunes an exported head instead (e.g. the shipped head, for a target whose weights moved): its
+weights and its draft vocabulary are kept, so the exported config keeps its shape; the checkpoint and the export
+record where it came from (path and manifest sha256).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import json
 import math
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -26,10 +31,12 @@ import structlog
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
+from edge_agent.llm.manifest import MANIFEST_NAME, manifest_sha256, sha256_file, verify
+from edge_agent.llm.types import ModelVerificationError
 from edge_agent.speculative.data import Sample, data_sha256, read_samples
-from edge_agent.speculative.export import TrainingRecord, export_draft
+from edge_agent.speculative.export import WEIGHTS_NAME, ExportError, TrainingRecord, export_draft, load_exported
 from edge_agent.speculative.model import DraftConfig, Eagle3Draft
-from edge_agent.speculative.vocab import count_tokens, select_vocab
+from edge_agent.speculative.vocab import VocabStats, count_tokens, select_vocab
 
 log = structlog.get_logger(__name__).bind(component="draft")
 
@@ -77,6 +84,9 @@ class TrainConfig(BaseModel):
     # Samples per forward pass of the target (right-padded, masked). 1: one at a time, the pass the shipped head's
     # figures came from, bit for bit; more fills a GPU at the cost of padding to the step's longest sample.
     target_batch: int = Field(1, ge=1)
+    # An exported head (config.json + model.safetensors) to fine-tune: its weights and draft vocabulary replace the
+    # fresh head and the vocabulary counted from the data. A checkpoint in work_dir still wins once it exists.
+    init_from: Path | None = None
 
 
 def train_device(requested: str) -> torch.device:
@@ -142,11 +152,32 @@ class StepStats:
 NO_STATS = StepStats(0.0, 0.0, 0.0, 0.0)
 
 
-class HeadRun:
-    """One head being trained: its config (switches, work dir), module, optimizer, step and history."""
+def vocab_coverage(counts: Counter[int], ids: torch.Tensor) -> VocabStats:
+    """How much of these answers a vocabulary chosen elsewhere (an `init_from` head's) covers."""
+    chosen = set(ids.tolist())
+    total = sum(counts.values())
+    covered = sum(n for token, n in counts.items() if token in chosen)
+    return VocabStats(size=len(chosen), distinct_output_tokens=len(counts), coverage=covered / total if total else 0.0)
 
-    def __init__(self, config: TrainConfig, head: Eagle3Draft) -> None:
-        self.config, self.head = config, head
+
+def head_lineage(directory: Path) -> dict[str, str]:
+    """Where an `init_from` head came from: its path and the sha256 of its manifest (checked against its files), or
+    of its weights when it has no manifest."""
+    if (directory / MANIFEST_NAME).exists():
+        try:
+            verify(directory)
+        except ModelVerificationError as exc:
+            raise TrainError(f"init_from {directory}: {exc}") from exc
+        return {"path": str(directory), "manifest_sha256": manifest_sha256(directory)}
+    return {"path": str(directory), "weights_sha256": sha256_file(directory / WEIGHTS_NAME)}
+
+
+class HeadRun:
+    """One head being trained: its config (switches, work dir), module, optimizer, step, history, and the exported
+    head it started from (None: from scratch)."""
+
+    def __init__(self, config: TrainConfig, head: Eagle3Draft, init_from: dict[str, str] | None = None) -> None:
+        self.config, self.head, self.init_from = config, head, init_from
         self.optimizer = torch.optim.AdamW(head.trainable_parameters(), lr=config.lr, weight_decay=config.weight_decay)
         self.step = 0
         self.history: list[dict[str, float]] = []
@@ -226,15 +257,20 @@ class Trainer:
         self.target = target.eval()
         self.target.requires_grad_(False)
         self.model_dir = model_dir
-        ids, self.vocab_stats = select_vocab(
-            count_tokens(s.output_ids for s in self.samples),
-            config.draft_vocab_size,
-            int(self.target.config.vocab_size),
-            fallback=count_tokens(s.prompt_ids for s in self.samples),
-        )
-        log.info("draft.vocab", **self.vocab_stats.model_dump())
-        # The target's output rows for the draft vocabulary: its logits restricted to what the heads can draft.
-        self.draft_lm_head = self.target.get_output_embeddings().weight[ids.to(self.device)].detach()
+        self._answer_counts = count_tokens(s.output_ids for s in self.samples)
+        source, lineage = self._load_source(config.init_from) if config.init_from else (None, None)
+        if source is None:
+            ids, self.vocab_stats = select_vocab(
+                self._answer_counts,
+                config.draft_vocab_size,
+                int(self.target.config.vocab_size),
+                fallback=count_tokens(s.prompt_ids for s in self.samples),
+            )
+        else:
+            # The source's vocabulary, not one re-selected from this data: the head keeps its shape and meaning.
+            ids, self.vocab_stats = source.draft_ids, vocab_coverage(self._answer_counts, source.draft_ids)
+        log.info("draft.vocab", init_from=lineage, **self.vocab_stats.model_dump())
+        self._set_draft_lm_head(ids)
         self._cache: dict[int, Features] = {}
         self._cache_bytes = 0
         self.runs: list[HeadRun] = []
@@ -244,8 +280,11 @@ class Trainer:
             )
             torch.manual_seed(c.seed)  # same seed → the heads start from the same weights where they overlap
             head = Eagle3Draft(draft_cfg)
-            self._init_head(head, ids)
-            self.runs.append(HeadRun(c, head.to(self.device)))
+            if source is None:
+                self._init_head(head, ids)
+            else:
+                self._copy_source(head, source, c.init_from)
+            self.runs.append(HeadRun(c, head.to(self.device), lineage))
 
     @property
     def head(self) -> Eagle3Draft:
@@ -258,6 +297,32 @@ class Trainer:
     @property
     def history(self) -> list[dict[str, float]]:
         return self.runs[0].history
+
+    def _set_draft_lm_head(self, ids: torch.Tensor) -> None:
+        """The target's output rows for the draft vocabulary: its logits restricted to what the heads can draft."""
+        self.vocab_ids = ids.cpu()  # [draft_vocab] target ids, ascending
+        self.draft_lm_head = self.target.get_output_embeddings().weight[ids.to(self.device)].detach()
+
+    def _load_source(self, path: Path) -> tuple[Eagle3Draft, dict[str, str]]:
+        """The exported head at `path` (float32, the target's embeddings) and its lineage."""
+        if not (path / "config.json").exists():
+            raise TrainError(f"init_from {path}: no exported head there (config.json missing)")
+        lineage = head_lineage(path)
+        embed = self.target.get_input_embeddings().weight.detach().cpu()
+        try:
+            source = load_exported(path, embed)
+        except (ExportError, KeyError, OSError, RuntimeError) as exc:
+            raise TrainError(f"init_from {path}: cannot load the head: {exc}") from exc
+        return source, lineage
+
+    @staticmethod
+    def _copy_source(head: Eagle3Draft, source: Eagle3Draft, path: Path | None) -> None:
+        """Start `head` as `source`, which must have exactly its shape (target, vocabularies, 3.1 switches)."""
+        want, have = head.config.model_dump(), source.config.model_dump()
+        differ = {k: {"init_from": have[k], "this run": want[k]} for k in want if have[k] != want[k]}
+        if differ:
+            raise TrainError(f"init_from {path}: the head's config differs from this run's: {differ}")
+        head.load_state_dict(source.state_dict())
 
     def _init_head(self, head: Eagle3Draft, ids: torch.Tensor) -> None:
         """Vocabulary from the target's answers; lm_head and final norm start as the target's (restricted) ones."""
@@ -281,6 +346,7 @@ class Trainer:
                 "history": run.history,
                 "data_sha256": self.data_sha256,
                 "config": run.config.model_dump(mode="json"),
+                "init_from": run.init_from,
             }
             tmp = run.config.work_dir / (CHECKPOINT + ".tmp")
             torch.save(state, tmp)
@@ -302,9 +368,19 @@ class Trainer:
             run.head.load_state_dict(state["head"], strict=False)
             run.optimizer.load_state_dict(state["optimizer"])
             run.step, run.history = state["step"], state["history"]
+            # The checkpoint wins over init_from: its lineage (None before init_from existed) and its vocabulary.
+            if state.get("init_from") != run.init_from:
+                log.warning("draft.train.resume_lineage", checkpoint=state.get("init_from"), configured=run.init_from)
+            run.init_from = state.get("init_from")
         if len({r.step for r in self.runs}) != 1:
             raise TrainError(f"heads' checkpoints are at different steps {[r.step for r in self.runs]}")
-        log.info("draft.train.resume", step=self.step)
+        ids = self.head.draft_ids
+        if any(not torch.equal(r.head.draft_ids, ids) for r in self.runs):
+            raise TrainError("heads' checkpoints have different draft vocabularies")
+        if not torch.equal(ids.cpu(), self.vocab_ids):
+            self._set_draft_lm_head(ids)
+            self.vocab_stats = vocab_coverage(self._answer_counts, ids)
+        log.info("draft.train.resume", step=self.step, init_from=self.runs[0].init_from)
         return True
 
     # --- one sample --------------------------------------------------------------------------------------------
@@ -495,6 +571,8 @@ class Trainer:
                 "samples": len(self.samples),
                 "vocab": self.vocab_stats.model_dump(),
                 "final": run.history[-1] if run.history else {},
+                # the exported head this one was fine-tuned from: path and manifest (or weights) sha256; None = scratch
+                "init_from": run.init_from,
             },
         )
         return export_draft(run.head, out_dir, record=record, dtype=dtype, name=name)
