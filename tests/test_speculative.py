@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from safetensors import safe_open
 
 from edge_agent.speculative.acceptance import accepted_length, from_counts, from_rounds, verify_mask
@@ -379,6 +381,169 @@ class TestTrainingTogether:
                 ],
                 tiny_target / "target",
             )
+
+
+def _source_head(target_dir: Path, out: Path, *, fc_norm: bool = True, norm_output: bool = True) -> Path:
+    """An exported head for the tiny target with a vocabulary the data would never select: every 8th id."""
+    from transformers import AutoConfig
+
+    config = DraftConfig.for_target(
+        AutoConfig.from_pretrained(target_dir), draft_vocab_size=16, fc_norm=fc_norm, norm_output=norm_output
+    )
+    torch.manual_seed(7)
+    head = Eagle3Draft(config)
+    with torch.no_grad():
+        for param in head.parameters():
+            param.normal_(0, 0.1)
+    head.set_vocab(torch.arange(0, 128, 8))
+    return export_draft(head, out, name=out.name)  # bfloat16, as the shipped head
+
+
+@pytest.fixture(scope="module")
+def tiny_source(tiny_target: Path) -> Path:
+    return _source_head(tiny_target / "target", tiny_target / "source-head")
+
+
+class TestInitFrom:
+    """`init_from`: fine-tune an exported head, keeping its weights, vocabulary and shape, with its lineage."""
+
+    def test_starts_from_the_heads_weights_and_vocabulary(self, tiny_target: Path, tiny_source: Path) -> None:
+        """Every tensor of the new head is the exported head's (embeddings: the target's); the vocabulary is the
+        source's every-8th-id one, not the data's most frequent answer tokens."""
+        trainer = _trainer(tiny_target, "init", init_from=tiny_source)
+        source = load_exported(tiny_source, trainer.target.get_input_embeddings().weight)
+        for (name, got), (_, want) in zip(trainer.head.state_dict().items(), source.state_dict().items(), strict=True):
+            assert torch.equal(got, want), name
+        assert trainer.head.draft_ids.tolist() == list(range(0, 128, 8))
+        selected, _ = select_vocab(Counter(t for s in trainer.samples for t in s.output_ids), 16, 128)
+        assert selected.tolist() != list(range(0, 128, 8))
+        lm_head = trainer.target.get_output_embeddings().weight
+        assert torch.equal(trainer.draft_lm_head, lm_head[torch.arange(0, 128, 8)])
+
+    def test_vocab_stats_are_the_fixed_vocabularys_coverage(self, tiny_target: Path, tiny_source: Path) -> None:
+        """Coverage is counted for the source's ids over this data's answers: answers use ids 0..63, the
+        vocabulary holds 0, 8, ..., 56 of them."""
+        trainer = _trainer(tiny_target, "init-stats", init_from=tiny_source)
+        counts = Counter(t for s in trainer.samples for t in s.output_ids)
+        in_vocab = sum(n for t, n in counts.items() if t % 8 == 0)
+        assert trainer.vocab_stats.size == 16
+        assert trainer.vocab_stats.distinct_output_tokens == len(counts)
+        assert trainer.vocab_stats.coverage == in_vocab / sum(counts.values())
+
+    def test_first_step_loss_is_the_loaded_heads_loss(self, tiny_target: Path, tiny_source: Path) -> None:
+        """The first step's recorded loss is the exported head's own loss on that step's samples."""
+        trainer = _trainer(tiny_target, "init-loss", init_from=tiny_source, steps=1)
+        loaded = load_exported(tiny_source, trainer.target.get_input_embeddings().weight)
+        first = [trainer.features(trainer.samples[i]) for i in trainer._order()[:4]]
+        with torch.no_grad():
+            expected = sum(float(trainer.head_loss(loaded, f, f.targets(trainer.draft_lm_head))[0]) for f in first)
+        trainer.train(progress=False)
+        assert trainer.history[0]["loss"] == expected / 4
+        assert not torch.equal(trainer.head.fc.weight, loaded.fc.weight)  # and the step did train it
+
+    def test_resume_after_init_from_continues_from_the_checkpoint(self, tiny_target: Path, tiny_source: Path) -> None:
+        """A checkpoint wins over init_from: the new trainer takes the trained weights, step, vocabulary and
+        lineage, and runs only the steps left."""
+        first = _trainer(tiny_target, "init-resume", init_from=tiny_source, steps=2)
+        first.train(progress=False)
+        second = _trainer(tiny_target, "init-resume", init_from=tiny_source, steps=3)
+        assert not torch.equal(second.head.fc.weight, first.head.fc.weight)  # before resuming: the source
+        assert second.maybe_resume()
+        assert second.step == 2
+        assert torch.equal(second.head.fc.weight, first.head.fc.weight)
+        assert torch.equal(second.head.draft_ids, first.head.draft_ids)
+        assert second.runs[0].init_from == first.runs[0].init_from
+        second.train(progress=False)
+        assert [r["step"] for r in second.history] == [1, 2, 3]
+
+    def test_export_records_the_lineage(self, tiny_target: Path, tiny_source: Path) -> None:
+        """The fine-tuned head's manifest names the source's path and manifest sha256; its config has the
+        source's shape and its d2t the source's vocabulary."""
+        from edge_agent.llm.manifest import manifest_sha256
+
+        trainer = _trainer(tiny_target, "init-export", init_from=tiny_source, steps=1)
+        trainer.train(progress=False)
+        out = trainer.export(0, tiny_target / "init-exported", name="init-exported")
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["source"]["extra"]["init_from"] == {
+            "path": str(tiny_source),
+            "manifest_sha256": manifest_sha256(tiny_source),
+        }
+        assert manifest["source"]["extra"]["train"]["init_from"] == str(tiny_source)
+        assert json.loads((out / "config.json").read_text()) == json.loads((tiny_source / "config.json").read_text())
+        with (
+            safe_open(str(out / "model.safetensors"), "pt") as new,
+            safe_open(str(tiny_source / "model.safetensors"), "pt") as old,
+        ):
+            assert torch.equal(new.get_tensor("d2t"), old.get_tensor("d2t"))
+
+    def test_from_scratch_records_no_lineage(self, tiny_target: Path) -> None:
+        """Without init_from the manifest says so: init_from is null."""
+        trainer = _trainer(tiny_target, "scratch-export", steps=1)
+        trainer.train(progress=False)
+        out = trainer.export(0, tiny_target / "scratch-exported", name="scratch-exported")
+        assert json.loads((out / "manifest.json").read_text())["source"]["extra"]["init_from"] is None
+
+    def test_head_without_manifest_is_named_by_its_weights(self, tiny_target: Path, tmp_path: Path) -> None:
+        """A head with no manifest is recorded by the sha256 of its weights file."""
+        from edge_agent.llm.manifest import sha256_file
+
+        src = _source_head(tiny_target / "target", tmp_path / "bare")
+        (src / "manifest.json").unlink()
+        trainer = _trainer(tiny_target, "bare", init_from=src)
+        assert trainer.runs[0].init_from == {"path": str(src), "weights_sha256": sha256_file(src / "model.safetensors")}
+
+    def test_another_shape_is_refused_by_name(self, tiny_target: Path, tmp_path: Path) -> None:
+        """A plain EAGLE-3 source for a 3.1 run, or a 16-id head for a 32-id run, is refused naming the field."""
+        from edge_agent.speculative.train import TrainError
+
+        plain = _source_head(tiny_target / "target", tmp_path / "plain", fc_norm=False, norm_output=False)
+        with pytest.raises(TrainError, match="fc_norm") as refused:
+            _trainer(tiny_target, "refused", init_from=plain)
+        assert "norm_output" in str(refused.value)
+        with pytest.raises(TrainError, match="draft_vocab_size"):
+            _trainer(
+                tiny_target,
+                "refused",
+                init_from=_source_head(tiny_target / "target", tmp_path / "v"),
+                draft_vocab_size=32,
+            )
+
+    def test_missing_or_tampered_source_is_refused(self, tiny_target: Path, tmp_path: Path) -> None:
+        """No exported head at the path, or weights that no longer match the source's manifest: TrainError."""
+        from edge_agent.speculative.train import TrainError
+
+        with pytest.raises(TrainError, match="no exported head"):
+            _trainer(tiny_target, "missing", init_from=tmp_path / "nowhere")
+        src = _source_head(tiny_target / "target", tmp_path / "tampered")
+        with open(src / "model.safetensors", "r+b") as fh:
+            fh.seek(-1, 2)
+            last = fh.read(1)
+            fh.seek(-1, 2)
+            fh.write(bytes([last[0] ^ 1]))
+        with pytest.raises(TrainError, match="model.safetensors: sha256"):
+            _trainer(tiny_target, "tampered", init_from=src)
+
+
+class TestVocabCoverage:
+    @settings(max_examples=200)
+    @given(
+        counts=st.dictionaries(st.integers(0, 63), st.integers(1, 50), max_size=40),
+        size=st.integers(1, 64),
+    )
+    def test_equals_select_vocabs_own_figure(self, counts: dict[int, int], size: int) -> None:
+        """For the vocabulary select_vocab picks, the fixed-vocabulary coverage is select_vocab's own figures."""
+        from edge_agent.speculative.train import vocab_coverage
+
+        ids, stats = select_vocab(Counter(counts), size, 64)
+        assert vocab_coverage(Counter(counts), ids) == stats
+
+    def test_hand_worked(self) -> None:
+        """Ids {1, 3} over counts {1: 3, 2: 1, 3: 4}: 7 of 8 answer tokens covered, 3 distinct."""
+        from edge_agent.speculative.train import vocab_coverage
+
+        stats = vocab_coverage(Counter({1: 3, 2: 1, 3: 4}), torch.tensor([1, 3]))
+        assert (stats.size, stats.distinct_output_tokens, stats.coverage) == (2, 3, 7 / 8)
 
 
 # vLLM's checkpoint names for a llama_eagle3 head with fc_norm (model_executor/models/llama_eagle3.py).
