@@ -1,14 +1,22 @@
-"""Draft-head prompt corpus: disjoint, deterministic slices; the plant slice's wordings never reach training."""
+"""Draft-head prompt corpus: disjoint, deterministic slices; the plant slice's wordings never reach training; report
+prompts come from the narrator's training seeds for data and its test seeds for the bench."""
 
 from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
+from edge_agent.narrator.corpus import TEST_SEEDS, TRAIN_SEEDS, SectionCase, case_messages, section_cases
 from edge_agent.speculative import corpus
+from edge_agent.speculative.data import report_prompts, slice_prompts, training_prompts
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "default"
 
@@ -62,3 +70,107 @@ class TestCorpus:
             ids = tok.apply_chat_template(prompt.messages, add_generation_prompt=True, tokenize=True)
             ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
             assert len(ids) >= 1500
+
+
+def _report_prompt(case: SectionCase) -> corpus.Prompt:
+    """Written out from the brief: the narrator's messages for the section, slice "report", its request's language."""
+    return corpus.Prompt(
+        id=f"report-{case.id}",
+        slice="report",
+        lang=case.request.language,
+        kind="report_section",
+        messages=[m.model_dump() for m in case_messages(case)],
+    )
+
+
+def _day(prompt: corpus.Prompt) -> int:
+    """The narrator seed of a report prompt: ids are report-<seed>-<request>-<section>."""
+    return int(prompt.id.split("-")[1])
+
+
+@cache
+def _cases(seed: int) -> list[SectionCase]:
+    return section_cases(seed)
+
+
+class TestReportPrompts:
+    """Report-section prompts: the specialist's own prompts, training seeds for data, test seeds for the bench."""
+
+    def test_training_data_are_general_then_narrator_prompts_of_training_seeds(self) -> None:
+        """`[data]` prompts = the corpus's first train prompts, then the sections of TRAIN_SEEDS[0] in order."""
+        prompts = training_prompts(3, 5)
+        assert prompts[:3] == corpus.build("train", 3)
+        assert prompts[3:] == [_report_prompt(c) for c in section_cases(TRAIN_SEEDS[0])[:5]]
+        assert {p.lang for p in prompts[3:]} <= {"en", "es", "pt"}
+
+    def test_zero_report_prompts_is_the_general_corpus(self) -> None:
+        """report_prompts = 0 (the default) leaves the data what configs/draft.toml always made."""
+        assert training_prompts(4, 0) == corpus.build("train", 4)
+
+    def test_report_bench_slice_uses_only_test_seeds(self) -> None:
+        """The bench's report slice is the sections of TEST_SEEDS[0], none of a training seed's day."""
+        bench = slice_prompts("report", 14)
+        assert not set(TRAIN_SEEDS) & set(TEST_SEEDS)
+        assert {_day(p) for p in bench} <= set(TEST_SEEDS)
+        cases = [*section_cases(TEST_SEEDS[0]), *section_cases(TEST_SEEDS[1])]
+        assert bench == [_report_prompt(c) for c in cases[:14]]
+        train = training_prompts(0, 14)
+        assert not {p.id for p in bench} & {p.id for p in train}
+        assert not {p.text() for p in bench} & {p.text() for p in train}
+
+    def test_seed_picks_the_first_day(self) -> None:
+        """Seed s starts at seeds[s % len(seeds)] and wraps round: seed 4 over days (7, 8) starts at day 7."""
+        days = (TEST_SEEDS[7], TEST_SEEDS[8])
+        assert report_prompts(1, days, seed=1) == [_report_prompt(section_cases(days[1])[0])]
+        assert report_prompts(1, days, seed=4) == [_report_prompt(section_cases(days[0])[0])]
+
+    def test_unknown_slice_is_refused_by_the_bench_and_the_recipe(self) -> None:
+        """A typo in a bench slice is an error naming the valid ones, in code and in a recipe file."""
+        from edge_agent.speculative.recipe import BenchConfig
+
+        with pytest.raises(ValueError, match="unknown bench slice 'reports'"):
+            slice_prompts("reports", 1)
+        with pytest.raises(ValidationError, match="unknown slices \\['reports'\\]"):
+            BenchConfig(slices=["test", "reports"])
+
+    @settings(max_examples=200)  # days cached: ~10 ms an example
+    @given(n=st.integers(-3, 40), seed=st.integers(0, 10_000), more=st.integers(0, 10))
+    def test_first_n_of_the_rotated_days(self, n: int, seed: int, more: int) -> None:
+        """Any n and seed: exactly the first n sections of the days taken from seeds[seed % 3] round, a prefix of
+        a larger draw, no id twice."""
+        days = (TEST_SEEDS[0], TEST_SEEDS[1], TEST_SEEDS[2])
+        start = seed % 3
+        rotated = [c for d in days[start:] + days[:start] for c in _cases(d)]
+        with patch("edge_agent.speculative.data.section_cases", _cases):
+            got = report_prompts(n, days, seed)
+            larger = report_prompts(n + more, days, seed)
+        assert got == [_report_prompt(c) for c in rotated[: max(n, 0)]]
+        assert larger[: len(got)] == got
+        assert len({p.id for p in larger}) == len(larger)
+
+
+class TestNarratorRecipe:
+    RECIPE = Path(__file__).resolve().parents[1] / "configs" / "draft-narrator.toml"
+    SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "eagle31-smollm2-135m"
+
+    def test_fine_tunes_the_shipped_head_on_both_kinds_of_prompt(self) -> None:
+        """The specialist's recipe: 768 general + 768 report prompts, from the shipped head, one 3.1 head, and
+        the report slice in the bench."""
+        from edge_agent.speculative.recipe import load_recipe
+
+        recipe = load_recipe(self.RECIPE)
+        assert (recipe.data.prompts, recipe.data.report_prompts, recipe.data.max_tokens) == (768, 768, 192)
+        [head] = recipe.heads
+        train = recipe.train_config(head)
+        assert train.init_from == Path("assets/eagle31-smollm2-135m")
+        assert (train.fc_norm, train.norm_output, train.lr, train.steps) == (True, True, 3e-4, 500)
+        assert head.export_dir == Path("assets/eagle31-narrator-smollm2-135m")
+        assert "report" in recipe.bench.slices
+
+    @pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped head missing")
+    def test_vocabulary_size_is_the_shipped_heads(self) -> None:
+        """init_from keeps the source's vocabulary, so the recipe's size must be the shipped head's."""
+        from edge_agent.speculative.recipe import load_recipe
+
+        shipped = json.loads((self.SHIPPED / "config.json").read_text())
+        assert load_recipe(self.RECIPE).train.draft_vocab_size == shipped["draft_vocab_size"]
