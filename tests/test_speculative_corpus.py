@@ -167,6 +167,14 @@ class TestNarratorRecipe:
         assert head.export_dir == Path("assets/eagle31-narrator-smollm2-135m")
         assert "report" in recipe.bench.slices
 
+    def test_benchmarks_go_to_their_own_section(self) -> None:
+        """Benching the specialist's head leaves the shipped head's BENCHMARKS.md section and plots alone."""
+        from edge_agent.speculative.recipe import load_recipe
+
+        shipped, narrator = load_recipe(self.RECIPE.with_name("draft.toml")).bench, load_recipe(self.RECIPE).bench
+        assert (shipped.section, narrator.section) == ("draft", "draft-narrator")
+        assert shipped.results != narrator.results and shipped.img_dir != narrator.img_dir
+
     @pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped head missing")
     def test_vocabulary_size_is_the_shipped_heads(self) -> None:
         """init_from keeps the source's vocabulary, so the recipe's size must be the shipped head's."""

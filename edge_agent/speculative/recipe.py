@@ -55,6 +55,9 @@ class BenchConfig(_Strict):
     slices: list[str] = Field(default_factory=lambda: ["test", "plant", "long", "perturbed"])
     results: Path = Path("docs/img/draft-bench.json")
     img_dir: Path = Path("docs/img")
+    # The BENCHMARKS.md section the figures go to: one per recipe, so benching one head keeps another's figures.
+    section: str = Field("draft", pattern=r"^[a-z0-9-]+$")
+    title: str = "EAGLE 3.1 draft head"
 
     @field_validator("slices")
     @classmethod
