@@ -485,6 +485,15 @@ class TestTrainer:
         assert all(torch.equal(a[k], b[k]) for k in a)
         assert resumed.history == whole.history
 
+    def test_gradient_checkpointing_changes_memory_not_the_result(self, tiny: Path, tmp_path: Path) -> None:
+        """Recomputed activations give bit-identical training: the switch may change between resumes."""
+        plain = NarratorTrainer(recipe(tiny, tmp_path / "plain", steps=3), SAMPLES)
+        recomputed = NarratorTrainer(recipe(tiny, tmp_path / "gc", steps=3, gradient_checkpointing=True), SAMPLES)
+        plain.train(progress=False)
+        recomputed.train(progress=False)
+        a, b = snapshot(plain), snapshot(recomputed)
+        assert all(torch.equal(a[k], b[k]) for k in a)
+
     def test_resume_on_other_data_is_refused(self, tiny: Path, tmp_path: Path) -> None:
         NarratorTrainer(recipe(tiny, tmp_path, steps=2), SAMPLES).train(progress=False)
         other = NarratorTrainer(recipe(tiny, tmp_path, steps=2), SAMPLES[:5])
@@ -503,6 +512,7 @@ class TestTrainer:
         trainer.train(progress=False)
         adapter = load_adapter(trainer.export())
         assert adapter.meta["steps"] == 2 and adapter.meta["corpus_sha256"] == trainer.corpus_sha256
+        assert adapter.meta["base_weights_sha256"] is None  # the tiny model has no manifest
         plain = load_tiny(tiny)
         plain.load_state_dict(merge_into(plain.state_dict(), adapter.tensors, adapter.config))
         trainer.model.eval()
@@ -610,6 +620,29 @@ class TestPrepare:
         plain = prepare_mod.prepare(out, narrator=False)
         assert plain.converted and plain.manifest.adapter is None
         assert sha256_file(out / WEIGHTS) == sha256_file(tiny / WEIGHTS)
+
+    def test_adapter_for_other_base_weights_is_refused(
+        self, tiny: Path, tmp_path: Path, fake_convert: None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An adapter records the weights it was trained on; prepare will not merge it into others."""
+        cfg, state = saved_adapter(tiny, tmp_path / "adapter")
+        save_adapter(tmp_path / "adapter", state, cfg, {"num_layers": 2, "base_weights_sha256": "0" * 64})
+        monkeypatch.setattr(prepare_mod, "NARRATOR_ADAPTER_DIR", tmp_path / "adapter")
+        with pytest.raises(prepare_mod.PrepareError, match="was trained on weights 0{64}, these are [0-9a-f]{64}"):
+            prepare_mod.prepare(tmp_path / "model")
+
+    def test_training_on_a_merged_model_is_refused(
+        self, tiny: Path, tmp_path: Path, fake_convert: None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The adapter trains on the plain base: a model directory with one merged in is refused by name."""
+        saved_adapter(tiny, tmp_path / "adapter")
+        monkeypatch.setattr(prepare_mod, "NARRATOR_ADAPTER_DIR", tmp_path / "adapter")
+        prepare_mod.prepare(tmp_path / "model")
+        with pytest.raises(TrainError, match="tiny-narrator merged in; train on a plain base"):
+            NarratorTrainer(recipe(tmp_path / "model", tmp_path / "work"), SAMPLES)
+        plain = prepare_mod.prepare(tmp_path / "plain", narrator=False)
+        trainer = NarratorTrainer(recipe(tmp_path / "plain", tmp_path / "work"), SAMPLES)
+        assert trainer.base_weights_sha256 == plain.manifest.files[WEIGHTS].sha256
 
     def test_broken_adapter_stops_prepare(
         self, tiny: Path, tmp_path: Path, fake_convert: None, monkeypatch: pytest.MonkeyPatch

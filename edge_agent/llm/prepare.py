@@ -170,6 +170,12 @@ def merge_adapter(weights: Path, adapter: Adapter) -> str:
     if not weights.is_file():
         raise PrepareError(f"{weights}: no weights file to merge the narrator adapter into")
     base_sha256 = sha256_file(weights)
+    trained_on = adapter.meta.get("base_weights_sha256")
+    if trained_on is not None and trained_on != base_sha256:
+        raise PrepareError(
+            f"narrator adapter {adapter.name} was trained on weights {trained_on}, these are {base_sha256} (a new "
+            f"{SOURCE_PACKAGE}?); retrain it (make narrator) or prepare without it (--no-narrator)"
+        )
     with safe_open(str(weights), "pt") as fh:
         metadata = fh.metadata()
     state = load_file(str(weights))

@@ -178,7 +178,9 @@ def save_adapter(
     if dtype not in _DTYPES:
         raise AdapterError(f"dtype {dtype!r} is not one of {sorted(_DTYPES)}")
     out = Path(directory)
-    _check_tensors(state, cfg, int(meta["num_layers"]), where="state")
+    if not isinstance(meta.get("num_layers"), int):
+        raise AdapterError("meta must say num_layers, the base model's layer count")
+    _check_tensors(state, cfg, meta["num_layers"], where="state")
     config = {"format": FORMAT_VERSION, "lora": cfg.model_dump(mode="json"), "dtype": dtype, "meta": meta}
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
