@@ -456,6 +456,18 @@ class TestInitFrom:
         second.train(progress=False)
         assert [r["step"] for r in second.history] == [1, 2, 3]
 
+    def test_a_scratch_checkpoint_wins_over_init_from(self, tiny_target: Path, tiny_source: Path) -> None:
+        """init_from added after a from-scratch run began: the checkpoint's weights, vocabulary (and the target rows
+        the loss uses) and its empty lineage are kept."""
+        scratch = _trainer(tiny_target, "adopt", steps=1)
+        scratch.train(progress=False)
+        later = _trainer(tiny_target, "adopt", init_from=tiny_source, steps=2)
+        assert later.maybe_resume()
+        assert torch.equal(later.head.draft_ids, scratch.head.draft_ids)
+        assert torch.equal(later.draft_lm_head, scratch.draft_lm_head)
+        assert later.vocab_stats == scratch.vocab_stats
+        assert later.runs[0].init_from is None
+
     def test_export_records_the_lineage(self, tiny_target: Path, tiny_source: Path) -> None:
         """The fine-tuned head's manifest names the source's path and manifest sha256; its config has the
         source's shape and its d2t the source's vocabulary."""
