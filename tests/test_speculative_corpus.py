@@ -176,6 +176,27 @@ class TestNarratorRecipe:
         assert shipped.results != narrator.results and shipped.img_dir != narrator.img_dir
 
     @pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped head missing")
+    @pytest.mark.skipif(not (MODEL_DIR / "config.json").exists(), reason="prepared model missing: make model")
+    def test_shipped_head_has_the_shape_the_run_builds(self) -> None:
+        """The head the trainer builds for the prepared model from this recipe has exactly the shipped head's
+        config, so init_from accepts it (the merged specialist keeps the base model's config)."""
+        from transformers import AutoConfig
+
+        from edge_agent.speculative.export import load_exported
+        from edge_agent.speculative.model import DraftConfig
+        from edge_agent.speculative.recipe import load_recipe
+
+        recipe = load_recipe(self.RECIPE)
+        train = recipe.train_config(recipe.heads[0])
+        built = DraftConfig.for_target(
+            AutoConfig.from_pretrained(MODEL_DIR),
+            draft_vocab_size=train.draft_vocab_size,
+            fc_norm=train.fc_norm,
+            norm_output=train.norm_output,
+        )
+        assert load_exported(self.SHIPPED).config == built
+
+    @pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped head missing")
     def test_vocabulary_size_is_the_shipped_heads(self) -> None:
         """init_from keeps the source's vocabulary, so the recipe's size must be the shipped head's."""
         from edge_agent.speculative.recipe import load_recipe
