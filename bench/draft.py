@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     flags += [("--speed-k", k) for k in args.speed_k]
     command = " ".join([".venv/bin/python -m bench.draft", *(f"{f} {v}" for f, v in flags if v)])
-    write_section("draft", "EAGLE 3.1 draft head", markdown(results), command)
+    write_section(recipe.bench.section, recipe.bench.title, markdown(results, recipe.bench.img_dir), command)
     return 0
 
 

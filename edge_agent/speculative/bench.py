@@ -1,8 +1,8 @@
 """Measure draft heads in the real vLLM engine: acceptance per position, τ at k, tokens/s, identical output.
 
 Engines opened one after another, each in a fresh child process, with the engine's settings (float32, greedy, seed 0):
-1. no draft: reference outputs (the `test` and `plant` slices one request at a time, as the agent runs reports,
-   the others batched; this run's tokens/s is only printed by `--reference-only`);
+1. no draft: reference outputs (the `test`, `plant` and `report` slices one request at a time, as the agent runs
+   reports, the others batched; this run's tokens/s is only printed by `--reference-only`);
 2. each head at k = max(ks), prompts run the same way: acceptance per position on every slice (acceptance does
    not depend on batching), outputs compared token for token with the reference;
    τ at a smaller k is 1 + the sum of the first k per-position rates (greedy: a longer draft leaves earlier
@@ -26,12 +26,13 @@ import torch
 
 from edge_agent.speculative import corpus
 from edge_agent.speculative.acceptance import from_counts
-from edge_agent.speculative.data import generate, open_vllm
+from edge_agent.speculative.data import generate, open_vllm, slice_prompts
 from edge_agent.speculative.recipe import DraftRecipe
 
 log = structlog.get_logger(__name__).bind(component="draft")
 
-SPEED_SLICES: tuple[corpus.Slice, ...] = ("test", "plant")
+# Slices timed single-stream, as the agent runs reports (those of them in the recipe's `slices`).
+SPEED_SLICES: tuple[str, ...] = ("test", "plant", "report")
 
 
 def _spec_counters(llm: Any) -> tuple[int, list[int]]:
@@ -188,9 +189,8 @@ def speed_interleaved(recipe: DraftRecipe, head_dir: Path, ks: list[int]) -> dic
     from concurrent.futures import ProcessPoolExecutor
 
     cfg = recipe.bench
-    prompts = [
-        p.model_dump() for name in SPEED_SLICES for p in corpus.build(name, cfg.prompts_per_slice, seed=cfg.seed)
-    ]
+    timed = [s for s in SPEED_SLICES if s in cfg.slices]
+    prompts = [p.model_dump() for name in timed for p in slice_prompts(name, cfg.prompts_per_slice, seed=cfg.seed)]
     os.environ.update(engine_env())
     ctx = multiprocessing.get_context("spawn")
     variants: list[tuple[str, dict | None]] = [("none", None)] + [
@@ -206,8 +206,8 @@ def speed_interleaved(recipe: DraftRecipe, head_dir: Path, ks: list[int]) -> dic
         for pool in pools.values():  # start each engine now, one after another, before any timing
             pool.submit(time.sleep, 0).result()
         # per engine and slice: generated tokens, seconds
-        tokens = {name: dict.fromkeys(SPEED_SLICES, 0) for name in pools}
-        seconds = {name: dict.fromkeys(SPEED_SLICES, 0.0) for name in pools}
+        tokens = {name: dict.fromkeys(timed, 0) for name in pools}
+        seconds = {name: dict.fromkeys(timed, 0.0) for name in pools}
         outputs: dict[str, list[list[int]]] = {name: [] for name in pools}
         for prompt in prompts:
             for name, pool in pools.items():
@@ -219,14 +219,15 @@ def speed_interleaved(recipe: DraftRecipe, head_dir: Path, ks: list[int]) -> dic
         for pool in pools.values():
             pool.shutdown()
     tps = {name: sum(tokens[name].values()) / sum(seconds[name].values()) for name in pools}
-    by_slice = {name: {s: tokens[name][s] / seconds[name][s] for s in SPEED_SLICES} for name in pools}
+    by_slice = {name: {s: tokens[name][s] / seconds[name][s] for s in timed} for name in pools}
     return {
         "prompts": len(prompts),
+        "slices": timed,
         "tokens_per_s": tps,
         "speedup": {name: tps[name] / tps["none"] for name in pools if name != "none"},
         # the issue asks for both: held-out prompts of the training distribution, and plant wordings
         "speedup_by_slice": {
-            name: {s: by_slice[name][s] / by_slice["none"][s] for s in SPEED_SLICES} for name in pools if name != "none"
+            name: {s: by_slice[name][s] / by_slice["none"][s] for s in timed} for name in pools if name != "none"
         },
         "identical": {name: sum(a == b for a, b in zip(outputs[name], outputs["none"], strict=True)) for name in pools},
     }
@@ -258,15 +259,14 @@ def reference_run(recipe: DraftRecipe, raw: dict[str, list[dict]]) -> dict[str, 
 
 def bench_prompts(recipe: DraftRecipe) -> dict[str, list[dict]]:
     cfg = recipe.bench
-    # recipe slices are plain names; corpus.build refuses an unknown one (the arg-type ignores below).
-    return {n: [p.model_dump() for p in corpus.build(n, cfg.prompts_per_slice, seed=cfg.seed)] for n in cfg.slices}  # type: ignore[arg-type]
+    return {n: [p.model_dump() for p in slice_prompts(n, cfg.prompts_per_slice, seed=cfg.seed)] for n in cfg.slices}
 
 
 def run_bench(recipe: DraftRecipe) -> dict[str, Any]:
     """Run the benchmark described by `recipe.bench`; writes the JSON results and plots, returns the results."""
     cfg = recipe.bench
     k_max = max(cfg.ks)
-    slices = {name: corpus.build(name, cfg.prompts_per_slice, seed=cfg.seed) for name in cfg.slices}  # type: ignore[arg-type]
+    slices = {name: slice_prompts(name, cfg.prompts_per_slice, seed=cfg.seed) for name in cfg.slices}
     raw = {name: [p.model_dump() for p in ps] for name, ps in slices.items()}
     model_dir = str(recipe.model_dir)
     results: dict[str, Any] = {"config": cfg.model_dump(mode="json"), "heads": {}}
@@ -313,7 +313,7 @@ def run_bench(recipe: DraftRecipe) -> dict[str, Any]:
             source = json.loads(manifest.read_text())["source"]
             results["heads"][head.name]["training"] = {
                 k: source.get(k) for k in ("variant", "data_sha256", "seed", "steps", "code_version")
-            } | {k: source.get("extra", {}).get(k) for k in ("samples", "vocab", "final")}
+            } | {k: source.get("extra", {}).get(k) for k in ("samples", "vocab", "final", "init_from")}
     results["elapsed_s"] = round(time.monotonic() - started)
     cfg.results.parent.mkdir(parents=True, exist_ok=True)
     cfg.results.write_text(json.dumps(results, indent=1) + "\n")
@@ -370,7 +370,7 @@ def plot(results: dict[str, Any], img_dir: Path) -> list[Path]:
     return written
 
 
-def markdown(results: dict[str, Any]) -> str:
+def markdown(results: dict[str, Any], img_dir: Path = Path("docs/img")) -> str:
     """BENCHMARKS.md body: tables of τ, per-position acceptance, speed, identical output, and the goals."""
     lines: list[str] = []
     heads = results["heads"]
@@ -383,7 +383,8 @@ def markdown(results: dict[str, Any]) -> str:
         "engine (float32) under the agent engine's environment, one engine per child process; "
         "τ = mean tokens emitted per target forward pass (1 + accepted drafts). Slices: `test` = held-out prompts "
         "of the training distribution, `plant` = prompts worded as the training corpus never is, `long` = ≥ 1.5k "
-        "tokens of log lines before the question, `perturbed` = unseen chat templates and system prompts.\n"
+        "tokens of log lines before the question, `perturbed` = unseen chat templates and system prompts, `report` = "
+        "report sections of the narrator corpus's test seeds (the specialist's workload; never a training seed).\n"
     )
     for note in results.get("notes", []):
         lines.append(f"> {note}\n")
@@ -430,7 +431,8 @@ def markdown(results: dict[str, Any]) -> str:
     if inter:
         lines.append(
             f"Speed, engines side by side with requests alternated prompt by prompt ({inter['prompts']} prompts of the "
-            "test and plant slices, single stream; the fair comparison on a shared box):\n"
+            f"{'+'.join(inter.get('slices', SPEED_SLICES[:2]))} slices, single stream; the fair comparison on a "
+            "shared box):\n"
         )
         by_slice = inter.get("speedup_by_slice", {})
         slices = sorted({s for v in by_slice.values() for s in v}, key=SPEED_SLICES.index)
@@ -453,15 +455,18 @@ def markdown(results: dict[str, Any]) -> str:
             final = t.get("final") or {}
             accs = " ".join(f"{final[k]:.2f}" for k in sorted(final) if k.startswith("acc"))
             vocab = t.get("vocab") or {}
+            init = t.get("init_from") or {}
+            digest = init.get("manifest_sha256") or init.get("weights_sha256") or ""
+            start = f"fine-tuned from {init['path']} (sha256 {digest[:12]}…), " if init else ""
             lines.append(
-                f"- {head} ({t['variant']}): {t['steps']} steps over {t['samples']} on-policy samples "
+                f"- {head} ({t['variant']}): {start}{t['steps']} steps over {t['samples']} on-policy samples "
                 f"(data sha256 {str(t['data_sha256'])[:12]}…, seed {t['seed']}, code {t['code_version']}); "
                 f"draft vocab {vocab.get('size')} ids, {vocab.get('distinct_output_tokens')} distinct answer tokens; "
                 f"last-step teacher-forced accuracy per draft step {accs}"
             )
     lines.append("")
-    lines.append("![acceptance per position](docs/img/draft-acceptance.png)")
-    lines.append("![state norm across draft steps](docs/img/draft-state-norm.png)")
+    lines.append(f"![acceptance per position]({img_dir.as_posix()}/draft-acceptance.png)")
+    lines.append(f"![state norm across draft steps]({img_dir.as_posix()}/draft-state-norm.png)")
     return "\n".join(lines) + "\n"
 
 
@@ -478,8 +483,9 @@ def _goals(results: dict[str, Any]) -> list[str]:
         name, sp = max(inter["speedup"].items(), key=lambda kv: kv[1])
         same = inter["identical"][name] == inter["prompts"]
         per = "".join(f"; {s} {x:.2f}×" for s, x in inter.get("speedup_by_slice", {}).get(name, {}).items())
+        timed = "+".join(inter.get("slices", SPEED_SLICES[:2]))  # results before the report slice: test+plant
         out.append(
-            f"| speedup ≥ 2.0× at identical output | {sp:.2f}× ({name}, test+plant, interleaved, "
+            f"| speedup ≥ 2.0× at identical output | {sp:.2f}× ({name}, {timed}, interleaved, "
             f"identical={'yes' if same else 'NO'}{per}) | {'yes' if sp >= 2.0 and same else 'no'} |"
         )
     else:
