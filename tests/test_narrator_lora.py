@@ -412,9 +412,8 @@ class TestTrainingPieces:
 
     def test_collate_masks_prompt_and_padding(self) -> None:
         """[5 6 | 7 8] and [5 | 9]: positions predicting a target token are 1..2 and 0; padding with id 0."""
-        ids, mask, predicts = collate([Encoded([5, 6, 7, 8], 2), Encoded([5, 9], 1)], pad_id=0)
+        ids, predicts = collate([Encoded([5, 6, 7, 8], 2), Encoded([5, 9], 1)], pad_id=0)
         assert ids.tolist() == [[5, 6, 7, 8], [5, 9, 0, 0]]
-        assert mask.tolist() == [[1, 1, 1, 1], [1, 1, 0, 0]]
         assert predicts.tolist() == [[False, True, True, False], [True, False, False, False]]
         assert ids[:, 1:][predicts[:, :-1]].tolist() == [7, 8, 9]  # the labels
 
@@ -484,6 +483,18 @@ class TestTrainer:
         assert a.keys() == b.keys()
         assert all(torch.equal(a[k], b[k]) for k in a)
         assert resumed.history == whole.history
+
+    def test_right_padding_does_not_change_a_sample(self, tiny: Path, tmp_path: Path) -> None:
+        """A sample's loss alone equals its loss padded in a batch with a longer one (causal attention, pads last)."""
+        trainer = NarratorTrainer(recipe(tiny, tmp_path), SAMPLES)
+        by_length = sorted(range(8), key=lambda j: len(trainer.samples[j].ids))
+        short, long = by_length[0], by_length[-1]
+        with torch.no_grad():
+            alone, n = trainer.batch_loss([short])
+            both, m = trainer.batch_loss([short, long])
+            other, k = trainer.batch_loss([long])
+        assert m == n + k
+        assert float(both) == pytest.approx((float(alone) * n + float(other) * k) / m, rel=1e-5)
 
     def test_gradient_checkpointing_changes_memory_not_the_result(self, tiny: Path, tmp_path: Path) -> None:
         """Recomputed activations give bit-identical training: the switch may change between resumes."""

@@ -6,7 +6,7 @@ text plus ChatML's end-of-turn token, encoded on its own (as the model will prod
 cross-entropy over those target tokens only. Only the LoRA tensors train (AdamW, warm-up then cosine, gradient
 clipping); the base model stays frozen.
 
-Batches are length-bucketed (similar lengths together, right-padded and masked) from a seeded plan of the whole
+Batches are length-bucketed (similar lengths together, right-padded) from a seeded plan of the whole
 run, which the checkpoint carries with the adapter, the optimizer, the step and the RNG states: a run killed at any
 moment and resumed trains exactly what an uninterrupted run trains.
 """
@@ -168,18 +168,20 @@ def cosine_lr(step: int, lr: float, warmup_frac: float, steps: int) -> float:
     return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def collate(batch: Sequence[Encoded], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Right-padded ids [B, W], attention mask [B, W], and `predicts` [B, W]: True where position p's next token
-    p+1 is a target token (prompt and padding excluded)."""
+def collate(batch: Sequence[Encoded], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded ids [B, W] and `predicts` [B, W]: True where position p's next token p+1 is a target token
+    (prompt and padding excluded).
+
+    No attention mask: under the causal mask a real token only sees positions before it, all real when the padding
+    is on the right, and the pads' own outputs are never read. Without a mask sdpa takes its causal kernel (a
+    third faster on the CPU at batch 4 × 900 tokens, the same loss)."""
     width = max(len(e.ids) for e in batch)
     ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    mask = torch.zeros(len(batch), width, dtype=torch.long)
     predicts = torch.zeros(len(batch), width, dtype=torch.bool)
     for row, e in enumerate(batch):
         ids[row, : len(e.ids)] = torch.tensor(e.ids)
-        mask[row, : len(e.ids)] = 1
         predicts[row, e.prompt_len - 1 : len(e.ids) - 1] = True
-    return ids, mask, predicts
+    return ids, predicts
 
 
 def plain_base_weights(model_dir: Path) -> str | None:
@@ -294,10 +296,10 @@ class NarratorTrainer:
     # --- loss and loop -----------------------------------------------------------------------------------------
     def batch_loss(self, indices: Sequence[int]) -> tuple[torch.Tensor, int]:
         """Mean cross-entropy over the target tokens of the batch, and their number."""
-        ids, mask, predicts = collate([self.samples[i] for i in indices], self.pad_id)
-        ids, mask, predicts = ids.to(self.device), mask.to(self.device), predicts.to(self.device)
+        ids, predicts = collate([self.samples[i] for i in indices], self.pad_id)
+        ids, predicts = ids.to(self.device), predicts.to(self.device)
         with torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32):
-            hidden = self.model.model(input_ids=ids, attention_mask=mask).last_hidden_state  # [B, W, H]
+            hidden = self.model.model(input_ids=ids).last_hidden_state  # [B, W, H]
             # logits only where a target token is predicted: the vocabulary is 49k wide, the prompt most of W
             logits = self.model.lm_head(hidden[predicts])  # [n, vocab]
         labels = ids[:, 1:][predicts[:, :-1]]  # [n]: token p+1 for every predicting position p
