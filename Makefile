@@ -10,7 +10,7 @@ MODEL_DIR := models/default
 MODEL_STAMP := $(MODEL_DIR)/manifest.json
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench draft venv mosquitto systemd-analyze model clean
+.PHONY: demo test lint bench draft narrator draft-narrator venv mosquitto systemd-analyze model clean
 
 venv: $(STAMP)
 
@@ -48,7 +48,9 @@ systemd-analyze:
 
 model: $(MODEL_STAMP)
 
-$(MODEL_STAMP): $(STAMP)
+NARRATOR := assets/narrator-smollm2-135m
+# The shipped narrator adapter is merged into the prepared model: a new adapter re-prepares it.
+$(MODEL_STAMP): $(STAMP) $(wildcard $(NARRATOR)/manifest.json)
 	$(BIN)/edge-agent model prepare --out $(MODEL_DIR)
 
 # Lint and type check first: they take seconds and fail before the broker, the model and the suite start.
@@ -73,6 +75,23 @@ draft: venv model
 	$(BIN)/edge-agent draft data --config configs/draft.toml
 	$(BIN)/edge-agent draft train --config configs/draft.toml
 	$(BIN)/edge-agent draft export --config configs/draft.toml
+
+# Reproduces assets/narrator-smollm2-135m from configs/narrator.toml: the corpus from simulated days, a plain base
+# model to train on, the resumable LoRA run (progress shown; run it again after an interruption), the export, and the
+# prepared default model re-made with the new adapter merged in. `make draft-narrator` then retrains its draft head.
+narrator: venv
+	$(BIN)/edge-agent narrator data --config configs/narrator.toml
+	$(BIN)/edge-agent model prepare --no-narrator --out var/narrator/base
+	$(BIN)/edge-agent narrator train --config configs/narrator.toml
+	$(BIN)/edge-agent narrator export --config configs/narrator.toml
+	$(BIN)/edge-agent model prepare --out $(MODEL_DIR)
+
+# The specialist's EAGLE-3.1 head (configs/draft-narrator.toml): on-policy answers of the merged model to report
+# section prompts and the general corpus, a fine-tune of the shipped head on them, the export, its benchmark.
+draft-narrator: venv model
+	$(BIN)/edge-agent draft data --config configs/draft-narrator.toml
+	$(BIN)/edge-agent draft train --config configs/draft-narrator.toml
+	$(BIN)/edge-agent draft export --config configs/draft-narrator.toml
 
 clean:
 	rm -rf var/

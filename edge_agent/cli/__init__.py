@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "audit_cmd",
     "report_cmd",
     "draft_cmd",
+    "narrator_cmd",
 )
 
 

