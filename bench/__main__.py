@@ -25,6 +25,7 @@ BENCHES: dict[str, list[str]] = {
     "narrative": [],
     "hostile": [],
     "draft": ["--prompts", "4", "--max-tokens", "64"],
+    "llamacpp": [],
 }
 
 
