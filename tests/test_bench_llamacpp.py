@@ -262,3 +262,12 @@ def test_one_prompt_through_our_engine_and_llama_cpp(tmp_path: Path) -> None:
     assert 1 <= llama.tokens["report"] <= 4 and len(llama.texts) == 1
     assert ours.start_s > 0 and llama.start_s > 0 and ours.tokens_per_s() > 0 and llama.tokens_per_s() > 0
     assert r.settings["llama_cpp"]
+
+
+def test_llama_cpp_alone_renders_without_ratios_or_identity() -> None:
+    """A run of llama.cpp only (no reference, no draft engines) still writes its row."""
+    r = results()
+    r.engines = {LLAMA: r.engines[LLAMA]}
+    body = markdown(r)
+    assert "| llama.cpp 0.3.36, SmolLM2-135M-Instruct.Q4_1.gguf | 2.0 | 80.0 | 133.3 | 100.0 | 1.00× |" in body
+    assert "Goal" not in body and "enforce_eager`:" not in body
