@@ -422,17 +422,30 @@ def _times(ratio: float | None) -> str:
     return f"{ratio:.2f}× | " if ratio is not None else "— | "
 
 
+def positive_int(text: str) -> int:
+    """argparse type for --prompts and --max-tokens: a count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     from edge_agent.config import load_config
     from edge_agent.speculative.data import BENCH_SLICES
 
     parser = argparse.ArgumentParser(prog="python -m bench.llamacpp", description=__doc__.splitlines()[0])
-    parser.add_argument("--prompts", type=int, default=8, help="prompts per slice")
-    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--prompts", type=positive_int, default=8, help="prompts per slice")
+    parser.add_argument("--max-tokens", type=positive_int, default=128)
     parser.add_argument("--slices", nargs="+", choices=BENCH_SLICES, default=["report", "test"])
     parser.add_argument("--config", type=Path, default=REPO / "configs" / "demo.toml")
     parser.add_argument("--draft", type=Path, help="draft head directory (default: the config's [llm.speculative])")
-    parser.add_argument("--k", type=int, help="draft tokens per step (default: the config's [llm.speculative])")
+    parser.add_argument(
+        "--k", type=positive_int, help="draft tokens per step (default: the config's [llm.speculative])"
+    )
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES), help="a subset, in order")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--markdown-only", action="store_true", help="rewrite the section from --results")

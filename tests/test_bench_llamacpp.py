@@ -3,6 +3,7 @@ llama.cpp gets is the one our engine's worker renders; one tiny run of both engi
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from pathlib import Path
 
@@ -20,7 +21,9 @@ from bench.llamacpp import (
     chat_prompts,
     eager_conclusion,
     identical,
+    main,
     markdown,
+    positive_int,
     render_prompt,
     report_tokens,
     vs_llama,
@@ -271,3 +274,33 @@ def test_llama_cpp_alone_renders_without_ratios_or_identity() -> None:
     body = markdown(r)
     assert "| llama.cpp 0.3.36, SmolLM2-135M-Instruct.Q4_1.gguf | 2.0 | 80.0 | 133.3 | 100.0 | 1.00× |" in body
     assert "Goal" not in body and "enforce_eager`:" not in body
+
+
+def _parses_as_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+class TestCommandLine:
+    @given(st.integers(-(10**6), 10**6))
+    def test_counts_must_be_at_least_one(self, value: int) -> None:
+        """Property: --prompts, --max-tokens and --k take exactly the integers ≥ 1."""
+        if value >= 1:
+            assert positive_int(str(value)) == value
+        else:
+            with pytest.raises(argparse.ArgumentTypeError, match=f"^{value} is not at least 1$"):
+                positive_int(str(value))
+
+    @given(st.text().filter(lambda t: not _parses_as_int(t)))
+    def test_a_count_that_is_not_an_integer_is_refused(self, text: str) -> None:
+        with pytest.raises(argparse.ArgumentTypeError, match="is not an integer"):
+            positive_int(text)
+
+    def test_zero_prompts_is_a_usage_error(self, capsys: pytest.CaptureFixture[str]) -> None:
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--prompts", "0"])
+        assert exit_info.value.code == 2
+        assert "argument --prompts: 0 is not at least 1" in capsys.readouterr().err
