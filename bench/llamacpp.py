@@ -153,17 +153,15 @@ def _llama_version() -> str:
     return str(llama_cpp.__version__)
 
 
-def _llama_generate(text: str, max_tokens: int) -> tuple[str, int, float]:
-    """Greedy completion of `text`: (generated text, generated tokens, wall seconds)."""
-    start = time.perf_counter()
+def _llama_generate(text: str, max_tokens: int) -> tuple[str, int]:
+    """Greedy completion of `text`: (generated text, generated tokens)."""
     out = _LLAMA.create_completion(
         text, max_tokens=max_tokens, temperature=0.0, top_k=1, top_p=1.0, min_p=0.0, stop=[STOP], seed=0
     )
-    seconds = time.perf_counter() - start
     choice = out["choices"][0]
     # vLLM's token ids end with the <|im_end|> it sampled; llama.cpp's count leaves it out though it computed it too.
     tokens = out["usage"]["completion_tokens"] + (choice["finish_reason"] == "stop")
-    return choice["text"], tokens, seconds
+    return choice["text"], tokens
 
 
 # -- ours -----------------------------------------------------------------------------------------------------------
@@ -247,12 +245,12 @@ async def run(
                 text = render_prompt(tokenizer, prompt.messages)
                 for name in engines:
                     tally = tallies[name]
+                    started = time.perf_counter()  # wall time as the caller sees it, the same for every engine
                     if name == LLAMA:
                         assert pool is not None
-                        out, tokens, seconds = await asyncio.wrap_future(pool.submit(_llama_generate, text, max_tokens))
-                        tally.add(prompt.slice, tokens, seconds, out, None)
+                        out, tokens = await asyncio.wrap_future(pool.submit(_llama_generate, text, max_tokens))
+                        tally.add(prompt.slice, tokens, time.perf_counter() - started, out, None)
                         continue
-                    started = time.perf_counter()
                     completion = await ours[name].generate(messages, params)
                     seconds = time.perf_counter() - started
                     tally.add(prompt.slice, len(completion.token_ids), seconds, completion.text, completion.token_ids)
