@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import write_section
+from edge_agent.llm.chat import render_chat
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL_DIR = REPO / "models" / "default"
@@ -161,9 +162,7 @@ def hf_generate(prompts: list[str], max_tokens: int, threads: int) -> dict[str, 
     seconds = 0.0
     outputs = []
     for prompt in prompts:
-        text = tokenizer.apply_chat_template(
-            [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
-        )
+        text = render_chat(tokenizer, [{"role": "user", "content": prompt}])
         ids = tokenizer(text, return_tensors="pt", add_special_tokens=False).input_ids
         t0 = time.monotonic()
         with torch.inference_mode():

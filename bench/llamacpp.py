@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.report import machine, write_section
+from edge_agent.llm.chat import render_chat
 
 if TYPE_CHECKING:
     from edge_agent.config import AgentConfig
@@ -124,13 +125,6 @@ def chat_prompts(slices: Sequence[str], per_slice: int, seed: int = 0) -> list[P
             asked *= 2
         prompts += chats[:per_slice]
     return prompts
-
-
-def render_prompt(tokenizer: Any, messages: list[dict[str, str]]) -> str:
-    """The prompt text our engine's worker feeds vLLM: the model directory's chat template, generation prompt on."""
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    assert isinstance(text, str), "tokenize=False returns the rendered text"
-    return text
 
 
 # -- llama.cpp, in its own process ----------------------------------------------------------------------------------
@@ -242,7 +236,7 @@ async def run(
             for prompt in prompts:
                 assert prompt.messages is not None  # chat_prompts keeps chat prompts only
                 messages = [ChatMessage.model_validate(m) for m in prompt.messages]
-                text = render_prompt(tokenizer, prompt.messages)
+                text = render_chat(tokenizer, prompt.messages)
                 for name in engines:
                     tally = tallies[name]
                     started = time.perf_counter()  # wall time as the caller sees it, the same for every engine

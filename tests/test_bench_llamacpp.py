@@ -24,10 +24,10 @@ from bench.llamacpp import (
     main,
     markdown,
     positive_int,
-    render_prompt,
     report_tokens,
     vs_llama,
 )
+from edge_agent.llm.chat import render_chat
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_DIR = ROOT / "models" / "default"
@@ -244,7 +244,7 @@ class TestPrompts:
         llama = Llama(model_path=str(find_gguf()), vocab_only=True, verbose=False)
         for prompt in chat_prompts(["report", "test"], 2):
             assert prompt.messages is not None
-            text = render_prompt(tokenizer, prompt.messages)
+            text = render_chat(tokenizer, prompt.messages)
             assert text.endswith("<|im_end|>\n<|im_start|>assistant\n")
             ours = tokenizer.encode(text, add_special_tokens=False)
             assert llama.tokenize(text.encode(), add_bos=False, special=True) == ours

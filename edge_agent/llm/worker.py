@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edge_agent.llm import wire
+from edge_agent.llm.chat import render_chat
 from edge_agent.llm.launcher import WorkerSpec
 
 _PR_SET_PDEATHSIG = 1
@@ -196,8 +197,7 @@ class Runner:
         # vLLM types the messages as OpenAI message params; ours are the plain {"role", "content"} they accept.
         chat: list[Any] = [m.model_dump() for m in message.messages]
         try:
-            text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-            assert isinstance(text, str), "tokenize=False returns the rendered text"
+            text = render_chat(self.tokenizer, chat)
             prompt_ids = list(self.tokenizer.encode(text, add_special_tokens=False))
         except Exception as exc:
             return wire.Refused(id=rid, kind="bad_request", message=f"chat template: {exc}")

@@ -29,6 +29,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from edge_agent.canonical import canonical_json, sha256_hex
+from edge_agent.llm.chat import render_chat
 from edge_agent.narrator.lora import LoraConfig, adapter_state, attach, lora_parameters, save_adapter
 from edge_agent.speculative.train import train_device
 
@@ -122,7 +123,7 @@ class Encoded:
 def encode(tokenizer: Any, sample: ChatSample) -> Encoded:
     """Token ids of a sample as the engine would see the prompt and the model should answer it."""
     chat = [m if isinstance(m, dict) else m.model_dump() for m in sample.messages]
-    text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    text = render_chat(tokenizer, chat)
     prompt = list(tokenizer.encode(text, add_special_tokens=False))
     answer = list(tokenizer.encode(sample.target + END_OF_TURN, add_special_tokens=False))
     return Encoded(prompt + answer, len(prompt))

@@ -24,6 +24,7 @@ from typing import Any
 import structlog
 import torch
 
+from edge_agent.llm.chat import render_chat
 from edge_agent.speculative import corpus
 from edge_agent.speculative.acceptance import from_counts
 from edge_agent.speculative.data import generate, open_vllm, slice_prompts
@@ -77,9 +78,7 @@ def state_norms(head_dir: Path, model_dir: Path, prompts: list[corpus.Prompt], s
                 text = p.raw
             else:
                 assert p.messages is not None  # a corpus prompt is chat messages or a raw string
-                rendered = tok.apply_chat_template(p.messages, tokenize=False, add_generation_prompt=True)
-                assert isinstance(rendered, str)  # tokenize=False: the template's text
-                text = rendered
+                text = render_chat(tok, p.messages)
             ids = torch.tensor(tok(text, add_special_tokens=False)["input_ids"][-512:])[None]
             out = target(ids, output_hidden_states=True)
             aux = torch.cat([out.hidden_states[i] for i in head.config.aux_layer_ids], dim=-1)
