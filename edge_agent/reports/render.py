@@ -40,8 +40,8 @@ def _status_line(book: Phrasebook, status: str, signoff: dict[str, Any] | None) 
 def _lines(body: dict[str, Any]) -> tuple[Phrasebook, ResolvedRequest, list[Fact], list[tuple[Fact, str]]]:
     request = ResolvedRequest.model_validate(body["request"])
     facts = [Fact.model_validate(f) for f in body["facts"]]
-    # The phrasebook named in the body: a report written with the v1 whole-narrative prompt names v1 too.
-    book = load_phrasebook(request.language, body["prompt"]["phrasebook"].split("/", 1)[0])
+    # v1 is the only phrasebook: reports written with the v1 whole-narrative prompt and with v2 sections share it.
+    book = load_phrasebook(request.language)
     sentences = [(f, s) for f in facts if (s := fact_sentence(f, book, request)) is not None]
     return book, request, facts, sentences
 
