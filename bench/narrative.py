@@ -173,6 +173,9 @@ def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
         f"| report wall time, median | {s['seconds_median']:.1f} s |",
         f"| generated tokens / generation wall time | {s['tokens_per_s']:.1f} tok/s |",
         "",
+        "The checks bind figures, not meaning: a model-written section can pair a true time with the wrong event; the "
+        "facts list stays the authority.",
+        "",
         "Model-written share by type: "
         + ", ".join(f"{k} {pct(v)}" for k, v in s["by_type"].items())
         + "; by language: "
