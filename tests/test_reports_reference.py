@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -16,8 +15,8 @@ from edge_agent.reports.reference import REFERENCE_VERSION, reference_sentences,
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.reports.sections import Section, split_sections
 from edge_agent.sim.records import plant_records
-from edge_agent.types import Record, StoredRecord, idempotency_key
-from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
+from edge_agent.types import Record, StoredRecord
+from tests.fixtures.reports import SHIFT_START, TZ, record, shift_records, stored
 from tests.test_reports_property import scenarios
 
 PROMPT_TEXT = ("FACTS", "HECHOS", "FATOS", "<<<", "NOTE>>>", "Section:", "Sección:", "Seção:", "[system]", "[names]")
@@ -30,19 +29,6 @@ def request(language: str = "es", hours: float = 8, shift: str | None = "A") -> 
 
 def sections(records: list[StoredRecord], req: ResolvedRequest) -> dict[str, Section]:
     return {s.name: s for s in split_sections(compute_facts(records, req))}
-
-
-def record(kind: str, key: str, value: Any, minutes: float) -> Record:
-    at = SHIFT_START + timedelta(minutes=minutes)
-    return Record(
-        source="test",
-        kind=kind,
-        key=key,
-        value=value,
-        source_time=at,
-        received_time=at,
-        idempotency_key=idempotency_key(kind, key, at.isoformat(), repr(value)),
-    )
 
 
 def stop(asset: str, reason: str, start: float, end: float | None, n: int) -> list[Record]:
