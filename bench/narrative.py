@@ -51,23 +51,14 @@ def bench_requests(n: int) -> list[tuple[ResolvedRequest, list[StoredRecord]]]:
     return out
 
 
-def top_cause(section: Section) -> str | None:
-    """The downtime reason with the longest total duration among the section's stops (ties: the most frequent)."""
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for f in section.facts:
-        if f.kind == "downtime":
-            totals[str(f.values["reason"])][0] += int(f.values["duration_s"])
-            totals[str(f.values["reason"])][1] += 1
-    return max(totals, key=lambda r: (totals[r][0], totals[r][1], r)) if totals else None
-
-
 def salience(section: Section, text: str, request: ResolvedRequest) -> dict[str, bool]:
     """Whether the text names what a supervisor looks for first: the top downtime cause, the most frequent alarm's
     asset (and its condition or message, as record text is shown)."""
     book = load_phrasebook(request.language)
     out = {}
-    if section.name == "downtime" and (cause := top_cause(section)) is not None:
-        out["top_cause"] = safe_text(cause, book) in text
+    causes = [f for f in section.facts if f.kind == "downtime_cause" and f.values["rank"] == 1]
+    if section.name == "downtime" and causes:
+        out["top_cause"] = safe_text(str(causes[0].values["reason"]), book) in text
     tops = [f for f in section.facts if f.kind == "top_alarm" and f.values["rank"] == 1]
     if section.name == "alarms" and tops:
         top = tops[0]

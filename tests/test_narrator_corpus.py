@@ -230,6 +230,25 @@ class TestCorpusFile:
         assert read_corpus(path) == samples
         assert [p.name for p in tmp_path.iterdir()] == ["corpus.jsonl"]
 
+    def test_the_data_command_rebuilds_a_corpus_made_by_other_wording(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A current corpus is kept; one whose first seed no longer rebuilds the same (prompts, facts or reference
+        wording changed since) is rebuilt, not trained on."""
+        import edge_agent.narrator.corpus as corpus_mod
+        from edge_agent.cli import main
+
+        monkeypatch.setattr(corpus_mod, "TRAIN_SEEDS", range(1000, 1002))
+        path = tmp_path / "corpus.jsonl"
+        recipe = tmp_path / "narrator.toml"
+        recipe.write_text(f'[train]\ncorpus = "{path}"\n')
+        current = list(build_samples(range(1000, 1002), "train"))
+        write_corpus(path, iter([current[0].model_copy(update={"target": "Texto de otra versión."}), *current[1:]]))
+        assert main(["narrator", "data", "--config", str(recipe)]) == 0
+        assert "rebuilding" in capsys.readouterr().out and read_corpus(path) == current
+        assert main(["narrator", "data", "--config", str(recipe)]) == 0
+        assert "already built and current" in capsys.readouterr().out
+
     def test_a_sample_is_strict_about_its_fields(self) -> None:
         with pytest.raises(ValidationError):
             sample(0, split="dev")

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from safetensors.torch import load_file, save_file
 
 import edge_agent.llm.prepare as prepare_mod
-from edge_agent.llm.manifest import read_manifest, sha256_file, write_manifest
+from edge_agent.llm.manifest import manifest_sha256, read_manifest, sha256_file, write_manifest
 from edge_agent.narrator.lora import (
     CONFIG_NAME,
     WEIGHTS_NAME,
@@ -516,6 +516,25 @@ class TestTrainer:
         assert 0 < len(trainer.samples) < len(SAMPLES) and all(len(e.ids) <= 110 for e in trainer.samples)
         with pytest.raises(TrainError, match="no sample fits max_seq_len 16"):
             NarratorTrainer(recipe(tiny, tmp_path, max_seq_len=16), SAMPLES)
+
+    def test_init_from_continues_an_exported_adapter_and_names_it(self, tiny: Path, tmp_path: Path) -> None:
+        """A second stage starts from the first stage's export exactly, and its own export says where it grew from;
+        an adapter of another shape is refused by name."""
+        first = NarratorTrainer(recipe(tiny, tmp_path / "one", steps=2), SAMPLES)
+        first.train(progress=False)
+        exported = first.export()
+        second = NarratorTrainer(recipe(tiny, tmp_path / "two", steps=2, init_from=exported), SAMPLES[:5])
+        a, b = adapter_state(first.model), adapter_state(second.model)
+        assert all(torch.equal(a[k], b[k]) for k in a)
+        second.train(progress=False)
+        meta = load_adapter(second.export(tmp_path / "two" / "adapter")).meta
+        assert meta["init_from"]["manifest_sha256"] == manifest_sha256(exported)
+        assert meta["train"]["init_from_manifest_sha256"] == manifest_sha256(exported)
+        other = recipe(tiny, tmp_path / "three", init_from=exported).model_copy(
+            update={"lora": LoraConfig(rank=2, alpha=4, layers="all")}
+        )
+        with pytest.raises(TrainError, match="differs from the recipe"):
+            NarratorTrainer(other, SAMPLES)
 
     def test_exported_adapter_merges_into_the_trained_model(self, tiny: Path, tmp_path: Path) -> None:
         """Export after training, load, merge into the base weights: the trained model's logits within 1e-5."""

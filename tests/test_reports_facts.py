@@ -90,6 +90,32 @@ class TestDowntime:
         assert event.values["open"] is True
         assert event.values["end_at"] == "2026-11-29T13:00:00Z"
 
+    def test_causes_ranked_by_time_lost_then_by_stops_over_every_stop(self) -> None:
+        """seal: 2 stops, 20 min; motor: 1 stop, 20 min; valve: 1 stop, 30 min → valve, seal, motor. Counted over
+        all four stops even when the list shows two (list_max=2)."""
+        events = [("P-101", "seal", 0, 10, 1), ("P-102", "motor", 20, 40, 2), ("C-201", "seal", 50, 60, 3)]
+        events.append(("P-101", "valve", 70, 100, 4))
+        records = []
+        for asset, reason, start, end, n in events:
+            records.append(
+                rec("mes_event", asset, {"type": "downtime_start", "downtime_id": f"D{n}", "reason": reason}, start)
+            )
+            records.append(rec("mes_event", asset, {"type": "downtime_end", "downtime_id": f"D{n}"}, end))
+        facts = compute_facts(stored(records), request("downtime_analysis"), list_max=2)
+        causes = [(f.values, f.ids) for f in by_kind(facts, "downtime_cause")]
+        assert causes == [
+            ({"rank": 1, "reason": "valve", "count": 1, "duration_s": 1800}, ["P-101"]),
+            ({"rank": 2, "reason": "seal", "count": 2, "duration_s": 1200}, ["C-201", "P-101"]),
+        ]
+        assert len(by_kind(facts, "downtime")) == 2
+        assert [f.kind for f in facts][:5] == [
+            "window",
+            "record_counts",
+            "downtime_total",
+            "downtime_cause",
+            "downtime_cause",
+        ]
+
 
 class TestStateChanges:
     def test_each_change_of_a_boolean_tag(self, shift: list[StoredRecord]) -> None:

@@ -252,6 +252,24 @@ class TestPipelineNeverRaises:
 
     @settings(max_examples=300)
     @given(scenarios())
+    def test_downtime_causes_rank_the_stops_by_time_lost(
+        self, scenario: tuple[list[StoredRecord], ResolvedRequest, int]
+    ) -> None:
+        """Causes are ranked 1, 2, … by time lost then stops; unless the list is cut, they add up to the total."""
+        records, request, list_max = scenario
+        facts = compute_facts(records, request, list_max=list_max)
+        causes = [f.values for f in facts if f.kind == "downtime_cause"]
+        assert [c["rank"] for c in causes] == list(range(1, len(causes) + 1))
+        keys = [(-c["duration_s"], -c["count"], c["reason"]) for c in causes]
+        assert keys == sorted(keys)
+        for total in (f.values for f in facts if f.kind == "downtime_total"):
+            assert len(causes) <= list_max
+            if len(causes) < list_max:
+                assert sum(c["count"] for c in causes) == total["count"]
+                assert sum(c["duration_s"] for c in causes) == total["duration_s"]
+
+    @settings(max_examples=300)
+    @given(scenarios())
     def test_facts_hold_only_finite_json(self, scenario: tuple[list[StoredRecord], ResolvedRequest, int]) -> None:
         """No NaN or infinity reaches a fact: the body is strict JSON."""
         records, request, list_max = scenario

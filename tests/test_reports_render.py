@@ -121,4 +121,4 @@ class TestIncompleteReport:
         assert lines[2] == (
             "- No data for P-101.flow from 06:30 to 06:55 (25 min, queue\\_overflow). `F03` (records: 15)"
         )
-        assert "- 1 tag\\_value records skipped as unusable: not\\_finite. `F15` (records: 16)" in lines
+        assert "- 1 tag\\_value records skipped as unusable: not\\_finite. `F16` (records: 16)" in lines

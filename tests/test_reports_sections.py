@@ -32,7 +32,7 @@ class TestSplit:
         assert [s.name for s in sections] == list(SECTIONS)
         assert {s.name: [f.kind for f in s.facts] for s in sections} == {
             "alarms": ["alarm_total", "top_alarm"],
-            "downtime": ["downtime_total", "downtime_asset", "downtime"],
+            "downtime": ["downtime_total", "downtime_cause", "downtime_asset", "downtime"],
             "production_quality": ["production"],
             "notes": ["operator_note"],
             "process_values": ["tag_stats", "state_change", "state_change"],

@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _data(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from edge_agent.narrator.corpus import TRAIN_SEEDS, build_samples, write_corpus
+    from edge_agent.narrator.corpus import TRAIN_SEEDS, build_samples, read_corpus, write_corpus
     from edge_agent.narrator.train import TrainError, load_recipe
 
     try:
@@ -41,8 +41,13 @@ def _data(args: argparse.Namespace) -> int:
     except TrainError as exc:
         raise CliExit(f"edge-agent: {exc}", 2) from exc
     if corpus.exists():
-        print(f"{corpus}: already built (delete it to rebuild)")
-        return 0
+        # The first seed's samples, rebuilt (a second): a corpus made with other prompts, facts or reference wording
+        # would otherwise train the adapter on text the agent no longer writes.
+        first = list(build_samples(TRAIN_SEEDS[:1], "train"))
+        if read_corpus(corpus)[: len(first)] == first:
+            print(f"{corpus}: already built and current (delete it to rebuild)")
+            return 0
+        print(f"{corpus}: built by other prompts, facts or reference wording; rebuilding")
     # Written to a .partial file and renamed at the end: an interrupted build starts over, it never trains on half.
     seeds = tqdm(TRAIN_SEEDS, desc="simulated days", unit="seed")
     print(f"{corpus}: {write_corpus(corpus, build_samples(seeds, 'train'))} samples")

@@ -9,6 +9,10 @@ clipping); the base model stays frozen.
 Batches are length-bucketed (similar lengths together, right-padded) from a seeded plan of the whole
 run, which the checkpoint carries with the adapter, the optimizer, the step and the RNG states: a run killed at any
 moment and resumed trains exactly what an uninterrupted run trains.
+
+`init_from` starts from an exported adapter instead of a fresh one (e.g. the shipped adapter, when the prompts
+gained a fact kind): same LoRA shape, trained on the same base weights, both checked; its manifest hash goes into the
+checkpoint's identity and the export, so a shipped adapter names the one it grew from.
 """
 
 from __future__ import annotations
@@ -30,7 +34,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.llm.chat import render_chat
-from edge_agent.narrator.lora import LoraConfig, adapter_state, attach, lora_parameters, save_adapter
+from edge_agent.narrator.lora import (
+    AdapterError,
+    LoraConfig,
+    adapter_state,
+    attach,
+    load_adapter,
+    lora_parameters,
+    save_adapter,
+)
 from edge_agent.speculative.train import train_device
 
 log = structlog.get_logger(__name__).bind(component="narrator")
@@ -70,6 +82,8 @@ class NarratorTrainConfig(_Strict):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     threads: int | None = Field(None, ge=1)
     checkpoint_every: int = Field(25, ge=1)
+    # An exported adapter to start from (its [lora] and base weights must be these); None: a fresh adapter.
+    init_from: Path | None = None
     # Recompute each layer's activations in the backward pass instead of keeping them: about a third more compute
     # for a fraction of the memory (at batch 4 of ~900 tokens, ~10 GB of activations on the CPU otherwise).
     gradient_checkpointing: bool = False
@@ -228,6 +242,7 @@ class NarratorTrainer:
         self.corpus_sha256 = samples_sha256([samples[i] for i in keep])
         model = AutoModelForCausalLM.from_pretrained(str(recipe.model_dir), dtype=torch.float32)
         attach(model, recipe.lora, seed=cfg.seed)
+        self.init_from = self._load_init(model, cfg.init_from) if cfg.init_from else None
         if cfg.gradient_checkpointing:
             model.gradient_checkpointing_enable({"use_reentrant": False})
             # transformers then makes the embeddings' output require grad, which would carry the backward pass
@@ -242,12 +257,30 @@ class NarratorTrainer:
         self.step = 0
         self.history: list[dict[str, float]] = []
 
+    def _load_init(self, model: torch.nn.Module, directory: Path) -> dict[str, str]:
+        """Copy an exported adapter's tensors into the freshly attached ones; its lineage for identity and export."""
+        from edge_agent.llm.manifest import manifest_sha256
+
+        try:
+            adapter = load_adapter(directory)
+        except AdapterError as exc:
+            raise TrainError(f"init_from {directory}: {exc}") from exc
+        if adapter.config != self.recipe.lora:
+            raise TrainError(f"init_from {directory}: its [lora] differs from the recipe's: {adapter.config}")
+        trained_on = adapter.meta.get("base_weights_sha256")
+        if trained_on and self.base_weights_sha256 and trained_on != self.base_weights_sha256:
+            raise TrainError(f"init_from {directory}: trained on base weights {trained_on[:12]}…, not these")
+        model.load_state_dict({n: t.float() for n, t in adapter.tensors.items()}, strict=False)
+        return {"path": str(directory), "manifest_sha256": manifest_sha256(directory)}
+
     # --- checkpoints -------------------------------------------------------------------------------------------
     def _identity(self) -> dict[str, Any]:
         """What a checkpoint must agree on to be resumed: data, adapter shape and every setting that changes the
         trajectory (not paths, threads or how often it checkpoints)."""
-        volatile = {"corpus", "work_dir", "threads", "checkpoint_every", "gradient_checkpointing"}
+        volatile = {"corpus", "work_dir", "threads", "checkpoint_every", "gradient_checkpointing", "init_from"}
         train = self.config.model_dump(mode="json", exclude=volatile)
+        if self.init_from is not None:
+            train["init_from_manifest_sha256"] = self.init_from["manifest_sha256"]
         return {"corpus_sha256": self.corpus_sha256, "lora": self.recipe.lora.model_dump(mode="json"), "train": train}
 
     def save_checkpoint(self) -> None:
@@ -359,6 +392,7 @@ class NarratorTrainer:
             "base_weights_sha256": self.base_weights_sha256,
             "samples": len(self.samples),
             "steps": self.step,
+            "init_from": self.init_from,
             **self._identity(),
             "final_loss": sum(h["loss"] for h in recent) / len(recent) if recent else None,
         }

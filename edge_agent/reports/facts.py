@@ -397,6 +397,19 @@ def _downtime(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime
         used,
         ids=sorted(per_asset),
     )
+    # Causes ranked by time lost, then by number of stops, over every stop in the window (not only the listed
+    # ones): a supervisor asks for the top cause first, and a small model cannot be trusted to add durations up.
+    per_reason: dict[str, list[tuple[StoredRecord, StoredRecord | None, int]]] = defaultdict(list)
+    for start, texts, stop, seconds in events:
+        per_reason[texts["reason"]].append((start, stop, seconds))
+    ranked = sorted(per_reason.items(), key=lambda kv: (-sum(s for *_, s in kv[1]), -len(kv[1]), kv[0]))
+    for rank, (reason, items) in enumerate(ranked[:list_max], start=1):
+        b.add(
+            "downtime_cause",
+            {"rank": rank, "reason": reason, "count": len(items), "duration_s": sum(s for *_, s in items)},
+            [r for s, e, _ in items for r in (s, e) if r is not None],
+            ids=sorted({s.key for s, _, _ in items}),
+        )
     for asset in sorted(per_asset):
         items = per_asset[asset]
         b.add(

@@ -39,7 +39,8 @@ from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.reports.sections import Section, note_assets
 
-REFERENCE_VERSION = "r1"
+# r2: the causes sentence reads the `downtime_cause` facts (every stop of the window, not only the listed ones).
+REFERENCE_VERSION = "r2"
 MAX_SENTENCES = 4
 # An alarm is tied to a stop on its asset that starts from its first activation to an hour after its last: long
 # enough for a vibration alarm to end in a trip, short enough not to blame an alarm for the next shift's stop.
@@ -899,8 +900,9 @@ def _downtime(w: _Writer) -> list[_Slot]:
         slots.append(
             [w.phrase("dt.total", stops=w.count("stop", total.values["count"]), dur=w.dur(total.values["duration_s"]))]
         )
-    if len(stops) >= 2:
-        slots.append(_causes(w, stops))
+    causes = _of(facts, "downtime_cause")
+    if causes and (total is None or total.values["count"] >= 2):
+        slots.append(_causes(w, causes, total))
     if stops:
         longest = max(stops, key=lambda f: f.values["duration_s"])  # max keeps the first of equals: report order
         slots.append(_stop(w, longest, "dt.longest", "dt.longest_open"))
@@ -924,22 +926,20 @@ def _stop(w: _Writer, fact: Fact, closed: str | None, open_: str) -> _Slot:
     return [w.phrase(kind, cause=cause, **fields) for cause in (w.cause(v["reason"]), "")]
 
 
-def _causes(w: _Writer, stops: list[Fact]) -> _Slot:
-    """The cause with the longest total first, then the most frequent (ties: the one met first in the report)."""
-    time: dict[str, int] = {}
-    freq: dict[str, int] = {}
-    for f in stops:
-        reason = str(f.values["reason"])
-        time[reason] = time.get(reason, 0) + f.values["duration_s"]
-        freq[reason] = freq.get(reason, 0) + 1
-    by_time = max(time, key=lambda r: (time[r], freq[r]))
-    by_freq = max(freq, key=lambda r: (freq[r], time[r]))
-    top, frequent = w.inline(by_time), w.inline(by_freq)
+def _causes(w: _Writer, causes: list[Fact], total: Fact | None) -> _Slot:
+    """The cause that cost the most time (rank 1), then the most frequent (ties: the better ranked). Past
+    `list_facts_max` causes the unlisted ones may hold more stops: frequency is claimed only when they cannot."""
+    top = w.inline(causes[0].values["reason"])
     if top is None:
         return []
-    if len(time) == 1:
+    if len(causes) == 1 and (total is None or causes[0].values["count"] == total.values["count"]):
         return [w.phrase("dt.cause_only", reason=top)]
-    if by_freq == by_time or frequent is None:
+    frequent_fact = max(causes, key=lambda f: (f.values["count"], -f.values["rank"]))
+    unlisted = total.values["count"] - sum(f.values["count"] for f in causes) if total is not None else 0
+    if frequent_fact.values["count"] <= unlisted:
+        return []
+    frequent = w.inline(frequent_fact.values["reason"])
+    if frequent_fact is causes[0] or frequent is None:
         return [w.phrase("dt.cause_same", reason=top)]
     return [w.phrase("dt.cause_split", reason=top, frequent=frequent)]
 

@@ -2,7 +2,7 @@
 
 The narrative is written one section at a time (`reports.sections`): `prompts/v2/section.<language>.txt` holds the
 instructions ([system], [strict]), the user message ([user], with `$section`, `$facts`, `$related` and `$notes`) and
-the section names ([names]). `prompts/v1/facts.<language>.txt` holds one sentence template per fact kind and the
+the section names ([names]). `prompts/v2/facts.<language>.txt` holds one sentence template per fact kind and the
 labels the renderings use. Both files' SHA-256 go into every report, so a reader knows exactly which wording produced
 it, and replay refuses when a file has changed since.
 
@@ -31,9 +31,9 @@ from edge_agent.reports.request import ResolvedRequest
 from edge_agent.reports.sections import SECTIONS, Section
 from edge_agent.reports.untrusted import clean, fence, looks_like_instruction
 
-# v2: one prompt per narrative section. The fact sentences and labels are still the v1 phrasebook's.
+# Templates v2: one prompt per narrative section. Phrasebook v2: v1's sentences and labels plus `downtime_cause`.
 TEMPLATE_VERSION = "v2"
-PHRASEBOOK_VERSION = "v1"
+PHRASEBOOK_VERSION = "v2"
 _DIR = Path(__file__).resolve().parent
 # 80 characters: an alarm message or downtime reason; longer text from a record is cut before it reaches a prompt.
 SHORT_TEXT_MAX = 80
