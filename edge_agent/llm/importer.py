@@ -14,9 +14,7 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import struct
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from typing import Any
 import structlog
 
 import edge_agent
+from edge_agent.directories import build_directory
 from edge_agent.llm.manifest import (
     MANIFEST_NAME,
     FileEntry,
@@ -324,25 +323,7 @@ def install_atomically(out: Path, build: Callable[[Path], Manifest]) -> Manifest
     """Run `build(tmp)` in a sibling temporary directory, then move it to `out` (which must not hold files)."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ModelImportError(f"{out}: already exists and is not empty; remove it or choose another --out")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        manifest = build(tmp)
-        _make_readable(tmp)
-        if out.exists():
-            out.rmdir()
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return manifest
-
-
-def _make_readable(directory: Path) -> None:
-    """mkdtemp makes a private directory; the daemon may run as another user than the one who imported."""
-    directory.chmod(0o755)
-    for path in directory.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
+    return build_directory(out, build)
 
 
 def import_model(

@@ -16,8 +16,6 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from edge_agent.directories import build_directory
 from edge_agent.llm.manifest import AdapterInfo, Manifest, mismatches, read_manifest, sha256_file, write_manifest
 from edge_agent.llm.types import EngineError, ModelVerificationError
 
@@ -132,13 +131,11 @@ def prepare(out: Path | str, *, narrator: bool = True) -> PrepareResult:
                 adapter_changed=manifest.adapter != adapter_info,
                 problems=problems[:5],
             )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def build(tmp: Path) -> Manifest:
         _convert(gguf, tmp)
         base_sha256 = merge_adapter(tmp / WEIGHTS_NAME, adapter) if adapter else None
-        _make_readable(tmp)
-        manifest = write_manifest(
+        return write_manifest(
             tmp,
             kind="model",
             name=MODEL_NAME,
@@ -147,12 +144,8 @@ def prepare(out: Path | str, *, narrator: bool = True) -> PrepareResult:
             adapter=adapter_info,
             base_sha256=base_sha256,
         )
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    manifest = build_directory(out, build)
     log.info(
         "model.prepared", directory=str(out), files=len(manifest.files), seconds=round(time.monotonic() - started, 1)
     )
@@ -193,13 +186,6 @@ def merge_adapter(weights: Path, adapter: Adapter) -> str:
     os.replace(tmp, weights)
     log.info("model.narrator_merged", adapter=adapter.name, base_sha256=base_sha256)
     return base_sha256
-
-
-def _make_readable(directory: Path) -> None:
-    """mkdtemp makes a private directory; the daemon may run as another user than the one who prepared the model."""
-    directory.chmod(0o755)
-    for path in directory.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 def _convert(gguf: Path, out: Path) -> None:

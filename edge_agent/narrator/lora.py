@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -173,6 +170,7 @@ def save_adapter(
     """
     from safetensors.torch import save_file
 
+    from edge_agent.directories import build_directory
     from edge_agent.llm.manifest import write_manifest
 
     if dtype not in _DTYPES:
@@ -182,9 +180,8 @@ def save_adapter(
         raise AdapterError("meta must say num_layers, the base model's layer count")
     _check_tensors(state, cfg, meta["num_layers"], where="state")
     config = {"format": FORMAT_VERSION, "lora": cfg.model_dump(mode="json"), "dtype": dtype, "meta": meta}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def build(tmp: Path) -> None:
         tensors = {n: t.detach().to("cpu", _DTYPES[dtype]).contiguous() for n, t in sorted(state.items())}
         save_file(tensors, str(tmp / WEIGHTS_NAME), metadata={"format": "pt"})
         (tmp / CONFIG_NAME).write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
@@ -195,13 +192,8 @@ def save_adapter(
             source={"format": FORMAT_VERSION, "lora": cfg.model_dump(mode="json"), **meta},
             converter={"torch": torch.__version__.split("+")[0]},
         )
-        tmp.chmod(0o755)  # mkdtemp's private mode would hide the shipped adapter from other users
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    build_directory(out, build)
     return out
 
 
