@@ -43,9 +43,9 @@ from edge_agent.narrator.train import (
     TrainError,
     batch_plan,
     collate,
-    cosine_lr,
     encode,
 )
+from edge_agent.speculative.train import cosine_lr
 
 # The default model's chat template (models/default/chat_template.jinja), so prompts render as served.
 CHATML = (

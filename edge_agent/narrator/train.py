@@ -18,11 +18,9 @@ checkpoint's identity and the export, so a shipped adapter names the one it grew
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import time
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +28,7 @@ from typing import Any, Literal, Protocol
 
 import structlog
 import torch
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.llm.chat import render_chat
@@ -43,7 +41,8 @@ from edge_agent.narrator.lora import (
     lora_parameters,
     save_adapter,
 )
-from edge_agent.speculative.train import train_device
+from edge_agent.recipes import RecipeModel, load_recipe_file
+from edge_agent.speculative.train import cosine_lr, train_device
 
 log = structlog.get_logger(__name__).bind(component="narrator")
 
@@ -59,11 +58,7 @@ class TrainError(Exception):
     """Narrator training could not start or continue."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class NarratorTrainConfig(_Strict):
+class NarratorTrainConfig(RecipeModel):
     """`[train]` of configs/narrator.toml."""
 
     corpus: Path = Path("var/narrator/corpus.jsonl")
@@ -89,13 +84,13 @@ class NarratorTrainConfig(_Strict):
     gradient_checkpointing: bool = False
 
 
-class NarratorExportConfig(_Strict):
+class NarratorExportConfig(RecipeModel):
     dir: Path = Path("assets/narrator-smollm2-135m")
     name: str = Field("narrator-smollm2-135m", pattern=r"^[A-Za-z0-9_.-]+$")
     dtype: Literal["float32", "bfloat16"] = "bfloat16"
 
 
-class NarratorRecipe(_Strict):
+class NarratorRecipe(RecipeModel):
     """configs/narrator.toml."""
 
     model_dir: Path = Path("models/default")
@@ -105,17 +100,7 @@ class NarratorRecipe(_Strict):
 
 
 def load_recipe(path: Path | str) -> NarratorRecipe:
-    path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise TrainError(f"{path}: no such recipe file") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise TrainError(f"{path}: not valid TOML: {exc}") from exc
-    try:
-        return NarratorRecipe.model_validate(raw)
-    except ValidationError as exc:
-        raise TrainError(f"{path}: {exc}") from exc
+    return load_recipe_file(path, NarratorRecipe, TrainError)
 
 
 class ChatSample(Protocol):
@@ -172,15 +157,6 @@ def batch_plan(lengths: Sequence[int], batch_size: int, steps: int, seed: int) -
         plan += batches
         epoch += 1
     return plan[:steps]
-
-
-def cosine_lr(step: int, lr: float, warmup_frac: float, steps: int) -> float:
-    """Linear warm-up over `warmup_frac` of the run, then cosine from lr down to 10 % of it."""
-    warm = max(1, int(warmup_frac * steps))
-    if step < warm:
-        return lr * (step + 1) / warm
-    progress = (step - warm) / max(1, steps - warm)
-    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
 def collate(batch: Sequence[Encoded], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:

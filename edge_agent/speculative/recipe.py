@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
+from edge_agent.recipes import RecipeModel, load_recipe_file
 from edge_agent.speculative.data import BENCH_SLICES
 from edge_agent.speculative.train import TrainConfig
 
@@ -15,11 +15,7 @@ class RecipeError(Exception):
     """The recipe file is missing or invalid."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class DataConfig(_Strict):
+class DataConfig(RecipeModel):
     out: Path = Path("var/draft/train.jsonl")
     # 640 prompts × ≤192 answer tokens ≈ 110k on-policy tokens: ~6 min of batched vLLM on 2 quiet cores (the
     # shipped head's recipe asks for 2560).
@@ -32,7 +28,7 @@ class DataConfig(_Strict):
     chunk: int = Field(64, ge=1)
 
 
-class HeadConfig(_Strict):
+class HeadConfig(RecipeModel):
     """One head to train from the shared data and `[train]` settings."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
@@ -42,7 +38,7 @@ class HeadConfig(_Strict):
     export_dir: Path
 
 
-class BenchConfig(_Strict):
+class BenchConfig(RecipeModel):
     # 6 prompts × 96 tokens per slice: ~150 drafting rounds per slice and head, a whole run in ~15 min on a
     # shared 2-core CPU; raise both (`--prompts`, `--max-tokens`) on a quiet or bigger machine.
     prompts_per_slice: int = Field(6, ge=1)
@@ -68,7 +64,7 @@ class BenchConfig(_Strict):
         return slices
 
 
-class DraftRecipe(_Strict):
+class DraftRecipe(RecipeModel):
     model_dir: Path = Path("models/default")
     data: DataConfig = Field(default_factory=DataConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
@@ -94,14 +90,4 @@ class DraftRecipe(_Strict):
 
 
 def load_recipe(path: Path | str) -> DraftRecipe:
-    path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise RecipeError(f"{path}: no such recipe file") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise RecipeError(f"{path}: not valid TOML: {exc}") from exc
-    try:
-        return DraftRecipe.model_validate(raw)
-    except ValidationError as exc:
-        raise RecipeError(f"{path}: {exc}") from exc
+    return load_recipe_file(path, DraftRecipe, RecipeError)

@@ -29,10 +29,11 @@ from typing import Literal
 
 import structlog
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from edge_agent.llm.manifest import MANIFEST_NAME, manifest_sha256, sha256_file, verify
 from edge_agent.llm.types import ModelVerificationError
+from edge_agent.recipes import RecipeModel
 from edge_agent.speculative.data import Sample, data_sha256, read_samples
 from edge_agent.speculative.export import WEIGHTS_NAME, ExportError, TrainingRecord, export_draft, load_exported
 from edge_agent.speculative.model import DraftConfig, Eagle3Draft
@@ -47,10 +48,18 @@ class TrainError(Exception):
     """Training could not start or continue."""
 
 
-class TrainConfig(BaseModel):
-    """`[train]` of configs/draft.toml."""
+def cosine_lr(step: int, lr: float, warmup_frac: float, steps: int) -> float:
+    """Linear warm-up over `warmup_frac` of the run, then cosine from lr down to 10 % of it (the draft head's and the
+    narrator adapter's schedule)."""
+    warm = max(1, int(warmup_frac * steps))
+    if step < warm:
+        return lr * (step + 1) / warm
+    progress = (step - warm) / max(1, steps - warm)
+    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
-    model_config = ConfigDict(extra="forbid")
+
+class TrainConfig(RecipeModel):
+    """`[train]` of configs/draft.toml."""
 
     data: Path = Path("var/draft/train.jsonl")
     work_dir: Path = Path("var/draft/eagle31")
@@ -503,12 +512,7 @@ class Trainer:
 
     # --- loop --------------------------------------------------------------------------------------------------
     def lr_at(self, step: int) -> float:
-        cfg = self.config
-        warm = max(1, int(cfg.warmup_frac * cfg.steps))
-        if step < warm:
-            return cfg.lr * (step + 1) / warm
-        progress = (step - warm) / max(1, cfg.steps - warm)
-        return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+        return cosine_lr(step, self.config.lr, self.config.warmup_frac, self.config.steps)
 
     def train(self, progress: bool = True) -> None:
         from tqdm import tqdm
