@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from edge_agent.narrator.corpus import TEST_SEEDS, TRAIN_SEEDS, SectionCase, case_messages, section_cases
 from edge_agent.speculative import corpus
-from edge_agent.speculative.data import report_prompts, slice_prompts, training_prompts
+from edge_agent.speculative.data import discard_off_policy, model_stamp, report_prompts, slice_prompts, training_prompts
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "default"
 
@@ -147,6 +147,20 @@ class TestReportPrompts:
         assert got == [_report_prompt(c) for c in rotated[: max(n, 0)]]
         assert larger[: len(got)] == got
         assert len({p.id for p in larger}) == len(larger)
+
+
+class TestOnPolicyStamp:
+    def test_answers_of_another_model_are_discarded(self, tmp_path: Path) -> None:
+        """Stamped by model A: kept for A, removed for B; an unstamped file (made before stamps) is removed too."""
+        data = tmp_path / "train.jsonl"
+        data.write_text('{"id": "x"}\n')
+        model_stamp(data).write_text("a" * 64 + "\n")
+        assert not discard_off_policy(data, "a" * 64) and data.exists()
+        assert discard_off_policy(data, "b" * 64) and not data.exists()
+        data.write_text('{"id": "x"}\n')
+        model_stamp(data).unlink()
+        assert discard_off_policy(data, "a" * 64) and not data.exists()
+        assert not discard_off_policy(data, "a" * 64)  # nothing to discard
 
 
 class TestNarratorRecipe:

@@ -58,14 +58,23 @@ def _recipe(args: argparse.Namespace):
 
 
 def _data(args: argparse.Namespace) -> int:
+    from edge_agent.llm.types import ModelVerificationError
     from edge_agent.speculative.data import build_dataset, training_prompts
 
     recipe = _recipe(args)
     _check_data_device(recipe.train.device)
     prompts = training_prompts(recipe.data.prompts, recipe.data.report_prompts, seed=recipe.data.seed)
-    build_dataset(
-        prompts, recipe.data.out, model_dir=recipe.model_dir, max_tokens=recipe.data.max_tokens, chunk=recipe.data.chunk
-    )
+    try:
+        build_dataset(
+            prompts,
+            recipe.data.out,
+            model_dir=recipe.model_dir,
+            max_tokens=recipe.data.max_tokens,
+            chunk=recipe.data.chunk,
+        )
+    except ModelVerificationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

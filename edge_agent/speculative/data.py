@@ -2,7 +2,9 @@
 
 Only token ids are stored (JSONL, a few MB); the target's hidden states are recomputed on the fly during training,
 so there is no multi-GB feature store. The file is written in chunks, so a crash loses one chunk, a rerun resumes
-after the prompts already answered, and training can start on a partial file.
+after the prompts already answered, and training can start on a partial file. A stamp beside it (`<file>.model`)
+names the model that answered (its manifest's sha256): answers of another model (a retrained narrator merged in)
+are not on-policy any more, so they are discarded and every prompt is answered again.
 
 Prompts come from the general corpus (`speculative.corpus`) and, for a report specialist, from the narrator's own
 report-section prompts (`report_prompts`): the messages the agent sends for a section of a report.
@@ -134,12 +136,32 @@ def generate(llm: object, prompts: list[Prompt], max_tokens: int) -> Iterator[tu
         yield prompt, list(out.prompt_token_ids), list(out.outputs[0].token_ids)
 
 
+def model_stamp(out_path: Path) -> Path:
+    return out_path.with_name(out_path.name + ".model")
+
+
+def discard_off_policy(out_path: Path, model_sha256: str) -> bool:
+    """Remove `out_path` when another model wrote it (or no stamp says which did); True when it removed answers."""
+    stamp = model_stamp(out_path)
+    if not out_path.exists() or (stamp.exists() and stamp.read_text().strip() == model_sha256):
+        return False
+    log.warning("draft.data.off_policy", path=str(out_path), was=stamp.read_text().strip() if stamp.exists() else None)
+    out_path.unlink()
+    return True
+
+
 def build_dataset(
     prompts: list[Prompt], out_path: Path | str, *, model_dir: Path | str, max_tokens: int, chunk: int = 32
 ) -> Path:
     """Answer every prompt not yet in `out_path` and append the samples, `chunk` prompts per vLLM batch."""
+    from edge_agent.llm.manifest import manifest_sha256, verify
+
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    verify(model_dir)  # the answers are the target's, so they must be the files its manifest names
+    model_sha256 = manifest_sha256(Path(model_dir))
+    discard_off_policy(out_path, model_sha256)
+    model_stamp(out_path).write_text(model_sha256 + "\n")
     done = {s.id for s in read_samples(out_path)}
     todo = [p for p in prompts if p.id not in done]
     log.info("draft.data.start", total=len(prompts), done=len(done), todo=len(todo))
