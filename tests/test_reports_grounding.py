@@ -7,8 +7,9 @@ from datetime import timedelta
 import pytest
 
 from edge_agent.reports.facts import Fact, compute_facts
-from edge_agent.reports.grounding import check_narrative
+from edge_agent.reports.grounding import check_bound, check_narrative, section_grounding
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
+from edge_agent.reports.sections import Section
 from edge_agent.types import StoredRecord
 from tests.fixtures.reports import SHIFT_START, TZ
 
@@ -41,7 +42,7 @@ class TestNumbers:
             ("7.86", ["F03"]),
             ("7.9", ["F03"]),
             ("4.9", ["F03"]),
-            ("1200", ["F11"]),
+            ("1200", ["F12"]),
         ]
 
     def test_decimal_comma_is_read_as_a_decimal_point(self, facts: list[Fact]) -> None:
@@ -90,6 +91,65 @@ class TestIdsTimesDurations:
     def test_empty_narrative_is_not_grounded(self, facts: list[Fact]) -> None:
         """Nothing to check is not a checked narrative."""
         assert check_narrative("  ", facts, TZ).ok is False
+
+
+def fact(fid: str, kind: str, subject: str, **values: object) -> Fact:
+    return Fact(
+        id=fid,
+        kind=kind,
+        subject=subject,
+        values=values,
+        ids=[subject],
+        record_ids=[1],
+        record_count=1,
+        record_ids_sha256="-",
+    )
+
+
+class TestBinding:
+    """A figure said of an asset or tag must be one of that asset's or tag's facts."""
+
+    FACTS = [
+        Fact(
+            id="F01",
+            kind="window",
+            values={"start_at": "2026-11-29T12:00:00Z", "end_at": "2026-11-29T20:00:00Z", "duration_s": 28800},
+            record_ids=[],
+            record_count=0,
+            record_ids_sha256="-",
+        ),
+        fact("F02", "tag_stats", "C-201.flow_m3h", max=887.86, max_at="2026-11-29T16:55:00Z", mean=814.01),
+        fact("F03", "tag_stats", "P-101.flow_m3h", max=125.6, max_at="2026-11-29T13:38:00Z", mean=102.35),
+    ]
+
+    def test_a_figure_of_another_tag_is_refused(self) -> None:
+        """887.86 and 10:55 are C-201's: grounded, but not said of P-101."""
+        text = "P-101.flow_m3h peaked at 887.86 at 10:55, mean 102.35."
+        assert check_narrative(text, self.FACTS, TZ).ok
+        result = check_bound(text, self.FACTS, TZ)
+        assert [(o.text, o.kind) for o in result.offending] == [("887.86", "binding"), ("10:55", "binding")]
+        assert result.offending[0].reason == "no fact of P-101.flow_m3h has this figure"
+
+    def test_each_figure_goes_with_the_nearest_id_before_it_in_its_sentence(self) -> None:
+        """Two tags in one sentence, each with its own figures; a new sentence starts unbound; the window's end
+        may be said of anything."""
+        text = (
+            "C-201.flow_m3h peaked at 887.86 (mean 814.01) and P-101.flow_m3h at 125.6 at 07:38. "
+            "Flows are in cubic metres an hour: 102.35 on average for one pump, and P-101 ran until 14:00."
+        )
+        assert check_bound(text, self.FACTS, TZ).ok
+
+    def test_an_asset_binds_the_figures_of_its_tags(self) -> None:
+        assert check_bound("P-101 flowed 102.35 on average.", self.FACTS, TZ).ok
+        assert not check_bound("P-101 flowed 814.01 on average.", self.FACTS, TZ).ok
+
+    def test_notes_are_not_bound(self) -> None:
+        """A note's time follows the asset it is about: the notes section is grounded without binding."""
+        note = fact("F04", "operator_note", "ops", at="2026-11-29T14:29:00Z", text="P-101 arrancada")
+        text = "About C-201.flow_m3h, ops wrote at 08:29."
+        window, *_ = self.FACTS
+        assert section_grounding(text, Section("notes", window, (note,), (self.FACTS[1],)), TZ).ok
+        assert not section_grounding(text, Section("process_values", window, (self.FACTS[1],), (note,)), TZ).ok
 
 
 class TestAnyNarrative:

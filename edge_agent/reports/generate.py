@@ -1,9 +1,10 @@
 """One report from records: facts → sections → per section a prompt, a narrative and its checks → body.
 
-Each narrative section (`reports.sections`) is written from its own facts only and checked on its own: grounded
-(`grounding.check_narrative`) and prose (`prose.prose_problems`). A section that fails is asked for once more with
-the strict instructions; if that fails too, the reference writer's text (`reports.reference`, deterministic and
-grounded by construction) is published in its place and the section says so (`status: reference`).
+Each narrative section (`reports.sections`) is written from its own facts only and checked on its own: grounded,
+with its figures bound to the asset or tag they are said of (`grounding.section_grounding`), and prose
+(`prose.prose_problems`). A section that fails is asked for once more with the strict instructions; if that fails
+too, the reference writer's text (`reports.reference`, deterministic and grounded by construction) is published in
+its place and the section says so (`status: reference`).
 
 The body is everything the report says and everything that decided it, and nothing that varies between two runs
 of the same request (no wall-clock, no timings, no speculative acceptance figures, no request id): the same request
@@ -25,7 +26,7 @@ from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.config.reports import ReportsConfig
 from edge_agent.llm.types import Completion, Engine, GenerationParams, PromptTooLong
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
-from edge_agent.reports.grounding import GroundingResult, Offence, check_narrative
+from edge_agent.reports.grounding import GroundingResult, Offence, section_grounding
 from edge_agent.reports.prompts import (
     TEMPLATE_VERSION,
     Phrasebook,
@@ -46,7 +47,8 @@ from edge_agent.types import StoredRecord
 log = structlog.get_logger(component="reports")
 
 BODY_SCHEMA = "edge-agent.report.body/2"
-GROUNDING_RULES = "v1"
+# v2: figures are bound to the id they follow in a sentence (grounding.check_bound), notes excepted.
+GROUNDING_RULES = "v2"
 
 
 def clean_narrative(text: str, truncated: bool = False) -> str:
@@ -145,7 +147,7 @@ def section_prompts(facts: list[Fact], request: ResolvedRequest, config: Reports
 
 def check_section(text: str, section: Section, request: ResolvedRequest, book: Phrasebook) -> GroundingResult:
     """Grounded on the section's facts, and prose: a prose problem is an offence like an ungrounded figure."""
-    result = check_narrative(text, section.grounding_facts(), request.window.timezone)
+    result = section_grounding(text, section, request.window.timezone)
     lines = [s for f in section.grounding_facts() if (s := fact_sentence(f, book, request)) is not None]
     problems = [Offence(start=0, end=len(text), text=p, kind="prose", reason=p) for p in prose_problems(text, lines)]
     if not problems:

@@ -14,6 +14,11 @@ Rules, in the order claims are read from the text (each span is read once):
                     the window's day, month and year. The sign is ignored.
 Numbers spelt out in words are not read: the prompt asks for digits, and a word is not a figure a reader acts on.
 Text inside quotes copied from a fact (alarm messages, reasons) is read like the rest.
+
+Binding (`check_bound`): a figure (number, time, date, duration) said after an asset or tag id in the same sentence
+must be a figure of a fact naming that id, or of the window. "P-101.flow_m3h peaked at 887.86" fails when 887.86 is
+C-201.flow_m3h's maximum, although 887.86 is a fact. `section_grounding` applies it to every section but the notes,
+where a note's time follows the asset the note is about.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict
 
 from edge_agent.reports.facts import Fact, round_value
+from edge_agent.reports.sections import Section
 
 
 class Claim(BaseModel):
@@ -212,3 +218,37 @@ def check_narrative(narrative: str, facts: list[Fact], tz_name: str) -> Groundin
     if not narrative.strip():
         offending.append(Offence(start=0, end=0, text="", kind="narrative", reason="empty narrative"))
     return GroundingResult(ok=not offending, claims=claims, offending=offending)
+
+
+# A sentence ends at . ! or ? followed by a space or the end: "9.12" and "P-101.flow" do not end one.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+# Notes are excluded: "X wrote about P-101 at 08:29" binds the note's time to the asset it is about.
+UNBOUND_SECTIONS = frozenset({"notes"})
+
+
+def check_bound(narrative: str, facts: list[Fact], tz_name: str) -> GroundingResult:
+    """`check_narrative`, plus binding: in a sentence, each figure after an id must be a fact of that id's (or the
+    window's); the nearest id before it is the one it is said of."""
+    result = check_narrative(narrative, facts, tz_name)
+    window = {f.id for f in facts if f.kind == "window"}
+    ends = [m.end() for m in _SENTENCE_END.finditer(narrative)]
+    offending = list(result.offending)
+    subject: Claim | None = None
+    sentence = 0
+    for claim in result.claims:
+        here = sum(1 for e in ends if e <= claim.start)
+        if here != sentence:
+            subject, sentence = None, here
+        if claim.kind == "id":
+            subject = claim
+        elif subject is not None and not set(claim.fact_ids) & (set(subject.fact_ids) | window):
+            reason = f"no fact of {subject.text} has this figure"
+            offending.append(Offence(start=claim.start, end=claim.end, text=claim.text, kind="binding", reason=reason))
+    offending.sort(key=lambda o: o.start)
+    return GroundingResult(ok=not offending, claims=result.claims, offending=offending)
+
+
+def section_grounding(text: str, section: Section, tz_name: str) -> GroundingResult:
+    """The grounding a section's text must pass: on the section's facts, bound unless the section is the notes."""
+    check = check_narrative if section.name in UNBOUND_SECTIONS else check_bound
+    return check(text, section.grounding_facts(), tz_name)

@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 
 from edge_agent.canonical import CanonicalJsonError, canonical_json, sha256_hex
 from edge_agent.reports.facts import Fact
-from edge_agent.reports.grounding import check_narrative
+from edge_agent.reports.grounding import section_grounding
 from edge_agent.reports.prompts import (
     Phrasebook,
     fact_sentence,
@@ -1244,7 +1244,8 @@ def reference_sentences(section: Section, request: ResolvedRequest) -> list[str]
     def fit(sentence: str, kept: list[str]) -> bool:
         # The same prose rules a model's section must pass, on the text as it would be published.
         return (
-            not prose_problems(" ".join([*kept, sentence]), fact_lines) and check_narrative(sentence, facts, tz_name).ok
+            not prose_problems(" ".join([*kept, sentence]), fact_lines)
+            and section_grounding(sentence, section, tz_name).ok
         )
 
     builder = _BUILDERS.get(section.name)
