@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import json
 
-    from edge_agent.speculative.bench import markdown, plot, run_bench
+    from edge_agent.speculative.bench import markdown, plot, recipe_line, run_bench
     from edge_agent.speculative.recipe import load_recipe
 
     recipe = load_recipe(args.config)
@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     flags += [("--speed-k", k) for k in args.speed_k]
     command = " ".join([".venv/bin/python -m bench.draft", *(f"{f} {v}" for f, v in flags if v)])
-    write_section(recipe.bench.section, recipe.bench.title, markdown(results, recipe.bench.img_dir), command)
+    body = markdown(results, recipe_line(recipe, args.config), recipe.bench.img_dir)
+    write_section(recipe.bench.section, recipe.bench.title, body, command)
     return 0
 
 

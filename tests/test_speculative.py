@@ -614,22 +614,36 @@ class TestBenchGoals:
     def test_fastest_k_meets_the_speed_goal_only_with_identical_output(self) -> None:
         from edge_agent.speculative.bench import markdown
 
-        met = markdown(self.results(identical=8))
+        met = markdown(self.results(identical=8), "Recipe: r.")
         assert (
             "| speedup ≥ 2.0× at identical output | 2.10× (k=3, test+plant, interleaved, identical=yes; "
             "test 2.30×; plant 1.90×) | yes |"
         ) in met
         assert "| k=3 | 105.0 | 2.10× | 2.30× | 1.90× | 8/8 |" in met
         assert "| τ(3.1)/τ(3) ≥ 1.2 on perturbed templates | 1.50 | yes |" in met
-        differs = markdown(self.results(identical=7))
+        differs = markdown(self.results(identical=7), "Recipe: r.")
         assert "identical=NO; test 2.30×; plant 1.90×) | no |" in differs
 
     def test_no_speed_figure_without_the_side_by_side_run(self) -> None:
         from edge_agent.speculative.bench import markdown
 
-        text = markdown(self.results(identical=None))
+        text = markdown(self.results(identical=None), "Recipe: r.")
         assert "| speedup ≥ 2.0× at identical output | not measured (`speed_ks` empty) | — |" in text
         assert "tok/s" not in text
+
+    def test_the_recipe_line_is_read_from_the_recipe(self) -> None:
+        """The specialist's recipe says what it is (a fine-tune on report and general answers), not the base's."""
+        from edge_agent.speculative.bench import recipe_line
+        from edge_agent.speculative.recipe import load_recipe
+
+        config = Path(__file__).resolve().parents[1] / "configs" / "draft-narrator.toml"
+        line = recipe_line(load_recipe(config), Path("configs/draft-narrator.toml"))
+        assert line == (
+            "Recipe: `edge-agent draft data|train|export --config configs/draft-narrator.toml` (on-policy answers of "
+            "the target `models/default` to 512 prompts of the corpus's train split and 512 report-section prompts "
+            "of the narrator's training seeds; eagle31 (EAGLE-3.1) fine-tuned from assets/eagle31-smollm2-135m, "
+            "250 steps × 4 samples, seed 0; exported in vLLM's llama_eagle3 format)."
+        )
 
 
 class TestExport:

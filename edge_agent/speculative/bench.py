@@ -369,15 +369,29 @@ def plot(results: dict[str, Any], img_dir: Path) -> list[Path]:
     return written
 
 
-def markdown(results: dict[str, Any], img_dir: Path = Path("docs/img")) -> str:
-    """BENCHMARKS.md body: tables of τ, per-position acceptance, speed, identical output, and the goals."""
+def recipe_line(recipe: DraftRecipe, config: Path) -> str:
+    """How the benched heads were made, read from their recipe."""
+    data, train = recipe.data, recipe.train
+    answers = f"{data.prompts} prompts of the corpus's train split"
+    if data.report_prompts:
+        answers += f" and {data.report_prompts} report-section prompts of the narrator's training seeds"
+    kinds = ", ".join(f"{h.name} ({'EAGLE-3.1' if h.fc_norm or h.norm_output else 'EAGLE-3'})" for h in recipe.heads)
+    start = f"fine-tuned from {train.init_from}" if train.init_from else "trained from scratch on the same samples"
+    return (
+        f"Recipe: `edge-agent draft data|train|export --config {config}` (on-policy answers of the target "
+        f"`{recipe.model_dir}` to {answers}; {kinds} {start}, {train.steps} steps × {train.samples_per_step} "
+        f"samples, seed {train.seed}; exported in vLLM's llama_eagle3 format)."
+    )
+
+
+def markdown(results: dict[str, Any], recipe: str, img_dir: Path = Path("docs/img")) -> str:
+    """BENCHMARKS.md body: how the heads were made (`recipe_line`), tables of τ, per-position acceptance, speed,
+    identical output, and the goals."""
     lines: list[str] = []
     heads = results["heads"]
     cfg = results["config"]
     lines.append(
-        "Recipe: `make draft` = `edge-agent draft data|train|export --config configs/draft.toml` (on-policy answers "
-        "of the target to the corpus's train split, then the EAGLE-3.1 head and a plain EAGLE-3 head trained "
-        "together on the same samples, steps and seed, exported in vLLM's llama_eagle3 format). "
+        f"{recipe} "
         f"Bench: {cfg['prompts_per_slice']} prompts per slice, {cfg['max_tokens']} tokens each, greedy, vLLM CPU "
         "engine (float32) under the agent engine's environment, one engine per child process; "
         "τ = mean tokens emitted per target forward pass (1 + accepted drafts). Slices: `test` = held-out prompts "
