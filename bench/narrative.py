@@ -164,8 +164,9 @@ def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
         f"| report wall time, median | {s['seconds_median']:.1f} s |",
         f"| generated tokens / generation wall time | {s['tokens_per_s']:.1f} tok/s |",
         "",
-        "The checks bind figures, not meaning: a model-written section can pair a true time with the wrong event; the "
-        "facts list stays the authority.",
+        "The checks bind each figure to a fact of the asset or tag it follows in its sentence (grounding v2; the "
+        "notes are exempt), not meaning: a section can still give a true figure of the right asset to the wrong "
+        "event, or say little; the facts list stays the authority.",
         "",
         "Model-written share by type: "
         + ", ".join(f"{k} {pct(v)}" for k, v in s["by_type"].items())
