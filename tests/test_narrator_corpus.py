@@ -228,6 +228,7 @@ class TestCorpusFile:
         assert write_corpus(path, iter(samples)) == 2
         assert path.read_bytes() == b"".join(canonical_json(s.model_dump(mode="json")) + b"\n" for s in samples)
         assert read_corpus(path) == samples
+        assert read_corpus(path, limit=1) == samples[:1]
         assert [p.name for p in tmp_path.iterdir()] == ["corpus.jsonl"]
 
     def test_the_data_command_rebuilds_a_corpus_made_by_other_wording(

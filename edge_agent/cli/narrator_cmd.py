@@ -44,7 +44,7 @@ def _data(args: argparse.Namespace) -> int:
         # The first seed's samples, rebuilt (a second): a corpus made with other prompts, facts or reference wording
         # would otherwise train the adapter on text the agent no longer writes.
         first = list(build_samples(TRAIN_SEEDS[:1], "train"))
-        if read_corpus(corpus)[: len(first)] == first:
+        if read_corpus(corpus, limit=len(first)) == first:
             print(f"{corpus}: already built and current (delete it to rebuild)")
             return 0
         print(f"{corpus}: built by other prompts, facts or reference wording; rebuilding")

@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from itertools import islice
 from pathlib import Path
 from typing import Literal, get_args
 from zoneinfo import ZoneInfo
@@ -239,9 +240,10 @@ def write_corpus(path: Path | str, samples: Iterable[NarratorSample]) -> int:
     return count
 
 
-def read_corpus(path: Path | str) -> list[NarratorSample]:
+def read_corpus(path: Path | str, limit: int | None = None) -> list[NarratorSample]:
+    """The samples of a corpus file, or its first `limit` of them."""
     with Path(path).open("rb") as lines:
-        return [NarratorSample.model_validate_json(line) for line in lines if line.strip()]
+        return [NarratorSample.model_validate_json(line) for line in islice((x for x in lines if x.strip()), limit)]
 
 
 __all__ = [

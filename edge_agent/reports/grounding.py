@@ -23,6 +23,7 @@ where a note's time follows the asset the note is about.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -236,7 +237,7 @@ def check_bound(narrative: str, facts: list[Fact], tz_name: str) -> GroundingRes
     subject: Claim | None = None
     sentence = 0
     for claim in result.claims:
-        here = sum(1 for e in ends if e <= claim.start)
+        here = bisect.bisect_right(ends, claim.start)  # sentence ends at or before the claim
         if here != sentence:
             subject, sentence = None, here
         if claim.kind == "id":

@@ -143,9 +143,10 @@ def model_stamp(out_path: Path) -> Path:
 def discard_off_policy(out_path: Path, model_sha256: str) -> bool:
     """Remove `out_path` when another model wrote it (or no stamp says which did); True when it removed answers."""
     stamp = model_stamp(out_path)
-    if not out_path.exists() or (stamp.exists() and stamp.read_text().strip() == model_sha256):
+    was = stamp.read_text().strip() if stamp.exists() else None
+    if not out_path.exists() or was == model_sha256:
         return False
-    log.warning("draft.data.off_policy", path=str(out_path), was=stamp.read_text().strip() if stamp.exists() else None)
+    log.warning("draft.data.off_policy", path=str(out_path), was=was)
     out_path.unlink()
     return True
 
