@@ -72,7 +72,9 @@ async def run(config: AgentConfig, n: int) -> dict[str, Any]:
     rows = []
     async with open_engine(config) as engine:
         for request, records in requests:
-            facts = compute_facts(records, request, list_max=config.reports.list_facts_max)
+            facts = compute_facts(
+                records, request, list_max=config.reports.list_facts_max, notes_max=config.reports.notes_max
+            )
             started = time.perf_counter()
             draft = await build_draft(
                 request, records, engine, site_id="demo", config=config.reports, seed=config.llm.seed

@@ -172,8 +172,8 @@ def by_kind(facts: list[Fact], kind: str) -> list[Fact]:
 def pipeline(records: list[StoredRecord], request: ResolvedRequest, list_max: int, narrative: str) -> list[Fact]:
     """Everything between the store and the engine, and between the engine and the reader; the facts it made.
     The reference writer's text of every section passes the checks a model's text must pass."""
-    facts = compute_facts(records, request, list_max=list_max)
-    prompts = section_prompts(facts, request, ReportsConfig(note_max_chars=60, notes_max=4))
+    facts = compute_facts(records, request, list_max=list_max, notes_max=4)
+    prompts = section_prompts(facts, request, ReportsConfig(note_max_chars=60))
     sections = []
     for section, prompt in prompts.items:
         prompt.messages(strict=True)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.grounding import check_narrative
-from edge_agent.reports.prompts import fact_sentence, load_phrasebook
+from edge_agent.reports.prompts import build_prompt, fact_sentence, load_phrasebook
 from edge_agent.reports.reference import REFERENCE_VERSION, reference_sentences, reference_text
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.reports.sections import Section, split_sections
@@ -53,6 +53,9 @@ def assert_guarantees(section: Section, req: ResolvedRequest) -> str:
     assert len(set(sentences)) == len(sentences), sentences
     result = check_narrative(text, section.grounding_facts(), req.window.timezone)
     assert result.ok, (text, result.offending)
+    # What the writer cites, the model is shown: a time it could not see would teach the model to invent one.
+    shown = build_prompt(section, req).user
+    assert [c.text for c in result.claims if c.kind in ("time", "datetime") and c.text not in shown] == [], shown
     book = load_phrasebook(req.language)
     assert not set(sentences) & {fact_sentence(f, book, req) for f in section.grounding_facts()}
     assert not [marker for marker in PROMPT_TEXT if marker in text]
@@ -202,6 +205,26 @@ class TestNotesAndQuality:
         req = request("en")
         text = assert_guarantees(sections(stored(rs), req)["notes"], req)
         assert "op7" not in text and "an operator" in text
+
+    @pytest.mark.parametrize("notes_max", [0, 2])
+    def test_a_note_older_than_the_listed_ones_is_counted_not_shown_nor_cited(self, notes_max: int) -> None:
+        """The note tying P-101 to its alarm is older than the newest `notes_max`: it is counted as not listed, the
+        prompt shows exactly the listed notes, and the text ties nothing (it may only cite what the model sees)."""
+        rs = [alarm("P-101", "Vibración alta", 10)]
+        rs.append(record("log_line", "plant/demo/log/ops", {"text": "P-101 vibra, se revisa", "author": "ana"}, 20))
+        rs += [
+            record("log_line", "plant/demo/log/ops", {"text": "ronda sin novedad", "author": "luis"}, m)
+            for m in (30, 40)
+        ]
+        req = request("es")
+        (section,) = [
+            s for s in split_sections(compute_facts(stored(rs), req, notes_max=notes_max)) if s.name == "notes"
+        ]
+        assert [n.values["author"] for n in section.notes] == ["luis"] * notes_max
+        assert [f.values["count"] for f in section.facts if f.kind == "operator_notes_not_listed"] == [3 - notes_max]
+        assert build_prompt(section, req).user.count("<<<NOTE") == notes_max
+        text = assert_guarantees(section, req)
+        assert "ana" not in text and "P-101" not in text
 
     def test_units_with_an_exponent_and_failed_checks(self) -> None:
         """m3 is written m³ (not a token the check would read as an id); failures are called out with counts."""

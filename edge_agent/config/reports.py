@@ -48,6 +48,7 @@ class ReportsConfig(Section):
     max_window_rows: int = Field(250_000, ge=1)
     # 64 MiB of stored values and raw payloads: long log lines and MES documents grow 2-3x as Python objects.
     max_window_bytes: int = Field(64 * 1024 * 1024, ge=1)
-    # 12 notes, 24 facts of each list kind: keeps the prompt well inside a 4096-token context.
+    # The newest 12 notes and 24 facts of each list kind are listed, the rest counted: the notes prompt stays under
+    # ~1,500 tokens (every listed note is shown to the model), every prompt well inside a 4096-token context.
     notes_max: int = Field(12, ge=0)
     list_facts_max: int = Field(24, ge=1)

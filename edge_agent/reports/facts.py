@@ -162,9 +162,15 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def compute_facts(records: Sequence[StoredRecord], request: ResolvedRequest, *, list_max: int = 24) -> list[Fact]:
+def compute_facts(
+    records: Sequence[StoredRecord], request: ResolvedRequest, *, list_max: int = 24, notes_max: int = 12
+) -> list[Fact]:
     """All facts for one report, in a fixed order; `records` are those of the window (any order), plus any
-    `data_gap` records that started before it (`generate.report_records`), which count where they overlap it."""
+    `data_gap` records that started before it (`generate.report_records`), which count where they overlap it.
+
+    Lists keep their newest `list_max` entries, operator notes their newest `notes_max`; the rest are counted. The
+    notes section's prompt shows every listed note, so what the model reads, what the reference writer may cite and
+    what grounding accepts are the same notes."""
     start, end = request.window.start, request.window.end
     scoped = sorted((r for r in records if in_scope(r, request.scope)), key=lambda r: (r.source_time, r.id))
     rows = [r for r in scoped if start <= r.source_time < end]
@@ -180,7 +186,7 @@ def compute_facts(records: Sequence[StoredRecord], request: ResolvedRequest, *, 
         by_kind[r.kind].append(r)
     gaps = _data_gaps(b, [r for r in scoped if r.kind == DATA_GAP and r.source_time < end], start, end, list_max)
     for section in _SECTIONS[request.type]:
-        _SECTION_FUNCS[section](b, by_kind, end, list_max)
+        _SECTION_FUNCS[section](b, by_kind, end, notes_max if section == "notes" else list_max)
     skipped = _skipped(b)
     if gaps or skipped:
         b.add("completeness", {"status": "incomplete", "data_gap_count": gaps, "skipped_count": skipped}, [])
@@ -471,7 +477,8 @@ def _notes(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, l
         texts = _texts(b, r, r.value if isinstance(r.value, dict) else {"text": r.value}, ("text", "author"))
         if texts is not None:
             lines.append((r, texts))
-    for r, texts in lines[-list_max:]:
+    listed = lines[max(0, len(lines) - list_max) :]
+    for r, texts in listed:
         values = {
             "at": iso(r.source_time),
             "author": texts["author"],
@@ -480,8 +487,9 @@ def _notes(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, l
             "flagged": looks_like_instruction(texts["text"]),
         }
         b.add("operator_note", values, [r])
-    if len(lines) > list_max:
-        b.add("operator_notes_not_listed", {"count": len(lines) - list_max}, [r for r, _ in lines[:-list_max]])
+    if len(lines) > len(listed):
+        unlisted = lines[: len(lines) - len(listed)]
+        b.add("operator_notes_not_listed", {"count": len(unlisted)}, [r for r, _ in unlisted])
 
 
 class _Gap(NamedTuple):

@@ -137,7 +137,6 @@ def section_prompts(facts: list[Fact], request: ResolvedRequest, config: Reports
                 template=template,
                 book=book,
                 note_max_chars=config.note_max_chars,
-                notes_max=config.notes_max,
             ),
         )
         for section in split_sections(facts)
@@ -261,7 +260,7 @@ def report_body(
 def _facts_and_prompts(
     request: ResolvedRequest, records: list[StoredRecord], config: ReportsConfig
 ) -> tuple[list[Fact], SectionPrompts]:
-    facts = compute_facts(records, request, list_max=config.list_facts_max)
+    facts = compute_facts(records, request, list_max=config.list_facts_max, notes_max=config.notes_max)
     return facts, section_prompts(facts, request, config)
 
 

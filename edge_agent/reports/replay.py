@@ -86,11 +86,11 @@ async def replay_with_engine(config: AgentConfig, report_id: str, engine: Engine
     reports_config = config.reports.model_copy(update={"narrative_max_tokens": params["max_tokens"]})
     with Store(config.paths.store_path) as store:
         records = report_records(store, request.window)
-    facts = compute_facts(records, request, list_max=reports_config.list_facts_max)
+    facts = compute_facts(records, request, list_max=reports_config.list_facts_max, notes_max=reports_config.notes_max)
     if [f.model_dump(mode="json") for f in facts] != body["facts"]:
         return refused(
             "the facts differ from the recorded ones (records changed by retention or late data,"
-            " or reports.list_facts_max changed)"
+            " or reports.list_facts_max or notes_max changed)"
         )
     rebuilt = [p.sha256(False) for _, p in section_prompts(facts, request, reports_config).items]
     recorded_prompts = [s["attempts"][0]["prompt_sha256"] for s in body["sections"] if s["attempts"]]

@@ -210,10 +210,9 @@ def build_prompt(
     template: Template | None = None,
     book: Phrasebook | None = None,
     note_max_chars: int = 280,
-    notes_max: int = 12,
 ) -> Prompt:
-    """The prompt for one narrative section: its facts as sentences, related facts, its fenced notes (the last
-    `notes_max`), nothing else."""
+    """The prompt for one narrative section: its facts as sentences, related facts, its fenced notes (every listed
+    one: `compute_facts` keeps the newest `notes_max`), nothing else."""
     template = template or load_template(request.language)
     book = book or load_phrasebook(request.language)
 
@@ -221,12 +220,11 @@ def build_prompt(
         sentences = [f"- {s}" for f in facts if (s := fact_sentence(f, book, request)) is not None]
         return "\n".join(sentences) if sentences else "-"
 
-    notes = section.notes[-notes_max:] if notes_max else ()
     flagged = tuple(rid for f in section.notes if f.values.get("flagged") for rid in f.record_ids)
     user = string.Template(template.user).substitute(
         section=template.names[section.name],
         facts=lines((section.window, *section.facts)),
         related=lines(section.related),
-        notes=_note_fences(notes, book, request, note_max_chars),
+        notes=_note_fences(section.notes, book, request, note_max_chars),
     )
     return Prompt(template, book, user, flagged)
