@@ -152,6 +152,82 @@ class TestBinding:
         assert not section_grounding(text, Section("process_values", window, (self.FACTS[1],), (note,)), TZ).ok
 
 
+class TestLongest:
+    """The stop a sentence calls the longest must be one no listed stop outlasts: its asset, times and duration."""
+
+    WINDOW = TestBinding.FACTS[0]  # 06:00-14:00 in Mexico City
+    STOPS = (
+        fact(
+            "F02",
+            "downtime",
+            "P-101",
+            reason="cavitation",
+            start_at="2026-11-29T14:20:30Z",
+            end_at="2026-11-29T14:57:10Z",
+            duration_s=2200,
+            open=False,
+        ),
+        fact(
+            "F03",
+            "downtime",
+            "P-101",
+            reason="mechanical_seal_leak",
+            start_at="2026-11-29T16:40:10Z",
+            end_at="2026-11-29T17:13:40Z",
+            duration_s=2010,
+            open=False,
+        ),
+        fact(
+            "F04",
+            "downtime",
+            "C-201",
+            reason="bearing_wear",
+            start_at="2026-11-29T12:29:30Z",
+            end_at="2026-11-29T12:49:20Z",
+            duration_s=1190,
+            open=False,
+        ),
+    )
+
+    def offences(self, text: str, stops: tuple[Fact, ...] = STOPS) -> list[tuple[str, str]]:
+        result = section_grounding(text, Section("downtime", self.WINDOW, stops, ()), TZ)
+        return [(o.text, o.kind) for o in result.offending]
+
+    def test_a_shorter_stop_of_the_right_asset_called_the_longest_is_refused(self) -> None:
+        """Seen in the narrative bench: every figure is P-101's, so binding passes, but 34 min is not the longest."""
+        text = (
+            "Destaca la parada de P-101 por mechanical_seal_leak, la más larga, entre las 10:40 y las 11:13 (34 min)."
+        )
+        assert check_bound(text, [self.WINDOW, *self.STOPS], TZ).ok
+        assert self.offences(text) == [("10:40", "longest"), ("11:13", "longest"), ("34 min", "longest")]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "La más larga fue la de P-101 por cavitation, entre las 08:20 y las 08:57 (37 min).",
+            "The longest stop was on P-101: 37 min, from 08:20 to 08:57, before the period ended at 14:00.",
+            "A parada mais longa foi de P-101: 37 min. C-201 parou das 06:29 às 06:49 (20 min).",
+        ],
+    )
+    def test_the_longest_stop_and_other_sentences_pass(self, text: str) -> None:
+        assert self.offences(text) == []
+
+    def test_another_asset_called_the_longest_is_refused(self) -> None:
+        assert self.offences("The longest was C-201, from 06:29 to 06:49 (20 min).") == [
+            ("C-201", "longest"),
+            ("06:29", "longest"),
+            ("06:49", "longest"),
+            ("20 min", "longest"),
+        ]
+
+    def test_of_stops_equally_long_either_is_the_longest(self) -> None:
+        tied = (
+            self.STOPS[0],
+            self.STOPS[1].model_copy(update={"values": {**self.STOPS[1].values, "duration_s": 2200}}),
+        )
+        assert self.offences("A mais longa foi a de P-101, das 10:40 às 11:13.", tied) == []
+
+
 class TestAnyNarrative:
     """Regressions found by tests/test_reports_property.py: narratives and facts that made the check raise."""
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.grounding import check_narrative
+from edge_agent.reports.grounding import section_grounding
 from edge_agent.reports.prompts import build_prompt, fact_sentence, load_phrasebook
 from edge_agent.reports.reference import REFERENCE_VERSION, reference_sentences, reference_text
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
@@ -51,7 +51,7 @@ def assert_guarantees(section: Section, req: ResolvedRequest) -> str:
     assert text == " ".join(sentences)
     assert 1 <= len(sentences) <= 4
     assert len(set(sentences)) == len(sentences), sentences
-    result = check_narrative(text, section.grounding_facts(), req.window.timezone)
+    result = section_grounding(text, section, req.window.timezone)
     assert result.ok, (text, result.offending)
     # What the writer cites, the model is shown: a time it could not see would teach the model to invent one.
     shown = build_prompt(section, req).user

@@ -47,8 +47,9 @@ from edge_agent.types import StoredRecord
 log = structlog.get_logger(component="reports")
 
 BODY_SCHEMA = "edge-agent.report.body/2"
-# v2: figures are bound to the id they follow in a sentence (grounding.check_bound), notes excepted.
-GROUNDING_RULES = "v2"
+# v2: figures are bound to the id they follow in a sentence (grounding.check_bound), notes excepted; v3: the stop
+# called the longest is one (grounding.check_longest).
+GROUNDING_RULES = "v3"
 
 
 def clean_narrative(text: str, truncated: bool = False) -> str:

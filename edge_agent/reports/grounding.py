@@ -19,6 +19,10 @@ Binding (`check_bound`): a figure (number, time, date, duration) said after an a
 must be a figure of a fact naming that id, or of the window. "P-101.flow_m3h peaked at 887.86" fails when 887.86 is
 C-201.flow_m3h's maximum, although 887.86 is a fact. `section_grounding` applies it to every section but the notes,
 where a note's time follows the asset the note is about.
+
+The longest stop (`check_longest`): a sentence calling a stop the longest (es/en/pt) may name only assets, times
+and durations of a listed stop no other listed stop outlasts (or the window's). "The longest was P-101's 12:40-13:13
+stop (34 min)" fails when P-101's 10:20-10:57 stop lasted longer, although every figure is P-101's.
 """
 
 from __future__ import annotations
@@ -249,7 +253,37 @@ def check_bound(narrative: str, facts: list[Fact], tz_name: str) -> GroundingRes
     return GroundingResult(ok=not offending, claims=result.claims, offending=offending)
 
 
+# "longest"/"más larga"/"mais longo", as the reference writer and the model word the longest stop.
+_LONGEST = re.compile(r"\b(?:longest|más\s+larg[oa]s?|mais\s+long[oa]s?)\b", re.I)
+_LONGEST_KINDS = frozenset({"id", "time", "datetime", "date", "duration"})
+
+
+def check_longest(narrative: str, facts: list[Fact], result: GroundingResult) -> GroundingResult:
+    """`result` plus an offence for each asset, time or duration in a sentence that calls a stop the longest and is
+    not of a listed stop with the greatest duration (or of the window)."""
+    stops = [f for f in facts if f.kind == "downtime"]
+    marked_at = [m.start() for m in _LONGEST.finditer(narrative)]
+    if not stops or not marked_at:
+        return result
+    top = max(f.values["duration_s"] for f in stops)
+    longest = {f.id for f in stops if f.values["duration_s"] == top} | {f.id for f in facts if f.kind == "window"}
+    ends = [m.end() for m in _SENTENCE_END.finditer(narrative)]
+    marked = {bisect.bisect_right(ends, at) for at in marked_at}
+    offending = list(result.offending)
+    for claim in result.claims:
+        if claim.kind in _LONGEST_KINDS and bisect.bisect_right(ends, claim.start) in marked:
+            if not set(claim.fact_ids) & longest:
+                reason = "said of the longest stop, but no longest stop has it"
+                offending.append(
+                    Offence(start=claim.start, end=claim.end, text=claim.text, kind="longest", reason=reason)
+                )
+    offending.sort(key=lambda o: o.start)
+    return GroundingResult(ok=not offending, claims=result.claims, offending=offending)
+
+
 def section_grounding(text: str, section: Section, tz_name: str) -> GroundingResult:
-    """The grounding a section's text must pass: on the section's facts, bound unless the section is the notes."""
+    """The grounding a section's text must pass: on the section's facts, bound unless the section is the notes; the
+    longest stop must be the longest."""
+    facts = section.grounding_facts()
     check = check_narrative if section.name in UNBOUND_SECTIONS else check_bound
-    return check(text, section.grounding_facts(), tz_name)
+    return check_longest(text, facts, check(text, facts, tz_name))
