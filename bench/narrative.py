@@ -27,7 +27,7 @@ from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm.engine import open_engine
 from edge_agent.narrator.corpus import TEST_SEEDS, seed_reports
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import build_draft
+from edge_agent.reports.generate import GROUNDING_RULES, build_draft
 from edge_agent.reports.prompts import fact_sentence, load_phrasebook, safe_text
 from edge_agent.reports.prose import prose_problems, sentences
 from edge_agent.reports.request import ResolvedRequest, Scope
@@ -166,9 +166,10 @@ def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
         f"| report wall time, median | {s['seconds_median']:.1f} s |",
         f"| generated tokens / generation wall time | {s['tokens_per_s']:.1f} tok/s |",
         "",
-        "The checks bind each figure to a fact of the asset or tag it follows in its sentence (grounding v2; the "
-        "notes are exempt), not meaning: a section can still give a true figure of the right asset to the wrong "
-        "event, or say little; the facts list stays the authority.",
+        f"The checks (grounding {GROUNDING_RULES}) bind each figure to a fact of the asset or tag it follows in its "
+        "sentence (the notes are exempt) and the stop called the longest to the longest; beyond that they do not "
+        "read meaning: a section can still give a true figure of the right asset to the wrong event, or say little; "
+        "the facts list stays the authority.",
         "",
         "Model-written share by type: "
         + ", ".join(f"{k} {pct(v)}" for k, v in s["by_type"].items())
