@@ -26,8 +26,7 @@ from bench.report import write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm.engine import open_engine
 from edge_agent.narrator.corpus import TEST_SEEDS, seed_reports
-from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import GROUNDING_RULES, build_draft
+from edge_agent.reports.generate import GROUNDING_RULES, build_draft, report_facts
 from edge_agent.reports.prompts import fact_sentence, load_phrasebook, safe_text
 from edge_agent.reports.prose import prose_problems, sentences
 from edge_agent.reports.request import ResolvedRequest, Scope
@@ -72,9 +71,7 @@ async def run(config: AgentConfig, n: int) -> dict[str, Any]:
     rows = []
     async with open_engine(config) as engine:
         for request, records in requests:
-            facts = compute_facts(
-                records, request, list_max=config.reports.list_facts_max, notes_max=config.reports.notes_max
-            )
+            facts = report_facts(records, request, config.reports)
             started = time.perf_counter()
             draft = await build_draft(
                 request, records, engine, site_id="demo", config=config.reports, seed=config.llm.seed

@@ -258,10 +258,15 @@ def report_body(
     }
 
 
+def report_facts(records: list[StoredRecord], request: ResolvedRequest, config: ReportsConfig) -> list[Fact]:
+    """The facts of a report under the plant's list limits: the one call writing, replaying and benching share."""
+    return compute_facts(records, request, list_max=config.list_facts_max, notes_max=config.notes_max)
+
+
 def _facts_and_prompts(
     request: ResolvedRequest, records: list[StoredRecord], config: ReportsConfig
 ) -> tuple[list[Fact], SectionPrompts]:
-    facts = compute_facts(records, request, list_max=config.list_facts_max, notes_max=config.notes_max)
+    facts = report_facts(records, request, config)
     return facts, section_prompts(facts, request, config)
 
 

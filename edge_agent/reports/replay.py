@@ -16,8 +16,7 @@ from typing import Any
 from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine
-from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import build_draft, report_records, section_prompts
+from edge_agent.reports.generate import build_draft, report_facts, report_records, section_prompts
 from edge_agent.reports.prompts import TEMPLATE_VERSION, load_phrasebook, load_template
 from edge_agent.reports.repository import ReportRepository
 from edge_agent.reports.request import ResolvedRequest
@@ -86,7 +85,7 @@ async def replay_with_engine(config: AgentConfig, report_id: str, engine: Engine
     reports_config = config.reports.model_copy(update={"narrative_max_tokens": params["max_tokens"]})
     with Store(config.paths.store_path) as store:
         records = report_records(store, request.window)
-    facts = compute_facts(records, request, list_max=reports_config.list_facts_max, notes_max=reports_config.notes_max)
+    facts = report_facts(records, request, reports_config)
     if [f.model_dump(mode="json") for f in facts] != body["facts"]:
         return refused(
             "the facts differ from the recorded ones (records changed by retention or late data,"
