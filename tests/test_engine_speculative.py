@@ -24,6 +24,11 @@ PROMPTS = [
     "Explain in plain words what a pressure deadband is.",
 ]
 PARAMS = GenerationParams(max_tokens=40)
+# A request that runs for seconds on the default model (79 tokens, ~2.8 s on 2 cores without a draft).
+LONG_PROMPT = (
+    "Write a long, detailed maintenance procedure for a centrifugal pump, with at least twenty numbered steps."
+)
+LONG_PARAMS = GenerationParams(max_tokens=400)
 
 
 def chat(text: str) -> list[ChatMessage]:
@@ -119,16 +124,19 @@ class TestEngineDeath:
 
     async def test_killed_engine_fails_in_flight_request_and_recovers(self, draft_engine: EngineHandle) -> None:
         """SIGKILL mid-generation → that request gets EngineDied at once; the next request runs on a new process."""
-        expected = await draft_engine.generate(chat(PROMPTS[2]), PARAMS)
+        # The kill lands at a third of this request's own measured duration, not after a fixed sleep: a fast machine
+        # finished a short answer inside a fixed second (CI, 25 tokens in < 1 s), and the kill then hit an idle engine.
+        expected = await draft_engine.generate(chat(LONG_PROMPT), LONG_PARAMS)
+        assert expected.timings.total_s > 0.5, "the long prompt must keep this model busy to be killed mid-request"
         old_pid = draft_engine.engine.pid
         assert old_pid is not None
-        in_flight = asyncio.ensure_future(draft_engine.generate(chat(PROMPTS[3]), GenerationParams(max_tokens=400)))
-        await asyncio.sleep(1.0)
+        in_flight = asyncio.ensure_future(draft_engine.generate(chat(LONG_PROMPT), LONG_PARAMS))
+        await asyncio.sleep(expected.timings.total_s / 3)
         assert not in_flight.done()
         os.kill(old_pid, signal.SIGKILL)
         with pytest.raises(EngineDied, match="exit status -9"):
             await asyncio.wait_for(in_flight, 30)
-        again = await asyncio.wait_for(draft_engine.generate(chat(PROMPTS[2]), PARAMS), 300)
+        again = await asyncio.wait_for(draft_engine.generate(chat(LONG_PROMPT), LONG_PARAMS), 300)
         assert draft_engine.engine.pid not in (None, old_pid)
         assert draft_engine.engine.starts == 2
         assert again.token_ids == expected.token_ids
