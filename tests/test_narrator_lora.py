@@ -593,6 +593,45 @@ class TestCli:
             and adapter.tensors[expected_names(adapter.config, 2)[0]].dtype == torch.bfloat16
         )
 
+    def test_train_on_some_sections_only(self, tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """`sections = ["downtime"]` trains on that section's train samples alone; an unknown section is refused."""
+        from edge_agent.cli import narrator_cmd
+        from edge_agent.cli.common import CliExit
+        from edge_agent.narrator.corpus import NarratorSample, write_corpus
+
+        corpus = tmp_path / "corpus.jsonl"
+        rows = [
+            NarratorSample(
+                id=str(i),
+                split="train" if i < 6 else "test",
+                seed=i,
+                language="en",
+                report_type="shift_summary",
+                section="downtime" if i % 2 else "alarms",
+                strict=False,
+                messages=s.messages,
+                target=s.target,
+            )
+            for i, s in enumerate(SAMPLES)
+        ]
+        write_corpus(corpus, rows)
+        parser = argparse.ArgumentParser()
+        narrator_cmd.register(parser.add_subparsers(dest="command"))
+        config = tmp_path / "narrator.toml"
+        for run, (sections, expected) in enumerate((('["downtime"]', 3), ('["downtime", "alarms"]', 6))):
+            config.write_text(
+                f'model_dir = "{tiny}"\n[lora]\nrank = 2\nalpha = 4\n'
+                f'[train]\ncorpus = "{corpus}"\nwork_dir = "{tmp_path / str(run)}"\nsteps = 1\ndevice = "cpu"\n'
+                f"sections = {sections}\n"
+            )
+            trainer = narrator_cmd._trainer(parser.parse_args(["narrator", "train", "--config", str(config)]))
+            assert len(trainer.samples) == expected
+        config.write_text(f'model_dir = "{tiny}"\n[train]\ncorpus = "{corpus}"\nsections = ["downtimes"]\n')
+        with pytest.raises(CliExit) as refused:
+            narrator_cmd._trainer(parser.parse_args(["narrator", "train", "--config", str(config)]))
+        assert refused.value.code == 2
+        assert "sections must be some of alarms, downtime, production_quality" in capsys.readouterr().err
+
 
 class TestPrepare:
     @pytest.fixture

@@ -108,13 +108,38 @@ class TestDowntime:
             ({"rank": 2, "reason": "seal", "count": 2, "duration_s": 1200}, ["C-201", "P-101"]),
         ]
         assert len(by_kind(facts, "downtime")) == 2
-        assert [f.kind for f in facts][:5] == [
+        assert [f.kind for f in facts][:6] == [
             "window",
             "record_counts",
             "downtime_total",
             "downtime_cause",
             "downtime_cause",
+            "downtime_longest",
         ]
+        # The longest over all four stops: P-101's valve stop (30 min), fourth in time, so not listed.
+        (longest,) = by_kind(facts, "downtime_longest")
+        assert (longest.subject, longest.values, longest.record_count) == (
+            "P-101",
+            {
+                "reason": "valve",
+                "start_at": "2026-11-29T13:10:00Z",
+                "end_at": "2026-11-29T13:40:00Z",
+                "duration_s": 1800,
+                "open": False,
+            },
+            2,
+        )
+
+    def test_longest_stop_ties_go_to_the_earliest_and_one_stop_has_none(self) -> None:
+        """Two 20 min stops: the first is the longest. A single stop needs no longest fact (it is the stop)."""
+        records = []
+        for asset, start, n in (("C-201", 0, 1), ("P-101", 30, 2)):
+            start_fields = {"type": "downtime_start", "downtime_id": f"D{n}", "reason": "seal"}
+            records.append(rec("mes_event", asset, start_fields, start))
+            records.append(rec("mes_event", asset, {"type": "downtime_end", "downtime_id": f"D{n}"}, start + 20))
+        ((longest),) = by_kind(compute_facts(stored(records), request("downtime_analysis")), "downtime_longest")
+        assert longest.subject == "C-201"
+        assert by_kind(compute_facts(stored(records[:2]), request("downtime_analysis")), "downtime_longest") == []
 
 
 class TestStateChanges:

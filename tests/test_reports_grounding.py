@@ -153,7 +153,8 @@ class TestBinding:
 
 
 class TestLongest:
-    """The stop a sentence calls the longest must be one no listed stop outlasts: its asset, times and duration."""
+    """The stop a sentence calls the longest must be the longest: its asset, times and duration are those of the
+    `downtime_longest` fact (over every stop), or with none, of a stop no listed stop outlasts."""
 
     WINDOW = TestBinding.FACTS[0]  # 06:00-14:00 in Mexico City
     STOPS = (
@@ -226,6 +227,34 @@ class TestLongest:
             self.STOPS[1].model_copy(update={"values": {**self.STOPS[1].values, "duration_s": 2200}}),
         )
         assert self.offences("A mais longa foi a de P-101, das 10:40 às 11:13.", tied) == []
+
+    # P-102's 50 min stop, beyond the listed ones (the list was cut): the `downtime_longest` fact names it.
+    UNLISTED = fact(
+        "F05",
+        "downtime_longest",
+        "P-102",
+        reason="overload",
+        start_at="2026-11-29T18:00:00Z",
+        end_at="2026-11-29T18:50:00Z",
+        duration_s=3000,
+        open=False,
+    )
+
+    def test_the_named_longest_stop_passes_though_not_listed(self) -> None:
+        assert (
+            self.offences("The longest was P-102's, from 12:00 to 12:50 (50 min).", (*self.STOPS, self.UNLISTED)) == []
+        )
+
+    def test_with_a_named_longest_the_longest_listed_stop_is_refused(self) -> None:
+        """P-101's 37 min stop outlasts the other listed ones, but not P-102's: it is not the longest."""
+        assert self.offences(
+            "La más larga fue la de P-101, de 08:20 a 08:57 (37 min).", (*self.STOPS, self.UNLISTED)
+        ) == [
+            ("P-101", "longest"),
+            ("08:20", "longest"),
+            ("08:57", "longest"),
+            ("37 min", "longest"),
+        ]
 
 
 class TestAnyNarrative:

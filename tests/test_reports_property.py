@@ -270,6 +270,22 @@ class TestPipelineNeverRaises:
 
     @settings(max_examples=300)
     @given(scenarios())
+    def test_the_longest_stop_outlasts_every_listed_stop(
+        self, scenario: tuple[list[StoredRecord], ResolvedRequest, int]
+    ) -> None:
+        """With two stops or more, one `downtime_longest` fact, no shorter than any listed stop and no longer than
+        the total; with fewer, none."""
+        records, request, list_max = scenario
+        facts = compute_facts(records, request, list_max=list_max)
+        longest = [f for f in facts if f.kind == "downtime_longest"]
+        for total in (f.values for f in facts if f.kind == "downtime_total"):
+            assert len(longest) == (1 if total["count"] >= 2 else 0)
+            for f in longest:
+                assert f.values["duration_s"] <= total["duration_s"]
+                assert all(s.values["duration_s"] <= f.values["duration_s"] for s in facts if s.kind == "downtime")
+
+    @settings(max_examples=300)
+    @given(scenarios())
     def test_facts_hold_only_finite_json(self, scenario: tuple[list[StoredRecord], ResolvedRequest, int]) -> None:
         """No NaN or infinity reaches a fact: the body is strict JSON."""
         records, request, list_max = scenario

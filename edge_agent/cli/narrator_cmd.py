@@ -67,7 +67,10 @@ def _trainer(args: argparse.Namespace):  # noqa: ANN202  (torch-heavy import kep
     corpus = recipe.train.corpus
     if not corpus.exists():
         raise CliExit(f"edge-agent: {corpus}: no corpus; build it first (see {args.config})", 1)
-    samples = [s for s in read_corpus(corpus) if s.split == "train"]
+    wanted = recipe.train.sections
+    samples = [s for s in read_corpus(corpus) if s.split == "train" and (wanted is None or s.section in wanted)]
+    if not samples:
+        raise CliExit(f"edge-agent: {corpus}: no train sample of sections {wanted}", 1)
     try:
         trainer = NarratorTrainer(recipe, samples)
         trainer.maybe_resume()

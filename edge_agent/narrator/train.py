@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 
 import structlog
 import torch
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.llm.chat import render_chat
@@ -42,6 +42,7 @@ from edge_agent.narrator.lora import (
     save_adapter,
 )
 from edge_agent.recipes import RecipeModel, load_recipe_file
+from edge_agent.reports.sections import SECTIONS
 from edge_agent.speculative.train import cosine_lr, train_device
 
 log = structlog.get_logger(__name__).bind(component="narrator")
@@ -79,6 +80,18 @@ class NarratorTrainConfig(RecipeModel):
     checkpoint_every: int = Field(25, ge=1)
     # An exported adapter to start from (its [lora] and base weights must be these); None: a fresh adapter.
     init_from: Path | None = None
+    # Train only on these sections' samples: a continuation teaching one section a new fact kind costs that
+    # section's samples alone (r5: the downtime section's `downtime_longest`). None: every section.
+    sections: list[str] | None = None
+
+    @field_validator("sections")
+    @classmethod
+    def _known_sections(cls, value: list[str] | None) -> list[str] | None:
+        unknown = sorted(set(value or ()) - set(SECTIONS))
+        if unknown or value == []:
+            raise ValueError(f"sections must be some of {', '.join(SECTIONS)}; got {unknown or 'none'}")
+        return value
+
     # Recompute each layer's activations in the backward pass instead of keeping them: about a third more compute
     # for a fraction of the memory (at batch 4 of ~900 tokens, ~10 GB of activations on the CPU otherwise).
     gradient_checkpointing: bool = False

@@ -21,7 +21,8 @@ C-201.flow_m3h's maximum, although 887.86 is a fact. `section_grounding` applies
 where a note's time follows the asset the note is about.
 
 The longest stop (`check_longest`): a sentence calling a stop the longest (es/en/pt) may name only assets, times
-and durations of a listed stop no other listed stop outlasts (or the window's). "The longest was P-101's 12:40-13:13
+and durations of the longest stop (the `downtime_longest` fact, over every stop of the window; a listed stop as
+long) or the window's. "The longest was P-101's 12:40-13:13
 stop (34 min)" fails when P-101's 10:20-10:57 stop lasted longer, although every figure is P-101's.
 """
 
@@ -260,13 +261,16 @@ _LONGEST_KINDS = frozenset({"id", "time", "datetime", "date", "duration"})
 
 def check_longest(narrative: str, facts: list[Fact], result: GroundingResult) -> GroundingResult:
     """`result` plus an offence for each asset, time or duration in a sentence that calls a stop the longest and is
-    not of a listed stop with the greatest duration (or of the window)."""
+    not of a stop with the greatest duration (the `downtime_longest` fact, or a listed stop as long) or the window."""
     stops = [f for f in facts if f.kind == "downtime"]
+    named = [f for f in facts if f.kind == "downtime_longest"]
     marked_at = [m.start() for m in _LONGEST.finditer(narrative)]
-    if not stops or not marked_at:
+    if not (stops or named) or not marked_at:
         return result
-    top = max(f.values["duration_s"] for f in stops)
-    longest = {f.id for f in stops if f.values["duration_s"] == top} | {f.id for f in facts if f.kind == "window"}
+    # Over every stop when the facts name it (only the first few stops may be listed), else over the listed ones.
+    top = named[0].values["duration_s"] if named else max(f.values["duration_s"] for f in stops)
+    longest = {f.id for f in [*named, *stops] if f.values["duration_s"] == top}
+    longest |= {f.id for f in facts if f.kind == "window"}
     ends = [m.end() for m in _SENTENCE_END.finditer(narrative)]
     marked = {bisect.bisect_right(ends, at) for at in marked_at}
     offending = list(result.offending)

@@ -39,8 +39,9 @@ from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.reports.sections import Section, note_assets
 
-# r2: the causes sentence reads the `downtime_cause` facts (every stop of the window, not only the listed ones).
-REFERENCE_VERSION = "r2"
+# r2: the causes sentence reads the `downtime_cause` facts (every stop of the window, not only the listed ones);
+# r3: the longest stop is the `downtime_longest` fact's (likewise).
+REFERENCE_VERSION = "r3"
 MAX_SENTENCES = 4
 # An alarm is tied to a stop on its asset that starts from its first activation to an hour after its last: long
 # enough for a vibration alarm to end in a trip, short enough not to blame an alarm for the next shift's stop.
@@ -903,10 +904,13 @@ def _downtime(w: _Writer) -> list[_Slot]:
     causes = _of(facts, "downtime_cause")
     if causes and (total is None or total.values["count"] >= 2):
         slots.append(_causes(w, causes, total))
-    if stops:
-        longest = max(stops, key=lambda f: f.values["duration_s"])  # max keeps the first of equals: report order
+    named = _of(facts, "downtime_longest")
+    if stops or named:
+        # The facts' longest stop (over every stop, ties: the earliest); else the longest listed, first of equals.
+        longest = named[0] if named else max(stops, key=lambda f: f.values["duration_s"])
         slots.append(_stop(w, longest, "dt.longest", "dt.longest_open"))
-        still_open = [f for f in stops if f.values.get("open") and f is not longest]
+        same = (longest.subject, longest.values["start_at"])
+        still_open = [f for f in stops if f.values.get("open") and (f.subject, f.values["start_at"]) != same]
         if still_open:
             slots.append(_stop(w, still_open[0], None, "dt.open"))
     return slots

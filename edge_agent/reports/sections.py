@@ -5,7 +5,7 @@ grounding check costs that section alone. Five sections, in the order a shift su
 
   alarms              alarm_total, top_alarm;            related: the downtimes on the same assets (alarms are tied
                                                          to the stops they preceded)
-  downtime            downtime_total, downtime_cause, downtime_asset, downtime
+  downtime            downtime_total, downtime_cause, downtime_longest, downtime_asset, downtime
   production_quality  production, quality_checks
   notes               operator_note, operator_notes_not_listed;  related: the downtimes and alarms of the assets a
                                                          note names
@@ -24,7 +24,7 @@ from edge_agent.reports.facts import Fact
 
 SECTION_KINDS: dict[str, tuple[str, ...]] = {
     "alarms": ("alarm_total", "top_alarm"),
-    "downtime": ("downtime_total", "downtime_cause", "downtime_asset", "downtime"),
+    "downtime": ("downtime_total", "downtime_cause", "downtime_longest", "downtime_asset", "downtime"),
     "production_quality": ("production", "quality_checks"),
     "notes": ("operator_note", "operator_notes_not_listed"),
     "process_values": ("tag_stats", "state_change", "state_changes_not_listed"),

@@ -31,7 +31,8 @@ from edge_agent.reports.request import ResolvedRequest
 from edge_agent.reports.sections import SECTIONS, Section
 from edge_agent.reports.untrusted import clean, fence, looks_like_instruction
 
-# Templates v2: one prompt per narrative section. Phrasebook v2: v1's sentences and labels plus `downtime_cause`.
+# Templates v2: one prompt per narrative section. Phrasebook v2: v1's sentences and labels plus `downtime_cause` and
+# `downtime_longest` (each changed the files, and so their hashes: replay refuses reports written before).
 TEMPLATE_VERSION = "v2"
 PHRASEBOOK_VERSION = "v2"
 _DIR = Path(__file__).resolve().parent
@@ -151,7 +152,7 @@ def fact_sentence(fact: Fact, book: Phrasebook, request: ResolvedRequest) -> str
     key = fact.kind
     if key == "window" and fact.subject:
         key = "window_shift"
-    if key in ("downtime", "data_gap") and fact.values.get("open"):
+    if key in ("downtime", "downtime_longest", "data_gap") and fact.values.get("open"):
         key += "_open"
     template = book.facts.get(key)
     if template is None:
