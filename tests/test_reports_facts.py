@@ -137,7 +137,7 @@ class TestDowntime:
             start_fields = {"type": "downtime_start", "downtime_id": f"D{n}", "reason": "seal"}
             records.append(rec("mes_event", asset, start_fields, start))
             records.append(rec("mes_event", asset, {"type": "downtime_end", "downtime_id": f"D{n}"}, start + 20))
-        ((longest),) = by_kind(compute_facts(stored(records), request("downtime_analysis")), "downtime_longest")
+        (longest,) = by_kind(compute_facts(stored(records), request("downtime_analysis")), "downtime_longest")
         assert longest.subject == "C-201"
         assert by_kind(compute_facts(stored(records[:2]), request("downtime_analysis")), "downtime_longest") == []
 
