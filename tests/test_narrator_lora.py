@@ -9,6 +9,7 @@ import json
 import math
 import string
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -550,28 +551,34 @@ class TestTrainer:
             assert torch.allclose(plain(tokens()).logits, trainer.model(tokens()).logits, atol=1e-5)
 
 
+def write_samples(corpus: Path, section_of: Callable[[int], str]) -> Path:
+    """SAMPLES as a corpus file: the first six in the train split, the rest test; sections as `section_of(i)`."""
+    from edge_agent.narrator.corpus import NarratorSample, write_corpus
+
+    rows = [
+        NarratorSample(
+            id=str(i),
+            split="train" if i < 6 else "test",
+            seed=i,
+            language="en",
+            report_type="shift_summary",
+            section=section_of(i),
+            strict=False,
+            messages=s.messages,
+            target=s.target,
+        )
+        for i, s in enumerate(SAMPLES)
+    ]
+    write_corpus(corpus, rows)
+    return corpus
+
+
 class TestCli:
     def test_train_then_export(self, tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """`narrator train` on the corpus' train split (test samples ignored), then `narrator export`."""
         from edge_agent.cli import narrator_cmd
-        from edge_agent.narrator.corpus import NarratorSample, write_corpus
 
-        corpus = tmp_path / "corpus.jsonl"
-        rows = [
-            NarratorSample(
-                id=str(i),
-                split="train" if i < 6 else "test",
-                seed=i,
-                language="en",
-                report_type="shift_summary",
-                section="alarms",
-                strict=False,
-                messages=s.messages,
-                target=s.target,
-            )
-            for i, s in enumerate(SAMPLES)
-        ]
-        write_corpus(corpus, rows)
+        corpus = write_samples(tmp_path / "corpus.jsonl", lambda i: "alarms")
         config = tmp_path / "narrator.toml"
         config.write_text(
             f'model_dir = "{tiny}"\n[lora]\nrank = 2\nalpha = 4\n'
@@ -597,24 +604,8 @@ class TestCli:
         """`sections = ["downtime"]` trains on that section's train samples alone; an unknown section is refused."""
         from edge_agent.cli import narrator_cmd
         from edge_agent.cli.common import CliExit
-        from edge_agent.narrator.corpus import NarratorSample, write_corpus
 
-        corpus = tmp_path / "corpus.jsonl"
-        rows = [
-            NarratorSample(
-                id=str(i),
-                split="train" if i < 6 else "test",
-                seed=i,
-                language="en",
-                report_type="shift_summary",
-                section="downtime" if i % 2 else "alarms",
-                strict=False,
-                messages=s.messages,
-                target=s.target,
-            )
-            for i, s in enumerate(SAMPLES)
-        ]
-        write_corpus(corpus, rows)
+        corpus = write_samples(tmp_path / "corpus.jsonl", lambda i: "downtime" if i % 2 else "alarms")
         parser = argparse.ArgumentParser()
         narrator_cmd.register(parser.add_subparsers(dest="command"))
         config = tmp_path / "narrator.toml"
