@@ -420,10 +420,7 @@ def _downtime(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime
         # The longest stop over every stop in the window, as the causes: naming it means comparing durations, which
         # a small model gets wrong (r4 called a shorter stop the longest in 8 of 19 sections), so code compares.
         # Ties: the earliest, as report order lists them.
-        start, texts, stop, seconds = max(events, key=lambda e: e[3])
-        records = [r for r in (start, stop) if r is not None]
-        extra = [texts[k] for k in ("line", "work_order") if texts[k]]
-        b.add("downtime_longest", _stop_values(start, texts, stop, seconds, end), records, subject=start.key, ids=extra)
+        _add_stop(b, "downtime_longest", max(events, key=lambda e: e[3]), end)
     for asset in sorted(per_asset):
         items = per_asset[asset]
         b.add(
@@ -432,22 +429,24 @@ def _downtime(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime
             [r for s, e, _ in items for r in (s, e) if r is not None],
             subject=asset,
         )
-    for start, texts, stop, seconds in events[:list_max]:
-        extra = [texts[k] for k in ("line", "work_order") if texts[k]]
-        values = _stop_values(start, texts, stop, seconds, end)
-        b.add("downtime", values, [r for r in (start, stop) if r is not None], subject=start.key, ids=extra)
+    for event in events[:list_max]:
+        _add_stop(b, "downtime", event, end)
 
 
-def _stop_values(
-    start: StoredRecord, texts: dict[str, str], stop: StoredRecord | None, seconds: int, end: datetime
-) -> dict[str, Any]:
-    return {
+def _add_stop(
+    b: _Builder, kind: str, event: tuple[StoredRecord, dict[str, str], StoredRecord | None, int], end: datetime
+) -> None:
+    """One stop as a fact of `kind` (a listed stop, or the longest): its asset, reason, times and duration."""
+    start, texts, stop, seconds = event
+    values = {
         "reason": texts["reason"],
         "start_at": iso(start.source_time),
         "end_at": iso(stop.source_time if stop is not None else end),
         "duration_s": seconds,
         "open": stop is None,
     }
+    extra = [texts[k] for k in ("line", "work_order") if texts[k]]
+    b.add(kind, values, [r for r in (start, stop) if r is not None], subject=start.key, ids=extra)
 
 
 def _production(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:

@@ -904,10 +904,10 @@ def _downtime(w: _Writer) -> list[_Slot]:
     causes = _of(facts, "downtime_cause")
     if causes and (total is None or total.values["count"] >= 2):
         slots.append(_causes(w, causes, total))
+    # Two stops or more have a `downtime_longest` fact (over every stop; a single stop was said above).
     named = _of(facts, "downtime_longest")
-    if stops or named:
-        # The facts' longest stop (over every stop, ties: the earliest); else the longest listed, first of equals.
-        longest = named[0] if named else max(stops, key=lambda f: f.values["duration_s"])
+    if named:
+        longest = named[0]
         slots.append(_stop(w, longest, "dt.longest", "dt.longest_open"))
         same = (longest.subject, longest.values["start_at"])
         still_open = [f for f in stops if f.values.get("open") and (f.subject, f.values["start_at"]) != same]
