@@ -53,7 +53,8 @@ STOP = "<|im_end|>"
 
 @dataclass
 class Tally:
-    """One engine's figures over the run: per slice generated tokens and wall seconds, outputs in prompt order."""
+    """One engine's figures over the run: per slice generated tokens, wall seconds, seconds of prefill and requests,
+    outputs in prompt order."""
 
     start_s: float = 0.0
     tokens: dict[str, int] = field(default_factory=dict)
@@ -62,10 +63,23 @@ class Tally:
     texts: list[str] = field(default_factory=list)
     accepted: int = 0
     drafts: int = 0
+    # Seconds up to each request's first token (ours: the engine's own timing; llama.cpp: its prompt evaluation).
+    prefill_s: dict[str, float] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)
 
-    def add(self, slice_name: str, tokens: int, seconds: float, text: str, token_ids: list[int] | None) -> None:
+    def add(
+        self,
+        slice_name: str,
+        tokens: int,
+        seconds: float,
+        text: str,
+        token_ids: list[int] | None,
+        prefill_s: float = 0.0,
+    ) -> None:
         self.tokens[slice_name] = self.tokens.get(slice_name, 0) + tokens
         self.seconds[slice_name] = self.seconds.get(slice_name, 0.0) + seconds
+        self.prefill_s[slice_name] = self.prefill_s.get(slice_name, 0.0) + prefill_s
+        self.requests[slice_name] = self.requests.get(slice_name, 0) + 1
         self.texts.append(text)
         if token_ids is not None:
             self.token_ids.append(token_ids)
@@ -75,6 +89,16 @@ class Tally:
         names = list(self.tokens) if slice_name is None else [slice_name]
         seconds = sum(self.seconds.get(n, 0.0) for n in names)
         return sum(self.tokens.get(n, 0) for n in names) / seconds if seconds else 0.0
+
+    def decode_tokens_per_s(self, slice_name: str | None = None) -> float | None:
+        """Tokens after each request's first over the wall seconds after its prefill: the decoding a draft speeds
+        up. None when no prefill was timed (results of an older run)."""
+        names = list(self.tokens) if slice_name is None else [slice_name]
+        if not any(self.prefill_s.get(n) for n in names):
+            return None
+        seconds = sum(self.seconds.get(n, 0.0) - self.prefill_s.get(n, 0.0) for n in names)
+        tokens = sum(self.tokens.get(n, 0) - self.requests.get(n, 0) for n in names)
+        return tokens / seconds if seconds > 0 else None
 
     @property
     def tau(self) -> float | None:
@@ -147,15 +171,20 @@ def _llama_version() -> str:
     return str(llama_cpp.__version__)
 
 
-def _llama_generate(text: str, max_tokens: int) -> tuple[str, int]:
-    """Greedy completion of `text`: (generated text, generated tokens)."""
+def _llama_generate(text: str, max_tokens: int) -> tuple[str, int, float]:
+    """Greedy completion of `text`: (generated text, generated tokens, seconds of prompt evaluation)."""
+    import llama_cpp
+
+    # llama.cpp's own counters, reset per request: its prompt evaluation is the prefill before the first token.
+    llama_cpp.llama_perf_context_reset(_LLAMA.ctx)
     out = _LLAMA.create_completion(
         text, max_tokens=max_tokens, temperature=0.0, top_k=1, top_p=1.0, min_p=0.0, stop=[STOP], seed=0
     )
+    prefill_s = llama_cpp.llama_perf_context(_LLAMA.ctx).t_p_eval_ms / 1000
     choice = out["choices"][0]
     # vLLM's token ids end with the <|im_end|> it sampled; llama.cpp's count leaves it out though it computed it too.
     tokens = out["usage"]["completion_tokens"] + (choice["finish_reason"] == "stop")
-    return choice["text"], tokens
+    return choice["text"], tokens, prefill_s
 
 
 # -- ours -----------------------------------------------------------------------------------------------------------
@@ -242,12 +271,20 @@ async def run(
                     started = time.perf_counter()  # wall time as the caller sees it, the same for every engine
                     if name == LLAMA:
                         assert pool is not None
-                        out, tokens = await asyncio.wrap_future(pool.submit(_llama_generate, text, max_tokens))
-                        tally.add(prompt.slice, tokens, time.perf_counter() - started, out, None)
+                        job = pool.submit(_llama_generate, text, max_tokens)
+                        out, tokens, prefill_s = await asyncio.wrap_future(job)
+                        tally.add(prompt.slice, tokens, time.perf_counter() - started, out, None, prefill_s)
                         continue
                     completion = await ours[name].generate(messages, params)
                     seconds = time.perf_counter() - started
-                    tally.add(prompt.slice, len(completion.token_ids), seconds, completion.text, completion.token_ids)
+                    tally.add(
+                        prompt.slice,
+                        len(completion.token_ids),
+                        seconds,
+                        completion.text,
+                        completion.token_ids,
+                        completion.timings.first_token_s,
+                    )
                     if completion.spec is not None:
                         tally.accepted += completion.spec.accepted
                         tally.drafts += completion.spec.drafts
@@ -269,12 +306,22 @@ async def run(
 # -- figures and the section ------------------------------------------------------------------------------------
 
 
-def vs_llama(results: Results, name: str, slice_name: str | None = None) -> float | None:
-    """`name`'s tokens/s over llama.cpp's (of one slice, or overall); None when llama.cpp did not run."""
+def vs_llama(results: Results, name: str, slice_name: str | None = None, decode: bool = False) -> float | None:
+    """`name`'s tokens/s over llama.cpp's (of one slice, or overall; end to end, or the decode rates when `decode`);
+    None when llama.cpp did not run or a rate was not measured."""
     llama = results.engines.get(LLAMA)
-    if llama is None or not llama.tokens_per_s(slice_name):
+    if llama is None:
         return None
-    return results.engines[name].tokens_per_s(slice_name) / llama.tokens_per_s(slice_name)
+    if decode:
+        ours_rate, llama_rate = (
+            results.engines[name].decode_tokens_per_s(slice_name),
+            llama.decode_tokens_per_s(slice_name),
+        )
+    else:
+        ours_rate, llama_rate = results.engines[name].tokens_per_s(slice_name), llama.tokens_per_s(slice_name)
+    if ours_rate is None or not llama_rate:
+        return None
+    return ours_rate / llama_rate
 
 
 def identical(results: Results, name: str) -> int | None:
@@ -382,16 +429,42 @@ def markdown(results: Results) -> str:
             f"{ratios}{tau} | {same_cell} |"
         )
     lines.append("")
+    decoded = [name for name, tally in results.engines.items() if tally.decode_tokens_per_s() is not None]
+    if decoded:
+        lines += [
+            "The same requests' decode rate: tokens after the first over the wall seconds after the prefill (ours: "
+            "the engine's time to the first token; llama.cpp: its own prompt-evaluation time), the phase a draft "
+            "speeds up; the prefill is the same work with or without one. Mean prefill per request: "
+            + ", ".join(f"{_label(results, x)} {_mean_prefill(results.engines[x]):.2f} s" for x in decoded)
+            + ".",
+            "",
+            "| engine | "
+            + "".join(f"decode tok/s {x} | " for x in slices)
+            + "decode tok/s overall | × llama.cpp | "
+            + "".join(f"× llama.cpp {x} | " for x in slices),
+            "|---|" + "---:|" * (2 * len(slices) + 2),
+        ]
+        for name in decoded:
+            tally = results.engines[name]
+            per = "".join(_rate(tally.decode_tokens_per_s(x)) for x in slices)
+            ratios = "".join(_times(vs_llama(results, name, x, decode=True)) for x in slices)
+            lines.append(
+                f"| {_label(results, name)} | {per}{_rate(tally.decode_tokens_per_s())}"
+                f"{_times(vs_llama(results, name, decode=True))}{ratios}"
+            )
+        lines.append("")
     for name in (DRAFT_EAGER, DRAFT_COMPILED):
         if name not in results.engines:
             continue
-        ratio, same = vs_llama(results, name), identical(results, name)
-        if ratio is not None and same is not None:
-            met = ratio >= GOAL and same == n
-            lines.append(
-                f"- Goal ≥ {GOAL}× llama.cpp at output identical to ours without a draft, {_label(results, name)}: "
-                f"{ratio:.2f}×, identical {same}/{n}: **{'met' if met else 'missed'}**."
-            )
+        same = identical(results, name)
+        for decode, what in ((False, "end to end"), (True, "decode rate")):
+            ratio = vs_llama(results, name, decode=decode)
+            if ratio is not None and same is not None:
+                met = ratio >= GOAL and same == n
+                lines.append(
+                    f"- Goal ≥ {GOAL}× llama.cpp at output identical to ours without a draft, {what}, "
+                    f"{_label(results, name)}: {ratio:.2f}×, identical {same}/{n}: **{'met' if met else 'missed'}**."
+                )
     if LLAMA in results.engines and identical(results, LLAMA) is not None:
         lines.append(
             f"- llama.cpp runs the base model at Q4_1; ours runs `{s['model_dir']}` in {s['dtype']} (the specialist "
@@ -412,6 +485,14 @@ def markdown(results: Results) -> str:
 
 def _times(ratio: float | None) -> str:
     return f"{ratio:.2f}× | " if ratio is not None else "— | "
+
+
+def _rate(rate: float | None) -> str:
+    return f"{rate:.1f} | " if rate is not None else "— | "
+
+
+def _mean_prefill(tally: Tally) -> float:
+    return sum(tally.prefill_s.values()) / max(sum(tally.requests.values()), 1)
 
 
 def positive_int(text: str) -> int:

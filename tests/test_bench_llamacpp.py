@@ -83,6 +83,25 @@ class TestTally:
         assert t.tokens_per_s("test") == pytest.approx(133.333, abs=1e-3)
         assert t.tokens_per_s() == 100.0
 
+    @given(
+        st.lists(
+            st.tuples(st.integers(2, 4096), st.floats(1e-2, 1e3), st.floats(0.01, 0.99)),
+            min_size=1,
+            max_size=20,
+        )
+    )
+    def test_decode_rate_lies_between_the_requests_decode_rates(self, requests: list[tuple[int, float, float]]) -> None:
+        """Property: over any requests (tokens, seconds, prefill share), the decode rate is summed tokens after the
+        first over summed seconds after the prefill — between the slowest and the fastest request's own rate."""
+        t = Tally()
+        rates = []
+        for tokens, seconds, share in requests:
+            t.add("report", tokens, seconds, "", None, seconds * share)
+            rates.append((tokens - 1) / (seconds - seconds * share))
+        rate = t.decode_tokens_per_s()
+        assert rate is not None
+        assert min(rates) * (1 - 1e-9) <= rate <= max(rates) * (1 + 1e-9)
+
     def test_tau_is_one_plus_accepted_per_drafting_step(self) -> None:
         assert Tally(accepted=30, drafts=20).tau == 2.5
         assert Tally().tau is None
@@ -92,11 +111,12 @@ class TestTally:
         t.add("report", 10, 0.5, "x", [1])
         t.add("test", 4, 0.25, "y", None)
         t.add("report", 6, 0.5, "z", [2])
-        assert (t.tokens, t.seconds, t.texts, t.token_ids) == (
+        assert (t.tokens, t.seconds, t.texts, t.token_ids, t.requests) == (
             {"report": 16, "test": 4},
             {"report": 1.0, "test": 0.25},
             ["x", "y", "z"],
             [[1], [2]],
+            {"report": 2, "test": 1},
         )
 
     @given(
@@ -203,10 +223,36 @@ class TestMarkdown:
     def test_goal_lines_say_met_or_missed(self) -> None:
         body = markdown(results())
         assert (
-            "- Goal ≥ 1.5× llama.cpp at output identical to ours without a draft, ours, EAGLE k=4, eager (agent "
-            "default): 2.00×, identical 2/2: **met**."
+            "- Goal ≥ 1.5× llama.cpp at output identical to ours without a draft, end to end, ours, EAGLE k=4, eager "
+            "(agent default): 2.00×, identical 2/2: **met**."
         ) in body
-        assert "ours, EAGLE k=4, compiled: 1.00×, identical 1/2: **missed**." in body
+        assert "end to end, ours, EAGLE k=4, compiled: 1.00×, identical 1/2: **missed**." in body
+        assert "decode" not in body  # no prefill timed: no decode rates, no decode goal
+
+    def test_decode_rates_get_their_own_table_and_goal_lines(self) -> None:
+        """With prefills timed: report 100 tokens in 1.0 s of which 0.5 s prefill is 99/0.5 = 198 tok/s decoding."""
+        r = results()
+        r.engines[NO_DRAFT].prefill_s = {"report": 0.5, "test": 0.2}
+        r.engines[DRAFT_EAGER].prefill_s = {"report": 0.25, "test": 0.1}
+        r.engines[LLAMA].prefill_s = {"report": 0.75, "test": 0.25}
+        for t in r.engines.values():
+            t.requests = {"report": 1, "test": 1}
+        assert r.engines[NO_DRAFT].decode_tokens_per_s("report") == 198.0
+        assert r.engines[DRAFT_COMPILED].decode_tokens_per_s() is None
+        assert vs_llama(r, DRAFT_EAGER, "report", decode=True) == pytest.approx(396 / 198)  # 99/0.25 vs 99/0.5
+        body = markdown(r)
+        assert (
+            "| engine | decode tok/s report | decode tok/s test | decode tok/s overall | × llama.cpp | "
+            "× llama.cpp report | × llama.cpp test | "
+        ) in body
+        # llama.cpp: 99/0.5 = 198 tok/s on both slices
+        assert "| ours, no draft (reference), eager | 198.0 | 123.8 | 152.3 | 0.77× | 1.00× | 0.62× | " in body
+        assert "| ours, EAGLE k=4, compiled |" not in body.split("decode rate:")[1].split("- Goal")[0]
+        assert (
+            "- Goal ≥ 1.5× llama.cpp at output identical to ours without a draft, decode rate, ours, EAGLE k=4, "
+            "eager (agent default): 1.54×, identical 2/2: **met**."
+        ) in body
+        assert "Mean prefill per request: ours, no draft (reference), eager 0.35 s," in body
 
     def test_machine_load_llama_note_and_conclusion_are_there(self) -> None:
         body = markdown(results())

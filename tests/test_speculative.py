@@ -624,6 +624,32 @@ class TestBenchGoals:
         differs = markdown(self.results(identical=7), "Recipe: r.")
         assert "identical=NO; test 2.30×; plant 1.90×) | no |" in differs
 
+    def test_decode_rate_is_a_goal_row_of_its_own_beside_end_to_end(self) -> None:
+        """With first tokens timed apart, the table and the goal are stated both ways, each judged on its own."""
+        from edge_agent.speculative.bench import markdown
+
+        results = self.results(identical=8)
+        results["speed_interleaved"] |= {
+            "eager": True,
+            "first_token_s": {"none": 0.4, "k=2": 0.45, "k=3": 0.46},
+            "decode_tokens_per_s": {"none": 45.0, "k=2": 80.0, "k=3": 99.0},
+            "decode_speedup": {"k=2": 1.78, "k=3": 2.2},
+            "decode_speedup_by_slice": {"k=2": {"test": 1.8, "plant": 1.76}, "k=3": {"test": 2.4, "plant": 2.0}},
+        }
+        results["speed_interleaved"]["speedup"] = {"k=2": 1.4, "k=3": 1.9}
+        text = markdown(results, "Recipe: r.")
+        assert "single stream, eager (the agent's default);" in text
+        assert (
+            "| speedup ≥ 2.0× at identical output, end to end | 1.90× (k=3, test+plant, interleaved, identical=yes; "
+            "test 2.30×; plant 1.90×) | no |"
+        ) in text
+        assert (
+            "| speedup ≥ 2.0× at identical output, decode rate | 2.20× (k=3, test+plant, interleaved, "
+            "identical=yes; test 2.40×; plant 2.00×) | yes |"
+        ) in text
+        assert "| k=3 | 99.0 | 2.20× | 2.40× | 2.00× | 8/8 |" in text
+        assert "(first token, mean: none 0.40 s, k=2 0.45 s, k=3 0.46 s)" in text
+
     def test_no_speed_figure_without_the_side_by_side_run(self) -> None:
         from edge_agent.speculative.bench import markdown
 
@@ -640,9 +666,9 @@ class TestBenchGoals:
         line = recipe_line(load_recipe(config), Path("configs/draft-narrator.toml"))
         assert line == (
             "Recipe: `edge-agent draft data|train|export --config configs/draft-narrator.toml` (on-policy answers of "
-            "the target `models/default` to 512 prompts of the corpus's train split and 512 report-section prompts "
+            "the target `models/default` to 768 prompts of the corpus's train split and 1536 report-section prompts "
             "of the narrator's training seeds; eagle31 (EAGLE-3.1) fine-tuned from assets/eagle31-smollm2-135m, "
-            "250 steps × 4 samples, seed 0; exported in vLLM's llama_eagle3 format)."
+            "1500 steps × 4 samples, seed 0; exported in vLLM's llama_eagle3 format)."
         )
 
 

@@ -168,16 +168,16 @@ class TestNarratorRecipe:
     SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "eagle31-smollm2-135m"
 
     def test_fine_tunes_the_shipped_head_on_both_kinds_of_prompt(self) -> None:
-        """The specialist's recipe as shipped: 512 general + 512 report prompts, 250 steps from the shipped head, one
-        3.1 head, and the report slice in the bench."""
+        """The specialist's recipe as shipped: 768 general + 1,536 report prompts, 1,500 steps from the shipped head,
+        one 3.1 head, and the report slice in the bench."""
         from edge_agent.speculative.recipe import load_recipe
 
         recipe = load_recipe(self.RECIPE)
-        assert (recipe.data.prompts, recipe.data.report_prompts, recipe.data.max_tokens) == (512, 512, 192)
+        assert (recipe.data.prompts, recipe.data.report_prompts, recipe.data.max_tokens) == (768, 1536, 192)
         [head] = recipe.heads
         train = recipe.train_config(head)
         assert train.init_from == Path("assets/eagle31-smollm2-135m")
-        assert (train.fc_norm, train.norm_output, train.lr, train.steps) == (True, True, 3e-4, 250)
+        assert (train.fc_norm, train.norm_output, train.lr, train.steps) == (True, True, 5e-4, 1500)
         assert head.export_dir == Path("assets/eagle31-narrator-smollm2-135m")
         assert "report" in recipe.bench.slices
 

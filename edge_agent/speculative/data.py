@@ -100,8 +100,15 @@ def data_sha256(path: Path | str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def open_vllm(model_dir: Path | str, max_model_len: int, seed: int = 0, speculative: dict | None = None):  # noqa: ANN201
-    """A vLLM `LLM` on the target with the engine's deterministic settings (float32, in-process engine core)."""
+def open_vllm(  # noqa: ANN201
+    model_dir: Path | str,
+    max_model_len: int,
+    seed: int = 0,
+    speculative: dict | None = None,
+    enforce_eager: bool = False,
+):
+    """A vLLM `LLM` on the target with the engine's deterministic settings (float32, in-process engine core).
+    Compiled by default: batched answering wins its start-up back; the bench passes the agent's `enforce_eager`."""
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # one process: no spawn, less memory on a small box
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     from vllm import LLM
@@ -114,6 +121,7 @@ def open_vllm(model_dir: Path | str, max_model_len: int, seed: int = 0, speculat
         dtype="float32",
         max_model_len=max_model_len,
         seed=seed,
+        enforce_eager=enforce_eager,
         disable_log_stats=False,
         **kwargs,
     )
