@@ -231,6 +231,12 @@ class TestCorpusFile:
         assert read_corpus(path, limit=1) == samples[:1]
         assert [p.name for p in tmp_path.iterdir()] == ["corpus.jsonl"]
 
+    def test_a_missing_directory_is_made(self, tmp_path: Path) -> None:
+        """`make narrator` on a fresh checkout: var/narrator does not exist yet."""
+        path = tmp_path / "var" / "narrator" / "corpus.jsonl"
+        assert write_corpus(path, iter([sample(0)])) == 1
+        assert read_corpus(path) == [sample(0)]
+
     def test_the_data_command_rebuilds_a_corpus_made_by_other_wording(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -92,6 +92,26 @@ class TestProse:
         assert prose_problems("Fine.\nSection: Alarms", self.LINES) == ["prompt text in the output"]
         assert prose_problems("ok <<<NOTE x", self.LINES) == ["prompt text in the output"]
 
+    def test_a_word_said_twice_in_a_row_is_named(self) -> None:
+        """The published example's stutter, in any case; a figure or id said twice, English's grammatical doubles
+        (a state "on" before the preposition among them) and a word repeated further on are not stutters."""
+        assert prose_problems("L1 tuvo 2 controles fallidos fallidos de 16.", self.LINES) == [
+            "word repeated: fallidos fallidos"
+        ]
+        assert prose_problems("The The pump ran.", self.LINES) == ["word repeated: The The"]
+        assert prose_problems("It had had a stop. Alarms ran 2 2 times on P-101 P-101.", self.LINES) == []
+        assert prose_problems("P-102.running went from off to on on 2025-05-11 at 23:34.", self.LINES) == []
+        assert prose_problems("The pump ran, then the pump stopped.", self.LINES) == []
+        assert prose_problems("Parou para para o reparo.", self.LINES) == ["word repeated: para para"]
+
+    @given(st.text(alphabet=st.characters(categories=["L"]), min_size=2, max_size=12), st.text(max_size=40))
+    def test_any_word_doubled_is_caught(self, word: str, rest: str) -> None:
+        """Property: any word of two letters or more, said twice in a row after a sentence start, is reported —
+        but for English's grammatical pair."""
+        problems = prose_problems(f"Then {word} {word} {rest}.", [])
+        caught = any(p.startswith("word repeated:") for p in problems)
+        assert caught or word.casefold() in ("had", "that", "on")
+
     def test_sentences_keep_decimals_and_ids_whole(self) -> None:
         assert sentences("P-101 peaked at 7.86 mm/s. It stopped at 06:20! Why?") == [
             "P-101 peaked at 7.86 mm/s.",

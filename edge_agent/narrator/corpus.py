@@ -228,8 +228,9 @@ def build_samples(seeds: Iterable[int], split: Split, per_seed: int = REQUESTS_P
 
 def write_corpus(path: Path | str, samples: Iterable[NarratorSample]) -> int:
     """Samples as JSONL, one canonical-JSON object a line; written beside and renamed, so a crash leaves no half
-    file. Returns how many were written."""
+    file; its directory is made when missing (a fresh checkout has no var/). Returns how many were written."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     count = 0
     with partial.open("wb") as out:

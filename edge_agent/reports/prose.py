@@ -1,8 +1,8 @@
 """What a published section must read like, besides being grounded (pure): prose, not the prompt echoed back.
 
-A small model's usual failures, each a reason to reject a section's text: a sentence said twice, a prompt header or
-fence copied into the text, a fact line copied word for word (the facts list already says it), and nothing left
-once the token limit cut it.
+A small model's usual failures, each a reason to reject a section's text: a sentence said twice, a word said twice
+in a row, a prompt header or fence copied into the text, a fact line copied word for word (the facts list already
+says it), and nothing left once the token limit cut it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,11 @@ _PROMPT_TEXT = re.compile(
     r"<<<|>>>|\b(?:FACTS|HECHOS|FATOS|RELATED|RELACIONADOS|OPERATOR NOTES|NOTAS DE OPERADOR|NOTAS DO OPERADOR)\b"
     r"|\b(?:Section|Sección|Seção)\s*:|\[(?:system|strict|user|names|labels)\]",
 )
+# A word of letters said twice in a row, whatever the case ("2 controles fallidos fallidos de 16"): a small model's
+# stutter. English allows these doubles ("P-102.running from off to on on 2025-05-11"); Spanish and Portuguese have
+# none a report would use.
+_DOUBLED_WORD = re.compile(r"\b([^\W\d_]{2,})\s+\1\b", re.IGNORECASE)
+_GRAMMATICAL_DOUBLES = frozenset({"had", "that", "on"})
 # A sentence ends at . ! ? followed by a space or the end; "7.86" and "P-101." inside a sentence stay whole.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -43,6 +48,11 @@ def prose_problems(text: str, fact_lines: Iterable[str]) -> list[str]:
         if key in seen:
             problems.append(f"repeated sentence: {s[:80]}")
         seen.add(key)
+    problems += [
+        f"word repeated: {m.group(0)}"
+        for m in _DOUBLED_WORD.finditer(text)
+        if m.group(1).casefold() not in _GRAMMATICAL_DOUBLES
+    ]
     copied = {_norm(line.lstrip("- ")) for line in fact_lines}
     problems += [f"fact line copied verbatim: {s[:80]}" for s in said if _norm(s) in copied]
     return problems

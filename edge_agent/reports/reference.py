@@ -40,8 +40,9 @@ from edge_agent.reports.request import ResolvedRequest
 from edge_agent.reports.sections import Section, note_assets
 
 # r2: the causes sentence reads the `downtime_cause` facts (every stop of the window, not only the listed ones);
-# r3: the longest stop is the `downtime_longest` fact's (likewise).
-REFERENCE_VERSION = "r3"
+# r3: the longest stop is the `downtime_longest` fact's (likewise); r4: "{fails}" (a count with its noun, "4 controles
+# fallidos") no longer followed by the noun's adjective again in es and pt ("4 controles fallidos fallidos de 16").
+REFERENCE_VERSION = "r4"
 MAX_SENTENCES = 4
 # An alarm is tied to a stop on its asset that starts from its first activation to an hour after its last: long
 # enough for a vibration alarm to end in a trip, short enough not to blame an alarm for the next shift's stop.
@@ -219,7 +220,7 @@ _PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "pq.fail.other": (
             "De los {checks} de calidad de {asset}, fallaron {fails_n}.",
-            "{asset} tuvo {fails} fallidos de {checks_n}.",
+            "{asset} tuvo {fails} de {checks_n}.",
             "Ojo con {asset}: {fails_n} de sus {checks} de calidad fallaron.",
         ),
         "pv.peak": (
@@ -615,7 +616,7 @@ _PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "pq.fail.other": (
             "Dos {checks} de qualidade de {asset}, {fails_n} foram reprovados.",
-            "{asset} teve {fails} reprovados em {checks_n}.",
+            "{asset} teve {fails} em {checks_n}.",
             "Atenção a {asset}: {fails_n} dos seus {checks} de qualidade foram reprovados.",
         ),
         "pv.peak": (
