@@ -10,8 +10,9 @@ send never blocks the rows behind it. Ordering rule: each refusal counts an atte
 waits out its own backoff (mqtt.reconnect_min_s doubling, capped at mqtt.reconnect_max_s) while later rows go on
 being published, so a refused row can be overtaken; after `store.outbox_max_attempts` refusals it moves to
 dead_letter with the last reason. A row no broker could ever accept (`publish_problem`: empty topic, wildcard, NUL,
-control character, over 65,535 bytes; bad QoS; oversized payload) moves at once: retrying cannot help, and some of
-these would make the broker drop the connection, stalling every row. Connection failures are not the row's fault:
+control character, over 65,535 bytes; bad QoS; oversized payload) or whose packet is over the broker's Maximum
+Packet Size (`MqttPacketTooLarge`) moves at once: retrying cannot help, and some of these would make the broker drop
+the connection, stalling every row. Connection failures are not the row's fault:
 the whole round is retried in order, and no attempt is counted.
 
 Waking: `wake()` (thread-safe) is the notify hook for in-process producers, called right after `outbox_put`, so a
@@ -29,7 +30,7 @@ from typing import TypedDict
 import structlog
 from prometheus_client import Counter, Gauge
 
-from connectors.mqtt import MqttClient, MqttError, MqttPublishError
+from connectors.mqtt import MqttClient, MqttError, MqttPacketTooLarge, MqttPublishError
 from edge_agent.backoff import backoff_delay
 from edge_agent.config.core import StoreConfig
 from edge_agent.config.mqtt import MqttConfig
@@ -210,6 +211,9 @@ class OutboxPublisher:
             for row, publish in zip(sendable, publishes, strict=True):
                 try:
                     await publish
+                except MqttPacketTooLarge as exc:  # no resend can fit: dead at once, the rows behind it go on
+                    await self._failed(row, str(exc), max_attempts=1)
+                    continue
                 except MqttPublishError as exc:  # this row's own refusal; the rows behind it go on
                     await self._failed(row, str(exc), max_attempts=self._max_attempts)
                     continue

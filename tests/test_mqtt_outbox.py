@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from connectors.mqtt import MqttClient, MqttMessage
+from connectors.mqtt.metrics import CONNECTS
 from connectors.outbox import DEAD_LETTERS, MAX_TOPIC_BYTES, OutboxPublisher, publish_problem
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.store import Store
@@ -217,6 +218,67 @@ class TestDeadLetters:
         async with running(OutboxPublisher(mqtt_config(acl_broker, protocol="3.1.1"), store, max_attempts=1)):
             await until_empty(store)
         assert store.dead_letters() == []
+
+
+class TestMaximumPacketSize:
+    """A broker with `max_packet_size` drops a client that sends a larger packet, and paho resends the unacknowledged
+    PUBLISH on every reconnect: one such reply used to stall the outbox for good."""
+
+    LIMIT = 1024
+
+    @pytest.fixture
+    def small_broker(self, tmp_path: Path) -> Iterator[Broker]:
+        b = Broker(tmp_path, extra_conf=f"max_packet_size {self.LIMIT}")
+        b.start()
+        yield b
+        b.stop()
+
+    @staticmethod
+    def payload_for(topic: str, packet: int) -> bytes:
+        """A payload making a plain QoS 1 MQTT 5 PUBLISH to `topic` exactly `packet` bytes (2-byte remaining length)."""
+        return b"p" * (packet - (1 + 2 + 2 + len(topic) + 2 + 1))
+
+    async def test_a_row_over_the_announced_maximum_is_a_dead_letter_and_never_sent(
+        self, small_broker: Broker, store: Store
+    ) -> None:
+        """[exactly the limit, one byte over, ok]: the first and last are delivered over one connection (the broker
+        took the packet at its limit), the one over is a dead letter after one attempt with the sizes in its reason."""
+        topic = "edge/s1/reports/r"
+        at_limit = store.outbox_put(topic, self.payload_for(topic, self.LIMIT))
+        over = store.outbox_put(topic, self.payload_for(topic, self.LIMIT + 1))
+        store.outbox_put(topic, b"ok")
+        consumer = await subscriber(small_broker)
+        publisher = OutboxPublisher(mqtt_config(small_broker), store)
+        connects = CONNECTS.labels(client="agent-outbox")._value.get()
+        try:
+            async with running(publisher):
+                messages = await receive(consumer, 2)
+                await until_empty(store)
+        finally:
+            await consumer.close()
+        assert [len(m.payload) for m in messages] == [len(self.payload_for(topic, self.LIMIT)), 2]
+        [dead] = store.dead_letters()
+        assert (dead.id, dead.attempts) == (over, 1) and dead.id != at_limit
+        assert dead.reason == f"PUBLISH to {topic!r} is {self.LIMIT + 1} bytes, over the broker's 1024-byte maximum"
+        assert CONNECTS.labels(client="agent-outbox")._value.get() == connects + 1  # never dropped
+
+    async def test_mqtt_311_takes_the_configured_maximum(self, small_broker: Broker, store: Store) -> None:
+        """A 3.1.1 broker announces no limit: `mqtt.max_packet_bytes` stands in for it (1 + 2 + 2 + 17 + 2 + 2000
+        bytes: no property block in 3.1.1)."""
+        topic = "edge/s1/reports/r"
+        store.outbox_put(topic, b"p" * 2000)
+        store.outbox_put(topic, b"ok")
+        consumer = await subscriber(small_broker)
+        config = mqtt_config(small_broker, protocol="3.1.1", max_packet_bytes=self.LIMIT)
+        try:
+            async with running(OutboxPublisher(config, store)):
+                [delivered] = await receive(consumer, 1)
+                await until_empty(store)
+        finally:
+            await consumer.close()
+        assert delivered.payload == b"ok"
+        [dead] = store.dead_letters()
+        assert dead.reason == f"PUBLISH to {topic!r} is 2024 bytes, over the broker's 1024-byte maximum"
 
 
 class TestPublishProblem:

@@ -7,12 +7,19 @@
             await msg.ack()
 
 Modules: `client` (the facade: connection, reconnects, the paho-to-asyncio bridge, delivery guarantees), `flow`
-(when to stop and resume reading the socket), `message` (a received message), `tls` (the SSL context), `errors`,
-`metrics`. The names below are the public ones.
+(when to stop and resume reading the socket), `message` (a received message), `packet` (a PUBLISH packet's size),
+`tls` (the SSL context), `errors`, `metrics`. The names below are the public ones.
 """
 
 from connectors.mqtt.client import MqttClient
-from connectors.mqtt.errors import MqttConnectError, MqttError, MqttPublishError, MqttSubscribeError, MqttTimeoutError
+from connectors.mqtt.errors import (
+    MqttConnectError,
+    MqttError,
+    MqttPacketTooLarge,
+    MqttPublishError,
+    MqttSubscribeError,
+    MqttTimeoutError,
+)
 from connectors.mqtt.message import MqttMessage
 from connectors.mqtt.tls import build_tls_context
 
@@ -21,6 +28,7 @@ __all__ = [
     "MqttConnectError",
     "MqttError",
     "MqttMessage",
+    "MqttPacketTooLarge",
     "MqttPublishError",
     "MqttSubscribeError",
     "MqttTimeoutError",

@@ -33,10 +33,18 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from connectors.mqtt.errors import MqttConnectError, MqttError, MqttPublishError, MqttSubscribeError, MqttTimeoutError
+from connectors.mqtt.errors import (
+    MqttConnectError,
+    MqttError,
+    MqttPacketTooLarge,
+    MqttPublishError,
+    MqttSubscribeError,
+    MqttTimeoutError,
+)
 from connectors.mqtt.flow import ReadAction, ReadGate
 from connectors.mqtt.message import MqttMessage
 from connectors.mqtt.metrics import CONNECT_FAILURES, CONNECTS, DISCONNECTS, QUEUE_DEPTH, RECEIVED, STALE_ACKS
+from connectors.mqtt.packet import publish_packet_size
 from connectors.mqtt.tls import build_tls_context
 from edge_agent.backoff import backoff_delay
 from edge_agent.config.mqtt import MqttConfig
@@ -106,6 +114,8 @@ class MqttClient:
         self._tasks: list[asyncio.Task[None]] = []
         self.last_error: BaseException | None = None
         self.session_present = False
+        # The broker's Maximum Packet Size from the last CONNACK (MQTT 5; None: it announced none).
+        self.broker_max_packet: int | None = None
         self._metric_labels = {"client": self.client_id}
         # Resolved once: .labels() per message costs ~8 µs.
         self._received = RECEIVED.labels(**self._metric_labels)
@@ -342,6 +352,7 @@ class MqttClient:
             return
         self._generation += 1
         self.session_present = bool(flags.session_present)
+        self.broker_max_packet = getattr(properties, "MaximumPacketSize", None) if self._v5 else None
         self._connected.set()
         CONNECTS.labels(**self._metric_labels).inc()
         log.info(
@@ -544,6 +555,7 @@ class MqttClient:
                 properties.ContentType = content_type
             if user_properties:
                 properties.UserProperty = list(user_properties)
+        self._check_packet_size(topic, payload, qos, properties)
         try:
             info = self._paho.publish(topic, payload, qos=qos, retain=retain, properties=properties)
         except ValueError as exc:
@@ -561,6 +573,26 @@ class MqttClient:
             await _with_timeout(future, timeout, f"PUBLISH {topic!r}")
         finally:
             self._forget(self._pending_publishes, info.mid)
+
+    @property
+    def max_packet_bytes(self) -> int | None:
+        """The largest packet this client sends: the broker's announced Maximum Packet Size or `mqtt.max_packet_bytes`
+        (for a 3.1.1 broker, which cannot announce one), whichever is smaller; None when neither is known."""
+        limits = [x for x in (self.broker_max_packet, self._config.max_packet_bytes) if x is not None]
+        return min(limits) if limits else None
+
+    def _check_packet_size(self, topic: str, payload: bytes | str, qos: int, properties: Properties | None) -> None:
+        limit = self.max_packet_bytes
+        if limit is None:
+            return
+        size = publish_packet_size(
+            topic,
+            len(payload.encode() if isinstance(payload, str) else payload),
+            qos,
+            (len(properties.pack()) if properties is not None else 1) if self._v5 else None,
+        )
+        if size > limit:
+            raise MqttPacketTooLarge(f"PUBLISH to {topic!r} is {size} bytes, over the broker's {limit}-byte maximum")
 
     def _forget(self, pending: dict[int, Any], mid: int) -> None:
         pending.pop(mid, None)

@@ -19,8 +19,20 @@ class MqttPublishError(MqttError):
     """paho refused to queue a message, or the broker answered its PUBACK with a failure reason code."""
 
 
+class MqttPacketTooLarge(MqttPublishError):
+    """The PUBLISH packet is larger than the broker's Maximum Packet Size: never sent, since the broker would drop the
+    connection and paho would resend it on every reconnect; retrying cannot help."""
+
+
 class MqttSubscribeError(MqttError):
     """The broker refused a subscription (SUBACK failure reason code)."""
 
 
-__all__ = ["MqttConnectError", "MqttError", "MqttPublishError", "MqttSubscribeError", "MqttTimeoutError"]
+__all__ = [
+    "MqttConnectError",
+    "MqttError",
+    "MqttPacketTooLarge",
+    "MqttPublishError",
+    "MqttSubscribeError",
+    "MqttTimeoutError",
+]

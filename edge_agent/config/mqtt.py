@@ -57,6 +57,9 @@ class MqttConfig(Section):
     # A day: the broker keeps our QoS 1 backlog through a reboot or a long maintenance stop.
     session_expiry_s: int = Field(86400, ge=0)
     max_payload_bytes: int = Field(256 * 1024, ge=1)
+    # The broker's maximum packet size, for what we publish. An MQTT 5 broker announces its own in CONNACK (the
+    # smaller of the two applies); a 3.1.1 broker cannot, and drops a client that sends a larger packet.
+    max_packet_bytes: int | None = Field(None, ge=16)
     # Bounded: when the store falls behind, paho's reader blocks instead of the process growing without limit.
     queue_max: int = Field(10000, ge=1)
     reconnect_min_s: float = Field(0.5, gt=0)
