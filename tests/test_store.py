@@ -8,12 +8,15 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from edge_agent.config import StoreConfig
 from edge_agent.daemon.storage import RETENTION_DELETED, RetentionComponent, retention_policy
@@ -148,6 +151,34 @@ class TestDeadLetters:
         assert (first, second) == (1, 2)
         assert store.outbox_put("edge/s1/r", b"b") == 3
 
+    def test_requeue_moves_dead_letters_back_whole_and_in_order(self, store: Store) -> None:
+        """Requeued rows are pending again with their ids, fields and no attempts; unknown ids are ignored; a later
+        failure counts from zero."""
+        first = dead_letter(store)
+        store.outbox_put("edge/s1/r", b"later")
+        second = dead_letter(store)
+        assert store.dead_letter_requeue([second, 99, first, first]) == [first, second]
+        assert store.dead_letters() == []
+        pending = store.outbox_pending()
+        assert [m.id for m in pending] == [first, 2, second]
+        assert store.outbox_fail(first, "Not authorized", max_attempts=3) == 1
+        assert store.dead_letter_requeue([first]) == []  # pending, not dead
+
+    @given(st.lists(st.integers(-5, 12), max_size=12))
+    @settings(max_examples=60, deadline=None)
+    def test_requeue_of_any_ids_keeps_every_row_in_exactly_one_table(self, ids: list[int]) -> None:
+        """Property: whatever ids are asked for, each row ends in the outbox or in dead_letter, never both or
+        neither, and exactly the asked dead letters moved."""
+        with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "s.db") as s:
+            dead = [dead_letter(s) for _ in range(4)]
+            s.outbox_put("edge/s1/r", b"pending")
+            moved = s.dead_letter_requeue(ids)
+            assert moved == sorted(set(ids) & set(dead))
+            pending = {m.id for m in s.outbox_pending()}
+            letters = {d.id for d in s.dead_letters()}
+            assert not pending & letters and pending | letters == {*dead, 5}
+            assert letters == set(dead) - set(moved)
+
     def test_a_topic_that_is_not_utf8_is_refused(self, store: Store) -> None:
         """outbox_put names a topic with a lone surrogate instead of storing something else."""
         with pytest.raises(StoreError, match="not valid UTF-8"):
@@ -177,6 +208,30 @@ class TestStats:
         ).stdout
         data = json.loads(out)
         assert (data["records"]["total"], data["quarantined"]["total"], data["outbox_pending"]) == (1, 1, 0)
+
+    def test_dead_letters_are_listed_and_requeued_from_the_command_line(self, tmp_path: Path) -> None:
+        """`store dead-letters` lists what failed and why; `store requeue` puts them back (exit 1 naming an id that
+        was not a dead letter, the others requeued all the same)."""
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'[site]\nid = "p"\n[paths]\nstate_dir = "{tmp_path}"\n')
+        with Store(tmp_path / "store.sqlite3") as s:
+            row = dead_letter(s, reason="PUBLISH to 'edge/s1/r' is 2024 bytes, over the broker's 1024-byte maximum")
+
+        def cli(*args: str) -> subprocess.CompletedProcess[str]:
+            command = [sys.executable, "-m", "edge_agent.cli", "store", *args, "--config", str(cfg)]
+            return subprocess.run(command, capture_output=True, text=True, check=False)
+
+        listed = cli("dead-letters")
+        assert listed.returncode == 0
+        [entry] = json.loads(listed.stdout)
+        assert (entry["id"], entry["topic"], entry["payload_bytes"], entry["attempts"]) == (row, "edge/s1/r", 1, 1)
+        assert entry["reason"].endswith("over the broker's 1024-byte maximum")
+        requeued = cli("requeue", str(row), "7")
+        assert requeued.returncode == 1
+        assert json.loads(requeued.stdout) == {"requeued": [row], "not_dead_letters": [7]}
+        assert json.loads(cli("dead-letters").stdout) == []
+        with Store(tmp_path / "store.sqlite3") as s:
+            assert [m.id for m in s.outbox_pending()] == [row]
 
 
 def policy(**caps: object) -> RetentionPolicy:

@@ -335,6 +335,23 @@ class Store:
             )
         ]
 
+    def dead_letter_requeue(self, message_ids: Sequence[int]) -> list[int]:
+        """Move these dead letters back into the outbox with no attempts counted, in one transaction: once the cause
+        is mended (an ACL, the broker's packet limit) they are published again, each at its own id, so in its old
+        place in the publish order. Returns the ids that were dead letters, ascending; others are ignored."""
+        moved: list[int] = []
+        with self._transaction() as conn:
+            for message_id in sorted(set(message_ids)):
+                cur = conn.execute(
+                    f"INSERT INTO outbox ({_OUTBOX_COLUMNS}, attempts) SELECT {_OUTBOX_COLUMNS}, 0 FROM dead_letter"
+                    " WHERE id = ?",
+                    (message_id,),
+                )
+                if cur.rowcount:
+                    conn.execute("DELETE FROM dead_letter WHERE id = ?", (message_id,))
+                    moved.append(message_id)
+        return moved
+
     # --- housekeeping ----------------------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
