@@ -430,6 +430,31 @@ class TestInitFrom:
         assert trainer.vocab_stats.distinct_output_tokens == len(counts)
         assert trainer.vocab_stats.coverage == in_vocab / sum(counts.values())
 
+    def test_reselect_vocab_takes_the_datas_vocabulary_and_keeps_the_rows_it_shares(
+        self, tiny_target: Path, tiny_source: Path
+    ) -> None:
+        """reselect_vocab: the vocabulary a fresh head would count from this data; lm_head rows of tokens the source
+        could draft are its rows, new tokens' rows the target's output rows; every other weight is the source's."""
+        trainer = _trainer(tiny_target, "revocab", init_from=tiny_source, reselect_vocab=True)
+        embed = trainer.target.get_input_embeddings().weight
+        source = load_exported(tiny_source, embed)
+        counts = Counter(t for s in trainer.samples for t in s.output_ids)
+        selected, stats = select_vocab(
+            counts, 16, 128, fallback=Counter(t for s in trainer.samples for t in s.prompt_ids)
+        )
+        assert trainer.head.draft_ids.tolist() == selected.tolist() != source.draft_ids.tolist()
+        assert trainer.vocab_stats == stats
+        assert torch.equal(trainer.draft_lm_head, trainer.target.get_output_embeddings().weight[selected])
+        target_rows = trainer.target.get_output_embeddings().weight.float()
+        old = source.draft_ids.tolist()
+        for row, token in enumerate(selected.tolist()):
+            want = source.lm_head.weight[old.index(token)] if token in old else target_rows[token]
+            assert torch.equal(trainer.head.lm_head.weight[row], want), token
+        assert 0 < sum(t in old for t in selected.tolist()) < 16  # both kinds of row are there
+        for name, value in trainer.head.state_dict().items():
+            if name not in ("lm_head.weight", "d2t", "t2d"):
+                assert torch.equal(value, source.state_dict()[name]), name
+
     def test_first_step_loss_is_the_loaded_heads_loss(self, tiny_target: Path, tiny_source: Path) -> None:
         """The first step's recorded loss is the exported head's own loss on that step's samples."""
         trainer = _trainer(tiny_target, "init-loss", init_from=tiny_source, steps=1)

@@ -96,6 +96,10 @@ class TrainConfig(RecipeModel):
     # An exported head (config.json + model.safetensors) to fine-tune: its weights and draft vocabulary replace the
     # fresh head and the vocabulary counted from the data. A checkpoint in work_dir still wins once it exists.
     init_from: Path | None = None
+    # With init_from: the vocabulary counted from this data's answers, as a fresh head's is, instead of the source's
+    # (whose answers may not have held this workload's tokens: names, tags, quotes); lm_head rows of the tokens both
+    # hold are the source's, the others start as the target's output rows, as a fresh head's do.
+    reselect_vocab: bool = False
 
 
 def train_device(requested: str) -> torch.device:
@@ -268,7 +272,7 @@ class Trainer:
         self.model_dir = model_dir
         self._answer_counts = count_tokens(s.output_ids for s in self.samples)
         source, lineage = self._load_source(config.init_from) if config.init_from else (None, None)
-        if source is None:
+        if source is None or config.reselect_vocab:
             ids, self.vocab_stats = select_vocab(
                 self._answer_counts,
                 config.draft_vocab_size,
@@ -293,6 +297,8 @@ class Trainer:
                 self._init_head(head, ids)
             else:
                 self._copy_source(head, source, c.init_from)
+                if c.reselect_vocab:
+                    self._move_vocab(head, ids)
             self.runs.append(HeadRun(c, head.to(self.device), lineage))
 
     @property
@@ -332,6 +338,18 @@ class Trainer:
         if differ:
             raise TrainError(f"init_from {path}: the head's config differs from this run's: {differ}")
         head.load_state_dict(source.state_dict())
+
+    def _move_vocab(self, head: Eagle3Draft, ids: torch.Tensor) -> None:
+        """Give `head` (its source's copy) the vocabulary `ids`: the lm_head rows of tokens it could already draft are
+        kept, the others start as the target's output rows for them."""
+        old = head.draft_ids.cpu()
+        kept = head.t2d.cpu()[ids]  # [draft_vocab] this id was in the old vocabulary
+        rows = self.target.get_output_embeddings().weight.detach()[ids.to(self.device)].float().cpu()
+        with torch.no_grad():
+            source_rows = head.lm_head.weight.detach().cpu()
+            rows[kept] = source_rows[torch.searchsorted(old, ids[kept])]
+            head.lm_head.weight.copy_(rows)
+        head.set_vocab(ids)
 
     def _init_head(self, head: Eagle3Draft, ids: torch.Tensor) -> None:
         """Vocabulary from the target's answers; lm_head and final norm start as the target's (restricted) ones."""
