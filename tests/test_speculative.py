@@ -151,6 +151,14 @@ class TestVocab:
         assert stats.coverage == 1.0
         assert stats.distinct_output_tokens == 3
 
+    def test_preferred_ids_fill_before_the_fallback(self) -> None:
+        """Answers {5, 2}, preferred {7, 8, 1} ranked by the fallback's counts (8 before 1 before 7), then the
+        fallback's own: size 5 takes 2, 5, 8, 1, 7; size 4 drops the least frequent preferred id, 7."""
+        answers, prompts = Counter({5: 3, 2: 1}), Counter({8: 9, 1: 2, 3: 50})
+        assert select_vocab(answers, 5, 10, fallback=prompts, prefer=[7, 8, 1])[0].tolist() == [1, 2, 5, 7, 8]
+        assert select_vocab(answers, 4, 10, fallback=prompts, prefer=[7, 8, 1])[0].tolist() == [1, 2, 5, 8]
+        assert select_vocab(answers, 6, 10, fallback=prompts, prefer=[7, 8, 1])[0].tolist() == [1, 2, 3, 5, 7, 8]
+
     def test_coverage_counts_repeats(self) -> None:
         """Size 1 over counts {1: 3, 2: 1}: token 1 covers 3 of 4 output tokens."""
         ids, stats = select_vocab(Counter({1: 3, 2: 1}), 1, 10)
@@ -439,9 +447,8 @@ class TestInitFrom:
         embed = trainer.target.get_input_embeddings().weight
         source = load_exported(tiny_source, embed)
         counts = Counter(t for s in trainer.samples for t in s.output_ids)
-        selected, stats = select_vocab(
-            counts, 16, 128, fallback=Counter(t for s in trainer.samples for t in s.prompt_ids)
-        )
+        prompts = Counter(t for s in trainer.samples for t in s.prompt_ids)
+        selected, stats = select_vocab(counts, 16, 128, fallback=prompts, prefer=source.draft_ids.tolist())
         assert trainer.head.draft_ids.tolist() == selected.tolist() != source.draft_ids.tolist()
         assert trainer.vocab_stats == stats
         assert torch.equal(trainer.draft_lm_head, trainer.target.get_output_embeddings().weight[selected])
@@ -674,6 +681,40 @@ class TestBenchGoals:
         ) in text
         assert "| k=3 | 99.0 | 2.20× | 2.40× | 2.00× | 8/8 |" in text
         assert "(first token, mean: none 0.40 s, k=2 0.45 s, k=3 0.46 s)" in text
+        assert "report workload" not in text  # no report slice timed
+
+    def test_the_report_workload_goal_reads_the_report_slice_alone(self) -> None:
+        """With the report slice timed, its own rows: the k fastest on it, met only at identical output."""
+        from edge_agent.speculative.bench import markdown
+
+        results = self.results(identical=8)
+        inter = results["speed_interleaved"]
+        inter |= {
+            "slices": ["test", "plant", "report"],
+            "eager": True,
+            "first_token_s": {"none": 0.4, "k=2": 0.45, "k=3": 0.46},
+            "decode_tokens_per_s": {"none": 45.0, "k=2": 80.0, "k=3": 99.0},
+            "decode_speedup": {"k=2": 1.78, "k=3": 2.2},
+        }
+        inter["speedup_by_slice"] = {
+            "k=2": {"test": 1.5, "plant": 1.3, "report": 2.05},
+            "k=3": {"test": 2.3, "plant": 1.9, "report": 1.95},
+        }
+        inter["decode_speedup_by_slice"] = {
+            "k=2": {"test": 1.8, "plant": 1.7, "report": 2.9},
+            "k=3": {"test": 2.4, "plant": 2.0, "report": 3.1},
+        }
+        text = markdown(results, "Recipe: r.")
+        assert (
+            "| speedup ≥ 2.0× on the report workload at identical output, end to end | 2.05× (k=2, report slice, "
+            "interleaved, identical=yes) | yes |"
+        ) in text
+        assert (
+            "| speedup ≥ 2.0× on the report workload at identical output, decode rate | 3.10× (k=3, report slice, "
+            "interleaved, identical=yes) | yes |"
+        ) in text
+        inter["identical"]["k=2"] = 7
+        assert "2.05× (k=2, report slice, interleaved, identical=NO) | no |" in markdown(results, "Recipe: r.")
 
     def test_no_speed_figure_without_the_side_by_side_run(self) -> None:
         from edge_agent.speculative.bench import markdown

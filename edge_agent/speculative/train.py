@@ -96,9 +96,9 @@ class TrainConfig(RecipeModel):
     # An exported head (config.json + model.safetensors) to fine-tune: its weights and draft vocabulary replace the
     # fresh head and the vocabulary counted from the data. A checkpoint in work_dir still wins once it exists.
     init_from: Path | None = None
-    # With init_from: the vocabulary counted from this data's answers, as a fresh head's is, instead of the source's
-    # (whose answers may not have held this workload's tokens: names, tags, quotes); lm_head rows of the tokens both
-    # hold are the source's, the others start as the target's output rows, as a fresh head's do.
+    # With init_from: every answer token of this data in the vocabulary, then the source's tokens (its own corpus's
+    # answers), instead of the source's alone (whose answers may not have held this workload's tokens: names, tags,
+    # quotes); lm_head rows of the tokens both hold are the source's, the others start as the target's output rows.
     reselect_vocab: bool = False
 
 
@@ -278,6 +278,7 @@ class Trainer:
                 config.draft_vocab_size,
                 int(self.target.config.vocab_size),
                 fallback=count_tokens(s.prompt_ids for s in self.samples),
+                prefer=source.draft_ids.tolist() if source is not None else (),
             )
         else:
             # The source's vocabulary, not one re-selected from this data: the head keeps its shape and meaning.

@@ -30,10 +30,15 @@ def count_tokens(outputs: Iterable[list[int]]) -> Counter[int]:
 
 
 def select_vocab(
-    counts: Counter[int], size: int, vocab_size: int, fallback: Counter[int] | None = None
+    counts: Counter[int],
+    size: int,
+    vocab_size: int,
+    fallback: Counter[int] | None = None,
+    prefer: Iterable[int] = (),
 ) -> tuple[torch.Tensor, VocabStats]:
-    """`size` target ids, ascending: the most frequent answer tokens (ties by id), then the most frequent `fallback`
-    tokens (prompt text: the facts an answer copies), then the lowest unused ids."""
+    """`size` target ids, ascending: the most frequent answer tokens (ties by id), then the `prefer` ids (a source
+    head's vocabulary: answers of another corpus) most frequent in `fallback` first, then the most frequent
+    `fallback` tokens (prompt text: the facts an answer copies), then the lowest unused ids."""
     if size > vocab_size:
         raise ValueError(f"draft vocabulary size {size} exceeds the target vocabulary {vocab_size}")
     bad = [t for t in counts if not 0 <= t < vocab_size]
@@ -43,8 +48,10 @@ def select_vocab(
     chosen = set(ranked)
     # Fewer distinct answer tokens than slots: a small model's answers hold a few thousand distinct tokens, so
     # the rest go to prompt tokens (names, tags, numbers the answers copy), then the lowest ids (special, bytes).
-    fallback_ranked = sorted(fallback or {}, key=lambda t: (-(fallback or {})[t], t))
-    filler = (t for t in [*fallback_ranked, *range(vocab_size)] if t not in chosen and 0 <= t < vocab_size)
+    often = fallback or Counter()
+    preferred = sorted(set(prefer), key=lambda t: (-often[t], t))
+    fallback_ranked = sorted(often, key=lambda t: (-often[t], t))
+    filler = (t for t in [*preferred, *fallback_ranked, *range(vocab_size)] if t not in chosen and 0 <= t < vocab_size)
     while len(chosen) < size:
         chosen.add(next(filler))
     total = sum(counts.values())
