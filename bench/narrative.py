@@ -157,7 +157,8 @@ def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
         "| --- | --- |",
         f"| sections model-written and passing every check | {pct(s['model_share'])} ({s['statuses']}) |",
         f"| reports with every section model-written | {pct(s['all_model_share'])} |",
-        f"| prose problems in published text (repeated sentences or words, prompt text, fact lines copied) | {s['published_problems']} |",
+        "| prose problems in published text (repeated sentences or words, prompt text, fact lines copied) | "
+        f"{s['published_problems']} |",
         f"| salience | {sal} |",
         f"| why rejected attempts failed (offence kinds) | {s['rejections'] or '-'} |",
         f"| report wall time, median | {s['seconds_median']:.1f} s |",
