@@ -434,7 +434,8 @@ def markdown(results: Results) -> str:
         lines += [
             "The same requests' decode rate: tokens after the first over the wall seconds after the prefill (ours: "
             "the engine's time to the first token; llama.cpp: its own prompt-evaluation time), the phase a draft "
-            "speeds up; the prefill is the same work with or without one. Mean prefill per request: "
+            "speeds up; the target's prefill is the same work with or without one (with a draft, the first token also "
+            "waits for the draft's prefill and first proposals). Mean prefill per request: "
             + ", ".join(f"{_label(results, x)} {_mean_prefill(results.engines[x]):.2f} s" for x in decoded)
             + ".",
             "",

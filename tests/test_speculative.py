@@ -680,7 +680,7 @@ class TestBenchGoals:
             "identical=yes; test 2.40×; plant 2.00×) | yes |"
         ) in text
         assert "| k=3 | 99.0 | 2.20× | 2.40× | 2.00× | 8/8 |" in text
-        assert "(first token, mean: none 0.40 s, k=2 0.45 s, k=3 0.46 s)" in text
+        assert "(first token, mean over all prompts: none 0.40 s, k=2 0.45 s, k=3 0.46 s)" in text
         assert "report workload" not in text  # no report slice timed
 
     def test_the_report_workload_goal_reads_the_report_slice_alone(self) -> None:

@@ -71,6 +71,23 @@ class TestCorpus:
             ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
             assert len(ids) >= 1500
 
+    @pytest.mark.skipif(not (MODEL_DIR / "tokenizer.json").exists(), reason="prepared model missing: make model")
+    def test_bench_sends_a_raw_prompt_as_it_is_and_chat_through_the_template(self) -> None:
+        """1 in 10 corpus prompts is a raw alternative template: the speed bench must time it, not stop on it (it
+        did at 8 prompts per slice)."""
+        from transformers import AutoTokenizer
+
+        from edge_agent.llm.chat import render_chat
+        from edge_agent.speculative.bench import prompt_text
+
+        tok = AutoTokenizer.from_pretrained(str(MODEL_DIR))
+        prompts = corpus.build("test", 40)
+        raw = next(p for p in prompts if p.raw is not None)
+        chat = next(p for p in prompts if p.messages is not None)
+        assert prompt_text(tok, raw) == raw.raw
+        assert chat.messages is not None
+        assert prompt_text(tok, chat) == render_chat(tok, chat.messages)
+
 
 def _report_prompt(case: SectionCase) -> corpus.Prompt:
     """Written out from the brief: the narrator's messages for the section, slice "report", its request's language."""

@@ -80,12 +80,7 @@ def state_norms(head_dir: Path, model_dir: Path, prompts: list[corpus.Prompt], s
     count = 0
     with torch.no_grad():
         for p in prompts:
-            if p.raw is not None:
-                text = p.raw
-            else:
-                assert p.messages is not None  # a corpus prompt is chat messages or a raw string
-                text = render_chat(tok, p.messages)
-            ids = torch.tensor(tok(text, add_special_tokens=False)["input_ids"][-512:])[None]
+            ids = torch.tensor(tok(prompt_text(tok, p), add_special_tokens=False)["input_ids"][-512:])[None]
             out = target(ids, output_hidden_states=True)
             aux = torch.cat([out.hidden_states[i] for i in head.config.aux_layer_ids], dim=-1)
             s = ids.shape[1]
@@ -174,6 +169,15 @@ def _in_child(*args: Any) -> dict[str, Any]:
 _LLM: Any = None
 
 
+def prompt_text(tokenizer: Any, p: corpus.Prompt) -> str:
+    """The text the engine sees: chat messages through the model's template, or a raw prompt (1 in 10 of the
+    corpus's, an alternative template) as it is."""
+    if p.raw is not None:
+        return p.raw
+    assert p.messages is not None  # a corpus prompt is chat messages or a raw string
+    return render_chat(tokenizer, p.messages)
+
+
 def _init_engine(model_dir: str, spec: dict | None, seed: int) -> None:
     global _LLM
     _LLM = open_vllm(model_dir, max_model_len=4096, seed=seed, speculative=spec, enforce_eager=AGENT_EAGER)
@@ -184,10 +188,8 @@ def _timed_one(prompt: dict, max_tokens: int) -> tuple[list[int], float, float]:
     token, seconds in all). The prompt is rendered and tokenized as the worker does."""
     from vllm import SamplingParams
 
-    p = corpus.Prompt.model_validate(prompt)
-    assert p.messages is not None  # the speed slices are chat prompts, as the agent sends
     tokenizer = _LLM.get_tokenizer()
-    ids = tokenizer.encode(render_chat(tokenizer, p.messages), add_special_tokens=False)
+    ids = tokenizer.encode(prompt_text(tokenizer, corpus.Prompt.model_validate(prompt)), add_special_tokens=False)
     engine = _LLM.llm_engine
     start = time.perf_counter()
     engine.add_request("timed", {"prompt_token_ids": ids}, SamplingParams(max_tokens=max_tokens, temperature=0.0))
@@ -491,7 +493,8 @@ def markdown(results: dict[str, Any], recipe: str, img_dir: Path = Path("docs/im
             firsts = ", ".join(f"{name} {s:.2f} s" for name, s in inter["first_token_s"].items())
             lines.append(
                 "The same requests' decode rate: tokens after the first over the seconds after it — the phase a "
-                f"draft speeds up; the prefill before it is the same work with or without one (first token, mean: "
+                "draft speeds up; the first token is the target's prefill plus, with a draft, the draft's own "
+                f"prefill and first proposals (first token, mean over all prompts: "
                 f"{firsts}):\n"
             )
             lines += _speed_table(inter, "decode_")
