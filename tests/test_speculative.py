@@ -582,6 +582,27 @@ class TestVocabCoverage:
         ids, stats = select_vocab(Counter(counts), size, 64)
         assert vocab_coverage(Counter(counts), ids) == stats
 
+    @settings(max_examples=200)
+    @given(
+        counts=st.dictionaries(st.integers(0, 63), st.integers(1, 50), max_size=40),
+        fallback=st.dictionaries(st.integers(0, 63), st.integers(1, 50), max_size=40),
+        prefer=st.lists(st.integers(-5, 80), max_size=40),
+        size=st.integers(1, 64),
+    )
+    def test_answers_then_preferred_then_the_rest(
+        self, counts: dict[int, int], fallback: dict[int, int], prefer: list[int], size: int
+    ) -> None:
+        """Any answers, fallback and preferred ids (repeats and ids outside the vocabulary too): `size` distinct ids
+        in range, ascending; no preferred id left out while a non-answer, non-preferred id is in; no answer token
+        left out while a non-answer id is in."""
+        ids = select_vocab(Counter(counts), size, 64, fallback=Counter(fallback), prefer=prefer)[0].tolist()
+        assert ids == sorted(set(ids)) and len(ids) == size and all(0 <= t < 64 for t in ids)
+        chosen, wanted = set(ids), {t for t in prefer if 0 <= t < 64}
+        if chosen - set(counts):  # a slot beyond the answers was filled
+            assert set(counts) <= chosen
+        if chosen - set(counts) - wanted:  # a slot beyond answers and preferred ids was filled
+            assert wanted <= chosen
+
     def test_hand_worked(self) -> None:
         """Ids {1, 3} over counts {1: 3, 2: 1, 3: 4}: 7 of 8 answer tokens covered, 3 distinct."""
         from edge_agent.speculative.train import vocab_coverage
