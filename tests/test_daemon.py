@@ -523,6 +523,19 @@ class TestRunCommand:
         }
         assert verify_log(audit_dir).ok
 
+    def test_the_start_up_heap_is_left_out_of_garbage_collections(
+        self, agent_config: tuple[Path, int], path_socket: NotifySocket
+    ) -> None:
+        """Before READY the agent freezes what start-up allocated (gc.freeze), so a full collection while a report
+        loads its records scans those records, not every module and schema (tests/test_reports_hostile.py relies
+        on it)."""
+        agent = Agent(agent_config[0], path_socket)
+        receive_until(path_socket, "READY=1")
+        agent.proc.send_signal(signal.SIGTERM)
+        assert agent.proc.wait(timeout=10) == 0
+        frozen = [e["objects"] for e in agent.logs() if e["event"] == "startup_heap_frozen"]
+        assert len(frozen) == 1 and isinstance(frozen[0], int) and frozen[0] > 10_000, frozen
+
     def test_sigint_stops_the_agent_like_sigterm(
         self, agent_config: tuple[Path, int], path_socket: NotifySocket
     ) -> None:
