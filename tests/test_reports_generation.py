@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from edge_agent.canonical import canonical_json
+from edge_agent.reports import replay
 from edge_agent.reports.facts import Fact
-from edge_agent.reports.generate import check_section
+from edge_agent.reports.generate import GROUNDING_RULES, check_section
 from edge_agent.reports.prompts import load_phrasebook
+from edge_agent.reports.reference import REFERENCE_VERSION
 from edge_agent.reports.replay import replay_with_engine
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.reports.sections import split_sections
@@ -189,6 +191,24 @@ class TestDeterminism:
         assert result.refused is None
         assert result.identical is True
         assert result.replayed_body_sha256 == reply["report"]["body_sha256"]
+
+    async def test_replay_under_other_grounding_rules_is_refused(
+        self, broker: Broker, tmp_path: Path, engine: Any, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An agent whose checks changed since the report (here: rules v99) refuses, naming both, and generates
+        nothing: a section could be passed or refused differently."""
+        config = agent_config(tmp_path, broker, narrative_max_tokens=16)
+        seed(config.paths.state_dir)
+        async with running_service(config, engine):
+            reply = await mosquitto_rr(broker, request("rp-2"))
+        monkeypatch.setattr(replay, "GROUNDING_RULES", "v99")
+        result = await replay_with_engine(config, reply["report_id"], engine)
+        assert (result.identical, result.replayed_body_sha256, result.refused) == (
+            False,
+            None,
+            f"the report was checked with grounding rules {GROUNDING_RULES} and reference writer {REFERENCE_VERSION};"
+            f" this agent has v99 and {REFERENCE_VERSION}",
+        )
 
 
 class TestLanguageAndSafety:

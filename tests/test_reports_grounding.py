@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.grounding import check_bound, check_narrative, section_grounding
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from edge_agent.reports.sections import Section
+from edge_agent.reports.sections import Section, note_assets
 from edge_agent.types import StoredRecord
 from tests.fixtures.reports import SHIFT_START, TZ
 
@@ -144,8 +146,8 @@ class TestBinding:
         assert not check_bound("P-101 flowed 814.01 on average.", self.FACTS, TZ).ok
 
     def test_notes_are_not_bound(self) -> None:
-        """A note's time follows the asset it is about: the notes section is grounded without binding."""
-        note = fact("F04", "operator_note", "ops", at="2026-11-29T14:29:00Z", text="P-101 arrancada")
+        """A note's time follows the asset it is about: binding would refuse it, the notes section takes it."""
+        note = fact("F04", "operator_note", "", at="2026-11-29T14:29:00Z", author="ops", text="C-201 arrancada")
         text = "About C-201.flow_m3h, ops wrote at 08:29."
         window, *_ = self.FACTS
         assert section_grounding(text, Section("notes", window, (note,), (self.FACTS[1],)), TZ).ok
@@ -255,6 +257,130 @@ class TestLongest:
             ("08:57", "longest"),
             ("37 min", "longest"),
         ]
+
+
+class TestNoteTies:
+    """A sentence naming a note (its time or its author) may tie it only to the events of assets its text names."""
+
+    WINDOW = TestBinding.FACTS[0]  # 06:00-14:00 in Mexico City
+    STOP = fact(
+        "F02",
+        "downtime",
+        "P-101",
+        reason="bearing_wear",
+        start_at="2026-11-29T16:51:00Z",
+        end_at="2026-11-29T17:17:00Z",
+        duration_s=1560,
+        open=False,
+    )
+    ALARM = fact("F03", "top_alarm", "T-301", count=2, first_at="2026-11-29T19:10:00Z")
+    TANK_NOTE = fact("F04", "operator_note", "", at="2026-11-29T19:46:00Z", author="john.smith", text="T-301 bajo")
+    PUMP_NOTE = fact("F05", "operator_note", "", at="2026-11-29T17:30:00Z", author="ana.ruiz", text="P-101 revisada")
+    HELD = fact("F06", "operator_note", "", at="2026-11-29T18:00:00Z", author="x", text="P-101 ignore", flagged=True)
+    UNLISTED = fact("F07", "operator_notes_not_listed", "", count=3)
+
+    def offences(self, text: str, notes: tuple[Fact, ...] = (TANK_NOTE, PUMP_NOTE, UNLISTED)) -> list[tuple[str, str]]:
+        section = Section("notes", self.WINDOW, notes, (self.STOP, self.ALARM))
+        return [(o.text, o.kind) for o in section_grounding(text, section, TZ).offending]
+
+    def test_the_demo_s_false_tie_is_refused(self) -> None:
+        """Seen in `make demo`: john.smith's 13:46 note is about T-301, not about P-101's 26 min stop, which is in the
+        section because ana.ruiz's note names P-101."""
+        text = (
+            "A las 13:46, tras la parada de 26 min de P-101 por bearing_wear, john.smith dejó una nota"
+            " sobre ese equipo."
+        )
+        assert self.offences(text) == [("26 min", "note_tie"), ("P-101", "note_tie")]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "At 11:30, after the 26 min stop of P-101, ana.ruiz left a note about it.",
+            "The note by john.smith at 13:46 is about T-301, which had raised 2 alarms since 13:10.",
+            "ana.ruiz wrote about P-101, down since 10:51 until 11:17; 3 more notes are not shown.",
+            "Notes came from john.smith and ana.ruiz. P-101 stopped for 26 min and T-301 alarmed at 13:10.",
+            "Las notas del turno, entre las 06:00 y las 14:00, son de john.smith.",
+        ],
+    )
+    def test_a_note_tied_to_its_own_asset_passes(self, text: str) -> None:
+        assert self.offences(text) == []
+
+    def test_the_author_alone_names_the_note(self) -> None:
+        assert self.offences("john.smith wrote after P-101 stopped for 26 min.") == [
+            ("P-101", "note_tie"),
+            ("26 min", "note_tie"),
+        ]
+
+    def test_two_notes_in_one_sentence_allow_what_either_is_about(self) -> None:
+        text = "john.smith (13:46) and ana.ruiz (11:30) wrote about T-301 and about P-101's 26 min stop."
+        assert self.offences(text) == []
+
+    def test_in_a_note_naming_two_assets_each_figure_stays_bound_to_its_own(self) -> None:
+        """Both assets are the note's, so the ties hold, but 26 min is P-101's stop, not T-301's; the note's own
+        time after an asset is bound to nothing."""
+        both = fact("F04", "operator_note", "", at="2026-11-29T19:46:00Z", author="john.smith", text="T-301 y P-101")
+        assert self.offences("T-301 had been down 26 min when john.smith wrote at 13:46.", (both,)) == [
+            ("26 min", "binding")
+        ]
+        assert self.offences("P-101 had been down 26 min when john.smith wrote at 13:46.", (both,)) == []
+
+    def test_a_held_note_is_about_nothing(self) -> None:
+        """A note held for review (it reads like an instruction) names no asset: its text never reaches a prompt."""
+        text = "At 12:00 a note about P-101 was held for review."
+        assert self.offences(text, (self.HELD, self.PUMP_NOTE)) == [("P-101", "note_tie")]
+
+    def test_an_author_with_a_digit_is_not_read_as_a_name(self) -> None:
+        """`op17` is an id to the check (no fact names it), not a way of naming a note."""
+        note = fact("F04", "operator_note", "", at="2026-11-29T19:46:00Z", author="op17", text="T-301 bajo")
+        assert self.offences("op17 wrote after P-101 stopped for 26 min.", (note,)) == [("op17", "id")]
+
+    ASSETS = ("P-101", "C-201", "T-301", "K-7")
+
+    @given(
+        st.lists(st.lists(st.sampled_from(ASSETS), max_size=2), min_size=1, max_size=4),
+        st.lists(st.booleans(), min_size=4, max_size=4),
+        st.data(),
+    )
+    def test_an_asset_said_with_a_note_must_be_one_it_names(
+        self, mentions: list[list[str]], flagged: list[bool], data: st.DataObject
+    ) -> None:
+        """Whatever notes name which assets (held ones name none), a sentence giving a note's time and author
+        with an asset's stop is refused for that asset exactly when the note does not name it."""
+        notes = tuple(
+            fact(
+                f"F1{i}",
+                "operator_note",
+                "",
+                at=f"2026-11-29T19:{10 + i:02d}:00Z",
+                author=f"author{'abcd'[i]}x",
+                text=" ".join(["revisado", *assets]),
+                flagged=flagged[i],
+            )
+            for i, assets in enumerate(mentions)
+        )
+        stops = tuple(
+            fact(
+                f"F2{i}",
+                "downtime",
+                asset,
+                reason="overload",
+                start_at=f"2026-11-29T1{3 + i}:00:00Z",
+                end_at=f"2026-11-29T1{3 + i}:10:00Z",
+                duration_s=600 * (i + 1),
+                open=False,
+            )
+            for i, asset in enumerate(self.ASSETS)
+        )
+        i = data.draw(st.integers(0, len(notes) - 1))
+        asset = data.draw(st.sampled_from(self.ASSETS))
+        note, stop = notes[i], stops[self.ASSETS.index(asset)]
+        minutes = stop.values["duration_s"] // 60
+        text = f"At 13:{10 + i:02d}, {note.values['author']} wrote after the {minutes} min stop of {asset}."
+        section = Section("notes", self.WINDOW, notes, stops)
+        result = section_grounding(text, section, TZ)
+        refused = {o.text for o in result.offending if o.kind == "note_tie"}
+        expected = set() if asset in note_assets(note) else {asset, f"{minutes} min"}
+        assert (refused, [o for o in result.offending if o.kind != "note_tie"]) == (expected, [])
 
 
 class TestAnyNarrative:

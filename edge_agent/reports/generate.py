@@ -50,7 +50,7 @@ BODY_SCHEMA = "edge-agent.report.body/2"
 # v2: figures are bound to the id they follow in a sentence (grounding.check_bound), notes excepted; v3: the stop
 # called the longest is one (grounding.check_longest); v4: of every stop, as the `downtime_longest` fact names it;
 # v5: a word said twice in a row is a prose problem (prose.prose_problems).
-GROUNDING_RULES = "v5"
+GROUNDING_RULES = "v6"
 
 
 def clean_narrative(text: str, truncated: bool = False) -> str:

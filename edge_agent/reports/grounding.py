@@ -17,8 +17,13 @@ Text inside quotes copied from a fact (alarm messages, reasons) is read like the
 
 Binding (`check_bound`): a figure (number, time, date, duration) said after an asset or tag id in the same sentence
 must be a figure of a fact naming that id, or of the window. "P-101.flow_m3h peaked at 887.86" fails when 887.86 is
-C-201.flow_m3h's maximum, although 887.86 is a fact. `section_grounding` applies it to every section but the notes,
-where a note's time follows the asset the note is about.
+C-201.flow_m3h's maximum, although 887.86 is a fact. `section_grounding` applies it to every section; in the notes
+the notes' own figures are bound to nothing, since a note's time follows the asset the note is about.
+
+Note ties (`check_note_ties`, the notes section): a sentence naming a note (its local time, or its author) may give
+only assets, times, durations and numbers of that note, of stops and alarms of the assets the note's text names, of
+the notes left off the list, or of the window. "At 13:46, after P-101's 26 min stop, john.smith left a note" fails
+when john.smith's 13:46 note is about T-301, although P-101's stop is a fact of the section (another note names it).
 
 The longest stop (`check_longest`): a sentence calling a stop the longest (es/en/pt) may name only assets, times
 and durations of the longest stop (the `downtime_longest` fact, over every stop of the window; a listed stop as
@@ -38,7 +43,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict
 
 from edge_agent.reports.facts import Fact, round_value
-from edge_agent.reports.sections import Section
+from edge_agent.reports.sections import Section, note_assets
 
 
 class Claim(BaseModel):
@@ -228,15 +233,14 @@ def check_narrative(narrative: str, facts: list[Fact], tz_name: str) -> Groundin
 
 # A sentence ends at . ! or ? followed by a space or the end: "9.12" and "P-101.flow" do not end one.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
-# Notes are excluded: "X wrote about P-101 at 08:29" binds the note's time to the asset it is about.
-UNBOUND_SECTIONS = frozenset({"notes"})
 
 
-def check_bound(narrative: str, facts: list[Fact], tz_name: str) -> GroundingResult:
+def check_bound(narrative: str, facts: list[Fact], tz_name: str, free: frozenset[str] = frozenset()) -> GroundingResult:
     """`check_narrative`, plus binding: in a sentence, each figure after an id must be a fact of that id's (or the
-    window's); the nearest id before it is the one it is said of."""
+    window's); the nearest id before it is the one it is said of. A figure of a `free` fact (a note's time, which
+    follows the asset the note is about, or how many notes are not listed) is bound to nothing."""
     result = check_narrative(narrative, facts, tz_name)
-    window = {f.id for f in facts if f.kind == "window"}
+    window = {f.id for f in facts if f.kind == "window"} | free
     ends = [m.end() for m in _SENTENCE_END.finditer(narrative)]
     offending = list(result.offending)
     subject: Claim | None = None
@@ -285,9 +289,60 @@ def check_longest(narrative: str, facts: list[Fact], result: GroundingResult) ->
     return GroundingResult(ok=not offending, claims=result.claims, offending=offending)
 
 
+_NOTE_TIME_KINDS = frozenset({"time", "datetime"})
+
+
+def _author_pattern(author: object) -> re.Pattern[str] | None:
+    """An author as a whole word of the text; none for a name holding a digit (the reference writer says "an
+    operator" instead, and the model's copy of it is an id no fact names)."""
+    name = str(author or "").strip()
+    if len(name) < 2 or any(c.isdigit() for c in name):
+        return None
+    return re.compile(rf"(?<![\w.\-]){re.escape(name)}(?![\w\-])")
+
+
+def check_note_ties(narrative: str, section: Section, result: GroundingResult) -> GroundingResult:
+    """`result` plus an offence for each claim in a sentence that names a note (its time or its author) and is not
+    that note's, of a stop or alarm of an asset its text names, of the unlisted notes, or of the window."""
+    notes = section.notes
+    if not notes:
+        return result
+    shared = {section.window.id} | {f.id for f in section.facts if f.kind == "operator_notes_not_listed"}
+    tied = {
+        n.id: {n.id, *shared, *(f.id for f in section.related if f.subject.split(".", 1)[0] in note_assets(n))}
+        for n in notes
+    }
+    at_of = {n.id: str(n.values.get("at")) for n in notes}
+    ends = [m.end() for m in _SENTENCE_END.finditer(narrative)]
+    named: dict[int, set[str]] = {}  # sentence → the notes it names
+    for claim in result.claims:
+        if claim.kind in _NOTE_TIME_KINDS and (times := set(claim.fact_ids) & tied.keys()):
+            named.setdefault(bisect.bisect_right(ends, claim.start), set()).update(times)
+    for note in notes:
+        if (pattern := _author_pattern(note.values.get("author"))) is not None:
+            for m in pattern.finditer(narrative):
+                named.setdefault(bisect.bisect_right(ends, m.start()), set()).add(note.id)
+    if not named:
+        return result
+    offending = list(result.offending)
+    for claim in result.claims:
+        sentence = bisect.bisect_right(ends, claim.start)
+        if sentence not in named:
+            continue
+        allowed = set().union(*(tied[n] for n in named[sentence]))
+        if not set(claim.fact_ids) & allowed:
+            said_with = ", ".join(sorted(at_of[n] for n in named[sentence]))
+            reason = f"said of the note at {said_with}, which is not about this"
+            offending.append(Offence(start=claim.start, end=claim.end, text=claim.text, kind="note_tie", reason=reason))
+    offending.sort(key=lambda o: o.start)
+    return GroundingResult(ok=not offending, claims=result.claims, offending=offending)
+
+
 def section_grounding(text: str, section: Section, tz_name: str) -> GroundingResult:
-    """The grounding a section's text must pass: on the section's facts, bound unless the section is the notes; the
-    longest stop must be the longest."""
+    """The grounding a section's text must pass: on the section's facts, bound (in the notes, a note's own figures
+    excepted, and a sentence naming a note held to that note's ties); the longest stop must be the longest."""
     facts = section.grounding_facts()
-    check = check_narrative if section.name in UNBOUND_SECTIONS else check_bound
-    return check_longest(text, facts, check(text, facts, tz_name))
+    if section.name == "notes":  # "X wrote about P-101 at 08:29": a note's time follows what it is about
+        bound = check_bound(text, facts, tz_name, free=frozenset(f.id for f in section.facts))
+        return check_note_ties(text, section, check_longest(text, facts, bound))
+    return check_longest(text, facts, check_bound(text, facts, tz_name))

@@ -1,10 +1,11 @@
-"""Replay: regenerate a stored report from its recorded request, records, templates and generation settings, and
-say whether the body comes out byte-identical.
+"""Replay: regenerate a stored report from its recorded request, records, templates and generation settings, and say
+whether the body comes out byte-identical.
 
 Refuses (no generation, `refused` says why) when the inputs are not the recorded ones: a template or phrasebook file
-changed, the records behind the facts changed (retention, late data), or the prompt differs. After generating,
-a different engine fingerprint (model or draft hashes, engine version, dtype, threads) is reported as a refusal too:
-the comparison would be meaningless, and the report says which fingerprint keys differ.
+changed, the grounding rules or reference writer changed (a section could be judged differently), the records behind
+the facts changed (retention, late data), or the prompt differs. After generating, a different engine fingerprint
+(model or draft hashes, engine version, dtype, threads) is reported as a refusal too: the comparison would be
+meaningless, and the report says which fingerprint keys differ.
 """
 
 from __future__ import annotations
@@ -16,8 +17,15 @@ from typing import Any
 from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine
-from edge_agent.reports.generate import build_draft, report_facts, report_records, section_prompts
+from edge_agent.reports.generate import (
+    GROUNDING_RULES,
+    build_draft,
+    report_facts,
+    report_records,
+    section_prompts,
+)
 from edge_agent.reports.prompts import TEMPLATE_VERSION, load_phrasebook, load_template
+from edge_agent.reports.reference import REFERENCE_VERSION
 from edge_agent.reports.repository import ReportRepository
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.store import Store
@@ -74,6 +82,14 @@ async def replay_with_engine(config: AgentConfig, report_id: str, engine: Engine
         return refused(
             f"the report was written with prompt templates {prompt_info['template_version']};"
             f" this agent writes {TEMPLATE_VERSION}"
+        )
+    checks = {"rules": GROUNDING_RULES, "reference": REFERENCE_VERSION}
+    if body.get("grounding") != checks:
+        # Another rule set may pass or refuse a section differently: the bodies would differ for that reason alone.
+        was = body.get("grounding") or {}
+        return refused(
+            f"the report was checked with grounding rules {was.get('rules')} and reference writer"
+            f" {was.get('reference')}; this agent has {GROUNDING_RULES} and {REFERENCE_VERSION}"
         )
     template = load_template(request.language)
     book = load_phrasebook(request.language)
