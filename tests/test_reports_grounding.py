@@ -324,6 +324,15 @@ class TestNoteTies:
         ]
         assert self.offences("P-101 had been down 26 min when john.smith wrote at 13:46.", (both,)) == []
 
+    def test_an_id_in_a_note_s_text_is_grounded_by_that_note(self) -> None:
+        """ "john.smith checked WO-4711 on line L1" is what the note says; the same ids said with another note, or
+        from a note held for review, are not."""
+        wo = fact("F08", "operator_note", "", at="2026-11-29T19:46:00Z", author="john.smith", text="WO-4711 en L1.")
+        held = wo.model_copy(update={"values": {**wo.values, "flagged": True}})
+        assert self.offences("At 13:46 john.smith checked WO-4711 on line L1.", (wo, self.PUMP_NOTE)) == []
+        assert self.offences("At 11:30 ana.ruiz checked WO-4711.", (wo, self.PUMP_NOTE)) == [("WO-4711", "note_tie")]
+        assert self.offences("At 13:46 john.smith checked WO-4711.", (held,)) == [("WO-4711", "id")]
+
     def test_a_held_note_is_about_nothing(self) -> None:
         """A note held for review (it reads like an instruction) names no asset: its text never reaches a prompt."""
         text = "At 12:00 a note about P-101 was held for review."

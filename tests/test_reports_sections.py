@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.prose import prose_problems, sentences
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from edge_agent.reports.sections import SECTION_KINDS, SECTIONS, note_assets, split_sections
+from edge_agent.reports.sections import SECTION_KINDS, SECTIONS, note_assets, note_tie, split_sections
 from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
 from tests.test_reports_property import scenarios
 
@@ -39,13 +39,11 @@ class TestSplit:
         }
 
     def test_alarms_are_related_to_the_stops_of_their_asset_and_notes_to_what_they_name(self) -> None:
-        """The P-101 alarm section sees P-101's stop; the note naming P-101 sees its stop and its alarm."""
+        """The P-101 alarm section sees P-101's stop; the note naming P-101 sees the one event it is tied to: the
+        stop that began before it (not also the alarm, which a stop before the note outranks)."""
         by_name = {s.name: s for s in split_sections(compute_facts(stored(shift_records()), request()))}
         assert [(f.kind, f.subject) for f in by_name["alarms"].related] == [("downtime", "P-101")]
-        assert [(f.kind, f.subject) for f in by_name["notes"].related] == [
-            ("top_alarm", "P-101"),
-            ("downtime", "P-101"),
-        ]
+        assert [(f.kind, f.subject) for f in by_name["notes"].related] == [("downtime", "P-101")]
         assert by_name["downtime"].related == () and by_name["process_values"].related == ()
 
     def test_a_report_type_writes_only_the_sections_it_has_facts_for(self) -> None:
@@ -73,6 +71,33 @@ class TestSplit:
         assert all(s.window.kind == "window" and s.facts for s in sections)
         for s in sections:
             assert all(f.kind in ("downtime", "top_alarm") and f not in s.facts for f in s.related)
+
+    @given(scenarios())
+    def test_the_notes_see_at_most_one_event_of_an_asset_a_note_names_from_before_that_note(
+        self, scenario: tuple[list, ResolvedRequest, int]
+    ) -> None:
+        """Whatever the records, the notes section's related facts are none or the one tied event: the latest stop
+        begun at or before the note of an asset the note names, or with no such stop, an alarm raised before it."""
+        records, req, list_max = scenario
+        facts = compute_facts(records, req, list_max=list_max)
+        notes = [s for s in split_sections(facts) if s.name == "notes"]
+        if not notes or not notes[0].related:
+            return
+        (event,) = notes[0].related
+        tie = note_tie(notes[0].notes, tuple(f for f in facts if f.kind in ("downtime", "top_alarm")))
+        assert tie is not None and tie.event == event and tie.asset == event.subject
+        assert event.subject in note_assets(tie.note)
+        at = when(tie.note.values["at"])
+        stops = [when(f.values["start_at"]) for f in facts if f.kind == "downtime" and f.subject == event.subject]
+        before = [t for t in stops if t <= at]
+        if event.kind == "downtime":
+            assert when(event.values["start_at"]) == max(before)
+        else:
+            assert before == [] and when(event.values["first_at"]) <= at
+
+
+def when(iso_utc: str) -> datetime:
+    return datetime.fromisoformat(iso_utc.replace("Z", "+00:00"))
 
 
 class TestProse:

@@ -7,7 +7,7 @@ Rules, in the order claims are read from the text (each span is read once):
   durations         `85 min`, `1.4 h`, `1 h 25 min`, `40 s` (es/en/pt unit words) → a fact duration: minutes and
                     hours rounded half up to the decimals written, seconds exact
   ids               a token starting with a letter and holding a digit (`P-101`, `P-101.vibration_mm_s`, `WO-4711`)
-                    → an id some fact names
+                    → an id some fact names, or the text of an operator note not held for review holds
   numbers           `4.53`, `4,5` (comma or point as the decimal mark; no thousands separators) → a fact value
                     rounded half up to the decimals written; a non-integer value must be written with at least one
                     decimal (7.86 may be "7.9", never "8"); a duration's whole minutes and hours to one decimal;
@@ -109,6 +109,10 @@ def allowed_claims(facts: list[Fact], tz: ZoneInfo) -> _Allowed:
         for ident in fact.ids:
             allowed.ids.setdefault(ident, set()).add(fact.id)
             allowed.ids.setdefault(ident.split(".", 1)[0], set()).add(fact.id)
+        if fact.kind == "operator_note" and not fact.values.get("flagged"):
+            # An id a note's text holds ("revisé P-102", "WO-4711") is the note's: saying the note names it is true.
+            for m in _ID.finditer(str(fact.values.get("text", ""))):
+                allowed.ids.setdefault(m.group(0).rstrip(".-_"), set()).add(fact.id)
         for name, value in fact.values.items():
             if isinstance(value, bool):
                 continue

@@ -7,8 +7,10 @@ grounding check costs that section alone. Five sections, in the order a shift su
                                                          to the stops they preceded)
   downtime            downtime_total, downtime_cause, downtime_longest, downtime_asset, downtime
   production_quality  production, quality_checks
-  notes               operator_note, operator_notes_not_listed;  related: the downtimes and alarms of the assets a
-                                                         note names
+  notes               operator_note, operator_notes_not_listed;  related: the one event the notes are tied to
+                                                         (`note_tie`): of the first note naming an asset that had a
+                                                         stop or a top alarm before it, the asset's latest stop
+                                                         begun before the note, else its first such alarm
   process_values      tag_stats, state_change, state_changes_not_listed
 
 A section with no fact of its kinds is not written. The window fact goes with every section: it is what times and
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from edge_agent.reports.facts import Fact
 
@@ -57,6 +60,34 @@ def note_assets(note: Fact) -> set[str]:
     return set(_ASSET_IN_TEXT.findall(str(note.values.get("text", ""))))
 
 
+@dataclass(frozen=True)
+class NoteTie:
+    note: Fact
+    asset: str
+    event: Fact  # a `downtime` or a `top_alarm` of `asset`
+
+
+def _seconds(iso_utc: str) -> float:
+    return datetime.fromisoformat(iso_utc.replace("Z", "+00:00")).timestamp()
+
+
+def note_tie(notes: tuple[Fact, ...], events: tuple[Fact, ...]) -> NoteTie | None:
+    """The first note (in report order) naming an asset with an event in `events` before the note: that asset's latest
+    stop begun before the note, else its first alarm raised before it. One tie, computed here, so a small model
+    is shown the event it may tie a note to instead of picking among every stop of every asset the notes name."""
+    for note in notes:
+        at = _seconds(note.values["at"])
+        for asset in sorted(note_assets(note)):
+            mine = [f for f in events if f.subject == asset]
+            stops = [f for f in mine if f.kind == "downtime" and _seconds(f.values["start_at"]) <= at]
+            if stops:
+                return NoteTie(note, asset, max(stops, key=lambda f: _seconds(f.values["start_at"])))
+            alarms = [f for f in mine if f.kind == "top_alarm" and _seconds(f.values["first_at"]) <= at]
+            if alarms:
+                return NoteTie(note, asset, alarms[0])
+    return None
+
+
 def split_sections(facts: list[Fact]) -> list[Section]:
     """The sections a report's facts make, in `SECTIONS` order; empty when there is no window fact."""
     windows = [f for f in facts if f.kind == "window"]
@@ -72,7 +103,8 @@ def split_sections(facts: list[Fact]) -> list[Section]:
             assets = {f.subject for f in own if f.kind == "top_alarm"}
             related = tuple(f for f in by_section["downtime"] if f.kind == "downtime" and f.subject in assets)
         elif name == "notes":
-            named = set().union(*(note_assets(f) for f in own if f.kind == "operator_note"))
-            related = tuple(f for f in facts if f.kind in ("downtime", "top_alarm") and f.subject in named)
+            events = tuple(f for f in facts if f.kind in ("downtime", "top_alarm"))
+            tie = note_tie(tuple(f for f in own if f.kind == "operator_note"), events)
+            related = (tie.event,) if tie else ()
         out.append(Section(name, windows[0], own, related))
     return out
