@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.prose import prose_problems, sentences
-from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, from_iso
 from edge_agent.reports.sections import SECTION_KINDS, SECTIONS, note_assets, note_tie, split_sections
 from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
 from tests.test_reports_property import scenarios
@@ -87,17 +87,13 @@ class TestSplit:
         tie = note_tie(notes[0].notes, tuple(f for f in facts if f.kind in ("downtime", "top_alarm")))
         assert tie is not None and tie.event == event and tie.asset == event.subject
         assert event.subject in note_assets(tie.note)
-        at = when(tie.note.values["at"])
-        stops = [when(f.values["start_at"]) for f in facts if f.kind == "downtime" and f.subject == event.subject]
+        at = from_iso(tie.note.values["at"])
+        stops = [from_iso(f.values["start_at"]) for f in facts if f.kind == "downtime" and f.subject == event.subject]
         before = [t for t in stops if t <= at]
         if event.kind == "downtime":
-            assert when(event.values["start_at"]) == max(before)
+            assert from_iso(event.values["start_at"]) == max(before)
         else:
-            assert before == [] and when(event.values["first_at"]) <= at
-
-
-def when(iso_utc: str) -> datetime:
-    return datetime.fromisoformat(iso_utc.replace("Z", "+00:00"))
+            assert before == [] and from_iso(event.values["first_at"]) <= at
 
 
 class TestProse:

@@ -36,13 +36,13 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict
 
 from edge_agent.reports.facts import Fact, round_value
+from edge_agent.reports.request import from_iso
 from edge_agent.reports.sections import Section, note_assets
 
 
@@ -117,7 +117,7 @@ def allowed_claims(facts: list[Fact], tz: ZoneInfo) -> _Allowed:
             if isinstance(value, bool):
                 continue
             if (name.endswith("_at") or name == "at") and isinstance(value, str):
-                utc = datetime.fromisoformat(value.replace("Z", "+00:00"))
+                utc = from_iso(value)
                 local = utc.astimezone(tz)
                 for key in (local.strftime("%H:%M"), value, local.strftime("%Y-%m-%d %H:%M")):
                     allowed.times.setdefault(key, set()).add(fact.id)

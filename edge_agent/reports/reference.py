@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -36,7 +35,7 @@ from edge_agent.reports.prompts import (
     spans_days,
 )
 from edge_agent.reports.prose import prose_problems
-from edge_agent.reports.request import ResolvedRequest
+from edge_agent.reports.request import ResolvedRequest, from_iso
 from edge_agent.reports.sections import Section, note_tie
 
 # r2: the causes sentence reads the `downtime_cause` facts (every stop of the window, not only the listed ones);
@@ -884,7 +883,7 @@ def _of(facts: Sequence[Fact], kind: str) -> list[Fact]:
 
 
 def _seconds(iso_utc: str) -> float:
-    return datetime.fromisoformat(iso_utc.replace("Z", "+00:00")).timestamp()
+    return from_iso(iso_utc).timestamp()
 
 
 # --- downtime -----------------------------------------------------------------------------------------------------

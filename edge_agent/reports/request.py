@@ -155,6 +155,11 @@ def iso(value: datetime) -> str:
     return value.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def from_iso(text: str) -> datetime:
+    """A report-body time (`iso`'s format) back to an aware UTC datetime."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
 def parse_request(payload: bytes) -> ReportRequest:
     """Bytes → a validated request, or `RequestError` naming the first bad field."""
     if len(payload) > MAX_REQUEST_BYTES:

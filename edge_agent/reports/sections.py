@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 
 from edge_agent.reports.facts import Fact
+from edge_agent.reports.request import from_iso
 
 SECTION_KINDS: dict[str, tuple[str, ...]] = {
     "alarms": ("alarm_total", "top_alarm"),
@@ -67,22 +67,18 @@ class NoteTie:
     event: Fact  # a `downtime` or a `top_alarm` of `asset`
 
 
-def _seconds(iso_utc: str) -> float:
-    return datetime.fromisoformat(iso_utc.replace("Z", "+00:00")).timestamp()
-
-
 def note_tie(notes: tuple[Fact, ...], events: tuple[Fact, ...]) -> NoteTie | None:
     """The first note (in report order) naming an asset with an event in `events` before the note: that asset's latest
     stop begun before the note, else its first alarm raised before it. One tie, computed here, so a small model
     is shown the event it may tie a note to instead of picking among every stop of every asset the notes name."""
     for note in notes:
-        at = _seconds(note.values["at"])
+        at = from_iso(note.values["at"])
         for asset in sorted(note_assets(note)):
             mine = [f for f in events if f.subject == asset]
-            stops = [f for f in mine if f.kind == "downtime" and _seconds(f.values["start_at"]) <= at]
+            stops = [f for f in mine if f.kind == "downtime" and from_iso(f.values["start_at"]) <= at]
             if stops:
-                return NoteTie(note, asset, max(stops, key=lambda f: _seconds(f.values["start_at"])))
-            alarms = [f for f in mine if f.kind == "top_alarm" and _seconds(f.values["first_at"]) <= at]
+                return NoteTie(note, asset, max(stops, key=lambda f: from_iso(f.values["start_at"])))
+            alarms = [f for f in mine if f.kind == "top_alarm" and from_iso(f.values["first_at"]) <= at]
             if alarms:
                 return NoteTie(note, asset, alarms[0])
     return None

@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 from edge_agent.llm.types import ChatMessage
 from edge_agent.reports.errors import TemplateError
 from edge_agent.reports.facts import Fact, round_value
-from edge_agent.reports.request import ResolvedRequest
+from edge_agent.reports.request import ResolvedRequest, from_iso
 from edge_agent.reports.sections import SECTIONS, Section
 from edge_agent.reports.untrusted import clean, fence, looks_like_instruction
 
@@ -132,7 +132,7 @@ def format_duration(seconds: int, book: Phrasebook) -> str:
 
 
 def format_time(iso_utc: str, tz: ZoneInfo, with_date: bool) -> str:
-    local = datetime.fromisoformat(iso_utc.replace("Z", "+00:00")).astimezone(tz)
+    local = from_iso(iso_utc).astimezone(tz)
     return local.strftime("%Y-%m-%d %H:%M" if with_date else "%H:%M")
 
 
