@@ -45,6 +45,22 @@ class TestSameOutput:
             drafted = await draft_engine.generate(chat(prompt), PARAMS)
             assert drafted.token_ids == plain.token_ids, prompt
 
+    async def test_output_equals_without_draft_when_a_cached_prefix_is_reused(
+        self, engine: EngineHandle, draft_engine: EngineHandle
+    ) -> None:
+        """Report sections share their system prompt: the draft engine reuses the whole cached prefix (vLLM's EAGLE
+        block drop off), and a second prompt on that prefix still gets exactly the no-draft engine's tokens."""
+        assert draft_engine.engine.info["draft"]["prefix_block_drop"] is False
+        # ~330 tokens of shared system prompt: two full 128-token CPU KV blocks and part of a third.
+        rules = " ".join(f"Rule {i}: copy every figure exactly." for i in range(40))
+        system = ChatMessage(role="system", content=rules)
+        for question in (PROMPTS[0], PROMPTS[2], PROMPTS[0]):
+            messages = [system, *chat(question)]
+            plain = await engine.generate(messages, PARAMS)
+            drafted = await draft_engine.generate(messages, PARAMS)
+            assert plain.prompt_tokens > 256
+            assert drafted.token_ids == plain.token_ids, question
+
     async def test_request_figures_come_from_this_request(self, draft_engine: EngineHandle) -> None:
         """drafted = k per drafting step; accepted ≤ drafted; one acceptance rate per draft position."""
         completion = await draft_engine.generate(chat(PROMPTS[0]), PARAMS)

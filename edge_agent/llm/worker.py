@@ -24,6 +24,7 @@ from typing import Any
 from edge_agent.llm import wire
 from edge_agent.llm.chat import render_chat
 from edge_agent.llm.launcher import WorkerSpec
+from edge_agent.llm.speculation import speculative_config
 
 _PR_SET_PDEATHSIG = 1
 
@@ -118,11 +119,7 @@ class Runner:
         self.spec = spec
         speculative = None
         if spec.draft_dir is not None:
-            speculative = {
-                "method": spec.method,
-                "model": spec.draft_dir,
-                "num_speculative_tokens": spec.num_speculative_tokens,
-            }
+            speculative = speculative_config(spec.method, spec.draft_dir, spec.num_speculative_tokens)
         self.llm = LLM(
             model=spec.model_dir,
             tokenizer=spec.model_dir,
@@ -178,6 +175,8 @@ class Runner:
                 # What vLLM read from the draft's config.json (absent on an old EAGLE-3 head → False).
                 "fc_norm": bool(getattr(hf, "fc_norm", False)),
                 "norm_output": bool(getattr(hf, "norm_output", False)),
+                # Whether a prompt's prefix-cache hit is cut one block short (see edge_agent.llm.speculation).
+                "prefix_block_drop": bool(getattr(speculative, "use_eagle_block_drop", lambda: True)()),
             }
             try:
                 draft["modules"] = self.llm.collective_rpc(_draft_modules)[0]

@@ -29,6 +29,7 @@ import torch
 
 from edge_agent.config.llm import LlmConfig
 from edge_agent.llm.chat import render_chat
+from edge_agent.llm.speculation import speculative_config
 from edge_agent.speculative import corpus
 from edge_agent.speculative.acceptance import from_counts
 from edge_agent.speculative.data import generate, open_vllm, slice_prompts
@@ -217,7 +218,7 @@ def speed_interleaved(recipe: DraftRecipe, head_dir: Path, ks: list[int]) -> dic
     os.environ.update(engine_env())
     ctx = multiprocessing.get_context("spawn")
     variants: list[tuple[str, dict | None]] = [("none", None)] + [
-        (f"k={k}", {"method": "eagle3", "model": str(head_dir), "num_speculative_tokens": k}) for k in ks
+        (f"k={k}", speculative_config("eagle3", str(head_dir), k)) for k in ks
     ]
     pools = {
         name: ProcessPoolExecutor(
@@ -316,7 +317,7 @@ def run_bench(recipe: DraftRecipe) -> dict[str, Any]:
     log.info("draft.bench.reference", elapsed_s=round(time.monotonic() - started))
 
     def with_head(head_dir: Path, k: int) -> dict[str, Any]:
-        spec = {"method": "eagle3", "model": str(head_dir), "num_speculative_tokens": k}
+        spec = speculative_config("eagle3", str(head_dir), k)
         run = _in_child(model_dir, spec, raw, cfg.max_tokens, cfg.seed)
         identical = {}
         for name, ps in slices.items():
