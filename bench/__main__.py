@@ -23,6 +23,7 @@ BENCHES: dict[str, list[str]] = {
     "engine": [],
     "reports": [],
     "narrative": [],
+    "report_speed": [],
     "hostile": [],
     "draft": ["--prompts", "4", "--max-tokens", "64"],
     "llamacpp": [],

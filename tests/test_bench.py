@@ -44,3 +44,47 @@ def test_unknown_benchmark_is_refused() -> None:
         check=False,
     )
     assert done.returncode == 2 and "invalid choice: 'nope'" in done.stderr
+
+
+def test_report_speed_ratios_and_the_prefill_ceiling() -> None:
+    """Two reports: wall seconds 6+4 without a draft, 3+2 with → 2.00×; decode 4.0 s → 1.0 s (4×) behind 2.0 s of
+    prefill on both, so a free draft could give at most 6.0 / (2.0 + 1.0) = 2.00× of the generation time."""
+    from bench.report_speed import summary
+
+    def engine(seconds: float, first: float, gen: float, drafts: int = 0, accepted: int = 0) -> dict[str, float]:
+        return {
+            "seconds": seconds,
+            "generations": 5,
+            "tokens": 100,
+            "prompt_tokens": 2500,
+            "generation_s": gen,
+            "first_token_s": first,
+            "drafts": drafts,
+            "accepted": accepted,
+        }
+
+    rows = [
+        {
+            "type": "shift_summary",
+            "language": "es",
+            "identical": True,
+            "none": engine(6, 1, 3),
+            "draft": engine(3, 1, 1.5, 10, 30),
+        },
+        {
+            "type": "alarm_summary",
+            "language": "en",
+            "identical": False,
+            "none": engine(4, 1, 3),
+            "draft": engine(2, 1, 1.5, 10, 10),
+        },
+    ]
+    s = summary({"rows": rows})
+    assert s["speedup"] == pytest.approx(2.0)
+    assert s["speedup_by_type"] == {"alarm_summary": pytest.approx(2.0), "shift_summary": pytest.approx(2.0)}
+    assert s["identical"] == 1
+    assert s["decode_speedup"] == pytest.approx(4.0)
+    assert s["prefill_share_none"] == pytest.approx(2 / 6)
+    assert s["ceiling"] == pytest.approx(2.0)
+    assert s["tau"] == pytest.approx(1 + 40 / 20)
+    assert s["prompt_tokens_per_generation"] == pytest.approx(500)
