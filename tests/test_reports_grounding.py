@@ -305,6 +305,36 @@ class TestNoteTies:
     def test_a_note_tied_to_its_own_asset_passes(self, text: str) -> None:
         assert self.offences(text) == []
 
+    def test_a_time_and_an_author_of_two_different_notes_are_refused(self) -> None:
+        """Seen in `make demo` under v6: "Sobre P-101 escribió ana.silva a las 20:04" — ana.silva's note about P-101
+        is the 20:54 one; 20:04 is luis.ramirez's about T-301. Each half names a note, just not the same note."""
+        tank = fact("F04", "operator_note", "", at="2026-11-29T19:46:00Z", author="luis.ramirez", text="T-301 revisado")
+        assert self.offences(
+            "Sobre P-101 escribió ana.ruiz a las 13:46, tras su parada de 26 min.", (tank, self.PUMP_NOTE)
+        ) == [("13:46", "note_tie")]
+        assert (
+            self.offences(
+                "Sobre P-101 escribió ana.ruiz a las 11:30, tras su parada de 26 min.", (tank, self.PUMP_NOTE)
+            )
+            == []
+        )
+
+    def test_two_notes_at_one_minute_each_with_its_author_pass(self) -> None:
+        """The demo's 21:02: ana.silva and juan.perez both wrote then; either author goes with that time."""
+        other = self.PUMP_NOTE.model_copy(
+            update={"id": "F09", "values": {**self.PUMP_NOTE.values, "author": "juan.perez"}}
+        )
+        for author in ("ana.ruiz", "juan.perez"):
+            assert self.offences(f"At 11:30 {author} wrote about P-101.", (self.PUMP_NOTE, other)) == []
+        assert self.offences("At 11:30 john.smith wrote about T-301.", (self.TANK_NOTE, self.PUMP_NOTE, other)) == [
+            ("11:30", "note_tie")
+        ]
+
+    def test_a_time_that_is_also_a_stop_s_is_not_held_to_the_author(self) -> None:
+        """10:51 is P-101's stop and, here, also a note's time: the sentence may mean the stop."""
+        early = self.TANK_NOTE.model_copy(update={"values": {**self.TANK_NOTE.values, "at": "2026-11-29T16:51:00Z"}})
+        assert self.offences("ana.ruiz wrote about P-101, down since 10:51.", (early, self.PUMP_NOTE)) == []
+
     def test_the_author_alone_names_the_note(self) -> None:
         assert self.offences("john.smith wrote after P-101 stopped for 26 min.") == [
             ("P-101", "note_tie"),
@@ -390,6 +420,32 @@ class TestNoteTies:
         refused = {o.text for o in result.offending if o.kind == "note_tie"}
         expected = set() if asset in note_assets(note) else {asset, f"{minutes} min"}
         assert (refused, [o for o in result.offending if o.kind != "note_tie"]) == (expected, [])
+
+    AUTHORS = ("ana.ruiz", "john.smith", "luis.ramirez")
+
+    @given(
+        st.lists(st.tuples(st.integers(0, 5), st.sampled_from(AUTHORS)), min_size=1, max_size=5),
+        st.integers(0, 5),
+        st.data(),
+    )
+    def test_a_note_time_said_with_an_author_must_be_that_author_s(
+        self, written: list[tuple[int, str]], minute: int, data: st.DataObject
+    ) -> None:
+        """Whatever notes are written at which minutes by whom, "At 13:1M, AUTHOR left a note" (AUTHOR one who
+        wrote a note here) is refused for its time exactly when AUTHOR wrote no note at 13:1M; a time no fact has is
+        ungrounded, as any time."""
+        author = data.draw(st.sampled_from(sorted({who for _, who in written})))
+        notes = tuple(
+            fact(f"F1{i}", "operator_note", "", at=f"2026-11-29T19:1{m}:00Z", author=who, text="revisado")
+            for i, (m, who) in enumerate(written)
+        )
+        text = f"At 13:1{minute}, {author} left a note."
+        result = section_grounding(text, Section("notes", self.WINDOW, notes, ()), TZ)
+        if all(m != minute for m, _ in written):
+            expected = [(f"13:1{minute}", "time")]
+        else:
+            expected = [] if (minute, author) in written else [(f"13:1{minute}", "note_tie")]
+        assert [(o.text, o.kind) for o in result.offending] == expected
 
 
 class TestAnyNarrative:

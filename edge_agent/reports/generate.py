@@ -49,8 +49,10 @@ log = structlog.get_logger(component="reports")
 BODY_SCHEMA = "edge-agent.report.body/2"
 # v2: figures are bound to the id they follow in a sentence (grounding.check_bound), notes excepted; v3: the stop
 # called the longest is one (grounding.check_longest); v4: of every stop, as the `downtime_longest` fact names it;
-# v5: a word said twice in a row is a prose problem (prose.prose_problems).
-GROUNDING_RULES = "v6"
+# v5: a word said twice in a row is a prose problem (prose.prose_problems); v6: a sentence naming a note ties it
+# only to what the note is about (grounding.check_note_ties); v7: a note's time and the author said with it must be
+# one note's.
+GROUNDING_RULES = "v7"
 
 
 def clean_narrative(text: str, truncated: bool = False) -> str:

@@ -307,7 +307,8 @@ def _author_pattern(author: object) -> re.Pattern[str] | None:
 
 def check_note_ties(narrative: str, section: Section, result: GroundingResult) -> GroundingResult:
     """`result` plus an offence for each claim in a sentence that names a note (its time or its author) and is not
-    that note's, of a stop or alarm of an asset its text names, of the unlisted notes, or of the window."""
+    that note's, of a stop or alarm of an asset its text names, of the unlisted notes, or of the window; and for a
+    note's time given with an author who did not write a note at that time."""
     notes = section.notes
     if not notes:
         return result
@@ -318,17 +319,28 @@ def check_note_ties(narrative: str, section: Section, result: GroundingResult) -
     }
     at_of = {n.id: str(n.values.get("at")) for n in notes}
     ends = [m.end() for m in _SENTENCE_END.finditer(narrative)]
-    named: dict[int, set[str]] = {}  # sentence → the notes it names
+    by_time: dict[int, set[str]] = {}  # sentence → the notes it names by their time
+    by_author: dict[int, set[str]] = {}  # sentence → the notes of the authors it names
+    time_claims: list[tuple[int, Claim, set[str]]] = []
     for claim in result.claims:
         if claim.kind in _NOTE_TIME_KINDS and (times := set(claim.fact_ids) & tied.keys()):
-            named.setdefault(bisect.bisect_right(ends, claim.start), set()).update(times)
+            sentence = bisect.bisect_right(ends, claim.start)
+            by_time.setdefault(sentence, set()).update(times)
+            if set(claim.fact_ids) <= tied.keys():  # only a note's time, not also a stop's or an alarm's
+                time_claims.append((sentence, claim, times))
     for note in notes:
         if (pattern := _author_pattern(note.values.get("author"))) is not None:
             for m in pattern.finditer(narrative):
-                named.setdefault(bisect.bisect_right(ends, m.start()), set()).add(note.id)
+                by_author.setdefault(bisect.bisect_right(ends, m.start()), set()).add(note.id)
+    named = {k: by_time.get(k, set()) | by_author.get(k, set()) for k in by_time.keys() | by_author.keys()}
     if not named:
         return result
     offending = list(result.offending)
+    # "ana.silva wrote at 20:04" when the 20:04 note is luis.ramirez's: each half is a note, but not the same one.
+    for sentence, claim, times in time_claims:
+        if (authors := by_author.get(sentence)) and not times & authors:
+            reason = f"the note at {claim.text} is not by the author this sentence names"
+            offending.append(Offence(start=claim.start, end=claim.end, text=claim.text, kind="note_tie", reason=reason))
     for claim in result.claims:
         sentence = bisect.bisect_right(ends, claim.start)
         if sentence not in named:
