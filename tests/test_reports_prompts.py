@@ -11,15 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
+from edge_agent.reports.grounding import section_grounding
 from edge_agent.reports.prompts import Prompt, build_prompt, fact_sentence, load_phrasebook, load_template
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
-from edge_agent.reports.sections import SECTIONS, split_sections
+from edge_agent.reports.sections import SECTIONS, Section, note_assets, note_tie, split_sections
 from edge_agent.reports.untrusted import clean, looks_like_instruction
 from edge_agent.types import Record, StoredRecord
 from tests.fixtures.engine import MODEL_DIR
-from tests.fixtures.reports import INJECTION, SHIFT_START, TZ, shift_records, stored
+from tests.fixtures.reports import INJECTION, SHIFT_START, TZ, record, shift_records, stored
+from tests.test_reports_grounding import fact
 
 PROMPTS = Path(__file__).resolve().parents[1] / "edge_agent" / "reports" / "prompts"
 
@@ -107,6 +111,109 @@ class TestIsolation:
             "\nOPERATOR NOTES:\n-"
         )
         assert list(by_section) == ["alarms", "downtime", "production_quality", "notes", "process_values"]
+
+
+def related_lines(prompt: Prompt) -> list[str]:
+    """The RELATED block's lines, by the template's own headers around `$related` (they are in the language)."""
+    before, after = prompt.template.user.split("$related", 1)
+    opening, closing = before.splitlines()[-1], after.splitlines()[1]
+    return prompt.user.split(f"\n{opening}\n", 1)[1].split(f"\n{closing}\n", 1)[0].splitlines()
+
+
+class TestNoteTieLine:
+    """The notes prompt says which listed note its related event is tied to: finding the one note of a dozen that
+    names the asset is code's job, not a 135M model's."""
+
+    def test_the_tied_note_is_named_by_its_time_and_author(self) -> None:
+        """juan.perez's 07:50 note names P-101, stopped 06:20-07:45: the stop, then which note it goes with."""
+        by_section = prompts(compute_facts(stored(shift_records()), request("en")), request("en"))
+        assert related_lines(by_section["notes"]) == [
+            "- Downtime of P-101 for mechanical_seal_leak from 06:20 to 07:45 (85 min).",
+            "- The note at 07:50 by juan.perez is about P-101.",
+        ]
+
+    @pytest.mark.parametrize(
+        ("language", "line"),
+        [
+            ("es", "- La nota de las 07:50 de juan.perez trata de P-101."),
+            ("pt", "- A nota das 07:50 de juan.perez trata de P-101."),
+        ],
+    )
+    def test_in_every_language(self, language: str, line: str) -> None:
+        by_section = prompts(compute_facts(stored(shift_records()), request(language)), request(language))
+        assert related_lines(by_section["notes"])[-1] == line
+
+    def test_notes_with_no_tie_say_so(self) -> None:
+        """A note naming no asset with an earlier event: no related event, and the prompt says no note has one
+        (r7 made one up when RELATED was empty)."""
+        records = [r for r in shift_records() if r.kind != "log_line"]
+        records.append(
+            record("log_line", "plant/demo/log/utilities", {"text": "Ronda sin novedad", "author": "ana"}, 90)
+        )
+        by_section = prompts(compute_facts(stored(records), request("en")), request("en"))
+        assert related_lines(by_section["notes"]) == [
+            "- No listed note names an asset that had a stop or an alarm before it."
+        ]
+
+    ASSETS = ("P-101", "C-201", "T-301")
+    AUTHORS = ("ana.ruiz", "john.smith", "luis.ramirez")
+
+    @given(
+        st.lists(
+            st.tuples(st.integers(0, 479), st.sampled_from(AUTHORS), st.lists(st.sampled_from(ASSETS), max_size=2)),
+            min_size=1,
+            max_size=6,
+        ),
+        st.lists(st.tuples(st.sampled_from(ASSETS), st.integers(0, 479), st.booleans()), max_size=4),
+    )
+    def test_the_line_names_one_listed_note_that_names_the_asset_and_saying_so_is_grounded(
+        self, written: list[tuple[int, str, list[str]]], events: list[tuple[str, int, bool]]
+    ) -> None:
+        """Whatever notes name which assets and whatever stops and alarms came when, the notes prompt has exactly
+        one tie line: none when no note names an asset with an earlier event, else a time and author that are one
+        fenced note's, whose text names the asset; and a sentence saying what the line says passes grounding."""
+        req = request("en")
+        (window,) = [f for f in compute_facts([], req) if f.kind == "window"]
+
+        def at(minute: int) -> str:
+            return iso(SHIFT_START + timedelta(minutes=minute))
+
+        notes = tuple(
+            fact(f"N{i}", "operator_note", "", at=at(m), author=who, area="x", text=" ".join(["revisado", *named]))
+            for i, (m, who, named) in enumerate(sorted(written))
+        )
+        occurred = tuple(
+            fact(f"E{i}", "downtime", asset, reason="overload", start_at=at(m), end_at=at(m + 5), duration_s=300)
+            if stop
+            else fact(
+                f"E{i}",
+                "top_alarm",
+                asset,
+                rank=1,
+                message="alta",
+                count=1,
+                max_severity=700,
+                first_at=at(m),
+                last_at=at(m),
+            )
+            for i, (asset, m, stop) in enumerate(events)
+        )
+        tie = note_tie(notes, occurred)
+        section = Section("notes", window, notes, (tie.event,) if tie else ())
+        prompt = build_prompt(section, req)
+        said = [line for line in related_lines(prompt) if "note" in line]
+        if tie is None:
+            assert said == ["- No listed note names an asset that had a stop or an alarm before it."]
+            return
+        ((hhmm, author, asset),) = [
+            (m.group(1), m.group(2), m.group(3))
+            for line in said
+            if (m := re.fullmatch(r"- The note at (\d\d:\d\d) by (\S+) is about (\S+)\.", line))
+        ]
+        fenced = re.findall(rf"<<<NOTE {hhmm} · {re.escape(author)}\n(.*)\nNOTE>>>", prompt.user)
+        assert any(asset in text for text in fenced) and asset in note_assets(tie.note)
+        result = section_grounding(f"At {hhmm}, {author} left a note about {asset}.", section, TZ)
+        assert result.offending == []
 
 
 class TestTemplates:

@@ -10,7 +10,8 @@ grounding check costs that section alone. Five sections, in the order a shift su
   notes               operator_note, operator_notes_not_listed;  related: the one event the notes are tied to
                                                          (`note_tie`): of the first note naming an asset that had a
                                                          stop or a top alarm before it, the asset's latest stop
-                                                         begun before the note, else its first such alarm
+                                                         begun before the note, else its first such alarm; the
+                                                         prompt also names that note by time and author
   process_values      tag_stats, state_change, state_changes_not_listed
 
 A section with no fact of its kinds is not written. The window fact goes with every section: it is what times and

@@ -28,11 +28,12 @@ from edge_agent.llm.types import ChatMessage
 from edge_agent.reports.errors import TemplateError
 from edge_agent.reports.facts import Fact, round_value
 from edge_agent.reports.request import ResolvedRequest, from_iso
-from edge_agent.reports.sections import SECTIONS, Section
+from edge_agent.reports.sections import SECTIONS, NoteTie, Section, note_tie
 from edge_agent.reports.untrusted import clean, fence, looks_like_instruction
 
-# Templates v2: one prompt per narrative section. Phrasebook v2: v1's sentences and labels plus `downtime_cause` and
-# `downtime_longest` (each changed the files, and so their hashes: replay refuses reports written before).
+# Templates v2: one prompt per narrative section. Phrasebook v2: v1's sentences and labels plus `downtime_cause`,
+# `downtime_longest` and the notes' `note_tie`/`note_tie_none` lines (each changed the files, and so their hashes:
+# replay refuses reports written before).
 TEMPLATE_VERSION = "v2"
 PHRASEBOOK_VERSION = "v2"
 _DIR = Path(__file__).resolve().parent
@@ -204,6 +205,14 @@ def _note_fences(notes: tuple[Fact, ...], book: Phrasebook, request: ResolvedReq
     return "\n".join(fenced) if fenced else "-"
 
 
+def _tie_sentence(tie: NoteTie, book: Phrasebook, request: ResolvedRequest) -> str:
+    """Which listed note the related event is tied to, by its time and author: finding the one note among a dozen
+    that names the asset is code's job (r7 took the author or time of the next note in 7 of 32 notes sections)."""
+    at = format_time(tie.note.values["at"], ZoneInfo(request.window.timezone), spans_days(request))
+    author = safe_text(str(tie.note.values.get("author") or "-"), book, 40)
+    return book.facts["note_tie"].format(at=at, author=author, asset=tie.asset)
+
+
 def build_prompt(
     section: Section,
     request: ResolvedRequest,
@@ -222,10 +231,15 @@ def build_prompt(
         return "\n".join(sentences) if sentences else "-"
 
     flagged = tuple(rid for f in section.notes if f.values.get("flagged") for rid in f.record_ids)
+    related = lines(section.related)
+    if section.notes:
+        tie = note_tie(section.notes, section.related)
+        said = book.facts["note_tie_none"] if tie is None else _tie_sentence(tie, book, request)
+        related = f"- {said}" if related == "-" else f"{related}\n- {said}"
     user = string.Template(template.user).substitute(
         section=template.names[section.name],
         facts=lines((section.window, *section.facts)),
-        related=lines(section.related),
+        related=related,
         notes=_note_fences(section.notes, book, request, note_max_chars),
     )
     return Prompt(template, book, user, flagged)
