@@ -194,22 +194,28 @@ class Prompt:
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def _note_label(note: Fact, book: Phrasebook, request: ResolvedRequest) -> tuple[str, str]:
+    """A note's local time and author as the prompt shows them (its fence and the tie line say the same)."""
+    when = format_time(note.values["at"], ZoneInfo(request.window.timezone), spans_days(request))
+    return when, safe_text(str(note.values.get("author") or "-"), book, 40)
+
+
 def _note_fences(notes: tuple[Fact, ...], book: Phrasebook, request: ResolvedRequest, note_max_chars: int) -> str:
-    tz = ZoneInfo(request.window.timezone)
     fenced = []
     for note in notes:
-        when = format_time(note.values["at"], tz, spans_days(request))
-        author = safe_text(str(note.values.get("author") or "-"), book, 40)
+        when, author = _note_label(note, book, request)
         text = book.label("withheld") if note.values.get("flagged") else clean(note.values["text"], note_max_chars)
         fenced.append(fence(f"{when} · {author}", text))
     return "\n".join(fenced) if fenced else "-"
 
 
-def _tie_sentence(tie: NoteTie, book: Phrasebook, request: ResolvedRequest) -> str:
-    """Which listed note the related event is tied to, by its time and author: finding the one note among a dozen
-    that names the asset is code's job (r7 took the author or time of the next note in 7 of 32 notes sections)."""
-    at = format_time(tie.note.values["at"], ZoneInfo(request.window.timezone), spans_days(request))
-    author = safe_text(str(tie.note.values.get("author") or "-"), book, 40)
+def _tie_sentence(tie: NoteTie | None, book: Phrasebook, request: ResolvedRequest) -> str:
+    """Which listed note the related event is tied to, by its time and author, or that none is: finding the one note
+    among a dozen that names the asset is code's job (r7 took the author or time of the next note in 7 of 32 notes
+    sections)."""
+    if tie is None:
+        return book.facts["note_tie_none"]
+    at, author = _note_label(tie.note, book, request)
     return book.facts["note_tie"].format(at=at, author=author, asset=tie.asset)
 
 
@@ -226,20 +232,16 @@ def build_prompt(
     template = template or load_template(request.language)
     book = book or load_phrasebook(request.language)
 
-    def lines(facts: tuple[Fact, ...]) -> str:
-        sentences = [f"- {s}" for f in facts if (s := fact_sentence(f, book, request)) is not None]
-        return "\n".join(sentences) if sentences else "-"
+    def lines(facts: tuple[Fact, ...], more: tuple[str, ...] = ()) -> str:
+        said = [s for f in facts if (s := fact_sentence(f, book, request)) is not None]
+        return "\n".join(f"- {s}" for s in (*said, *more)) or "-"
 
     flagged = tuple(rid for f in section.notes if f.values.get("flagged") for rid in f.record_ids)
-    related = lines(section.related)
-    if section.notes:
-        tie = note_tie(section.notes, section.related)
-        said = book.facts["note_tie_none"] if tie is None else _tie_sentence(tie, book, request)
-        related = f"- {said}" if related == "-" else f"{related}\n- {said}"
+    tie = (_tie_sentence(note_tie(section.notes, section.related), book, request),) if section.notes else ()
     user = string.Template(template.user).substitute(
         section=template.names[section.name],
         facts=lines((section.window, *section.facts)),
-        related=related,
+        related=lines(section.related, tie),
         notes=_note_fences(section.notes, book, request, note_max_chars),
     )
     return Prompt(template, book, user, flagged)
