@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from itertools import pairwise
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.prose import prose_problems, sentences
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, from_iso
-from edge_agent.reports.sections import SECTION_KINDS, SECTIONS, note_assets, note_tie, split_sections
+from edge_agent.reports.sections import SECTION_KINDS, SECTIONS, note_assets, note_tie, split_sections, tag_peak
 from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
 from tests.test_reports_property import scenarios
 
@@ -94,6 +95,57 @@ class TestSplit:
             assert from_iso(event.values["start_at"]) == max(before)
         else:
             assert before == [] and from_iso(event.values["first_at"]) <= at
+
+
+def fact(fid: str, kind: str, subject: str = "", **values: object) -> Fact:
+    return Fact(
+        id=fid, kind=kind, subject=subject, values=values, record_ids=[1], record_count=1, record_ids_sha256="0"
+    )
+
+
+class TestPeaksFirst:
+    """The process-values section lists its tag statistics by how far each maximum stands above its mean, largest
+    first: the tags the reference writer names are the first lines, so the model copies each one's time from its own
+    line instead of picking three among ten (r8 gave a tag the maximum time of the tag listed next to it)."""
+
+    WINDOW = fact("F01", "window", start="2026-11-29T06:00:00Z", end="2026-11-29T14:00:00Z")
+
+    def test_the_tag_with_the_largest_peak_comes_first_ties_keep_report_order_and_states_follow(self) -> None:
+        flat = fact("F02", "tag_stats", "P-101.flow", min=10, max=10, mean=10)  # peak 0
+        spike = fact("F03", "tag_stats", "P-101.temp", min=50, max=90, mean=60)  # peak 0.5
+        change = fact("F04", "state_change", "C-201.state", at="2026-11-29T07:00:00Z", **{"from": "run", "to": "stop"})
+        also_flat = fact("F05", "tag_stats", "T-301.level", min=3, max=3, mean=3)  # peak 0, after F02
+        big = fact("F06", "tag_stats", "C-201.vibration", min=1, max=4, mean=2)  # peak 1
+        (section,) = split_sections([self.WINDOW, flat, spike, change, also_flat, big])
+        assert section.name == "process_values"
+        assert [f.id for f in section.facts] == ["F06", "F03", "F02", "F05", "F04"]
+
+    def test_a_zero_mean_does_not_divide_by_zero_and_a_negative_mean_is_measured_by_its_size(self) -> None:
+        assert tag_peak(fact("F02", "tag_stats", "x", min=0, max=0, mean=0)) == 0
+        assert tag_peak(fact("F02", "tag_stats", "x", min=-4, max=-1, mean=-2)) == 0.5
+
+    @given(scenarios())
+    def test_whatever_the_records_the_stats_come_first_by_peak_and_the_rest_keep_report_order(
+        self, scenario: tuple[list, ResolvedRequest, int]
+    ) -> None:
+        records, req, list_max = scenario
+        facts = compute_facts(records, req, list_max=list_max)
+        values = [s for s in split_sections(facts) if s.name == "process_values"]
+        if not values:
+            return
+        own = [f for f in facts if f.kind in SECTION_KINDS["process_values"]]
+        placed = list(values[0].facts)
+        n = sum(f.kind == "tag_stats" for f in own)
+        assert all(f.kind == "tag_stats" for f in placed[:n])
+        assert placed[n:] == [f for f in own if f.kind != "tag_stats"]
+        peaks = [tag_peak(f) for f in placed[:n]]
+        assert peaks == sorted(peaks, reverse=True)
+        # Equal peaks keep report order, so the order is a function of the facts alone.
+        order = {f.id: i for i, f in enumerate(own)}
+        for a, b in pairwise(placed[:n]):
+            if tag_peak(a) == tag_peak(b):
+                assert order[a.id] < order[b.id]
+        assert sorted(f.id for f in placed) == sorted(f.id for f in own)
 
 
 class TestProse:

@@ -36,14 +36,16 @@ from edge_agent.reports.prompts import (
 )
 from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.request import ResolvedRequest, from_iso
-from edge_agent.reports.sections import Section, note_tie
+from edge_agent.reports.sections import Section, note_tie, tag_peak
 
 # r2: the causes sentence reads the `downtime_cause` facts (every stop of the window, not only the listed ones);
 # r3: the longest stop is the `downtime_longest` fact's (likewise); r4: "{fails}" (a count with its noun, "4 controles
 # fallidos") no longer followed by the noun's adjective again in es and pt ("4 controles fallidos fallidos de 16");
 # r5: the notes tie is `sections.note_tie`'s, and the notes section's related facts are that one event (the same tie
-# as r4's; the wording, picked by a hash over the section's facts, differs).
-REFERENCE_VERSION = "r5"
+# as r4's; the wording, picked by a hash over the section's facts, differs); r6: the process-values section lists its
+# tag statistics peaks first (`sections.tag_peak`), and that hash reads them in that order (the same tags are named,
+# some in other wordings).
+REFERENCE_VERSION = "r6"
 MAX_SENTENCES = 4
 # An alarm is tied to a stop on its asset that starts from its first activation to an hour after its last: long
 # enough for a vibration alarm to end in a trip, short enough not to blame an alarm for the next shift's stop.
@@ -1142,15 +1144,9 @@ def _production_quality(w: _Writer) -> list[_Slot]:
 # --- process values -----------------------------------------------------------------------------------------------
 
 
-def _peak(f: Fact) -> float:
-    """How far the maximum stands above the mean, relative to the mean's size (a flat tag scores 0)."""
-    v = f.values
-    return (v["max"] - v["mean"]) / max(abs(v["mean"]), 1e-9)
-
-
 def _process_values(w: _Writer) -> list[_Slot]:
     slots: list[_Slot] = []
-    stats = sorted(_of(w.section.facts, "tag_stats"), key=_peak, reverse=True)[:TAGS_MAX]
+    stats = sorted(_of(w.section.facts, "tag_stats"), key=tag_peak, reverse=True)[:TAGS_MAX]
     if stats:
         top = stats[0].values
         slots.append(

@@ -12,7 +12,9 @@ grounding check costs that section alone. Five sections, in the order a shift su
                                                          stop or a top alarm before it, the asset's latest stop
                                                          begun before the note, else its first such alarm; the
                                                          prompt also names that note by time and author
-  process_values      tag_stats, state_change, state_changes_not_listed
+  process_values      tag_stats, state_change, state_changes_not_listed;  the tag statistics come peaks first
+                                                         (`tag_peak`), so the tags worth naming are the first lines
+                                                         and a small model copies each one's times from its own line
 
 A section with no fact of its kinds is not written. The window fact goes with every section: it is what times and
 dates are read against. Data gaps, skipped records and completeness stay in the facts list only.
@@ -42,7 +44,7 @@ _ASSET_IN_TEXT = re.compile(r"(?<![\w.\-])[A-Za-z]+-\d+[A-Za-z0-9]*(?![\w\-])")
 class Section:
     name: str
     window: Fact
-    facts: tuple[Fact, ...]  # the section's own facts, in report order
+    facts: tuple[Fact, ...]  # the section's own facts, in report order (process values: tag statistics peaks first)
     related: tuple[Fact, ...] = ()  # facts of other sections it may mention, in report order
 
     def grounding_facts(self) -> list[Fact]:
@@ -85,6 +87,18 @@ def note_tie(notes: tuple[Fact, ...], events: tuple[Fact, ...]) -> NoteTie | Non
     return None
 
 
+def tag_peak(stats: Fact) -> float:
+    """How far a tag's maximum stands above its mean, relative to the mean's size (a flat tag scores 0)."""
+    v = stats.values
+    return float((v["max"] - v["mean"]) / max(abs(v["mean"]), 1e-9))
+
+
+def _peaks_first(facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
+    """Tag statistics by `tag_peak`, largest first (ties keep report order), then the other facts in report order."""
+    stats = sorted((f for f in facts if f.kind == "tag_stats"), key=tag_peak, reverse=True)
+    return (*stats, *(f for f in facts if f.kind != "tag_stats"))
+
+
 def split_sections(facts: list[Fact]) -> list[Section]:
     """The sections a report's facts make, in `SECTIONS` order; empty when there is no window fact."""
     windows = [f for f in facts if f.kind == "window"]
@@ -103,5 +117,7 @@ def split_sections(facts: list[Fact]) -> list[Section]:
             events = tuple(f for f in facts if f.kind in ("downtime", "top_alarm"))
             tie = note_tie(tuple(f for f in own if f.kind == "operator_note"), events)
             related = (tie.event,) if tie else ()
+        elif name == "process_values":
+            own = _peaks_first(own)
         out.append(Section(name, windows[0], own, related))
     return out
