@@ -13,7 +13,7 @@ from edge_agent.reports.grounding import check_bound, check_narrative, section_g
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.reports.sections import Section, note_assets
 from edge_agent.types import StoredRecord
-from tests.fixtures.reports import SHIFT_START, TZ
+from tests.fixtures.reports import SHIFT_START, TZ, fact
 
 
 @pytest.fixture
@@ -93,19 +93,6 @@ class TestIdsTimesDurations:
     def test_empty_narrative_is_not_grounded(self, facts: list[Fact]) -> None:
         """Nothing to check is not a checked narrative."""
         assert check_narrative("  ", facts, TZ).ok is False
-
-
-def fact(fid: str, kind: str, subject: str, **values: object) -> Fact:
-    return Fact(
-        id=fid,
-        kind=kind,
-        subject=subject,
-        values=values,
-        ids=[subject],
-        record_ids=[1],
-        record_count=1,
-        record_ids_sha256="-",
-    )
 
 
 class TestBinding:

@@ -12,7 +12,7 @@ from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.prose import prose_problems, sentences
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, from_iso
 from edge_agent.reports.sections import SECTION_KINDS, SECTIONS, note_assets, note_tie, split_sections, tag_peak
-from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
+from tests.fixtures.reports import SHIFT_START, TZ, fact, shift_records, stored
 from tests.test_reports_property import scenarios
 
 
@@ -97,18 +97,12 @@ class TestSplit:
             assert before == [] and from_iso(event.values["first_at"]) <= at
 
 
-def fact(fid: str, kind: str, subject: str = "", **values: object) -> Fact:
-    return Fact(
-        id=fid, kind=kind, subject=subject, values=values, record_ids=[1], record_count=1, record_ids_sha256="0"
-    )
-
-
 class TestPeaksFirst:
     """The process-values section lists its tag statistics by how far each maximum stands above its mean, largest
     first: the tags the reference writer names are the first lines, so the model copies each one's time from its own
     line instead of picking three among ten (r8 gave a tag the maximum time of the tag listed next to it)."""
 
-    WINDOW = fact("F01", "window", start="2026-11-29T06:00:00Z", end="2026-11-29T14:00:00Z")
+    WINDOW = fact("F01", "window", "", start="2026-11-29T06:00:00Z", end="2026-11-29T14:00:00Z")
 
     def test_the_tag_with_the_largest_peak_comes_first_ties_keep_report_order_and_states_follow(self) -> None:
         flat = fact("F02", "tag_stats", "P-101.flow", min=10, max=10, mean=10)  # peak 0

@@ -36,7 +36,7 @@ from edge_agent.reports.prompts import (
 )
 from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.request import ResolvedRequest, from_iso
-from edge_agent.reports.sections import Section, note_tie, tag_peak
+from edge_agent.reports.sections import Section, note_tie
 
 # r2: the causes sentence reads the `downtime_cause` facts (every stop of the window, not only the listed ones);
 # r3: the longest stop is the `downtime_longest` fact's (likewise); r4: "{fails}" (a count with its noun, "4 controles
@@ -1146,7 +1146,7 @@ def _production_quality(w: _Writer) -> list[_Slot]:
 
 def _process_values(w: _Writer) -> list[_Slot]:
     slots: list[_Slot] = []
-    stats = sorted(_of(w.section.facts, "tag_stats"), key=tag_peak, reverse=True)[:TAGS_MAX]
+    stats = _of(w.section.facts, "tag_stats")[:TAGS_MAX]  # `split_sections` lists them peaks first (`tag_peak`)
     if stats:
         top = stats[0].values
         slots.append(
