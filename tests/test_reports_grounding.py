@@ -320,7 +320,7 @@ class TestNoteTies:
     def test_a_time_that_is_also_a_stop_s_is_not_held_to_the_author(self) -> None:
         """10:51 is P-101's stop and, here, also a note's time: the sentence may mean the stop."""
         early = self.TANK_NOTE.model_copy(update={"values": {**self.TANK_NOTE.values, "at": "2026-11-29T16:51:00Z"}})
-        assert self.offences("ana.ruiz wrote about P-101, down since 10:51.", (early, self.PUMP_NOTE)) == []
+        assert self.offences("ana.ruiz wrote about P-101, which had stopped at 10:51.", (early, self.PUMP_NOTE)) == []
 
     def test_the_author_alone_names_the_note(self) -> None:
         assert self.offences("john.smith wrote after P-101 stopped for 26 min.") == [
@@ -433,6 +433,82 @@ class TestNoteTies:
         else:
             expected = [] if (minute, author) in written else [(f"13:1{minute}", "note_tie")]
         assert [(o.text, o.kind) for o in result.offending] == expected
+
+
+class TestNoteDuring:
+    """A sentence saying a note was left while a stop went on needs the note's time within a stop of an asset the
+    note names. P-101 was down 10:51-11:17 local."""
+
+    STOP = TestNoteTies.STOP
+
+    def note(self, at: str, text: str = "P-101 revisada") -> Fact:
+        return fact("F05", "operator_note", "", at=at, author="ana.ruiz", text=text)
+
+    def offences(self, text: str, note: Fact, stop: Fact = STOP) -> list[tuple[str, str]]:
+        section = Section("notes", TestNoteTies.WINDOW, (note,), (stop,))
+        return [(o.text, o.kind) for o in section_grounding(text, section, TZ).offending]
+
+    def test_the_demo_s_still_stopped_after_the_stop_is_refused(self) -> None:
+        """Seen in `make demo` at fb1e3b5: a note left 39 min after P-101's stop ended, said to be left while P-101
+        "seguía parado". Every figure is the note's or the stop's; only the words are false."""
+        text = "A las 11:56, mientras P-101 seguía parado por bearing_wear, ana.ruiz dejó una nota sobre él."
+        assert self.offences(text, self.note("2026-11-29T17:56:00Z")) == [("mientras", "during")]
+
+    PHRASINGS = [
+        ("A las {at}, mientras P-101 seguía parado, ana.ruiz dejó una nota sobre él.", "mientras"),
+        ("Sobre P-101 escribió ana.ruiz a las {at}, con el equipo parado desde 10:51.", "parado desde"),
+        ("At {at}, with P-101 still down, ana.ruiz left a note about it.", "still down"),
+        (
+            "The note by ana.ruiz at {at} concerns P-101, down for bearing_wear since 10:51.",
+            "down for bearing_wear since",
+        ),
+        ("Às {at}, enquanto P-101 seguia parado, ana.ruiz deixou uma nota sobre ele.", "enquanto"),
+        ("A nota que ana.ruiz escreveu às {at} trata de P-101, parado desde 10:51.", "parado desde"),
+    ]
+
+    @pytest.mark.parametrize(("text", "mark"), PHRASINGS)
+    def test_the_reference_writer_s_during_phrasings_hold_only_within_the_stop(self, text: str, mark: str) -> None:
+        assert self.offences(text.format(at="11:00"), self.note("2026-11-29T17:00:00Z")) == []
+        assert self.offences(text.format(at="11:30"), self.note("2026-11-29T17:30:00Z")) == [(mark, "during")]
+
+    def test_a_stop_said_with_its_end_is_not_a_during_claim(self) -> None:
+        assert (
+            self.offences(
+                "ana.ruiz wrote about P-101, down since 10:51 until 11:17.", self.note("2026-11-29T17:30:00Z")
+            )
+            == []
+        )
+
+    def test_an_open_stop_goes_on_past_its_last_time(self) -> None:
+        open_stop = self.STOP.model_copy(update={"values": {**self.STOP.values, "open": True}})
+        text = "At 11:30, with P-101 still down, ana.ruiz left a note about it."
+        assert self.offences(text, self.note("2026-11-29T17:30:00Z"), open_stop) == []
+
+    def test_the_asset_the_sentence_names_is_the_one_that_must_be_down(self) -> None:
+        """The note names P-101 and T-301; P-101 was down at 11:00, T-301 was not."""
+        note = self.note("2026-11-29T17:00:00Z", "P-101 y T-301 revisados")
+        assert self.offences("At 11:00, with P-101 still down, ana.ruiz left a note.", note) == []
+        assert self.offences("At 11:00, with T-301 still down, ana.ruiz left a note.", note) == [
+            ("still down", "during")
+        ]
+
+    def test_a_sentence_naming_no_note_is_not_held_to_one(self) -> None:
+        assert self.offences("P-101 was still down at 10:51.", self.note("2026-11-29T17:30:00Z")) == []
+
+    @given(st.integers(0, 89), st.booleans(), st.sampled_from(PHRASINGS))
+    def test_a_note_is_said_to_be_left_during_the_stop_exactly_when_it_was(
+        self, minutes: int, still_open: bool, phrasing: tuple[str, str]
+    ) -> None:
+        """Whatever minute from 10:30 to 11:59 the note was left, and whether the stop is still open, a during
+        phrasing is refused exactly when the note falls before 10:51 or, for a closed stop, at or after 11:17."""
+        at = SHIFT_START + timedelta(hours=4, minutes=30 + minutes)  # 16:30Z = 10:30 local
+        local = f"{10 + (30 + minutes) // 60}:{(30 + minutes) % 60:02d}"
+        stop = self.STOP.model_copy(update={"values": {**self.STOP.values, "open": still_open}})
+        text, mark = phrasing
+        within = 21 <= minutes and (still_open or minutes < 47)
+        assert self.offences(text.format(at=local), self.note(at.isoformat().replace("+00:00", "Z")), stop) == (
+            [] if within else [(mark, "during")]
+        )
 
 
 class TestAnyNarrative:

@@ -29,6 +29,11 @@ The longest stop (`check_longest`): a sentence calling a stop the longest (es/en
 and durations of the longest stop (the `downtime_longest` fact, over every stop of the window; a listed stop as
 long) or the window's. "The longest was P-101's 12:40-13:13
 stop (34 min)" fails when P-101's 10:20-10:57 stop lasted longer, although every figure is P-101's.
+
+A note left during a stop (`check_note_during`, the notes section): a sentence naming a note and saying it was left
+while a stop went on ("mientras P-101 seguía parado", "with P-102 still down", "parado desde 16:19") needs the note's
+time within a stop of an asset the note names. "At 23:52, while P-101 was still down" fails when that stop ended at
+23:13 (seen in `make demo`): the figures bind, the words do not.
 """
 
 from __future__ import annotations
@@ -305,6 +310,35 @@ def _author_pattern(author: object) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w.\-]){re.escape(name)}(?![\w\-])")
 
 
+@dataclass
+class _NotesNamed:
+    """Which listed notes each sentence names (sentence index → note ids), by a note's local time or its author."""
+
+    by_time: dict[int, set[str]] = field(default_factory=dict)
+    by_author: dict[int, set[str]] = field(default_factory=dict)
+    time_claims: list[tuple[int, Claim, set[str]]] = field(default_factory=list)  # claims that are only notes' times
+
+    def named(self) -> dict[int, set[str]]:
+        keys = self.by_time.keys() | self.by_author.keys()
+        return {k: self.by_time.get(k, set()) | self.by_author.get(k, set()) for k in keys}
+
+
+def _notes_named(narrative: str, notes: tuple[Fact, ...], result: GroundingResult, ends: list[int]) -> _NotesNamed:
+    ids = {n.id for n in notes}
+    out = _NotesNamed()
+    for claim in result.claims:
+        if claim.kind in _NOTE_TIME_KINDS and (times := set(claim.fact_ids) & ids):
+            sentence = bisect.bisect_right(ends, claim.start)
+            out.by_time.setdefault(sentence, set()).update(times)
+            if set(claim.fact_ids) <= ids:  # only a note's time, not also a stop's or an alarm's
+                out.time_claims.append((sentence, claim, times))
+    for note in notes:
+        if (pattern := _author_pattern(note.values.get("author"))) is not None:
+            for m in pattern.finditer(narrative):
+                out.by_author.setdefault(bisect.bisect_right(ends, m.start()), set()).add(note.id)
+    return out
+
+
 def check_note_ties(narrative: str, section: Section, result: GroundingResult) -> GroundingResult:
     """`result` plus an offence for each claim in a sentence that names a note (its time or its author) and is not
     that note's, of a stop or alarm of an asset its text names, of the unlisted notes, or of the window; and for a
@@ -319,26 +353,14 @@ def check_note_ties(narrative: str, section: Section, result: GroundingResult) -
     }
     at_of = {n.id: str(n.values.get("at")) for n in notes}
     ends = [m.end() for m in _SENTENCE_END.finditer(narrative)]
-    by_time: dict[int, set[str]] = {}  # sentence → the notes it names by their time
-    by_author: dict[int, set[str]] = {}  # sentence → the notes of the authors it names
-    time_claims: list[tuple[int, Claim, set[str]]] = []
-    for claim in result.claims:
-        if claim.kind in _NOTE_TIME_KINDS and (times := set(claim.fact_ids) & tied.keys()):
-            sentence = bisect.bisect_right(ends, claim.start)
-            by_time.setdefault(sentence, set()).update(times)
-            if set(claim.fact_ids) <= tied.keys():  # only a note's time, not also a stop's or an alarm's
-                time_claims.append((sentence, claim, times))
-    for note in notes:
-        if (pattern := _author_pattern(note.values.get("author"))) is not None:
-            for m in pattern.finditer(narrative):
-                by_author.setdefault(bisect.bisect_right(ends, m.start()), set()).add(note.id)
-    named = {k: by_time.get(k, set()) | by_author.get(k, set()) for k in by_time.keys() | by_author.keys()}
+    found = _notes_named(narrative, notes, result, ends)
+    named = found.named()
     if not named:
         return result
     offending = list(result.offending)
     # "ana.silva wrote at 20:04" when the 20:04 note is luis.ramirez's: each half is a note, but not the same one.
-    for sentence, claim, times in time_claims:
-        if (authors := by_author.get(sentence)) and not times & authors:
+    for sentence, claim, times in found.time_claims:
+        if (authors := found.by_author.get(sentence)) and not times & authors:
             reason = f"the note at {claim.text} is not by the author this sentence names"
             offending.append(Offence(start=claim.start, end=claim.end, text=claim.text, kind="note_tie", reason=reason))
     for claim in result.claims:
@@ -354,11 +376,68 @@ def check_note_ties(narrative: str, section: Section, result: GroundingResult) -
     return GroundingResult(ok=not offending, claims=result.claims, offending=offending)
 
 
+# A note said to be left while a stop went on, as the reference writer words it (`nt.tie_during`) and the model
+# copies it: "mientras P-101 seguía parado", "with P-102 still down", "parado por cavitation desde 16:19" (but not
+# "down since 10:51 until 11:17", which says when the stop ended).
+_DURING = re.compile(
+    r"\bmientras\b|\benquanto\b|\b(?:seguía|seguia)\s+parad[oa]\b|\bstill\s+(?:down|stopped)\b"
+    r"|\b(?:parad[oa]|detenid[oa]|down|stopped)\b[^.!?]*?\b(?:desde|since)\b(?![^.!?]*\b(?:until|till|hasta|até)\b)",
+    re.I,
+)
+
+
+def _during_stop(note: Fact, stop: Fact) -> bool:
+    """Whether the note was left while the stop went on (the reference writer's `nt.tie_during` condition)."""
+    at = from_iso(note.values["at"])
+    v = stop.values
+    return from_iso(v["start_at"]) <= at and (bool(v.get("open")) or at < from_iso(v["end_at"]))
+
+
+def _left_during(note: Fact, stops: list[Fact], said: set[str]) -> bool:
+    """Whether the note was left within a stop of an asset it names (of those `said`, when the sentence names any)."""
+    assets = note_assets(note)
+    assets = (assets & said) or assets
+    return any(f.subject in assets and _during_stop(note, f) for f in stops)
+
+
+def check_note_during(narrative: str, section: Section, result: GroundingResult) -> GroundingResult:
+    """`result` plus an offence for a sentence that names a note (by a time only notes have, else by its author, else
+    by a time) and says it was left while a stop went on, when no note it names was left within a stop of an asset
+    the note's text names (of the one the sentence names, when it names one). "At 23:52, while P-101 was still down"
+    fails when P-101's stop ended at 23:13, although every figure is the note's or the stop's."""
+    marks = list(_DURING.finditer(narrative))
+    if not section.notes or not marks:
+        return result
+    ends = [m.end() for m in _SENTENCE_END.finditer(narrative)]
+    found = _notes_named(narrative, section.notes, result, ends)
+    notes = {n.id: n for n in section.notes}
+    stops = [f for f in section.related if f.kind == "downtime"]
+    offending = list(result.offending)
+    only_notes: dict[int, set[str]] = {}  # a time that is also a stop's may mean the stop: the author decides then
+    for sentence, _, times in found.time_claims:
+        only_notes.setdefault(sentence, set()).update(times)
+    for sentence in sorted({bisect.bisect_right(ends, m.start()) for m in marks}):
+        named = only_notes.get(sentence) or found.by_author.get(sentence) or found.by_time.get(sentence)
+        if not named:
+            continue
+        said = {c.text for c in result.claims if c.kind == "id" and bisect.bisect_right(ends, c.start) == sentence}
+        if not any(_left_during(notes[n], stops, said) for n in named):
+            mark = next(m for m in marks if bisect.bisect_right(ends, m.start()) == sentence)
+            at = ", ".join(sorted(str(notes[n].values.get("at")) for n in named))
+            reason = f"the note at {at} was not left during a stop of an asset it names"
+            offending.append(
+                Offence(start=mark.start(), end=mark.end(), text=mark.group(), kind="during", reason=reason)
+            )
+    offending.sort(key=lambda o: o.start)
+    return GroundingResult(ok=not offending, claims=result.claims, offending=offending)
+
+
 def section_grounding(text: str, section: Section, tz_name: str) -> GroundingResult:
     """The grounding a section's text must pass: on the section's facts, bound (in the notes, a note's own figures
     excepted, and a sentence naming a note held to that note's ties); the longest stop must be the longest."""
     facts = section.grounding_facts()
     if section.name == "notes":  # "X wrote about P-101 at 08:29": a note's time follows what it is about
         bound = check_bound(text, facts, tz_name, free=frozenset(f.id for f in section.facts))
-        return check_note_ties(text, section, check_longest(text, facts, bound))
+        tied = check_note_ties(text, section, check_longest(text, facts, bound))
+        return check_note_during(text, section, tied)
     return check_longest(text, facts, check_bound(text, facts, tz_name))
