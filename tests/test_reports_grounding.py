@@ -277,7 +277,8 @@ class TestNoteTies:
             "A las 13:46, tras la parada de 26 min de P-101 por bearing_wear, john.smith dejó una nota"
             " sobre ese equipo."
         )
-        assert self.offences(text) == [("26 min", "note_tie"), ("P-101", "note_tie")]
+        # Nor was it left after a stop of T-301, the asset it names (checks v8).
+        assert self.offences(text) == [("tras la parada", "after"), ("26 min", "note_tie"), ("P-101", "note_tie")]
 
     @pytest.mark.parametrize(
         "text",
@@ -298,7 +299,7 @@ class TestNoteTies:
         tank = fact("F04", "operator_note", "", at="2026-11-29T19:46:00Z", author="luis.ramirez", text="T-301 revisado")
         assert self.offences(
             "Sobre P-101 escribió ana.ruiz a las 13:46, tras su parada de 26 min.", (tank, self.PUMP_NOTE)
-        ) == [("13:46", "note_tie")]
+        ) == [("13:46", "note_tie"), ("tras su parada", "after")]
         assert (
             self.offences(
                 "Sobre P-101 escribió ana.ruiz a las 11:30, tras su parada de 26 min.", (tank, self.PUMP_NOTE)
@@ -337,7 +338,8 @@ class TestNoteTies:
         time after an asset is bound to nothing."""
         both = fact("F04", "operator_note", "", at="2026-11-29T19:46:00Z", author="john.smith", text="T-301 y P-101")
         assert self.offences("T-301 had been down 26 min when john.smith wrote at 13:46.", (both,)) == [
-            ("26 min", "binding")
+            ("had been down", "after"),
+            ("26 min", "binding"),
         ]
         assert self.offences("P-101 had been down 26 min when john.smith wrote at 13:46.", (both,)) == []
 
@@ -371,7 +373,8 @@ class TestNoteTies:
         self, mentions: list[list[str]], flagged: list[bool], data: st.DataObject
     ) -> None:
         """Whatever notes name which assets (held ones name none), a sentence giving a note's time and author
-        with an asset's stop is refused for that asset exactly when the note does not name it."""
+        with an asset's stop is refused for that asset exactly when the note does not name it (and then, when
+        no stop of an asset it names came before it, for "after" too)."""
         notes = tuple(
             fact(
                 f"F1{i}",
@@ -406,7 +409,9 @@ class TestNoteTies:
         result = section_grounding(text, section, TZ)
         refused = {o.text for o in result.offending if o.kind == "note_tie"}
         expected = set() if asset in note_assets(note) else {asset, f"{minutes} min"}
-        assert (refused, [o for o in result.offending if o.kind != "note_tie"]) == (expected, [])
+        others = {o.kind for o in result.offending if o.kind != "note_tie"}
+        assert refused == expected
+        assert others == set() if asset in note_assets(note) else others <= {"after"}
 
     AUTHORS = ("ana.ruiz", "john.smith", "luis.ramirez")
 
@@ -435,9 +440,9 @@ class TestNoteTies:
         assert [(o.text, o.kind) for o in result.offending] == expected
 
 
-class TestNoteDuring:
+class TestNoteWhen:
     """A sentence saying a note was left while a stop went on needs the note's time within a stop of an asset the
-    note names. P-101 was down 10:51-11:17 local."""
+    note names; saying it was left after one, at or after that stop's end. P-101 was down 10:51-11:17 local."""
 
     STOP = TestNoteTies.STOP
 
@@ -470,6 +475,32 @@ class TestNoteDuring:
     def test_the_reference_writer_s_during_phrasings_hold_only_within_the_stop(self, text: str, mark: str) -> None:
         assert self.offences(text.format(at="11:00"), self.note("2026-11-29T17:00:00Z")) == []
         assert self.offences(text.format(at="11:30"), self.note("2026-11-29T17:30:00Z")) == [(mark, "during")]
+
+    AFTER_PHRASINGS = [
+        ("A las {at}, tras la parada de 26 min de P-101, ana.ruiz dejó una nota sobre ese equipo.", "tras la parada"),
+        (
+            "La nota que ana.ruiz escribió a las {at} se refiere a P-101, que había estado parado 26 min.",
+            "había estado parado",
+        ),
+        ("At {at}, after the 26 min stop of P-101, ana.ruiz left a note about it.", "after the 26 min stop"),
+        ("The note by ana.ruiz at {at} is about P-101, which had been down for 26 min.", "had been down"),
+        (
+            "Às {at}, após a parada de 26 min de P-101, ana.ruiz deixou uma nota sobre esse equipamento.",
+            "após a parada",
+        ),
+        ("Sobre P-101 escreveu ana.ruiz às {at}, depois da parada de 26 min.", "depois da parada"),
+    ]
+
+    @pytest.mark.parametrize(("text", "mark"), AFTER_PHRASINGS)
+    def test_the_reference_writer_s_after_phrasings_hold_only_once_the_stop_ended(self, text: str, mark: str) -> None:
+        assert self.offences(text.format(at="11:30"), self.note("2026-11-29T17:30:00Z")) == []
+        assert self.offences(text.format(at="11:00"), self.note("2026-11-29T17:00:00Z")) == [(mark, "after")]
+
+    def test_after_an_alarm_is_not_read_as_after_a_stop(self) -> None:
+        text = "At 11:00, after the HighVibration alarm, ana.ruiz left a note about P-101."
+        alarm = fact("F03", "top_alarm", "P-101", count=1, first_at="2026-11-29T16:40:00Z", condition="HighVibration")
+        section = Section("notes", TestNoteTies.WINDOW, (self.note("2026-11-29T17:00:00Z"),), (alarm,))
+        assert [(o.text, o.kind) for o in section_grounding(text, section, TZ).offending] == []
 
     def test_a_stop_said_with_its_end_is_not_a_during_claim(self) -> None:
         assert (
@@ -508,6 +539,21 @@ class TestNoteDuring:
         within = 21 <= minutes and (still_open or minutes < 47)
         assert self.offences(text.format(at=local), self.note(at.isoformat().replace("+00:00", "Z")), stop) == (
             [] if within else [(mark, "during")]
+        )
+
+    @given(st.integers(0, 89), st.booleans(), st.sampled_from(AFTER_PHRASINGS))
+    def test_a_note_is_said_to_be_left_after_the_stop_exactly_when_it_was(
+        self, minutes: int, still_open: bool, phrasing: tuple[str, str]
+    ) -> None:
+        """Whatever minute from 10:30 to 11:59 the note was left, an after phrasing is refused exactly when the stop
+        is still open or the note falls before its end at 11:17."""
+        at = SHIFT_START + timedelta(hours=4, minutes=30 + minutes)
+        local = f"{10 + (30 + minutes) // 60}:{(30 + minutes) % 60:02d}"
+        stop = self.STOP.model_copy(update={"values": {**self.STOP.values, "open": still_open}})
+        text, mark = phrasing
+        after = not still_open and minutes >= 47
+        assert self.offences(text.format(at=local), self.note(at.isoformat().replace("+00:00", "Z")), stop) == (
+            [] if after else [(mark, "after")]
         )
 
 

@@ -30,16 +30,18 @@ and durations of the longest stop (the `downtime_longest` fact, over every stop 
 long) or the window's. "The longest was P-101's 12:40-13:13
 stop (34 min)" fails when P-101's 10:20-10:57 stop lasted longer, although every figure is P-101's.
 
-A note left during a stop (`check_note_during`, the notes section): a sentence naming a note and saying it was left
-while a stop went on ("mientras P-101 seguía parado", "with P-102 still down", "parado desde 16:19") needs the note's
-time within a stop of an asset the note names. "At 23:52, while P-101 was still down" fails when that stop ended at
-23:13 (seen in `make demo`): the figures bind, the words do not.
+A note left during or after a stop (`check_note_when`, the notes section): a sentence naming a note and saying it
+was left while a stop went on ("mientras P-101 seguía parado", "with P-102 still down", "parado desde 16:19") needs
+the note's time within a stop of an asset the note names; saying it was left after one ("tras la parada de 20 min",
+"which had been down for 28 min"), at or after that stop's end. "At 23:52, while P-101 was still down" fails when
+that stop ended at 23:13 (seen in `make demo`): the figures bind, the words do not.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from zoneinfo import ZoneInfo
@@ -384,6 +386,14 @@ _DURING = re.compile(
     r"|\b(?:parad[oa]|detenid[oa]|down|stopped)\b[^.!?]*?\b(?:desde|since)\b(?![^.!?]*\b(?:until|till|hasta|até)\b)",
     re.I,
 )
+# A note said to be left after a stop had ended (`nt.tie_after`): "tras la parada de 20 min de C-201", "after its
+# 26 min stop", "which had been down for 28 min", "após a parada". After an alarm ("tras la alarma") is not read.
+_AFTER = re.compile(
+    r"\b(?:tras|después\s+de)\s+(?:la|su)\s+parada\b|\bhabía\s+estado\s+parad[oa]\b"
+    r"|\bafter\s+(?:the|its)\s+(?:[^\s.!?]+\s+){0,4}?stop\b|\bhad\s+been\s+(?:down|stopped)\b"
+    r"|\b(?:após\s+[ao]|depois\s+d[ao])\s+parada\b|\btinha\s+ficado\s+parad[oa]\b",
+    re.I,
+)
 
 
 def _during_stop(note: Fact, stop: Fact) -> bool:
@@ -393,41 +403,52 @@ def _during_stop(note: Fact, stop: Fact) -> bool:
     return from_iso(v["start_at"]) <= at and (bool(v.get("open")) or at < from_iso(v["end_at"]))
 
 
-def _left_during(note: Fact, stops: list[Fact], said: set[str]) -> bool:
-    """Whether the note was left within a stop of an asset it names (of those `said`, when the sentence names any)."""
-    assets = note_assets(note)
-    assets = (assets & said) or assets
-    return any(f.subject in assets and _during_stop(note, f) for f in stops)
+def _after_stop(note: Fact, stop: Fact) -> bool:
+    """Whether the note was left once the stop had ended (the reference writer's `nt.tie_after` condition)."""
+    v = stop.values
+    return not v.get("open") and from_iso(v["end_at"]) <= from_iso(note.values["at"])
 
 
-def check_note_during(narrative: str, section: Section, result: GroundingResult) -> GroundingResult:
+_WHEN = (("during", _DURING, _during_stop), ("after", _AFTER, _after_stop))
+
+
+def _left(note: Fact, stops: list[Fact], said: set[str], holds: Callable[[Fact, Fact], bool]) -> bool:
+    """Whether `holds` of the note and a stop of an asset it names (of those `said`, when the sentence names any)."""
+    assets = (note_assets(note) & said) or note_assets(note)
+    return any(f.subject in assets and holds(note, f) for f in stops)
+
+
+def check_note_when(narrative: str, section: Section, result: GroundingResult) -> GroundingResult:
     """`result` plus an offence for a sentence that names a note (by a time only notes have, else by its author, else
-    by a time) and says it was left while a stop went on, when no note it names was left within a stop of an asset
-    the note's text names (of the one the sentence names, when it names one). "At 23:52, while P-101 was still down"
-    fails when P-101's stop ended at 23:13, although every figure is the note's or the stop's."""
-    marks = list(_DURING.finditer(narrative))
-    if not section.notes or not marks:
+    by a time) and says it was left while a stop went on, or after one, when no note it names was left so with
+    respect to a stop of an asset the note's text names (of the one the sentence names, when it names one). "At
+    23:52, while P-101 was still down" fails when P-101's stop ended at 23:13, although every figure is the note's or
+    the stop's."""
+    if not section.notes:
         return result
     ends = [m.end() for m in _SENTENCE_END.finditer(narrative)]
     found = _notes_named(narrative, section.notes, result, ends)
     notes = {n.id: n for n in section.notes}
     stops = [f for f in section.related if f.kind == "downtime"]
-    offending = list(result.offending)
     only_notes: dict[int, set[str]] = {}  # a time that is also a stop's may mean the stop: the author decides then
     for sentence, _, times in found.time_claims:
         only_notes.setdefault(sentence, set()).update(times)
-    for sentence in sorted({bisect.bisect_right(ends, m.start()) for m in marks}):
-        named = only_notes.get(sentence) or found.by_author.get(sentence) or found.by_time.get(sentence)
-        if not named:
-            continue
-        said = {c.text for c in result.claims if c.kind == "id" and bisect.bisect_right(ends, c.start) == sentence}
-        if not any(_left_during(notes[n], stops, said) for n in named):
-            mark = next(m for m in marks if bisect.bisect_right(ends, m.start()) == sentence)
-            at = ", ".join(sorted(str(notes[n].values.get("at")) for n in named))
-            reason = f"the note at {at} was not left during a stop of an asset it names"
-            offending.append(
-                Offence(start=mark.start(), end=mark.end(), text=mark.group(), kind="during", reason=reason)
-            )
+    offending = list(result.offending)
+    for kind, pattern, holds in _WHEN:
+        firsts: dict[int, re.Match[str]] = {}  # sentence → its first such wording
+        for m in pattern.finditer(narrative):
+            firsts.setdefault(bisect.bisect_right(ends, m.start()), m)
+        for sentence, mark in firsts.items():
+            named = only_notes.get(sentence) or found.by_author.get(sentence) or found.by_time.get(sentence)
+            if not named:
+                continue
+            said = {c.text for c in result.claims if c.kind == "id" and bisect.bisect_right(ends, c.start) == sentence}
+            if not any(_left(notes[n], stops, said, holds) for n in named):
+                at = ", ".join(sorted(str(notes[n].values.get("at")) for n in named))
+                reason = f"the note at {at} was not left {kind} a stop of an asset it names"
+                offending.append(
+                    Offence(start=mark.start(), end=mark.end(), text=mark.group(), kind=kind, reason=reason)
+                )
     offending.sort(key=lambda o: o.start)
     return GroundingResult(ok=not offending, claims=result.claims, offending=offending)
 
@@ -439,5 +460,5 @@ def section_grounding(text: str, section: Section, tz_name: str) -> GroundingRes
     if section.name == "notes":  # "X wrote about P-101 at 08:29": a note's time follows what it is about
         bound = check_bound(text, facts, tz_name, free=frozenset(f.id for f in section.facts))
         tied = check_note_ties(text, section, check_longest(text, facts, bound))
-        return check_note_during(text, section, tied)
+        return check_note_when(text, section, tied)
     return check_longest(text, facts, check_bound(text, facts, tz_name))
