@@ -166,8 +166,8 @@ def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
         "",
         f"The checks (grounding {GROUNDING_RULES}) bind each figure to a fact of the asset or tag it follows in its "
         "sentence (in the notes, a note to the events of assets its text names, and a note said to be left during or "
-        "after a stop to that stop's times) and the stop called the longest to the longest; beyond that they do not read meaning: a section can still give a true figure of the right asset "
-        "to the wrong event, or say little; "
+        "after a stop to that stop's times) and the stop called the longest to the longest; beyond that they do not "
+        "read meaning: a section can still give a true figure of the right asset to the wrong event, or say little; "
         "the facts list stays the authority.",
         "",
         "Model-written share by type: "
