@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict
 
 from edge_agent.reports.facts import Fact, round_value
 from edge_agent.reports.request import from_iso
-from edge_agent.reports.sections import Section, note_assets
+from edge_agent.reports.sections import Section, left_after, left_during, note_assets
 
 
 class Claim(BaseModel):
@@ -396,20 +396,7 @@ _AFTER = re.compile(
 )
 
 
-def _during_stop(note: Fact, stop: Fact) -> bool:
-    """Whether the note was left while the stop went on (the reference writer's `nt.tie_during` condition)."""
-    at = from_iso(note.values["at"])
-    v = stop.values
-    return from_iso(v["start_at"]) <= at and (bool(v.get("open")) or at < from_iso(v["end_at"]))
-
-
-def _after_stop(note: Fact, stop: Fact) -> bool:
-    """Whether the note was left once the stop had ended (the reference writer's `nt.tie_after` condition)."""
-    v = stop.values
-    return not v.get("open") and from_iso(v["end_at"]) <= from_iso(note.values["at"])
-
-
-_WHEN = (("during", _DURING, _during_stop), ("after", _AFTER, _after_stop))
+_WHEN = (("during", _DURING, left_during), ("after", _AFTER, left_after))
 
 
 def _left(note: Fact, stops: list[Fact], said: set[str], holds: Callable[[Fact, Fact], bool]) -> bool:

@@ -36,7 +36,7 @@ from edge_agent.reports.prompts import (
 )
 from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.request import ResolvedRequest, from_iso
-from edge_agent.reports.sections import Section, note_tie
+from edge_agent.reports.sections import Section, left_after, note_tie
 
 # r2: the causes sentence reads the `downtime_cause` facts (every stop of the window, not only the listed ones);
 # r3: the longest stop is the `downtime_longest` fact's (likewise); r4: "{fails}" (a count with its noun, "4 controles
@@ -1089,8 +1089,7 @@ def _note_tie(w: _Writer, notes: list[Fact]) -> _Slot:
         "at_bare": w.bare(note.values["at"]),
     }
     if tie.event.kind == "downtime":
-        ended = not v.get("open") and _seconds(v["end_at"]) <= _seconds(note.values["at"])
-        kind = "nt.tie_after" if ended else "nt.tie_during"
+        kind = "nt.tie_after" if left_after(note, tie.event) else "nt.tie_during"
         extra = {"dur": w.dur(v["duration_s"]), "start_bare": w.bare(v["start_at"])}
         return [w.phrase(kind, cause=c, **fields, **extra) for c in (w.cause(v["reason"]), "")]
     return [w.phrase("nt.tie_alarm", alarm=w.alarm(tie.event, n), **fields) for n in w.alarm_names(tie.event)]

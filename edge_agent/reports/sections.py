@@ -87,6 +87,17 @@ def note_tie(notes: tuple[Fact, ...], events: tuple[Fact, ...]) -> NoteTie | Non
     return None
 
 
+def left_after(note: Fact, stop: Fact) -> bool:
+    """Whether the note was left once the stop had ended (the reference writer then says "after", else "during")."""
+    v = stop.values
+    return not v.get("open") and from_iso(v["end_at"]) <= from_iso(note.values["at"])
+
+
+def left_during(note: Fact, stop: Fact) -> bool:
+    """Whether the note was left while the stop went on: from its start, and before its end unless still open."""
+    return from_iso(stop.values["start_at"]) <= from_iso(note.values["at"]) and not left_after(note, stop)
+
+
 def tag_peak(stats: Fact) -> float:
     """How far a tag's maximum stands above its mean, relative to the mean's size (a flat tag scores 0)."""
     v = stats.values
