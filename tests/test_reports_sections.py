@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.prose import prose_problems, sentences
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, from_iso
-from edge_agent.reports.sections import SECTION_KINDS, SECTIONS, note_assets, note_tie, split_sections, tag_peak
+from edge_agent.reports.sections import (
+    SECTION_KINDS,
+    SECTIONS,
+    TAGS_MAX,
+    note_assets,
+    note_tie,
+    split_sections,
+    tag_peak,
+)
 from tests.fixtures.reports import SHIFT_START, TZ, fact, shift_records, stored
 from tests.test_reports_property import scenarios
 
@@ -60,7 +68,7 @@ class TestSplit:
         assert note_assets(note("P-101.vibration_mm_s alta; WO-4711 abierta")) == {"P-101", "WO-4711"}
 
     @given(scenarios())
-    def test_every_section_fact_is_in_exactly_one_section_and_every_section_has_the_window(
+    def test_every_section_fact_is_in_exactly_one_section_but_tags_past_the_top_and_every_section_has_the_window(
         self, scenario: tuple[list, ResolvedRequest, int]
     ) -> None:
         records, req, list_max = scenario
@@ -68,7 +76,10 @@ class TestSplit:
         sections = split_sections(facts)
         placed = [f.id for s in sections for f in s.facts]
         kinds = {k for ks in SECTION_KINDS.values() for k in ks}
-        assert sorted(placed) == sorted(f.id for f in facts if f.kind in kinds)
+        assert len(placed) == len(set(placed))
+        left = [f for f in facts if f.kind in kinds and f.id not in placed]
+        assert all(f.kind == "tag_stats" for f in left)
+        assert len(left) == max(0, sum(f.kind == "tag_stats" for f in facts) - TAGS_MAX)
         assert all(s.window.kind == "window" and s.facts for s in sections)
         for s in sections:
             assert all(f.kind in ("downtime", "top_alarm") and f not in s.facts for f in s.related)
@@ -97,10 +108,11 @@ class TestSplit:
             assert before == [] and from_iso(event.values["first_at"]) <= at
 
 
-class TestPeaksFirst:
-    """The process-values section lists its tag statistics by how far each maximum stands above its mean, largest
-    first: the tags the reference writer names are the first lines, so the model copies each one's time from its own
-    line instead of picking three among ten (r8 gave a tag the maximum time of the tag listed next to it)."""
+class TestTopPeaks:
+    """The process-values section holds the `TAGS_MAX` tag statistics whose maximum stands farthest above its mean,
+    largest first: the tags the reference writer names and nothing else, so the model copies each one's figures from
+    its own line instead of picking three among ten (r8 gave a tag the maximum time of the tag listed next to it, r10
+    the mean or the name of the next line)."""
 
     WINDOW = fact("F01", "window", "", start="2026-11-29T06:00:00Z", end="2026-11-29T14:00:00Z")
 
@@ -112,14 +124,19 @@ class TestPeaksFirst:
         big = fact("F06", "tag_stats", "C-201.vibration", min=1, max=4, mean=2)  # peak 1
         (section,) = split_sections([self.WINDOW, flat, spike, change, also_flat, big])
         assert section.name == "process_values"
-        assert [f.id for f in section.facts] == ["F06", "F03", "F02", "F05", "F04"]
+        assert [f.id for f in section.facts] == ["F06", "F03", "F02", "F04"]  # F05 ties F02 and comes later: not kept
+
+    def test_a_tag_left_out_is_no_ground_for_the_section(self) -> None:
+        tags = [fact(f"F0{i}", "tag_stats", f"P-10{i}.temp", min=0, max=i, mean=1) for i in range(2, 7)]
+        (section,) = split_sections([self.WINDOW, *tags])
+        assert [f.subject for f in section.grounding_facts()[1:]] == ["P-106.temp", "P-105.temp", "P-104.temp"]
 
     def test_a_zero_mean_does_not_divide_by_zero_and_a_negative_mean_is_measured_by_its_size(self) -> None:
         assert tag_peak(fact("F02", "tag_stats", "x", min=0, max=0, mean=0)) == 0
         assert tag_peak(fact("F02", "tag_stats", "x", min=-4, max=-1, mean=-2)) == 0.5
 
     @given(scenarios())
-    def test_whatever_the_records_the_stats_come_first_by_peak_and_the_rest_keep_report_order(
+    def test_whatever_the_records_the_top_peaks_come_first_and_the_rest_keep_report_order(
         self, scenario: tuple[list, ResolvedRequest, int]
     ) -> None:
         records, req, list_max = scenario
@@ -128,18 +145,20 @@ class TestPeaksFirst:
         if not values:
             return
         own = [f for f in facts if f.kind in SECTION_KINDS["process_values"]]
+        stats = [f for f in own if f.kind == "tag_stats"]
         placed = list(values[0].facts)
-        n = sum(f.kind == "tag_stats" for f in own)
+        n = min(len(stats), TAGS_MAX)
         assert all(f.kind == "tag_stats" for f in placed[:n])
         assert placed[n:] == [f for f in own if f.kind != "tag_stats"]
         peaks = [tag_peak(f) for f in placed[:n]]
         assert peaks == sorted(peaks, reverse=True)
+        # No tag left out stands higher than a kept one.
+        assert all(tag_peak(f) <= min(peaks) for f in stats if f not in placed)
         # Equal peaks keep report order, so the order is a function of the facts alone.
         order = {f.id: i for i, f in enumerate(own)}
         for a, b in pairwise(placed[:n]):
             if tag_peak(a) == tag_peak(b):
                 assert order[a.id] < order[b.id]
-        assert sorted(f.id for f in placed) == sorted(f.id for f in own)
 
 
 class TestProse:

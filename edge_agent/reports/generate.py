@@ -51,8 +51,9 @@ BODY_SCHEMA = "edge-agent.report.body/2"
 # called the longest is one (grounding.check_longest); v4: of every stop, as the `downtime_longest` fact names it;
 # v5: a word said twice in a row is a prose problem (prose.prose_problems); v6: a sentence naming a note ties it
 # only to what the note is about (grounding.check_note_ties); v7: a note's time and the author said with it must be
-# one note's; v8: a note said to be left while a stop went on, or after it, was (grounding.check_note_when).
-GROUNDING_RULES = "v8"
+# one note's; v8: a note said to be left while a stop went on, or after it, was (grounding.check_note_when); v9: the
+# process-values section rests on its `sections.TAGS_MAX` top peaks only, the tags its prompt shows.
+GROUNDING_RULES = "v9"
 
 
 def clean_narrative(text: str, truncated: bool = False) -> str:

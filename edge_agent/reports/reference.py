@@ -44,14 +44,13 @@ from edge_agent.reports.sections import Section, left_after, note_tie
 # r5: the notes tie is `sections.note_tie`'s, and the notes section's related facts are that one event (the same tie
 # as r4's; the wording, picked by a hash over the section's facts, differs); r6: the process-values section lists its
 # tag statistics peaks first (`sections.tag_peak`), and that hash reads them in that order (the same tags are named,
-# some in other wordings).
-REFERENCE_VERSION = "r6"
+# some in other wordings); r7: that section holds only the `sections.TAGS_MAX` top peaks, which the hash reads (the
+# same tags are named, some in other wordings).
+REFERENCE_VERSION = "r7"
 MAX_SENTENCES = 4
 # An alarm is tied to a stop on its asset that starts from its first activation to an hour after its last: long
 # enough for a vibration alarm to end in a trip, short enough not to blame an alarm for the next shift's stop.
 TIE_WINDOW_S = 3600
-# Three tags at most: the most telling peaks, not a table of every tag.
-TAGS_MAX = 3
 # Three authors named, then "and others": a handover names people, it does not list a roster.
 AUTHORS_MAX = 3
 PRODUCTION_MAX = 4
@@ -1145,7 +1144,7 @@ def _production_quality(w: _Writer) -> list[_Slot]:
 
 def _process_values(w: _Writer) -> list[_Slot]:
     slots: list[_Slot] = []
-    stats = _of(w.section.facts, "tag_stats")[:TAGS_MAX]  # `split_sections` lists them peaks first (`tag_peak`)
+    stats = _of(w.section.facts, "tag_stats")  # `split_sections` keeps the top peaks, highest first (`tag_peak`)
     if stats:
         top = stats[0].values
         slots.append(

@@ -12,9 +12,10 @@ grounding check costs that section alone. Five sections, in the order a shift su
                                                          stop or a top alarm before it, the asset's latest stop
                                                          begun before the note, else its first such alarm; the
                                                          prompt also names that note by time and author
-  process_values      tag_stats, state_change, state_changes_not_listed;  the tag statistics come peaks first
-                                                         (`tag_peak`), so the tags worth naming are the first lines
-                                                         and a small model copies each one's times from its own line
+  process_values      tag_stats, state_change, state_changes_not_listed;  only the `TAGS_MAX` tag statistics with
+                                                         the highest peaks (`tag_peak`), highest first: the tags worth
+                                                         naming, each copied from its own line (among ten lines, r10
+                                                         gave one tag the mean or the name of the line next to it)
 
 A section with no fact of its kinds is not written. The window fact goes with every section: it is what times and
 dates are read against. Data gaps, skipped records and completeness stay in the facts list only.
@@ -38,13 +39,15 @@ SECTION_KINDS: dict[str, tuple[str, ...]] = {
 SECTIONS = tuple(SECTION_KINDS)
 # An asset name as the simulator and most plants write them (P-101, C-201, T-301): what ties a note to its events.
 _ASSET_IN_TEXT = re.compile(r"(?<![\w.\-])[A-Za-z]+-\d+[A-Za-z0-9]*(?![\w\-])")
+# Three tags at most: the most telling peaks, not a table of every tag (the facts list keeps every tag's statistics).
+TAGS_MAX = 3
 
 
 @dataclass(frozen=True)
 class Section:
     name: str
     window: Fact
-    facts: tuple[Fact, ...]  # the section's own facts, in report order (process values: tag statistics peaks first)
+    facts: tuple[Fact, ...]  # the section's own facts, in report order (process values: the top peaks first)
     related: tuple[Fact, ...] = ()  # facts of other sections it may mention, in report order
 
     def grounding_facts(self) -> list[Fact]:
@@ -104,9 +107,10 @@ def tag_peak(stats: Fact) -> float:
     return float((v["max"] - v["mean"]) / max(abs(v["mean"]), 1e-9))
 
 
-def _peaks_first(facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
-    """Tag statistics by `tag_peak`, largest first (ties keep report order), then the other facts in report order."""
-    stats = sorted((f for f in facts if f.kind == "tag_stats"), key=tag_peak, reverse=True)
+def _top_peaks(facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
+    """The `TAGS_MAX` tag statistics with the largest `tag_peak`, largest first (ties keep report order), then the
+    other facts in report order."""
+    stats = sorted((f for f in facts if f.kind == "tag_stats"), key=tag_peak, reverse=True)[:TAGS_MAX]
     return (*stats, *(f for f in facts if f.kind != "tag_stats"))
 
 
@@ -129,6 +133,6 @@ def split_sections(facts: list[Fact]) -> list[Section]:
             tie = note_tie(tuple(f for f in own if f.kind == "operator_note"), events)
             related = (tie.event,) if tie else ()
         elif name == "process_values":
-            own = _peaks_first(own)
+            own = _top_peaks(own)
         out.append(Section(name, windows[0], own, related))
     return out
