@@ -82,6 +82,23 @@ def _internal_error(exc: Exception) -> ParseError:
     return ParseError(QuarantineReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
 
+def split_reused_ids(
+    parsed: list[tuple[MqttMessage, Record]], stored_raws: dict[str, bytes]
+) -> tuple[list[tuple[MqttMessage, Record]], list[tuple[MqttMessage, ParseError]]]:
+    """Split parsed messages into those whose record is stored as they are (new, or a redelivery: the same bytes) and
+    those whose idempotency key is stored with other bytes: an id reused for other content, refused with the reason
+    instead of dropped without a trace as if it were a redelivery."""
+    kept: list[tuple[MqttMessage, Record]] = []
+    reused: list[tuple[MqttMessage, ParseError]] = []
+    for message, record in parsed:
+        if stored_raws.get(record.idempotency_key, record.raw) == record.raw:
+            kept.append((message, record))
+        else:
+            detail = f"a record with this message's id is stored with other content ({record.kind} {record.key})"
+            reused.append((message, ParseError(QuarantineReason.DUPLICATE_ID, detail)))
+    return kept, reused
+
+
 @dataclass
 class _Group:
     """One commit: the messages taken together, each parsed into a record or refused, and the commit's task.
@@ -245,6 +262,12 @@ class MqttIngest:
             except Exception as exc:  # not a full store: find the record(s) at fault and keep the rest
                 log.warning("batch_commit_failed", error=str(exc), records=len(group.parsed), retry="one_by_one")
                 stored = await self._commit_one_by_one(group)
+        if stored < len(group.parsed):  # some ids were stored before: redeliveries, or ids reused for other content
+            stored_raws = await asyncio.to_thread(
+                self._store.raws_by_idempotency_key, [r.idempotency_key for r in group.records]
+            )
+            group.parsed, conflicts = split_reused_ids(group.parsed, stored_raws)
+            group.refused.extend(conflicts)
         for message, error in group.refused:  # one row at a time, so a retry never writes a row twice
             await self._until_stored(partial(asyncio.to_thread, self._quarantine_sync, message, error))
         return stored

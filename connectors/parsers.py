@@ -38,6 +38,9 @@ class QuarantineReason(StrEnum):
     SCHEMA_MISMATCH = "schema_mismatch"
     PAYLOAD_TOO_LARGE = "payload_too_large"
     UNKNOWN_ROUTE = "unknown_route"
+    # The message's id is stored already with other content: the producer reused an id (an MES that restarted its
+    # numbering), not a redelivery, which is the same bytes again and skipped. The newcomer is kept here.
+    DUPLICATE_ID = "duplicate_id"
     # Not the payload's fault as far as we know: handling it raised something no parser rule names (a bug). The
     # message is kept and acked like any refused one, so one such message cannot stop ingest.
     INTERNAL_ERROR = "internal_error"

@@ -16,6 +16,8 @@ import pytest
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
+from connectors.ingest import split_reused_ids
+from connectors.mqtt import MqttMessage
 from connectors.parsers import (
     DEFAULT_LIMITS,
     InputLimits,
@@ -405,3 +407,49 @@ class TestParseErrorDetail:
     def test_detail_with_a_lone_surrogate_is_encodable(self) -> None:
         """A detail quoting a lone surrogate carries it escaped, so logs and audit entries can encode it."""
         assert ParseError(QuarantineReason.INTERNAL_ERROR, "bad \ud800").detail == "bad \\ud800"
+
+
+class TestReusedIds:
+    """A message id stored before: the same bytes again are a redelivery (skipped), other bytes an id reused for other
+    content (refused as `duplicate_id`), so no message is ever dropped without a trace."""
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        st.lists(
+            st.tuples(st.sampled_from(["mes-1", "mes-2", "mes-3"]), st.integers(0, 3), st.integers(1, 4)),
+            min_size=1,
+            max_size=20,
+        )
+    )
+    def test_every_message_is_stored_a_redelivery_or_quarantined_by_the_first_content_per_id(
+        self, stores: Iterator[Path], stream: list[tuple[str, int, int]]
+    ) -> None:
+        """Messages (id, content) committed in batches of any size, as the ingest commits them."""
+
+        def message(msg_id: str, count: int) -> MqttMessage:
+            doc = {"id": msg_id, "ts": "2026-11-29T06:15:00Z", "type": "production_count", "count": count}
+            return MqttMessage("plant/s1/mes/a", json.dumps(doc).encode(), 1, False, 0, RECEIVED)
+
+        first: dict[str, bytes] = {}
+        outcome: list[str] = []
+        path = next(stores)
+        with Store(path) as store:
+            i = 0
+            while i < len(stream):
+                batch = stream[i : i + stream[i][2]]
+                i += len(batch)
+                parsed = [(m, TABLE.parse(m.topic, m.payload, RECEIVED)) for m in (message(d, c) for d, c, _ in batch)]
+                store.insert_records([r for _, r in parsed])
+                kept, reused = split_reused_ids(
+                    parsed, store.raws_by_idempotency_key([r.idempotency_key for _, r in parsed])
+                )
+                assert {id(m) for m, _ in kept}.isdisjoint(id(m) for m, _ in reused)
+                assert len(kept) + len(reused) == len(parsed)
+                assert all(e.reason is QuarantineReason.DUPLICATE_ID for _, e in reused)
+                for m, _ in parsed:
+                    msg_id = json.loads(m.payload)["id"]
+                    first.setdefault(msg_id, m.payload)
+                    outcome.append("kept" if any(m is k for k, _ in kept) else "reused")
+                    assert outcome[-1] == ("kept" if m.payload == first[msg_id] else "reused")
+            assert sorted(r.raw for r in store.records()) == sorted(first.values())
+        path.unlink()

@@ -152,6 +152,26 @@ class TestIngest:
         ]
         assert [q.raw for q in store.quarantined() if q.reason == "invalid_utf8"] == [b"caf\xc3 sin terminar"]
 
+    async def test_an_id_reused_for_other_content_is_quarantined_and_a_redelivery_is_not(
+        self, broker: Broker, store: Store
+    ) -> None:
+        """An MES that restarts its numbering sends mes-000001 again with other content: the store keeps the first,
+        the second goes to quarantine as `duplicate_id` with its bytes; the same bytes again (a redelivery) are
+        skipped, not quarantined (`make demo` run twice on one store once dropped a whole shift's stops silently)."""
+        writer = RecordWriter(store, max_delay_s=0.01)
+        first, reused = mes(1), mes(1, count=7, ts="2026-11-30T06:15:00Z")
+        async with running(MqttIngest(mqtt_config(broker), store, writer), writer):
+            async with MqttClient(mqtt_config(broker, client_id="plant", routes=[])) as pub:
+                for payload in (first, first, reused, mes(2), reused):  # one by one: each commits in order
+                    await pub.publish("plant/s1/mes/a", payload, timeout=5)
+            await wait_for_count(lambda: len(store.quarantined()), 2)
+            await wait_for_count(store.record_count, 2)
+        assert sorted(r.value["count"] for r in store.records()) == [1, 2]
+        assert [(q.reason, q.topic, q.raw) for q in store.quarantined()] == [
+            ("duplicate_id", "plant/s1/mes/a", reused),
+            ("duplicate_id", "plant/s1/mes/a", reused),
+        ]
+
     async def test_quarantine_counter_counts_by_reason(self, broker: Broker, store: Store) -> None:
         """edge_agent_mqtt_quarantined_total{reason} grows by one per refused message of that reason."""
 

@@ -249,6 +249,17 @@ class Store:
             return self._query("SELECT COUNT(*) FROM records")[0][0]
         return self._query("SELECT COUNT(*) FROM records WHERE source = ?", (source,))[0][0]
 
+    def raws_by_idempotency_key(self, keys: Sequence[str]) -> dict[str, bytes]:
+        """The stored `raw` of the records holding these idempotency keys (keys not stored are left out)."""
+        out: dict[str, bytes] = {}
+        unique = list(dict.fromkeys(keys))
+        for i in range(0, len(unique), 500):  # well under SQLite's bound on a statement's parameters
+            chunk = unique[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT idempotency_key, raw FROM records WHERE idempotency_key IN ({marks})"
+            out.update((k, bytes(raw)) for k, raw in self._query(sql, chunk))
+        return out
+
     # --- quarantine ------------------------------------------------------------------------------------------
 
     def quarantine(
