@@ -431,7 +431,6 @@ class TestReusedIds:
             return MqttMessage("plant/s1/mes/a", json.dumps(doc).encode(), 1, False, 0, RECEIVED)
 
         first: dict[str, bytes] = {}
-        outcome: list[str] = []
         path = next(stores)
         with Store(path) as store:
             i = 0
@@ -443,13 +442,12 @@ class TestReusedIds:
                 kept, reused = split_reused_ids(
                     parsed, store.raws_by_idempotency_key([r.idempotency_key for _, r in parsed])
                 )
-                assert {id(m) for m, _ in kept}.isdisjoint(id(m) for m, _ in reused)
                 assert len(kept) + len(reused) == len(parsed)
                 assert all(e.reason is QuarantineReason.DUPLICATE_ID for _, e in reused)
+                kept_ids = {id(m) for m, _ in kept}
+                assert {id(m) for m, _ in reused} == {id(m) for m, _ in parsed} - kept_ids  # each in exactly one
                 for m, _ in parsed:
-                    msg_id = json.loads(m.payload)["id"]
-                    first.setdefault(msg_id, m.payload)
-                    outcome.append("kept" if any(m is k for k, _ in kept) else "reused")
-                    assert outcome[-1] == ("kept" if m.payload == first[msg_id] else "reused")
+                    stored = first.setdefault(json.loads(m.payload)["id"], m.payload)
+                    assert (id(m) in kept_ids) == (m.payload == stored)
             assert sorted(r.raw for r in store.records()) == sorted(first.values())
         path.unlink()
