@@ -83,20 +83,19 @@ def _internal_error(exc: Exception) -> ParseError:
 
 
 def split_reused_ids(
-    parsed: list[tuple[MqttMessage, Record]], stored_raws: dict[str, bytes]
+    parsed: list[tuple[MqttMessage, Record]], reused: Sequence[int]
 ) -> tuple[list[tuple[MqttMessage, Record]], list[tuple[MqttMessage, ParseError]]]:
-    """Split parsed messages into those whose record is stored as they are (new, or a redelivery: the same bytes) and
-    those whose idempotency key is stored with other bytes: an id reused for other content, refused with the reason
+    """Split parsed messages into those stored as they are (new, or a redelivery: the same bytes) and those at the
+    positions `reused` (`Inserted.reused`): an id the store holds with other content, refused with the reason
     instead of dropped without a trace as if it were a redelivery."""
-    kept: list[tuple[MqttMessage, Record]] = []
-    reused: list[tuple[MqttMessage, ParseError]] = []
-    for message, record in parsed:
-        if stored_raws.get(record.idempotency_key, record.raw) == record.raw:
-            kept.append((message, record))
-        else:
-            detail = f"a record with this message's id is stored with other content ({record.kind} {record.key})"
-            reused.append((message, ParseError(QuarantineReason.DUPLICATE_ID, detail)))
-    return kept, reused
+    refused_at = set(reused)
+    kept = [item for i, item in enumerate(parsed) if i not in refused_at]
+    refused = []
+    for i in sorted(refused_at):
+        message, record = parsed[i]
+        detail = f"a record with this message's id is stored with other content ({record.kind} {record.key})"
+        refused.append((message, ParseError(QuarantineReason.DUPLICATE_ID, detail)))
+    return kept, refused
 
 
 @dataclass
@@ -258,16 +257,14 @@ class MqttIngest:
         stored = 0
         if group.parsed:
             try:
-                stored = await self._until_stored(partial(self._writer.write, group.records))
+                inserted = await self._until_stored(partial(self._writer.write, group.records))
             except Exception as exc:  # not a full store: find the record(s) at fault and keep the rest
                 log.warning("batch_commit_failed", error=str(exc), records=len(group.parsed), retry="one_by_one")
                 stored = await self._commit_one_by_one(group)
-        if stored < len(group.parsed):  # some ids were stored before: redeliveries, or ids reused for other content
-            stored_raws = await asyncio.to_thread(
-                self._store.raws_by_idempotency_key, [r.idempotency_key for r in group.records]
-            )
-            group.parsed, conflicts = split_reused_ids(group.parsed, stored_raws)
-            group.refused.extend(conflicts)
+            else:
+                stored = inserted.count
+                group.parsed, conflicts = split_reused_ids(group.parsed, inserted.reused)
+                group.refused.extend(conflicts)
         for message, error in group.refused:  # one row at a time, so a retry never writes a row twice
             await self._until_stored(partial(asyncio.to_thread, self._quarantine_sync, message, error))
         return stored
@@ -276,12 +273,15 @@ class MqttIngest:
         stored, kept = 0, []
         for message, record in group.parsed:
             try:
-                stored += await self._until_stored(partial(asyncio.to_thread, self._store.insert_records, [record]))
+                inserted = await self._until_stored(partial(asyncio.to_thread, self._store.insert_records, [record]))
             except Exception as exc:
                 log.exception("record_commit_failed", topic=message.topic, key=record.idempotency_key)
                 group.refused.append((message, _internal_error(exc)))
             else:
-                kept.append((message, record))
+                stored += inserted.count
+                one, conflicts = split_reused_ids([(message, record)], inserted.reused)
+                kept.extend(one)
+                group.refused.extend(conflicts)
         group.parsed = kept
         return stored
 

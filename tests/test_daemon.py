@@ -353,7 +353,7 @@ class TestSupervisorStop:
             write = asyncio.create_task(writer.write(records))
             await asyncio.sleep(0.05)
             sup.request_stop("test")
-            assert (await run, await write, store.record_count("mqtt")) == (0, 50, 50)
+            assert (await run, (await write).count, store.record_count("mqtt")) == (0, 50, 50)
 
     async def test_a_component_overrunning_the_grace_is_named_and_ends_the_process(self) -> None:
         """A component that ignores its cancel past the grace period is logged and the stuck hook exits 1."""

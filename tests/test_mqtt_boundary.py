@@ -53,7 +53,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Iterator[Path]]
 def assert_round_trips(record: Record, path: Path) -> None:
     """The record is inserted into a real store and read back with every field equal."""
     with Store(path) as store:
-        assert store.insert_records([record]) == 1
+        assert store.insert_records([record]).count == 1
         [back] = store.records()
     assert back.model_dump(exclude={"id"}) == record.model_dump()
     path.unlink()
@@ -438,10 +438,7 @@ class TestReusedIds:
                 batch = stream[i : i + stream[i][2]]
                 i += len(batch)
                 parsed = [(m, TABLE.parse(m.topic, m.payload, RECEIVED)) for m in (message(d, c) for d, c, _ in batch)]
-                store.insert_records([r for _, r in parsed])
-                kept, reused = split_reused_ids(
-                    parsed, store.raws_by_idempotency_key([r.idempotency_key for _, r in parsed])
-                )
+                kept, reused = split_reused_ids(parsed, store.insert_records([r for _, r in parsed]).reused)
                 assert len(kept) + len(reused) == len(parsed)
                 assert all(e.reason is QuarantineReason.DUPLICATE_ID for _, e in reused)
                 kept_ids = {id(m) for m, _ in kept}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from asyncua import ua
+from asyncua.server import event_generator
 
 from connectors.opcua import Backoff, item_request, quality_of, tag_record
 from edge_agent.config import NodeConfig
@@ -108,6 +112,34 @@ class TestAlarms:
         }
         assert cleared.value["active"] is False and cleared.value["severity"] == 100
         assert len(raised.value["event_id"]) > 0 and raised.value["event_id"] != cleared.value["event_id"]
+
+    async def test_an_event_id_the_server_reuses_for_another_alarm_is_quarantined_not_skipped(
+        self, opcua_server: OpcuaServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A server that numbers its EventIds and restarts the count gives a new alarm an old alarm's EventId. The
+        store's key for an alarm is its EventId, so the new alarm used to be skipped as a duplicate without a trace;
+        it is kept in quarantine as `duplicate_id`, with the record as evidence, and the alarms after it are stored."""
+        counter = iter([1, 2, 1, 3])  # the third alarm comes after the server restarted its count
+        monkeypatch.setattr(event_generator, "uuid", SimpleNamespace(uuid4=lambda: uuid.UUID(int=next(counter))))
+        config = source_config(opcua_server.endpoint, [], events=True)
+        alarms = [
+            AlarmEvent(T0, "P-101", "HighVibration", "Vibración alta en P-101", 700, True),
+            AlarmEvent(T0 + timedelta(minutes=5), "P-101", "HighVibration", "Vibración normal en P-101", 100, False),
+            AlarmEvent(T0 + timedelta(hours=2), "C-201", "HighTemperature", "Temperatura alta en C-201", 800, True),
+            AlarmEvent(T0 + timedelta(hours=3), "C-201", "HighTemperature", "Temperatura normal en C-201", 100, False),
+        ]
+        async with running_source(config, tmp_path / "agent") as agent:
+            assert opcua_server.server is not None
+            for alarm in alarms:
+                await opcua_server.server.fire_alarm(alarm)
+            await wait_until(lambda: len(agent.store.records(kinds=["alarm"])) == 3, what="3 alarm records")
+            await wait_until(lambda: bool(agent.store.quarantined()), what="the reused EventId in quarantine")
+            stored = [r.value["message"] for r in agent.store.records(kinds=["alarm"])]
+            [item] = agent.store.quarantined()
+        assert stored == ["Vibración alta en P-101", "Vibración normal en P-101", "Temperatura normal en C-201"]
+        assert (item.source, item.topic, item.reason) == ("plc", "opcua/plc/events", "duplicate_id")
+        evidence = json.loads(item.raw)
+        assert (evidence["key"], evidence["value"]["message"]) == ("C-201", "Temperatura alta en C-201")
 
 
 class TestItemRequest:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from edge_agent.config import StoreConfig
 from edge_agent.daemon.storage import RETENTION_DELETED, RetentionComponent, retention_policy
-from edge_agent.store import MigrationError, RecordWriter, RetentionPolicy, Store, StoreError
+from edge_agent.store import Inserted, MigrationError, RecordWriter, RetentionPolicy, Store, StoreError
 from edge_agent.store.retention import OUTBOX, QUARANTINE, RECORDS
 from edge_agent.types import Record, idempotency_key, utcnow
 
@@ -53,9 +53,28 @@ class TestRecords:
 
     def test_redelivered_record_is_stored_once(self, store: Store) -> None:
         """The idempotency key makes a QoS 1 redelivery a no-op."""
-        assert store.insert_records([rec(1), rec(2)]) == 2
-        assert store.insert_records([rec(2), rec(3)]) == 1
+        assert store.insert_records([rec(1), rec(2)]) == Inserted(2)
+        assert store.insert_records([rec(2), rec(3)]) == Inserted(1)
         assert store.record_count() == 3
+
+    def test_an_id_stored_with_other_content_is_reported_not_skipped(self, store: Store) -> None:
+        """Same key, other bytes: not a redelivery. The batch learns which of its records were not taken for that."""
+        store.insert_records([rec(1), rec(2)])
+        reused = rec(2, raw=b"other", value=-2.0)  # rec(2)'s idempotency key, another message
+        assert store.insert_records([rec(3), reused, rec(1)]) == Inserted(1, reused=(1,))
+        assert [r.raw for r in store.records()] == [b"1", b"2", b"3"]
+
+    def test_an_id_reused_within_one_batch_is_reported(self, store: Store) -> None:
+        assert store.insert_records([rec(1), rec(1), rec(1, raw=b"x")]) == Inserted(1, reused=(2,))
+
+    def test_records_without_bytes_compare_by_their_fields(self, store: Store) -> None:
+        """An OPC UA record carries no raw bytes: its fields are its content. A field that differs is a reused id."""
+        first = rec(1, raw=b"", value={"message": "high"})
+        assert store.insert_records([first, first]) == Inserted(1)
+        assert store.insert_records([rec(1, raw=b"", value={"message": "low"})]) == Inserted(0, reused=(0,))
+        assert store.insert_records([rec(1, raw=b"", received_time=T0, historical=True)]).reused == (0,)
+        same_fields = first.model_copy(update={"received_time": T0, "historical": True})
+        assert store.insert_records([same_fields]) == Inserted(0)
 
     def test_query_by_window_and_key_is_time_ordered(self, store: Store) -> None:
         store.insert_records([rec(5), rec(1), rec(3, key="C-201.temp"), rec(2)])
@@ -74,7 +93,7 @@ class TestRecords:
         assert [r.value for r in store.records()] == [{"text": "a\ud800b", "\udcff": 1}, 2.0]
 
     def test_grouped_insert_counts_new_rows_per_group(self, store: Store) -> None:
-        assert store.insert_records_grouped([[rec(1)], [rec(1), rec(2)], []]) == [1, 1, 0]
+        assert store.insert_records_grouped([[rec(1)], [rec(1), rec(2)], []]) == [Inserted(1), Inserted(1), Inserted(0)]
 
 
 class TestQuarantineAndOutbox:
@@ -414,7 +433,7 @@ class TestRecordWriter:
             counts = await asyncio.gather(writer.write([rec(1), rec(2)]), writer.write([rec(2), rec(3)]))
         finally:
             task.cancel()
-        assert sorted(counts) == [1, 2]
+        assert sorted(c.count for c in counts) == [1, 2]
         assert store.record_count() == 3
 
     async def test_cancel_commits_what_is_queued(self, store: Store) -> None:
@@ -423,7 +442,7 @@ class TestRecordWriter:
         pending = asyncio.create_task(writer.write([rec(7)]))
         await asyncio.sleep(0.05)
         task.cancel()
-        assert await pending == 1
+        assert await pending == Inserted(1)
         assert store.record_count() == 1
 
 

@@ -99,7 +99,7 @@ class TestSpaceReturns:
             with pytest.raises(StoreFullError):
                 write()
         store.set_max_pages(None)
-        assert store.insert_records(batch) == 50
+        assert store.insert_records(batch).count == 50
         store.quarantine("mqtt", "t", os.urandom(BIG), "bad")
         queued = store.outbox_put("edge/s1/r", os.urandom(BIG))
         assert store.outbox_fail(1, "Not authorized", max_attempts=1) == 1
@@ -142,7 +142,7 @@ class TestRecordWriterWhenFull:
             with pytest.raises(StoreFullError):
                 await writer.write(batch)
             store.set_max_pages(None)
-            assert await writer.write(batch) == 50
+            assert (await writer.write(batch)).count == 50
             assert not task.done()
         finally:
             task.cancel()

@@ -1,5 +1,6 @@
 """Properties of the store boundary: any record reads back as written, quarantine takes any input, and retention
-deletes exactly what a naive model of its rules deletes (so never a young record while records fit their cap)."""
+deletes exactly what a naive model of its rules deletes (so never a young record while records fit their cap), and an
+id reused for other content is reported, never mistaken for a redelivery."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from edge_agent.store import RetentionPolicy, Store, storable
+from edge_agent.store import Inserted, RetentionPolicy, Store, storable
 from edge_agent.store.retention import QUARANTINE, RECORDS, Table
 from edge_agent.types import Record
 
@@ -74,9 +75,54 @@ class TestRecordRoundTrip:
     def test_any_record_reads_back_equal(self, store: Store, batch: list[Record]) -> None:
         """Any record (any JSON value, surrogates in it included, int64 extremes, any UTF-8 text) reads back equal."""
         empty(store, "records")
-        assert store.insert_records(batch) == len(batch)
+        assert store.insert_records(batch) == Inserted(len(batch))
         got = sorted((r.model_dump(exclude={"id"}) for r in store.records()), key=lambda r: r["idempotency_key"])
         assert got == sorted((r.model_dump() for r in batch), key=lambda r: r["idempotency_key"])
+
+
+# Few keys and few contents, so batches repeat keys, within a batch and across batches, with the same or other content.
+keyed = st.tuples(
+    st.sampled_from(["k1", "k2", "k3"]),
+    st.sampled_from([b"", b"a", b"b"]),  # b"": a record without bytes (OPC UA), compared by its fields
+    st.sampled_from([None, 1, "x"]),
+    st.integers(0, 1),  # source_time offset in seconds
+    st.booleans(),  # historical: not content (live and HistoryRead copies of one event are one record)
+)
+
+
+class TestReusedIds:
+    @given(batches=st.lists(st.lists(keyed, max_size=6), min_size=1, max_size=4))
+    def test_a_key_is_reported_reused_exactly_when_its_first_stored_content_differs(
+        self, store: Store, batches: list[list[tuple[str, bytes, object, int, bool]]]
+    ) -> None:
+        """Across any batches: each record is new, a redelivery of its key's first content, or reported reused."""
+        empty(store, "records")
+        first: dict[str, tuple[object, ...]] = {}
+        for batch in batches:
+            records = [
+                Record(
+                    source="s",
+                    kind="alarm",
+                    key="P-101",
+                    source_time=T0 + timedelta(seconds=dt),
+                    received_time=T0 + timedelta(minutes=len(first)),  # not content either
+                    value=value,
+                    raw=raw,
+                    idempotency_key=key,
+                    historical=historical,
+                )
+                for key, raw, value, dt, historical in batch
+            ]
+            new = len({key for key, *_ in batch} - first.keys())
+            expected = []
+            for i, (key, raw, value, dt, _) in enumerate(batch):
+                content = (raw,) if raw else (value, dt)
+                if first.setdefault(key, content) != content:
+                    expected.append(i)
+            assert store.insert_records(records) == Inserted(new, tuple(expected))
+        stored = store.records()
+        held = {r.idempotency_key: (r.raw,) if r.raw else (r.value, (r.source_time - T0).seconds) for r in stored}
+        assert held == first  # the first content per key, and nothing else
 
 
 class TestQuarantineTakesAnything:

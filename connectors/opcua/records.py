@@ -18,6 +18,7 @@ from asyncua.common.events import Event
 
 from connectors.opcua_security import OpcuaError
 from connectors.parsers import QuarantineReason
+from edge_agent.canonical import canonical_json
 from edge_agent.config import OpcuaSourceConfig
 from edge_agent.types import Record, idempotency_key, to_utc, utcnow
 from edge_agent.values import PlausibleTimes
@@ -25,6 +26,7 @@ from edge_agent.values import PlausibleTimes
 # Quarantine reasons: the MQTT side's vocabulary, so both connectors' rows and metrics read alike.
 SCHEMA_MISMATCH = QuarantineReason.SCHEMA_MISMATCH.value
 INTERNAL_ERROR = QuarantineReason.INTERNAL_ERROR.value
+DUPLICATE_ID = QuarantineReason.DUPLICATE_ID.value
 # Integers JSON readers and SQLite keep exactly.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # OPC UA's DateTime 0: "no timestamp".
@@ -279,6 +281,15 @@ def convert_history_event(
     except Exception as exc:  # fields that do not match the select clauses: the field list is the evidence
         return Refused(f"opcua/{source}/events", _evidence(fields), INTERNAL_ERROR, _describe(exc))
     return convert_event(source, event, historical=True, times=times)
+
+
+def reused_id(source: str, record: Record) -> Refused:
+    """What to quarantine for a record the store did not take because its key is held by other content: an alarm
+    whose EventId the server gave an earlier, different event (a server that restarted a counter). The record,
+    as canonical JSON, is the evidence: the event object is gone by the time the store answers."""
+    topic = f"opcua/{source}/events" if record.kind == "alarm" else f"opcua/{source}/{record.key}"
+    detail = f"a record with this {record.kind}'s id is stored with other content ({record.key})"
+    return Refused(topic, canonical_json(record.model_dump(mode="json")), DUPLICATE_ID, detail)
 
 
 def _fields_of(event: Event) -> Any:

@@ -41,6 +41,7 @@ from connectors.opcua.records import (
     convert_value,
     gap_record,
     overflowed,
+    reused_id,
 )
 from connectors.opcua.session import Backoff, ConnectionLost, Session
 from connectors.opcua_security import (
@@ -54,7 +55,7 @@ from connectors.opcua_security import (
 from connectors.quarantine import QuarantineTally
 from edge_agent.audit import AuditSink
 from edge_agent.config import NodeConfig, OpcuaSourceConfig
-from edge_agent.store import RecordWriter
+from edge_agent.store import Inserted, RecordWriter
 from edge_agent.types import Record, utcnow
 from edge_agent.values import PlausibleTimes
 
@@ -446,7 +447,12 @@ class OpcuaSource:
 
     async def _commit(self, batch: _Converted) -> None:
         records = batch.records
-        stored = await self._writer.write(records) if records else 0
+        inserted = await self._writer.write(records) if records else Inserted(0)
+        if inserted.reused:  # kept aside with the reason, never skipped as if it were a duplicate
+            batch.refused.extend(reused_id(self.config.name, records[i]) for i in inserted.reused)
+            reused = set(inserted.reused)
+            records = [r for i, r in enumerate(records) if i not in reused]
+        stored = inserted.count
         RECORDS_STORED.labels(self.config.name).inc(stored)
         for r in records:
             if r.kind == "tag_value" and (r.key not in self.last_seen or r.source_time > self.last_seen[r.key]):
@@ -469,7 +475,7 @@ class OpcuaSource:
 
     async def _commit_gap(self, gap: Record) -> None:
         """Store one `data_gap` record; the first time it is stored, count it and write its `opcua.gap` entry."""
-        if not await self._writer.write([gap]):
+        if not (await self._writer.write([gap])).count:
             return  # recorded before (same source, tag, interval, reason)
         GAPS.labels(self.config.name, gap.value["reason"]).inc()
         log.warning("opcua_data_gap", **gap.value)

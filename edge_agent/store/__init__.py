@@ -2,11 +2,12 @@
 
 from edge_agent.store.migrations import MigrationError
 from edge_agent.store.retention import RetentionPolicy, RetentionResult
-from edge_agent.store.store import DeadLetter, Store, StoreError, StoreFullError, from_us, storable, to_us
+from edge_agent.store.store import DeadLetter, Inserted, Store, StoreError, StoreFullError, from_us, storable, to_us
 from edge_agent.store.writer import RecordWriter
 
 __all__ = [
     "DeadLetter",
+    "Inserted",
     "MigrationError",
     "RecordWriter",
     "RetentionPolicy",

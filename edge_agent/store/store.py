@@ -15,6 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,31 @@ def _record_row(r: Record) -> tuple[Any, ...]:
         r.idempotency_key,
         int(r.historical),
     )
+
+
+# What makes two records under one idempotency key the same record: the bytes received, where there are any (the
+# fields are derived from them and from when they arrived), else the record's fields. Equal: a redelivery, skipped;
+# different: an id reused for other content (an MES or a server that restarted its numbering), which must not vanish.
+_Content = bytes | tuple[str, str, str, int, str | None]
+
+
+def _content(source: str, kind: str, key: str, source_time_us: int, value: str | None, raw: bytes) -> _Content:
+    return bytes(raw) if raw else (source, kind, key, source_time_us, value)
+
+
+def _record_content(r: Record) -> _Content:
+    source, kind, key, source_time_us, _, value, _, raw, _, _ = _record_row(r)
+    return _content(source, kind, key, source_time_us, value, raw)
+
+
+@dataclass(frozen=True)
+class Inserted:
+    """What one producer's batch did: `count` rows newly stored, and `reused`, the positions in the batch of records
+    whose idempotency key the store holds with other content (stored before, or earlier in the batch). The rest that
+    were not stored are redeliveries. A producer quarantines the `reused` ones: skipping them would lose them."""
+
+    count: int
+    reused: tuple[int, ...] = ()
 
 
 class StoreError(Exception):
@@ -184,19 +210,36 @@ class Store:
 
     # --- records ---------------------------------------------------------------------------------------------
 
-    def insert_records(self, records: Sequence[Record]) -> int:
-        """Commit a batch; a record whose idempotency key is already stored is skipped. Returns rows inserted."""
+    def insert_records(self, records: Sequence[Record]) -> Inserted:
+        """Commit a batch; a record whose idempotency key is already stored is not inserted (see `Inserted`)."""
         return self.insert_records_grouped([records])[0]
 
-    def insert_records_grouped(self, groups: Sequence[Sequence[Record]]) -> list[int]:
-        """Commit several producers' batches in one transaction (one fsync); returns rows inserted per group."""
-        counts = []
+    def insert_records_grouped(self, groups: Sequence[Sequence[Record]]) -> list[Inserted]:
+        """Commit several producers' batches in one transaction (one fsync); says per group what was stored."""
+        results = []
         with self._transaction() as conn:
             for records in groups:
                 before = conn.total_changes
                 conn.executemany(_INSERT_RECORD, (_record_row(r) for r in records))
-                counts.append(conn.total_changes - before)
-        return counts
+                count = conn.total_changes - before
+                # Only a batch with keys stored already pays for the read, and inside the transaction: no writer can
+                # come between the insert and what it is compared with.
+                reused = self._reused(conn, records) if count < len(records) else ()
+                results.append(Inserted(count, reused))
+        return results
+
+    @staticmethod
+    def _reused(conn: sqlite3.Connection, records: Sequence[Record]) -> tuple[int, ...]:
+        stored: dict[str, _Content] = {}
+        keys = list(dict.fromkeys(r.idempotency_key for r in records))
+        for i in range(0, len(keys), 500):  # well under SQLite's bound on a statement's parameters
+            chunk = keys[i : i + 500]
+            sql = (
+                "SELECT idempotency_key, source, kind, key, source_time_us, value, raw FROM records"
+                f" WHERE idempotency_key IN ({','.join('?' * len(chunk))})"
+            )
+            stored.update((row[0], _content(*row[1:])) for row in conn.execute(sql, chunk))
+        return tuple(i for i, r in enumerate(records) if stored.get(r.idempotency_key) != _record_content(r))
 
     def records(
         self,
@@ -248,17 +291,6 @@ class Store:
         if source is None:
             return self._query("SELECT COUNT(*) FROM records")[0][0]
         return self._query("SELECT COUNT(*) FROM records WHERE source = ?", (source,))[0][0]
-
-    def raws_by_idempotency_key(self, keys: Sequence[str]) -> dict[str, bytes]:
-        """The stored `raw` of the records holding these idempotency keys (keys not stored are left out)."""
-        out: dict[str, bytes] = {}
-        unique = list(dict.fromkeys(keys))
-        for i in range(0, len(unique), 500):  # well under SQLite's bound on a statement's parameters
-            chunk = unique[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT idempotency_key, raw FROM records WHERE idempotency_key IN ({marks})"
-            out.update((k, bytes(raw)) for k, raw in self._query(sql, chunk))
-        return out
 
     # --- quarantine ------------------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import structlog
 
-from edge_agent.store.store import Store
+from edge_agent.store.store import Inserted, Store
 from edge_agent.types import Record
 
 log = structlog.get_logger(component="store")
@@ -16,10 +16,10 @@ log = structlog.get_logger(component="store")
 class RecordWriter:
     """Gathers records from connectors and commits them in batches of up to `max_rows` or every `max_delay_s`.
 
-    `await writer.write(records)` returns the number newly inserted (duplicates by idempotency key count 0) only after
-    the batch holding them is committed, so a caller that acknowledges upstream afterwards loses nothing on a crash.
-    A batch that fails (StoreFullError on a full disk) raises that error to every waiter of the batch, none of whose
-    records was written, and the loop goes on with the next batch.
+    `await writer.write(records)` says what was stored (`Inserted`: the count, and the records whose id is held by
+    other content) only after the batch holding them is committed, so a caller that acknowledges upstream afterwards
+    loses nothing on a crash. A batch that fails (StoreFullError on a full disk) raises that error to every waiter of
+    the batch, none of whose records was written, and the loop goes on with the next batch.
     """
 
     def __init__(self, store: Store, max_rows: int = 500, max_delay_s: float = 0.2, queue_max: int = 10000) -> None:
@@ -27,16 +27,16 @@ class RecordWriter:
         self._max_rows = max_rows
         self._max_delay_s = max_delay_s
         # Bounded: producers wait (backpressure) rather than growing memory when the disk is slow.
-        self._queue: asyncio.Queue[tuple[Sequence[Record], asyncio.Future[int]]] = asyncio.Queue(queue_max)
+        self._queue: asyncio.Queue[tuple[Sequence[Record], asyncio.Future[Inserted]]] = asyncio.Queue(queue_max)
 
-    async def write(self, records: Sequence[Record]) -> int:
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    async def write(self, records: Sequence[Record]) -> Inserted:
+        future: asyncio.Future[Inserted] = asyncio.get_running_loop().create_future()
         await self._queue.put((records, future))
         return await future
 
     async def run(self) -> None:
         """Commit loop; run it as a task. On cancel, commits what it holds and what is queued before stopping."""
-        batch: list[tuple[Sequence[Record], asyncio.Future[int]]] = []
+        batch: list[tuple[Sequence[Record], asyncio.Future[Inserted]]] = []
         loop = asyncio.get_running_loop()
         try:
             while True:
@@ -55,9 +55,9 @@ class RecordWriter:
             if batch:
                 await asyncio.shield(self._commit(batch))
 
-    async def _commit(self, batch: list[tuple[Sequence[Record], asyncio.Future[int]]]) -> None:
+    async def _commit(self, batch: list[tuple[Sequence[Record], asyncio.Future[Inserted]]]) -> None:
         try:
-            # Per producer, so each learns how many of *its* records were new.
+            # Per producer, so each learns what became of *its* records.
             counts = await asyncio.to_thread(self._commit_sync, [records for records, _ in batch])
         except Exception as exc:  # every waiter must hear about a failed commit, or it would hang
             log.error("batch_commit_failed", error=str(exc), producers=len(batch))
@@ -69,5 +69,5 @@ class RecordWriter:
             if not future.done():
                 future.set_result(count)
 
-    def _commit_sync(self, groups: list[Sequence[Record]]) -> list[int]:
+    def _commit_sync(self, groups: list[Sequence[Record]]) -> list[Inserted]:
         return self._store.insert_records_grouped(groups)
