@@ -182,19 +182,20 @@ class TestOnPolicyStamp:
 
 class TestNarratorRecipe:
     RECIPE = Path(__file__).resolve().parents[1] / "configs" / "draft-narrator.toml"
-    SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "eagle31-smollm2-135m"
+    SOURCE = Path(__file__).resolve().parents[1] / "assets" / "eagle31-narrator-smollm2-135m-h1"  # init_from
 
-    def test_fine_tunes_the_shipped_head_on_both_kinds_of_prompt(self) -> None:
-        """The specialist's recipe as shipped: 768 general + 1,536 report prompts, 1,500 steps from the shipped head,
-        one 3.1 head, and the report slice in the bench."""
+    def test_fine_tunes_the_previous_specialist_head_on_both_kinds_of_prompt(self) -> None:
+        """The specialist's recipe as shipped (h2): 1,536 general + 768 report prompts, 800 steps from h1 in its
+        vocabulary, one 3.1 head, and the report slice in the bench."""
         from edge_agent.speculative.recipe import load_recipe
 
         recipe = load_recipe(self.RECIPE)
-        assert (recipe.data.prompts, recipe.data.report_prompts, recipe.data.max_tokens) == (768, 1536, 192)
+        assert (recipe.data.prompts, recipe.data.report_prompts, recipe.data.max_tokens) == (1536, 768, 192)
         [head] = recipe.heads
         train = recipe.train_config(head)
-        assert train.init_from == Path("assets/eagle31-smollm2-135m")
-        assert (train.fc_norm, train.norm_output, train.lr, train.steps) == (True, True, 5e-4, 1500)
+        assert train.init_from == Path("assets/eagle31-narrator-smollm2-135m-h1")
+        assert (train.fc_norm, train.norm_output, train.lr, train.steps) == (True, True, 3e-4, 800)
+        assert not train.reselect_vocab
         assert head.export_dir == Path("assets/eagle31-narrator-smollm2-135m")
         assert "report" in recipe.bench.slices
 
@@ -206,10 +207,10 @@ class TestNarratorRecipe:
         assert (shipped.section, narrator.section) == ("draft", "draft-narrator")
         assert shipped.results != narrator.results and shipped.img_dir != narrator.img_dir
 
-    @pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped head missing")
+    @pytest.mark.skipif(not (SOURCE / "config.json").exists(), reason="init_from head missing")
     @pytest.mark.skipif(not (MODEL_DIR / "config.json").exists(), reason="prepared model missing: make model")
-    def test_shipped_head_has_the_shape_the_run_builds(self) -> None:
-        """The head the trainer builds for the prepared model from this recipe has exactly the shipped head's
+    def test_source_head_has_the_shape_the_run_builds(self) -> None:
+        """The head the trainer builds for the prepared model from this recipe has exactly the init_from head's
         config, so init_from accepts it (the merged specialist keeps the base model's config)."""
         from transformers import AutoConfig
 
@@ -225,12 +226,12 @@ class TestNarratorRecipe:
             fc_norm=train.fc_norm,
             norm_output=train.norm_output,
         )
-        assert load_exported(self.SHIPPED).config == built
+        assert load_exported(self.SOURCE).config == built
 
-    @pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped head missing")
-    def test_vocabulary_size_is_the_shipped_heads(self) -> None:
-        """init_from keeps the source's vocabulary, so the recipe's size must be the shipped head's."""
+    @pytest.mark.skipif(not (SOURCE / "config.json").exists(), reason="init_from head missing")
+    def test_vocabulary_size_is_the_source_heads(self) -> None:
+        """init_from keeps the source's vocabulary, so the recipe's size must be the init_from head's."""
         from edge_agent.speculative.recipe import load_recipe
 
-        shipped = json.loads((self.SHIPPED / "config.json").read_text())
-        assert load_recipe(self.RECIPE).train.draft_vocab_size == shipped["draft_vocab_size"]
+        source = json.loads((self.SOURCE / "config.json").read_text())
+        assert load_recipe(self.RECIPE).train.draft_vocab_size == source["draft_vocab_size"]
