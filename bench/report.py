@@ -17,6 +17,11 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
+def engine_mode(enforce_eager: bool) -> str:
+    """How a bench's engines ran, in the words of the config key: compiled (the default) or eager."""
+    return "`enforce_eager = true` (eager)" if enforce_eager else "`enforce_eager = false` (compiled)"
+
+
 def write_section(name: str, title: str, body: str, command: str) -> None:
     """Replace (or append) the section `<!-- bench:name -->` … `<!-- /bench:name -->` in BENCHMARKS.md.
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.narrative import bench_requests
-from bench.report import write_section
+from bench.report import engine_mode, write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm.engine import open_engine
 from edge_agent.narrator.corpus import TEST_SEEDS
@@ -90,7 +90,13 @@ async def run(config: AgentConfig, n: int) -> dict[str, Any]:
                 flush=True,
             )
     k = config.llm.speculative.num_speculative_tokens
-    return {"requests": n, "k": k, "draft": str(config.llm.speculative.draft), "rows": rows}
+    return {
+        "requests": n,
+        "k": k,
+        "draft": str(config.llm.speculative.draft),
+        "enforce_eager": config.llm.enforce_eager,
+        "rows": rows,
+    }
 
 
 def _total(rows: list[dict[str, Any]], name: str, key: str) -> float:
@@ -139,7 +145,7 @@ def markdown(results: dict[str, Any], s: dict[str, Any]) -> str:
             "each through the agent's `build_draft` (every section, grounding, the strict retry when one runs) on "
             f"two engines alive side by side: the default config's (`{results['draft']}`, k = {k}) and the same "
             "config without a draft; which goes first alternates by request. Default settings: float32, greedy, "
-            "`enforce_eager`, single stream.",
+            f"{engine_mode(results.get('enforce_eager', True))}, single stream.",
             "",
             "| | no draft | EAGLE 3.1, k = " + str(k) + " | ratio |",
             "|---|---|---|---|",

