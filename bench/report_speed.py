@@ -1,7 +1,7 @@
 """Speed of the report workload itself, with and without the draft head: whole reports through the agent's own
 `build_draft` (every section's prompt, grounding, the strict retry when one runs), at the default settings.
 
-    .venv/bin/python -m bench.report_speed [--requests 36] [--config configs/demo.toml]
+    .venv/bin/python -m bench.report_speed [--requests 36] [--config configs/demo.toml] [--other-mode]
 
 Two engines alive side by side, the config's own (the shipped head at its k) and the same config with the draft
 off; request i (`bench.narrative.bench_requests`: test seeds never trained on, types and languages cycled) is sent
@@ -9,12 +9,15 @@ to both, which engine goes first alternating from one request to the next, so bo
 Output must be identical: every attempt's completion hash, in order, and every published section. Reported: wall
 seconds per report and their ratio, generated tokens over generation seconds, the target's prefill (first token)
 against the decode after it, τ, and the ceiling the prefill puts on the end-to-end ratio at this decode speed-up.
+`--other-mode` adds a third engine, the config's own in the other compile mode (`llm.enforce_eager` flipped), in the
+same rotation: the default mode's report time against the other's, and whether their outputs are identical.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import time
@@ -30,11 +33,18 @@ from edge_agent.reports.generate import build_draft
 
 COMMAND = ".venv/bin/python -m bench.report_speed"
 ENGINES = ("none", "draft")
+OTHER = "other"  # the draft engine in the other compile mode, with --other-mode
 
 
 def without_draft(config: AgentConfig) -> AgentConfig:
     data = config.model_dump(mode="python")
     data["llm"]["speculative"]["enabled"] = False
+    return AgentConfig.model_validate(data)
+
+
+def other_mode(config: AgentConfig) -> AgentConfig:
+    data = config.model_dump(mode="python")
+    data["llm"]["enforce_eager"] = not config.llm.enforce_eager
     return AgentConfig.model_validate(data)
 
 
@@ -46,13 +56,14 @@ def outputs(draft: Any) -> list[Any]:
     ]
 
 
-async def run(config: AgentConfig, n: int) -> dict[str, Any]:
+async def run(config: AgentConfig, n: int, compare_modes: bool = False) -> dict[str, Any]:
     requests = bench_requests(n + 1)
     warm_up = len(requests) - 1  # a request outside the measured ones: none of their prompts is cached before
-    configs = {"none": without_draft(config), "draft": config}
+    configs = {"none": without_draft(config), "draft": config} | ({OTHER: other_mode(config)} if compare_modes else {})
+    names = tuple(configs)
     rows: list[dict[str, Any]] = []
-    async with open_engine(configs["none"]) as plain, open_engine(configs["draft"]) as drafted:
-        engines = {"none": plain, "draft": drafted}
+    async with contextlib.AsyncExitStack() as stack:
+        engines = {name: await stack.enter_async_context(open_engine(c)) for name, c in configs.items()}
 
         async def one(name: str, i: int) -> tuple[float, Any]:  # request i on one engine: (wall seconds, draft)
             request, records = requests[i]
@@ -62,10 +73,11 @@ async def run(config: AgentConfig, n: int) -> dict[str, Any]:
             )
             return time.perf_counter() - started, draft
 
-        for name in ENGINES:  # first request of each engine pays one-off costs (imports, kernels)
+        for name in names:  # first request of each engine pays one-off costs (imports, kernels)
             await one(name, warm_up)
         for i, (request, _) in enumerate(requests[:warm_up]):
-            order = ENGINES if i % 2 == 0 else ENGINES[::-1]
+            # Two engines alternate which goes first; three rotate, so each goes first, second and last in turn.
+            order = (names if i % 2 == 0 else names[::-1]) if len(names) == 2 else names[i % 3 :] + names[: i % 3]
             measured = {name: await one(name, i) for name in order}
             row: dict[str, Any] = {"type": request.type, "language": request.language}
             for name, (seconds, draft) in measured.items():
@@ -81,11 +93,13 @@ async def run(config: AgentConfig, n: int) -> dict[str, Any]:
                     "accepted": sum(r["speculative"]["accepted"] for r in runs if r["speculative"]),
                 }
             row["identical"] = outputs(measured["none"][1]) == outputs(measured["draft"][1])
+            if OTHER in measured:
+                row["identical_other"] = outputs(measured[OTHER][1]) == outputs(measured["draft"][1])
             rows.append(row)
             print(
                 json.dumps(
                     {k: row[k] for k in ("type", "language", "identical")}
-                    | {name: round(row[name]["seconds"], 2) for name in ENGINES}
+                    | {name: round(row[name]["seconds"], 2) for name in names}
                 ),
                 flush=True,
             )
@@ -95,6 +109,7 @@ async def run(config: AgentConfig, n: int) -> dict[str, Any]:
         "k": k,
         "draft": str(config.llm.speculative.draft),
         "enforce_eager": config.llm.enforce_eager,
+        "other_mode": compare_modes,
         "rows": rows,
     }
 
@@ -133,6 +148,19 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
         "tau": 1 + _total(rows, "draft", "accepted") / drafts if drafts else None,
         # With a draft costing nothing at the first token, the end-to-end ratio could reach only this.
         "ceiling": gen["none"] / (first["none"] + decode["none"] / decode_speedup),
+    } | (_other_mode(rows) if OTHER in rows[0] else {})
+
+
+def _other_mode(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The draft engine in the other compile mode against the default's: report time, identical outputs."""
+    seconds = _total(rows, OTHER, "seconds")
+    return {
+        "other": {
+            "seconds": seconds,
+            "seconds_per_report_median": statistics.median(r[OTHER]["seconds"] for r in rows),
+            "default_speedup": seconds / _total(rows, "draft", "seconds"),
+            "identical": sum(r["identical_other"] for r in rows),
+        }
     }
 
 
@@ -169,8 +197,24 @@ def markdown(results: dict[str, Any], s: dict[str, Any]) -> str:
             f"The target's prefill is {100 * s['prefill_share_none']:.0f} % of the no-draft generation time and a "
             "draft cannot shorten it: at this run's decode speed-up, a draft that cost nothing at the first token "
             f"would give at most **{s['ceiling']:.2f}×** end to end.",
+            *_other_lines(results, s),
         ]
     )
+
+
+def _other_lines(results: dict[str, Any], s: dict[str, Any]) -> list[str]:
+    other = s.get("other")
+    if other is None:
+        return []
+    default_eager = results.get("enforce_eager", True)
+    return [
+        "",
+        f"A third engine in the same rotation, the default config with {engine_mode(not default_eager)}: "
+        f"{other['seconds']:.1f} s for all requests (median {other['seconds_per_report_median']:.2f} s) against "
+        f"the default's {s['seconds']['draft']:.1f} s: the default mode is **{other['default_speedup']:.2f}×** "
+        f"as fast on whole reports; outputs identical to the default's on {other['identical']}/{s['requests']} "
+        "requests.",
+    ]
 
 
 def main() -> None:
@@ -179,19 +223,21 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=36)
     parser.add_argument("--out", type=Path, default=Path("var/bench/report_speed.json"))
     parser.add_argument("--no-write", action="store_true", help="print, leave BENCHMARKS.md alone")
+    parser.add_argument("--other-mode", action="store_true", help="also the draft engine with enforce_eager flipped")
     args = parser.parse_args()
     if not 1 <= args.requests < len(TEST_SEEDS):  # one more seed is the warm-up request
         parser.error(f"--requests must be 1..{len(TEST_SEEDS) - 1}")
     config = load_config(args.config)
     if not config.llm.speculative.enabled:
         parser.error(f"{args.config} runs no draft: nothing to compare")
-    results = asyncio.run(run(config, args.requests))
+    results = asyncio.run(run(config, args.requests, args.other_mode))
     s = summary(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"summary": s, **results}, indent=1, ensure_ascii=False), encoding="utf-8")
     print(json.dumps(s, indent=1))
     if not args.no_write:
         command = COMMAND + (f" --requests {args.requests}" if args.requests != 36 else "")
+        command += " --other-mode" if args.other_mode else ""
         write_section(
             "report_speed", "Report workload speed, with and without the draft head", markdown(results, s), command
         )

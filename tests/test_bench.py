@@ -88,3 +88,34 @@ def test_report_speed_ratios_and_the_prefill_ceiling() -> None:
     assert s["ceiling"] == pytest.approx(2.0)
     assert s["tau"] == pytest.approx(1 + 40 / 20)
     assert s["prompt_tokens_per_generation"] == pytest.approx(500)
+    assert "other" not in s
+
+
+def test_report_speed_other_mode_is_the_default_mode_against_the_flipped_one() -> None:
+    """--other-mode: the draft engine with enforce_eager flipped took 4.5 s + 3.0 s against the default's 3 + 2 →
+    the default mode is 1.50× as fast; one of the two reports' outputs differs from the default's."""
+    from bench.report_speed import markdown, summary
+
+    def engine(seconds: float) -> dict[str, float]:
+        keys = ("generations", "tokens", "prompt_tokens", "first_token_s", "drafts", "accepted")
+        return {"seconds": seconds, "generation_s": 2} | dict.fromkeys(keys, 1)
+
+    rows = [
+        {"type": t, "language": "es", "identical": True, "identical_other": same}
+        | {"none": engine(6), "draft": engine(d), "other": engine(o)}
+        for t, d, o, same in (("shift_summary", 3, 4.5, True), ("alarm_summary", 2, 3.0, False))
+    ]
+    results = {"rows": rows, "k": 4, "draft": "assets/h", "enforce_eager": False, "other_mode": True}
+    s = summary(results)
+    assert s["other"] == {
+        "seconds": 7.5,
+        "seconds_per_report_median": 3.75,
+        "default_speedup": pytest.approx(1.5),
+        "identical": 1,
+    }
+    assert (
+        "A third engine in the same rotation, the default config with `enforce_eager = true` (eager): 7.5 s for all "
+        "requests (median 3.75 s) against the default's 5.0 s: the default mode is **1.50×** as fast on whole "
+        "reports; outputs identical to the default's on 1/2 requests."
+    ) in markdown(results, s)
+    assert "`enforce_eager = false` (compiled), single stream." in markdown(results, s)

@@ -36,9 +36,7 @@ def test_compiled_is_the_default() -> None:
     assert LlmConfig().enforce_eager is False
 
 
-async def test_compiled_gives_eager_tokens_and_a_restart_compiles_nothing(
-    engine: EngineHandle, tmp_path: Path
-) -> None:
+async def test_compiled_gives_eager_tokens_and_a_restart_compiles_nothing(engine: EngineHandle, tmp_path: Path) -> None:
     """The compiled engine's greedy tokens equal the session's eager engine's on every prompt; restarted on the
     same state directory it answers the same again without writing a kernel to its cache."""
     eager = [(await engine.generate(messages, PARAMS)).token_ids for messages in PROMPTS]

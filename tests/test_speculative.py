@@ -691,7 +691,9 @@ class TestBenchGoals:
         }
         results["speed_interleaved"]["speedup"] = {"k=2": 1.4, "k=3": 1.9}
         text = markdown(results, "Recipe: r.")
-        assert "single stream, eager (the agent's default);" in text
+        assert "single stream, eager;" in text  # eager is no longer the agent's default
+        results["speed_interleaved"]["eager"] = False
+        assert "single stream, compiled (the agent's default);" in markdown(results, "Recipe: r.")
         assert (
             "| speedup ≥ 2.0× at identical output, end to end | 1.90× (k=3, test+plant, interleaved, identical=yes; "
             "test 2.30×; plant 1.90×) | no |"

@@ -483,7 +483,9 @@ def markdown(results: dict[str, Any], recipe: str, img_dir: Path = Path("docs/im
             )
     inter = results.get("speed_interleaved")
     if inter:
-        mode = {True: ", eager (the agent's default)", False: ", compiled"}.get(inter.get("eager"), "")
+        eager = inter.get("eager")
+        mode = "" if eager is None else (", eager" if eager else ", compiled")
+        mode += " (the agent's default)" if eager is AGENT_EAGER else ""
         lines.append(
             f"Speed, engines side by side with requests alternated prompt by prompt ({inter['prompts']} prompts of the "
             f"{'+'.join(inter.get('slices', SPEED_SLICES[:2]))} slices, single stream{mode}; the fair comparison on a "
