@@ -171,8 +171,10 @@ def markdown(results: dict[str, Any], s: dict[str, Any]) -> str:
         [
             f"{s['requests']} report requests on the narrator's test seeds (never trained on), 4 types × 3 languages, "
             "each through the agent's `build_draft` (every section, grounding, the strict retry when one runs) on "
-            f"two engines alive side by side: the default config's (`{results['draft']}`, k = {k}) and the same "
-            "config without a draft; which goes first alternates by request. Default settings: float32, greedy, "
+            f"{'three' if s.get('other') else 'two'} engines alive side by side: the default config's "
+            f"(`{results['draft']}`, k = {k}) and the same config without a draft"
+            f"{' (and a third, below)' if s.get('other') else ''}; which goes first "
+            f"{'rotates' if s.get('other') else 'alternates'} by request. Default settings: float32, greedy, "
             f"{engine_mode(results.get('enforce_eager', True))}, single stream.",
             "",
             "| | no draft | EAGLE 3.1, k = " + str(k) + " | ratio |",

@@ -119,3 +119,6 @@ def test_report_speed_other_mode_is_the_default_mode_against_the_flipped_one() -
         "reports; outputs identical to the default's on 1/2 requests."
     ) in markdown(results, s)
     assert "`enforce_eager = false` (compiled), single stream." in markdown(results, s)
+    assert "on three engines alive side by side" in markdown(results, s) and "rotates by request" in markdown(
+        results, s
+    )
