@@ -37,7 +37,7 @@ class LlmConfig(Section):
     cpu_kvcache_gib: int = Field(1, ge=1)
     # Compiled (torch.compile) by default: same tokens as eager, decodes faster, and alone meets 1.5x llama.cpp on a
     # 2-core box (BENCHMARKS.md, "CPU engines"). Its kernels are cached in compile_cache_dir, so only the first start
-    # of a model/draft/build pays the full compile (~100 s on 2 cores); a restart costs ~25 s more than eager's.
+    # of a model/draft/build pays the full compile (106 s on 2 cores); a restart takes 40 s against eager's 18 s.
     # A CPU box needs a C++ compiler (g++) for it; true skips it.
     enforce_eager: bool = False
     # torch.compile's kernel cache (TORCHINDUCTOR_CACHE_DIR); None → <state_dir>/compile-cache.
