@@ -76,8 +76,8 @@ async def run(config: AgentConfig, n: int, compare_modes: bool = False) -> dict[
         for name in names:  # first request of each engine pays one-off costs (imports, kernels)
             await one(name, warm_up)
         for i, (request, _) in enumerate(requests[:warm_up]):
-            # Two engines alternate which goes first; three rotate, so each goes first, second and last in turn.
-            order = (names if i % 2 == 0 else names[::-1]) if len(names) == 2 else names[i % 3 :] + names[: i % 3]
+            # Rotate: each engine goes first, second (and last) in turn; for two, that is alternating.
+            order = names[i % len(names) :] + names[: i % len(names)]
             measured = {name: await one(name, i) for name in order}
             row: dict[str, Any] = {"type": request.type, "language": request.language}
             for name, (seconds, draft) in measured.items():
@@ -109,7 +109,6 @@ async def run(config: AgentConfig, n: int, compare_modes: bool = False) -> dict[
         "k": k,
         "draft": str(config.llm.speculative.draft),
         "enforce_eager": config.llm.enforce_eager,
-        "other_mode": compare_modes,
         "rows": rows,
     }
 

@@ -105,7 +105,7 @@ def test_report_speed_other_mode_is_the_default_mode_against_the_flipped_one() -
         | {"none": engine(6), "draft": engine(d), "other": engine(o)}
         for t, d, o, same in (("shift_summary", 3, 4.5, True), ("alarm_summary", 2, 3.0, False))
     ]
-    results = {"rows": rows, "k": 4, "draft": "assets/h", "enforce_eager": False, "other_mode": True}
+    results = {"rows": rows, "k": 4, "draft": "assets/h", "enforce_eager": False}
     s = summary(results)
     assert s["other"] == {
         "seconds": 7.5,
