@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from edge_agent.cli import main as cli_main
 from edge_agent.llm.launcher import cpu_list, numerics_env, worker_env, worker_spec
@@ -197,6 +199,26 @@ class TestLauncher:
             worker_env(config, worker_spec(config), base={"PATH": str(tmp_path)})
         eager = engine_config(tmp_path, device="cpu", enforce_eager=True)
         assert worker_env(eager, worker_spec(eager), base={"PATH": str(tmp_path)})["VLLM_CPU_KVCACHE_SPACE"] == "1"
+
+    @settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(
+        cxx=st.sampled_from(["", "g++", "c++", "/usr/bin/g++"]) | st.text(max_size=40),
+        cache=st.text(min_size=1, max_size=40).filter(lambda t: "\x00" not in t),
+    )
+    def test_any_cxx_and_cache_dir_give_the_env_or_the_compiler_error(
+        self, tmp_path: Path, cxx: str, cache: str
+    ) -> None:
+        """Whatever $CXX and compile_cache_dir hold (spaces, unicode, relative, a directory, nothing): the compiled
+        engine's env, with the cache dir resolved, or the one clear refusal; never another exception."""
+        config = engine_config(tmp_path, device="cpu", enforce_eager=False, compile_cache_dir=cache)
+        base = {"PATH": os.environ["PATH"], "CXX": cxx}
+        found = shutil.which(cxx or "g++", path=base["PATH"]) is not None
+        try:
+            env = worker_env(config, worker_spec(config), base=base)
+        except EngineStartError as exc:
+            assert not found and "C++ compiler" in str(exc) and "enforce_eager = true" in str(exc)
+        else:
+            assert found and env["TORCHINDUCTOR_CACHE_DIR"] == str(Path(cache).resolve())
 
     def test_gpu_env_turns_on_batch_invariance(self, tmp_path: Path) -> None:
         config = engine_config(tmp_path, device="cuda")
