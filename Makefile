@@ -8,6 +8,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MODEL_DIR := models/default
 MODEL_STAMP := $(MODEL_DIR)/manifest.json
+# `model prepare` writes the shipped EAGLE 3.1 head beside the model (what configs/demo.toml drafts with).
+DRAFT_STAMP := models/eagle31-default/manifest.json
 PYTEST_ARGS ?=
 
 .PHONY: demo test lint bench draft narrator draft-narrator venv cxx mosquitto systemd-analyze model clean
@@ -62,11 +64,12 @@ systemd-analyze:
 		exit 1; \
 	fi
 
-model: $(MODEL_STAMP)
+model: $(MODEL_STAMP) $(DRAFT_STAMP)
 
-NARRATOR := assets/narrator-smollm2-135m
-# The shipped narrator adapter is merged into the prepared model: a new adapter re-prepares it.
-$(MODEL_STAMP): $(STAMP) $(wildcard $(NARRATOR)/manifest.json)
+SHIPPED := edge_agent/llm/shipped
+# The shipped narrator adapter is merged into the prepared model and the shipped head copied beside it: a new
+# adapter or head re-prepares them (one run writes both).
+$(MODEL_STAMP) $(DRAFT_STAMP) &: $(STAMP) $(wildcard $(SHIPPED)/*/manifest.json)
 	$(BIN)/edge-agent model prepare --out $(MODEL_DIR)
 
 # Lint and type check first: they take seconds and fail before the broker, the model and the suite start.
@@ -92,7 +95,7 @@ draft: venv model
 	$(BIN)/edge-agent draft train --config configs/draft.toml
 	$(BIN)/edge-agent draft export --config configs/draft.toml
 
-# Reproduces assets/narrator-smollm2-135m from configs/narrator.toml: the corpus from simulated days, a plain base
+# Reproduces edge_agent/llm/shipped/narrator-smollm2-135m from configs/narrator.toml: the corpus from simulated days, a plain base
 # model to train on, the resumable LoRA run (progress shown; run it again after an interruption), the export, and the
 # prepared default model re-made with the new adapter merged in. `make draft-narrator` then retrains its draft head.
 narrator: venv

@@ -128,16 +128,32 @@ def _leaf_keys(model: type, prefix: str = "") -> list[str]:
     return keys
 
 
-def test_example_config_documents_every_option() -> None:
-    """configs/edge-agent.example.toml mentions every option (set or commented out)."""
+def _undocumented(path: Path, keys: list[str]) -> list[str]:
     import re
 
+    text = path.read_text(encoding="utf-8")
+    return [key for key in keys if not re.search(rf"^#?\s*{re.escape(key.rsplit('.', 1)[-1])}\s*=", text, re.M)]
+
+
+def test_example_config_documents_every_option() -> None:
+    """configs/edge-agent.example.toml mentions every option a plant has (set or commented out); the simulator's
+    options are the demo's (configs/demo.toml), not a plant's."""
     from edge_agent.config import AgentConfig
 
-    text = (REPO / "configs" / "edge-agent.example.toml").read_text(encoding="utf-8")
-    missing = [
-        key
-        for key in _leaf_keys(AgentConfig)
-        if not re.search(rf"^#?\s*{re.escape(key.rsplit('.', 1)[-1])}\s*=", text, re.M)
-    ]
-    assert missing == []
+    plant = [key for key in _leaf_keys(AgentConfig) if not key.startswith("sim.")]
+    assert _undocumented(REPO / "configs" / "edge-agent.example.toml", plant) == []
+
+
+def test_example_config_is_a_plants() -> None:
+    """The file a plant copies has no simulator section, drafts with EAGLE 3.1 at the default head, and earns no
+    security warning: broker user and TLS, OPC UA signed, encrypted and pinned, four-eyes sign-off."""
+    from edge_agent.config.security import security_warnings
+
+    path = REPO / "configs" / "edge-agent.example.toml"
+    assert "[sim]" not in path.read_text(encoding="utf-8")
+    config = load_config(path, environ={})
+    assert security_warnings(config, {}) == []
+    assert config.llm.speculative.enabled and config.llm.speculative.draft is None and config.llm.model_dir is None
+    assert config.mqtt.tls is not None and config.mqtt.username
+    assert [(s.security_policy, s.security_mode) for s in config.opcua.sources] == [("Basic256Sha256", "SignAndEncrypt")]
+    assert config.reports.four_eyes and config.reports.approvers

@@ -18,7 +18,7 @@ from edge_agent.cli import main
 from edge_agent.llm.importer import PickleRefused, import_model
 from edge_agent.llm.manifest import manifest_sha256, verify
 from edge_agent.llm.types import ChatMessage, GenerationParams, ModelVerificationError
-from edge_agent.speculative.head_import import (
+from edge_agent.llm.head_import import (
     HeadImportError,
     HeadMismatch,
     HeadSpec,

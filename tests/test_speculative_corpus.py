@@ -196,7 +196,7 @@ class TestNarratorRecipe:
         assert train.init_from == Path("assets/eagle31-narrator-smollm2-135m-h1")
         assert (train.fc_norm, train.norm_output, train.lr, train.steps) == (True, True, 3e-4, 800)
         assert not train.reselect_vocab
-        assert head.export_dir == Path("assets/eagle31-narrator-smollm2-135m")
+        assert head.export_dir == Path("edge_agent/llm/shipped/eagle31-narrator-smollm2-135m")
         assert "report" in recipe.bench.slices
 
     def test_benchmarks_go_to_their_own_section(self) -> None:

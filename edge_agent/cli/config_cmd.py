@@ -1,4 +1,4 @@
-"""`edge-agent config check FILE`."""
+"""`edge-agent config check [--config] FILE`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from edge_agent.cli.common import CliExit, print_json
+from edge_agent.cli.common import DEFAULT_CONFIG, CliExit, print_json
 from edge_agent.config import ConfigError, load_config
 from edge_agent.config.security import security_warnings
 
@@ -18,13 +18,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check = sub.add_parser(
         "check", help="validate a config file and print the effective config (secrets masked) and security warnings"
     )
-    check.add_argument("file", type=Path)
+    # FILE or --config FILE, as every other command takes it; without either, the installed config.
+    check.add_argument("file", type=Path, nargs="?", metavar="FILE")
+    check.add_argument("--config", "-c", type=Path, dest="config_file", help=f"TOML config (default: {DEFAULT_CONFIG})")
     check.set_defaults(func=_check)
 
 
 def _check(args: argparse.Namespace) -> int:
+    if args.file is not None and args.config_file is not None and args.file != args.config_file:
+        raise CliExit(f"edge-agent: config check got two files, {args.file} and --config {args.config_file}", 2)
+    path = args.file or args.config_file or DEFAULT_CONFIG
     try:
-        config = load_config(args.file)
+        config = load_config(path)
     except ConfigError as exc:
         raise CliExit(f"edge-agent: invalid config {exc}", 2) from exc
     warnings = security_warnings(config, os.environ)

@@ -134,7 +134,7 @@ def _import(args: argparse.Namespace) -> int:
     from edge_agent.cli.model_cmd import print_imported
     from edge_agent.llm.importer import ModelImportError
     from edge_agent.llm.types import ModelVerificationError
-    from edge_agent.speculative.head_import import import_head
+    from edge_agent.llm.head_import import import_head
 
     out = args.out or args.model_dir.with_name(args.model_dir.name + "-draft")
     try:

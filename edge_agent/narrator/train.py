@@ -98,7 +98,7 @@ class NarratorTrainConfig(RecipeModel):
 
 
 class NarratorExportConfig(RecipeModel):
-    dir: Path = Path("assets/narrator-smollm2-135m")
+    dir: Path = Path("edge_agent/llm/shipped/narrator-smollm2-135m")
     name: str = Field("narrator-smollm2-135m", pattern=r"^[A-Za-z0-9_.-]+$")
     dtype: Literal["float32", "bfloat16"] = "bfloat16"
 
