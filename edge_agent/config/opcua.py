@@ -3,20 +3,68 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from edge_agent.config.base import PLAUSIBLE_TIME_MIN, Section, UtcTime
 
 
 class NodeConfig(Section):
+    """One node to watch. Its values are stored under `tag`, which reads `ASSET.measurement`: reports take the asset
+    from the part before the first ".". Name it by `tag`, or by `asset` and `measurement`, which make the tag
+    `f"{asset}.{measurement}"`; either way `tag` holds the name every consumer reads."""
+
     node_id: str = Field(min_length=1, description='e.g. "ns=2;s=P-101.Vibration"')
-    tag: str = Field(min_length=1, description="tag name stored with each value")
+    tag: str = Field(min_length=1, description='stored key of each value, "ASSET.measurement"')
+    asset: str | None = Field(None, min_length=1, description='with measurement, instead of tag; no "."')
+    measurement: str | None = Field(None, min_length=1, description="with asset, instead of tag")
     sampling_interval_ms: float = Field(1000.0, ge=0)
     queue_size: int = Field(10, ge=1)
     deadband_type: Literal["none", "absolute", "percent"] = "none"
     deadband_value: float = Field(0.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tag_from_asset(cls, data: Any) -> Any:
+        """asset + measurement → tag. A tag beside them is accepted only when it is theirs: that is how the effective
+        config (`config check`) prints such a node, so it validates again."""
+        if not isinstance(data, dict) or (data.get("asset") is None and data.get("measurement") is None):
+            return data
+        asset, measurement = data.get("asset"), data.get("measurement")
+        if asset is None or measurement is None:
+            raise ValueError("asset and measurement go together: set both, or neither and tag instead")
+        if not isinstance(asset, str) or not isinstance(measurement, str):
+            return data  # the field validation names the wrong type
+        derived = f"{asset}.{measurement}"
+        tag = data.get("tag")
+        if tag is not None and tag != derived:
+            raise ValueError(
+                f"name the node by tag or by asset + measurement, not both: tag {tag!r} but asset + measurement"
+                f" make {derived!r}"
+            )
+        return {**data, "tag": derived}
+
+    @field_validator("tag")
+    @classmethod
+    def _tag_reads_asset_measurement(cls, tag: str) -> str:
+        asset, dot, measurement = tag.partition(".")
+        if not (asset and dot and measurement):
+            raise ValueError(
+                f"tag {tag!r} must read ASSET.measurement (reports take the asset from the part before the first"
+                ' "."), e.g. "P-101.vibration_mm_s"; or set asset and measurement instead'
+            )
+        return tag
+
+    @field_validator("asset")
+    @classmethod
+    def _asset_without_dot(cls, asset: str | None) -> str | None:
+        if asset is not None and "." in asset:
+            raise ValueError(
+                f'asset {asset!r} contains ".": reports would read the asset as {asset.split(".", 1)[0]!r}'
+                ' (the part of the tag before the first "."); use another character, e.g. "_" or "-"'
+            )
+        return asset
 
 
 class OpcuaSourceConfig(Section):
