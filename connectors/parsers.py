@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -41,6 +41,9 @@ class QuarantineReason(StrEnum):
     # The message's id is stored already with other content: the producer reused an id (an MES that restarted its
     # numbering), not a redelivery, which is the same bytes again and skipped. The newcomer is kept here.
     DUPLICATE_ID = "duplicate_id"
+    # A route with an event mapping got an event type its `types` table does not list: stored under no type rather
+    # than a guessed one. The detail names the plant's value; adding it to the mapping lets the next one in.
+    UNMAPPED_EVENT_TYPE = "unmapped_event_type"
     # Not the payload's fault as far as we know: handling it raised something no parser rule names (a bug). The
     # message is kept and acked like any refused one, so one such message cannot stop ingest.
     INTERNAL_ERROR = "internal_error"
@@ -92,7 +95,10 @@ class Parser(Protocol):
 # Record fields a JSON route may map, and where the MES events of docs/records.md keep them.
 DEFAULT_JSON_MAPPING: dict[str, str] = {"key": "asset", "source_time": "ts", "message_id": "id"}
 MAPPABLE_FIELDS = frozenset({"key", "source_time", "message_id", "value"})
-_MISSING = object()
+# What `lookup` returns for a path the document does not have (None is a present JSON null).
+MISSING: Any = object()
+# A route's rewrite of a decoded JSON object into our vocabulary (connectors.mes_mapping); raises only ParseError.
+Translate = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def _decode(payload: bytes) -> str:
@@ -107,12 +113,12 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _lookup(document: Mapping[str, Any], path: str) -> Any:
-    """Dotted path into nested objects: 'machine.asset' → document['machine']['asset']; _MISSING if absent."""
+def lookup(document: Mapping[str, Any], path: str) -> Any:
+    """Dotted path into nested objects: 'machine.asset' → document['machine']['asset']; MISSING if absent."""
     node: Any = document
     for part in path.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            return _MISSING
+            return MISSING
         node = node[part]
     return node
 
@@ -134,6 +140,8 @@ class JsonParser:
 
     key: the mapped field (string or number), else the topic. source_time: the mapped ISO-8601 string, else the
     receive time. value: the mapped sub-object, else the whole object. `required` paths must be present.
+    With `translate` (a route's event mapping) the payload's object, once checked, is first rewritten into our
+    vocabulary, and the fields above are read from that; the raw bytes stay the payload's.
     """
 
     def __init__(
@@ -143,6 +151,7 @@ class JsonParser:
         required: list[str],
         source: str = "mqtt",
         limits: InputLimits = DEFAULT_LIMITS,
+        translate: Translate | None = None,
     ) -> None:
         unknown = set(mapping) - MAPPABLE_FIELDS
         if unknown:
@@ -152,6 +161,7 @@ class JsonParser:
         self.mapping = {**DEFAULT_JSON_MAPPING, **mapping}
         self.required = list(required)
         self.limits = limits
+        self.translate = translate
 
     def parse(self, topic: str, payload: bytes, received_time: datetime) -> Record:
         text = _decode(payload)
@@ -172,14 +182,16 @@ class JsonParser:
             raise ParseError(QuarantineReason.SCHEMA_MISMATCH, str(exc)) from exc
         if not isinstance(document, dict):
             raise ParseError(QuarantineReason.SCHEMA_MISMATCH, f"expected a JSON object, got {type(document).__name__}")
-        missing = [path for path in self.required if _lookup(document, path) is _MISSING]
+        missing = [path for path in self.required if lookup(document, path) is MISSING]
         if missing:
             raise ParseError(QuarantineReason.SCHEMA_MISMATCH, f"missing required field(s) {missing}")
+        if self.translate is not None:
+            document = self.translate(document)
 
         key = self._scalar(document, "key", topic)
         message_id = self._scalar(document, "message_id", None)
-        raw_time = _lookup(document, self.mapping["source_time"])
-        if raw_time is _MISSING:
+        raw_time = lookup(document, self.mapping["source_time"])
+        if raw_time is MISSING:
             source_time, time_text = received_time, ""
         elif isinstance(raw_time, str):
             try:
@@ -195,8 +207,8 @@ class JsonParser:
             )
         value: Any = document
         if "value" in self.mapping:
-            value = _lookup(document, self.mapping["value"])
-            if value is _MISSING:
+            value = lookup(document, self.mapping["value"])
+            if value is MISSING:
                 raise ParseError(QuarantineReason.SCHEMA_MISMATCH, f"value field {self.mapping['value']!r} is missing")
         ikey = (
             idempotency_key(self.kind, topic, message_id)
@@ -216,8 +228,8 @@ class JsonParser:
 
     def _scalar(self, document: Mapping[str, Any], field: str, default: str | None) -> str | None:
         path = self.mapping.get(field)
-        found = _MISSING if path is None else _lookup(document, path)
-        if found is _MISSING or found is None:
+        found = MISSING if path is None else lookup(document, path)
+        if found is MISSING or found is None:
             return default
         # bool is an int subclass, but `true` is no asset name or message id.
         if isinstance(found, bool) or not isinstance(found, (str, int)) or found == "":
@@ -292,9 +304,12 @@ __all__ = [
     "InputLimits",
     "JsonParser",
     "MAPPABLE_FIELDS",
+    "MISSING",
     "ParseError",
     "Parser",
     "QuarantineReason",
     "TextParser",
+    "Translate",
+    "lookup",
     "parse_time",
 ]

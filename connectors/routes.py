@@ -8,6 +8,7 @@ from datetime import datetime
 
 import structlog
 
+from connectors.mes_mapping import MesEventMapping
 from connectors.mqtt import MqttError
 from connectors.parsers import DEFAULT_LIMITS, InputLimits, JsonParser, ParseError, Parser, QuarantineReason, TextParser
 from edge_agent.config.mqtt import RouteConfig
@@ -47,8 +48,11 @@ class Route:
 
 def _build_parser(route: RouteConfig, source: str, limits: InputLimits) -> Parser:
     if route.parser == "json":
+        translate = None if route.events is None else MesEventMapping.from_config(route.events).translate
         try:
-            return JsonParser(route.kind, route.mapping, route.required, source=source, limits=limits)
+            return JsonParser(
+                route.kind, route.mapping, route.required, source=source, limits=limits, translate=translate
+            )
         except ValueError as exc:
             raise RouteError(f"route {route.topic!r}: {exc}") from exc
     return TextParser(route.kind, source=source, limits=limits)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import AfterValidator, Field, SecretStr, model_validator
+from pydantic_core import PydanticCustomError
 
 from edge_agent.config.base import PLAUSIBLE_TIME_MIN, Section, UtcTime
+from edge_agent.mes_vocabulary import MES_EVENT_TYPES, MES_FIELDS, REQUIRED_FIELDS
 
 
 class TlsConfig(Section):
@@ -23,6 +25,65 @@ class TlsConfig(Section):
         return self
 
 
+def _dotted_path(path: str) -> str:
+    if not path or any(part == "" for part in path.split(".")):
+        raise PydanticCustomError("dotted_path", "{path} is no dotted path (e.g. 'evento.tipo')", {"path": repr(path)})
+    return path
+
+
+def _known_type(name: str) -> str:
+    if name not in MES_EVENT_TYPES:
+        known = ", ".join(MES_EVENT_TYPES)
+        raise PydanticCustomError(
+            "unknown_event_type", "unknown event type {name}; known: {known}", {"name": repr(name), "known": known}
+        )
+    return name
+
+
+def _known_field(name: str) -> str:
+    if name not in MES_FIELDS:
+        known = ", ".join(MES_FIELDS)
+        raise PydanticCustomError(
+            "unknown_field", "unknown field {name}; known: {known}", {"name": repr(name), "known": known}
+        )
+    return name
+
+
+DottedPath = Annotated[str, AfterValidator(_dotted_path)]
+MesEventType = Annotated[str, AfterValidator(_known_type)]
+MesField = Annotated[str, AfterValidator(_known_field)]
+
+
+class MesEventsConfig(Section):
+    """A plant MES's event vocabulary → ours (edge_agent.mes_vocabulary), for one JSON route (docs/connect.md).
+
+    Each message becomes `{"type": types[<value at type_path>], <field>: <value at fields[field]>, ...}`; a value
+    at `type_path` that `types` does not list is quarantined as `unmapped_event_type`, never guessed.
+    """
+
+    # Where the plant's event type is in its payload, e.g. "evento.tipo".
+    type_path: DottedPath
+    # The plant's type value (matched exactly; an integer code as its decimal text) → our event type.
+    types: dict[str, MesEventType] = Field(min_length=1)
+    # Our field → the dotted path of the plant's value. Fields not listed are left out of the record.
+    fields: dict[MesField, DottedPath] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _required_fields_mapped(self) -> MesEventsConfig:
+        targets = sorted(set(self.types.values()), key=MES_EVENT_TYPES.index)
+        unmapped = [
+            f"{target} needs {field}"
+            for target in targets
+            for field in REQUIRED_FIELDS.get(target, ())
+            if field not in self.fields
+        ]
+        if unmapped:
+            raise PydanticCustomError(
+                "required_field_unmapped", "fields: {needs} mapped to a path", {"needs": "; ".join(unmapped)}
+            )
+        return self
+
+
 class RouteConfig(Section):
     """One topic filter and how its payloads become records."""
 
@@ -34,6 +95,8 @@ class RouteConfig(Section):
     mapping: dict[str, str] = Field(default_factory=dict)
     # JSON routes: dotted paths that must be present, else the message is quarantined as schema_mismatch.
     required: list[str] = Field(default_factory=list)
+    # MES routes: the plant's event types and field names → ours. Without it the payload is stored as it comes.
+    events: MesEventsConfig | None = None
 
     @model_validator(mode="after")
     def _mapping_fields_known(self) -> RouteConfig:
@@ -41,6 +104,19 @@ class RouteConfig(Section):
         unknown = sorted(set(self.mapping) - allowed)
         if unknown:
             raise ValueError(f"mapping: unknown record field(s) {unknown}; allowed: {sorted(allowed)}")
+        return self
+
+    @model_validator(mode="after")
+    def _events_on_mes_json_routes(self) -> RouteConfig:
+        if self.events is None:
+            return self
+        if self.parser != "json" or self.kind != "mes_event":
+            raise ValueError(
+                f"events: needs parser = 'json' and kind = 'mes_event', not {self.parser!r} and {self.kind!r}"
+            )
+        if self.mapping:
+            # Both would say where asset, ts and id are: the mapped record has them under our names already.
+            raise ValueError("events: excludes mapping; map asset, ts and id under events.fields")
         return self
 
 
