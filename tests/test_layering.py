@@ -17,6 +17,7 @@ COMPOSITION_ROOTS = {
     # The plant simulator is a separate program standing in for the plant; it takes its OPC UA server certificate
     # from the same helper the agent's client certificate comes from (`connectors.opcua_security`).
     "sim",
+    "doctor",  # `edge-agent doctor`: checks the broker and OPC UA servers through the agent's own clients
 }
 
 

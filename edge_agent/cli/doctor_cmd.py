@@ -1,0 +1,46 @@
+"""`edge-agent doctor [--config FILE] [--json] [--unit FILE]`: check a live install, one finding per line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+import structlog
+
+from edge_agent.cli.common import add_config_option, load, print_json
+from edge_agent.doctor import Host, diagnose, render, worst
+from edge_agent.doctor.host import DEFAULT_UNIT
+from edge_agent.logging import configure_logging
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    doctor = subparsers.add_parser(
+        "doctor",
+        help="check a live install: config, state dir, clock, model and draft head, broker, OPC UA servers",
+        description="Exit 0 when nothing fails (warnings included), 1 on any fail, 2 on a bad config file. Run it as"
+        " the agent's user, with the environment the unit gives the agent.",
+    )
+    add_config_option(doctor)
+    doctor.add_argument("--json", action="store_true", help="a JSON list of {id, status, detail, fix} instead")
+    doctor.add_argument(
+        "--unit", type=Path, default=DEFAULT_UNIT, help="systemd unit to rate, when it exists (default: %(default)s)"
+    )
+    doctor.set_defaults(func=_doctor)
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    config = load(args, setup_logging=False)
+    # Doctor reports every failure itself: the clients' own logs would only repeat them, and stdout is the table's
+    # (or the JSON's) alone. What is still logged (errors) goes to stderr.
+    configure_logging("error", config.logging.format)
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
+    logging.getLogger("asyncua").setLevel(logging.CRITICAL)
+    checks = asyncio.run(diagnose(args.config, config, Host(unit=args.unit)))
+    if args.json:
+        print_json([check.model_dump() for check in checks])
+    else:
+        print(render(checks))
+    return 1 if worst(checks) == "fail" else 0
