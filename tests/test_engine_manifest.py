@@ -16,7 +16,16 @@ from edge_agent.cli import main as cli_main
 from edge_agent.llm.launcher import cpu_list, numerics_env, worker_env, worker_spec
 from edge_agent.llm.local import LocalEngine
 from edge_agent.llm.manifest import verify, write_manifest
-from edge_agent.llm.prepare import GGUF_NAME, SOURCE_PACKAGE, find_gguf, prepare
+from edge_agent.llm.prepare import (
+    DRAFT_HEAD_DIR,
+    GGUF_NAME,
+    SOURCE_PACKAGE,
+    PrepareError,
+    default_draft_dir,
+    find_gguf,
+    prepare,
+    prepare_draft,
+)
 from edge_agent.llm.specstats import spec_stats
 from edge_agent.llm.types import EngineStartError, ModelVerificationError
 from tests.fixtures.engine import MODEL_DIR, _require_model, engine_config
@@ -89,6 +98,85 @@ class TestPrepare:
         assert cli_main(["model", "verify", str(MODEL_DIR)]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["ok"] is True and out["kind"] == "model" and len(out["manifest_sha256"]) == 64
+
+
+def printed_json(out: str) -> dict:
+    """The JSON document a command printed after its log lines (structlog writes those to stdout too)."""
+    return json.loads(out[out.index("{\n") :] if not out.startswith("{") else out)
+
+
+class TestPrepareDraft:
+    """`model prepare` puts the shipped EAGLE 3.1 head beside the model, as the agent's default draft."""
+
+    def test_prepare_puts_the_shipped_head_beside_the_model(self) -> None:
+        """models/eagle31-default holds the shipped head byte for byte, manifest included: its manifest sha256 (the
+        one every report's fingerprint names) is the shipped one, and its config has both EAGLE 3.1 switches on."""
+        _require_model()
+        result = prepare(MODEL_DIR)
+        assert result.draft is not None and result.draft.directory == default_draft_dir(MODEL_DIR)
+        head = result.draft.directory
+        assert head == MODEL_DIR.parent / "eagle31-default"
+        assert (head / "manifest.json").read_bytes() == (DRAFT_HEAD_DIR / "manifest.json").read_bytes()
+        assert verify(head).kind == "draft"
+        config = json.loads((head / "config.json").read_text())
+        assert (config["fc_norm"], config["norm_output"]) == (True, True)
+
+    def test_second_prepare_copies_nothing_and_a_changed_head_is_copied_again(self, tmp_path: Path) -> None:
+        """Idempotent: a verified copy is left alone; a changed byte in the prepared head is put right."""
+        _require_model()
+        out = tmp_path / "head"
+        assert prepare_draft(MODEL_DIR, out).copied is True
+        assert prepare_draft(MODEL_DIR, out).copied is False
+        weights = out / "model.safetensors"
+        data = bytearray(weights.read_bytes())
+        data[-1] ^= 1
+        weights.chmod(0o644)
+        weights.write_bytes(bytes(data))
+        assert prepare_draft(MODEL_DIR, out).copied is True
+        assert verify(out).name == "eagle31-narrator-smollm2-135m"
+
+    def test_missing_head_is_an_error_naming_it(self, tmp_path: Path) -> None:
+        """A package without the head: the error names the directory and --no-draft; nothing is written."""
+        _require_model()
+        with pytest.raises(PrepareError, match=r"draft head is missing \(.*absent\).*make install.*--no-draft"):
+            prepare_draft(MODEL_DIR, tmp_path / "head", source=tmp_path / "absent")
+        assert not (tmp_path / "head").exists()
+
+    def test_changed_shipped_head_is_refused(self, tmp_path: Path) -> None:
+        """A shipped head that no longer matches its manifest is never copied."""
+        _require_model()
+        source = tmp_path / "shipped"
+        shutil.copytree(DRAFT_HEAD_DIR, source)
+        (source / "config.json").write_text(
+            (source / "config.json").read_text().replace('"fc_norm": true', '"fc_norm": false')
+        )
+        with pytest.raises(PrepareError, match=r"(?s)shipped draft head: .*config\.json: size 844 != manifest 843"):
+            prepare_draft(MODEL_DIR, tmp_path / "head", source=source)
+        assert not (tmp_path / "head").exists()
+
+    def test_head_that_does_not_fit_the_model_is_refused(self, tmp_path: Path) -> None:
+        """The head is checked against the target: one for a model of hidden size 640 is refused, naming both sizes."""
+        copy = model_copy(tmp_path)
+        config = json.loads((copy / "config.json").read_text())
+        config["hidden_size"] = 640
+        (copy / "config.json").write_text(json.dumps(config))
+        write_manifest(copy, kind="model", name="other", source={}, converter={})
+        with pytest.raises(PrepareError, match=r"does not fit .*hidden size"):
+            prepare_draft(copy, tmp_path / "head")
+
+    def test_cli_prepare_no_draft_and_the_head_in_its_output(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`model prepare` prints the head's directory and manifest sha256; --no-draft prints none and writes none."""
+        _require_model()
+        assert cli_main(["model", "prepare", "--out", str(MODEL_DIR), "--draft-out", str(tmp_path / "h")]) == 0
+        out = printed_json(capsys.readouterr().out)
+        assert out["draft"]["directory"] == str(tmp_path / "h") and len(out["draft"]["manifest_sha256"]) == 64
+        assert (
+            cli_main(["model", "prepare", "--out", str(MODEL_DIR), "--no-draft", "--draft-out", str(tmp_path / "n")])
+            == 0
+        )
+        assert printed_json(capsys.readouterr().out)["draft"] is None and not (tmp_path / "n").exists()
 
 
 class TestVerify:

@@ -636,12 +636,16 @@ class TestPrepare:
 
         monkeypatch.setattr(prepare_mod, "_convert", convert)
 
-    def test_without_adapter_the_model_is_plain(
+    def test_missing_adapter_is_an_error_naming_it(
         self, tiny: Path, tmp_path: Path, fake_convert: None, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """No adapter directory: the base weights, and a manifest without adapter or base_sha256 keys."""
+        """No adapter directory: an error naming it and --no-narrator, nothing written; `narrator=False` gives the
+        base weights and a manifest without adapter or base_sha256 keys."""
         monkeypatch.setattr(prepare_mod, "NARRATOR_ADAPTER_DIR", tmp_path / "absent")
-        result = prepare_mod.prepare(tmp_path / "model")
+        with pytest.raises(prepare_mod.PrepareError, match=r"narrator adapter is missing \(.*absent\).*--no-narrator"):
+            prepare_mod.prepare(tmp_path / "model", draft=False)
+        assert not (tmp_path / "model").exists()
+        result = prepare_mod.prepare(tmp_path / "model", narrator=False, draft=False)
         assert result.converted and result.manifest.adapter is None and result.manifest.base_sha256 is None
         raw = json.loads((tmp_path / "model" / "manifest.json").read_text())
         assert "adapter" not in raw and "base_sha256" not in raw
@@ -657,7 +661,7 @@ class TestPrepare:
         adapter = load_adapter(tmp_path / "adapter")
         out = tmp_path / "model"
 
-        first = prepare_mod.prepare(out)
+        first = prepare_mod.prepare(out, draft=False)
         assert first.converted
         assert first.manifest.adapter is not None and first.manifest.adapter.model_dump() == adapter.info()
         assert first.manifest.base_sha256 == sha256_file(tiny / WEIGHTS)
@@ -666,18 +670,18 @@ class TestPrepare:
         assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in want)
         merged_bytes = (out / WEIGHTS).read_bytes()
 
-        assert prepare_mod.prepare(out).converted is False
+        assert prepare_mod.prepare(out, draft=False).converted is False
 
-        again = prepare_mod.prepare(tmp_path / "model2")  # a second merge from scratch: the same bytes
+        again = prepare_mod.prepare(tmp_path / "model2", draft=False)  # a second merge from scratch: the same bytes
         assert (tmp_path / "model2" / WEIGHTS).read_bytes() == merged_bytes
         assert again.manifest == first.manifest
 
         saved_adapter(tiny, tmp_path / "adapter", seed=2)
-        second = prepare_mod.prepare(out)
+        second = prepare_mod.prepare(out, draft=False)
         assert second.converted and second.manifest.adapter != first.manifest.adapter
         assert second.manifest.base_sha256 == first.manifest.base_sha256
 
-        plain = prepare_mod.prepare(out, narrator=False)
+        plain = prepare_mod.prepare(out, narrator=False, draft=False)
         assert plain.converted and plain.manifest.adapter is None
         assert sha256_file(out / WEIGHTS) == sha256_file(tiny / WEIGHTS)
 
@@ -689,7 +693,7 @@ class TestPrepare:
         save_adapter(tmp_path / "adapter", state, cfg, {"num_layers": 2, "base_weights_sha256": "0" * 64})
         monkeypatch.setattr(prepare_mod, "NARRATOR_ADAPTER_DIR", tmp_path / "adapter")
         with pytest.raises(prepare_mod.PrepareError, match="was trained on weights 0{64}, these are [0-9a-f]{64}"):
-            prepare_mod.prepare(tmp_path / "model")
+            prepare_mod.prepare(tmp_path / "model", draft=False)
 
     def test_training_on_a_merged_model_is_refused(
         self, tiny: Path, tmp_path: Path, fake_convert: None, monkeypatch: pytest.MonkeyPatch
@@ -697,10 +701,10 @@ class TestPrepare:
         """The adapter trains on the plain base: a model directory with one merged in is refused by name."""
         saved_adapter(tiny, tmp_path / "adapter")
         monkeypatch.setattr(prepare_mod, "NARRATOR_ADAPTER_DIR", tmp_path / "adapter")
-        prepare_mod.prepare(tmp_path / "model")
+        prepare_mod.prepare(tmp_path / "model", draft=False)
         with pytest.raises(TrainError, match="tiny-narrator merged in; train on a plain base"):
             NarratorTrainer(recipe(tmp_path / "model", tmp_path / "work"), SAMPLES)
-        plain = prepare_mod.prepare(tmp_path / "plain", narrator=False)
+        plain = prepare_mod.prepare(tmp_path / "plain", narrator=False, draft=False)
         trainer = NarratorTrainer(recipe(tmp_path / "plain", tmp_path / "work"), SAMPLES)
         assert trainer.base_weights_sha256 == plain.manifest.files[WEIGHTS].sha256
 
@@ -712,7 +716,7 @@ class TestPrepare:
         (tmp_path / "adapter" / CONFIG_NAME).write_text("{}")
         monkeypatch.setattr(prepare_mod, "NARRATOR_ADAPTER_DIR", tmp_path / "adapter")
         with pytest.raises(prepare_mod.PrepareError, match=r"(?s)narrator adapter: .*adapter_config\.json: size"):
-            prepare_mod.prepare(tmp_path / "model")
+            prepare_mod.prepare(tmp_path / "model", draft=False)
         assert not (tmp_path / "model").exists()
 
 
