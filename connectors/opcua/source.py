@@ -260,24 +260,7 @@ class OpcuaSource:
             await asyncio.shield(self._audit_settled())
 
     def _load_identity(self) -> Identity | None:
-        cfg = self.config
-        if cfg.security_policy == "None":
-            return None
-        if cfg.client_cert is not None or cfg.client_key is not None:
-            if cfg.client_cert is None or cfg.client_key is None:
-                raise OpcuaSecurityError(f"source {cfg.name}: client_cert and client_key must be set together")
-            identity = load_identity(cfg.client_cert, cfg.client_key)
-        else:
-            identity = ensure_certificate(self._pki_dir, f"opcua-{cfg.name}", default_application_uri(cfg.name))
-        log.info(
-            "opcua_client_certificate",
-            source=cfg.name,
-            path=str(identity.cert_path),
-            generated=identity.generated,
-            sha256=identity.thumbprint_sha256,
-            application_uri=identity.application_uri,
-        )
-        return identity
+        return client_identity(self.config, self._pki_dir)
 
     async def _serve(self, session: Session, ready: asyncio.Event) -> None:
         cfg = self.config
@@ -645,3 +628,25 @@ class OpcuaSource:
                 if task in self._audit_tasks:
                     log.error("opcua_audit_append_failed", source=self.config.name, error=repr(exc))
             self._audit_tasks.discard(task)
+
+
+def client_identity(cfg: OpcuaSourceConfig, pki_dir: Path) -> Identity | None:
+    """The source's client certificate: the configured one, else `<pki_dir>/opcua-<name>` (generated on first use);
+    None under security_policy None. What the agent and `edge-agent opcua browse` both present to the server."""
+    if cfg.security_policy == "None":
+        return None
+    if cfg.client_cert is not None or cfg.client_key is not None:
+        if cfg.client_cert is None or cfg.client_key is None:
+            raise OpcuaSecurityError(f"source {cfg.name}: client_cert and client_key must be set together")
+        identity = load_identity(cfg.client_cert, cfg.client_key)
+    else:
+        identity = ensure_certificate(pki_dir, f"opcua-{cfg.name}", default_application_uri(cfg.name))
+    log.info(
+        "opcua_client_certificate",
+        source=cfg.name,
+        path=str(identity.cert_path),
+        generated=identity.generated,
+        sha256=identity.thumbprint_sha256,
+        application_uri=identity.application_uri,
+    )
+    return identity

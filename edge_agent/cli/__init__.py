@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report_cmd",
     "draft_cmd",
     "narrator_cmd",
+    "opcua_cmd",
     "doctor_cmd",
 )
 
