@@ -69,6 +69,8 @@ def agent_toml(state_dir: Path, broker: Broker, health_port: int) -> str:
         kind = "log_line"
         [llm]
         model_dir = "{REPO / "models" / "default"}"
+        [llm.speculative]
+        draft = "{REPO / "models" / "eagle31-default"}"
         [reports]
         default_language = "en"
         narrative_max_tokens = 64
