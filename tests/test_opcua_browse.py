@@ -330,6 +330,8 @@ class TestCli:
         assert code == 0, err
         assert len(json.loads(out)["variables"]) == len(tag_names())
         assert (tmp_path / "state" / "pki" / "opcua-plc.der").is_file()
+        # The value to pin, on stderr as docs/connect.md says (stdout stays the listing).
+        assert "opcua_server_certificate" in err and sha256_thumbprint(der) in err
 
     def test_wrong_pin_is_one_line_and_exit_1(
         self, servers: Servers, capsys: pytest.CaptureFixture[str], tmp_path: Path
