@@ -4,20 +4,15 @@ backpressure."""
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import ipaddress
 import ssl
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from connectors.mqtt import MqttClient, MqttConnectError, MqttMessage, MqttTimeoutError
 from edge_agent.config.mqtt import MqttConfig, TlsConfig
 from tests.fixtures.broker import Broker
+from tests.fixtures.tls import make_pki, tls_broker
 
 pytestmark = pytest.mark.broker
 
@@ -222,92 +217,6 @@ class TestBackpressure:
 
 
 # --- TLS and authentication ------------------------------------------------------------------------------------
-
-
-def _key() -> ec.EllipticCurvePrivateKey:
-    return ec.generate_private_key(ec.SECP256R1())
-
-
-def _write(path: Path, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> tuple[Path, Path]:
-    cert_path, key_path = path.with_suffix(".crt"), path.with_suffix(".key")
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
-
-
-def make_pki(directory: Path, server_names: list[str]) -> dict[str, Path]:
-    """A test CA, a server certificate for `server_names` (DNS names or IPs) and a client certificate."""
-    now = dt.datetime.now(dt.UTC)
-    ca_key = _key()
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "edge-agent test CA")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-
-    def leaf(
-        cn: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier
-    ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-        key = _key()
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
-            .issuer_name(ca_name)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-        )
-        if sans:
-            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        return builder.sign(ca_key, hashes.SHA256()), key
-
-    def san(name: str) -> x509.GeneralName:
-        try:
-            return x509.IPAddress(ipaddress.ip_address(name))
-        except ValueError:
-            return x509.DNSName(name)
-
-    server, server_key = leaf(server_names[0], [san(n) for n in server_names], x509.oid.ExtendedKeyUsageOID.SERVER_AUTH)
-    client, client_key = leaf("edge-agent", [], x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH)
-    ca_path = directory / "ca.crt"
-    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    server_crt, server_key_path = _write(directory / "server", server, server_key)
-    client_crt, client_key_path = _write(directory / "client", client, client_key)
-    return {
-        "ca": ca_path,
-        "server_crt": server_crt,
-        "server_key": server_key_path,
-        "client_crt": client_crt,
-        "client_key": client_key_path,
-    }
-
-
-def tls_broker(tmp_path: Path, server_names: list[str]) -> tuple[Broker, dict[str, Path]]:
-    pki = make_pki(tmp_path, server_names)
-    broker = Broker(
-        tmp_path,
-        extra_conf=(
-            f"cafile {pki['ca']}\ncertfile {pki['server_crt']}\nkeyfile {pki['server_key']}\n"
-            "require_certificate true\ntls_version tlsv1.2\n"
-        ),
-    )
-    broker.start()
-    return broker, pki
 
 
 def tls_config(broker: Broker, pki: dict[str, Path], **overrides: object) -> MqttConfig:

@@ -6,7 +6,10 @@ import argparse
 import asyncio
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 import structlog
 
@@ -33,14 +36,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _doctor(args: argparse.Namespace) -> int:
     config = load(args, setup_logging=False)
-    # Doctor reports every failure itself: the clients' own logs would only repeat them, and stdout is the table's
-    # (or the JSON's) alone. What is still logged (errors) goes to stderr.
-    configure_logging("error", config.logging.format)
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
-    logging.getLogger("asyncua").setLevel(logging.CRITICAL)
-    checks = asyncio.run(diagnose(args.config, config, Host(unit=args.unit)))
+    with _quiet_logs(config.logging.format):
+        checks = asyncio.run(diagnose(args.config, config, Host(unit=args.unit)))
     if args.json:
         print_json([check.model_dump() for check in checks])
     else:
         print(render(checks))
     return 1 if worst(checks) == "fail" else 0
+
+
+@contextmanager
+def _quiet_logs(fmt: Literal["auto", "json", "console"]) -> Iterator[None]:
+    """Doctor reports every failure itself: the clients' own logs would only repeat them, and stdout is the table's
+    (or the JSON's) alone. Errors still go to stderr. Restored after: a test may run the command in-process."""
+    saved = structlog.get_config()
+    asyncua = logging.getLogger("asyncua")
+    level = asyncua.level
+    configure_logging("error", fmt)
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
+    asyncua.setLevel(logging.CRITICAL)  # asyncua logs each refused connection at warning level
+    try:
+        yield
+    finally:
+        structlog.configure(**saved)
+        asyncua.setLevel(level)
