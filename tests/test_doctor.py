@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asyncua import Server, ua
+from asyncua.common.utils import ServiceError
 
 from connectors.opcua_security import default_application_uri, ensure_certificate, sha256_thumbprint
 from edge_agent.audit.keys import Signer
@@ -66,6 +68,27 @@ class Plant:
     tls: Broker
     pki: dict[str, Path]
     passwords: Broker
+    distrustful: Server
+    distrustful_endpoint: str
+
+
+async def start_distrustful_server(endpoint: str, pki_dir: Path) -> Server:
+    """An OPC UA server that trusts no client certificate, as a plant's does until the operator trusts ours."""
+
+    async def untrusted(cert: object, app: object) -> None:
+        raise ServiceError(ua.StatusCodes.BadCertificateUntrusted)
+
+    server = Server()
+    await server.init()
+    server.set_endpoint(endpoint)
+    server.set_security_policy([ua.SecurityPolicyType.Basic256Sha256_SignAndEncrypt])
+    identity = ensure_certificate(pki_dir, "distrustful", "urn:edge-agent:test:distrustful", server=True)
+    await server.set_application_uri(identity.application_uri)
+    await server.load_certificate(str(identity.cert_path))
+    await server.load_private_key(str(identity.key_path))
+    server.set_certificate_validator(untrusted)
+    await server.start()
+    return server
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +101,14 @@ def plant(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plant]:
     tls, pki = tls_broker(tmp_path_factory.mktemp("tls-broker"), ["127.0.0.1"])
     passwords = Broker(tmp_path_factory.mktemp("password-broker"), allow_anonymous=False, users={"agent": "agent-pw"})
     passwords.start()
+    distrustful_endpoint = f"opc.tcp://127.0.0.1:{free_port()}/distrustful"
+    distrustful = background.run(
+        start_distrustful_server(distrustful_endpoint, tmp_path_factory.mktemp("distrustful-pki"))
+    )
     try:
-        yield Plant(opcua, tls, pki, passwords)
+        yield Plant(opcua, tls, pki, passwords, distrustful, distrustful_endpoint)
     finally:
+        background.run(distrustful.stop())
         passwords.stop()
         tls.stop()
         background.run(opcua.stop())
@@ -369,6 +397,23 @@ class TestOpcua:
         assert problems(checks) == {"opcua.plc": "fail"}
         assert "offers no Basic256Sha256/Sign endpoint" in checks["opcua.plc"]["detail"]
         assert "Basic256Sha256/SignAndEncrypt" in checks["opcua.plc"]["fix"]
+        assert code == 1
+
+    def test_untrusted_client_certificate_fails_with_the_trust_fix(
+        self, install: Install, plant: Plant, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A server that does not trust our certificate: fail naming the certificate to trust on it."""
+        source = install.config["opcua"]["sources"][0]
+        source["endpoint"] = plant.distrustful_endpoint
+        del source["server_cert_sha256"]
+        code, checks = doctor(install, capsys)
+        cert = install.state / "pki" / "opcua-plc.der"
+        assert checks["opcua.plc"]["status"] == "fail"
+        assert checks["opcua.plc"]["detail"].startswith(
+            f"{plant.distrustful_endpoint} does not trust our client certificate {cert} (sha256 "
+        )
+        assert checks["opcua.plc"]["detail"].endswith("(BadCertificateUntrusted)")
+        assert checks["opcua.plc"]["fix"].startswith(f"trust {cert} on the server")
         assert code == 1
 
     def test_no_client_certificate_yet_warns(self, install: Install, capsys: pytest.CaptureFixture[str]) -> None:

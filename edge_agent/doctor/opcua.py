@@ -69,13 +69,19 @@ def _server_certificate(source: OpcuaSourceConfig, endpoints: list[ua.EndpointDe
     return first_certificate(certs[0]) if certs else None
 
 
-def _status_code(exc: BaseException) -> int | None:
+def _status_error(exc: BaseException) -> ua.UaStatusCodeError | None:
+    """The server's status code error in `exc`'s causes: what it answered, e.g. BadCertificateUntrusted."""
     current: BaseException | None = exc
     while current is not None:
         if isinstance(current, ua.UaStatusCodeError):
-            return current.code
+            return current
         current = current.__cause__
     return None
+
+
+def _status_code(exc: BaseException) -> int | None:
+    error = _status_error(exc)
+    return error.code if error is not None else None
 
 
 class SourceCheck:
@@ -203,19 +209,20 @@ class SourceCheck:
 
     def _refused(self, exc: BaseException, identity: Identity | None, offered: list[str]) -> Check:
         code = _status_code(exc)
+        answer = _status_error(exc) or exc
         src = self.source
         if code in _UNTRUSTED and identity is not None:
             return Check.fail(
                 self.id,
                 f"{src.endpoint} does not trust our client certificate {identity.cert_path}"
-                f" (sha256 {identity.thumbprint_sha256}): {exc}",
+                f" (sha256 {identity.thumbprint_sha256}): {answer}",
                 f"trust {identity.cert_path} on the server (copy it into its trusted certificates, or accept it in"
                 " its certificate manager), then run doctor again",
             )
         if code in _USER_REJECTED:
             return Check.fail(
                 self.id,
-                f"{src.endpoint} refused user {src.username or '(anonymous)'}: {exc}",
+                f"{src.endpoint} refused user {src.username or '(anonymous)'}: {answer}",
                 "check username and password against the server's user list",
             )
         return Check.fail(
