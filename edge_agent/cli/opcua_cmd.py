@@ -7,10 +7,15 @@ import asyncio
 import json
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import structlog
 
 from edge_agent.cli.common import CliExit, load
 from edge_agent.config import OpcuaSourceConfig
+from edge_agent.logging import configure_logging
 
 # Without --config: a name for the throwaway source (it names nothing on disk under security None).
 _ANONYMOUS = "browse"
@@ -56,9 +61,10 @@ def _browse(args: argparse.Namespace) -> int:
             ua.NodeId.from_string(args.start)
         except (ValueError, ua.UaError) as exc:
             raise CliExit(f"edge-agent: opcua browse: --from {args.start!r} is not a node id ({exc})", 2) from exc
-    source, pki_dir = _source(args)
+    source, pki_dir, level = _source(args)
     try:
-        space = asyncio.run(browse(source, pki_dir, start=args.start, depth=depth))
+        with _logs_on_stderr(level):
+            space = asyncio.run(browse(source, pki_dir, start=args.start, depth=depth))
     except OpcuaSecurityError as exc:
         raise CliExit(f"edge-agent: opcua browse: {exc}", 1) from exc
     except BrowseError as exc:
@@ -67,7 +73,9 @@ def _browse(args: argparse.Namespace) -> int:
         raise CliExit(
             f"edge-agent: opcua browse: {source.endpoint} did not answer within {source.connect_timeout_s:g} s", 1
         ) from exc
-    except OSError as exc:  # refused, unreachable, unknown host; also a pki_dir the user cannot write
+    except PermissionError as exc:  # the client certificate goes into the agent's <state_dir>/pki
+        raise CliExit(f"edge-agent: opcua browse: {exc} (run it as the agent's user)", 1) from exc
+    except OSError as exc:  # refused, unreachable, unknown host
         raise CliExit(f"edge-agent: opcua browse: cannot reach {source.endpoint}: {exc}", 1) from exc
     except ua.UaStatusCodeError as exc:
         name = ua.StatusCode(exc.code).name
@@ -83,17 +91,15 @@ def _browse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _source(args: argparse.Namespace) -> tuple[OpcuaSourceConfig, Path]:
-    """The source whose security to use, with ENDPOINT put in; and where its generated certificate lives."""
+def _source(args: argparse.Namespace) -> tuple[OpcuaSourceConfig, Path, str]:
+    """The source whose security to use, with ENDPOINT put in; where its generated certificate lives; the log level."""
     if args.config is None and args.source is None:
         if args.endpoint is None:
             raise CliExit("edge-agent: opcua browse: give ENDPOINT, or --config FILE --source NAME", 2)
-        _logs_to_stderr("warning")
-        return _anonymous(args.endpoint), Path(".")  # security None: no certificate is read or written
+        return _anonymous(args.endpoint), Path("."), "warning"  # security None: no certificate is read or written
     if args.config is None or args.source is None:
         raise CliExit("edge-agent: opcua browse: --config and --source go together", 2)
     config = load(args, setup_logging=False)
-    _logs_to_stderr(config.logging.level)
     names = [s.name for s in config.opcua.sources]
     if args.source not in names:
         listed = ", ".join(names) if names else "none"
@@ -103,7 +109,7 @@ def _source(args: argparse.Namespace) -> tuple[OpcuaSourceConfig, Path]:
     source = config.opcua.sources[names.index(args.source)]
     if args.endpoint is not None:
         source = source.model_copy(update={"endpoint": _checked_endpoint(args.endpoint)})
-    return source, config.paths.pki_dir
+    return source, config.paths.pki_dir, config.logging.level
 
 
 def _anonymous(endpoint: str) -> OpcuaSourceConfig:
@@ -116,13 +122,19 @@ def _checked_endpoint(endpoint: str) -> str:
     return endpoint
 
 
-def _logs_to_stderr(level: str) -> None:
-    """stdout carries the listing; the session's log lines (e.g. the server certificate's SHA-256) go to stderr."""
-    import structlog
-
-    from edge_agent.logging import configure_logging
-
+@contextmanager
+def _logs_on_stderr(level: str) -> Iterator[None]:
+    """stdout carries the listing; the session's log lines (e.g. the server certificate's SHA-256) go to stderr.
+    The logging set-up is restored afterwards, for a caller that goes on (tests run commands in one process)."""
+    saved = structlog.get_config()
+    asyncua = logging.getLogger("asyncua")
+    asyncua_level = asyncua.level
     configure_logging(level, "console")
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
     # asyncua warns through the standard library about what it negotiates; only its errors concern this command.
-    logging.getLogger("asyncua").setLevel(logging.ERROR)
+    asyncua.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        asyncua.setLevel(asyncua_level)
+        structlog.configure(**saved)
