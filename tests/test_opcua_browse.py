@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import tomllib
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,29 +39,12 @@ from edge_agent.cli import main
 from edge_agent.config import NodeConfig, OpcuaSourceConfig, load_config
 from edge_agent.sim.plant import tag_names
 from tests.fixtures.broker import free_port
-from tests.fixtures.opcua import OpcuaServer
+from tests.fixtures.opcua import Background, OpcuaServer
 
 pytestmark = pytest.mark.opcua
 
 _T = TypeVar("_T")
 NS = 2  # the namespace each test server registers after OPC UA's 0 and asyncua's 1
-
-
-class Background:
-    """An event loop in a thread: the servers answer while a test blocks in a command's own asyncio.run."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="opcua-servers", daemon=True)
-        self.thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout=30)
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
-        self.loop.close()
 
 
 async def start_custom_server(endpoint: str) -> Server:
