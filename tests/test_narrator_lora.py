@@ -22,20 +22,17 @@ from pydantic import ValidationError
 from safetensors.torch import load_file, save_file
 
 import edge_agent.llm.prepare as prepare_mod
-from edge_agent.llm.manifest import manifest_sha256, read_manifest, sha256_file, write_manifest
-from edge_agent.narrator.lora import (
+from edge_agent.llm.adapter import (
     CONFIG_NAME,
     WEIGHTS_NAME,
     AdapterError,
     LoraConfig,
-    adapter_state,
-    attach,
     expected_names,
     load_adapter,
-    lora_parameters,
     merge_into,
-    save_adapter,
 )
+from edge_agent.llm.manifest import manifest_sha256, read_manifest, sha256_file, write_manifest
+from edge_agent.narrator.lora import adapter_state, attach, lora_parameters, save_adapter
 from edge_agent.narrator.train import (
     END_OF_TURN,
     Encoded,

@@ -6,7 +6,7 @@ Q4_1 value is d*q + m in fp16 arithmetic, which float32 holds) and saved as safe
 never imported: it pulls in llama-cpp, which the agent does not need.
 
 The report narrator's LoRA adapter (`shipped/narrator-smollm2-135m`, package data of the wheel, from `edge-agent
-narrator export`) is merged into the saved weights (edge_agent.narrator.lora.merge_into: float64, fixed order, the
+narrator export`) is merged into the saved weights (edge_agent.llm.adapter.merge_into: float64, fixed order, the
 same bytes every time); the manifest then names the adapter and the sha256 of the weights before the merge. Only
 `narrator=False` prepares the plain base model, whose manifest has neither; a missing adapter is an error.
 
@@ -42,7 +42,7 @@ from edge_agent.llm.manifest import (
 from edge_agent.llm.types import EngineError, ModelVerificationError
 
 if TYPE_CHECKING:
-    from edge_agent.narrator.lora import Adapter
+    from edge_agent.llm.adapter import Adapter
 
 log = structlog.get_logger(component="llm")
 
@@ -123,7 +123,7 @@ def source_info(gguf: Path) -> dict[str, str]:
 def narrator_adapter(directory: Path) -> Adapter:
     """The verified adapter in `directory`; PrepareError when it is missing or broken (either must not silently
     give a plain model: the narrative quality the benchmarks publish is the adapter's)."""
-    from edge_agent.narrator.lora import AdapterError, load_adapter
+    from edge_agent.llm.adapter import AdapterError, load_adapter
 
     if not directory.exists():
         raise PrepareError(
@@ -202,8 +202,9 @@ def prepare_draft(model_dir: Path, out: Path, source: Path = DRAFT_HEAD_DIR) -> 
     from edge_agent.llm.importer import ModelImportError
 
     if not (source / MANIFEST_NAME).is_file():
-        raise PrepareError(f"the EAGLE 3.1 draft head is missing ({source}); {REINSTALL}, or prepare without it "
-                           "with --no-draft")
+        raise PrepareError(
+            f"the EAGLE 3.1 draft head is missing ({source}); {REINSTALL}, or prepare without it with --no-draft"
+        )
     try:
         shipped = verify(source)
         _, problems = inspect_head(source, target_shape(model_dir))
@@ -235,7 +236,7 @@ def merge_adapter(weights: Path, adapter: Adapter) -> str:
     from safetensors import safe_open
     from safetensors.torch import load_file, save_file
 
-    from edge_agent.narrator.lora import AdapterError, merge_into
+    from edge_agent.llm.adapter import AdapterError, merge_into
 
     if not weights.is_file():
         raise PrepareError(f"{weights}: no weights file to merge the narrator adapter into")

@@ -31,16 +31,9 @@ import torch
 from pydantic import Field, field_validator
 
 from edge_agent.canonical import canonical_json, sha256_hex
+from edge_agent.llm.adapter import AdapterError, LoraConfig, load_adapter
 from edge_agent.llm.chat import render_chat
-from edge_agent.narrator.lora import (
-    AdapterError,
-    LoraConfig,
-    adapter_state,
-    attach,
-    load_adapter,
-    lora_parameters,
-    save_adapter,
-)
+from edge_agent.narrator.lora import adapter_state, attach, lora_parameters, save_adapter
 from edge_agent.recipes import RecipeModel, load_recipe_file
 from edge_agent.reports.sections import SECTIONS
 from edge_agent.speculative.train import cosine_lr, train_device
