@@ -35,12 +35,12 @@ def main(argv: list[str] | None = None) -> int:
 
     import json
 
-    from edge_agent.speculative.bench import markdown, plot, recipe_line, run_bench
-    from edge_agent.speculative.recipe import load_recipe
+    from training.draft.bench import markdown, plot, recipe_line, run_bench
+    from training.draft.recipe import load_recipe
 
     recipe = load_recipe(args.config)
     if args.threads:
-        import edge_agent.speculative.bench as bench_module
+        import training.draft.bench as bench_module
 
         bench_module.BENCH_THREADS = args.threads
     if args.prompts:
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.speed_k:
         recipe.bench.speed_ks = args.speed_k
     if args.reference_only:
-        from edge_agent.speculative.bench import bench_prompts, reference_run
+        from training.draft.bench import bench_prompts, reference_run
 
         print(reference_run(recipe, bench_prompts(recipe))["speed"])
         return 0

@@ -36,7 +36,7 @@ from edge_agent.llm.chat import render_chat
 if TYPE_CHECKING:
     from edge_agent.config import AgentConfig
     from edge_agent.llm.local import LocalEngine
-    from edge_agent.speculative.corpus import Prompt
+    from training.draft.corpus import Prompt
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "var" / "bench" / "llamacpp.json"
@@ -141,7 +141,7 @@ class Results:
 
 def chat_prompts(slices: Sequence[str], per_slice: int, seed: int = 0) -> list[Prompt]:
     """`per_slice` chat-message prompts of each bench slice (raw pre-rendered ones skipped: the agent sends chat)."""
-    from edge_agent.speculative.data import slice_prompts
+    from training.draft.data import slice_prompts
 
     prompts: list[Prompt] = []
     for name in slices:
@@ -536,7 +536,7 @@ def positive_int(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from edge_agent.config import load_config
-    from edge_agent.speculative.data import BENCH_SLICES
+    from training.draft.data import BENCH_SLICES
 
     parser = argparse.ArgumentParser(prog="python -m bench.llamacpp", description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=positive_int, default=8, help="prompts per slice")

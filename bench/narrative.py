@@ -25,7 +25,6 @@ from typing import Any
 from bench.report import engine_mode, write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm.engine import open_engine
-from edge_agent.narrator.corpus import TEST_SEEDS, seed_reports
 from edge_agent.reports.generate import GROUNDING_RULES, build_draft, report_facts
 from edge_agent.reports.prompts import fact_sentence, load_phrasebook, safe_text
 from edge_agent.reports.prose import prose_problems, sentences
@@ -33,6 +32,7 @@ from edge_agent.reports.request import ResolvedRequest, Scope
 from edge_agent.reports.sections import Section, split_sections
 from edge_agent.sim.plant import ASSETS
 from edge_agent.types import StoredRecord
+from training.narrator.corpus import TEST_SEEDS, seed_reports
 
 COMMAND = ".venv/bin/python -m bench.narrative"
 TYPES = ("shift_summary", "alarm_summary", "downtime_analysis", "asset_history")

@@ -28,8 +28,8 @@ from bench.narrative import bench_requests
 from bench.report import engine_mode, write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm.engine import open_engine
-from edge_agent.narrator.corpus import TEST_SEEDS
 from edge_agent.reports.generate import build_draft
+from training.narrator.corpus import TEST_SEEDS
 
 COMMAND = ".venv/bin/python -m bench.report_speed"
 ENGINES = ("none", "draft")

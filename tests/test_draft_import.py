@@ -15,9 +15,6 @@ from hypothesis import strategies as st
 from safetensors.torch import load_file, save_file
 
 from edge_agent.cli import main
-from edge_agent.llm.importer import PickleRefused, import_model
-from edge_agent.llm.manifest import manifest_sha256, verify
-from edge_agent.llm.types import ChatMessage, GenerationParams, ModelVerificationError
 from edge_agent.llm.head_import import (
     HeadImportError,
     HeadMismatch,
@@ -28,6 +25,9 @@ from edge_agent.llm.head_import import (
     import_head,
     parse_head_config,
 )
+from edge_agent.llm.importer import PickleRefused, import_model
+from edge_agent.llm.manifest import manifest_sha256, verify
+from edge_agent.llm.types import ChatMessage, GenerationParams, ModelVerificationError
 from tests.fixtures.engine import EngineHandle, engine_config
 from tests.fixtures.tiny_model import (
     TINY_AUX_LAYERS,
@@ -476,7 +476,7 @@ class TestServed:
 @pytest.fixture(scope="module")
 def tiny_samples(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four prompt + answer samples of token ids (the trainer needs only ids; the answers need not be on-policy)."""
-    from edge_agent.speculative.data import Sample
+    from training.draft.data import Sample
 
     path = tmp_path_factory.mktemp("draft-data") / "train.jsonl"
     lines = [
@@ -495,7 +495,7 @@ def tiny_samples(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def tiny_train_config(data: Path, work_dir: Path, **overrides: Any):
-    from edge_agent.speculative.train import TrainConfig
+    from training.draft.train import TrainConfig
 
     return TrainConfig(
         data=data,
@@ -517,7 +517,7 @@ class TestTrainDevice:
         self, tiny_model: Path, tiny_samples: Path, tmp_path: Path, dtype: str
     ) -> None:
         """device=cpu trains on the tiny target in either dtype, checkpoints every step and exports a verified head."""
-        from edge_agent.speculative.train import Trainer
+        from training.draft.train import Trainer
 
         trainer = Trainer(tiny_train_config(tiny_samples, tmp_path / "work", device="cpu", dtype=dtype), tiny_model)
         trainer.train(progress=False)
@@ -530,7 +530,7 @@ class TestTrainDevice:
         """Asking for CUDA where torch sees none fails before the target is loaded."""
         import torch
 
-        from edge_agent.speculative.train import Trainer, TrainError
+        from training.draft.train import Trainer, TrainError
 
         if torch.cuda.is_available():
             pytest.skip("this host has a GPU: device cuda is valid here")

@@ -17,7 +17,15 @@ from pydantic import ValidationError
 
 from edge_agent.canonical import canonical_json
 from edge_agent.llm.types import ChatMessage
-from edge_agent.narrator.corpus import (
+from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.grounding import check_narrative
+from edge_agent.reports.prompts import build_prompt
+from edge_agent.reports.request import ReportType, ResolvedRequest, ResolvedWindow, Scope, shift_bounds
+from edge_agent.reports.untrusted import looks_like_instruction
+from edge_agent.sim.plant import LogLine, tag_names
+from edge_agent.sim.records import Gap, plant_records
+from edge_agent.types import StoredRecord
+from training.narrator.corpus import (
     INJECTIONS,
     SHIFTS,
     TEST_SEEDS,
@@ -31,14 +39,6 @@ from edge_agent.narrator.corpus import (
     section_cases,
     write_corpus,
 )
-from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.grounding import check_narrative
-from edge_agent.reports.prompts import build_prompt
-from edge_agent.reports.request import ReportType, ResolvedRequest, ResolvedWindow, Scope, shift_bounds
-from edge_agent.reports.untrusted import looks_like_instruction
-from edge_agent.sim.plant import LogLine, tag_names
-from edge_agent.sim.records import Gap, plant_records
-from edge_agent.types import StoredRecord
 
 START = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
 ALARM_FIELDS = {"event_id", "message", "severity", "condition", "active"}
@@ -242,7 +242,7 @@ class TestCorpusFile:
     ) -> None:
         """A current corpus is kept; one whose first seed no longer rebuilds the same (prompts, facts or reference
         wording changed since) is rebuilt, not trained on."""
-        import edge_agent.narrator.corpus as corpus_mod
+        import training.narrator.corpus as corpus_mod
         from edge_agent.cli import main
 
         monkeypatch.setattr(corpus_mod, "TRAIN_SEEDS", range(1000, 1002))

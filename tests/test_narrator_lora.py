@@ -32,8 +32,8 @@ from edge_agent.llm.adapter import (
     merge_into,
 )
 from edge_agent.llm.manifest import manifest_sha256, read_manifest, sha256_file, write_manifest
-from edge_agent.narrator.lora import adapter_state, attach, lora_parameters, save_adapter
-from edge_agent.narrator.train import (
+from training.narrator.lora import adapter_state, attach, lora_parameters, save_adapter
+from training.narrator.train import (
     END_OF_TURN,
     Encoded,
     NarratorRecipe,
@@ -43,7 +43,7 @@ from edge_agent.narrator.train import (
     collate,
     encode,
 )
-from edge_agent.speculative.train import cosine_lr
+from training.trainer import cosine_lr
 
 # The default model's chat template (models/default/chat_template.jinja), so prompts render as served.
 CHATML = (
@@ -550,7 +550,7 @@ class TestTrainer:
 
 def write_samples(corpus: Path, section_of: Callable[[int], str]) -> Path:
     """SAMPLES as a corpus file: the first six in the train split, the rest test; sections as `section_of(i)`."""
-    from edge_agent.narrator.corpus import NarratorSample, write_corpus
+    from training.narrator.corpus import NarratorSample, write_corpus
 
     rows = [
         NarratorSample(

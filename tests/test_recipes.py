@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge_agent.narrator.train import NarratorRecipe, TrainError
-from edge_agent.narrator.train import load_recipe as load_narrator_recipe
-from edge_agent.recipes import RecipeModel, load_recipe_file
-from edge_agent.speculative.recipe import RecipeError
-from edge_agent.speculative.recipe import load_recipe as load_draft_recipe
+from training.draft.recipe import RecipeError
+from training.draft.recipe import load_recipe as load_draft_recipe
+from training.narrator.train import NarratorRecipe, TrainError
+from training.narrator.train import load_recipe as load_narrator_recipe
+from training.recipes import RecipeModel, load_recipe_file
 
 
 class Tiny(RecipeModel):

@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors import safe_open
 
-from edge_agent.speculative.acceptance import accepted_length, from_counts, from_rounds, verify_mask
-from edge_agent.speculative.export import export_draft, load_exported
-from edge_agent.speculative.model import DraftConfig, Eagle3Draft
-from edge_agent.speculative.train import TrainConfig, Trainer, restricted_loss, step_weights, ttt_mask
-from edge_agent.speculative.vocab import select_vocab
+from training.draft.acceptance import accepted_length, from_counts, from_rounds, verify_mask
+from training.draft.export import export_draft, load_exported
+from training.draft.model import DraftConfig, Eagle3Draft
+from training.draft.train import TrainConfig, Trainer, restricted_loss, step_weights, ttt_mask
+from training.draft.vocab import select_vocab
 
 # A tiny target shape: 8 layers → captured layers (2, 4, 5), 128-token vocabulary.
 TINY = {
@@ -378,7 +378,7 @@ class TestTrainingTogether:
 
     def test_heads_with_different_settings_are_refused(self, tiny_target: Path) -> None:
         """Heads trained together may differ only in the 3.1 switches and their work dirs."""
-        from edge_agent.speculative.train import TrainError
+        from training.draft.train import TrainError
 
         common = {"data": tiny_target / "data.jsonl", "draft_vocab_size": 16, "dtype": "float32"}
         with pytest.raises(TrainError, match="share every setting"):
@@ -539,7 +539,7 @@ class TestInitFrom:
 
     def test_another_shape_is_refused_by_name(self, tiny_target: Path, tmp_path: Path) -> None:
         """A plain EAGLE-3 source for a 3.1 run, or a 16-id head for a 32-id run, is refused naming the field."""
-        from edge_agent.speculative.train import TrainError
+        from training.draft.train import TrainError
 
         plain = _source_head(tiny_target / "target", tmp_path / "plain", fc_norm=False, norm_output=False)
         with pytest.raises(TrainError, match="fc_norm") as refused:
@@ -555,7 +555,7 @@ class TestInitFrom:
 
     def test_missing_or_tampered_source_is_refused(self, tiny_target: Path, tmp_path: Path) -> None:
         """No exported head at the path, or weights that no longer match the source's manifest: TrainError."""
-        from edge_agent.speculative.train import TrainError
+        from training.draft.train import TrainError
 
         with pytest.raises(TrainError, match="no exported head"):
             _trainer(tiny_target, "missing", init_from=tmp_path / "nowhere")
@@ -577,7 +577,7 @@ class TestVocabCoverage:
     )
     def test_equals_select_vocabs_own_figure(self, counts: dict[int, int], size: int) -> None:
         """For the vocabulary select_vocab picks, the fixed-vocabulary coverage is select_vocab's own figures."""
-        from edge_agent.speculative.train import vocab_coverage
+        from training.draft.train import vocab_coverage
 
         ids, stats = select_vocab(Counter(counts), size, 64)
         assert vocab_coverage(Counter(counts), ids) == stats
@@ -605,7 +605,7 @@ class TestVocabCoverage:
 
     def test_hand_worked(self) -> None:
         """Ids {1, 3} over counts {1: 3, 2: 1, 3: 4}: 7 of 8 answer tokens covered, 3 distinct."""
-        from edge_agent.speculative.train import vocab_coverage
+        from training.draft.train import vocab_coverage
 
         stats = vocab_coverage(Counter({1: 3, 2: 1, 3: 4}), torch.tensor([1, 3]))
         assert (stats.size, stats.distinct_output_tokens, stats.coverage) == (2, 3, 7 / 8)
@@ -665,7 +665,7 @@ class TestBenchGoals:
         return results
 
     def test_fastest_k_meets_the_speed_goal_only_with_identical_output(self) -> None:
-        from edge_agent.speculative.bench import markdown
+        from training.draft.bench import markdown
 
         met = markdown(self.results(identical=8), "Recipe: r.")
         assert (
@@ -679,7 +679,7 @@ class TestBenchGoals:
 
     def test_decode_rate_is_a_goal_row_of_its_own_beside_end_to_end(self) -> None:
         """With first tokens timed apart, the table and the goal are stated both ways, each judged on its own."""
-        from edge_agent.speculative.bench import markdown
+        from training.draft.bench import markdown
 
         results = self.results(identical=8)
         results["speed_interleaved"] |= {
@@ -709,7 +709,7 @@ class TestBenchGoals:
     def test_the_report_section_goal_reads_the_report_slice_alone(self) -> None:
         """With the report slice timed, its own rows: the k fastest on it, met only at identical output, named for
         what it times (section prompts, answers cut at the bench's max_tokens), not whole reports."""
-        from edge_agent.speculative.bench import markdown
+        from training.draft.bench import markdown
 
         results = self.results(identical=8)
         inter = results["speed_interleaved"]
@@ -743,7 +743,7 @@ class TestBenchGoals:
         assert "2.05× (k=2, report slice, interleaved, identical=NO) | no |" in markdown(results, "Recipe: r.")
 
     def test_no_speed_figure_without_the_side_by_side_run(self) -> None:
-        from edge_agent.speculative.bench import markdown
+        from training.draft.bench import markdown
 
         text = markdown(self.results(identical=None), "Recipe: r.")
         assert "| speedup ≥ 2.0× at identical output | not measured (`speed_ks` empty) | — |" in text
@@ -751,8 +751,8 @@ class TestBenchGoals:
 
     def test_the_recipe_line_is_read_from_the_recipe(self) -> None:
         """The specialist's recipe says what it is (a fine-tune on report and general answers), not the base's."""
-        from edge_agent.speculative.bench import recipe_line
-        from edge_agent.speculative.recipe import load_recipe
+        from training.draft.bench import recipe_line
+        from training.draft.recipe import load_recipe
 
         config = Path(__file__).resolve().parents[1] / "configs" / "draft-narrator.toml"
         line = recipe_line(load_recipe(config), Path("configs/draft-narrator.toml"))
@@ -826,8 +826,8 @@ def test_vllm_drafts_with_exported_random_head_and_keeps_greedy_output(tmp_path:
     """vLLM loads an exported (random) head for the real target, drafts with it, and greedy output is unchanged."""
     from transformers import AutoConfig
 
-    from edge_agent.speculative import corpus
-    from edge_agent.speculative.data import generate, open_vllm
+    from training.draft import corpus
+    from training.draft.data import generate, open_vllm
 
     torch.manual_seed(0)
     config = DraftConfig.for_target(AutoConfig.from_pretrained(MODEL_DIR), draft_vocab_size=1024)

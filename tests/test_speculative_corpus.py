@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from edge_agent.narrator.corpus import TEST_SEEDS, TRAIN_SEEDS, SectionCase, case_messages, section_cases
-from edge_agent.speculative import corpus
-from edge_agent.speculative.data import discard_off_policy, model_stamp, report_prompts, slice_prompts, training_prompts
+from training.draft import corpus
+from training.draft.data import discard_off_policy, model_stamp, report_prompts, slice_prompts, training_prompts
+from training.narrator.corpus import TEST_SEEDS, TRAIN_SEEDS, SectionCase, case_messages, section_cases
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "default"
 
@@ -78,7 +78,7 @@ class TestCorpus:
         from transformers import AutoTokenizer
 
         from edge_agent.llm.chat import render_chat
-        from edge_agent.speculative.bench import prompt_text
+        from training.draft.bench import prompt_text
 
         tok = AutoTokenizer.from_pretrained(str(MODEL_DIR))
         prompts = corpus.build("test", 40)
@@ -143,7 +143,7 @@ class TestReportPrompts:
 
     def test_unknown_slice_is_refused_by_the_bench_and_the_recipe(self) -> None:
         """A typo in a bench slice is an error naming the valid ones, in code and in a recipe file."""
-        from edge_agent.speculative.recipe import BenchConfig
+        from training.draft.recipe import BenchConfig
 
         with pytest.raises(ValueError, match="unknown bench slice 'reports'"):
             slice_prompts("reports", 1)
@@ -158,7 +158,7 @@ class TestReportPrompts:
         days = (TEST_SEEDS[0], TEST_SEEDS[1], TEST_SEEDS[2])
         start = seed % 3
         rotated = [c for d in days[start:] + days[:start] for c in _cases(d)]
-        with patch("edge_agent.speculative.data.section_cases", _cases):
+        with patch("training.draft.data.section_cases", _cases):
             got = report_prompts(n, days, seed)
             larger = report_prompts(n + more, days, seed)
         assert got == [_report_prompt(c) for c in rotated[: max(n, 0)]]
@@ -187,7 +187,7 @@ class TestNarratorRecipe:
     def test_fine_tunes_the_previous_specialist_head_on_both_kinds_of_prompt(self) -> None:
         """The specialist's recipe as shipped (h2): 1,536 general + 768 report prompts, 800 steps from h1 in its
         vocabulary, one 3.1 head, and the report slice in the bench."""
-        from edge_agent.speculative.recipe import load_recipe
+        from training.draft.recipe import load_recipe
 
         recipe = load_recipe(self.RECIPE)
         assert (recipe.data.prompts, recipe.data.report_prompts, recipe.data.max_tokens) == (1536, 768, 192)
@@ -201,7 +201,7 @@ class TestNarratorRecipe:
 
     def test_benchmarks_go_to_their_own_section(self) -> None:
         """Benching the specialist's head leaves the shipped head's BENCHMARKS.md section and plots alone."""
-        from edge_agent.speculative.recipe import load_recipe
+        from training.draft.recipe import load_recipe
 
         shipped, narrator = load_recipe(self.RECIPE.with_name("draft.toml")).bench, load_recipe(self.RECIPE).bench
         assert (shipped.section, narrator.section) == ("draft", "draft-narrator")
@@ -214,9 +214,9 @@ class TestNarratorRecipe:
         config, so init_from accepts it (the merged specialist keeps the base model's config)."""
         from transformers import AutoConfig
 
-        from edge_agent.speculative.export import load_exported
-        from edge_agent.speculative.model import DraftConfig
-        from edge_agent.speculative.recipe import load_recipe
+        from training.draft.export import load_exported
+        from training.draft.model import DraftConfig
+        from training.draft.recipe import load_recipe
 
         recipe = load_recipe(self.RECIPE)
         train = recipe.train_config(recipe.heads[0])
@@ -231,7 +231,7 @@ class TestNarratorRecipe:
     @pytest.mark.skipif(not (SOURCE / "config.json").exists(), reason="init_from head missing")
     def test_vocabulary_size_is_the_source_heads(self) -> None:
         """init_from keeps the source's vocabulary, so the recipe's size must be the init_from head's."""
-        from edge_agent.speculative.recipe import load_recipe
+        from training.draft.recipe import load_recipe
 
         source = json.loads((self.SOURCE / "config.json").read_text())
         assert load_recipe(self.RECIPE).train.draft_vocab_size == source["draft_vocab_size"]

@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _recipe(args: argparse.Namespace):
-    from edge_agent.speculative.recipe import RecipeError, load_recipe
+    from training.draft.recipe import RecipeError, load_recipe
 
     try:
         recipe = load_recipe(args.config)
@@ -59,7 +59,7 @@ def _recipe(args: argparse.Namespace):
 
 def _data(args: argparse.Namespace) -> int:
     from edge_agent.llm.types import ModelVerificationError
-    from edge_agent.speculative.data import build_dataset, training_prompts
+    from training.draft.data import build_dataset, training_prompts
 
     recipe = _recipe(args)
     _check_data_device(recipe.train.device)
@@ -94,7 +94,7 @@ def _heads(recipe, names: list[str] | None):
 
 
 def _train(args: argparse.Namespace) -> int:
-    from edge_agent.speculative.train import Trainer, TrainError
+    from training.draft.train import Trainer, TrainError
 
     recipe = _recipe(args)
     if not recipe.data.out.exists():
@@ -113,7 +113,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from edge_agent.speculative.train import Trainer, TrainError
+    from training.draft.train import Trainer, TrainError
 
     recipe = _recipe(args)
     heads = _heads(recipe, args.head)
@@ -132,9 +132,9 @@ def _export(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from edge_agent.cli.common import CliExit
     from edge_agent.cli.model_cmd import print_imported
+    from edge_agent.llm.head_import import import_head
     from edge_agent.llm.importer import ModelImportError
     from edge_agent.llm.types import ModelVerificationError
-    from edge_agent.llm.head_import import import_head
 
     out = args.out or args.model_dir.with_name(args.model_dir.name + "-draft")
     try:

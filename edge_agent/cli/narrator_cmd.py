@@ -33,8 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _data(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from edge_agent.narrator.corpus import TRAIN_SEEDS, build_samples, read_corpus, write_corpus
-    from edge_agent.narrator.train import TrainError, load_recipe
+    from training.narrator.corpus import TRAIN_SEEDS, build_samples, read_corpus, write_corpus
+    from training.narrator.train import TrainError, load_recipe
 
     try:
         corpus = load_recipe(args.config).train.corpus
@@ -55,8 +55,8 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def _trainer(args: argparse.Namespace):  # noqa: ANN202  (torch-heavy import kept out of the module's top)
-    from edge_agent.narrator.corpus import read_corpus
-    from edge_agent.narrator.train import NarratorTrainer, TrainError, load_recipe
+    from training.narrator.corpus import read_corpus
+    from training.narrator.train import NarratorTrainer, TrainError, load_recipe
 
     try:
         recipe = load_recipe(args.config)

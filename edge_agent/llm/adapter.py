@@ -1,6 +1,6 @@
 """The narrator's LoRA adapter as `edge-agent model prepare` applies it: the adapter directory's format, loading and
 checking it, and the deterministic merge into the base weights. (Attaching and training adapters, and writing the
-directory, are the trainer's: edge_agent/narrator/lora.py.)
+directory, are the trainer's: training/narrator/lora.py.)
 
 An adapted projection computes `W x + (alpha / rank) · B (A x)` with A [rank, in] and B [out, rank]. Tensor names in
 the adapter file are the attached model's own: `model.layers.{i}.self_attn.q_proj.lora_A`, `….lora_B`, and so on.

@@ -33,10 +33,10 @@ from pydantic import Field, field_validator
 from edge_agent.canonical import canonical_json, sha256_hex
 from edge_agent.llm.adapter import AdapterError, LoraConfig, load_adapter
 from edge_agent.llm.chat import render_chat
-from edge_agent.narrator.lora import adapter_state, attach, lora_parameters, save_adapter
-from edge_agent.recipes import RecipeModel, load_recipe_file
 from edge_agent.reports.sections import SECTIONS
-from edge_agent.speculative.train import cosine_lr, train_device
+from training.narrator.lora import adapter_state, attach, lora_parameters, save_adapter
+from training.recipes import RecipeModel, load_recipe_file
+from training.trainer import TrainError, cosine_lr, train_device
 
 log = structlog.get_logger(__name__).bind(component="narrator")
 
@@ -46,10 +46,6 @@ END_OF_TURN = "<|im_end|>"  # ChatML: the token the served model stops on
 # Batches are cut from pools of this many batches sorted by length: padding stays small while the order stays
 # shuffled at the scale of a few hundred samples.
 BUCKET_BATCHES = 32
-
-
-class TrainError(Exception):
-    """Narrator training could not start or continue."""
 
 
 class NarratorTrainConfig(RecipeModel):
@@ -110,7 +106,7 @@ def load_recipe(path: Path | str) -> NarratorRecipe:
 
 
 class ChatSample(Protocol):
-    """What training needs of a corpus sample (edge_agent.narrator.corpus.NarratorSample has it)."""
+    """What training needs of a corpus sample (training.narrator.corpus.NarratorSample has it)."""
 
     @property
     def messages(self) -> Sequence[Any]: ...  # {"role", "content"} dicts or models with model_dump()
@@ -230,7 +226,7 @@ class NarratorTrainer:
             # transformers then makes the embeddings' output require grad, which would carry the backward pass
             # through the layers below the first adapted one; the non-reentrant checkpoint does not need it.
             model.disable_input_require_grads()
-        torch.nn.Module.to(model, self.device)  # see speculative/train.py: PreTrainedModel.to defeats mypy
+        torch.nn.Module.to(model, self.device)  # see training/draft/train.py: PreTrainedModel.to defeats mypy
         self.model = model
         self.num_layers = int(model.config.num_hidden_layers)
         self.params = lora_parameters(model)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 
-from edge_agent.recipes import RecipeModel, load_recipe_file
-from edge_agent.speculative.data import BENCH_SLICES
-from edge_agent.speculative.train import TrainConfig
+from training.draft.data import BENCH_SLICES
+from training.draft.train import TrainConfig
+from training.recipes import RecipeModel, load_recipe_file
 
 
 class RecipeError(Exception):

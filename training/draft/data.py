@@ -6,7 +6,7 @@ after the prompts already answered, and training can start on a partial file. A 
 names the model that answered (its manifest's sha256): answers of another model (a retrained narrator merged in)
 are not on-policy any more, so they are discarded and every prompt is answered again.
 
-Prompts come from the general corpus (`speculative.corpus`) and, for a report specialist, from the narrator's own
+Prompts come from the general corpus (`training.draft.corpus`) and, for a report specialist, from the narrator's own
 report-section prompts (`report_prompts`): the messages the agent sends for a section of a report.
 """
 
@@ -21,10 +21,10 @@ from typing import cast
 import structlog
 from pydantic import BaseModel, ConfigDict
 
-from edge_agent.narrator.corpus import TEST_SEEDS, TRAIN_SEEDS, case_messages, section_cases
 from edge_agent.reports.prompts import Phrasebook, Template
-from edge_agent.speculative import corpus
-from edge_agent.speculative.corpus import Prompt
+from training.draft import corpus
+from training.draft.corpus import Prompt
+from training.narrator.corpus import TEST_SEEDS, TRAIN_SEEDS, case_messages, section_cases
 
 log = structlog.get_logger(__name__).bind(component="draft")
 

@@ -30,10 +30,10 @@ import torch
 from edge_agent.config.llm import LlmConfig
 from edge_agent.llm.chat import render_chat
 from edge_agent.llm.speculation import speculative_config
-from edge_agent.speculative import corpus
-from edge_agent.speculative.acceptance import from_counts
-from edge_agent.speculative.data import generate, open_vllm, slice_prompts
-from edge_agent.speculative.recipe import DraftRecipe
+from training.draft import corpus
+from training.draft.acceptance import from_counts
+from training.draft.data import generate, open_vllm, slice_prompts
+from training.draft.recipe import DraftRecipe
 
 log = structlog.get_logger(__name__).bind(component="draft")
 
@@ -72,7 +72,7 @@ def state_norms(head_dir: Path, model_dir: Path, prompts: list[corpus.Prompt], s
     """Mean L2 norm of the state a head feeds to its next step, per draft step (teacher-forced tokens)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from edge_agent.speculative.export import load_exported
+    from training.draft.export import load_exported
 
     target = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32).eval()
     tok = AutoTokenizer.from_pretrained(str(model_dir))
@@ -90,7 +90,7 @@ def state_norms(head_dir: Path, model_dir: Path, prompts: list[corpus.Prompt], s
                 continue
             hidden = head.combine(aux[:, :n])
             past: list = []
-            from edge_agent.speculative.train import ttt_mask
+            from training.draft.train import ttt_mask
 
             for j in range(steps):
                 tok_j = ids[:, 1 + j : 1 + j + n]

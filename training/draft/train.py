@@ -19,7 +19,6 @@ record where it came from (path and manifest sha256).
 from __future__ import annotations
 
 import json
-import math
 import random
 import time
 from collections import Counter
@@ -33,29 +32,16 @@ from pydantic import Field
 
 from edge_agent.llm.manifest import MANIFEST_NAME, manifest_sha256, sha256_file, verify
 from edge_agent.llm.types import ModelVerificationError
-from edge_agent.recipes import RecipeModel
-from edge_agent.speculative.data import Sample, data_sha256, read_samples
-from edge_agent.speculative.export import WEIGHTS_NAME, ExportError, TrainingRecord, export_draft, load_exported
-from edge_agent.speculative.model import DraftConfig, Eagle3Draft
-from edge_agent.speculative.vocab import VocabStats, count_tokens, select_vocab
+from training.draft.data import Sample, data_sha256, read_samples
+from training.draft.export import WEIGHTS_NAME, ExportError, TrainingRecord, export_draft, load_exported
+from training.draft.model import DraftConfig, Eagle3Draft
+from training.draft.vocab import VocabStats, count_tokens, select_vocab
+from training.recipes import RecipeModel
+from training.trainer import TrainError, cosine_lr, train_device
 
 log = structlog.get_logger(__name__).bind(component="draft")
 
 CHECKPOINT = "checkpoint.pt"
-
-
-class TrainError(Exception):
-    """Training could not start or continue."""
-
-
-def cosine_lr(step: int, lr: float, warmup_frac: float, steps: int) -> float:
-    """Linear warm-up over `warmup_frac` of the run, then cosine from lr down to 10 % of it (the draft head's and the
-    narrator adapter's schedule)."""
-    warm = max(1, int(warmup_frac * steps))
-    if step < warm:
-        return lr * (step + 1) / warm
-    progress = (step - warm) / max(1, steps - warm)
-    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
 class TrainConfig(RecipeModel):
@@ -100,15 +86,6 @@ class TrainConfig(RecipeModel):
     # answers), instead of the source's alone (whose answers may not have held this workload's tokens: names, tags,
     # quotes); lm_head rows of the tokens both hold are the source's, the others start as the target's output rows.
     reselect_vocab: bool = False
-
-
-def train_device(requested: str) -> torch.device:
-    """The torch device for `TrainConfig.device`; TrainError when CUDA is asked for and torch sees none."""
-    if requested == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if requested == "cuda" and not torch.cuda.is_available():
-        raise TrainError("device cuda requested but torch sees no CUDA device (CPU-only torch build or no GPU)")
-    return torch.device(requested)
 
 
 def ttt_mask(length: int, step: int, offset: int = 0, device: torch.device | None = None) -> torch.Tensor:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from safetensors.torch import save_file
 
 import edge_agent
-from edge_agent.speculative.model import DraftConfig, Eagle3Draft
+from training.draft.model import DraftConfig, Eagle3Draft
 
 ARCHITECTURE = "LlamaForCausalLMEagle3"
 WEIGHTS_NAME = "model.safetensors"
@@ -54,7 +54,7 @@ def code_version() -> str:
             ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--", "edge_agent/speculative"],
+            ["git", "-C", str(root), "status", "--porcelain", "--", "training/draft"],
             capture_output=True,
             text=True,
             check=True,

@@ -3,7 +3,7 @@
 `corpus` draws the (section prompt → reference text) pairs from simulated plant days.
 """
 
-from edge_agent.narrator.corpus import (
+from training.narrator.corpus import (
     TEST_SEEDS,
     TRAIN_SEEDS,
     NarratorSample,
