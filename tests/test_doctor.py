@@ -30,7 +30,7 @@ from edge_agent.cli import main
 from edge_agent.config import AgentConfig
 from edge_agent.doctor import AsyncProbe, Check, Probe, render, run_probes
 from edge_agent.doctor.files import check_audit_key, check_state_dir, disk_verdict
-from edge_agent.doctor.host import check_clock, check_ntp, check_unit
+from edge_agent.doctor.host import check_clock, check_ntp, check_unit, unit_environment
 from edge_agent.llm.manifest import read_manifest, write_manifest
 from tests.fixtures.broker import Broker, free_port
 from tests.fixtures.opcua import Background, OpcuaServer
@@ -233,6 +233,41 @@ class TestGoodInstall:
         assert lines[0].split() == ["CHECK", "STATUS", "FOUND"]
         assert [line.split()[0] for line in lines[1:] if not line.startswith(" ")][:-1] == CHECK_IDS
         assert lines[-1].endswith("0 fail")
+
+
+class TestUnitEnvironment:
+    def test_the_shipped_unit_gives_the_state_and_cache_dirs(self) -> None:
+        """The shipped unit's EDGE_AGENT__ variables, specifiers resolved as systemd does for a system unit."""
+        unit = Path(__file__).resolve().parents[1] / "systemd" / "edge-agent.service"
+        assert unit_environment(unit) == {
+            "EDGE_AGENT__PATHS__STATE_DIR": "/var/lib/edge-agent",
+            "EDGE_AGENT__LLM__COMPILE_CACHE_DIR": "/var/cache/edge-agent/compile",
+        }
+
+    def test_drop_ins_win_in_name_order_and_other_variables_are_ignored(self, tmp_path: Path) -> None:
+        """A drop-in's Environment= overrides the unit's; HOME and quoted lists are read, only EDGE_AGENT__ kept."""
+        unit = tmp_path / "edge-agent.service"
+        unit.write_text("[Service]\nEnvironment=EDGE_AGENT__PATHS__STATE_DIR=%S/a HOME=%S/a\nEnvironmentFile=/x\n")
+        (tmp_path / "edge-agent.service.d").mkdir()
+        (tmp_path / "edge-agent.service.d" / "10-site.conf").write_text(
+            '[Service]\nEnvironment="EDGE_AGENT__PATHS__STATE_DIR=/srv/agent state" "EDGE_AGENT__MQTT__PORT=8883"\n'
+        )
+        assert unit_environment(unit) == {
+            "EDGE_AGENT__PATHS__STATE_DIR": "/srv/agent state",
+            "EDGE_AGENT__MQTT__PORT": "8883",
+        }
+        assert unit_environment(tmp_path / "absent.service") == {}
+
+    def test_doctor_loads_the_config_with_the_units_environment(
+        self, install: Install, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """Run without the unit's variables set, doctor still checks the state dir the unit gives the agent."""
+        path = install.write()
+        unit = tmp_path / "edge-agent.service"
+        unit.write_text(f"[Service]\nEnvironment=EDGE_AGENT__PATHS__STATE_DIR={tmp_path / 'unit-state'}\n")
+        main(["doctor", "--config", str(path), "--json", "--unit", str(unit)])
+        checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)}
+        assert str(tmp_path / "unit-state") in checks["state_dir"]["detail"]
 
 
 class TestConfig:

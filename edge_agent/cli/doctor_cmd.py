@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,9 +14,10 @@ from typing import Literal
 
 import structlog
 
-from edge_agent.cli.common import add_config_option, load, print_json
+from edge_agent.cli.common import CliExit, add_config_option, print_json
+from edge_agent.config import ConfigError, load_config
 from edge_agent.doctor import Host, diagnose, render, worst
-from edge_agent.doctor.host import DEFAULT_UNIT
+from edge_agent.doctor.host import DEFAULT_UNIT, unit_environment
 from edge_agent.logging import configure_logging
 
 
@@ -24,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "doctor",
         help="check a live install: config, state dir, clock, model and draft head, broker, OPC UA servers",
         description="Exit 0 when nothing fails (warnings included), 1 on any fail, 2 on a bad config file. Run it as"
-        " the agent's user, with the environment the unit gives the agent.",
+        " the agent's user; the unit's EDGE_AGENT__ environment applies (what the caller sets wins).",
     )
     add_config_option(doctor)
     doctor.add_argument("--json", action="store_true", help="a JSON list of {id, status, detail, fix} instead")
@@ -35,9 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    config = load(args, setup_logging=False)
+    # As the unit will run it: its Environment= (state dir, kernel cache) under what the caller's environment sets.
+    environ = unit_environment(args.unit) | dict(os.environ)
+    try:
+        config = load_config(args.config, environ)
+    except ConfigError as exc:
+        raise CliExit(f"edge-agent: invalid config {exc}", 2) from exc
     with _quiet_logs(config.logging.format):
-        checks = asyncio.run(diagnose(args.config, config, Host(unit=args.unit)))
+        checks = asyncio.run(diagnose(args.config, config, Host(environ=environ, unit=args.unit)))
     if args.json:
         print_json([check.model_dump() for check in checks])
     else:

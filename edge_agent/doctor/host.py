@@ -4,6 +4,7 @@ unit's sandbox. The subprocesses are bounded; the verdicts are pure functions of
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 from datetime import UTC, datetime
@@ -118,3 +119,25 @@ def check_unit(unit: Path) -> Check:
             " (systemctl edit edge-agent) that keeps it",
         )
     return Check.ok("unit", found)
+
+
+# systemd's specifiers in a system unit's Environment= lines (systemd.unit(5), "Specifiers"): the ones ours uses.
+_SPECIFIERS = {"%S": "/var/lib", "%C": "/var/cache", "%L": "/var/log", "%E": "/etc", "%t": "/run", "%%": "%"}
+
+
+def unit_environment(unit: Path) -> dict[str, str]:
+    """The `EDGE_AGENT__*` variables the unit and its drop-ins (`<unit>.d/*.conf`, in name order, later wins) give
+    the agent, specifiers resolved: doctor loads the config as the agent will see it (e.g. the unit's state dir).
+    Empty when there is no unit. EnvironmentFile= is not read: its secrets are root's, not the caller's."""
+    files = [unit, *sorted(unit.with_name(unit.name + ".d").glob("*.conf"))] if unit.is_file() else []
+    found: dict[str, str] = {}
+    for path in files:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.strip().partition("=")
+            if key.strip() != "Environment":
+                continue
+            for item in shlex.split(value):
+                name, sep, raw = item.partition("=")
+                if sep and name.startswith("EDGE_AGENT__"):
+                    found[name] = re.sub("|".join(re.escape(s) for s in _SPECIFIERS), lambda m: _SPECIFIERS[m[0]], raw)
+    return found
