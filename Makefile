@@ -91,28 +91,28 @@ bench: venv mosquitto model
 
 # Reproduces assets/eagle31-smollm2-135m (and the plain EAGLE-3 head it is compared with) from configs/draft.toml:
 # on-policy answers from the target, both heads trained on them together, exported in vLLM's format.
-# `edge-agent draft bench --config configs/draft.toml` then measures them (BENCHMARKS.md, docs/img/).
+# `python -m training draft bench --config configs/draft.toml` then measures them (BENCHMARKS.md, docs/img/).
 draft: venv model
-	$(BIN)/edge-agent draft data --config configs/draft.toml
-	$(BIN)/edge-agent draft train --config configs/draft.toml
-	$(BIN)/edge-agent draft export --config configs/draft.toml
+	$(BIN)/python -m training draft data --config configs/draft.toml
+	$(BIN)/python -m training draft train --config configs/draft.toml
+	$(BIN)/python -m training draft export --config configs/draft.toml
 
 # Reproduces edge_agent/llm/shipped/narrator-smollm2-135m from configs/narrator.toml: the corpus from simulated days, a plain base
 # model to train on, the resumable LoRA run (progress shown; run it again after an interruption), the export, and the
 # prepared default model re-made with the new adapter merged in. `make draft-narrator` then retrains its draft head.
 narrator: venv
-	$(BIN)/edge-agent narrator data --config configs/narrator.toml
+	$(BIN)/python -m training narrator data --config configs/narrator.toml
 	$(BIN)/edge-agent model prepare --no-narrator --out var/narrator/base
-	$(BIN)/edge-agent narrator train --config configs/narrator.toml
-	$(BIN)/edge-agent narrator export --config configs/narrator.toml
+	$(BIN)/python -m training narrator train --config configs/narrator.toml
+	$(BIN)/python -m training narrator export --config configs/narrator.toml
 	$(BIN)/edge-agent model prepare --out $(MODEL_DIR)
 
 # The specialist's EAGLE-3.1 head (configs/draft-narrator.toml): on-policy answers of the merged model to report
 # section prompts and the general corpus, a fine-tune of the shipped head on them, the export, its benchmark.
 draft-narrator: venv model
-	$(BIN)/edge-agent draft data --config configs/draft-narrator.toml
-	$(BIN)/edge-agent draft train --config configs/draft-narrator.toml
-	$(BIN)/edge-agent draft export --config configs/draft-narrator.toml
+	$(BIN)/python -m training draft data --config configs/draft-narrator.toml
+	$(BIN)/python -m training draft train --config configs/draft-narrator.toml
+	$(BIN)/python -m training draft export --config configs/draft-narrator.toml
 
 # The agent on this host under systemd, from the built wheel (as root; DESTDIR=/some/root stages it without
 # touching the host). Idempotent; docs/deployment.md says what each step does.

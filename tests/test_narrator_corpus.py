@@ -243,7 +243,7 @@ class TestCorpusFile:
         """A current corpus is kept; one whose first seed no longer rebuilds the same (prompts, facts or reference
         wording changed since) is rebuilt, not trained on."""
         import training.narrator.corpus as corpus_mod
-        from edge_agent.cli import main
+        from training.cli import main
 
         monkeypatch.setattr(corpus_mod, "TRAIN_SEEDS", range(1000, 1002))
         path = tmp_path / "corpus.jsonl"

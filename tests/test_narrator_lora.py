@@ -573,7 +573,7 @@ def write_samples(corpus: Path, section_of: Callable[[int], str]) -> Path:
 class TestCli:
     def test_train_then_export(self, tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """`narrator train` on the corpus' train split (test samples ignored), then `narrator export`."""
-        from edge_agent.cli import narrator_cmd
+        from training.cli import narrator_cmd
 
         corpus = write_samples(tmp_path / "corpus.jsonl", lambda i: "alarms")
         config = tmp_path / "narrator.toml"
@@ -599,8 +599,8 @@ class TestCli:
 
     def test_train_on_some_sections_only(self, tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """`sections = ["downtime"]` trains on that section's train samples alone; an unknown section is refused."""
-        from edge_agent.cli import narrator_cmd
         from edge_agent.cli.common import CliExit
+        from training.cli import narrator_cmd
 
         corpus = write_samples(tmp_path / "corpus.jsonl", lambda i: "downtime" if i % 2 else "alarms")
         parser = argparse.ArgumentParser()

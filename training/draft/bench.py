@@ -419,7 +419,7 @@ def recipe_line(recipe: DraftRecipe, config: Path) -> str:
     kinds = ", ".join(f"{h.name} ({'EAGLE-3.1' if h.fc_norm or h.norm_output else 'EAGLE-3'})" for h in recipe.heads)
     start = f"fine-tuned from {train.init_from}" if train.init_from else "trained from scratch on the same samples"
     return (
-        f"Recipe: `edge-agent draft data|train|export --config {config}` (on-policy answers of the target "
+        f"Recipe: `python -m training draft data|train|export --config {config}` (on-policy answers of the target "
         f"`{recipe.model_dir}` to {answers}; {kinds} {start}, {train.steps} steps × {train.samples_per_step} "
         f"samples, seed {train.seed}; exported in vLLM's llama_eagle3 format)."
     )

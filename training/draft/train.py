@@ -234,7 +234,7 @@ class Trainer:
             torch.set_num_threads(config.threads)
         self.dtype = torch.bfloat16 if config.dtype == "bfloat16" else torch.float32
         if not config.data.exists():
-            raise TrainError(f"{config.data}: no training data; run `edge-agent draft data` first")
+            raise TrainError(f"{config.data}: no training data; run `python -m training draft data` first")
         self.samples = [s for s in read_samples(config.data) if s.output_ids]
         if not self.samples:
             raise TrainError(f"{config.data}: no samples with an answer")
