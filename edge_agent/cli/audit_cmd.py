@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from edge_agent.cli.common import CliExit, add_config_option, load, print_json
+from edge_agent.cli.common import CliExit, add_config_option, load, print_json, route_logs_to_stderr
 from edge_agent.config import AgentConfig
 
 if TYPE_CHECKING:
@@ -92,16 +92,6 @@ def _trusted_key(text: str | None) -> Any:
         raise CliExit(f"edge-agent: --pubkey: {exc}", 2) from exc
 
 
-def _logs_to_stderr() -> None:
-    """stdout carries the command's answer (a key, JSON, a verdict); warnings and errors go to stderr."""
-    import structlog
-
-    from edge_agent.logging import configure_logging
-
-    configure_logging("warning", "console")
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
-
-
 def origin_of(config: AgentConfig) -> str:
     from edge_agent.audit.component import origin_for
 
@@ -112,7 +102,7 @@ def _verify(args: argparse.Namespace) -> int:
     from edge_agent.audit.verify import verify_log
 
     config = load(args, setup_logging=False)
-    _logs_to_stderr()
+    route_logs_to_stderr()
     result = verify_log(config.paths.audit_dir, _trusted_key(args.pubkey), origin_of(config), strict=args.strict)
     return _print_verification("audit verify", result)
 
@@ -120,7 +110,7 @@ def _verify(args: argparse.Namespace) -> int:
 def _verify_bundle(args: argparse.Namespace) -> int:
     from edge_agent.audit.verify import verify_bundle
 
-    _logs_to_stderr()
+    route_logs_to_stderr()
     result = verify_bundle(args.path, _trusted_key(args.pubkey))
     return _print_verification("audit verify-bundle", result)
 
@@ -140,7 +130,7 @@ def _export(args: argparse.Namespace) -> int:
     from edge_agent.audit.export import export_bundle
 
     config = load(args, setup_logging=False)
-    _logs_to_stderr()
+    route_logs_to_stderr()
     audit_dir = config.paths.audit_dir
     reports_dir = config.paths.state_dir / "reports"
     try:
@@ -187,7 +177,7 @@ def _pubkey(args: argparse.Namespace) -> int:
     from edge_agent.audit.log import read_verifiers
 
     config = load(args, setup_logging=False)
-    _logs_to_stderr()
+    route_logs_to_stderr()
     try:
         # Opening creates the key on a first start, as the agent would.
         with AuditLog.open(config.paths.audit_dir, origin_of(config)) as log:
@@ -205,7 +195,7 @@ def _rotate(args: argparse.Namespace) -> int:
     from edge_agent.audit import AuditError, AuditLockedError, AuditLog
 
     config = load(args, setup_logging=False)
-    _logs_to_stderr()
+    route_logs_to_stderr()
     try:
         with AuditLog.open(config.paths.audit_dir, origin_of(config)) as log:
             previous = log.verifier.key_string()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,3 +42,31 @@ def load(args: argparse.Namespace, *, setup_logging: bool = True) -> AgentConfig
 
 def print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True, default=str))
+
+
+def route_logs_to_stderr(level: str = "warning") -> None:
+    """stdout carries the command's answer (JSON, a table, a report); its log lines go to stderr."""
+    import structlog
+
+    configure_logging(level, "console")
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
+
+
+@contextmanager
+def logs_on_stderr(level: str = "warning", *, asyncua_level: int | None = None) -> Iterator[None]:
+    """`route_logs_to_stderr` for the duration, and asyncua's standard-library logging at `asyncua_level` if given
+    (it logs what it negotiates, or each refused connection, as warnings). Restored after: tests run commands in
+    one process."""
+    import structlog
+
+    saved = structlog.get_config()
+    asyncua = logging.getLogger("asyncua")
+    saved_level = asyncua.level
+    route_logs_to_stderr(level)
+    if asyncua_level is not None:
+        asyncua.setLevel(asyncua_level)
+    try:
+        yield
+    finally:
+        asyncua.setLevel(saved_level)
+        structlog.configure(**saved)

@@ -6,19 +6,12 @@ import argparse
 import asyncio
 import logging
 import os
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
 
-import structlog
-
-from edge_agent.cli.common import CliExit, add_config_option, print_json
+from edge_agent.cli.common import CliExit, add_config_option, logs_on_stderr, print_json
 from edge_agent.config import ConfigError, load_config
 from edge_agent.doctor import Host, diagnose, render, worst
 from edge_agent.doctor.host import DEFAULT_UNIT, unit_environment
-from edge_agent.logging import configure_logging
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,27 +36,11 @@ def _doctor(args: argparse.Namespace) -> int:
         config = load_config(args.config, environ)
     except ConfigError as exc:
         raise CliExit(f"edge-agent: invalid config {exc}", 2) from exc
-    with _quiet_logs(config.logging.format):
+    # The clients' own logs would only repeat what doctor reports; stdout is the table's (or the JSON's) alone.
+    with logs_on_stderr("error", asyncua_level=logging.CRITICAL):
         checks = asyncio.run(diagnose(args.config, config, Host(environ=environ, unit=args.unit)))
     if args.json:
         print_json([check.model_dump() for check in checks])
     else:
         print(render(checks))
     return 1 if worst(checks) == "fail" else 0
-
-
-@contextmanager
-def _quiet_logs(fmt: Literal["auto", "json", "console"]) -> Iterator[None]:
-    """Doctor reports every failure itself: the clients' own logs would only repeat them, and stdout is the table's
-    (or the JSON's) alone. Errors still go to stderr. Restored after: a test may run the command in-process."""
-    saved = structlog.get_config()
-    asyncua = logging.getLogger("asyncua")
-    level = asyncua.level
-    configure_logging("error", fmt)
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
-    asyncua.setLevel(logging.CRITICAL)  # asyncua logs each refused connection at warning level
-    try:
-        yield
-    finally:
-        structlog.configure(**saved)
-        asyncua.setLevel(level)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from edge_agent.cli.common import CliExit, print_json
+from edge_agent.cli.common import CliExit, logs_on_stderr, print_json
 
 DEFAULT_OUT = Path("models/default")
 
@@ -48,7 +48,8 @@ def _prepare(args: argparse.Namespace) -> int:
     from edge_agent.llm.prepare import PrepareError, prepare
 
     try:
-        result = prepare(args.out, narrator=not args.no_narrator, draft=not args.no_draft, draft_out=args.draft_out)
+        with logs_on_stderr("info"):
+            result = prepare(args.out, narrator=not args.no_narrator, draft=not args.no_draft, draft_out=args.draft_out)
     except PrepareError as exc:
         raise CliExit(f"edge-agent: model prepare failed: {exc}", 1) from exc
     from edge_agent.llm.manifest import manifest_sha256

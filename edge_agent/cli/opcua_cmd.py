@@ -7,15 +7,10 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-import structlog
-
-from edge_agent.cli.common import CliExit, load
+from edge_agent.cli.common import CliExit, load, logs_on_stderr
 from edge_agent.config import OpcuaSourceConfig
-from edge_agent.logging import configure_logging
 
 # Without --config: a name for the throwaway source (it names nothing on disk under security None).
 _ANONYMOUS = "browse"
@@ -63,7 +58,8 @@ def _browse(args: argparse.Namespace) -> int:
             raise CliExit(f"edge-agent: opcua browse: --from {args.start!r} is not a node id ({exc})", 2) from exc
     source, pki_dir, level = _source(args)
     try:
-        with _logs_on_stderr(level):
+        # asyncua warns about what it negotiates; only its errors concern this command.
+        with logs_on_stderr(level, asyncua_level=logging.ERROR):
             space = asyncio.run(browse(source, pki_dir, start=args.start, depth=depth))
     except OpcuaSecurityError as exc:
         raise CliExit(f"edge-agent: opcua browse: {exc}", 1) from exc
@@ -120,21 +116,3 @@ def _checked_endpoint(endpoint: str) -> str:
     if not endpoint.startswith("opc.tcp://") or len(endpoint) == len("opc.tcp://"):
         raise CliExit(f"edge-agent: opcua browse: {endpoint!r} is not an opc.tcp:// endpoint", 2)
     return endpoint
-
-
-@contextmanager
-def _logs_on_stderr(level: str) -> Iterator[None]:
-    """stdout carries the listing; the session's log lines (e.g. the server certificate's SHA-256) go to stderr.
-    The logging set-up is restored afterwards, for a caller that goes on (tests run commands in one process)."""
-    saved = structlog.get_config()
-    asyncua = logging.getLogger("asyncua")
-    asyncua_level = asyncua.level
-    configure_logging(level, "console")
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
-    # asyncua warns through the standard library about what it negotiates; only its errors concern this command.
-    asyncua.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        asyncua.setLevel(asyncua_level)
-        structlog.configure(**saved)

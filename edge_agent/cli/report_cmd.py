@@ -9,20 +9,10 @@ import sys
 import uuid
 from typing import Any
 
-from edge_agent.cli.common import CliExit, add_config_option, load, print_json
+from edge_agent.cli.common import CliExit, add_config_option, load, print_json, route_logs_to_stderr
 from edge_agent.config import AgentConfig
 
 FINAL = {"done", "failed", "error", "refused"}
-
-
-def _logs_to_stderr(config: AgentConfig) -> None:
-    """These commands print JSON or a report on stdout; log lines (audit checkpoints, MQTT) go to stderr."""
-    import structlog
-
-    from edge_agent.logging import configure_logging
-
-    configure_logging(config.logging.level, "console")
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,7 +68,7 @@ def parse_window(spec: str) -> dict[str, Any]:
 
 def _request(args: argparse.Namespace) -> int:
     config = load(args, setup_logging=False)
-    _logs_to_stderr(config)
+    route_logs_to_stderr(config.logging.level)
     payload = {
         "request_id": args.request_id or str(uuid.uuid4()),
         "type": args.type,
@@ -137,7 +127,7 @@ def _decide(args: argparse.Namespace) -> int:
     from edge_agent.reports.signoff import decide
 
     config = load(args, setup_logging=False)
-    _logs_to_stderr(config)
+    route_logs_to_stderr(config.logging.level)
     if args.by not in config.reports.approvers:
         raise CliExit(f"edge-agent: {args.by!r} is not in reports.approvers", 1)
     origin = config.audit.origin or f"edge-agent/{config.site.id}"
