@@ -537,10 +537,31 @@ class TestTrainDevice:
         with pytest.raises(TrainError, match="device cuda requested but torch sees no CUDA device"):
             Trainer(tiny_train_config(tiny_samples, tmp_path / "work", device="cuda"), tiny_model)
 
+    def test_training_commands_are_not_the_agents(self) -> None:
+        """The installed `edge-agent` offers `draft import` only; data, train, export, bench and the narrator's
+        commands are `python -m training`'s."""
+        from edge_agent.cli import build_parser as agent_parser
+        from training.cli import build_parser as training_parser
+
+        for argv in (
+            ["draft", "train"],
+            ["draft", "data"],
+            ["draft", "export"],
+            ["draft", "bench"],
+            ["narrator", "data"],
+        ):
+            with pytest.raises(SystemExit) as refused:
+                agent_parser().parse_args(argv)
+            assert refused.value.code == 2
+            assert training_parser().parse_args(argv).func.__module__.startswith("training.cli.")
+        assert agent_parser().parse_args(["draft", "import", "h", "--for", "m"]).func.__module__ == (
+            "edge_agent.cli.draft_cmd"
+        )
+
     def test_cli_device_overrides_the_recipe(self, tmp_path: Path) -> None:
-        """`--device` and `--dtype` replace the recipe's [train] values."""
-        from edge_agent.cli import build_parser
-        from edge_agent.cli.draft_cmd import _recipe
+        """`python -m training draft train --device … --dtype …` replace the recipe's [train] values."""
+        from training.cli import build_parser
+        from training.cli.draft_cmd import _recipe
 
         recipe_file = tmp_path / "draft.toml"
         recipe_file.write_text(
