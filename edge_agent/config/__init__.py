@@ -26,6 +26,7 @@ from edge_agent.config.mqtt import MqttConfig, RouteConfig, TlsConfig
 from edge_agent.config.opcua import NodeConfig, OpcuaConfig, OpcuaSourceConfig
 from edge_agent.config.reports import ReportsConfig, ShiftConfig
 from edge_agent.config.sim import SimConfig
+from edge_agent.config.sparkplug import SparkplugConfig
 
 ENV_PREFIX = "EDGE_AGENT__"
 
@@ -43,6 +44,7 @@ class AgentConfig(Section):
     reports: ReportsConfig = Field(default_factory=ReportsConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     sim: SimConfig = Field(default_factory=SimConfig)
+    sparkplug: SparkplugConfig = Field(default_factory=SparkplugConfig)
 
     def masked(self) -> dict[str, Any]:
         """The effective config as plain data, secrets shown as '***'."""
