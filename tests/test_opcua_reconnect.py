@@ -133,3 +133,20 @@ async def test_server_queue_overflow_is_repaired_from_history(opcua_server: Opcu
         records = [r for r in agent.tag_values(VIB) if r.value >= FIRST]
     assert [(r.source_time, r.value) for r in records] == written
     assert sum(r.historical for r in records) >= 35
+
+
+async def test_a_stop_as_the_server_goes_away_stops_the_source(opcua_server: OpcuaServer, tmp_path: Path) -> None:
+    """The agent stopped as its server goes away (a plant shutting both down): the source ends with the cancellation
+    within a second and does not go on reconnecting. The race where the lost connection's error reaches the run loop
+    instead of the cancellation (a server process that exits: tests/test_install.py's plant run met it as
+    `component_stop_overran`, exit 1) is closed by the loop's `_stopping()` check."""
+    config = source_config(opcua_server.endpoint, [VIB])
+    async with running_source(config, tmp_path / "agent") as agent:
+        stopping = asyncio.create_task(opcua_server.stop())
+        await asyncio.sleep(0)
+        agent.task.cancel()
+        await stopping
+        done, _ = await asyncio.wait({agent.task}, timeout=1.0)
+        assert agent.task in done, "the source kept running after it was cancelled"
+        assert agent.task.cancelled()
+    await opcua_server.start()

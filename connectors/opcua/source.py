@@ -79,6 +79,12 @@ class QuarantineSink(Protocol):
     ) -> int: ...
 
 
+def _stopping() -> bool:
+    """The running task has been asked to stop (cancelled), whether or not a CancelledError reached this frame."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def _first_error(group: BaseExceptionGroup) -> BaseException:
     for exc in group.exceptions:
         if isinstance(exc, BaseExceptionGroup):
@@ -236,6 +242,10 @@ class OpcuaSource:
                     raise
                 except (OpcuaError, OSError, TimeoutError, ConnectionError, ua.UaError) as exc:
                     CONNECTED.labels(cfg.name).set(0)
+                    if _stopping():
+                        # A stop that met the connection's end (server gone as the agent stops): the TaskGroup or
+                        # the session's close reports the loss and swallows the cancellation, which still stands.
+                        raise asyncio.CancelledError(f"stopped while the connection ended: {exc!r}") from exc
                     delay = self._backoff.next_delay()
                     if isinstance(exc, ConnectionLost):
                         log.warning(
