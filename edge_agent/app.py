@@ -14,6 +14,7 @@ from connectors.ingest import MqttIngest
 from connectors.mqtt import MqttClient
 from connectors.opcua import OpcuaSource
 from connectors.outbox import OutboxPublisher
+from connectors.sparkplug import SparkplugHost
 from edge_agent import __version__
 from edge_agent.audit import AuditLog
 from edge_agent.audit.component import AuditCheckpointer, open_audit_log
@@ -74,6 +75,8 @@ def build_components(ctx: AgentContext) -> list[Component]:
     # Intake last, so that it stops first.
     if config.mqtt.enabled:
         components.append(MqttIngest(config.mqtt, ctx.store, ctx.writer, ctx.audit))
+    if config.sparkplug.enabled:  # its own session on the [mqtt] broker, whether or not [mqtt] ingest runs
+        components.append(SparkplugHost(config.mqtt, config.sparkplug, ctx.store, ctx.writer, ctx.audit))
     for source in config.opcua.sources:
         components.append(
             OpcuaSource(source, ctx.writer, quarantine=ctx.store, pki_dir=config.paths.pki_dir, audit=ctx.audit)

@@ -22,6 +22,7 @@ import asyncio
 import ssl
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -51,6 +52,17 @@ from edge_agent.config.mqtt import MqttConfig
 from edge_agent.types import utcnow
 
 log = structlog.get_logger(component="mqtt")
+
+
+@dataclass(frozen=True)
+class WillMessage:
+    """The Will a broker publishes for us when the connection drops without a DISCONNECT."""
+
+    topic: str
+    payload: bytes
+    qos: int = 1
+    retain: bool = False
+
 
 T = TypeVar("T")
 
@@ -90,10 +102,21 @@ class MqttClient:
             await msg.ack()
     """
 
-    def __init__(self, config: MqttConfig, client_id: str | None = None) -> None:
+    def __init__(
+        self,
+        config: MqttConfig,
+        client_id: str | None = None,
+        *,
+        clean_start: bool = False,
+        will: Callable[[], WillMessage] | None = None,
+    ) -> None:
         self._config = config
         self.client_id = client_id or config.client_id
         self._v5 = config.protocol == "5"
+        # A Sparkplug host's session (spec 3.0: Clean Start true, Session Expiry 0) instead of the persistent one;
+        # `will` is called before every CONNECT, so each connection's Will may carry that connection's timestamp.
+        self._clean_start = clean_start
+        self._will = will
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._paho = self._make_paho()
@@ -129,7 +152,7 @@ class MqttClient:
             CallbackAPIVersion.VERSION2,
             client_id=self.client_id,
             # MQTT 5 takes clean_start at connect(); MQTT 3.1.1 takes clean_session here.
-            clean_session=None if self._v5 else False,
+            clean_session=None if self._v5 else self._clean_start,
             protocol=protocol,
             manual_ack=True,
         )
@@ -223,8 +246,11 @@ class MqttClient:
         properties = None
         if self._v5:
             properties = Properties(PacketTypes.CONNECT)
-            properties.SessionExpiryInterval = self._config.session_expiry_s
+            properties.SessionExpiryInterval = 0 if self._clean_start else self._config.session_expiry_s
             properties.ReceiveMaximum = min(self._config.queue_max, RECEIVE_MAXIMUM_CAP)
+        if self._will is not None:
+            will = self._will()
+            self._paho.will_set(will.topic, will.payload, will.qos, will.retain)
         # Cleared before the socket exists: a drop right after CONNACK must not be lost to a later clear().
         self._disconnected.clear()
         try:
@@ -234,7 +260,7 @@ class MqttClient:
                 self._config.host,
                 self._config.port,
                 self._config.keepalive_s,
-                clean_start=False if self._v5 else paho.MQTT_CLEAN_START_FIRST_ONLY,
+                clean_start=self._clean_start if self._v5 else paho.MQTT_CLEAN_START_FIRST_ONLY,
                 properties=properties,
             )
         except (OSError, ValueError) as exc:  # ssl.SSLError (incl. certificate verification) is an OSError
@@ -630,4 +656,4 @@ class MqttClient:
         self._paho.ack(message.mid, message.qos)
 
 
-__all__ = ["MqttClient"]
+__all__ = ["MqttClient", "WillMessage"]

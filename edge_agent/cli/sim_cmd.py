@@ -35,6 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="H",
         help="start the simulated clock H hours in the past (default: [sim] backfill_hours)",
     )
+    sim.add_argument(
+        "--sparkplug",
+        action="store_true",
+        default=None,
+        help="also run a Sparkplug B edge node publishing the plant's values (default: [sim] sparkplug)",
+    )
     sim.set_defaults(func=_run)
 
 
@@ -56,7 +62,12 @@ def _run(args: argparse.Namespace) -> int:
     try:
         stats = asyncio.run(
             run_sim(
-                config, seed=args.seed, malformed_share=args.malformed_share, duration_s=args.duration, speed=args.speed
+                config,
+                seed=args.seed,
+                malformed_share=args.malformed_share,
+                duration_s=args.duration,
+                speed=args.speed,
+                sparkplug=args.sparkplug,
             )
         )
     except KeyboardInterrupt:

@@ -36,3 +36,7 @@ class SimConfig(Section):
     malformed_share: float = Field(0.0, ge=0, le=1)
     # Payload size of the "oversize" malformed kind: above the agent's default 256 KiB limit.
     oversize_bytes: int = Field(300 * 1024, ge=1)
+    # Also publish the plant's values as a Sparkplug B edge node (group `sparkplug_group`, node `<line>-edge`, one
+    # device per asset): births, aliased DDATA, a device death and rebirth, a reconnect. Off: the demo as it was.
+    sparkplug: bool = False
+    sparkplug_group: str = Field("Plant", min_length=1, pattern=r"^[^/+#]+$")

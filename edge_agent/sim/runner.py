@@ -16,6 +16,7 @@ from edge_agent.sim.messages import Malformer, Message, encode_log, encode_mes
 from edge_agent.sim.opcua_server import PlantServer
 from edge_agent.sim.plant import Plant, Tick
 from edge_agent.sim.publisher import MqttPublisher
+from edge_agent.sim.sparkplug import SimEdgeNode
 from edge_agent.types import utcnow
 
 log = structlog.get_logger(component="sim")
@@ -76,6 +77,7 @@ async def run_sim(
     speed: float | None = None,
     server: PlantServer | None = None,
     ready: asyncio.Event | None = None,
+    sparkplug: bool | None = None,
 ) -> SimStats:
     """Serve and publish the plant until `duration_s` wall seconds have passed (or forever, until cancelled)."""
     sim = config.sim
@@ -96,6 +98,11 @@ async def run_sim(
         )
     stats = SimStats()
     publisher = MqttPublisher(config.mqtt, client_id=f"edge-agent-sim-{config.site.id}") if sim.publish_mqtt else None
+    edge = (
+        SimEdgeNode(config.mqtt, sim.sparkplug_group, f"{sim.line}-edge")
+        if (sim.sparkplug if sparkplug is None else sparkplug)
+        else None
+    )
     async with server:
         if server.identity is not None:
             log.info("sim_server_certificate", sha256=server.identity.thumbprint_sha256)
@@ -114,8 +121,10 @@ async def run_sim(
                 ready.set()
             # Started only now: `duration_s` and the catch-up count from when the plant is actually served.
             clock = SimClock(start, speed)
-            await _loop(config.site.id, plant, clock, server, publisher, malformer, stats, duration_s)
+            await _loop(config.site.id, plant, clock, server, publisher, malformer, stats, duration_s, edge)
         finally:
+            if edge is not None:
+                await asyncio.to_thread(edge.stop, utcnow())
             if publisher is not None:
                 await publisher.__aexit__(None, None, None)
     log.info("sim_stopped", **stats.as_dict())
@@ -131,6 +140,7 @@ async def _loop(
     malformer: Malformer,
     stats: SimStats,
     duration_s: float | None,
+    edge: SimEdgeNode | None = None,
 ) -> None:
     next_progress = time.monotonic() + PROGRESS_EVERY_S
     caught_up = False
@@ -151,6 +161,8 @@ async def _loop(
         messages = tick_messages(site, tick, malformer)
         if publisher is not None:
             await publisher.publish_many(messages)
+        if edge is not None:
+            await asyncio.to_thread(_sparkplug_tick, edge, tick)
         stats.ticks += 1
         stats.values += len(tick.values)
         stats.alarms += len(tick.alarms)
@@ -162,3 +174,14 @@ async def _loop(
         if time.monotonic() >= next_progress:
             next_progress += PROGRESS_EVERY_S
             log.info("sim_progress", sim_time=tick.time.isoformat(), ticks=stats.ticks, mes_events=stats.mes_events)
+
+
+def _sparkplug_tick(edge: SimEdgeNode, tick: Tick) -> None:
+    """The edge node births on the first tick (its devices and their first values), then publishes each tick."""
+    if edge.ticks == 0 and not edge.encoder.aliases:
+        devices: dict[str, dict[str, float | bool]] = {}
+        for tag, value in tick.values.items():
+            device, _, measurement = tag.partition(".")
+            devices.setdefault(device, {})[measurement] = value
+        edge.start(devices, tick.time)
+    edge.publish_tick(tick.values, tick.time)
