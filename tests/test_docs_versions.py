@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from edge_agent.reports.generate import GROUNDING_RULES
+from edge_agent.reports.phrasebook import REFERENCE_PHRASEBOOK_VERSION
 from edge_agent.reports.prompts import TEMPLATE_VERSION
 from edge_agent.reports.reference import REFERENCE_VERSION
 
@@ -20,6 +21,8 @@ QUOTED = [
     ("grounding rules", r"rules in force are\s+version `(v\d+)`", GROUNDING_RULES),
     ("reference writer", r"reference writer\*\* \(`reference\.py`, version `(r\d+)`\)", REFERENCE_VERSION),
     ("prompt templates", r"prompts/(v\d+)/", TEMPLATE_VERSION),
+    ("reference phrasebook files", r"reports/phrasebook/(v\d+)/", REFERENCE_PHRASEBOOK_VERSION),
+    ("reference phrasebook", r"`REFERENCE_PHRASEBOOK_VERSION` \(version `(v\d+)`\)", REFERENCE_PHRASEBOOK_VERSION),
 ]
 
 
