@@ -1,3 +1,4 @@
 """edge-agent: plant-floor LLM agent."""
 
-__version__ = "0.1.0"
+# The release (CHANGELOG.md, git tag v<version>); recorded in every agent.start entry and prepared manifest.
+__version__ = "0.2.0"

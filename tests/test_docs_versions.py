@@ -46,3 +46,17 @@ def test_a_stale_quote_is_caught(tmp_path: Path) -> None:
     """The pattern reads the version a guide would have kept from an earlier release."""
     text = "The rules in force are\nversion `v6` (`generate.GROUNDING_RULES`)"
     assert re.findall(QUOTED[0][1], text) == ["v6"] != [GROUNDING_RULES]
+
+
+def test_the_changelogs_newest_release_is_the_package_version() -> None:
+    """CHANGELOG.md's newest release heading names the version the package reports (and the wheel is built with:
+    pyproject takes it from edge_agent.__version__)."""
+    import tomllib
+
+    import edge_agent
+
+    newest = re.search(r"^## \[(\d+\.\d+\.\d+)\]", (REPO / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    assert newest is not None and newest.group(1) == edge_agent.__version__
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "edge_agent.__version__"}
