@@ -22,6 +22,7 @@ Rules (Sparkplug 3.0; docs/connect.md "Sparkplug B"):
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -137,6 +138,27 @@ def _bdseq_of(payload: Any) -> int | None:
             value = metric.long_value if metric.HasField("long_value") else metric.int_value
             return int(value)
     return None
+
+
+def _part(text: str) -> bytes:
+    data = text.encode()
+    return len(data).to_bytes(8, "big") + data
+
+
+def key_prefix(*parts: str) -> Any:
+    """The hash state after `parts`: `finish_key(key_prefix(*a), *b)` is `edge_agent.types.idempotency_key(*a, *b)`,
+    with the message's parts hashed once instead of once per metric (a third of the host's time per metric)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(_part(part))
+    return digest
+
+
+def finish_key(prefix: Any, *parts: str) -> str:
+    digest = prefix.copy()
+    for part in parts:
+        digest.update(_part(part))
+    return str(digest.hexdigest())
 
 
 def _scope_key(group: str, node: str) -> str:
@@ -445,7 +467,8 @@ class HostState:
     ) -> None:
         device = topic.device
         seq = _seq_of(payload)
-        prefix = (self._source, session.group, session.node, device or "", str(session.bdseq), str(seq))
+        # The idempotency key's parts common to every metric of the message, hashed once (`key_prefix`).
+        prefix = key_prefix(self._source, session.group, session.node, device or "", str(session.bdseq), str(seq))
         default_ms = payload.timestamp if payload.HasField("timestamp") else None
         problems: list[tuple[SparkplugReason, str]] = []
         unknown_alias = False
@@ -485,7 +508,7 @@ class HostState:
         definition: Definition,
         metric: Any,
         default_ms: int | None,
-        prefix: tuple[str, ...],
+        prefix: Any,
         message: Inbound,
         out: Outcome,
     ) -> None:
@@ -518,7 +541,7 @@ class HostState:
         value = metric_value(metric, datatype)
         stamp = str(ms) if ms is not None else when.isoformat()
         out.records.append(
-            Record.model_construct(
+            Record(
                 source=self._source,
                 kind="tag_value",
                 key=definition.tag,
@@ -527,7 +550,7 @@ class HostState:
                 value=value,
                 quality="uncertain" if non_finite(value) else "good",
                 raw=b"",
-                idempotency_key=idempotency_key(*prefix, definition.name, stamp),
+                idempotency_key=finish_key(prefix, definition.name, stamp),
                 historical=bool(metric.is_historical),
             )
         )
