@@ -155,5 +155,7 @@ def test_example_config_is_a_plants() -> None:
     assert security_warnings(config, {}) == []
     assert config.llm.speculative.enabled and config.llm.speculative.draft is None and config.llm.model_dir is None
     assert config.mqtt.tls is not None and config.mqtt.username
-    assert [(s.security_policy, s.security_mode) for s in config.opcua.sources] == [("Basic256Sha256", "SignAndEncrypt")]
+    assert [(s.security_policy, s.security_mode) for s in config.opcua.sources] == [
+        ("Basic256Sha256", "SignAndEncrypt")
+    ]
     assert config.reports.four_eyes and config.reports.approvers
