@@ -31,6 +31,19 @@ esac
 ROOT=${DESTDIR%/}
 VENV=$ROOT$PREFIX/venv
 
+# What Debian and Ubuntu leave out of a minimal server: venv's pip (python3-venv) and, on a CPU host, the C++
+# compiler torch.compile builds the engine's kernels with (the engine refuses to start without one).
+missing=()
+"$PYTHON" -c "import ensurepip" 2>/dev/null || missing+=(python3-venv)
+[ "$EXTRA" = gpu ] || command -v g++ >/dev/null || missing+=(g++)
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ -n "$DESTDIR" ] || ! command -v apt-get >/dev/null; then
+        fail "install ${missing[*]} first (Debian/Ubuntu: apt-get install -y ${missing[*]})"
+    fi
+    say "installing Debian's ${missing[*]}"
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+
 say "1/6 building the wheel"
 rm -rf build/wheel && mkdir -p build/wheel
 "$PYTHON" -m pip wheel -q --no-deps -w build/wheel .
