@@ -83,8 +83,9 @@ lint: venv
 test: venv lint mosquitto systemd-analyze model
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# `make demo SPARKPLUG=1`: the plant's values from the simulator's Sparkplug B edge node instead of OPC UA.
 demo: venv mosquitto model
-	$(BIN)/python -m edge_agent.demo --config configs/demo.toml
+	$(BIN)/python -m edge_agent.demo --config configs/demo.toml $(if $(SPARKPLUG),--sparkplug)
 
 bench: venv mosquitto model
 	$(BIN)/python -m bench

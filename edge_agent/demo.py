@@ -55,10 +55,12 @@ def wait_until(
 
 
 @contextmanager
-def process(name: str, argv: list[str], log_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
+def process(
+    name: str, argv: list[str], log_dir: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """A child process whose output goes to <log_dir>/<name>.log; SIGTERM on the way out, SIGKILL if it hangs."""
     log = open(log_dir / f"{name}.log", "ab")
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         yield proc
     finally:
@@ -116,10 +118,35 @@ def record_count(config_path: Path) -> int:
     return int(json.loads(out)["records"]["total"])
 
 
+def sparkplug_env(config: AgentConfig) -> dict[str, str]:
+    """The agent as a Sparkplug host: [sparkplug] on, and its OPC UA sources kept for alarms and events but without
+    their value nodes, which the simulator's edge node now publishes under the same tags (read twice, a report would
+    count every sample twice)."""
+    sources = ", ".join(
+        "{ "
+        + ", ".join(
+            [
+                f"name = {json.dumps(s.name)}",
+                f"endpoint = {json.dumps(s.endpoint)}",
+                f"events = {str(s.events).lower()}",
+                f"history_backfill_initial_s = {s.history_backfill_initial_s}",
+            ]
+        )
+        + " }"
+        for s in config.opcua.sources
+    )
+    return os.environ | {"EDGE_AGENT__SPARKPLUG__ENABLED": "true", "EDGE_AGENT__OPCUA__SOURCES": f"[{sources}]"}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", type=Path, default=Path("configs/demo.toml"))
     parser.add_argument("--lang", default=None, help="report language (default: [reports] default_language)")
+    parser.add_argument(
+        "--sparkplug",
+        action="store_true",
+        help="the plant's values come from a Sparkplug B edge node instead of OPC UA (alarms still over OPC UA)",
+    )
     args = parser.parse_args()
     config = load_config(args.config)
     run_dir = config.paths.state_dir / "run"
@@ -130,11 +157,13 @@ def main() -> int:
         # The agent first: the simulator replays the last hours at start, and MES/log messages published before the
         # agent's MQTT session exists would go to nobody (OPC UA values would still come back from history).
         say("starting the agent (logs: var/demo/run/agent.log)")
-        agent = stack.enter_context(process("agent", [*cli, "run", "--config", str(args.config)], run_dir))
+        agent_env = sparkplug_env(config) if args.sparkplug else None
+        agent = stack.enter_context(process("agent", [*cli, "run", "--config", str(args.config)], run_dir, agent_env))
         started = time.monotonic()
         wait_until("the agent's MQTT ingest", lambda: component_ready(config.health.port, "mqtt-ingest"), 120, agent)
         say("starting the plant simulator (OPC UA server + MES/log publisher), replaying the last hours")
-        sim = stack.enter_context(process("sim", [*cli, "sim", "--config", str(args.config)], run_dir))
+        sim_argv = [*cli, "sim", "--config", str(args.config), *(["--sparkplug"] if args.sparkplug else [])]
+        sim = stack.enter_context(process("sim", sim_argv, run_dir))
         sim_log = run_dir / "sim.log"
         offset = sim_log.stat().st_size if sim_log.exists() else 0
         wait_until(
