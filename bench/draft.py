@@ -10,8 +10,34 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from bench.report import write_section
+from bench.report import RunInfo, met, write_section
+
+# The draft head's speed goal: this many times the no-draft engine's tokens/s, output identical.
+SPEEDUP_GOAL = 2.0
+
+
+def headline_goal(results: dict[str, Any]) -> tuple[str, str]:
+    """The fastest drafted setting of the side-by-side speed run (end to end, and the decode rate when measured),
+    and the first head's best τ; the goal: ≥ SPEEDUP_GOAL at identical output."""
+    first = next(iter(results["heads"].values()))["runs"][0]["acceptance"]
+    taus = {name: acc["tau"] for name, acc in first.items()}
+    tau = ", ".join(f"τ {name} {t:.2f}" for name, t in taus.items())
+    inter = results.get("speed_interleaved")
+    if not inter:
+        return tau or "no speed run", "speed not measured"
+    parts, verdicts = [], []
+    for prefix, what in (("", "end to end"), ("decode_", "decode rate")):
+        speedups = inter.get(f"{prefix}speedup")
+        if not speedups:
+            continue
+        name, sp = max(speedups.items(), key=lambda kv: kv[1])
+        same = inter["identical"][name] == inter["prompts"]
+        parts.append(f"{sp:.2f}× {what} ({name}, identical {inter['identical'][name]}/{inter['prompts']})")
+        verdicts.append(f"{what} {met(sp >= SPEEDUP_GOAL and same)}")
+    headline = "; ".join(parts) + (f"; {tau} at k = {max(results['config']['ks'])}" if tau else "")
+    return headline, f"≥ {SPEEDUP_GOAL}× no draft at identical output: " + ", ".join(verdicts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +54,6 @@ def main(argv: list[str] | None = None) -> int:
         help="time the first head at this k against no draft, engines side by side (repeatable; "
         "default: the recipe's speed_ks)",
     )
-    parser.add_argument("--note", action="append", default=[], help="a caveat printed with the figures (repeatable)")
     parser.add_argument("--threads", type=int, help="engine threads (default: all cores, as the agent's engine)")
     parser.add_argument("--reference-only", action="store_true", help="only the no-draft run (cached for the next run)")
     args = parser.parse_args(argv)
@@ -57,12 +82,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown_only:
         results = json.loads(recipe.bench.results.read_text())
         plot(results, recipe.bench.img_dir)
+        run = RunInfo.from_dict(results.get("run"))
     else:
         results = run_bench(recipe)
-    if args.note:
-        results["notes"] = args.note
+        run = RunInfo.now()
+        results["run"] = run.as_dict()
         recipe.bench.results.write_text(json.dumps(results, indent=1) + "\n")
-    # the measuring flags only (not --note / --markdown-only): what a reader runs to get these figures again
+    # Hand-written caveats (results of older runs may carry some) stay out of the generated section.
+    results.pop("notes", None)
+    # the measuring flags only (not --markdown-only): what a reader runs to get these figures again
     flags = [
         ("--config", args.config if args.config != Path("configs/draft.toml") else None),
         ("--threads", args.threads),
@@ -72,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     flags += [("--speed-k", k) for k in args.speed_k]
     command = " ".join([".venv/bin/python -m bench.draft", *(f"{f} {v}" for f, v in flags if v)])
     body = markdown(results, recipe_line(recipe, args.config), recipe.bench.img_dir)
-    write_section(recipe.bench.section, recipe.bench.title, body, command)
+    headline, goal = headline_goal(results)
+    write_section(recipe.bench.section, recipe.bench.title, body, command, headline=headline, goal=goal, run=run)
     return 0
 
 

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.report import write_section
+from bench.report import RunInfo, met, write_section
 from edge_agent.llm.chat import render_chat
 
 REPO = Path(__file__).resolve().parents[1]
@@ -298,6 +298,27 @@ def _decision(fp32_diff: int, bf16_diff: int, bf16_vs_fp32: int, bf16_speed: flo
     return f"**float32 differed {fp32_diff} times with the draft: investigate before trusting the default.**"
 
 
+def headline_goal(runs: list[Run], hf: Run | None, n_prompts: int) -> tuple[str, str]:
+    """The section's headline (the float32 engine against HF `generate`, the fastest float32 draft setting) and its
+    goal: a draft never changes the float32 default's output."""
+    fp32 = next((r for r in runs if r.dtype == "float32" and r.k is None and not r.compiled), None)
+    drafted = [r for r in runs if r.dtype == "float32" and r.k is not None]
+    parts = []
+    if hf is not None and hf.vs_base:
+        parts.append(f"float32 engine {1 / hf.vs_base:.2f}× HF transformers `generate` tokens/s")
+    best = max((r for r in drafted if r.vs_base is not None), key=lambda r: r.vs_base or 0.0, default=None)
+    if best is not None and best.vs_base is not None:
+        parts.append(f"best draft {best.name} {best.vs_base:.2f}× no draft")
+    if fp32 is None or not drafted:
+        return "; ".join(parts) or "no float32 reference run", "the draft leaves float32 output unchanged: not run"
+    changed = sum(differing(r, fp32) for r in drafted)
+    goal = (
+        f"the draft leaves float32 output unchanged ({changed} of {len(drafted) * n_prompts} outputs differ): "
+        f"{met(changed == 0)}"
+    )
+    return "; ".join(parts), goal
+
+
 async def bench(args: argparse.Namespace) -> tuple[list[Run], Run | None, str]:
     prompts = (PROMPTS * ((args.prompts // len(PROMPTS)) + 1))[: args.prompts]
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
@@ -374,7 +395,9 @@ def main(argv: list[str] | None = None) -> int:
         runs = [_run_from(r) for r in saved["runs"]]
         hf = _run_from(saved["hf"]) if saved["hf"] else None
         head, load, argv = saved["head"], saved["load"], saved["argv"]
+        run = RunInfo.from_dict(saved.get("run"))
     else:
+        run = RunInfo.now()
         runs, hf, head = asyncio.run(bench(args))
         load = os.getloadavg()[0]
         argv = argv if argv is not None else sys.argv[1:]
@@ -389,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
                     "argv": argv,
                     "prompts": args.prompts,
                     "max_tokens": args.max_tokens,
+                    "run": run.as_dict(),
                 }
             )
         )
@@ -396,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     body = markdown(runs, hf, saved["prompts"], saved["max_tokens"], head, load)
     print(body)
     command = ".venv/bin/python -m bench.engine " + " ".join(argv)
-    write_section("engine", "Engine", body, command.strip())
+    headline, goal = headline_goal(runs, hf, saved["prompts"])
+    write_section("engine", "Engine", body, command.strip(), headline=headline, goal=goal, run=run)
     return 0
 
 

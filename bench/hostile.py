@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.report import write_section
+from bench.report import met, write_section
 from edge_agent.demo import process, readiness, wait_until
 from edge_agent.sim.hostile import HostileClient, HostileMessage, HostileOutcome, Topics, hostile_stream, settle
 from tests.fixtures.broker import Broker, free_port
@@ -265,7 +265,6 @@ def main(argv: list[str] | None = None) -> int:
     body = table(result, full)
     print(body)
     command = f"{COMMAND} --rounds {args.rounds} --seed {args.seed} --full-messages {args.full_messages}"
-    write_section("hostile", "Hostile input and faults", body, command)
     outcome = result.outcome
     clean = (
         sum(result.restarts.values()) == 0
@@ -274,6 +273,17 @@ def main(argv: list[str] | None = None) -> int:
         and outcome.unhandled == 0
         and full["lost"] == 0
         and result.reply.get("status") == "done"
+    )
+    tried = sum(c.tried for c in outcome.classes)
+    write_section(
+        "hostile",
+        "Hostile input and faults",
+        body,
+        command,
+        headline=f"{tried} hostile inputs in {len(outcome.classes)} classes: {outcome.lost} good lost, "
+        f"{outcome.unanswered} unanswered, {sum(result.restarts.values())} restarts; disk full: {full['lost']} lost",
+        goal="all zero, and a valid request answered `done` after the stream: "
+        + met(clean and outcome.stray_publishes == 0),
     )
     return 0 if clean else 1
 

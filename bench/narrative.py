@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.report import engine_mode, write_section
+from bench.report import RunInfo, engine_mode, met, write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm.engine import open_engine
 from edge_agent.reports.generate import GROUNDING_RULES, build_draft, report_facts
@@ -145,6 +145,50 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# Issue #13's goals for the model-written narrative.
+SECTIONS_GOAL = 0.95  # sections model-written and passing every check
+REPORTS_GOAL = 0.90  # reports with every section model-written
+
+
+def goals(s: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """Each goal as (goal, measured, met), computed from the summary."""
+    rows = [
+        (
+            f"sections model-written ≥ {SECTIONS_GOAL:.0%}",
+            f"{100 * s['model_share']:.1f} %",
+            s["model_share"] >= SECTIONS_GOAL,
+        ),
+        (
+            f"reports with every section model-written ≥ {REPORTS_GOAL:.0%}",
+            f"{100 * s['all_model_share']:.1f} %",
+            s["all_model_share"] >= REPORTS_GOAL,
+        ),
+        (
+            "no repeated sentence or word, prompt text or copied fact line",
+            str(s["published_problems"]),
+            s["published_problems"] == 0,
+        ),
+    ]
+    for key, what in (("top_alarm", "the most frequent alarm named"), ("top_cause", "the top downtime cause named")):
+        if key in s["salience"]:
+            hit, total = s["salience"][key]
+            rows.append((what, f"{hit}/{total}", hit == total))
+    return rows
+
+
+def headline_goal(s: dict[str, Any]) -> tuple[str, str]:
+    rows = goals(s)
+    headline = (
+        f"{100 * s['model_share']:.1f} % of sections and {100 * s['all_model_share']:.1f} % of reports "
+        f"model-written; median report {s['seconds_median']:.1f} s"
+    )
+    missed = [goal for goal, _, ok in rows if not ok]
+    goal = f"sections ≥ {SECTIONS_GOAL:.0%}, reports ≥ {REPORTS_GOAL:.0%}, no prose problems, salience kept: " + (
+        met(True) if not missed else met(False) + " (" + "; ".join(missed) + ")"
+    )
+    return headline, goal
+
+
 def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
     pct = lambda x: f"{100 * x:.1f} %"  # noqa: E731
     sal = "; ".join(f"{k} named in {a}/{b}" for k, (a, b) in sorted(s["salience"].items())) or "-"
@@ -180,6 +224,10 @@ def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
         f"Example ({example['type']}, {example['language']}):",
         "",
         *[f"> **{sec['name']}** ({sec['status']}): {sec['text']}" for sec in example["sections"]],
+        "",
+        "| goal | measured | met? |",
+        "|---|---|---|",
+        *[f"| {goal} | {measured} | {'yes' if ok else 'no'} |" for goal, measured, ok in goals(s)],
     ]
     return "\n".join(lines)
 
@@ -196,13 +244,23 @@ def main() -> None:
     if args.model_dir is not None:
         config = config.model_copy(update={"llm": config.llm.model_copy(update={"model_dir": args.model_dir})})
     results = asyncio.run(run(config, args.requests))
+    results["run"] = RunInfo.now().as_dict()
     s = summary(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"summary": s, **results}, indent=1, ensure_ascii=False), encoding="utf-8")
     print(json.dumps(s, indent=1))
     command = COMMAND + (f" --model-dir {args.model_dir}" if args.model_dir else "")
     if not args.no_write:
-        write_section("narrative", "Report narrative", markdown(s, results), command)
+        headline, goal = headline_goal(s)
+        write_section(
+            "narrative",
+            "Report narrative",
+            markdown(s, results),
+            command,
+            headline=headline,
+            goal=goal,
+            run=RunInfo.from_dict(results["run"]),
+        )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ from collections.abc import Sequence
 from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from bench.report import met, write_section
 
 if TYPE_CHECKING:
     import multiprocessing.synchronize
@@ -36,6 +38,8 @@ FIRST = 1_000_000.0
 # DRAIN_MAX_S: what is then still missing is lost, not merely late.
 DRAIN_STALL_S = 10.0
 DRAIN_MAX_S = 180.0
+# A paced phase keeps up when this share of the offered rate is stored within the writer's own window.
+PACED_SHARE = 0.99
 
 
 def _missing(store: Store, tags: Sequence[str], times: Sequence[float]) -> tuple[int, int, int]:
@@ -204,6 +208,28 @@ async def _agent(port: int, seconds: float, rate: float, workdir: Path) -> dict[
     }
 
 
+def headline(runs: list[dict[str, Any]], rates: list[float]) -> str:
+    """Per phase: what was stored per second against what the server offered, and what was lost."""
+    return "; ".join(
+        f"{'unpaced: ' if not rate else ''}{f['stored_per_s']:.0f}/s stored of {f['offered_per_s']:.0f}/s offered, "
+        f"{f['lost']} lost"
+        for f, rate in zip(runs, rates, strict=True)
+    )
+
+
+def goal(runs: list[dict[str, Any]], rates: list[float]) -> str:
+    """Paced phases keep up with the server (≥ PACED_SHARE of the offered rate stored in the same window, nothing
+    lost) and no phase loses a value without a recorded data_gap."""
+    paced = [f for f, rate in zip(runs, rates, strict=True) if rate]
+    keeps_up = all(f["stored_per_s"] >= PACED_SHARE * f["offered_per_s"] and f["lost"] == 0 for f in paced)
+    silent = sum(f["lost_silent"] for f in runs)
+    targets = ", ".join(f"{rate:.0f}/s" for rate in rates if rate) or "none run"
+    return (
+        f"paced ({targets}): ≥ {PACED_SHARE:.2f} of offered stored in the same window, 0 lost; every phase: 0 lost "
+        f"without a data_gap: {met(keeps_up and silent == 0)}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=15.0, help="how long the server writes per phase (default 15)")
@@ -253,10 +279,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(body)
     if not args.no_report:
-        from bench.report import write_section
-
         command = ".venv/bin/python -m bench.opcua_rate " + " ".join(sys.argv[1:] if argv is None else argv)
-        write_section("opcua_rate", "OPC UA ingest", body, command=command.strip())
+        write_section(
+            "opcua_rate",
+            "OPC UA ingest",
+            body,
+            command=command.strip(),
+            headline=headline(runs, rates),
+            goal=goal(runs, rates),
+        )
     return 0
 
 

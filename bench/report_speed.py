@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.narrative import bench_requests
-from bench.report import engine_mode, write_section
+from bench.report import RunInfo, engine_mode, met, write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm.engine import open_engine
 from edge_agent.reports.generate import build_draft
@@ -163,6 +163,19 @@ def _other_mode(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+# The draft head's goal (as bench.draft's): whole reports at least this much faster, output unchanged.
+SPEEDUP_GOAL = 2.0
+
+
+def headline_goal(results: dict[str, Any], s: dict[str, Any]) -> tuple[str, str]:
+    headline = (
+        f"{s['speedup']:.2f}× whole-report wall time with the draft (k = {results['k']}), decode "
+        f"{s['decode_speedup']:.2f}×, identical {s['identical']}/{s['requests']}"
+    )
+    ok = s["speedup"] >= SPEEDUP_GOAL and s["identical"] == s["requests"]
+    return headline, f"≥ {SPEEDUP_GOAL}× at identical output: {met(ok)}"
+
+
 def markdown(results: dict[str, Any], s: dict[str, Any]) -> str:
     k = results["k"]
     types = ", ".join(f"{t} {v:.2f}×" for t, v in s["speedup_by_type"].items())
@@ -232,6 +245,7 @@ def main() -> None:
     if not config.llm.speculative.enabled:
         parser.error(f"{args.config} runs no draft: nothing to compare")
     results = asyncio.run(run(config, args.requests, args.other_mode))
+    results["run"] = RunInfo.now().as_dict()
     s = summary(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"summary": s, **results}, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -239,8 +253,15 @@ def main() -> None:
     if not args.no_write:
         command = COMMAND + (f" --requests {args.requests}" if args.requests != 36 else "")
         command += " --other-mode" if args.other_mode else ""
+        headline, goal = headline_goal(results, s)
         write_section(
-            "report_speed", "Report workload speed, with and without the draft head", markdown(results, s), command
+            "report_speed",
+            "Report workload speed, with and without the draft head",
+            markdown(results, s),
+            command,
+            headline=headline,
+            goal=goal,
+            run=RunInfo.from_dict(results["run"]),
         )
 
 

@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.report import write_section
+from bench.report import met, write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.generate import generation_params, section_prompts
@@ -37,6 +37,8 @@ from tests.fixtures.reports import shift_records
 from tests.fixtures.reports_service import running_service
 
 COMMAND = ".venv/bin/python -m bench.reports"
+# The agent's own share of a report's time (MQTT, store, facts, grounding, audit) over the engine's generation.
+OVERHEAD_GOAL = 0.10
 
 
 def bench_config(base: AgentConfig, state: Path, broker: Broker) -> AgentConfig:
@@ -193,7 +195,7 @@ def main() -> None:
         "| run | end to end (s) | generation (a) (s) | overhead vs (a) | generation (b) (s) | overhead vs (b) "
         "| narrative |\n| --- | --- | --- | --- | --- | --- | --- |\n"
         f"{rows}\n\n"
-        f"Median overhead vs (a): **{100 * result['overhead_median']:+.1f} %** (target ≤ 10 %); "
+        f"Median overhead vs (a): **{100 * result['overhead_median']:+.1f} %** (target ≤ {100 * OVERHEAD_GOAL:.0f} %); "
         f"vs (b): {100 * result['overhead_vs_regeneration_median']:+.1f} %.\n\n"
         f"Throughput at defaults (one generation at a time): {result['throughput_requests']} requests in "
         f"{result['throughput_elapsed_s']:.1f} s = **{result['reports_per_min']:.2f} reports/min**.\n\n"
@@ -201,7 +203,16 @@ def main() -> None:
         "times scale with it, the overhead ratio against (a) does not).\n"
     )
     command = COMMAND + (f" --config {args.config}" if args.config != Path("configs/demo.toml") else "")
-    write_section("reports", "Reports", body, command)
+    e2e_median = statistics.median(result["e2e_s"])
+    write_section(
+        "reports",
+        "Reports",
+        body,
+        command,
+        headline=f"median end to end {e2e_median:.2f} s, {100 * result['overhead_median']:+.1f} % over the "
+        f"engine's generation; {result['reports_per_min']:.2f} reports/min",
+        goal=f"overhead ≤ {OVERHEAD_GOAL:.0%} of generation: {met(result['overhead_median'] <= OVERHEAD_GOAL)}",
+    )
 
 
 if __name__ == "__main__":

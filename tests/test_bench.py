@@ -1,7 +1,9 @@
-"""`make bench` (python -m bench) runs every benchmark module; each one starts and answers --help."""
+"""`make bench` (python -m bench) runs every benchmark module; each one starts and answers --help; the section
+writer keeps one current table per benchmark with its history, and leaves the rest of BENCHMARKS.md alone."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +18,16 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_make_bench_runs_every_benchmark_module() -> None:
     """A benchmark added under bench/ is part of `make bench` (report.py is the shared section writer)."""
     modules = {p.stem for p in (ROOT / "bench").glob("*.py")} - {"__init__", "__main__", "report"}
-    assert set(BENCHES) == modules
+    assert {module for module, _ in BENCHES.values()} == modules
 
 
-@pytest.mark.parametrize("name", sorted(BENCHES))
+def test_make_bench_writes_every_section_of_benchmarks_md() -> None:
+    """Every generated section of BENCHMARKS.md has its entry in `make bench`, under the section's name."""
+    sections = re.findall(r"<!-- bench:([\w-]+) -->", (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8"))
+    assert sorted(sections) == sorted(BENCHES)
+
+
+@pytest.mark.parametrize("name", sorted({module for module, _ in BENCHES.values()}))
 def test_each_benchmark_parses_its_arguments(name: str) -> None:
     """`python -m bench.NAME --help` exits 0 with usage text: the module imports and has a command line."""
     done = subprocess.run(
@@ -122,3 +130,139 @@ def test_report_speed_other_mode_is_the_default_mode_against_the_flipped_one() -
     assert "on three engines alive side by side" in markdown(results, s) and "rotates by request" in markdown(
         results, s
     )
+
+
+# -- the section writer (bench/report.py) -----------------------------------------------------------------------------
+
+FIRST = "2026-12-01 10:00 UTC"
+SECOND = "2026-12-02 11:00 UTC"
+THIRD = "2026-12-03 12:00 UTC"
+
+
+def _write(path: Path, stamp: str, headline: str, commit: str = "abc1234", name: str = "demo") -> None:
+    from bench.report import RunInfo, write_section
+
+    write_section(
+        name,
+        f"Demo {name}",
+        f"| figure | value |\n|---|---|\n| rate | {headline} |\n",
+        f".venv/bin/python -m bench.{name}",
+        headline=headline,
+        goal="≥ 1 /s: **met**",
+        run=RunInfo(stamp, "x86_64, 2 CPUs, Python 3.11.7", commit),
+        path=path,
+    )
+
+
+def _history(text: str, name: str = "demo") -> list[str]:
+    block = re.search(rf"<!-- history:{name} -->\n(.*?)<!-- /history:{name} -->", text, re.S)
+    assert block is not None
+    return block[1].splitlines()
+
+
+def test_rewriting_a_section_moves_its_run_into_history_exactly_once(tmp_path: Path) -> None:
+    """Each rewrite by a new run adds one history line (the replaced run's date, commit, machine, headline, goal),
+    newest first; the section itself holds only the current run's table."""
+    path = tmp_path / "BENCHMARKS.md"
+    _write(path, FIRST, "10 /s", commit="1111111")
+    assert _history(path.read_text()) == []
+    _write(path, SECOND, "20 /s", commit="2222222")
+    text = path.read_text()
+    assert _history(text) == [
+        "- 2026-12-01 10:00 UTC, commit 1111111, x86_64, 2 CPUs, Python 3.11.7: 10 /s — goal: ≥ 1 /s: **met**"
+    ]
+    _write(path, THIRD, "30 /s", commit="3333333")
+    text = path.read_text()
+    history = _history(text)
+    assert len(history) == 2 and history[0].startswith(f"- {SECOND}, commit 2222222") and FIRST in history[1]
+    assert text.count("| rate |") == 1 and "| rate | 30 /s |" in text
+    assert text.count("<!-- bench:demo -->") == 1 and text.count("<!-- history:demo -->") == 1
+
+
+def test_rendering_the_same_run_again_adds_no_history(tmp_path: Path) -> None:
+    """A section rewritten from saved results (--markdown-only) is the same run: same date and commit."""
+    path = tmp_path / "BENCHMARKS.md"
+    _write(path, FIRST, "10 /s")
+    _write(path, SECOND, "20 /s")
+    before = path.read_text()
+    _write(path, SECOND, "20 /s")
+    assert path.read_text() == before
+
+
+def test_history_is_capped(tmp_path: Path) -> None:
+    from bench.report import HISTORY_MAX
+
+    path = tmp_path / "BENCHMARKS.md"
+    for i in range(HISTORY_MAX + 3):
+        _write(path, f"2026-12-{i + 1:02d} 10:00 UTC", f"{i} /s")
+    history = _history(path.read_text())
+    assert len(history) == HISTORY_MAX
+    assert history[0].startswith(f"- 2026-12-{HISTORY_MAX + 2:02d} 10:00 UTC")
+
+
+def test_text_outside_the_markers_survives_a_rewrite(tmp_path: Path) -> None:
+    """The intro, notes between sections and other sections are left byte for byte; the index follows."""
+    path = tmp_path / "BENCHMARKS.md"
+    _write(path, FIRST, "10 /s", name="one")
+    _write(path, FIRST, "5 /s", name="two")
+    text = path.read_text()
+    text = text.replace("<!-- bench:one -->", "A hand-written note before one.\n\n<!-- bench:one -->")
+    text = text.replace("<!-- /bench:one -->", "<!-- /bench:one -->\n\nA short note after one: keep me.")
+    text = text.replace("# Benchmarks\n", "# Benchmarks\n\nIntro line kept.\n")
+    path.write_text(text)
+    other = re.search(r"<!-- bench:two -->.*?<!-- /bench:two -->", text, re.S)
+    assert other is not None
+    _write(path, SECOND, "11 /s", name="one")
+    after = path.read_text()
+    notes = ("A hand-written note before one.\n\n", "A short note after one: keep me.", "Intro line kept.")
+    for kept in (*notes, other[0]):
+        assert kept in after
+    assert after.index("Intro line kept.") < after.index("<!-- index -->") < after.index("<!-- bench:one -->")
+    assert "| [Demo one](#demo-one) | 11 /s | ≥ 1 /s: **met** | 2026-12-02 |" in after
+    assert "| [Demo two](#demo-two) | 5 /s | ≥ 1 /s: **met** | 2026-12-01 |" in after
+
+
+def test_every_header_names_command_date_machine_and_commit(tmp_path: Path) -> None:
+    """In the writer's output, and in BENCHMARKS.md as committed: one current header per section, with its
+    command, date, machine and commit, a headline and a goal, and a history block."""
+    from bench.report import commit
+
+    path = tmp_path / "BENCHMARKS.md"
+    _write(path, FIRST, "10 /s", commit=commit())
+    for text in (path.read_text(), (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")):
+        sections = re.findall(r"<!-- bench:([\w-]+) -->(.*?)<!-- /bench:\1 -->", text, re.S)
+        assert sections
+        for name, body in sections:
+            headers = re.findall(
+                r"^Command: `[^`]+` — \d{4}-\d\d-\d\d \d\d:\d\d UTC, (\S+, \d+ CPUs, Python [\d.]+), commit (\S+)$",
+                body,
+                re.M,
+            )
+            assert len(headers) == 1, name
+            assert re.fullmatch(r"[0-9a-f]{7,}|unknown", headers[0][1]), name
+            assert body.count("**Headline:** ") == 1 and body.count("**Goal:** ") == 1, name
+            assert f"<!-- history:{name} -->" in body and f"<!-- /history:{name} -->" in body, name
+
+
+def test_commit_is_the_checkout_head_or_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench.report as report
+
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    assert report.commit() == (head.stdout.strip() if head.returncode == 0 else "unknown")
+    monkeypatch.setattr(report, "REPO", tmp_path)  # not a checkout
+    assert report.commit() == "unknown"
+
+
+def test_a_section_of_the_old_format_becomes_a_history_line(tmp_path: Path) -> None:
+    """A section written before headlines and commits were recorded still yields its date and machine."""
+    path = tmp_path / "BENCHMARKS.md"
+    path.write_text(
+        "# Benchmarks\n\n<!-- bench:demo -->\n## Demo demo\n\nCommand: `x` — 2026-11-29 19:07 UTC, x86_64, 2 CPUs, "
+        "Python 3.11.7\n\nold body\n<!-- /bench:demo -->\n"
+    )
+    _write(path, SECOND, "20 /s")
+    text = path.read_text()
+    assert _history(text) == [
+        "- 2026-11-29 19:07 UTC, commit unknown, x86_64, 2 CPUs, Python 3.11.7: (no headline recorded) — goal: —"
+    ]
+    assert "old body" not in text

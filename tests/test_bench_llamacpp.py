@@ -21,6 +21,7 @@ from bench.llamacpp import (
     Tally,
     chat_prompts,
     eager_conclusion,
+    headline_goal,
     identical,
     main,
     markdown,
@@ -234,8 +235,9 @@ class TestMarkdown:
     def test_table_rows_carry_start_up_rates_ratios_tau_and_identity(self) -> None:
         body = markdown(results())
         assert (
-            "| engine | start-up s | restart s | tok/s report | tok/s test | tok/s overall | × llama.cpp | "
-            "× llama.cpp report | × llama.cpp test | τ | identical to no draft |"
+            "| engine | start-up s | restart s | tok/s report | tok/s test | tok/s overall | "
+            "× llama.cpp (100.0 tok/s) | × llama.cpp report (80.0 tok/s) | × llama.cpp test (133.3 tok/s) | τ | "
+            "identical to no draft |"
         ) in body
         assert (
             "| ours, no draft (reference), eager | 10.0 | — | 100.0 | 100.0 | 100.0 | 1.00× | 1.25× | 0.75× | — | — |"
@@ -267,9 +269,12 @@ class TestMarkdown:
         body = markdown(results())
         assert (
             "- Goal ≥ 1.5× llama.cpp at output identical to ours without a draft, end to end, ours, EAGLE k=4, eager "
-            "(agent default): 2.00×, identical 2/2: **met**."
+            "(agent default): 2.00× (200.0 tok/s against llama.cpp's 100.0), identical 2/2: **met**."
         ) in body
-        assert "end to end, ours, EAGLE k=4, compiled: 1.00×, identical 1/2: **missed**." in body
+        assert (
+            "end to end, ours, EAGLE k=4, compiled: 1.00× (100.0 tok/s against llama.cpp's 100.0), identical 1/2: "
+            "**missed**."
+        ) in body
         assert "decode" not in body  # no prefill timed: no decode rates, no decode goal
 
     def test_decode_rates_get_their_own_table_and_goal_lines(self) -> None:
@@ -285,24 +290,50 @@ class TestMarkdown:
         assert vs_llama(r, DRAFT_EAGER, "report", decode=True) == pytest.approx(396 / 198)  # 99/0.25 vs 99/0.5
         body = markdown(r)
         assert (
-            "| engine | decode tok/s report | decode tok/s test | decode tok/s overall | × llama.cpp | "
-            "× llama.cpp report | × llama.cpp test | "
+            "| engine | decode tok/s report | decode tok/s test | decode tok/s overall | × llama.cpp (198.0 tok/s) | "
+            "× llama.cpp report (198.0 tok/s) | × llama.cpp test (198.0 tok/s) | "
         ) in body
         # llama.cpp: 99/0.5 = 198 tok/s on both slices
         assert "| ours, no draft (reference), eager | 198.0 | 123.8 | 152.3 | 0.77× | 1.00× | 0.62× | " in body
         assert "| ours, EAGLE k=4, compiled |" not in body.split("decode rate:")[1].split("- Goal")[0]
         assert (
             "- Goal ≥ 1.5× llama.cpp at output identical to ours without a draft, decode rate, ours, EAGLE k=4, "
-            "eager (agent default): 1.54×, identical 2/2: **met**."
+            "eager (agent default): 1.54× (304.6 tok/s against llama.cpp's 198.0), identical 2/2: **met**."
         ) in body
         assert "Mean prefill per request: ours, no draft (reference), eager 0.35 s," in body
 
     def test_machine_load_llama_note_and_conclusion_are_there(self) -> None:
         body = markdown(results())
-        assert "load average 1.5 before the engines started, 2.0 at the end." in body
+        assert "Load average 1.5 before the engines started, 2.0 at the end." in body
         assert "its text equals ours on 1/2 prompts, for information." in body
         assert "first start 12 s eager vs 60 s compiled (an empty kernel cache); a report is ≈ 500 tokens here" in body
         assert "**The figures justify `enforce_eager = true`**" in body
+
+    def test_headline_is_the_default_engine_against_llama_cpp_with_both_rates(self) -> None:
+        """The section's headline and goal: the agent default's end-to-end ratio, llama.cpp's own tok/s beside it."""
+        headline, goal = headline_goal(results())
+        assert headline == (
+            "2.00× llama.cpp end to end, ours, EAGLE k=4, eager (agent default) (200.0 tok/s against llama.cpp's "
+            "100.0; report 2.50×, test 1.50×)"
+        )
+        assert goal == "≥ 1.5× llama.cpp end to end at identical output: **met**"
+        r = results(compiled=(2.0, 2.0))
+        r.settings = SETTINGS | {"default_eager": False}
+        headline, goal = headline_goal(r)
+        assert headline.startswith("0.50× llama.cpp end to end, ours, EAGLE k=4, compiled (agent default) (50.0 tok/s")
+        assert goal.endswith("**missed**")
+        del r.engines[LLAMA]
+        assert headline_goal(r)[1] == "≥ 1.5× llama.cpp end to end: not measured"
+
+    def test_the_run_survives_a_json_round_trip(self) -> None:
+        """Saved results keep when, where and at which commit they ran: --markdown-only writes the same header."""
+        from bench.report import RunInfo
+
+        r = results()
+        run = RunInfo("2026-12-04 02:31 UTC", "x86_64, 2 CPUs, Python 3.11.7", "33c77bb")
+        r.run = run.as_dict()
+        assert RunInfo.from_dict(Results.from_json(r.to_json()).run) == run
+        assert RunInfo.from_dict(Results.from_json(results().to_json()).run) is None
 
     def test_a_subset_without_llama_cpp_has_no_ratios_or_goal(self) -> None:
         r = results()
