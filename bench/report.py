@@ -7,8 +7,8 @@ A section is wholly generated:
 
     Command: `…` — 2026-12-04 02:31 UTC, x86_64, 2 CPUs, Python 3.11.7, commit 33c77bb
 
-    **Headline:** the one figure that sums the run up
-    **Goal:** the goal it is held to, and met / missed (computed from the figures)
+    - **Headline:** the one figure that sums the run up
+    - **Goal:** the goal it is held to, and met / missed (computed from the figures)
 
     …the bench's tables…
 
@@ -52,8 +52,8 @@ _HEADER_LINE = re.compile(
     r"(?:, commit (?P<commit>[^\s,]+))?$",
     re.M,
 )
-_HEADLINE = re.compile(r"^\*\*Headline:\*\* (?P<text>.*)$", re.M)
-_GOAL = re.compile(r"^\*\*Goal:\*\* (?P<text>.*)$", re.M)
+_HEADLINE = re.compile(r"^- \*\*Headline:\*\* (?P<text>.*)$", re.M)
+_GOAL = re.compile(r"^- \*\*Goal:\*\* (?P<text>.*)$", re.M)
 _TITLE = re.compile(r"^## (?P<text>.*)$", re.M)
 
 
@@ -121,7 +121,7 @@ class Section:
         return (
             f"<!-- bench:{self.name} -->\n## {self.title}\n\n"
             f"Command: `{self.command}` — {self.run.stamp}, {self.run.machine}, commit {self.run.commit}\n\n"
-            f"**Headline:** {_one_line(self.headline)}\n**Goal:** {_one_line(self.goal)}\n\n"
+            f"- **Headline:** {_one_line(self.headline)}\n- **Goal:** {_one_line(self.goal)}\n\n"
             f"{self.body.strip()}\n\n{earlier}\n<!-- /bench:{self.name} -->"
         )
 
