@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from edge_agent.config.kpi import KpiConfig
 from edge_agent.reports.request import ResolvedRequest, Scope, iso
 from edge_agent.reports.untrusted import looks_like_instruction
 from edge_agent.types import StoredRecord
@@ -159,18 +160,35 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "alarm_summary": ("counts", "alarms", "notes"),
     "downtime_analysis": ("counts", "downtime", "alarms", "notes"),
     "asset_history": ("counts", "tags", "states", "alarms", "downtime", "production", "quality", "notes"),
+    "alarm_performance": ("counts", "alarms"),
 }
+# Value keys holding a ratio in [0, 1] (4 decimals), written as a percentage (`grounding` reads "87.5 %" against
+# them); None when not computable. The plant KPIs' (`reports.kpi`).
+RATIO_KEYS = frozenset({"availability", "performance", "quality", "oee"})
+
+
+def is_ratio(name: str) -> bool:
+    return name in RATIO_KEYS or name.endswith("_share")
 
 
 def compute_facts(
-    records: Sequence[StoredRecord], request: ResolvedRequest, *, list_max: int = 24, notes_max: int = 12
+    records: Sequence[StoredRecord],
+    request: ResolvedRequest,
+    *,
+    list_max: int = 24,
+    notes_max: int = 12,
+    kpi: KpiConfig | None = None,
 ) -> list[Fact]:
     """All facts for one report, in a fixed order; `records` are those of the window (any order), plus any
     `data_gap` records that started before it (`generate.report_records`), which count where they overlap it.
 
     Lists keep their newest `list_max` entries, operator notes their newest `notes_max`; the rest are counted. The
     notes section's prompt shows every listed note, so what the model reads, what the reference writer may cite and
-    what grounding accepts are the same notes."""
+    what grounding accepts are the same notes.
+
+    `kpi`: the plant's KPI settings (`[reports.kpi]`); the KPI facts (`reports.kpi`: OEE, MTBF/MTTR, alarm
+    performance) are computed only with them, or always for an alarm performance review. The records may include
+    stops and alarms from before the window (`generate.report_records`), which only the KPIs read."""
     start, end = request.window.start, request.window.end
     scoped = sorted((r for r in records if in_scope(r, request.scope)), key=lambda r: (r.source_time, r.id))
     rows = [r for r in scoped if start <= r.source_time < end]
@@ -187,6 +205,10 @@ def compute_facts(
     gaps = _data_gaps(b, [r for r in scoped if r.kind == DATA_GAP and r.source_time < end], start, end, list_max)
     for section in _SECTIONS[request.type]:
         _SECTION_FUNCS[section](b, by_kind, end, notes_max if section == "notes" else list_max)
+    if kpi is not None or request.type == "alarm_performance":
+        from edge_agent.reports.kpi import kpi_facts  # it builds on this module's builder and parsers
+
+        kpi_facts(b, request.type, scoped, rows, start, end, kpi or KpiConfig(), list_max)
     skipped = _skipped(b)
     if gaps or skipped:
         b.add("completeness", {"status": "incomplete", "data_gap_count": gaps, "skipped_count": skipped}, [])
