@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "draft_cmd",
     "opcua_cmd",
     "doctor_cmd",
+    "witness_cmd",
 )
 
 
