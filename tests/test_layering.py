@@ -47,6 +47,9 @@ LAYERS: list[tuple[str, ...]] = [
         "edge_agent.mes_vocabulary",
         "edge_agent.directories",
     ),
+    # signed approvals (pure: keys, SSHSIG, statements): the config validates approver keys with it, the audit
+    # bundle verifier re-checks recorded approvals with it
+    ("edge_agent.approval",),
     ("edge_agent.values", "edge_agent.config"),
     # audit is low in the code although last in the data flow: the engine and the connectors write to its AuditSink
     ("edge_agent.store", "edge_agent.audit"),

@@ -82,8 +82,9 @@ class TestInvalidRequests:
 
 class TestSignoff:
     async def test_only_an_authenticated_approver_signs_off(self, secure_broker: Broker, tmp_path: Path) -> None:
-        """operator (not an approver) is refused; supervisor naming someone else is refused; supervisor approves."""
-        config = agent_config(tmp_path, secure_broker, secure=True)
+        """Unsigned sign-off allowed: operator (not an approver) is refused; supervisor naming someone else is
+        refused; supervisor approves."""
+        config = agent_config(tmp_path, secure_broker, secure=True, allow_unsigned_signoff=True)
         report_id = seed_report(config.paths.state_dir, "demo", "r-9")
         async with running_service(config, engine=None) as running:
             refused = await mosquitto_rr(
@@ -122,7 +123,7 @@ class TestSignoff:
 
     async def test_broker_stops_signing_off_in_another_users_name(self, secure_broker: Broker, tmp_path: Path) -> None:
         """operator publishing on supervisor's sign-off topic is dropped by the broker ACL: the report stays a draft."""
-        config = agent_config(tmp_path, secure_broker, secure=True)
+        config = agent_config(tmp_path, secure_broker, secure=True, allow_unsigned_signoff=True)
         report_id = seed_report(config.paths.state_dir, "demo", "r-10")
         async with running_service(config, engine=None) as running:
             await mosquitto_pub(
@@ -174,8 +175,9 @@ class TestCommandLine:
         assert (reply["status"], reply["field"]) == ("error", "window.shift")
 
     async def test_local_approve_needs_a_listed_approver(self, tmp_path: Path, broker: Broker) -> None:
-        """`report approve --by supervisor` approves and audits; `--by intruder` is refused and changes nothing."""
-        path = write_config(tmp_path, broker)
+        """Unsigned sign-off allowed: `report approve --by supervisor` approves and audits; `--by intruder` is
+        refused and changes nothing."""
+        path = write_config(tmp_path, broker, reports="allow_unsigned_signoff = true")
         report_id = seed_report(tmp_path / "state", "demo", "r-cli")
         code, _, err = await cli("report", "approve", report_id, "--by", "intruder", "-c", str(path))
         assert (code, err.strip()) == (1, "edge-agent: 'intruder' is not in reports.approvers")

@@ -211,7 +211,7 @@ class TestStats:
         stats = store.stats()
         assert stats["records"] == {"total": 3, "by_source": {"mqtt": 1, "opcua-1": 2}}
         # 1: records, quarantine, outbox; 2: reports; 3: report_queue; 4: dead letters; 5: reports per requester
-        assert stats["schema_version"] == 5
+        assert stats["schema_version"] == 6
 
     def test_stats_command_prints_json(self, tmp_path: Path) -> None:
         cfg = tmp_path / "a.toml"

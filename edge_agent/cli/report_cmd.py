@@ -13,6 +13,7 @@ from edge_agent.cli.common import CliExit, add_config_option, load, print_json, 
 from edge_agent.config import AgentConfig
 
 FINAL = {"done", "failed", "error", "refused"}
+SIGNOFF_FINAL = {"approved", "rejected", "error", "refused"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,10 +38,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     req.set_defaults(func=_request)
 
     for action in ("approve", "reject"):
-        p = sub.add_parser(action, help=f"{action} a draft report locally (records report.signed_off/rejected)")
+        p = sub.add_parser(
+            action, help=f"{action} a draft report, signed with your key (records report.signed_off/rejected)"
+        )
         add_config_option(p)
         p.add_argument("report_id")
-        p.add_argument("--by", required=True, help="approver name; must be listed in reports.approvers")
+        p.add_argument(
+            "--key",
+            default=None,
+            help="your Ed25519 private key file (OpenSSH, PEM or raw); its public key must be in reports.approver_keys",
+        )
+        p.add_argument("--by", default=None, help="approver name (default: the one --key is registered for)")
+        p.add_argument(
+            "--body-sha256",
+            default=None,
+            help="the body_sha256 of the report you reviewed (default: read from the agent's store on this host)",
+        )
+        p.add_argument(
+            "--mqtt",
+            action="store_true",
+            help="publish the signed sign-off over MQTT (a workstation, or the host while the agent runs)",
+        )
+        p.add_argument("--timeout", type=float, default=60.0, help="with --mqtt: seconds to wait for the reply")
         p.add_argument("--comment", default="")
         p.set_defaults(func=_decide, decision=action)
 
@@ -92,14 +111,23 @@ def _request(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _exchange(config: AgentConfig, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+async def _exchange(
+    config: AgentConfig,
+    payload: dict[str, Any],
+    timeout: float,
+    base_topic: str | None = None,
+    final: frozenset[str] | set[str] = FINAL,
+) -> dict[str, Any]:
+    """Publish `payload` on `base_topic` (default: the request topic) + `/<mqtt.username>` and wait for the final
+    reply on the user's reply namespace."""
     from connectors.mqtt import MqttClient
     from edge_agent.reports.topics import reply_namespace, request_topic
 
     client_id = f"edge-agent-cli-{uuid.uuid4().hex[:8]}"
     # A throwaway session: nothing should wait at the broker for a one-shot command.
     mqtt = config.mqtt.model_copy(update={"session_expiry_s": 0, "protocol": "5"})
-    topic = request_topic(config) + (f"/{config.mqtt.username}" if config.mqtt.username else "")
+    base = base_topic if base_topic is not None else request_topic(config)
+    topic = base + (f"/{config.mqtt.username}" if config.mqtt.username else "")
     reply = f"{reply_namespace(config, config.mqtt.username)}/{client_id}"
     correlation = uuid.uuid4().bytes
     async with MqttClient(mqtt, client_id=client_id) as client:
@@ -113,43 +141,107 @@ async def _exchange(config: AgentConfig, payload: dict[str, Any], timeout: float
                 if message.correlation_data != correlation:
                     continue
                 data = json.loads(message.payload)
-                if data.get("status") not in FINAL:
+                if data.get("status") not in final:
                     print(json.dumps(data, ensure_ascii=False), file=sys.stderr)
                     continue
                 return data
     raise TimeoutError
 
 
+def _signed_approval(args: argparse.Namespace, config: AgentConfig) -> tuple[str, dict[str, Any]]:
+    """(approver, signed approval object) made with --key for args.report_id."""
+    import secrets
+    from pathlib import Path
+
+    from edge_agent.approval import Statement, fingerprint, load_signing_key, public_raw, sign
+    from edge_agent.types import utcnow
+
+    try:
+        key, fmt = load_signing_key(Path(args.key).read_bytes())
+    except (OSError, ValueError) as exc:
+        raise CliExit(f"edge-agent: --key {args.key}: {exc}", 1) from exc
+    raw = public_raw(key)
+    names = sorted({k.name for k in config.reports.registered_keys() if k.raw == raw})
+    if not names or (args.by is not None and args.by not in names):
+        who = f" for {args.by!r}" if args.by is not None else ""
+        raise CliExit(f"edge-agent: key {fingerprint(raw)} is not registered{who} in reports.approver_keys", 1)
+    if args.by is None and len(names) > 1:
+        raise CliExit(f"edge-agent: key {fingerprint(raw)} is registered for {names}: say which with --by", 1)
+    by = args.by or names[0]
+    body = args.body_sha256 or _stored_body_sha256(config, args.report_id)
+    nonce = secrets.token_urlsafe(24)  # 192 bits: never repeats by chance
+    statement = Statement(args.report_id, body, args.decision, by, utcnow(), nonce, args.comment)
+    return by, sign(statement, key, fmt)
+
+
+def _stored_body_sha256(config: AgentConfig, report_id: str) -> str:
+    from edge_agent.reports.errors import ReportNotFound
+    from edge_agent.reports.repository import ReportRepository
+
+    repo = ReportRepository.for_state_dir(config.paths.state_dir)
+    try:
+        return str(repo.get(report_id)["body_sha256"])
+    except ReportNotFound as exc:
+        raise CliExit(f"edge-agent: {exc} (on a workstation give --body-sha256 of the report you reviewed)", 1) from exc
+    finally:
+        repo.close()
+
+
 def _decide(args: argparse.Namespace) -> int:
     from edge_agent.audit import AuditError, AuditLog
     from edge_agent.reports.errors import SignoffError
     from edge_agent.reports.repository import ReportRepository
-    from edge_agent.reports.signoff import decide
+    from edge_agent.reports.signoff import UNSIGNED_REFUSAL, SignoffPolicy, check_signed, decide, record_refusal
+    from edge_agent.reports.topics import signoff_topic
+    from edge_agent.types import utcnow
 
     config = load(args, setup_logging=False)
     route_logs_to_stderr(config.logging.level)
-    if args.by not in config.reports.approvers:
+    if args.key is None and args.by is None:
+        raise CliExit("edge-agent: give --key FILE (your signing key) or, where unsigned sign-off is allowed, --by", 2)
+    if args.key is None and args.by not in config.reports.approvers:
         raise CliExit(f"edge-agent: {args.by!r} is not in reports.approvers", 1)
+    by, approval = _signed_approval(args, config) if args.key is not None else (args.by, None)
+    if args.mqtt:
+        payload = {"report_id": args.report_id, "decision": args.decision, "comment": args.comment}
+        payload |= {"approval": approval} if approval is not None else {"by": by}
+        try:
+            reply = asyncio.run(_exchange(config, payload, args.timeout, signoff_topic(config), SIGNOFF_FINAL))
+        except TimeoutError as exc:
+            raise CliExit(f"edge-agent: no reply within {args.timeout}s", 1) from exc
+        if reply.get("status") not in ("approved", "rejected"):
+            raise CliExit(f"edge-agent: {json.dumps(reply, ensure_ascii=False)}", 1)
+        print_json(reply)
+        return 0
     origin = config.audit.origin or f"edge-agent/{config.site.id}"
     try:
         audit = AuditLog.open(config.paths.audit_dir, origin=origin)
     except AuditError as exc:
         raise CliExit(
-            f"edge-agent: cannot open the audit log ({exc}); while the agent runs, sign off over MQTT", 1
+            f"edge-agent: cannot open the audit log ({exc}); while the agent runs, sign off with --mqtt", 1
         ) from exc
     repo = ReportRepository.for_state_dir(config.paths.state_dir)
     try:
+        verified = None
+        if approval is not None:
+            policy = SignoffPolicy.from_config(config.reports)
+            verified = check_signed(approval, policy, now=utcnow())
+        elif not config.reports.allow_unsigned_signoff:
+            raise SignoffError(UNSIGNED_REFUSAL, "unsigned")
         document = decide(
             repo,
             audit,
             report_id=args.report_id,
             decision=args.decision,
-            by=args.by,
+            by=by,
             via="cli",
             comment=args.comment,
             four_eyes=config.reports.four_eyes,
+            approval=verified,
+            approval_json=approval,
         )
     except SignoffError as exc:
+        record_refusal(audit, exc, via="cli", user=None, report_id=args.report_id, by=by)
         raise CliExit(f"edge-agent: {exc}", 1) from exc
     finally:
         repo.close()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
+from edge_agent.approval import ApproverKey, parse_public_key
 from edge_agent.config.base import Section
 
 
@@ -11,6 +12,22 @@ class ShiftConfig(Section):
     name: str = Field(min_length=1)
     start: str = Field(pattern=r"^\d{2}:\d{2}$", description="local time HH:MM in site.timezone")
     end: str = Field(pattern=r"^\d{2}:\d{2}$", description="HH:MM; an end at or before start crosses midnight")
+
+
+class ApproverKeyConfig(Section):
+    """One approver's public key (docs/reports.md, "Sign-off"); an approver may have several (a laptop, a token)."""
+
+    name: str = Field(min_length=1, max_length=256, description="the approver, as listed in reports.approvers")
+    key: str = Field(description="Ed25519: `ssh-ed25519 AAAA…`, a PEM PUBLIC KEY, or 32 bytes in base64/hex")
+
+    @field_validator("key")
+    @classmethod
+    def _ed25519(cls, value: str) -> str:
+        parse_public_key(value)  # ValueError names what is wrong with it
+        return value
+
+    def approver_key(self) -> ApproverKey:
+        return ApproverKey(self.name, parse_public_key(self.key))
 
 
 class ReportsConfig(Section):
@@ -32,7 +49,18 @@ class ReportsConfig(Section):
     requesters: list[str] = Field(default_factory=list)
     approvers: list[str] = Field(default_factory=list)
     # True: whoever requested a report may not approve it (MQTT and `edge-agent report approve`).
-    four_eyes: bool = False
+    four_eyes: bool = True
+    # Each approver's public keys: a sign-off counts only when signed by a key registered for its approver.
+    approver_keys: list[ApproverKeyConfig] = Field(default_factory=list)
+    # True: MQTT and local sign-offs without a signature are accepted as before (the approver is the broker user
+    # of the topic level): a security warning (`reports_unsigned_signoff`), recorded in every audit bundle.
+    allow_unsigned_signoff: bool = False
+    # A signed sign-off older than this is refused as stale: 600 s is time to review, sign and publish from a
+    # workstation, and a captured sign-off cannot be held back for longer.
+    signoff_max_age_s: float = Field(600.0, gt=0)
+    # ...and one signed this far ahead of the agent's clock: two NTP-synced hosts agree to well under a second;
+    # 120 s tolerates a workstation without NTP.
+    signoff_max_skew_s: float = Field(120.0, ge=0)
     default_language: str = Field("es", pattern=r"^(es|en|pt)$")
     shifts: list[ShiftConfig] = Field(default_factory=list)
     # Per narrative section. 160 tokens: four sentences with room to spare; a section that runs into the limit is cut
@@ -52,3 +80,13 @@ class ReportsConfig(Section):
     # ~1,500 tokens (every listed note is shown to the model), every prompt well inside a 4096-token context.
     notes_max: int = Field(12, ge=0)
     list_facts_max: int = Field(24, ge=1)
+
+    @model_validator(mode="after")
+    def _keys_belong_to_approvers(self) -> ReportsConfig:
+        strangers = sorted({k.name for k in self.approver_keys} - set(self.approvers))
+        if strangers:
+            raise ValueError(f"reports.approver_keys names {strangers}, who are not in reports.approvers")
+        return self
+
+    def registered_keys(self) -> list[ApproverKey]:
+        return [k.approver_key() for k in self.approver_keys]

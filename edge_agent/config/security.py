@@ -26,6 +26,7 @@ WarningCode = Literal[
     "mqtt_anonymous",
     "opcua_server_unpinned",
     "opcua_unsecured_remote",
+    "reports_unsigned_signoff",
 ]
 
 _MQTT_PASSWORD_ENV = f"{ENV_PREFIX}MQTT__PASSWORD"
@@ -41,7 +42,7 @@ class SecurityWarning(BaseModel):
 
 
 def security_warnings(config: AgentConfig, environ: Mapping[str, str] | None = None) -> list[SecurityWarning]:
-    """Every warning for `config`, MQTT first, then OPC UA sources in config order.
+    """Every warning for `config`, MQTT first, then OPC UA sources in config order, then the reports'.
 
     `environ` is the environment the config was loaded with (None: an empty one); it tells a password given as
     EDGE_AGENT__MQTT__PASSWORD from one written in the file.
@@ -49,6 +50,15 @@ def security_warnings(config: AgentConfig, environ: Mapping[str, str] | None = N
     warnings = _mqtt_warnings(config.mqtt, environ or {}) if config.mqtt.enabled else []
     for source in config.opcua.sources:
         warnings += _opcua_warnings(source)
+    if config.reports.allow_unsigned_signoff:
+        warnings.append(
+            SecurityWarning(
+                code="reports_unsigned_signoff",
+                message="reports.allow_unsigned_signoff = true: a sign-off without an approver's signature is"
+                " accepted, so anyone holding the agent's broker credentials (or the ACL's readwrite on edge/#)"
+                " can approve as anyone; register approver keys in reports.approver_keys and remove it",
+            )
+        )
     return warnings
 
 

@@ -27,7 +27,12 @@ class ReportNotFound(ReportError):
 
 
 class SignoffError(ReportError):
-    """A sign-off that is refused: unknown report, not authorised, already decided."""
+    """A sign-off that is refused: unknown report, not authorised, already decided. `code` is the short reason an
+    audit `report.signoff_refused` entry and the metrics carry (docs/reports.md, "Sign-off")."""
+
+    def __init__(self, message: str, code: str = "refused") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class WindowTooLarge(ReportError):

@@ -139,6 +139,17 @@ class ReportRepository:
         if cur.rowcount != 1:
             raise ReportNotFound(document["report_id"])
 
+    def claim_nonce(self, nonce: str, approver: str, report_id: str, signed_time_us: int) -> bool:
+        """Record a signed sign-off's nonce; False when it was already recorded (a replay). Durable on return
+        (synchronous=FULL), so a replay is refused after a restart too."""
+        with self._lock:
+            cur = self._conn.execute(
+                "INSERT OR IGNORE INTO signoff_nonces (nonce, approver, report_id, signed_time_us, seen_time_us)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (nonce, approver, report_id, signed_time_us, to_us(utcnow())),
+            )
+        return cur.rowcount == 1
+
     def queue_put(self, pending: PendingRequest) -> None:
         """Record an accepted request, or replace its entry (a repeat of it added a reply target)."""
         with self._lock:

@@ -34,6 +34,7 @@ from typing import Any
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
 
+from edge_agent.canonical import sha256_hex
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine, EngineError
 from edge_agent.reports.document import new_document, report_id_for
@@ -49,7 +50,16 @@ from edge_agent.reports.request import (
     request_sha256,
     resolve,
 )
-from edge_agent.reports.signoff import authorise, decide, mqtt_signoff_refusal, parse_signoff
+from edge_agent.reports.signoff import (
+    UNSIGNED_REFUSAL,
+    SignoffPolicy,
+    authorise,
+    check_signed,
+    decide,
+    mqtt_signoff_refusal,
+    parse_signoff,
+    record_refusal,
+)
 from edge_agent.reports.topics import (
     ANONYMOUS,
     reply_namespace,
@@ -71,6 +81,9 @@ GENERATION_SECONDS = Histogram(
 )
 QUEUE_DEPTH = Gauge("edge_agent_report_queue_depth", "Report requests waiting")
 NARRATIVES = Counter("edge_agent_report_narratives_total", "Generated reports by narrative status", ["status"])
+SIGNOFFS = Counter(
+    "edge_agent_report_signoffs_total", "Sign-off messages by outcome (a refusal by its code)", ["outcome"]
+)
 
 
 @dataclass(frozen=True)
@@ -169,6 +182,7 @@ class ReportService:
         self._reserved = reserved_filters(config)
         # Set when MQTT sign-off cannot be trusted (anonymous broker connection): every sign-off is refused with it.
         self.signoff_refusal = mqtt_signoff_refusal(config.mqtt)
+        self.signoff_policy = SignoffPolicy.from_config(config.reports)
         # Unbounded: `queue_max` is enforced when admitting, so requests resumed at start-up always fit.
         self._queue: asyncio.Queue[Job] = asyncio.Queue()
         self._in_flight: dict[tuple[str, str], Job] = {}
@@ -181,7 +195,7 @@ class ReportService:
     # --- component ---------------------------------------------------------------------------------------------
 
     async def run(self, ready: asyncio.Event) -> None:
-        if self.signoff_refusal is not None:
+        if self.signoff_refusal is not None and self.config.reports.allow_unsigned_signoff:
             log.warning("mqtt_signoff_disabled", reason=self.signoff_refusal)
         async with self._mqtt_client(self.config.mqtt, client_id=self.client_id) as client:
             await client.wait_connected(timeout=self.config.daemon.ready_timeout_s)
@@ -510,11 +524,30 @@ class ReportService:
     # --- sign-off ---------------------------------------------------------------------------------------------
 
     async def _on_signoff(self, message: Any, user: str | None, targets: list[ReplyTarget]) -> None:
+        rules = self.config.reports
+        report_id: str | None = None
+        claimed: str | None = None
         try:
-            if self.signoff_refusal is not None:
-                raise SignoffError(self.signoff_refusal)
             request = parse_signoff(message.payload)
-            by = authorise(user or None, request.by, self.config.reports.approvers)
+            report_id, claimed = request.report_id, request.by
+            approval = None
+            if request.approval is not None:
+                approval = check_signed(
+                    request.approval,
+                    self.signoff_policy,
+                    now=utcnow(),
+                    report_id=request.report_id,
+                    decision=request.decision,
+                    comment=request.comment,
+                    claimed=request.by,
+                )
+                by = approval.statement.by
+            elif not rules.allow_unsigned_signoff:
+                raise SignoffError(UNSIGNED_REFUSAL, "unsigned")
+            elif self.signoff_refusal is not None:
+                raise SignoffError(self.signoff_refusal, "anonymous_broker")
+            else:
+                by = authorise(user or None, request.by, rules.approvers)
             document = await asyncio.to_thread(
                 decide,
                 self.repo,
@@ -524,15 +557,19 @@ class ReportService:
                 by=by,
                 via="mqtt",
                 comment=request.comment,
-                four_eyes=self.config.reports.four_eyes,
+                four_eyes=rules.four_eyes,
+                approval=approval,
+                approval_json=request.approval,
             )
         except RequestError as exc:
+            await self._refuse_signoff(SignoffError(f"{exc.field}: {exc.reason}", "invalid"), message, user, None, None)
             await self._reply(targets, {"status": "error", "field": exc.field, "reason": exc.reason})
             return
         except SignoffError as exc:
-            log.warning("signoff_refused", user=user, error=str(exc))
+            await self._refuse_signoff(exc, message, user, report_id, claimed)
             await self._reply(targets, {"status": "refused", "reason": str(exc)})
             return
+        SIGNOFFS.labels(document["status"]).inc()
         log.info("report_signed_off", report_id=document["report_id"], status=document["status"], by=by)
         await self._reply(
             targets,
@@ -542,4 +579,21 @@ class ReportService:
                 "by": by,
                 "audit_seq": document["audit"]["signoff"],
             },
+        )
+
+    async def _refuse_signoff(
+        self, error: SignoffError, message: Any, user: str | None, report_id: str | None, claimed: str | None
+    ) -> None:
+        """Count, log and audit (`report.signoff_refused`) one refused sign-off attempt."""
+        SIGNOFFS.labels(f"refused_{error.code}").inc()
+        log.warning("signoff_refused", user=user, code=error.code, error=str(error))
+        await asyncio.to_thread(
+            record_refusal,
+            self.audit,
+            error,
+            via="mqtt",
+            user=user,
+            report_id=report_id,
+            by=claimed,
+            payload_sha256=sha256_hex(message.payload),
         )

@@ -123,6 +123,17 @@ MIGRATIONS: tuple[str, ...] = (
     DROP TABLE report_queue;
     ALTER TABLE report_queue_v5 RENAME TO report_queue;
     """,
+    # 6: the nonces of signed sign-offs (owner: edge_agent.reports): each is acted on at most once, so a captured
+    # sign-off replayed later is refused by name. Kept as long as the store: a row is ~150 bytes a decision.
+    """
+    CREATE TABLE signoff_nonces (
+        nonce TEXT PRIMARY KEY,
+        approver TEXT NOT NULL,
+        report_id TEXT NOT NULL,
+        signed_time_us INTEGER NOT NULL,
+        seen_time_us INTEGER NOT NULL
+    );
+    """,
 )
 
 
