@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,10 +17,12 @@ from connectors.ingest import MqttIngest
 from connectors.mqtt import MqttClient
 from connectors.opcua import OpcuaSource
 from connectors.outbox import OutboxPublisher
+from connectors.retained import read_retained
 from connectors.sparkplug import SparkplugHost
 from edge_agent import __version__
 from edge_agent.audit import AuditLog
-from edge_agent.audit.component import AuditCheckpointer, open_audit_log
+from edge_agent.audit.anchor import MARKER, AuditAnchor, Citation, checkpoint_topic, refuse_missing_log
+from edge_agent.audit.component import AuditCheckpointer, open_audit_log, witness_targets
 from edge_agent.config import AgentConfig
 from edge_agent.config.security import security_warnings
 from edge_agent.daemon.component import Component
@@ -40,6 +45,7 @@ class AgentContext:
     writer: RecordWriter
     audit: AuditLog
     status: Callable[[], AgentStatus]
+    anchor: AuditAnchor | None = None
 
 
 def build_components(ctx: AgentContext) -> list[Component]:
@@ -66,6 +72,9 @@ def build_components(ctx: AgentContext) -> list[Component]:
     )
     if outbox is not None:
         components.append(outbox)
+    ctx.anchor = _audit_anchor(ctx, outbox)
+    if ctx.anchor is not None:
+        components.append(ctx.anchor)
     if config.reports.enabled and engine is not None and outbox is not None:
         components.append(
             ReportService(config, ctx.store, engine, ctx.audit, outbox_wake=outbox.wake, mqtt_client=MqttClient)
@@ -91,6 +100,7 @@ async def run_agent(config: AgentConfig, notifier: SdNotifier | None = None, con
     and the stop (exit code, reason, restarts per component), so every stretch of the agent's life is accounted for:
     a start without a stop before it is a crash.
     """
+    refuse_missing_log(config.paths.audit_dir, _store_has_data(config.paths.store_path))
     audit = open_audit_log(config)
     try:
         with Store(config.paths.store_path) as store:
@@ -113,6 +123,8 @@ async def run_agent(config: AgentConfig, notifier: SdNotifier | None = None, con
                 exit_code = await supervisor.run()
             finally:
                 _record_stop(audit, supervisor, exit_code)
+                if ctx.anchor is not None:
+                    ctx.anchor.finish()  # the last checkpoint: queued for the broker, cosigned by the witnesses
             return exit_code
     finally:
         audit.close()
@@ -144,3 +156,60 @@ def _record_stop(audit: AuditLog, supervisor: Supervisor, exit_code: int | None)
     audit.append(
         "agent.stop", "agent", {"exit_code": exit_code, "reason": supervisor.stop_reason, "restarts": restarts}
     )
+
+
+def _audit_anchor(ctx: AgentContext, outbox: OutboxPublisher | None) -> AuditAnchor | None:
+    """Checkpoints leave the box: retained on edge/<site>/audit/checkpoint through the outbox, and to the witnesses.
+    None when there is nothing to anchor to and nothing to check (no broker, no witness, no report, no marker)."""
+    config, store = ctx.config, ctx.store
+    witnesses = witness_targets(config)
+    citations = _store_citations(config.paths.store_path)
+    if outbox is None and not witnesses and not citations and not (config.paths.audit_dir / MARKER).exists():
+        return None
+    topic = checkpoint_topic(config.site.id)
+
+    def publish(note: bytes) -> None:
+        store.outbox_put(topic, note, 1, True)
+        if outbox is not None:
+            outbox.wake()
+
+    async def read_published() -> bytes | None:
+        return await read_retained(config.mqtt, topic, f"{config.mqtt.client_id}-audit")
+
+    return AuditAnchor(
+        ctx.audit,
+        publish=publish if outbox is not None else None,
+        read_published=read_published if outbox is not None else None,
+        citations=lambda: _store_citations(config.paths.store_path),
+        witnesses=witnesses,
+    )
+
+
+def _store_citations(path: Path) -> list[Citation]:
+    """Every audit seq a stored report cites (its document's `audit`: requested, generated, signoff)."""
+    if not path.exists():
+        return []
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'reports'").fetchone():
+            return []
+        rows = conn.execute("SELECT report_id, document FROM reports").fetchall()
+    cited = []
+    for report_id, document in rows:
+        audit = json.loads(document).get("audit") or {}
+        for field in ("requested", "generated", "signoff"):
+            if isinstance(audit.get(field), int):
+                cited.append(Citation(report_id, field, audit[field]))
+    return cited
+
+
+def _store_has_data(path: Path) -> bool:
+    """Records or reports in the store (read-only; no store file: none)."""
+    if not path.exists():
+        return False
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return any(
+            conn.execute(f"SELECT EXISTS (SELECT 1 FROM {t})").fetchone()[0]  # noqa: S608 (fixed table names)
+            for t in ("records", "reports")
+            if t in tables
+        )

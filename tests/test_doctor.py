@@ -48,6 +48,7 @@ CHECK_IDS = [
     "security",
     "state_dir",
     "audit_key",
+    "audit_rollback",
     "disk",
     "clock",
     "clock.ntp",

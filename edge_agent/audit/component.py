@@ -13,7 +13,9 @@ import structlog
 from prometheus_client import Gauge
 
 from edge_agent.audit.checkpoint import CheckpointError
+from edge_agent.audit.cosignature import CosignerKey
 from edge_agent.audit.log import AuditLog
+from edge_agent.audit.witness_client import WitnessTarget
 from edge_agent.config import AgentConfig
 
 log = structlog.get_logger(component="audit")
@@ -24,6 +26,11 @@ UNSIGNED = Gauge("edge_agent_audit_unsigned_entries", "Audit entries not yet cov
 
 def origin_for(config: AgentConfig) -> str:
     return config.audit.origin or f"edge-agent/{config.site.id}"
+
+
+def witness_targets(config: AgentConfig) -> list[WitnessTarget]:
+    """The configured witnesses (their keys were validated with the config)."""
+    return [WitnessTarget(w.url, CosignerKey.parse(w.key)) for w in config.audit.witnesses]
 
 
 def open_audit_log(config: AgentConfig) -> AuditLog:

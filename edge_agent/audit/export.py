@@ -14,7 +14,7 @@ import shutil
 import tarfile
 import tempfile
 from base64 import b64encode
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,6 +83,7 @@ def export_bundle(
     end: datetime | None = None,
     log: AuditLog | None = None,
     actor: str = "operator",
+    cosign: Callable[[bytes], bytes] | None = None,
 ) -> ExportResult:
     """Write the bundle for entries with `start <= time <= end` (either open) to `out` (a dir, or `*.tar.gz`)."""
     out = Path(out)
@@ -109,6 +110,8 @@ def export_bundle(
         if not latest.exists():
             raise ExportError(f"no signed checkpoint in {audit_dir} yet: stop the agent (it signs at shutdown)")
         note = latest.read_bytes()
+    if cosign is not None:
+        note = cosign(note)  # the witnesses' cosignatures travel in the bundle's checkpoint (anchor.py)
     checkpoint = Checkpoint.parse_body(SignedNote.parse(note).text)
 
     lines = _first_lines(audit_dir / "entries.jsonl", checkpoint.size)

@@ -63,6 +63,7 @@ EVENTS = (
     "report.generated",
     "report.signed_off",
     "report.rejected",
+    "report.signoff_refused",
     "audit.export",
     "key.rotated",
     "error",
@@ -148,6 +149,8 @@ class AuditLog:
         self._sync_lock = threading.RLock()
         self._lock_fd: int | None = None
         self._closed = False
+        self._held: str | None = None  # signing waits for the start-up rollback check (anchor.py)
+        self._listeners: list[Callable[[bytes], None]] = []
 
     # -- opening ---------------------------------------------------------------------------------------------------
 
@@ -159,14 +162,16 @@ class AuditLog:
         *,
         checkpoint_every_entries: int | None = None,
         clock: Callable[[], datetime] = utcnow,
+        genesis: dict[str, Any] | None = None,
     ) -> AuditLog:
-        """Open (creating on first start) the log in `directory`; the signing key is created with it."""
+        """Open (creating on first start) the log in `directory`; the signing key is created with it. `genesis`
+        is added to a new log's first entry (`audit init --new-log`: why, and the old log's last checkpoint)."""
         directory = Path(directory)
         check_name(origin)
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         lock_fd = _lock(directory)
         try:
-            return cls._open_locked(directory, origin, lock_fd, checkpoint_every_entries, clock)
+            return cls._open_locked(directory, origin, lock_fd, checkpoint_every_entries, clock, genesis)
         except BaseException:
             os.close(lock_fd)
             raise
@@ -179,6 +184,7 @@ class AuditLog:
         lock_fd: int,
         checkpoint_every_entries: int | None,
         clock: Callable[[], datetime],
+        genesis: dict[str, Any] | None = None,
     ) -> AuditLog:
         entries = directory / ENTRIES
         torn = _repair_torn_tail(directory, entries)
@@ -212,7 +218,8 @@ class AuditLog:
         audit = cls(directory, origin, signer, fd, tail, last, blocked, checkpoint_every_entries, clock)
         audit._lock_fd = lock_fd
         if created:
-            audit.append("key.rotated", "audit", {"previous": None, "key": signer.verifier.key_string()})
+            first = {"previous": None, "key": signer.verifier.key_string(), **({"new_log": genesis} if genesis else {})}
+            audit.append("key.rotated", "audit", first)
             # Signed at once, so every log has a checkpoint: one without any is then evidence of deletion.
             audit.checkpoint()
             log.info("audit_key_created", key=signer.verifier.key_string())
@@ -252,6 +259,29 @@ class AuditLog:
     def root(self) -> bytes:
         with self._sync_lock:
             return self._builder.root()
+
+    @property
+    def blocked(self) -> str | None:
+        """Why this log will not be signed (None: it will)."""
+        return self._blocked
+
+    def block(self, reason: str) -> None:
+        """Never sign again in this process (a rollback was found); `audit recover` is the way back."""
+        with self._sync_lock:
+            self._blocked = self._blocked or reason
+
+    def hold(self, reason: str) -> None:
+        """Sign nothing until `release()`: the start-up rollback check has not finished."""
+        with self._sync_lock:
+            self._held = reason
+
+    def release(self) -> None:
+        with self._sync_lock:
+            self._held = None
+
+    def add_listener(self, listener: Callable[[bytes], None]) -> None:
+        """Call `listener(note)` after each checkpoint is signed and stored (under the log's lock: keep it short)."""
+        self._listeners.append(listener)
 
     # -- appending -------------------------------------------------------------------------------------------------
 
@@ -363,6 +393,8 @@ class AuditLog:
         """Caller holds _sync_lock, so the durable state (size, tree) cannot move underneath."""
         if self._blocked is not None:
             raise CheckpointError(f"not signing: {self._blocked}")
+        if self._held is not None:
+            raise CheckpointError(f"not signing yet: {self._held}")
         previous = self._last_checkpoint
         if previous is not None and previous.size == self._size and len(signers) == 1:
             return (self.directory / LATEST_CHECKPOINT).read_bytes()
@@ -378,6 +410,11 @@ class AuditLog:
         _write_file_durably(self.directory / LATEST_CHECKPOINT, note)
         self._last_checkpoint = current
         log.info("audit_checkpoint", size=current.size, root=current.root.hex())
+        for listener in self._listeners:
+            try:
+                listener(note)
+            except Exception as exc:  # a listener's failure must not undo a stored checkpoint
+                log.error("audit_checkpoint_listener_failed", error=repr(exc))
         return note
 
     # -- keys ------------------------------------------------------------------------------------------------------

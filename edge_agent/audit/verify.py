@@ -30,6 +30,7 @@ from edge_agent.audit.archive import extract_bundle
 from edge_agent.audit.binding import check_reports
 from edge_agent.audit.bundle import BundleError
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
+from edge_agent.audit.cosignature import CosignerKey, require_cosignatures
 from edge_agent.audit.entry import (
     ENTRY_HASH_MARKER,
     ENTRY_HASH_MEMBER_LEN,
@@ -44,7 +45,7 @@ from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.keys import AuditKeyError, Verifier
 from edge_agent.audit.log import ENTRIES, KEYS, iter_lines, read_verifiers, signed_notes
 from edge_agent.audit.manifest import BundleManifest, check_manifest, list_files
-from edge_agent.audit.merkle import RootBuilder
+from edge_agent.audit.merkle import MerkleTree, RootBuilder
 from edge_agent.audit.proof import ProofError, verify_consistency, verify_inclusion
 
 # Offsets into a canonical line, from entry.py's markers: entry_hash's hex digits start `_HASH_AT` after its
@@ -236,11 +237,31 @@ def check_checkpoint(
 
 
 def verify_log(
-    directory: Path | str, pubkey: Verifier | None = None, origin: str | None = None, *, strict: bool = False
+    directory: Path | str,
+    pubkey: Verifier | None = None,
+    origin: str | None = None,
+    *,
+    strict: bool = False,
+    trusted: bytes | None = None,
+    witness_keys: Sequence[CosignerKey] = (),
 ) -> VerifyResult:
     """Verify the log in `directory` (chain, every checkpoint, signatures). Never raises on bad data: the result
-    names the first problem."""
+    names the first problem. `trusted`: the auditor's last seen checkpoint, which the log must extend;
+    `witness_keys`: witnesses whose cosignatures the newest checkpoint must carry (from `cosigned`)."""
     directory = Path(directory)
+    result = _verify_log(directory, pubkey, origin, strict, trusted)
+    if result.ok and witness_keys:
+        problem = _log_cosignatures(directory, witness_keys)
+        if problem is not None:
+            result.problem = problem
+        else:
+            result.notes.append(f"newest checkpoint cosigned by {len(witness_keys)} witness(es)")
+    return result
+
+
+def _verify_log(
+    directory: Path, pubkey: Verifier | None, origin: str | None, strict: bool, trusted: bytes | None
+) -> VerifyResult:
     notes = list(signed_notes(directory))
     try:
         known = read_verifiers(directory)
@@ -249,8 +270,16 @@ def verify_log(
     anchor = pubkey or (known[-1] if known else None)
     untrusted_anchor = pubkey is None and anchor is not None
     entries = directory / ENTRIES
+    trusted_cp: Checkpoint | None = None
+    if trusted is not None:
+        try:
+            trusted_cp = _open_trusted(trusted, [pubkey] if pubkey else known)
+        except CheckpointError as exc:
+            return VerifyResult(0, 0, 0, "", Problem(None, f"trusted checkpoint: {exc}"))
     chain = scan_chain(
-        iter_lines(entries) if entries.exists() else [], roots_at=[size for size, _ in notes], strict=strict
+        iter_lines(entries) if entries.exists() else [],
+        roots_at=[size for size, _ in notes] + ([trusted_cp.size] if trusted_cp else []),
+        strict=strict,
     )
     root = chain.roots[chain.count].hex()
     result = VerifyResult(chain.count, 0, 0, root, chain.problem)
@@ -300,12 +329,63 @@ def verify_log(
                 f"trusted key {anchor.key_string()} was rotated out; hand-over checkpoints lead to the current key"
             )
     result.signed_size = latest.size
+    if trusted_cp is not None:
+        problem = _against_trusted(trusted_cp, latest, chain.roots.get(trusted_cp.size))
+        if problem is not None:
+            result.problem = problem
+            return result
+        result.notes.append(f"extends the trusted checkpoint of size {trusted_cp.size}")
     if untrusted_anchor:
         result.notes.append(
             "trusted the newest key in keys.txt; pass --pubkey with the key from the commissioning record to rule out"
             " a re-keyed, re-signed log"
         )
     return result
+
+
+def _open_trusted(note: bytes, keys: Sequence[Verifier]) -> Checkpoint:
+    parsed = SignedNote.parse(note)
+    parsed.verified_by(keys)
+    return Checkpoint.parse_body(parsed.text)
+
+
+def _against_trusted(trusted: Checkpoint, latest: Checkpoint, root_at_trusted: bytes | None) -> Problem | None:
+    """The log (latest signed checkpoint `latest`, roots over its entries) must extend the auditor's checkpoint."""
+    if trusted.origin != latest.origin:
+        return Problem(None, f"trusted checkpoint is of origin {trusted.origin!r}, the log is {latest.origin!r}")
+    if trusted.size > latest.size:
+        return Problem(
+            None,
+            f"ROLLBACK: trusted checkpoint has size {trusted.size}, the log's latest signed checkpoint only"
+            f" {latest.size}: entries {latest.size}..{trusted.size - 1} were removed",
+        )
+    if root_at_trusted != trusted.root:
+        return Problem(
+            None,
+            f"ROLLBACK: the log's root at size {trusted.size} differs from the trusted checkpoint's: history was"
+            " rewritten (no consistency with the trusted checkpoint)",
+        )
+    return None
+
+
+def _log_cosignatures(directory: Path, keys: Sequence[CosignerKey]) -> Problem | None:
+    latest_path = directory / "checkpoint"
+    cosigned_path = directory / "cosigned"
+    if not latest_path.exists():
+        return Problem(None, "no checkpoint to require cosignatures on")
+    latest = SignedNote.parse(latest_path.read_bytes())
+    size = Checkpoint.parse_body(latest.text).size
+    if not cosigned_path.exists():
+        return Problem(None, f"newest checkpoint (size {size}) has no cosignatures (no {cosigned_path})")
+    cosigned = SignedNote.parse(cosigned_path.read_bytes())
+    if cosigned.text != latest.text:
+        other = Checkpoint.parse_body(cosigned.text).size
+        return Problem(None, f"newest checkpoint (size {size}) is not cosigned; the newest cosigned is size {other}")
+    try:
+        require_cosignatures(cosigned, keys)
+    except CheckpointError as exc:
+        return Problem(None, f"newest checkpoint (size {size}): {exc}")
+    return None
 
 
 def _handover_problem(
@@ -345,7 +425,14 @@ def _locate(problem: Problem, previous: Checkpoint | None, size: int) -> Problem
 # -- bundles -----------------------------------------------------------------------------------------------------
 
 
-def verify_bundle(path: Path | str, pubkey: Verifier | None = None, *, check_files: bool = True) -> VerifyResult:
+def verify_bundle(
+    path: Path | str,
+    pubkey: Verifier | None = None,
+    *,
+    check_files: bool = True,
+    trusted: bytes | None = None,
+    witness_keys: Sequence[CosignerKey] = (),
+) -> VerifyResult:
     """Verify an export bundle (directory or .tar.gz) with nothing but its files and a trusted public key.
 
     Without `pubkey` the bundle's own pubkey.txt is used, which proves only that the bundle is self-consistent;
@@ -359,16 +446,22 @@ def verify_bundle(path: Path | str, pubkey: Verifier | None = None, *, check_fil
                 root = extract_bundle(path, Path(tmp))
             except BundleError as exc:
                 return VerifyResult(0, 0, 0, "", Problem(None, str(exc)))
-            return _verify_bundle_dir(root, pubkey, check_files)
+            return _verify_bundle_dir(root, pubkey, check_files, trusted, witness_keys)
     if not path.is_dir():
         return VerifyResult(0, 0, 0, "", Problem(None, f"{path}: no bundle there (a directory or a .tar.gz)"))
-    return _verify_bundle_dir(path, pubkey, check_files)
+    return _verify_bundle_dir(path, pubkey, check_files, trusted, witness_keys)
 
 
-def _verify_bundle_dir(root: Path, pubkey: Verifier | None, check_files: bool) -> VerifyResult:
+def _verify_bundle_dir(
+    root: Path,
+    pubkey: Verifier | None,
+    check_files: bool,
+    trusted: bytes | None = None,
+    witness_keys: Sequence[CosignerKey] = (),
+) -> VerifyResult:
     result = VerifyResult(0, 0, 0, "", None)
     try:
-        _check_bundle(root, pubkey, result, check_files)
+        _check_bundle(root, pubkey, result, check_files, trusted, witness_keys)
     except BundleError as exc:
         result.problem = Problem(None, str(exc))
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
@@ -377,7 +470,14 @@ def _verify_bundle_dir(root: Path, pubkey: Verifier | None, check_files: bool) -
     return result
 
 
-def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, check_files: bool) -> None:
+def _check_bundle(
+    root: Path,
+    pubkey: Verifier | None,
+    result: VerifyResult,
+    check_files: bool,
+    trusted: bytes | None = None,
+    witness_keys: Sequence[CosignerKey] = (),
+) -> None:
     list_files(root)  # refuses a symlink or device before any file is read through it
     manifest_bytes = (root / bundle.MANIFEST).read_bytes()
     raw = json.loads(manifest_bytes)
@@ -451,6 +551,24 @@ def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, che
         if problem is not None:
             result.problem = problem
             return
+    elif check_files:
+        problem = _first_export_problem(manifest, lines, result)
+        if problem is not None:
+            result.problem = problem
+            return
+    if witness_keys:
+        try:
+            require_cosignatures(note, witness_keys)
+        except CheckpointError as exc:
+            result.problem = Problem(None, f"{bundle.CHECKPOINT} (size {checkpoint.size}): {exc}")
+            return
+        result.notes.append(f"checkpoint cosigned by {len(witness_keys)} witness(es)")
+    if trusted is not None:
+        problem = _bundle_against_trusted(trusted, pubkey, checkpoint, consistency, manifest.first_seq, chain)
+        if problem is not None:
+            result.problem = problem
+            return
+        result.notes.append("consistent with the trusted checkpoint")
 
     reason, notes = check_reports(root, lines, manifest)
     result.notes += notes
@@ -458,6 +576,73 @@ def _check_bundle(root: Path, pubkey: Verifier | None, result: VerifyResult, che
         reason = check_manifest(root, manifest_bytes, manifest, pubkey, checkpoint)
     if reason is not None:
         result.problem = Problem(None, reason)
+
+
+def _first_export_problem(manifest: BundleManifest, lines: Sequence[bytes], result: VerifyResult) -> Problem | None:
+    """No consistency proof is acceptable only for the log's first export."""
+    if manifest.previous_checkpoint_size is not None:
+        return Problem(
+            None,
+            f"no consistency proof, but the manifest names a previous export (checkpoint size"
+            f" {manifest.previous_checkpoint_size}): this is not the log's first export",
+        )
+    exports = [i for i, line in enumerate(lines) if b'"event":"audit.export"' in line]
+    if manifest.recorded_in_log and exports:
+        exports = exports[:-1]  # this export's own entry
+    if exports:
+        return Problem(
+            manifest.first_seq + exports[0],
+            "no consistency proof, but an earlier audit.export entry is in the bundle: this is not the log's first"
+            " export",
+        )
+    where = "" if manifest.first_seq == 0 else f" (entries before {manifest.first_seq} are not in the bundle)"
+    result.notes.append(
+        f"no consistency proof: the log's first export by its signed manifest{where}; pass --trusted-checkpoint"
+        " with the last checkpoint you saw to rule out a rollback"
+    )
+    return None
+
+
+def _bundle_against_trusted(
+    trusted: bytes,
+    pubkey: Verifier,
+    checkpoint: Checkpoint,
+    consistency: dict | None,
+    first_seq: int,
+    chain: ChainResult,
+) -> Problem | None:
+    try:
+        cp = _open_trusted(trusted, [pubkey])
+    except CheckpointError as exc:
+        return Problem(None, f"trusted checkpoint: {exc}")
+    if cp.origin != checkpoint.origin:
+        return Problem(None, f"trusted checkpoint is of origin {cp.origin!r}, the bundle's {checkpoint.origin!r}")
+    if cp.size > checkpoint.size:
+        return Problem(
+            None,
+            f"ROLLBACK: trusted checkpoint has size {cp.size}, newer than the bundle's checkpoint of size"
+            f" {checkpoint.size}",
+        )
+    if cp.size == checkpoint.size:
+        if cp.root != checkpoint.root:
+            return Problem(None, f"ROLLBACK: the bundle's root at size {cp.size} differs from the trusted checkpoint's")
+        return None
+    if consistency is not None and int(consistency["old_size"]) == cp.size:
+        old = Checkpoint.parse_body(SignedNote.parse(consistency["old_checkpoint"].encode("utf-8")).text)
+        if old.root == cp.root:
+            return None  # _check_consistency proved old → this checkpoint
+        return Problem(
+            None, f"ROLLBACK: the bundle's previous checkpoint at size {cp.size} differs from the trusted one"
+        )
+    if first_seq == 0 and chain.leaves is not None and len(chain.leaves) >= cp.size:
+        if MerkleTree(chain.leaves[: cp.size]).root(cp.size) == cp.root:
+            return None
+        return Problem(None, f"ROLLBACK: the bundle's entries 0..{cp.size - 1} do not match the trusted checkpoint")
+    return Problem(
+        None,
+        f"no valid consistency proof from the trusted checkpoint (size {cp.size}) to the bundle's (size"
+        f" {checkpoint.size})",
+    )
 
 
 def _prev_hash_of(line: bytes) -> str:

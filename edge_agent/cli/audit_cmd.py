@@ -1,4 +1,4 @@
-"""`edge-agent audit verify|export|verify-bundle|pubkey|rotate-key|replay`.
+"""`edge-agent audit verify|export|verify-bundle|pubkey|rotate-key|recover|init|replay`.
 
 Exit codes: 0 verified / done; 1 verification failed (the first bad entry is named on stderr) or the action failed;
 2 bad usage or bad config.
@@ -30,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify.add_argument(
         "--strict", action="store_true", help="also parse every entry (types, canonical JSON); ~8x slower"
     )
+    _add_trust_options(verify)
     verify.set_defaults(func=_verify)
 
     export = sub.add_parser("export", help="write an auditor's bundle (directory, or .tar.gz) for a time range")
@@ -47,7 +48,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     bundle.add_argument("path", type=Path, help="bundle directory or .tar.gz")
     _add_pubkey_option(bundle)
+    _add_trust_options(bundle)
     bundle.set_defaults(func=_verify_bundle)
+
+    recover = sub.add_parser(
+        "recover", help="after a detected rollback: accept the findings on the record and sign again (agent stopped)"
+    )
+    add_config_option(recover)
+    recover.add_argument("--reason", required=True, help="why (recorded in the audit.recovered entry)")
+    recover.add_argument("--actor", default="operator", help="who recovers (recorded)")
+    recover.set_defaults(func=_recover)
+
+    init = sub.add_parser("init", help="start a new audit log on purpose (the old one is lost): --new-log")
+    add_config_option(init)
+    init.add_argument("--new-log", action="store_true", required=True, help="required: yes, a new log")
+    init.add_argument("--reason", required=True, help="why (recorded in the new log's first entry)")
+    init.add_argument("--actor", default="operator", help="who starts it (recorded)")
+    init.add_argument(
+        "--last-checkpoint",
+        type=Path,
+        help="the old log's last checkpoint (default: read back from edge/<site>/audit/checkpoint)",
+    )
+    init.set_defaults(func=_init)
 
     pubkey = sub.add_parser("pubkey", help="print the note verifier key that signs checkpoints")
     add_config_option(pubkey)
@@ -62,6 +84,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_option(replay)
     replay.add_argument("report_id")
     replay.set_defaults(func=_replay)
+
+
+def _add_trust_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trusted-checkpoint",
+        type=Path,
+        help="the last checkpoint you saw (a signed note file): fail unless the log extends it",
+    )
+    parser.add_argument(
+        "--witness-key",
+        action="append",
+        default=[],
+        help="require a cosignature by this witness key on the newest checkpoint; repeatable",
+    )
+
+
+def _trust(args: argparse.Namespace) -> tuple[bytes | None, list[Any]]:
+    from edge_agent.audit import AuditKeyError
+    from edge_agent.audit.cosignature import CosignerKey
+
+    trusted = None
+    if args.trusted_checkpoint is not None:
+        try:
+            trusted = args.trusted_checkpoint.read_bytes()
+        except OSError as exc:
+            raise CliExit(f"edge-agent: --trusted-checkpoint: {exc}", 2) from exc
+    try:
+        keys = [CosignerKey.parse(k) for k in args.witness_key]
+    except AuditKeyError as exc:
+        raise CliExit(f"edge-agent: --witness-key: {exc}", 2) from exc
+    return trusted, keys
 
 
 def _add_pubkey_option(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +156,15 @@ def _verify(args: argparse.Namespace) -> int:
 
     config = load(args, setup_logging=False)
     route_logs_to_stderr()
-    result = verify_log(config.paths.audit_dir, _trusted_key(args.pubkey), origin_of(config), strict=args.strict)
+    trusted, witness_keys = _trust(args)
+    result = verify_log(
+        config.paths.audit_dir,
+        _trusted_key(args.pubkey),
+        origin_of(config),
+        strict=args.strict,
+        trusted=trusted,
+        witness_keys=witness_keys,
+    )
     return _print_verification("audit verify", result)
 
 
@@ -111,7 +172,8 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     from edge_agent.audit.verify import verify_bundle
 
     route_logs_to_stderr()
-    result = verify_bundle(args.path, _trusted_key(args.pubkey))
+    trusted, witness_keys = _trust(args)
+    result = verify_bundle(args.path, _trusted_key(args.pubkey), trusted=trusted, witness_keys=witness_keys)
     return _print_verification("audit verify-bundle", result)
 
 
@@ -127,12 +189,19 @@ def _print_verification(command: str, result: VerifyResult) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from edge_agent.audit import AuditError, AuditLockedError, AuditLog
+    from edge_agent.audit.anchor import with_cosignatures
+    from edge_agent.audit.component import witness_targets
     from edge_agent.audit.export import export_bundle
 
     config = load(args, setup_logging=False)
     route_logs_to_stderr()
     audit_dir = config.paths.audit_dir
     reports_dir = config.paths.state_dir / "reports"
+    targets = witness_targets(config)
+
+    def cosign(note: bytes) -> bytes:
+        return with_cosignatures(audit_dir, note, targets)
+
     try:
         try:
             with AuditLog.open(audit_dir, origin_of(config)) as log:
@@ -144,13 +213,16 @@ def _export(args: argparse.Namespace) -> int:
                     end=args.end,
                     log=log,
                     actor=args.actor,
+                    cosign=cosign,
                 )
         except AuditLockedError:
             print(
                 "note: the agent holds the audit log; exporting against its latest checkpoint, not recorded in it",
                 file=sys.stderr,
             )
-            result = export_bundle(audit_dir, args.out, reports_dir=reports_dir, start=args.start, end=args.end)
+            result = export_bundle(
+                audit_dir, args.out, reports_dir=reports_dir, start=args.start, end=args.end, cosign=cosign
+            )
     except AuditError as exc:
         raise CliExit(f"audit export: {exc}", 1) from exc
     assert result.verification is not None
@@ -206,6 +278,107 @@ def _rotate(args: argparse.Namespace) -> int:
         raise CliExit(f"audit rotate-key: {exc}; stop the agent first", 1) from exc
     except AuditError as exc:
         raise CliExit(f"audit rotate-key: {exc}", 1) from exc
+
+
+def _recover(args: argparse.Namespace) -> int:
+    from edge_agent.audit import AuditError, AuditLockedError, AuditLog
+    from edge_agent.audit.anchor import MARKER, accept, read_marker
+
+    config = load(args, setup_logging=False)
+    route_logs_to_stderr()
+    audit_dir = config.paths.audit_dir
+    findings = read_marker(audit_dir)
+    if findings is None:
+        raise CliExit(f"audit recover: no rollback recorded ({audit_dir / MARKER} does not exist); nothing to do", 1)
+    try:
+        with AuditLog.open(audit_dir, origin_of(config)) as log:
+            entry = log.append(
+                "audit.recovered",
+                args.actor,
+                {"reason": args.reason, "findings": [{"key": f.key, "message": f.message} for f in findings]},
+            )
+            accept(audit_dir, [f.key for f in findings], args.reason)
+            (audit_dir / MARKER).unlink()
+            note = log.checkpoint() if log.blocked is None else None
+    except AuditLockedError as exc:
+        raise CliExit(f"audit recover: {exc}; stop the agent first", 1) from exc
+    except AuditError as exc:
+        raise CliExit(f"audit recover: {exc}", 1) from exc
+    print_json(
+        {
+            "seq": entry.seq,
+            "accepted": [f.message for f in findings],
+            "signed": note is not None,
+            "note": None if note is not None else "the log does not match its own checkpoints; see audit verify",
+        }
+    )
+    return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from connectors.retained import read_retained
+    from edge_agent.audit import AuditError, AuditLog
+    from edge_agent.audit.anchor import accept, checkpoint_topic, finding_key
+    from edge_agent.audit.component import witness_targets
+    from edge_agent.audit.log import ENTRIES
+    from edge_agent.audit.witness_client import WitnessError, latest_cosigned
+
+    config = load(args, setup_logging=False)
+    route_logs_to_stderr()
+    audit_dir = config.paths.audit_dir
+    if (audit_dir / ENTRIES).exists() and (audit_dir / ENTRIES).stat().st_size:
+        raise CliExit(f"audit init: {audit_dir / ENTRIES} exists; a new log only replaces a missing one", 1)
+    previous: bytes | None = None
+    source = None
+    if args.last_checkpoint is not None:
+        previous, source = args.last_checkpoint.read_bytes(), str(args.last_checkpoint)
+    elif config.mqtt.enabled:
+        topic = checkpoint_topic(config.site.id)
+        try:
+            previous = asyncio.run(read_retained(config.mqtt, topic, f"{config.mqtt.client_id}-audit-init"))
+            source = topic
+        except Exception as exc:  # an unreachable broker: the new log says so instead of the checkpoint
+            print(f"note: could not read {topic}: {exc!r}", file=sys.stderr)
+    origin = origin_of(config)
+    outside: list[tuple[str, bytes]] = [("published checkpoint", previous)] if previous else []
+    for target in witness_targets(config):
+        try:
+            note = latest_cosigned(target, origin)
+        except WitnessError as exc:
+            print(f"note: {exc}", file=sys.stderr)
+            continue
+        if note:
+            outside.append((f"witness {target.url}", note))
+    genesis = {
+        "reason": args.reason,
+        "actor": args.actor,
+        "previous_checkpoint": previous.decode("utf-8", "replace") if previous else None,
+        "previous_checkpoint_from": source,
+    }
+    try:
+        with AuditLog.open(audit_dir, origin, genesis=genesis) as log:
+            # What the old log left outside no longer matches this one: accepted here, on the record.
+            keys = [finding_key(where, note) for where, note in outside]
+            keys += [f"witness:{t.url}:{size}" for t in witness_targets(config) for size in _witness_sizes(outside)]
+            accept(audit_dir, keys, f"audit init --new-log: {args.reason}")
+            print_json({"origin": origin, "key": log.verifier.key_string(), "previous_checkpoint": source})
+    except AuditError as exc:
+        raise CliExit(f"audit init: {exc}", 1) from exc
+    return 0
+
+
+def _witness_sizes(outside: list[tuple[str, bytes]]) -> list[int]:
+    from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
+
+    sizes = []
+    for _, note in outside:
+        try:
+            sizes.append(Checkpoint.parse_body(SignedNote.parse(note).text).size)
+        except CheckpointError:
+            continue
+    return sizes
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -1,10 +1,37 @@
-"""Audit trail: checkpoint cadence and origin."""
+"""Audit trail: checkpoint cadence, origin and the witnesses that cosign its checkpoints."""
 
 from __future__ import annotations
 
-from pydantic import Field
+import base64
+import binascii
+import hashlib
+
+from pydantic import Field, field_validator
 
 from edge_agent.config.base import Section
+
+
+class WitnessConfig(Section):
+    """A C2SP tlog-witness: its submission URL prefix and its cosignature/v1 public key (name+id+base64, type 0x04)."""
+
+    url: str = Field(pattern=r"^https?://[^\s]+$")
+    key: str
+
+    @field_validator("key")
+    @classmethod
+    def _cosigner_key(cls, value: str) -> str:
+        try:
+            name, id_hex, encoded = value.strip().split("+", 2)
+            raw = base64.b64decode(encoded, validate=True)
+            claimed = int(id_hex, 16)
+        except (ValueError, binascii.Error) as exc:
+            raise ValueError(f"witness key {value!r} is not name+id+base64") from exc
+        if not name or any(c.isspace() for c in name) or len(raw) != 33 or raw[0] != 0x04:
+            raise ValueError(f"witness key {value!r} is not an Ed25519 cosignature/v1 key (type 0x04)")
+        computed = int.from_bytes(hashlib.sha256(name.encode() + b"\n" + raw).digest()[:4], "big")
+        if computed != claimed:
+            raise ValueError(f"witness key {value!r}: key ID {id_hex} != computed {computed:08x}")
+        return value.strip()
 
 
 class AuditConfig(Section):
@@ -16,3 +43,5 @@ class AuditConfig(Section):
     checkpoint_every_entries: int = Field(256, ge=1)
     # 300 s: a quiet plant still gets its newest entries signed within five minutes.
     checkpoint_every_s: float = Field(300.0, gt=0)
+    # Witnesses that cosign every checkpoint (docs/audit.md, "Rollback and witnesses"); none by default.
+    witnesses: list[WitnessConfig] = Field(default_factory=list)

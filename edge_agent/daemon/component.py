@@ -40,6 +40,14 @@ class StartsInBackground(Protocol):
     start_in_background: bool
 
 
+@runtime_checkable
+class ExplainsNotReady(Protocol):
+    """A component that is up but not ready for a reason it names (the audit anchor after a rollback): while
+    `not_ready_reason` is set the component counts as not ready and /readyz shows the reason as its `last_error`."""
+
+    not_ready_reason: str | None
+
+
 @dataclass(frozen=True)
 class StartOptions:
     """How the supervisor starts one component: what it declares (`SlowToStart`, `StartsInBackground`), or the

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from edge_agent.backoff import backoff_delay
 from edge_agent.config import DaemonConfig
-from edge_agent.daemon.component import Component, StartOptions
+from edge_agent.daemon.component import Component, ExplainsNotReady, StartOptions
 from edge_agent.daemon.restarts import RestartWindow
 from edge_agent.daemon.sdnotify import SdNotifier, watchdog_interval, watchdog_loop
 
@@ -121,8 +121,12 @@ class _Slot:
         return self.phase == "stopping"
 
     @property
+    def not_ready_reason(self) -> str | None:
+        return self.component.not_ready_reason if isinstance(self.component, ExplainsNotReady) else None
+
+    @property
     def is_ready(self) -> bool:
-        return self.phase == "running" and self.ready.is_set()
+        return self.phase == "running" and self.ready.is_set() and self.not_ready_reason is None
 
     def flapping(self, now: float) -> bool:
         return self.window.count(now) > self.flap_restarts
@@ -135,7 +139,7 @@ class _Slot:
     def status(self, now: float) -> ComponentStatus:
         state: ComponentState
         if self.phase == "running":
-            state = "ready" if self.ready.is_set() else ("degraded" if self.was_ready else "starting")
+            state = "ready" if self.is_ready else ("degraded" if self.was_ready else "starting")
         else:
             state = self.phase
         return ComponentStatus(
@@ -145,7 +149,7 @@ class _Slot:
             restarts=self.restarts,
             restarts_in_window=self.window.count(now),
             flapping=self.flapping(now),
-            last_error=self.last_error,
+            last_error=self.not_ready_reason or self.last_error,
         )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from edge_agent.config import AgentConfig
 from edge_agent.doctor import config as config_checks
 from edge_agent.doctor import files, host, llm
+from edge_agent.doctor.audit_rollback import check_audit_rollback
 from edge_agent.doctor.mqtt import check_mqtt
 from edge_agent.doctor.opcua import check_opcua_source
 from edge_agent.doctor.runner import AsyncProbe, Probe, run_probes
@@ -37,6 +38,7 @@ def probes(config_path: Path, config: AgentConfig, on: Host) -> list[Probe | Asy
         Probe("security", partial(config_checks.check_security, config, on.environ)),
         Probe("state_dir", partial(files.check_state_dir, state_dir, on.euid)),
         Probe("audit_key", partial(files.check_audit_key, config)),
+        Probe("audit_rollback", partial(check_audit_rollback, config)),
         Probe("disk", partial(files.check_disk, config)),
         Probe("clock", lambda: host.check_clock(datetime.now(UTC), host.installed_at())),
         Probe("clock.ntp", lambda: host.check_ntp(*host.query_ntp())),
