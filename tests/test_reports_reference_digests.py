@@ -12,8 +12,10 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from edge_agent.canonical import canonical_json, sha256_hex
+from edge_agent.config.kpi import KpiLineConfig
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.reference import reference_text
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
@@ -22,6 +24,9 @@ from edge_agent.sim.plant import ASSETS
 from edge_agent.sim.records import plant_records
 from edge_agent.types import Record, StoredRecord
 from tests.fixtures.reports import SHIFT_START, TZ, record, shift_records, stored
+from tests.test_reports_kpi import KPI
+from tests.test_reports_kpi import _alarms as kpi_alarms
+from tests.test_reports_kpi import _shift as kpi_shift
 from training.narrator.corpus import TEST_SEEDS, seed_reports
 
 DIGESTS = Path(__file__).parent / "data" / "reference_digests.json"
@@ -88,7 +93,7 @@ def _hand_written_2() -> list[Record]:
 
 def cases() -> Iterator[tuple[str, Section, ResolvedRequest]]:
     """(case name, section, request) for every fixed input, section and language."""
-    inputs: list[tuple[str, list[StoredRecord], ResolvedRequest, dict[str, int]]] = []
+    inputs: list[tuple[str, list[StoredRecord], ResolvedRequest, dict[str, Any]]] = []
     for i in BENCH_REQUESTS:
         request, records = bench_request(i)
         inputs.append((f"bench{i}", records, request, {}))
@@ -102,6 +107,12 @@ def cases() -> Iterator[tuple[str, Section, ResolvedRequest]]:
     inputs.append(("same-cause", stored(same_cause), _request(8, "A"), {}))
     start = datetime(2026, 11, 29, 12, tzinfo=UTC)
     inputs.append(("sim7-30h", plant_records(7, start, 30, tick_s=60, tag_every=10), _request(30, None, start), {}))
+    # The plant KPIs' sections (reference writer r8): OEE computable and not, MTBF/MTTR, an alarm performance review.
+    kpi_25 = KPI.model_copy(update={"lines": [KpiLineConfig(line="L1", ideal_rate_per_min=2.5)]})
+    inputs.append(("kpi-shift", stored(kpi_shift()), _request(8, "A"), {"kpi": kpi_25}))
+    inputs.append(("kpi-shift-missing", stored(kpi_shift()), _request(8, "A"), {"kpi": KPI}))
+    review = _request(8, "A").model_copy(update={"type": "alarm_performance"})
+    inputs.append(("kpi-alarms", stored(kpi_alarms()), review, {}))
     for name, records, request, limits in inputs:
         for language in LANGUAGES:
             req = request.model_copy(update={"language": language})

@@ -23,10 +23,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     req = sub.add_parser("request", help="send a report request over MQTT 5 and print the replies")
     add_config_option(req)
     req.add_argument(
-        "--type", required=True, choices=["shift_summary", "alarm_summary", "downtime_analysis", "asset_history"]
+        "--type",
+        required=True,
+        choices=["shift_summary", "alarm_summary", "downtime_analysis", "asset_history", "alarm_performance"],
     )
     req.add_argument(
-        "--window", required=True, help="shift:NAME, shift:NAME@YYYY-MM-DD, or START/END in ISO-8601 with offsets"
+        "--window",
+        default=None,
+        help="shift:NAME, shift:NAME@YYYY-MM-DD, or START/END in ISO-8601 with offsets; required but for"
+        " alarm_performance (default: the last reports.kpi.alarm_review_days whole days)",
     )
     req.add_argument("--lang", choices=["es", "en", "pt"], default=None)
     req.add_argument("--asset", action="append", default=[], help="scope: an asset id (repeatable)")
@@ -91,10 +96,14 @@ def _request(args: argparse.Namespace) -> int:
     payload = {
         "request_id": args.request_id or str(uuid.uuid4()),
         "type": args.type,
-        "window": parse_window(args.window),
         "scope": {"assets": args.asset, "line": args.line, "area": args.area},
         "formats": args.formats or ["json", "markdown"],
     }
+    if args.window is not None:
+        payload["window"] = parse_window(args.window)
+    elif args.type != "alarm_performance":
+        print("error: --window is required for this report type", file=sys.stderr)
+        return 2
     if args.lang:
         payload["language"] = args.lang
     try:

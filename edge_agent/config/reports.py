@@ -6,6 +6,7 @@ from pydantic import Field, field_validator, model_validator
 
 from edge_agent.approval import ApproverKey, parse_public_key
 from edge_agent.config.base import Section
+from edge_agent.config.kpi import KpiConfig
 
 
 class ShiftConfig(Section):
@@ -80,6 +81,8 @@ class ReportsConfig(Section):
     # ~1,500 tokens (every listed note is shown to the model), every prompt well inside a 4096-token context.
     notes_max: int = Field(12, ge=0)
     list_facts_max: int = Field(24, ge=1)
+    # The plant KPIs' inputs (OEE, MTBF/MTTR, alarm performance): docs/kpis.md.
+    kpi: KpiConfig = Field(default_factory=KpiConfig)
 
     @model_validator(mode="after")
     def _keys_belong_to_approvers(self) -> ReportsConfig:

@@ -17,6 +17,7 @@ import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -52,8 +53,12 @@ BODY_SCHEMA = "edge-agent.report.body/2"
 # v5: a word said twice in a row is a prose problem (prose.prose_problems); v6: a sentence naming a note ties it
 # only to what the note is about (grounding.check_note_ties); v7: a note's time and the author said with it must be
 # one note's; v8: a note said to be left while a stop went on, or after it, was (grounding.check_note_when); v9: the
-# process-values section rests on its `sections.TAGS_MAX` top peaks only, the tags its prompt shows.
-GROUNDING_RULES = "v9"
+# process-values section rests on its `sections.TAGS_MAX` top peaks only, the tags its prompt shows; v10: a
+# percentage is read against the ratio facts (`facts.is_ratio`, the plant KPIs') × 100, and a ratio only as one.
+GROUNDING_RULES = "v10"
+# Stops and alarms this far before a window are loaded with it, for the KPIs alone: a standing alarm raised up to
+# 2 days earlier is seen (stale after 24 h), and MTBF/MTTR may look back `reports.kpi.lookback_days` (at most 2).
+KPI_HISTORY = timedelta(days=2)
 
 
 def clean_narrative(text: str, truncated: bool = False) -> str:
@@ -112,9 +117,11 @@ class Draft:
 
 
 def report_records(store: Store, window: ResolvedWindow) -> list[StoredRecord]:
-    """What a report reads: the window's records, and every data gap that began before the window, since one may
-    last into it (the facts keep those that do). Gap records are few, one per outage and tag: reading all is cheap."""
-    return store.records(None, window.start, kinds=[DATA_GAP]) + store.records(window.start, window.end)
+    """What a report reads: the window's records, every data gap that began before the window, since one may
+    last into it (the facts keep those that do; gap records are few, one per outage and tag: reading all is cheap),
+    and the alarms and MES events of `KPI_HISTORY` before it, which only the KPIs read."""
+    history = store.records(window.start - KPI_HISTORY, window.start, kinds=["alarm", "mes_event"])
+    return store.records(None, window.start, kinds=[DATA_GAP]) + history + store.records(window.start, window.end)
 
 
 def generation_params(config: ReportsConfig, seed: int) -> GenerationParams:
@@ -264,7 +271,7 @@ def report_body(
 
 def report_facts(records: list[StoredRecord], request: ResolvedRequest, config: ReportsConfig) -> list[Fact]:
     """The facts of a report under the plant's list limits: the one call writing, replaying and benching share."""
-    return compute_facts(records, request, list_max=config.list_facts_max, notes_max=config.notes_max)
+    return compute_facts(records, request, list_max=config.list_facts_max, notes_max=config.notes_max, kpi=config.kpi)
 
 
 def _facts_and_prompts(

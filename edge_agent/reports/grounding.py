@@ -8,6 +8,9 @@ Rules, in the order claims are read from the text (each span is read once):
                     hours rounded half up to the decimals written, seconds exact
   ids               a token starting with a letter and holding a digit (`P-101`, `P-101.vibration_mm_s`, `WO-4711`)
                     → an id some fact names, or the text of an operator note not held for review holds
+  percentages       `88.9 %`, `97%` → a ratio fact (`facts.is_ratio`: availability, performance, quality, oee,
+                    `*_share`; held in [0, 1]) × 100, rounded half up to the decimals written (88.89 % may read
+                    88.9 %, never 89 %), or a plain value as a number; a ratio is never read as a bare number
   numbers           `4.53`, `4,5` (comma or point as the decimal mark; no thousands separators) → a fact value
                     rounded half up to the decimals written; a non-integer value must be written with at least one
                     decimal (7.86 may be "7.9", never "8"); a duration's whole minutes and hours to one decimal;
@@ -43,12 +46,12 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict
 
-from edge_agent.reports.facts import Fact, round_value
+from edge_agent.reports.facts import Fact, is_ratio, round_value
 from edge_agent.reports.request import from_iso
 from edge_agent.reports.sections import Section, left_after, left_during, note_assets
 
@@ -91,11 +94,14 @@ _COMPOSITE = re.compile(rf"(?<![\w.,])(\d+)\s*{_H}\.?\s*(?:y|e|and|,)?\s*(\d+)\s
 _DURATION = re.compile(rf"(?<![\w.,])({_NUM})\s*({_H}|{_MIN}|{_S})\b", re.I)
 _ID = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z0-9_.\-]*\d[A-Za-z0-9_.\-]*")
 _NUMBER = re.compile(rf"(?<![\w])({_NUM})(?![\w])")
+# A percentage: "88.89 %", "97%", "12,5 %"; read against the ratio facts (`facts.is_ratio`) × 100, or a plain value.
+_PERCENT = re.compile(rf"(?<![\w])({_NUM})\s*%")
 
 
 @dataclass
 class _Allowed:
     numbers: list[tuple[float, int, str]] = field(default_factory=list)  # value, decimals it has, fact id
+    percents: list[tuple[Decimal, int, str]] = field(default_factory=list)  # ratio × 100, its decimals, fact id
     durations: list[tuple[int, str]] = field(default_factory=list)  # seconds, fact id
     times: dict[str, set[str]] = field(default_factory=dict)  # "HH:MM" local / ISO → fact ids
     dates: dict[str, set[str]] = field(default_factory=dict)
@@ -136,6 +142,12 @@ def allowed_claims(facts: list[Fact], tz: ZoneInfo) -> _Allowed:
                 allowed.durations.append((value, fact.id))
                 allowed.numbers.append((round_value(value / 60, 0), 0, fact.id))
                 allowed.numbers.append((round_value(value / 3600, 1), 1, fact.id))
+            elif is_ratio(name) and isinstance(value, (int, float)):
+                # A ratio is written as a percentage only: 0.8889 as "88.89 %" or "88.9 %", never "0.89" or "89".
+                percent = (Decimal(repr(float(value))) * 100).normalize()
+                exponent = percent.as_tuple().exponent
+                assert isinstance(exponent, int)  # finite: facts hold no NaN
+                allowed.percents.append((percent, max(-exponent, 0), fact.id))
             elif isinstance(value, (int, float)):
                 allowed.numbers.append((value, _decimals(value), fact.id))
         if fact.kind == "window" and fact.subject and re.fullmatch(r"\d+", fact.subject):
@@ -165,6 +177,19 @@ def _number_facts(text: str, allowed: _Allowed) -> list[str]:
         if _as_written(value, decimals) == written:
             hits.append(fact_id)
     return sorted(set(hits))
+
+
+def _percent_facts(text: str, allowed: _Allowed) -> list[str]:
+    """Ratio facts whose percentage, rounded half up to the decimals written, is `text`; then, as before ratios were
+    read, any plain value it equals ("62.5 %" of a tag `level_pct`)."""
+    written, decimals = _parse(text)
+    hits = []
+    for percent, percent_decimals, fact_id in allowed.percents:
+        if percent_decimals > 0 and decimals == 0:
+            continue  # 88.89 % is not "89 %", as 7.86 is not "8"
+        if percent.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP) == written:
+            hits.append(fact_id)
+    return sorted(set(hits) | set(_number_facts(text, allowed)))
 
 
 def _duration_facts(amount: str, unit: str, allowed: _Allowed) -> list[str]:
@@ -223,6 +248,9 @@ def check_narrative(narrative: str, facts: list[Fact], tz_name: str) -> Groundin
     for m in _DURATION.finditer(narrative):
         if free(m):
             record(m, "duration", _duration_facts(m.group(1), m.group(2), allowed), "no fact has this duration")
+    for m in _PERCENT.finditer(narrative):
+        if free(m):
+            record(m, "percent", _percent_facts(m.group(1), allowed), "no fact has this percentage")
     for m in _ID.finditer(narrative):
         token = m.group(0).rstrip(".-_")
         if not free(m) or not token:

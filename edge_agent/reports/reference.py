@@ -24,7 +24,7 @@ from typing import Any
 from edge_agent.reports.facts import Fact
 from edge_agent.reports.grounding import section_grounding
 from edge_agent.reports.phrasebook.writer import SectionWriter
-from edge_agent.reports.prompts import fact_sentence, format_number
+from edge_agent.reports.prompts import fact_sentence, format_number, format_percent
 from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.request import ResolvedRequest, from_iso
 from edge_agent.reports.sections import Section, left_after, note_tie
@@ -36,9 +36,13 @@ from edge_agent.reports.sections import Section, left_after, note_tie
 # as r4's; the wording, picked by a hash over the section's facts, differs); r6: the process-values section lists its
 # tag statistics peaks first (`sections.tag_peak`), and that hash reads them in that order (the same tags are named,
 # some in other wordings); r7: that section holds only the `sections.TAGS_MAX` top peaks, which the hash reads (the
-# same tags are named, some in other wordings).
-REFERENCE_VERSION = "r7"
+# same tags are named, some in other wordings); r8: the plant KPIs' sections (`oee`, `maintenance`,
+# `alarm_performance`), their wordings only added to the phrasebook: every earlier section's text is unchanged.
+REFERENCE_VERSION = "r8"
 MAX_SENTENCES = 4
+# An alarm performance review says rate, floods, the worst flood, the top alarms, chattering/standing/stale and the
+# priority mix: six sentences, each short.
+SECTION_SENTENCES = {"alarm_performance": 6}
 # An alarm is tied to a stop on its asset that starts from its first activation to an hour after its last: long
 # enough for a vibration alarm to end in a trip, short enough not to blame an alarm for the next shift's stop.
 TIE_WINDOW_S = 3600
@@ -382,12 +386,149 @@ def _states(w: SectionWriter) -> _Slot:
     ]
 
 
+# --- plant KPIs ---------------------------------------------------------------------------------------------------
+
+
+def _pct(w: SectionWriter, value: float | None) -> str:
+    return w.book.label("not_computable") if value is None else format_percent(value)
+
+
+def _oee(w: SectionWriter) -> list[_Slot]:
+    slots: list[_Slot] = []
+    lines = _of(w.section.facts, "oee")
+    for f in lines[:MAX_SENTENCES]:
+        v = f.values
+        ratios = {k: _pct(w, v[k]) for k in ("availability", "performance", "quality", "oee")}
+        line = w.name(f.subject)
+        if v["oee"] is not None:
+            slots.append([w.phrase("oee.full", line=line, **ratios)])
+        else:
+            del ratios["oee"]
+            slots.append([w.phrase("oee.partial", line=line, missing=w.inline(v["missing"]) or "-", **ratios)])
+    for f in lines[: MAX_SENTENCES - len(slots)]:
+        v = f.values
+        if v["planned_busy_time_s"] > 0:
+            fields = {
+                "busy": w.dur(v["planned_busy_time_s"]),
+                "lost": w.dur(v["unplanned_downtime_s"]),
+                "planned": w.dur(v["planned_downtime_s"]),
+            }
+            slots.append([w.phrase("oee.time", line=w.name(f.subject), **fields)])
+    return slots
+
+
+def _maintenance(w: SectionWriter) -> list[_Slot]:
+    mttr = {f.subject: f for f in _of(w.section.facts, "mttr")}
+    failed = [f for f in _of(w.section.facts, "mtbf") if f.values["mtbf_s"] is not None and f.subject in mttr]
+    if not failed:
+        return [[w.phrase("mt.none")]]
+    # Most failures first, then the longest repairs: what a maintenance planner acts on.
+    failed.sort(key=lambda f: (-f.values["failure_count"], -(mttr[f.subject].values["mttr_s"] or 0), f.subject))
+    return [
+        [
+            w.phrase(
+                "mt.asset",
+                asset=w.name(f.subject),
+                failures=w.count("failure", f.values["failure_count"]),
+                mttr=w.dur(mttr[f.subject].values["mttr_s"]),
+                mtbf=w.dur(f.values["mtbf_s"]),
+            )
+        ]
+        for f in failed[:MAX_SENTENCES]
+    ]
+
+
+def _alarm_performance(w: SectionWriter) -> list[_Slot]:
+    facts = w.section.facts
+    slots: list[_Slot] = []
+    rates = _of(facts, "alarm_rate")
+    if rates and sum(f.values["count"] for f in rates) == 0:
+        return [[w.phrase("ap.none")]]
+    for f in rates[:2]:
+        v = f.values
+        fields = {
+            "alarms": w.count("alarm", v["count"]),
+            "per_hour": format_number(v["per_hour_mean"]),
+            "bench": format_number(v["benchmark_per_hour"]),
+            "bench_max": format_number(v["benchmark_per_hour_max"]),
+            "peak": format_number(v["per_10min_peak"]),
+        }
+        if len(rates) == 1:
+            slots.append([w.phrase("ap.rate", **fields)])
+        else:
+            slots.append([w.phrase("ap.rate_console", console=w.name(f.subject), **fields)])
+    flood = _of(facts, "alarm_flood")
+    if flood:
+        v = flood[0].values
+        if v["episodes_count"]:
+            share = format_percent(v["flood_share"])
+            runs = w.count("episode", v["episodes_count"])
+            slots.append(
+                [w.phrase("ap.flood", share=share, episodes=runs, bench=format_percent(v["benchmark_flood_share"]))]
+            )
+        else:
+            slots.append([w.phrase("ap.flood_none", bench=format_percent(v["benchmark_flood_share"]))])
+    episodes = _of(facts, "alarm_flood_episode")
+    if episodes:
+        e = max(episodes, key=lambda f: f.values["count"])
+        v = e.values
+        slots.append(
+            [
+                w.phrase(
+                    "ap.episode",
+                    span=w.span(v["start_at"], v["end_at"]),
+                    count=format_number(v["count"]),
+                    top=w.name(v["top_1_asset"]),
+                    top_count=format_number(v["top_1_count"]),
+                )
+            ]
+        )
+    bad = _of(facts, "alarm_bad_actors")
+    actors = sorted(_of(facts, "alarm_bad_actor"), key=lambda f: f.values["rank"])
+    if bad and actors and bad[0].values["top10_share"] is not None:
+        first = actors[0]
+        slots.append(
+            [
+                w.phrase(
+                    "ap.bad",
+                    share=format_percent(bad[0].values["top10_share"]),
+                    alarm=w.alarm(first, name),
+                    times=w.count("time", first.values["count"]),
+                )
+                for name in w.alarm_names(first)
+            ]
+        )
+    counts = {k: _of(facts, k) for k in ("alarm_chattering", "alarm_standing", "alarm_stale")}
+    if all(counts.values()):
+        n = {k: v[0].values["count"] for k, v in counts.items()}
+        slots.append(
+            [
+                w.phrase(
+                    "ap.health",
+                    chattering=w.count("alarm", n["alarm_chattering"]),
+                    standing=format_number(n["alarm_standing"]),
+                    stale=format_number(n["alarm_stale"]),
+                )
+            ]
+        )
+    mix = _of(facts, "alarm_priority_mix")
+    if mix and mix[0].values["low_share"] is not None:
+        v = mix[0].values
+        fields = {band: format_percent(v[f"{band}_share"]) for band in ("low", "medium", "high")}
+        bench = {f"b_{band}": format_percent(v[f"benchmark_{band}_share"]) for band in ("low", "medium", "high")}
+        slots.append([w.phrase("ap.priority", **fields, **bench)])
+    return slots
+
+
 _BUILDERS: dict[str, Callable[[SectionWriter], list[_Slot]]] = {
     "alarms": _alarms,
     "downtime": _downtime,
     "production_quality": _production_quality,
     "notes": _notes,
     "process_values": _process_values,
+    "oee": _oee,
+    "maintenance": _maintenance,
+    "alarm_performance": _alarm_performance,
 }
 
 
@@ -411,7 +552,7 @@ def reference_sentences(section: Section, request: ResolvedRequest) -> list[str]
         chosen = next((sentence for sentence in slot if fit(sentence, kept)), None)
         if chosen is not None:
             kept.append(chosen)
-        if len(kept) == MAX_SENTENCES:
+        if len(kept) == SECTION_SENTENCES.get(section.name, MAX_SENTENCES):
             break
     if not kept:  # figure-free, so it always passes: the net under the net
         kept.append(writer.phrase("fallback", topic=writer.words.topic.get(section.name, section.name)))

@@ -21,7 +21,7 @@ from edge_agent.config.reports import ShiftConfig
 from edge_agent.reports.errors import RequestError
 from edge_agent.values import ValueDomainError, check_json_domain
 
-ReportType = Literal["shift_summary", "alarm_summary", "downtime_analysis", "asset_history"]
+ReportType = Literal["shift_summary", "alarm_summary", "downtime_analysis", "asset_history", "alarm_performance"]
 Language = Literal["es", "en", "pt"]
 Format = Literal["json", "markdown", "html"]
 
@@ -104,7 +104,8 @@ def _json_only() -> list[Format]:
 class ReportRequest(_Strict):
     request_id: str = Field(min_length=1, max_length=128, pattern=_ID_PATTERN)
     type: ReportType
-    window: Window
+    # None only for an alarm_performance review: the last `reports.kpi.alarm_review_days` whole local days.
+    window: Window | None = None
     scope: Scope = Field(default_factory=Scope)
     language: Language | None = None
     formats: list[Format] = Field(default_factory=_json_only, min_length=1)
@@ -170,6 +171,8 @@ def parse_request(payload: bytes) -> ReportRequest:
     except ValidationError as exc:
         err = exc.errors()[0]
         raise RequestError(field_name(err["loc"]), err["msg"].removeprefix("Value error, ")) from exc
+    if request.window is None and request.type != "alarm_performance":
+        raise RequestError("window", "Field required")
     if request.type == "asset_history" and not request.scope.assets:
         raise RequestError("scope.assets", "asset_history needs at least one asset")
     return request
@@ -246,13 +249,22 @@ def resolve(
     tz_name: str,
     default_language: Language,
     now: datetime,
+    review_days: int = 7,
 ) -> ResolvedRequest:
-    """Fill defaults and fix the window. A shift without a date is the most recent one that has ended by `now`."""
+    """Fill defaults and fix the window. A shift without a date is the most recent one that has ended by `now`; no
+    window (an alarm_performance review) is the last `review_days` whole local days before `now`'s."""
     try:
         tz = ZoneInfo(tz_name)
     except (ZoneInfoNotFoundError, ValueError) as exc:  # ValueError: not a zone key at all ("", "../x")
         raise RequestError("window", f"site timezone {tz_name!r} is unknown") from exc
     window = request.window
+    if window is None:
+        return ResolvedRequest(
+            type=request.type,
+            language=request.language or default_language,
+            window=review_window(tz, tz_name, now, review_days),
+            scope=request.scope,
+        )
     try:
         resolved = _resolve_window(window, shifts, tz, tz_name, now)
     except OverflowError as exc:  # a date at the ends of the calendar (0001-01-01, 9999-12-31) has no shift
@@ -275,6 +287,14 @@ def _resolve_window(
         raise RequestError("window.shift", f"unknown shift {window.shift!r} (known: {known})")
     start, end = shift_bounds(shift, window.date, tz) if window.date is not None else last_ended_shift(shift, tz, now)
     return ResolvedWindow(start=start, end=end, shift=shift.name, timezone=tz_name)
+
+
+def review_window(tz: ZoneInfo, tz_name: str, now: datetime, days: int) -> ResolvedWindow:
+    """The `days` whole local days that ended at the last local midnight before `now`."""
+    today = now.astimezone(tz).date()
+    end = datetime.combine(today, time(0, 0), tzinfo=tz)
+    start = datetime.combine(today - timedelta(days=days), time(0, 0), tzinfo=tz)
+    return ResolvedWindow(start=start.astimezone(dt.UTC), end=end.astimezone(dt.UTC), timezone=tz_name)
 
 
 def shift_bounds(shift: ShiftConfig, day: dt.date, tz: ZoneInfo) -> tuple[datetime, datetime]:

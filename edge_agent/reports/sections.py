@@ -1,7 +1,8 @@
 """A report's narrative in sections (pure): which facts each section is written from.
 
 A small model writes one short section at a time, each from its own facts only, so a section that fails the
-grounding check costs that section alone. Five sections, in the order a shift supervisor reads them:
+grounding check costs that section alone. The sections, in the order a shift supervisor reads them, then the plant
+KPIs':
 
   alarms              alarm_total, top_alarm;            related: the downtimes on the same assets (alarms are tied
                                                          to the stops they preceded)
@@ -16,6 +17,10 @@ grounding check costs that section alone. Five sections, in the order a shift su
                                                          the highest peaks (`tag_peak`), highest first: the tags worth
                                                          naming, each copied from its own line (among ten lines, r10
                                                          gave one tag the mean or the name of the line next to it)
+  oee                 oee (per line)
+  maintenance         mtbf, mttr (per asset)
+  alarm_performance   alarm_rate, alarm_flood(_episode), alarm_bad_actor(s), alarm_chattering(_alarm),
+                      alarm_standing(_alarm), alarm_stale(_alarm), alarm_priority_mix
 
 A section with no fact of its kinds is not written. The window fact goes with every section: it is what times and
 dates are read against. Data gaps, skipped records and completeness stay in the facts list only.
@@ -35,8 +40,28 @@ SECTION_KINDS: dict[str, tuple[str, ...]] = {
     "production_quality": ("production", "quality_checks"),
     "notes": ("operator_note", "operator_notes_not_listed"),
     "process_values": ("tag_stats", "state_change", "state_changes_not_listed"),
+    # The plant KPIs (`reports.kpi`, docs/kpis.md): in shift summaries and downtime analyses, and the alarm
+    # performance review.
+    "oee": ("oee",),
+    "maintenance": ("mtbf", "mttr"),
+    "alarm_performance": (
+        "alarm_rate",
+        "alarm_flood",
+        "alarm_flood_episode",
+        "alarm_bad_actors",
+        "alarm_bad_actor",
+        "alarm_chattering",
+        "alarm_chattering_alarm",
+        "alarm_standing",
+        "alarm_standing_alarm",
+        "alarm_stale",
+        "alarm_stale_alarm",
+        "alarm_priority_mix",
+    ),
 }
 SECTIONS = tuple(SECTION_KINDS)
+# The sections a report has only with the plant's KPI settings (`facts.compute_facts(kpi=...)`), or in a review.
+KPI_SECTIONS = ("oee", "maintenance", "alarm_performance")
 # An asset name as the simulator and most plants write them (P-101, C-201, T-301): what ties a note to its events.
 _ASSET_IN_TEXT = re.compile(r"(?<![\w.\-])[A-Za-z]+-\d+[A-Za-z0-9]*(?![\w\-])")
 # Three tags at most: the most telling peaks, not a table of every tag (the facts list keeps every tag's statistics).

@@ -386,6 +386,7 @@ class ReportService:
             # A str whose config pattern ^(es|en|pt)$ admits exactly the Language literals.
             default_language=rules.default_language,  # type: ignore[arg-type]
             now=from_us(accepted_us),
+            review_days=rules.kpi.alarm_review_days,
         )
 
     async def _resume(self) -> None:

@@ -26,16 +26,19 @@ from zoneinfo import ZoneInfo
 
 from edge_agent.llm.types import ChatMessage
 from edge_agent.reports.errors import TemplateError
-from edge_agent.reports.facts import Fact, round_value
+from edge_agent.reports.facts import Fact, is_ratio, round_value
 from edge_agent.reports.request import ResolvedRequest, from_iso
 from edge_agent.reports.sections import SECTIONS, NoteTie, Section, note_tie
 from edge_agent.reports.untrusted import clean, fence, looks_like_instruction
 
 # Templates v2: one prompt per narrative section. Phrasebook v2: v1's sentences and labels plus `downtime_cause`,
 # `downtime_longest` and the notes' `note_tie`/`note_tie_none` lines (each changed the files, and so their hashes:
-# replay refuses reports written before).
-TEMPLATE_VERSION = "v2"
-PHRASEBOOK_VERSION = "v2"
+# replay refuses reports written before). v3: v2 and the plant KPIs (`reports.kpi`): the `oee`, `maintenance` and
+# `alarm_performance` sections' names, their fact sentences (ratios as percentages, a figure not computable said so),
+# the alarm performance review's title. A v2 section's prompt is the same text in v3; the files' hashes differ, so
+# replay refuses v2 reports (their facts lack the KPIs, which every new report carries).
+TEMPLATE_VERSION = "v3"
+PHRASEBOOK_VERSION = "v3"
 _DIR = Path(__file__).resolve().parent
 # 80 characters: an alarm message or downtime reason; longer text from a record is cut before it reaches a prompt.
 SHORT_TEXT_MAX = 80
@@ -125,6 +128,11 @@ def format_number(value: float | int) -> str:
     return text
 
 
+def format_percent(ratio: float) -> str:
+    """A ratio in [0, 1] as a percentage to 2 decimals, trailing zeros dropped: 0.8889 → "88.89 %", 0.97 → "97 %"."""
+    return f"{format_number(round_value(float(Decimal(repr(float(ratio))) * 100), 2))} %"
+
+
 def format_duration(seconds: int, book: Phrasebook) -> str:
     """Whole minutes (half up) from a minute on, else seconds: the unit the grounding check reads back."""
     if seconds < 60:
@@ -155,6 +163,8 @@ def fact_sentence(fact: Fact, book: Phrasebook, request: ResolvedRequest) -> str
         key = "window_shift"
     if key in ("downtime", "downtime_longest", "data_gap") and fact.values.get("open"):
         key += "_open"
+    if key == "oee" and fact.values.get("missing"):
+        key += "_missing"
     template = book.facts.get(key)
     if template is None:
         return None
@@ -162,7 +172,11 @@ def fact_sentence(fact: Fact, book: Phrasebook, request: ResolvedRequest) -> str
     with_date = spans_days(request)
     shown: dict[str, str] = {"subject": safe_text(fact.subject, book)}
     for name, value in fact.values.items():
-        if name.endswith("_at") or name == "at":
+        if value is None:
+            shown[name] = book.label("not_computable")
+        elif is_ratio(name) and isinstance(value, (int, float)):
+            shown[name] = format_percent(value)
+        elif name.endswith("_at") or name == "at":
             shown[name] = format_time(value, tz, with_date)
         elif name.endswith("_s") and isinstance(value, int):
             shown[name] = format_duration(value, book)

@@ -1,0 +1,113 @@
+"""The plant KPIs in reports: their narrative sections, the reference writer's text for them, the grounding that
+binds a KPI to its value and asset, and the alarm_performance request."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from edge_agent.config.kpi import KpiLineConfig
+from edge_agent.reports.errors import RequestError
+from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.grounding import check_narrative, section_grounding
+from edge_agent.reports.prompts import build_prompt
+from edge_agent.reports.reference import reference_text
+from edge_agent.reports.request import parse_request, resolve
+from edge_agent.reports.sections import Section, split_sections
+from tests.fixtures.reports import TZ, fact, stored
+from tests.test_reports_kpi import KPI, _alarms, _request, _shift
+
+KPI_25 = KPI.model_copy(update={"lines": [KpiLineConfig(line="L1", ideal_rate_per_min=2.5)]})
+
+
+def _section(name: str, language: str = "en") -> Section:
+    report_type = "alarm_performance" if name == "alarm_performance" else "shift_summary"
+    records = _alarms() if report_type == "alarm_performance" else _shift()
+    request = _request(report_type).model_copy(update={"language": language})
+    (section,) = [s for s in split_sections(compute_facts(stored(records), request, kpi=KPI_25)) if s.name == name]
+    return section
+
+
+def _ok(text: str, section: Section) -> bool:
+    return section_grounding(text, section, TZ).ok
+
+
+class TestSections:
+    def test_kpi_sections_in_a_shift_summary(self) -> None:
+        request = _request()
+        names = [s.name for s in split_sections(compute_facts(stored(_shift()), request, kpi=KPI_25))]
+        assert names[-2:] == ["oee", "maintenance"]
+
+    def test_alarm_performance_review_has_its_section(self) -> None:
+        request = _request("alarm_performance")
+        names = [s.name for s in split_sections(compute_facts(stored(_alarms()), request))]
+        assert names == ["alarms", "alarm_performance"]
+
+    @pytest.mark.parametrize("language", ["es", "en", "pt"])
+    @pytest.mark.parametrize("name", ["oee", "maintenance", "alarm_performance"])
+    def test_reference_text_is_grounded(self, name: str, language: str) -> None:
+        """The reference writer's KPI text passes the checks it is the net for, in every language."""
+        section = _section(name, language)
+        request = _request("alarm_performance" if name == "alarm_performance" else "shift_summary")
+        text = reference_text(section, request.model_copy(update={"language": language}))
+        assert _ok(text, section), text
+        assert "%" in text or name == "maintenance"
+
+    def test_prompt_shows_ratios_as_percentages(self) -> None:
+        user = build_prompt(_section("oee"), _request()).user
+        assert "availability 88.89 %, performance 90 %, quality 97 %, OEE 77.6 %" in user
+
+
+class TestGrounding:
+    def test_the_right_kpi_passes(self) -> None:
+        section = _section("oee")
+        assert _ok("On L1 the OEE was 77.6 %, with availability 88.89 % and quality 97 %.", section)
+        assert _ok("L1's availability was 88.9 %.", section)  # 88.89 rounded to the one decimal written
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "On L1 availability was 89.5 %.",  # a wrong value
+            "On L1 availability was 89 %.",  # 88.89 % rounded past its decimals
+            "On L1 availability was 0.89.",  # a ratio not written as a percentage
+            "The OEE of L1 was 88.89.",  # a percentage without its sign is a plain number, and no fact has it
+        ],
+    )
+    def test_a_wrong_kpi_value_is_refused(self, text: str) -> None:
+        assert not _ok(text, _section("oee"))
+
+    def test_a_kpi_given_to_the_wrong_asset_is_refused(self) -> None:
+        """P-101's 30 min MTTR said of C-201 (whose MTTR is 10 min): every figure is a fact, the binding is not."""
+        section = _section("maintenance")
+        assert _ok("P-101 had an MTTR of 30 min.", section)
+        assert not _ok("C-201 had an MTTR of 30 min.", section)
+
+    def test_an_alarm_share_bound_to_its_alarm(self) -> None:
+        section = _section("alarm_performance")
+        assert _ok("C-201 carried 53.33 % of the alarm load.", section)
+        assert not _ok("P-101 carried 53.33 % of the alarm load.", section)
+
+    def test_percentages_of_plain_values_still_pass(self) -> None:
+        """A tag measured in percent (T-301.level_pct) written with a sign passes, as before ratios were read."""
+        level = fact("F02", "tag_stats", "T-301.level_pct", max=62.5, mean=55.1)
+        assert check_narrative("T-301.level_pct peaked at 62.5 %.", [level], TZ).ok
+        assert not check_narrative("T-301.level_pct peaked at 63.5 %.", [level], TZ).ok
+
+
+class TestRequest:
+    def test_alarm_performance_without_a_window_is_the_last_days(self) -> None:
+        request = parse_request(json.dumps({"request_id": "r1", "type": "alarm_performance"}).encode())
+        now = datetime(2026, 12, 4, 15, 0, tzinfo=UTC)  # 09:00 in Mexico City
+        resolved = resolve(request, shifts=[], tz_name=TZ, default_language="en", now=now, review_days=7)
+        # 7 whole local days before 2026-12-04 00:00 local (06:00 UTC)
+        assert (resolved.window.start, resolved.window.end) == (
+            datetime(2026, 11, 27, 6, tzinfo=UTC),
+            datetime(2026, 12, 4, 6, tzinfo=UTC),
+        )
+
+    def test_other_types_still_need_a_window(self) -> None:
+        with pytest.raises(RequestError) as err:
+            parse_request(json.dumps({"request_id": "r1", "type": "shift_summary"}).encode())
+        assert err.value.field == "window"
