@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import time
 from pathlib import Path
 
 from edge_agent.daemon.component import Component, SlowToStart, StartOptions, StartsInBackground
 from edge_agent.llm.component import EngineComponent
-from tests.fixtures.engine import engine_config
+from edge_agent.llm.types import ChatMessage, GenerationParams
+from tests.fixtures.engine import EngineHandle, engine_config
 
 
 class Plain:
@@ -40,3 +44,52 @@ class TestStartOptions:
 
         assert isinstance(Foreground(), StartsInBackground)
         assert StartOptions.of(Foreground()) == StartOptions()
+
+
+class FakeEngine:
+    """Stands in for LocalEngine's liveness: `loaded` and why the last process went away."""
+
+    def __init__(self) -> None:
+        self.loaded = True
+        self.last_death = "engine unresponsive: no heartbeat for 11 s"
+
+
+class TestLiveness:
+    def test_readiness_follows_the_engine(self, tmp_path: Path) -> None:
+        """A dead or hung engine clears `ready` and names why; loaded again, it is ready again."""
+        component = EngineComponent(engine_config(tmp_path))
+        engine, ready = FakeEngine(), asyncio.Event()
+        ready.set()
+        engine.loaded = False
+        component._follow(engine, ready)  # type: ignore[arg-type]
+        assert not ready.is_set()
+        assert component.not_ready_reason == (
+            "engine not running (engine unresponsive: no heartbeat for 11 s); restarting"
+        )
+        engine.loaded = True
+        component._follow(engine, ready)  # type: ignore[arg-type]
+        assert ready.is_set() and component.not_ready_reason is None
+
+
+class TestHang:
+    """Runs on the session engine: stops its process (SIGSTOP); the watchdog kills and restarts it."""
+
+    def test_a_stopped_engine_is_not_ready_within_30_s_and_recovers(self, engine: EngineHandle) -> None:
+        """SIGSTOP → not ready, naming the missed heartbeat, within 30 s; then a new process answers."""
+        component = EngineComponent(engine.config)
+        ready = asyncio.Event()
+        ready.set()
+        old_pid = engine.engine.pid
+        assert old_pid is not None and engine.engine.loaded
+        stopped = time.monotonic()
+        os.kill(old_pid, signal.SIGSTOP)
+        while ready.is_set():
+            assert time.monotonic() - stopped < 30, "still ready 30 s after the engine stopped"
+            time.sleep(0.5)
+            component._follow(engine.engine, ready)
+        assert "no heartbeat" in (component.not_ready_reason or "")
+        params = GenerationParams(max_tokens=4)
+        answer = asyncio.run(engine.generate([ChatMessage(role="user", content="Say hi.")], params))
+        assert answer.text and engine.engine.pid not in (None, old_pid)
+        component._follow(engine.engine, ready)
+        assert ready.is_set()

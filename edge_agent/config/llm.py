@@ -51,6 +51,13 @@ class LlmConfig(Section):
     max_concurrent: int = Field(1, ge=1)
     start_timeout_s: float = Field(300.0, gt=0)
     request_timeout_s: float = Field(600.0, gt=0)
+    # The engine process sends a heartbeat every 2 s from a thread of its own. None for this long: it is stopped
+    # (SIGSTOP) or gone, so it is killed and restarted and /readyz shows the engine not ready meanwhile. 10 s is five
+    # missed heartbeats (a loaded box delays a thread by well under a second) and keeps /readyz within 30 s of a hang.
+    heartbeat_timeout_s: float = Field(10.0, gt=0)
+    # ...and its serve loop not going round for this long (one engine step wedged) is treated the same. 300 s: the
+    # longest step measured (a 4096-token prefill on 2 cores) takes ~40 s.
+    stall_timeout_s: float = Field(300.0, gt=0)
     speculative: SpeculativeConfig = Field(default_factory=SpeculativeConfig)
 
     @model_validator(mode="after")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import structlog
+from prometheus_client import Gauge
 
 from edge_agent.audit import AuditSink
 from edge_agent.config import AgentConfig
@@ -14,6 +15,11 @@ from edge_agent.llm.remote import RemoteEngine
 from edge_agent.llm.types import ChatMessage, Completion, EngineError, GenerationParams
 
 log = structlog.get_logger(component="engine")
+
+# How often readiness follows the engine: 1 s, so a dead or hung engine shows on /readyz within
+# llm.heartbeat_timeout_s + 2 s (the engine's own watchdog also polls each second).
+LIVENESS_POLL_S = 1.0
+ENGINE_ALIVE = Gauge("edge_agent_engine_alive", "1 while the engine process runs and answers its heartbeat")
 
 
 class EngineComponent:
@@ -35,6 +41,8 @@ class EngineComponent:
         self.ready_timeout_s = config.llm.start_timeout_s
         self._engine: LocalEngine | RemoteEngine | None = None
         self._available = asyncio.Event()
+        # Why the engine is up but not usable (daemon.component.ExplainsNotReady: /readyz shows it), or None.
+        self.not_ready_reason: str | None = None
 
     @property
     def engine(self) -> LocalEngine | RemoteEngine | None:
@@ -50,10 +58,28 @@ class EngineComponent:
             self._available.set()
             ready.set()
             try:
-                await asyncio.Event().wait()  # until cancelled: the engine restarts its own process
+                # Until cancelled: the engine restarts its own process; meanwhile (dead, hung and killed, or
+                # loading again) the component is not ready, so /readyz names it.
+                while True:
+                    await asyncio.sleep(LIVENESS_POLL_S)
+                    self._follow(engine, ready)
             finally:
                 self._available.clear()
                 self._engine = None
+
+    def _follow(self, engine: LocalEngine | RemoteEngine, ready: asyncio.Event) -> None:
+        """Mirror the engine's liveness into `ready`, `not_ready_reason` and edge_agent_engine_alive."""
+        alive = engine.loaded
+        ENGINE_ALIVE.set(1 if alive else 0)
+        if alive and not ready.is_set():
+            log.info("engine.ready_again")
+            self.not_ready_reason = None
+            ready.set()
+        elif not alive and ready.is_set():
+            reason = getattr(engine, "last_death", None) or "engine process not running"
+            self.not_ready_reason = f"engine not running ({reason}); restarting"
+            log.warning("engine.not_ready", reason=self.not_ready_reason)
+            ready.clear()
 
     async def generate(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
         try:

@@ -76,6 +76,10 @@ class _Process:
         self.dead = asyncio.Event()
         self.reason = "engine process exited"
         self.listener: asyncio.Task[None] | None = None
+        self.watchdog: asyncio.Task[None] | None = None
+        # When the process last said anything (a heartbeat or a reply), and its serve loop's age then.
+        self.last_seen = time.monotonic()
+        self.loop_age_s = 0.0
 
     async def send(self, message: wire.Request) -> None:
         self.writer.write(wire.encode(message))
@@ -92,6 +96,10 @@ class _Process:
         try:
             while True:
                 message = await self.read()
+                self.last_seen = time.monotonic()
+                if isinstance(message, wire.Heartbeat):
+                    self.loop_age_s = message.loop_age_s
+                    continue
                 if isinstance(message, wire.Fatal):
                     self.reason = f"engine failed: {message.message}"
                     continue
@@ -112,6 +120,32 @@ class _Process:
                     future.set_exception(EngineDied(self.reason))
             self.pending.clear()
 
+    def unresponsive(self, heartbeat_timeout_s: float, stall_timeout_s: float) -> str | None:
+        """Why this live process counts as hung (no heartbeat, or its loop stuck in one step), or None."""
+        silent = time.monotonic() - self.last_seen
+        if silent > heartbeat_timeout_s:
+            return (
+                f"engine unresponsive: no heartbeat for {silent:.0f} s"
+                f" (llm.heartbeat_timeout_s = {heartbeat_timeout_s:g})"
+            )
+        if self.loop_age_s > stall_timeout_s:
+            return (
+                f"engine stalled: one step has run {self.loop_age_s:.0f} s (llm.stall_timeout_s = {stall_timeout_s:g})"
+            )
+        return None
+
+    async def watch(self, heartbeat_timeout_s: float, stall_timeout_s: float) -> None:
+        """Kill the process once it is unresponsive: the listener then fails what waits on it, and the engine
+        restarts it like any dead one."""
+        while not self.dead.is_set():
+            await asyncio.sleep(1.0)  # 1 s: a hang shows within heartbeat_timeout_s + 1 s
+            reason = self.unresponsive(heartbeat_timeout_s, stall_timeout_s)
+            if reason is not None and not self.dead.is_set():
+                log.error("engine.hung", pid=self.proc.pid, reason=reason)
+                self.reason = reason
+                self.proc.kill()  # SIGKILL ends a stopped process too
+                return
+
     async def _reap(self) -> int | None:
         try:
             return await asyncio.wait_for(self.proc.wait(), _STOP_GRACE_S)
@@ -130,6 +164,9 @@ class _Process:
             except TimeoutError:
                 self.proc.kill()
                 await self.proc.wait()
+        if self.watchdog is not None:
+            self.watchdog.cancel()
+            await asyncio.gather(self.watchdog, return_exceptions=True)
         if self.listener is not None:
             await asyncio.gather(self.listener, return_exceptions=True)
         self.writer.close()
@@ -158,6 +195,8 @@ class LocalEngine:
         self._ids = itertools.count(1)
         self._closed = False
         self.starts = 0
+        # Why the last engine process went away (exit, crash, or killed as unresponsive); None before any did.
+        self.last_death: str | None = None
         self.base_fingerprint: dict[str, Any] = {}
         self.info: dict[str, Any] = {}
 
@@ -233,10 +272,15 @@ class LocalEngine:
             raise EngineStartError(f"engine process exited during start-up (exit status {returncode})") from exc
         if not isinstance(reply, wire.Ready):
             await process.stop()
-            detail = None if isinstance(reply, wire.Result) else reply.message
+            detail = None if isinstance(reply, (wire.Result, wire.Heartbeat)) else reply.message
             raise EngineStartError(f"engine could not load the model: {detail}")
         process.info = reply.info
         process.listener = asyncio.create_task(process.listen(), name="engine-listen")
+        llm = self.config.llm
+        process.last_seen = time.monotonic()
+        process.watchdog = asyncio.create_task(
+            process.watch(llm.heartbeat_timeout_s, llm.stall_timeout_s), name="engine-watchdog"
+        )
         self.info = process.info
         self.base_fingerprint = engine_fingerprint(process.info, numerics_env(self.env), model, draft)
         self._process = process
@@ -260,6 +304,7 @@ class LocalEngine:
         if self._closed:
             return
         log.error("engine.died", pid=process.proc.pid, reason=process.reason)
+        self.last_death = process.reason
         if self._process is process:
             self._process = None
         try:

@@ -9,6 +9,8 @@ engine → agent (`Reply`):    Ready        {"op": "ready", "info": {...}}  engi
                              Result       {"op": "result", "id": 7, ...}     one per generate, or
                              TooLong      {"op": "error", "id": 7, "kind": "prompt_too_long", ...}
                              Refused      {"op": "error", "id": 7, "kind": "bad_request" | "engine", ...}
+                             Heartbeat    {"op": "heartbeat", "loop_age_s": 0.4}  every HEARTBEAT_S from a thread
+                                          of its own; loop_age_s: since the serve loop last went round
 
 Both sides encode with `encode` and decode with `decode_request` / `decode_reply`: a line that is not one of these
 messages raises `WireError` naming the line, whichever side reads it.
@@ -83,6 +85,19 @@ class Fatal(_Message):
     message: str
 
 
+# How often the engine process says it is alive. 2 s: a stopped or dead engine is noticed within a few of them
+# (llm.heartbeat_timeout_s), and ~60 bytes every 2 s costs nothing.
+HEARTBEAT_S = 2.0
+
+
+class Heartbeat(_Message):
+    """Sent by the engine process's heartbeat thread: the process runs (a SIGSTOP'd one sends none) and its serve
+    loop last went round `loop_age_s` ago (a wedged engine step shows as a growing age)."""
+
+    op: Literal["heartbeat"] = "heartbeat"
+    loop_age_s: float
+
+
 class SpecCounts(_Message):
     """vLLM's per-request acceptance figures, as `specstats.spec_stats` takes them."""
 
@@ -125,13 +140,14 @@ class Refused(_Message):
 
 
 Answer = Result | TooLong | Refused  # the reply to one generate
-Reply = Ready | Fatal | Answer
+Reply = Ready | Fatal | Heartbeat | Answer
 
 # One discriminated union per direction: "op" picks the message; among errors, "kind" picks which.
 _REQUESTS: TypeAdapter[Request] = TypeAdapter(Annotated[Request, Field(discriminator="op")])
 _REPLIES: TypeAdapter[Reply] = TypeAdapter(
     Annotated[
-        Ready | Fatal | Result | Annotated[TooLong | Refused, Field(discriminator="kind")], Field(discriminator="op")
+        Ready | Fatal | Heartbeat | Result | Annotated[TooLong | Refused, Field(discriminator="kind")],
+        Field(discriminator="op"),
     ]
 )
 

@@ -16,6 +16,7 @@ import select
 import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -47,9 +48,24 @@ class Channel:
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
         self._buffer = b""
+        # The heartbeat thread sends too: one line at a time, never two interleaved.
+        self._send_lock = threading.Lock()
+        # monotonic time the serve loop last went round (the heartbeat reports its age)
+        self.loop_time = time.monotonic()
 
     def send(self, message: wire.Reply) -> None:
-        self._sock.sendall(wire.encode(message))
+        data = wire.encode(message)
+        with self._send_lock:
+            self._sock.sendall(data)
+
+    def heartbeat_forever(self) -> None:
+        """The heartbeat thread: a Heartbeat every wire.HEARTBEAT_S until the socket closes."""
+        while True:
+            time.sleep(wire.HEARTBEAT_S)
+            try:
+                self.send(wire.Heartbeat(loop_age_s=round(time.monotonic() - self.loop_time, 3)))
+            except OSError:
+                return
 
     def poll(self, timeout: float | None) -> list[wire.Request]:
         """Messages that arrived within `timeout` seconds (None: wait for at least one)."""
@@ -273,8 +289,10 @@ class Runner:
 
 def serve(channel: Channel, runner: Runner) -> None:
     while True:
+        channel.loop_time = time.monotonic()
         busy = runner.engine.has_unfinished_requests()
-        for message in channel.poll(0.0 if busy else None):
+        # Idle, the loop still goes round every heartbeat, so an idle engine's loop age stays small.
+        for message in channel.poll(0.0 if busy else wire.HEARTBEAT_S):
             if isinstance(message, wire.Generate):
                 reply = runner.add(message)
                 if reply is not None:
@@ -304,6 +322,7 @@ def main(argv: list[str]) -> int:
             channel.send(wire.Fatal(message=f"{type(exc).__name__}: {exc}"))
             return 1
         channel.send(wire.Ready(info=info))
+        threading.Thread(target=channel.heartbeat_forever, name="heartbeat", daemon=True).start()
         serve(channel, runner)
         return 0
     except AgentGone:
