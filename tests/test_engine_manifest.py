@@ -248,6 +248,25 @@ class TestLauncher:
         assert cpu_list([5, 0, 1, 2]) == "0-2,5"
         assert cpu_list([3]) == "3"
 
+    def test_the_engine_process_inherits_no_secrets(self, tmp_path: Path) -> None:
+        """The broker's and OPC UA's passwords (EDGE_AGENT__*) and credential-named variables stay with the agent;
+        PATH, HOME and TOKENIZERS_* pass."""
+        config = engine_config(tmp_path, device="cpu", cpu_threads=1)
+        base = {
+            "PATH": os.environ["PATH"],
+            "HOME": "/var/lib/edge-agent",
+            "EDGE_AGENT__MQTT__PASSWORD": "broker-pw",
+            "edge_agent__opcua__sources__0__password": "opc-pw",
+            "OPENAI_API_KEY": "sk-1",
+            "HF_TOKEN": "hf_1",
+            "DB_PASSWD": "x",
+            "AWS_SECRET_ACCESS_KEY": "y",
+        }
+        env = worker_env(config, worker_spec(config), base=base)
+        assert {"PATH", "HOME"} <= env.keys()
+        assert not {k for k in base if k not in ("PATH", "HOME")} & env.keys()
+        assert env["TOKENIZERS_PARALLELISM"] == "false"
+
     def test_cpu_env_sets_what_vllm_cpu_needs(self, tmp_path: Path) -> None:
         """The engine process gets VLLM_CPU_* and the venv's libiomp5 first in LD_PRELOAD; the agent's env is
         untouched."""

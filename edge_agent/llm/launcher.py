@@ -9,6 +9,7 @@ before the process starts.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterable, Mapping
@@ -143,8 +144,20 @@ def iomp_library() -> Path | None:
     return path if path.is_file() else None
 
 
+# Environment variables the engine process never inherits: the agent's own settings (EDGE_AGENT__*, which carry
+# the broker's and OPC UA's passwords) and anything named like a credential. vLLM needs none of them.
+_SECRET_NAME = re.compile(r"(PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|CREDENTIAL|PRIVATE_?KEY)", re.IGNORECASE)
+
+
+def is_secret_env(name: str) -> bool:
+    """True for a variable the engine process must not see (see _SECRET_NAME); TOKENIZERS_* is the tokenizer's."""
+    if name.upper().startswith("EDGE_AGENT__"):
+        return True
+    return bool(_SECRET_NAME.search(name)) and not name.upper().startswith("TOKENIZERS_")
+
+
 def worker_env(config: AgentConfig, spec: WorkerSpec, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ if base is None else base)
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not is_secret_env(k)}
     # vLLM's engine core runs inside the engine process (no grandchild): one process to supervise and restart.
     env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     env["TOKENIZERS_PARALLELISM"] = "false"
