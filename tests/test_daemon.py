@@ -24,6 +24,7 @@ from structlog.testing import capture_logs
 from edge_agent.audit import AuditEntry
 from edge_agent.audit.verify import verify_log
 from edge_agent.config import DaemonConfig, HealthConfig, load_config
+from edge_agent.daemon.component import HearsStop
 from edge_agent.daemon.health import HealthServer
 from edge_agent.daemon.sdnotify import SdNotifier
 from edge_agent.daemon.storage import RecordWriterComponent
@@ -318,6 +319,39 @@ class TestSupervisorStop:
         assert [(e["component"], e["error"]) for e in logs if e["event"] == "component_crashed"] == [
             ("outbox", "OSError: disk full")
         ]
+
+    async def test_a_component_that_hears_stop_is_told_before_its_cancel(self) -> None:
+        """HearsStop: `stop_requested` comes first, so a component whose library turns the cancellation into another
+        error (a connection lost as the stop arrives) still knows it is stopping instead of reconnecting."""
+
+        class Reconnector:
+            name = "opcua:plc"
+
+            def __init__(self) -> None:
+                self.told = False
+                self.reconnects = 0
+
+            def stop_requested(self) -> None:
+                self.told = True
+
+            async def run(self, ready: asyncio.Event) -> None:
+                ready.set()
+                while True:
+                    try:
+                        await asyncio.Event().wait()
+                    except asyncio.CancelledError:
+                        if self.told:
+                            raise
+                        self.reconnects += 1  # what a swallowed cancel looks like: another round
+
+        component = Reconnector()
+        assert isinstance(component, HearsStop)
+        sup = supervisor(component)
+        run = asyncio.create_task(sup.run())
+        await wait_until(lambda: sup.ready)
+        sup.request_stop("SIGTERM")
+        assert await asyncio.wait_for(run, 5) == 0
+        assert (component.told, component.reconnects) == (True, 0)
 
     async def test_stopping_is_sent_before_components_are_cancelled(self, abstract_socket: NotifySocket) -> None:
         """STOPPING=1 reaches systemd as soon as the stop begins."""

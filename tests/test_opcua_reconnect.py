@@ -139,11 +139,12 @@ async def test_a_stop_as_the_server_goes_away_stops_the_source(opcua_server: Opc
     """The agent stopped as its server goes away (a plant shutting both down): the source ends with the cancellation
     within a second and does not go on reconnecting. The race where the lost connection's error reaches the run loop
     instead of the cancellation (a server process that exits: tests/test_install.py's plant run met it as
-    `component_stop_overran`, exit 1) is closed by the loop's `_stopping()` check."""
+    `component_stop_overran`, exit 1) is closed by the supervisor telling the source first (`stop_requested`)."""
     config = source_config(opcua_server.endpoint, [VIB])
     async with running_source(config, tmp_path / "agent") as agent:
         stopping = asyncio.create_task(opcua_server.stop())
         await asyncio.sleep(0)
+        agent.source.stop_requested()  # what the supervisor does before it cancels (daemon.HearsStop)
         agent.task.cancel()
         await stopping
         done, _ = await asyncio.wait({agent.task}, timeout=1.0)

@@ -79,12 +79,6 @@ class QuarantineSink(Protocol):
     ) -> int: ...
 
 
-def _stopping() -> bool:
-    """The running task has been asked to stop (cancelled), whether or not a CancelledError reached this frame."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
 def _first_error(group: BaseExceptionGroup) -> BaseException:
     for exc in group.exceptions:
         if isinstance(exc, BaseExceptionGroup):
@@ -227,11 +221,17 @@ class OpcuaSource:
         self._identity: Identity | None = None
         self._audit_tasks: set[asyncio.Future[Any]] = set()
         self._in_flight: set[asyncio.Future[None]] = set()
+        self._stop_requested = False
 
     # --- Component ------------------------------------------------------------------------------------------
 
+    def stop_requested(self) -> None:
+        """The supervisor is about to cancel us for the agent's stop (daemon.HearsStop)."""
+        self._stop_requested = True
+
     async def run(self, ready: asyncio.Event) -> None:
         cfg = self.config
+        self._stop_requested = False
         self._identity = self._load_identity()
         try:
             while True:
@@ -242,7 +242,7 @@ class OpcuaSource:
                     raise
                 except (OpcuaError, OSError, TimeoutError, ConnectionError, ua.UaError) as exc:
                     CONNECTED.labels(cfg.name).set(0)
-                    if _stopping():
+                    if self._stop_requested:
                         # A stop that met the connection's end (server gone as the agent stops): the TaskGroup or
                         # the session's close reports the loss and swallows the cancellation, which still stands.
                         raise asyncio.CancelledError(f"stopped while the connection ended: {exc!r}") from exc

@@ -48,6 +48,15 @@ class ExplainsNotReady(Protocol):
     not_ready_reason: str | None
 
 
+@runtime_checkable
+class HearsStop(Protocol):
+    """A component told before it is cancelled for the agent's stop. For one whose library can turn a cancellation
+    into another error (an OPC UA session lost as the stop arrives): it must not take that error for a reason to
+    reconnect."""
+
+    def stop_requested(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class StartOptions:
     """How the supervisor starts one component: what it declares (`SlowToStart`, `StartsInBackground`), or the

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from edge_agent.backoff import backoff_delay
 from edge_agent.config import DaemonConfig
-from edge_agent.daemon.component import Component, ExplainsNotReady, StartOptions
+from edge_agent.daemon.component import Component, ExplainsNotReady, HearsStop, StartOptions
 from edge_agent.daemon.restarts import RestartWindow
 from edge_agent.daemon.sdnotify import SdNotifier, watchdog_interval, watchdog_loop
 
@@ -97,6 +97,11 @@ def hard_exit(code: int) -> None:
         except (OSError, ValueError):  # a closed or broken pipe must not stop us from exiting
             pass
     os._exit(code)
+
+
+def _tell_stop(component: Component) -> None:
+    if isinstance(component, HearsStop):
+        component.stop_requested()
 
 
 class _Slot:
@@ -397,6 +402,7 @@ class Supervisor:
             assert slot.task is not None
             slot.phase = "stopping"
             log.info("component_stopping", component=slot.name)
+            _tell_stop(slot.component)
             slot.task.cancel()
             budget = began + grace * _ORDERED_STOP_SHARE - loop.time()
             done, _ = await asyncio.wait({slot.task}, timeout=max(0.0, budget))
@@ -415,6 +421,7 @@ class Supervisor:
         tasks = {slot.task for slot in slots if slot.task is not None}
         for slot in slots:
             slot.phase = "stopping"
+            _tell_stop(slot.component)
         for task in tasks:
             task.cancel()
         if tasks:
