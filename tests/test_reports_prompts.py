@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
 from edge_agent.reports.grounding import section_grounding
-from edge_agent.reports.prompts import Prompt, build_prompt, fact_sentence, load_phrasebook, load_template
+from edge_agent.reports.prompts import (
+    TEMPLATE_VERSION,
+    Prompt,
+    build_prompt,
+    fact_sentence,
+    load_phrasebook,
+    load_template,
+)
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
 from edge_agent.reports.sections import SECTIONS, Section, note_assets, note_tie, split_sections
 from edge_agent.reports.untrusted import clean, looks_like_instruction
@@ -221,7 +228,7 @@ class TestTemplates:
     def test_every_language_has_a_section_template(self, language: str) -> None:
         """Each template loads, names every section, and its hash is the SHA-256 of its file."""
         template = load_template(language)
-        path = PROMPTS / "v2" / f"section.{language}.txt"
+        path = PROMPTS / TEMPLATE_VERSION / f"section.{language}.txt"
         assert template.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
         assert sorted(template.names) == sorted(SECTIONS)
 
