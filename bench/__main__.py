@@ -21,6 +21,7 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "audit": ("audit", []),
     "mqtt_ingest": ("mqtt_ingest", []),
     "opcua_rate": ("opcua_rate", []),
+    "sparkplug": ("sparkplug", []),
     "engine": ("engine", []),
     "reports": ("reports", []),
     "narrative": ("narrative", []),
