@@ -3,7 +3,7 @@ comments beside it."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from edge_agent.config.kpi import ConsoleConfig, KpiConfig, KpiLineConfig
@@ -11,6 +11,7 @@ from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.kpi.alarms import max_burst
 from edge_agent.reports.kpi.intervals import minus, union
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
+from edge_agent.sim.records import plant_records
 from edge_agent.types import Record
 from tests.fixtures.reports import SHIFT_START, TZ, record, stored
 
@@ -219,3 +220,38 @@ def test_interval_helpers() -> None:
     assert union([(5, 7), (0, 2), (1, 3)]) == [(0, 3), (5, 7)]
     assert minus([(0, 10)], [(2, 3), (5, 12)]) == [(0, 2), (3, 5)]
     assert max_burst([0, 20, 40, 61, 100], 60) == 3  # 0, 20, 40 (61 is 61 s after 0)
+
+
+class TestSimulator:
+    """`Plant(kpi_scenarios=True)` (`make demo`) gives every KPI a value; without it the plant is as it was."""
+
+    START = datetime(2026, 11, 29, 12, tzinfo=UTC)
+
+    def test_scenarios_give_every_kpi_a_value(self) -> None:
+        records = plant_records(42, self.START, 4, tick_s=60, tag_every=10, kpi_scenarios=True)
+        kpi = KpiConfig(
+            downtime_classes={"changeover": "planned"}, lines=[KpiLineConfig(line="L1", ideal_rate_per_min=5.0)]
+        )
+        window = ResolvedWindow(start=self.START, end=self.START + timedelta(hours=4), timezone=TZ)
+        shift = compute_facts(
+            records, ResolvedRequest(type="shift_summary", language="en", window=window, scope=Scope()), kpi=kpi
+        )
+        oee = _one(shift, "oee", "L1")
+        assert oee["missing"] == "" and 0 < oee["oee"] < 1 and oee["planned_downtime_s"] == 1_200
+        review = ResolvedRequest(type="alarm_performance", language="en", window=window, scope=Scope())
+        facts = compute_facts(records, review, kpi=kpi)
+        assert _one(facts, "alarm_flood", "all")["episodes_count"] == 1
+        assert _one(facts, "alarm_chattering")["count"] == 1  # T-301's level switch
+        assert _one(facts, "alarm_stale")["count"] == 1  # T-301's transmitter fault, raised 26 h before
+        assert _one(facts, "alarm_priority_mix")["high_share"] > 0
+
+    def test_without_scenarios_the_plant_is_unchanged(self) -> None:
+        """The scenarios draw from their own stream and number their own events: every record of the plant is still
+        there, the same, but for the production counts (which gain `scrap` and count nothing during a changeover)."""
+        plain = plant_records(7, self.START, 4, tick_s=60)
+        with_kpi = {
+            (r.kind, r.key, r.source_time, repr(r.value))
+            for r in plant_records(7, self.START, 4, tick_s=60, kpi_scenarios=True)
+        }
+        changed = [r for r in plain if (r.kind, r.key, r.source_time, repr(r.value)) not in with_kpi]
+        assert changed and all(r.kind == "mes_event" and r.value["type"] == "production_count" for r in changed)

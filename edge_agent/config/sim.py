@@ -39,4 +39,7 @@ class SimConfig(Section):
     # Also publish the plant's values as a Sparkplug B edge node (group `sparkplug_group`, node `<line>-edge`, one
     # device per asset): births, aliased DDATA, a device death and rebirth, a reconnect. Off: the demo as it was.
     sparkplug: bool = False
+    # What the plant KPIs need (docs/kpis.md, "The demo"): scrap in production counts, a planned changeover of the
+    # line, a chattering alarm, an alarm flood and a stale alarm. Off: the plant as before, draw for draw.
+    kpi_scenarios: bool = False
     sparkplug_group: str = Field("Plant", min_length=1, pattern=r"^[^/+#]+$")

@@ -141,12 +141,52 @@ NOTES_ROUTINE = [
 ]
 QUALITY_MEASURES = [("turbidity", "NTU", 0.2, 1.0), ("pressure", "bar", 5.5, 7.0), ("ph", "pH", 6.5, 8.5)]
 
+# The KPI scenarios (`Plant(kpi_scenarios=True)`, `[sim] kpi_scenarios`; docs/kpis.md, "The demo"): what OEE, MTBF/MTTR
+# and the ISA-18.2 figures need, drawn from their own random stream so the plant's other outputs stay as they were.
+# L1's ideal rate, m³/min: 300 m³/h, above the pumps' 215 m³/h together, so performance stays under 100 % even while
+# one pump is down and the line counts as stopped.
+LINE_IDEAL_RATE_PER_MIN = 5.0
+# Scrap: 1-4 % of each production count (off-spec water sent to drain).
+SCRAP_SHARE = (0.01, 0.04)
+# A planned changeover of the line (reason `changeover`) every 6 simulated hours, 20 minutes long, the first 2 h in.
+CHANGEOVER_EVERY_S = 6 * 3600
+CHANGEOVER_S = 20 * 60
+CHANGEOVER_FIRST_S = 2 * 3600
+# T-301's level switch chatters: 4 activations 15 s apart every 4 simulated hours, the first 1 h in.
+CHATTER_EVERY_S = 4 * 3600
+CHATTER_FIRST_S = 3600
+CHATTER_ACTIVATIONS = 4
+CHATTER_GAP_S = 15
+# One alarm flood, 3 h in: 24 distinct alarms of four assets, each raised once, about 10 s apart, so that however a
+# report's 10-minute intervals fall one of them holds at least 12 (more than 10 in 10 minutes: ISA-18.2's flood).
+FLOOD_AT_S = 3 * 3600
+FLOOD_ALARMS = tuple(
+    (asset, condition, severity)
+    for asset in ("C-201", "P-102", "T-301", "P-101")
+    for condition, severity in (
+        ("PressureHigh", 700),
+        ("PressureHighHigh", 900),
+        ("TemperatureHigh", 300),
+        ("FlowLow", 300),
+        ("LevelDeviation", 300),
+        ("CommunicationFault", 700),
+    )
+)
+FLOOD_GAP_S = 10
+# A level-transmitter fault raised 26 h before the simulated history starts and never cleared: a stale alarm (> 24 h)
+# in any report of that history (a server's ConditionRefresh reports an active alarm with its original time).
+STALE_BEFORE_S = 26 * 3600
+
 
 class Plant:
     """Line L1 of the demo plant; `step()` returns one tick of simulated time."""
 
-    def __init__(self, seed: int, start: datetime, tick_s: float, site: str, line: str = "L1") -> None:
+    def __init__(
+        self, seed: int, start: datetime, tick_s: float, site: str, line: str = "L1", kpi_scenarios: bool = False
+    ) -> None:
         self.rng = random.Random(seed)
+        # Its own stream: the scenarios never move a draw of the plant's (the same seed gives the same plant).
+        self.kpi = random.Random(f"kpi-{seed}") if kpi_scenarios else None
         self.site = site
         self.line = line
         self.tick = timedelta(seconds=tick_s)
@@ -164,6 +204,12 @@ class Plant:
         self._next_quality = self.now + timedelta(seconds=QUALITY_CHECK_EVERY_S)
         self._next_note = self.now + timedelta(seconds=self.rng.expovariate(1 / ROUTINE_NOTE_EVERY_S))
         self._first = True
+        self._origin = self.now
+        self._changeover_until: datetime | None = None
+        self._changeover_seq = 0
+        self._next_changeover = self.now + timedelta(seconds=CHANGEOVER_FIRST_S)
+        self._next_chatter = self.now + timedelta(seconds=CHATTER_FIRST_S)
+        self._scheduled: list[AlarmEvent] = []  # alarm transitions at a set time (chatter, flood), oldest first
 
     # --- the one public step ------------------------------------------------------------------------------
 
@@ -174,6 +220,8 @@ class Plant:
         tick = Tick(time=self.now, values={})
         if self._first:
             self._start_work_order(tick)
+            if self.kpi is not None:
+                self._schedule_scenarios(tick)
             self._first = False
         dt_s = self.tick.total_seconds()
         for state in self._assets.values():
@@ -181,6 +229,8 @@ class Plant:
             self._sample_asset(state, tick, dt_s)
         self._advance_tank(tick, dt_s)
         self._advance_mes(tick)
+        if self.kpi is not None:
+            self._advance_scenarios(tick)
         return tick
 
     # --- assets -------------------------------------------------------------------------------------------
@@ -266,7 +316,7 @@ class Plant:
             target_temp = 30.0
         # Bearing temperature lags vibration: first-order with a 10-minute time constant.
         state.bearing_temp_c += (target_temp - state.bearing_temp_c) * min(1.0, dt_s / 600)
-        if spec.kind == "pump":
+        if spec.kind == "pump" and self._changeover_until is None:  # a changeover sends nothing to the tank
             self._produced_since_count += flow * dt_s / 3600
         tick.values[f"{spec.name}.vibration_mm_s"] = round(max(vibration, 0.0), 3)
         tick.values[f"{spec.name}.bearing_temp_c"] = round(state.bearing_temp_c + self.rng.gauss(0, 0.05), 2)
@@ -291,10 +341,12 @@ class Plant:
 
     # --- MES and notes ------------------------------------------------------------------------------------
 
-    def _mes(self, kind: str, asset: str, **fields: Any) -> dict[str, Any]:
-        self._mes_seq += 1
+    def _mes(self, kind: str, asset: str, event_id: str | None = None, **fields: Any) -> dict[str, Any]:
+        if event_id is None:  # the KPI scenarios' events have their own ids: the plant's keep their numbers
+            self._mes_seq += 1
+            event_id = f"mes-{self._mes_seq:06d}"
         event: dict[str, Any] = {
-            "id": f"mes-{self._mes_seq:06d}",
+            "id": event_id,
             "ts": iso(self.now),
             "type": kind,
             "asset": asset,
@@ -325,7 +377,10 @@ class Plant:
         if self.now >= self._next_count:
             count = int(round(self._produced_since_count))
             self._produced_since_count = 0.0
-            tick.mes.append(self._mes("production_count", self.line, count=count, unit="m3"))
+            fields: dict[str, Any] = {"count": count, "unit": "m3"}
+            if self.kpi is not None:
+                fields["scrap"] = int(round(count * self.kpi.uniform(*SCRAP_SHARE)))
+            tick.mes.append(self._mes("production_count", self.line, **fields))
             self._next_count += timedelta(seconds=PRODUCTION_COUNT_EVERY_S)
         if self.now >= self._next_quality:
             measure, unit, low, high = self.rng.choice(QUALITY_MEASURES)
@@ -349,3 +404,47 @@ class Plant:
             asset = self.rng.choice(ASSETS).name
             tick.logs.append(self._note(self.rng.choice(["operations", "maintenance"]), NOTES_ROUTINE, asset=asset))
             self._next_note += timedelta(seconds=self.rng.expovariate(1 / ROUTINE_NOTE_EVERY_S))
+
+    # --- KPI scenarios (kpi_scenarios=True) ---------------------------------------------------------------------
+
+    def _schedule_scenarios(self, tick: Tick) -> None:
+        """The stale alarm (fired now with its old time) and the flood, scheduled once."""
+        assert self.kpi is not None
+        old = self.now - timedelta(seconds=STALE_BEFORE_S)
+        message = "Falla del transmisor de nivel de T-301"
+        tick.alarms.append(AlarmEvent(old, TANK, "LevelTransmitterFault", message, 500, True))
+        flood_at = self.now + timedelta(seconds=FLOOD_AT_S)
+        for i, (asset, condition, severity) in enumerate(FLOOD_ALARMS):
+            at = flood_at + timedelta(seconds=i * FLOOD_GAP_S + self.kpi.randint(0, FLOOD_GAP_S // 2))
+            self._scheduled.append(AlarmEvent(at, asset, condition, f"{condition} en {asset}", severity, True))
+        clear_at = flood_at + timedelta(seconds=len(FLOOD_ALARMS) * FLOOD_GAP_S + 60)
+        for asset, condition, _ in FLOOD_ALARMS:  # all back to normal a minute after the last
+            self._scheduled.append(AlarmEvent(clear_at, asset, condition, f"{condition} normal en {asset}", 100, False))
+        self._scheduled.sort(key=lambda a: a.time)
+
+    def _advance_scenarios(self, tick: Tick) -> None:
+        if self.now >= self._next_chatter:
+            for i in range(CHATTER_ACTIVATIONS):
+                at = self.now + timedelta(seconds=i * CHATTER_GAP_S)
+                self._scheduled.append(AlarmEvent(at, TANK, "LevelSwitchHigh", "Nivel alto en T-301", 300, True))
+                clear = at + timedelta(seconds=CHATTER_GAP_S // 2)
+                self._scheduled.append(AlarmEvent(clear, TANK, "LevelSwitchHigh", "Nivel normal en T-301", 100, False))
+            self._scheduled.sort(key=lambda a: a.time)
+            self._next_chatter += timedelta(seconds=CHATTER_EVERY_S)
+        # Transitions due by now, each with its own time (a server stamps an event when it happens).
+        while self._scheduled and self._scheduled[0].time <= self.now:
+            tick.alarms.append(self._scheduled.pop(0))
+        if self._changeover_until is not None and self.now >= self._changeover_until:
+            fields = {"downtime_id": self._changeover_id(), "reason": "changeover"}
+            tick.mes.append(self._mes("downtime_end", self.line, event_id=f"{self._changeover_id()}-end", **fields))
+            self._changeover_until = None
+        if self._changeover_until is None and self.now >= self._next_changeover:
+            self._changeover_seq += 1
+            self._changeover_until = self.now + timedelta(seconds=CHANGEOVER_S)
+            text = "Cambio de producto planificado"
+            fields = {"downtime_id": self._changeover_id(), "reason": "changeover", "text": text}
+            tick.mes.append(self._mes("downtime_start", self.line, event_id=f"{self._changeover_id()}-start", **fields))
+            self._next_changeover += timedelta(seconds=CHANGEOVER_EVERY_S)
+
+    def _changeover_id(self) -> str:
+        return f"CO-{self._origin:%Y%m%d}-{self._changeover_seq:03d}"

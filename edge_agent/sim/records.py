@@ -79,8 +79,10 @@ def _log_line(site: str, line: LogLine) -> Record:
     return _LOG.parse(message.topic, message.payload, line.time)
 
 
-def _simulated(seed: int, start: datetime, hours: float, tick_s: float, site: str, tag_every: int) -> Iterator[Record]:
-    plant = Plant(seed, start, tick_s, site)
+def _simulated(
+    seed: int, start: datetime, hours: float, tick_s: float, site: str, tag_every: int, kpi_scenarios: bool = False
+) -> Iterator[Record]:
+    plant = Plant(seed, start, tick_s, site, kpi_scenarios=kpi_scenarios)
     end = to_utc(start) + timedelta(hours=hours)
     index = 0
     while True:
@@ -107,18 +109,20 @@ def plant_records(
     *,
     notes: Sequence[LogLine] = (),
     gaps: Sequence[Gap] = (),
+    kpi_scenarios: bool = False,
 ) -> list[StoredRecord]:
     """The stored records of `hours` of the plant from `start`, ids 1..n in source-time order.
 
     `tag_every` keeps every n-th tick's tag values (a long window stays light); `notes` are extra operator log lines
-    published besides the plant's own; each of `gaps` drops what it loses and adds its `data_gap` record.
+    published besides the plant's own; each of `gaps` drops what it loses and adds its `data_gap` record;
+    `kpi_scenarios` adds what the plant KPIs need (`Plant(kpi_scenarios=True)`), leaving the rest as it was.
     """
     if tag_every < 1:
         raise ValueError(f"tag_every must be at least 1, got {tag_every}")
     if hours < 0 or tick_s <= 0:
         raise ValueError(f"hours must be >= 0 and tick_s > 0, got hours={hours}, tick_s={tick_s}")
     # (receive time, record): live records arrive when they happen, a gap record at the reconnect that found it.
-    simulated = _simulated(seed, start, hours, tick_s, site, tag_every)
+    simulated = _simulated(seed, start, hours, tick_s, site, tag_every, kpi_scenarios)
     received = [(r.source_time, r) for r in simulated if not any(g.loses(r) for g in gaps)]
     received += [(to_utc(line.time), _log_line(site, line)) for line in notes]
     received += [(to_utc(g.end), gap_record(OPCUA_SOURCE, g.tag, g.start, g.end, g.reason)) for g in gaps]

@@ -85,7 +85,7 @@ async def run_sim(
     speed = sim.speed if speed is None else speed
     share = sim.malformed_share if malformed_share is None else malformed_share
     start = aligned_start(utcnow(), sim.backfill_hours, sim.tick_s)
-    plant = Plant(seed, start, sim.tick_s, site=config.site.id, line=sim.line)
+    plant = Plant(seed, start, sim.tick_s, site=config.site.id, line=sim.line, kpi_scenarios=sim.kpi_scenarios)
     malformer = Malformer(seed, share, sim.oversize_bytes)
     if server is None:
         server = PlantServer(
