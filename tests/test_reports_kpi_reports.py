@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from edge_agent.config.kpi import KpiLineConfig
+from edge_agent.config.reports import ReportsConfig
 from edge_agent.reports.errors import RequestError
 from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.generate import report_facts, report_records
 from edge_agent.reports.grounding import check_narrative, section_grounding
 from edge_agent.reports.prompts import build_prompt
 from edge_agent.reports.reference import reference_text
 from edge_agent.reports.request import parse_request, resolve
 from edge_agent.reports.sections import Section, split_sections
-from tests.fixtures.reports import TZ, fact, stored
+from edge_agent.store import Store
+from tests.fixtures.reports import SHIFT_START, TZ, fact, record, stored
 from tests.test_reports_kpi import KPI, _alarms, _request, _shift
 
 KPI_25 = KPI.model_copy(update={"lines": [KpiLineConfig(line="L1", ideal_rate_per_min=2.5)]})
@@ -111,3 +115,16 @@ class TestRequest:
         with pytest.raises(RequestError) as err:
             parse_request(json.dumps({"request_id": "r1", "type": "shift_summary"}).encode())
         assert err.value.field == "window"
+
+
+def test_report_records_bring_the_alarms_before_the_window(tmp_path: Path) -> None:
+    """From the real store: an alarm raised 30 h before the window and never cleared is standing and stale in the
+    review (`generate.KPI_HISTORY`), while tag values from before the window stay out."""
+    with Store(tmp_path / "store.sqlite3") as store:
+        store.insert_records([*_alarms(), record("tag_value", "P-101.vibration_mm_s", 1.0, -60)])
+        request = _request("alarm_performance")
+        records = report_records(store, request.window)
+    assert {r.kind for r in records if r.source_time < SHIFT_START} == {"alarm"}
+    facts = report_facts(records, request, ReportsConfig())
+    (stale,) = [f for f in facts if f.kind == "alarm_stale"]
+    assert stale.values["count"] == 1
