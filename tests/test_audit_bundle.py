@@ -154,7 +154,12 @@ class TestRoundTrip:
         check = verify_bundle(moved, trusted)
         assert check.ok, check.summary()
         assert (check.entries, check.signed_size) == (32, 32)
-        assert check.notes[1:] == ["report rpt-gone is not in this bundle: the plant had no file for it at export"]
+        assert check.notes[1:] == [
+            "report rpt-gone is not in this bundle: the plant had no file for it at export",
+            "no config.security entry is in force for this export's window: whether unsigned sign-off was allowed"
+            " is not recorded",
+            "entry 29: the decision on report rpt-1 by operator:alice was recorded unsigned",
+        ]
         assert check.notes[0].startswith("no consistency proof: the log's first export")
 
     def test_without_a_key_the_bundle_is_only_self_consistent_and_says_so(self, state: Path, tmp_path: Path) -> None:
@@ -322,7 +327,9 @@ class TestReportBinding:
         assert check.ok, check.summary()
         assert check.notes[1:] == [
             "report rpt-1 is not in this bundle: its file does not bind: it is approved, but no report.signed_off"
-            " entry in this bundle records that (it cites entry 29, which is not in this bundle)"
+            " entry in this bundle records that (it cites entry 29, which is not in this bundle)",
+            "no config.security entry is in force for this export's window: whether unsigned sign-off was allowed"
+            " is not recorded",
         ]
 
     def test_report_file_edited_at_the_plant_is_not_exported(self, state: Path, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from edge_agent.audit import bundle
+from edge_agent.audit.approvals import security_states, unsigned_signoff_state
 from edge_agent.audit.archive import member_problem
 from edge_agent.audit.binding import bind_document, rendering_name, report_trails
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
@@ -151,6 +152,8 @@ def export_bundle(
             reports=result.reports,
             missing_reports=result.missing_reports,
             unbound_reports=result.unbound_reports,
+            # From the whole log: the config.security entry in force at `first` may precede the window.
+            unsigned_signoff=unsigned_signoff_state(security_states(lines), first, last),
             checkpoint=checkpoint_record(checkpoint),
             files=[],  # listed once every other file is written, below
         )

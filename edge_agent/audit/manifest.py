@@ -20,6 +20,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -69,6 +70,9 @@ class BundleManifest(BaseModel):
     # the exported entries (binding.py), with the reason.
     missing_reports: list[str]
     unbound_reports: dict[str, str]
+    # Whether reports.allow_unsigned_signoff was on at any time in the window, by the config.security entries in
+    # force (approvals.py): "on", "off", "unknown" (no such entry); None from an exporter before this member.
+    unsigned_signoff: Literal["on", "off", "unknown"] | None = None
     checkpoint: ManifestCheckpoint
     files: list[ManifestFile]
 

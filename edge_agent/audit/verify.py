@@ -25,7 +25,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from edge_agent.approval import ApproverKey
 from edge_agent.audit import bundle
+from edge_agent.audit.approvals import check_approvals, describe_state, security_states, unsigned_signoff_state
 from edge_agent.audit.archive import extract_bundle
 from edge_agent.audit.binding import check_reports
 from edge_agent.audit.bundle import BundleError
@@ -432,12 +434,14 @@ def verify_bundle(
     check_files: bool = True,
     trusted: bytes | None = None,
     witness_keys: Sequence[CosignerKey] = (),
+    approver_keys: Sequence[ApproverKey] | None = None,
 ) -> VerifyResult:
     """Verify an export bundle (directory or .tar.gz) with nothing but its files and a trusted public key.
 
     Without `pubkey` the bundle's own pubkey.txt is used, which proves only that the bundle is self-consistent;
     the result's notes say so. `check_files=False` is for the exporter, which verifies the bundle before it writes
-    and signs the manifest of its files.
+    and signs the manifest of its files. Every recorded approval is re-checked (approvals.py) against
+    `approver_keys`, or, when None, against the key each entry records (the notes say so).
     """
     path = Path(path)
     if path.is_file():
@@ -446,10 +450,10 @@ def verify_bundle(
                 root = extract_bundle(path, Path(tmp))
             except BundleError as exc:
                 return VerifyResult(0, 0, 0, "", Problem(None, str(exc)))
-            return _verify_bundle_dir(root, pubkey, check_files, trusted, witness_keys)
+            return _verify_bundle_dir(root, pubkey, check_files, trusted, witness_keys, approver_keys)
     if not path.is_dir():
         return VerifyResult(0, 0, 0, "", Problem(None, f"{path}: no bundle there (a directory or a .tar.gz)"))
-    return _verify_bundle_dir(path, pubkey, check_files, trusted, witness_keys)
+    return _verify_bundle_dir(path, pubkey, check_files, trusted, witness_keys, approver_keys)
 
 
 def _verify_bundle_dir(
@@ -458,10 +462,11 @@ def _verify_bundle_dir(
     check_files: bool,
     trusted: bytes | None = None,
     witness_keys: Sequence[CosignerKey] = (),
+    approver_keys: Sequence[ApproverKey] | None = None,
 ) -> VerifyResult:
     result = VerifyResult(0, 0, 0, "", None)
     try:
-        _check_bundle(root, pubkey, result, check_files, trusted, witness_keys)
+        _check_bundle(root, pubkey, result, check_files, trusted, witness_keys, approver_keys)
     except BundleError as exc:
         result.problem = Problem(None, str(exc))
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
@@ -477,6 +482,7 @@ def _check_bundle(
     check_files: bool,
     trusted: bytes | None = None,
     witness_keys: Sequence[CosignerKey] = (),
+    approver_keys: Sequence[ApproverKey] | None = None,
 ) -> None:
     list_files(root)  # refuses a symlink or device before any file is read through it
     manifest_bytes = (root / bundle.MANIFEST).read_bytes()
@@ -576,6 +582,39 @@ def _check_bundle(
         reason = check_manifest(root, manifest_bytes, manifest, pubkey, checkpoint)
     if reason is not None:
         result.problem = Problem(None, reason)
+        return
+    result.problem = _check_approvals(lines, manifest, approver_keys, result)
+
+
+def _check_approvals(
+    lines: Sequence[bytes], manifest: BundleManifest, approver_keys: Sequence[ApproverKey] | None, result: VerifyResult
+) -> Problem | None:
+    """Every recorded approval re-checked offline, and whether unsigned sign-off was allowed (approvals.py)."""
+    check = check_approvals(lines, approver_keys)
+    if check.problem is not None:
+        return Problem(check.problem.seq, str(check.problem))
+    seen = unsigned_signoff_state(security_states(lines), manifest.first_seq, manifest.last_seq)
+    stated = manifest.unsigned_signoff
+    if stated is not None and (seen == "on" and stated != "on" or seen == "off" and stated == "unknown"):
+        return Problem(
+            None,
+            f"{bundle.MANIFEST} says unsigned sign-off was {stated!r}, but the bundle's config.security entries"
+            f" say {seen!r}",
+        )
+    if stated is None:
+        result.notes.append(f"the manifest does not state unsigned sign-off (an older exporter); the entries: {seen}")
+    result.notes.append(describe_state(stated or seen))
+    if check.signed:
+        whose = (
+            f"against the {len(approver_keys)} approver key(s) given"
+            if approver_keys is not None
+            else "against the key each entry records (pass --approver-key NAME=KEY with the keys you hold to prove"
+            " who signed)"
+        )
+        result.notes.append(f"{check.signed} signed approval(s) re-checked {whose}")
+    for seq, report_id, actor in check.unsigned:
+        result.notes.append(f"entry {seq}: the decision on report {report_id} by {actor} was recorded unsigned")
+    return None
 
 
 def _first_export_problem(manifest: BundleManifest, lines: Sequence[bytes], result: VerifyResult) -> Problem | None:

@@ -49,6 +49,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bundle.add_argument("path", type=Path, help="bundle directory or .tar.gz")
     _add_pubkey_option(bundle)
     _add_trust_options(bundle)
+    bundle.add_argument(
+        "--approver-key",
+        action="append",
+        default=None,
+        metavar="NAME=KEY",
+        help="an approver's Ed25519 public key (ssh-ed25519 line, base64/hex, or a file holding it) from the"
+        " commissioning record: every recorded approval must be signed by one of these; repeatable (default: the"
+        " key each entry records)",
+    )
     bundle.set_defaults(func=_verify_bundle)
 
     recover = sub.add_parser(
@@ -173,8 +182,38 @@ def _verify_bundle(args: argparse.Namespace) -> int:
 
     route_logs_to_stderr()
     trusted, witness_keys = _trust(args)
-    result = verify_bundle(args.path, _trusted_key(args.pubkey), trusted=trusted, witness_keys=witness_keys)
+    result = verify_bundle(
+        args.path,
+        _trusted_key(args.pubkey),
+        trusted=trusted,
+        witness_keys=witness_keys,
+        approver_keys=_approver_keys(args.approver_key),
+    )
     return _print_verification("audit verify-bundle", result)
+
+
+def _approver_keys(specs: list[str] | None) -> list[Any] | None:
+    """--approver-key NAME=KEY values as ApproverKeys; None when none was given."""
+    from edge_agent.approval import ApproverKey, parse_public_key
+
+    if specs is None:
+        return None
+    keys = []
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        if not sep or not name.strip() or not text.strip():
+            raise CliExit(f"edge-agent: --approver-key {spec[:80]!r}: expected NAME=KEY", 2)
+        try:
+            try:
+                raw = parse_public_key(text)
+            except ValueError:
+                if len(text) > 4096 or not Path(text).is_file():
+                    raise
+                raw = parse_public_key(Path(text).read_text(encoding="utf-8"))
+            keys.append(ApproverKey(name.strip(), raw))
+        except (ValueError, OSError) as exc:
+            raise CliExit(f"edge-agent: --approver-key {name.strip()}: {exc}", 2) from exc
+    return keys
 
 
 def _print_verification(command: str, result: VerifyResult) -> int:
