@@ -8,6 +8,7 @@ from datetime import datetime
 
 import structlog
 
+from connectors.authorship import attribute
 from connectors.mes_mapping import MesEventMapping
 from connectors.mqtt import MqttError
 from connectors.parsers import DEFAULT_LIMITS, InputLimits, JsonParser, ParseError, Parser, QuarantineReason, TextParser
@@ -44,6 +45,8 @@ class Route:
     topic_filter: str
     qos: int
     parser: Parser
+    # The topic level the broker ACL ties to the publishing user (authorship.py); None: notes have no vouched author.
+    author_level: int | None = None
 
 
 def _build_parser(route: RouteConfig, source: str, limits: InputLimits) -> Parser:
@@ -78,7 +81,8 @@ class RouteTable:
             validate_filter(route.topic)
             if route.qos > MAX_INGEST_QOS:
                 log.warning("route_qos_downgraded", topic=route.topic, configured=route.qos, used=MAX_INGEST_QOS)
-            built.append(Route(route.topic, min(route.qos, MAX_INGEST_QOS), _build_parser(route, source, limits)))
+            parser = _build_parser(route, source, limits)
+            built.append(Route(route.topic, min(route.qos, MAX_INGEST_QOS), parser, route.author_from_topic_level))
         return cls(built, max_payload_bytes)
 
     def subscriptions(self) -> dict[str, int]:
@@ -104,7 +108,8 @@ class RouteTable:
         if route is None:
             # Reaches us when the broker session still holds a subscription a former config had.
             raise ParseError(QuarantineReason.UNKNOWN_ROUTE, f"no route matches topic {topic!r}")
-        return route.parser.parse(topic, payload, received_time)
+        # A note's author is what the broker vouches for, never what the line claims (authorship.py).
+        return attribute(route.parser.parse(topic, payload, received_time), topic, route.author_level)
 
 
 __all__ = ["MAX_INGEST_QOS", "Route", "RouteError", "RouteTable", "validate_filter"]

@@ -114,7 +114,9 @@ class TestIngest:
         note, event = sorted(store.records(), key=lambda r: r.kind)  # log_line < mes_event
         assert (event.kind, event.key, event.value["count"]) == ("mes_event", "P-101", 1)
         assert (note.kind, note.key) == ("log_line", "plant/s1/log/maint")
-        assert note.value == {"text": "Se cambió el sello mecánico de P-101, vibración normal.", "author": "juan.perez"}
+        # No route vouches for an author here: the name the line claims is kept as claimed_author only.
+        text = "Se cambió el sello mecánico de P-101, vibración normal."
+        assert note.value == {"text": text, "claimed_author": "juan.perez", "author_from": None}
 
     async def test_each_bad_input_is_quarantined_between_stored_good_ones(self, broker: Broker, store: Store) -> None:
         """Invalid JSON, invalid UTF-8, schema mismatch, oversize and unknown-route messages are quarantined with

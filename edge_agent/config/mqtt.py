@@ -97,6 +97,10 @@ class RouteConfig(Section):
     required: list[str] = Field(default_factory=list)
     # MES routes: the plant's event types and field names → ours. Without it the payload is stored as it comes.
     events: MesEventsConfig | None = None
+    # log_line routes: the topic level (0-based) the broker's ACL ties to the publishing user (`pattern write
+    # plant/+/log/%u` → 3): a note's author is that level. Without it a note has no vouched author, and a name the
+    # line claims is kept only as claimed_author (connectors/authorship.py).
+    author_from_topic_level: int | None = Field(None, ge=0, le=64)
 
     @model_validator(mode="after")
     def _mapping_fields_known(self) -> RouteConfig:
@@ -104,6 +108,25 @@ class RouteConfig(Section):
         unknown = sorted(set(self.mapping) - allowed)
         if unknown:
             raise ValueError(f"mapping: unknown record field(s) {unknown}; allowed: {sorted(allowed)}")
+        return self
+
+    @model_validator(mode="after")
+    def _author_level_is_a_wildcard(self) -> RouteConfig:
+        level = self.author_from_topic_level
+        if level is None:
+            return self
+        if self.kind != "log_line":
+            raise ValueError(f"author_from_topic_level: only for kind = 'log_line', not {self.kind!r}")
+        levels = self.topic.split("/")
+        hash_at = levels.index("#") if "#" in levels else None
+        fixed = levels[level] if level < len(levels) and (hash_at is None or level < hash_at) else None
+        if hash_at is None and level >= len(levels):
+            raise ValueError(f"author_from_topic_level {level}: topic {self.topic!r} has only {len(levels)} levels")
+        if fixed is not None and fixed != "+":
+            # A fixed level names every message alike: it cannot be the user the broker's %u pattern ties it to.
+            raise ValueError(
+                f"author_from_topic_level {level}: level {fixed!r} of {self.topic!r} is fixed, not a '+' or '#' one"
+            )
         return self
 
     @model_validator(mode="after")

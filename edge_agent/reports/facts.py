@@ -509,7 +509,11 @@ def _notes(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, l
     lines = []
     for r in by_kind.get("log_line", []):
         # A bare string is the line's text, as a plain-text parser stores it.
-        texts = _texts(b, r, r.value if isinstance(r.value, dict) else {"text": r.value}, ("text", "author"))
+        fields = r.value if isinstance(r.value, dict) else {"text": r.value}
+        # Attributed by the ingest route (connectors/authorship.py): `author` is what the broker vouched for, and a
+        # name the line claimed is only `claimed_author`. Records from before carry the line's claim as `author`.
+        attributed = "author_from" in fields
+        texts = _texts(b, r, fields, ("text", "author", "claimed_author") if attributed else ("text", "author"))
         if texts is not None:
             lines.append((r, texts))
     listed = lines[max(0, len(lines) - list_max) :]
@@ -521,6 +525,8 @@ def _notes(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, l
             "text": texts["text"],
             "flagged": looks_like_instruction(texts["text"]),
         }
+        if "claimed_author" in texts:
+            values["claimed_author"] = texts["claimed_author"] or None  # null: the line claimed no name
         b.add("operator_note", values, [r])
     if len(lines) > len(listed):
         unlisted = lines[: len(lines) - len(listed)]
