@@ -27,6 +27,7 @@ from edge_agent.config.opcua import NodeConfig, OpcuaConfig, OpcuaSourceConfig
 from edge_agent.config.reports import ReportsConfig, ShiftConfig
 from edge_agent.config.sim import SimConfig
 from edge_agent.config.sparkplug import SparkplugConfig
+from edge_agent.config.urls import redact_url
 
 ENV_PREFIX = "EDGE_AGENT__"
 
@@ -133,6 +134,8 @@ def _mask(value: Any) -> Any:
         return [_mask(v) for v in value]
     if isinstance(value, Path):
         return str(value)
+    if isinstance(value, str):
+        return redact_url(value)  # credentials in a URL (llm.remote_url, a witness url) are secrets too
     return value
 
 

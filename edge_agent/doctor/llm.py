@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from edge_agent.config import AgentConfig
+from edge_agent.config.urls import redact_url
 from edge_agent.doctor.types import Check
 from edge_agent.llm import launcher
 from edge_agent.llm.head_import import TargetShape, inspect_head, parse_head_config, target_shape
@@ -36,7 +37,7 @@ def _engine_unused(config: AgentConfig) -> str | None:
     if not config.llm.enabled:
         return "no engine: llm.enabled = false (report requests are refused)"
     if config.llm.backend != "vllm":
-        return f"no local engine: llm.backend = {config.llm.backend} ({config.llm.remote_url})"
+        return f"no local engine: llm.backend = {config.llm.backend} ({redact_url(config.llm.remote_url or '')})"
     return None
 
 

@@ -10,6 +10,7 @@ verify (`edge-agent model verify` on that host).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import time
@@ -20,6 +21,7 @@ from typing import Any
 import structlog
 
 from edge_agent.config import AgentConfig
+from edge_agent.config.urls import split_userinfo
 from edge_agent.llm.specstats import spec_stats
 from edge_agent.llm.types import (
     ChatMessage,
@@ -46,10 +48,14 @@ class RemoteEngine:
         if not llm.remote_url:
             raise EngineStartError("llm.backend = remote needs llm.remote_url (e.g. http://gpu-server:8000/v1)")
         self.config = config
-        self.base_url = llm.remote_url.rstrip("/")
+        # Credentials in the URL (https://user:pass@host/v1) go in a header, never into a URL we log, put in an
+        # error, or record in the engine fingerprint (reports, audit entries, bundles): base_url has none.
+        url, userinfo = split_userinfo(llm.remote_url)
+        self.base_url = url.rstrip("/")
         self.root_url = self.base_url.removesuffix("/v1")
         self.model = llm.remote_model
         self._api_key = llm.remote_api_key.get_secret_value() if llm.remote_api_key else None
+        self._basic = base64.b64encode(":".join(userinfo).encode()).decode() if userinfo is not None else None
         self._slots = asyncio.Semaphore(llm.max_concurrent)
         self.base_fingerprint: dict[str, Any] = {}
         self.info: dict[str, Any] = {}
@@ -60,6 +66,8 @@ class RemoteEngine:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
+        elif self._basic:
+            headers["Authorization"] = f"Basic {self._basic}"
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(url, data=data, headers=headers, method=method)
         try:
