@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,6 +39,12 @@ class Record(BaseModel):
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
         return to_utc(value)
+
+
+def ids_sha256(record_ids: Iterable[int]) -> str:
+    """A report fact's `record_ids_sha256`: SHA-256 of its record ids, distinct, ascending, in decimal, joined by
+    commas (`1,2,17`), as UTF-8. Here, below the reports that make it and the audit bundles that check it."""
+    return hashlib.sha256(",".join(str(i) for i in sorted(set(record_ids))).encode()).hexdigest()
 
 
 def idempotency_key(*parts: str | bytes) -> str:

@@ -11,6 +11,9 @@ pubkey.txt           the note verifier key that signed `checkpoint`
 keys.txt             every verifier key the log has used, oldest first
 reports/<id>.json    the reports the exported entries name and bind (binding.py)
 reports/<id>.md|html each report's renderings, byte for byte as in its document
+records.jsonl        the records each report's facts were computed from, every stored field (evidence.py)
+evidence.json        per report: its fact settings, its records' ids, per fact every record id behind it; the
+                     exporter's code and fact rules versions
 entries.csv          the entries for spreadsheets
 summary.html         the same for people: timeline, reports, fingerprints, verification result
 SHA256SUMS           `sha256sum -c` list of the files before it (a convenience: manifest.sig is what vouches)

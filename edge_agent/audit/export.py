@@ -26,6 +26,7 @@ from edge_agent.audit.archive import member_problem
 from edge_agent.audit.binding import bind_document, rendering_name, report_trails
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.entry import AuditError, format_time
+from edge_agent.audit.evidence import EvidenceSource, write_evidence
 from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.keys import Signer, Verifier
 from edge_agent.audit.log import (
@@ -68,6 +69,8 @@ class ExportResult:
     reports: list[str] = field(default_factory=list)
     missing_reports: list[str] = field(default_factory=list)
     unbound_reports: dict[str, str] = field(default_factory=dict)
+    # Reports exported without the records behind their facts, with why (evidence.py); None: no evidence written.
+    without_evidence: dict[str, str] | None = None
     verification: VerifyResult | None = None
 
     @property
@@ -85,8 +88,12 @@ def export_bundle(
     log: AuditLog | None = None,
     actor: str = "operator",
     cosign: Callable[[bytes], bytes] | None = None,
+    evidence: EvidenceSource | None = None,
 ) -> ExportResult:
-    """Write the bundle for entries with `start <= time <= end` (either open) to `out` (a dir, or `*.tar.gz`)."""
+    """Write the bundle for entries with `start <= time <= end` (either open) to `out` (a dir, or `*.tar.gz`).
+
+    `evidence`: where the records behind each exported report's facts come from (records.jsonl, evidence.json);
+    without it the bundle carries none."""
     out = Path(out)
     as_tar = out.name.endswith((".tar.gz", ".tgz"))
     if out.exists() and (as_tar or any(out.iterdir())):
@@ -137,6 +144,11 @@ def export_bundle(
         exported = lines[first : last + 1]
         signer = _write_core(stage, exported, first, tree, note, previous_note, previous_size, audit_dir)
         result.reports, result.missing_reports, result.unbound_reports = _copy_reports(stage, exported, reports_dir)
+        if evidence is not None:
+            documents = {
+                rid: json.loads((stage / bundle.REPORTS / f"{rid}.json").read_bytes()) for rid in result.reports
+            }
+            result.without_evidence = write_evidence(stage, documents, evidence)
         _write_csv(stage / bundle.CSV, exported)
         manifest = BundleManifest(
             format=bundle.FORMAT,

@@ -43,6 +43,7 @@ from edge_agent.audit.entry import (
     AuditEntry,
     EntryFormatError,
 )
+from edge_agent.audit.evidence import Recompute, check_evidence, describe
 from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.keys import AuditKeyError, Verifier
 from edge_agent.audit.log import ENTRIES, KEYS, iter_lines, read_verifiers, signed_notes
@@ -435,13 +436,16 @@ def verify_bundle(
     trusted: bytes | None = None,
     witness_keys: Sequence[CosignerKey] = (),
     approver_keys: Sequence[ApproverKey] | None = None,
+    recompute: Recompute | None = None,
 ) -> VerifyResult:
     """Verify an export bundle (directory or .tar.gz) with nothing but its files and a trusted public key.
 
     Without `pubkey` the bundle's own pubkey.txt is used, which proves only that the bundle is self-consistent;
     the result's notes say so. `check_files=False` is for the exporter, which verifies the bundle before it writes
     and signs the manifest of its files. Every recorded approval is re-checked (approvals.py) against
-    `approver_keys`, or, when None, against the key each entry records (the notes say so).
+    `approver_keys`, or, when None, against the key each entry records (the notes say so). The bundle's evidence
+    (evidence.py) is checked against its reports' facts by record ids; `recompute` (the reports' fact code, given
+    by the caller: this layer does not import it) also recomputes every fact from the bundle's records.
     """
     path = Path(path)
     if path.is_file():
@@ -450,10 +454,10 @@ def verify_bundle(
                 root = extract_bundle(path, Path(tmp))
             except BundleError as exc:
                 return VerifyResult(0, 0, 0, "", Problem(None, str(exc)))
-            return _verify_bundle_dir(root, pubkey, check_files, trusted, witness_keys, approver_keys)
+            return _verify_bundle_dir(root, pubkey, check_files, trusted, witness_keys, approver_keys, recompute)
     if not path.is_dir():
         return VerifyResult(0, 0, 0, "", Problem(None, f"{path}: no bundle there (a directory or a .tar.gz)"))
-    return _verify_bundle_dir(path, pubkey, check_files, trusted, witness_keys, approver_keys)
+    return _verify_bundle_dir(path, pubkey, check_files, trusted, witness_keys, approver_keys, recompute)
 
 
 def _verify_bundle_dir(
@@ -463,10 +467,11 @@ def _verify_bundle_dir(
     trusted: bytes | None = None,
     witness_keys: Sequence[CosignerKey] = (),
     approver_keys: Sequence[ApproverKey] | None = None,
+    recompute: Recompute | None = None,
 ) -> VerifyResult:
     result = VerifyResult(0, 0, 0, "", None)
     try:
-        _check_bundle(root, pubkey, result, check_files, trusted, witness_keys, approver_keys)
+        _check_bundle(root, pubkey, result, check_files, trusted, witness_keys, approver_keys, recompute)
     except BundleError as exc:
         result.problem = Problem(None, str(exc))
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
@@ -483,6 +488,7 @@ def _check_bundle(
     trusted: bytes | None = None,
     witness_keys: Sequence[CosignerKey] = (),
     approver_keys: Sequence[ApproverKey] | None = None,
+    recompute: Recompute | None = None,
 ) -> None:
     list_files(root)  # refuses a symlink or device before any file is read through it
     manifest_bytes = (root / bundle.MANIFEST).read_bytes()
@@ -578,12 +584,45 @@ def _check_bundle(
 
     reason, notes = check_reports(root, lines, manifest)
     result.notes += notes
+    if reason is None:
+        reason = _check_evidence(root, recompute, result)
     if reason is None and check_files:
         reason = check_manifest(root, manifest_bytes, manifest, pubkey, checkpoint)
     if reason is not None:
         result.problem = Problem(None, reason)
         return
     result.problem = _check_approvals(lines, manifest, approver_keys, result)
+
+
+def _check_evidence(root: Path, recompute: Recompute | None, result: VerifyResult) -> str | None:
+    """The records behind the reports' facts (evidence.py): tied to the facts by record ids, and with `recompute`
+    every fact recomputed from them. Checked before the signed manifest, so a dropped or added record is named."""
+    directory = root / bundle.REPORTS  # every report file there is bound to the log (check_reports)
+    files = sorted(directory.glob("*.json")) if directory.is_dir() else []
+    documents = {path.name.removesuffix(".json"): json.loads(path.read_bytes()) for path in files}
+    check = check_evidence(root, documents)
+    if check.problem is not None:
+        return check.problem
+    result.notes += check.notes
+    if recompute is None:
+        return None
+    if not check.present and documents:
+        return "--recompute: the bundle carries no evidence (records.jsonl, evidence.json) to recompute from"
+    if check.without:
+        report_id, why = sorted(check.without.items())[0]
+        return f"--recompute: report {report_id} carries no evidence: {why}"
+    differences = [
+        d
+        for report_id, (records, settings) in sorted(check.inputs.items())
+        for d in recompute(report_id, documents[report_id], records, settings)
+    ]
+    if differences:
+        return f"{describe(differences)} (the exporter's fact rules: version {check.facts_version})"
+    facts = sum(len(documents[rid]["body"]["facts"]) for rid in check.inputs)
+    result.notes.append(
+        f"recomputed all {facts} facts of {len(check.inputs)} report(s) from the bundle's records: every one equal"
+    )
+    return None
 
 
 def _check_approvals(

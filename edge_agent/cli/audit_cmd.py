@@ -7,6 +7,7 @@ Exit codes: 0 verified / done; 1 verification failed (the first bad entry is nam
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from datetime import UTC, datetime
@@ -57,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="an approver's Ed25519 public key (ssh-ed25519 line, base64/hex, or a file holding it) from the"
         " commissioning record: every recorded approval must be signed by one of these; repeatable (default: the"
         " key each entry records)",
+    )
+    bundle.add_argument(
+        "--recompute",
+        action="store_true",
+        help="also recompute every fact of every report from the bundle's records (records.jsonl) with this agent's"
+        " fact code, naming any difference (report, fact, expected, found)",
     )
     bundle.set_defaults(func=_verify_bundle)
 
@@ -188,8 +195,16 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         trusted=trusted,
         witness_keys=witness_keys,
         approver_keys=_approver_keys(args.approver_key),
+        recompute=_recompute() if args.recompute else None,
     )
     return _print_verification("audit verify-bundle", result)
+
+
+def _recompute() -> Any:
+    # Imported only here: the reports' fact code, which plain verification does not need.
+    from edge_agent.reports.evidence import recompute
+
+    return recompute
 
 
 def _approver_keys(specs: list[str] | None) -> list[Any] | None:
@@ -227,10 +242,8 @@ def _print_verification(command: str, result: VerifyResult) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from edge_agent.audit import AuditError, AuditLockedError, AuditLog
     from edge_agent.audit.anchor import with_cosignatures
     from edge_agent.audit.component import witness_targets
-    from edge_agent.audit.export import export_bundle
 
     config = load(args, setup_logging=False)
     route_logs_to_stderr()
@@ -241,29 +254,9 @@ def _export(args: argparse.Namespace) -> int:
     def cosign(note: bytes) -> bytes:
         return with_cosignatures(audit_dir, note, targets)
 
-    try:
-        try:
-            with AuditLog.open(audit_dir, origin_of(config)) as log:
-                result = export_bundle(
-                    audit_dir,
-                    args.out,
-                    reports_dir=reports_dir,
-                    start=args.start,
-                    end=args.end,
-                    log=log,
-                    actor=args.actor,
-                    cosign=cosign,
-                )
-        except AuditLockedError:
-            print(
-                "note: the agent holds the audit log; exporting against its latest checkpoint, not recorded in it",
-                file=sys.stderr,
-            )
-            result = export_bundle(
-                audit_dir, args.out, reports_dir=reports_dir, start=args.start, end=args.end, cosign=cosign
-            )
-    except AuditError as exc:
-        raise CliExit(f"audit export: {exc}", 1) from exc
+    with contextlib.ExitStack() as stack:
+        evidence = _evidence(config, stack)
+        result = _export_with(args, audit_dir, reports_dir, cosign, evidence, origin_of(config))
     assert result.verification is not None
     print_json(
         {
@@ -277,10 +270,61 @@ def _export(args: argparse.Namespace) -> int:
             "reports": result.reports,
             "missing_reports": result.missing_reports,
             "unbound_reports": result.unbound_reports,
+            "without_evidence": result.without_evidence,
             "verification": result.verification.summary(),
         }
     )
     return 0 if result.verification.ok else 1
+
+
+def _evidence(config: AgentConfig, stack: contextlib.ExitStack) -> Any:
+    """The records behind each report's facts, from the store under the plant's [reports] settings; None (no
+    evidence in the bundle, said on stderr) when there is no store."""
+    from edge_agent.reports.evidence import StoreEvidence
+    from edge_agent.store import Store
+
+    if not config.paths.store_path.exists():
+        print(f"note: no store at {config.paths.store_path}: the bundle carries no evidence", file=sys.stderr)
+        return None
+    return StoreEvidence(stack.enter_context(Store(config.paths.store_path)), config.reports)
+
+
+def _export_with(
+    args: argparse.Namespace, audit_dir: Path, reports_dir: Path, cosign: Any, evidence: Any, origin: str
+) -> Any:
+    from edge_agent.audit import AuditError, AuditLockedError, AuditLog
+    from edge_agent.audit.export import export_bundle
+
+    try:
+        try:
+            with AuditLog.open(audit_dir, origin) as log:
+                return export_bundle(
+                    audit_dir,
+                    args.out,
+                    reports_dir=reports_dir,
+                    start=args.start,
+                    end=args.end,
+                    log=log,
+                    actor=args.actor,
+                    cosign=cosign,
+                    evidence=evidence,
+                )
+        except AuditLockedError:
+            print(
+                "note: the agent holds the audit log; exporting against its latest checkpoint, not recorded in it",
+                file=sys.stderr,
+            )
+            return export_bundle(
+                audit_dir,
+                args.out,
+                reports_dir=reports_dir,
+                start=args.start,
+                end=args.end,
+                cosign=cosign,
+                evidence=evidence,
+            )
+    except AuditError as exc:
+        raise CliExit(f"audit export: {exc}", 1) from exc
 
 
 def _pubkey(args: argparse.Namespace) -> int:

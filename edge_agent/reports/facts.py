@@ -22,7 +22,6 @@ fact saying it is incomplete.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -36,7 +35,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from edge_agent.config.kpi import KpiConfig
 from edge_agent.reports.request import ResolvedRequest, Scope, iso
 from edge_agent.reports.untrusted import looks_like_instruction
-from edge_agent.types import StoredRecord
+from edge_agent.types import StoredRecord, ids_sha256
+
+# The fact rules' version: raise it with any change that gives other facts for the same records, request and
+# settings. Export bundles record it beside the code version (`audit export`), so an auditor who recomputes a
+# bundle's facts (`audit verify-bundle --recompute`) knows which rules made them. 1: the rules of 0.2.0.
+FACTS_VERSION = "1"
 
 # 50 ids: enough to point at every record behind a small fact and at the extremes of a large one, while a
 # shift of 1 Hz samples does not turn the report into megabytes of ids (the hash covers the rest).
@@ -79,10 +83,6 @@ def round_value(value: float, decimals: int = DECIMALS) -> float | int:
     return float(exact.quantize(quantum, context=context))
 
 
-def ids_sha256(record_ids: Iterable[int]) -> str:
-    return hashlib.sha256(",".join(str(i) for i in sorted(set(record_ids))).encode()).hexdigest()
-
-
 def record_asset(record: StoredRecord) -> str | None:
     """The asset a record is about: tag `P-101.vibration_mm_s` → `P-101`; alarms and MES events key by asset; a data
     gap of a tag → the tag's asset (a gap keyed by a whole source, without a `.`, is about no single asset)."""
@@ -115,6 +115,8 @@ def in_scope(record: StoredRecord, scope: Scope) -> bool:
 class _Builder:
     def __init__(self) -> None:
         self.facts: list[Fact] = []
+        # Per fact, every record id behind it (what `record_ids_sha256` hashes): the evidence an export carries.
+        self.sources: list[frozenset[int]] = []
         self.skipped: dict[int, tuple[StoredRecord, str]] = {}
 
     def add(
@@ -133,7 +135,8 @@ class _Builder:
                 ordered.append(r.id)
             if len(ordered) >= RECORD_IDS_MAX:
                 break
-        all_ids = {r.id for r in records} | {r.id for r in key_records}
+        all_ids = frozenset({r.id for r in records} | {r.id for r in key_records})
+        self.sources.append(all_ids)
         self.facts.append(
             Fact(
                 id="",  # numbered in `numbered()`, once the order is final
@@ -153,6 +156,11 @@ class _Builder:
 
     def numbered(self) -> list[Fact]:
         return [f.model_copy(update={"id": f"F{i:02d}"}) for i, f in enumerate(self.facts, start=1)]
+
+    def move(self, index: int, to: int) -> None:
+        """Move the fact at `index` (and its record ids) to position `to`."""
+        self.facts.insert(to, self.facts.pop(index))
+        self.sources.insert(to, self.sources.pop(index))
 
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
@@ -189,6 +197,19 @@ def compute_facts(
     `kpi`: the plant's KPI settings (`[reports.kpi]`); the KPI facts (`reports.kpi`: OEE, MTBF/MTTR, alarm
     performance) are computed only with them, or always for an alarm performance review. The records may include
     stops and alarms from before the window (`generate.report_records`), which only the KPIs read."""
+    return [fact for fact, _ in traced_facts(records, request, list_max=list_max, notes_max=notes_max, kpi=kpi)]
+
+
+def traced_facts(
+    records: Sequence[StoredRecord],
+    request: ResolvedRequest,
+    *,
+    list_max: int = 24,
+    notes_max: int = 12,
+    kpi: KpiConfig | None = None,
+) -> list[tuple[Fact, frozenset[int]]]:
+    """`compute_facts`, each fact with every record id behind it (the ids its `record_ids_sha256` hashes; its
+    `record_ids` lists at most `RECORD_IDS_MAX` of them): what an export bundle carries as evidence."""
     start, end = request.window.start, request.window.end
     scoped = sorted((r for r in records if in_scope(r, request.scope)), key=lambda r: (r.source_time, r.id))
     rows = [r for r in scoped if start <= r.source_time < end]
@@ -212,8 +233,8 @@ def compute_facts(
     skipped = _skipped(b)
     if gaps or skipped:
         b.add("completeness", {"status": "incomplete", "data_gap_count": gaps, "skipped_count": skipped}, [])
-        b.facts.insert(1, b.facts.pop())  # right after the window: the first thing a reader must know
-    return b.numbered()
+        b.move(len(b.facts) - 1, 1)  # right after the window: the first thing a reader must know
+    return list(zip(b.numbered(), b.sources, strict=True))
 
 
 def _counts(b: _Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
