@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import struct
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from connectors.sparkplug import HostState, Inbound, MetricName, Outcome, SparkplugReason, TagNamer
 from connectors.sparkplug import sparkplug_b_pb2 as pb
+from connectors.sparkplug.host_state import _valid_tag
 from connectors.sparkplug.payload import MetricRefused, decode_payload, metric_value, properties, rebirth_request
 from connectors.sparkplug.topics import TopicError, parse_topic, subscriptions
 from edge_agent.config import AgentConfig
@@ -25,7 +26,7 @@ from edge_agent.config.sparkplug import SparkplugConfig, SparkplugNamingConfig
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.sparkplug import EdgeNodeEncoder
-from edge_agent.types import StoredRecord
+from edge_agent.types import Record, StoredRecord, idempotency_key
 from edge_agent.values import PlausibleTimes
 
 TIMES = PlausibleTimes(time_min=PLAUSIBLE_TIME_MIN, time_max_future=timedelta(days=1))
@@ -581,3 +582,94 @@ def test_sequences(events: list[tuple[str, float]], reorder_ms: int, interval: f
     assert all(b - a >= interval for a, b in zip(requests, requests[1:], strict=False))  # the rate limit
     for when in timeout_gaps:  # each unrecoverable gap asked for a rebirth, or one had been asked within the limit
         assert any(when - interval < r <= when or r == when for r in requests)
+
+
+class TestRecordsBuiltUnvalidated:
+    """Tag values of BIRTH-checked definitions are built without pydantic's validation (`_tag_record`): each must be
+    the very Record validation gives, and what validation would refuse or convert must still go through it."""
+
+    @staticmethod
+    def assert_revalidates(records: list[Record]) -> None:
+        for r in records:
+            again = Record(**dict(r))
+            assert again == r and dict(again) == dict(r)
+            if r.kind == "tag_value":  # the host names every field, so a validated one has them all set too
+                assert r.model_fields_set == again.model_fields_set == set(Record.model_fields)
+            assert repr(again) == repr(r)
+            assert again.model_dump(mode="json") == r.model_dump(mode="json")
+            assert {k: type(v) for k, v in dict(again).items()} == {k: type(v) for k, v in dict(r).items()}
+            assert r.source_time.tzinfo is UTC and r.received_time.tzinfo is UTC
+
+    def test_keys_and_values_unchanged(self) -> None:
+        """Idempotency keys byte-identical to those stored before the fast path (and to `idempotency_key` over the
+        message's and metric's parts): scalar types, a non-finite value, a message without timestamps."""
+        host, out = state(), Outcome()
+        node = EdgeNodeEncoder("G", "E", bdseq=3)
+        names = {"Line1/P-001/Vibration": 0.0, "n": 5, "b": True, "s": "x"}
+        send(host, node.topic("NBIRTH"), node.nbirth(names, T0_MS), 0, out)
+        assert all(d.checked for d in host.nodes[("G", "E")].by_name.values())  # so built by `_tag_record`
+        data = {"Line1/P-001/Vibration": 1.5, "n": -7, "b": False, "s": "é"}
+        send(host, node.topic("NDATA"), node.data(None, data, T0_MS + 1), 0, out)
+        payload = pb.Payload(seq=2)  # no timestamp anywhere: keyed by the receive time's ISO text
+        payload.metrics.add(alias=1).double_value = math.nan
+        send(host, node.topic("NDATA"), payload.SerializeToString(), 0, out)
+        assert [(r.key, r.idempotency_key, r.value, r.quality) for r in out.records] == [
+            ("P-001.Vibration", "0adace0c758e498e88ee029bbf2f83858d74d4316af9e80c010c8e4a18e7cd6d", 0.0, "good"),
+            ("E.n", "1ecf2392638f2e8f51c56eaa21481675552aebc49550be7399e18d78386418c1", 5, "good"),
+            ("E.b", "1474bd1d67179e2d15a1de988685cabad58c16144fe4b7c3b7376abfa77e492d", True, "good"),
+            ("E.s", "61458a4e82cb60a1b331679007a6be079257cce1da493268b6c60cd663a8b8f3", "x", "good"),
+            ("P-001.Vibration", "6f46fbd4d863a15e6e8d558d4f234b582d6849665e4b0fd694a3552e9176bbe0", 1.5, "good"),
+            ("E.n", "a4d2edd40c60acfa5d02d6a4e87da70e41deaa66fd15a860871fde7c03b04621", -7, "good"),
+            ("E.b", "4fed6ea11db1ed4210f867fc68a6cc3ba73255a8f0b528a89297045617b567b7", False, "good"),
+            ("E.s", "29db3d3afd3c214acde63583fe6beaafdab3bb4967e0c7e23922e888601723b7", "é", "good"),
+            ("P-001.Vibration", "530c6e34d2d67dbb4a7c91b61b17f108248f64c6750fcf3e35fc5621dc444b1b", "NaN", "uncertain"),
+        ]
+        stamps = [str(T0_MS)] * 4 + [str(T0_MS + 1)] * 4 + [T0.isoformat()]
+        seqs = ["0"] * 4 + ["1"] * 4 + ["2"]
+        metric_names = [*names, *names, "Line1/P-001/Vibration"]
+        for r, stamp, seq, name in zip(out.records, stamps, seqs, metric_names, strict=True):
+            assert r.idempotency_key == idempotency_key("sparkplug", "G", "E", "", "3", seq, name, stamp)
+        self.assert_revalidates(out.records)
+
+    @pytest.mark.parametrize(
+        "received",
+        [T0.replace(tzinfo=None), T0.astimezone(timezone(timedelta(hours=2)))],
+        ids=["naive", "utc+2"],
+    )
+    def test_receive_time_not_utc_is_validated(self, received: datetime) -> None:
+        """A receive time that is naive or in another zone takes the validating path, which makes it UTC."""
+        host, out = state(), Outcome()
+        node = born(host, out)
+        send(host, node.topic("NDATA"), node.data(None, {"Line1/P-101/Vibration": 2.5}, T0_MS + 1), 0, out, received)
+        assert out.records[-1].received_time == T0 and out.records[-1].received_time.tzinfo is UTC
+        self.assert_revalidates(out.records)
+
+    def test_invalid_source_still_refused_by_validation(self) -> None:
+        """A source that Record refuses is never trusted: the BIRTH check fails, and each record is validated."""
+        host, out = HostState(SparkplugConfig(enabled=True), TIMES, source=""), Outcome()
+        node = EdgeNodeEncoder("G", "E")
+        with pytest.raises(ValidationError):
+            send(host, node.topic("NBIRTH"), node.nbirth({"x": 1.0}, T0_MS), 0, out)
+        assert not out.records
+
+    def test_unchecked_definition_is_validated(self) -> None:
+        """A definition whose tag did not pass the BIRTH check (here forced) builds its records through Record."""
+        host, out = state(), Outcome()
+        node = born(host, out)
+        for definition in host.nodes[("G", "E")].by_alias.values():
+            definition.checked, definition.tag = False, ""
+        with pytest.raises(ValidationError):
+            send(host, node.topic("NDATA"), node.data(None, {"Line1/P-101/Vibration": 2.5}, T0_MS + 1), 0, out)
+
+    def test_tag_check(self) -> None:
+        assert _valid_tag("sparkplug", "P-101.Vibration")
+        assert not _valid_tag("sparkplug", "") and not _valid_tag("", "P-101.Vibration")
+        assert not _valid_tag("sparkplug", "lone \ud800 surrogate")
+
+    @given(metric_payloads(), st.sampled_from(["NBIRTH", "NDATA", "DBIRTH", "DDATA"]))
+    def test_any_metrics_revalidate(self, raw: bytes, verb: str) -> None:
+        """Whatever records arbitrary metrics make are the records validation makes of them."""
+        host, out = state(reorder_timeout_ms=0), Outcome()
+        born(host, out)
+        send(host, f"spBv1.0/G/{verb}/E" + ("/D1" if verb.startswith("D") else ""), raw, 1.0, out)
+        self.assert_revalidates(out.records)

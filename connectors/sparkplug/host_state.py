@@ -24,15 +24,17 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
+from pydantic import ValidationError
 
 from connectors.sparkplug import sparkplug_b_pb2 as pb
 from connectors.sparkplug.naming import MetricName, TagNamer
 from connectors.sparkplug.payload import (
     DATATYPE_NAMES,
+    EPOCH,
     MetricRefused,
     decode_payload,
     metric_value,
@@ -98,6 +100,13 @@ class Definition:
     name: str
     datatype: int
     tag: str
+    # True once a Record of this tag (the host's source, kind tag_value) passed pydantic's validation, at BIRTH: the
+    # definition's values are then recorded through `_tag_record`, without validating the same strings again.
+    checked: bool = False
+    name_part: bytes = field(init=False)  # the name as the idempotency key hashes it (`_part`)
+
+    def __post_init__(self) -> None:
+        self.name_part = _part(self.name)
 
 
 @dataclass
@@ -159,6 +168,59 @@ def finish_key(prefix: Any, *parts: str) -> str:
     for part in parts:
         digest.update(_part(part))
     return str(digest.hexdigest())
+
+
+_new = object.__new__
+_set = object.__setattr__
+_RECORD_FIELDS = frozenset(Record.model_fields)
+
+
+def _valid_tag(source: str, tag: str) -> bool:
+    """Whether a tag_value Record of `source` and `tag` passes validation (the fields `_tag_record` trusts)."""
+    try:
+        Record(source=source, kind="tag_value", key=tag, source_time=EPOCH, received_time=EPOCH, idempotency_key="-")
+    except ValidationError:
+        return False
+    return True
+
+
+def _tag_record(
+    source: str,
+    tag: str,
+    when: datetime,
+    received: datetime,
+    value: Any,
+    quality: str,
+    key: str,
+    historical: bool,
+) -> Record:
+    """The Record `Record(source=..., kind="tag_value", ...)` validates to, built without validating: a third of the
+    host's time per metric went to validating the same strings again. The caller guarantees what validation checks:
+    `source` and `tag` passed it together (`_valid_tag`, at BIRTH), `when` and `received` are datetimes whose tzinfo
+    is UTC (what the UTC validator returns them as), `key` is a SHA-256 hex digest, `historical` a bool, `quality`
+    one of "good" and "uncertain"; `value` is Any. tests/test_sparkplug_state.py checks every record equal to its
+    revalidation, field for field."""
+    record = _new(Record)
+    _set(
+        record,
+        "__dict__",
+        {
+            "source": source,
+            "kind": "tag_value",
+            "key": tag,
+            "source_time": when,
+            "received_time": received,
+            "value": value,
+            "quality": quality,
+            "raw": b"",
+            "idempotency_key": key,
+            "historical": historical,
+        },
+    )
+    _set(record, "__pydantic_fields_set__", set(_RECORD_FIELDS))
+    _set(record, "__pydantic_extra__", None)
+    _set(record, "__pydantic_private__", None)
+    return record
 
 
 def _scope_key(group: str, node: str) -> str:
@@ -390,7 +452,8 @@ class HostState:
         tags = self._namer.tags(names)
         entries = []
         for metric in metrics:
-            definition = Definition(metric.name, metric.datatype, tags[MetricName(session.node, device, metric.name)])
+            tag = tags[MetricName(session.node, device, metric.name)]
+            definition = Definition(metric.name, metric.datatype, tag, _valid_tag(self._source, tag))
             session.by_name[(device, metric.name)] = definition
             if metric.HasField("alias"):
                 session.by_alias[(device, metric.alias)] = definition
@@ -470,6 +533,9 @@ class HostState:
         # The idempotency key's parts common to every metric of the message, hashed once (`key_prefix`).
         prefix = key_prefix(self._source, session.group, session.node, device or "", str(session.bdseq), str(seq))
         default_ms = payload.timestamp if payload.HasField("timestamp") else None
+        # Per timestamp (ms, or None: the receive time), the source time once checked and the key's part for it:
+        # a message's metrics mostly share one timestamp.
+        times: dict[int | None, tuple[datetime, bytes]] = {}
         problems: list[tuple[SparkplugReason, str]] = []
         unknown_alias = False
         for metric in payload.metrics:
@@ -490,7 +556,7 @@ class HostState:
                         continue
                 if definition.name.startswith(CONTROL_PREFIXES):
                     continue
-                self._metric(session, device, definition, metric, default_ms, prefix, message, out)
+                self._metric(session, device, definition, metric, default_ms, prefix, times, message, out)
             except MetricRefused as exc:
                 problems.append((exc.reason, f"{metric.name or f'alias {metric.alias}'}: {exc.detail}"))
         if problems:
@@ -509,6 +575,7 @@ class HostState:
         metric: Any,
         default_ms: int | None,
         prefix: Any,
+        times: dict[int | None, tuple[datetime, bytes]],
         message: Inbound,
         out: Outcome,
     ) -> None:
@@ -531,26 +598,47 @@ class HostState:
                     else "{}.{}".format(*self._namer.split(MetricName(session.node, device, name))),
                 )
                 member_ms = member.timestamp if member.HasField("timestamp") else ms
-                self._metric(session, device, member_def, member, member_ms, prefix, message, out)
+                self._metric(session, device, member_def, member, member_ms, prefix, times, message, out)
             return
-        when = ms_time(ms) if ms is not None else message.received
-        try:
-            self._times.check_time(when, message.received)
-        except ValueError as exc:
-            raise MetricRefused(SparkplugReason.SCHEMA_MISMATCH, f"timestamp {exc}") from exc
+        known = times.get(ms)
+        if known is None:
+            when = ms_time(ms) if ms is not None else message.received
+            try:
+                self._times.check_time(when, message.received)
+            except ValueError as exc:
+                raise MetricRefused(SparkplugReason.SCHEMA_MISMATCH, f"timestamp {exc}") from exc
+            known = times[ms] = (when, _part(str(ms) if ms is not None else when.isoformat()))
+        when, stamp_part = known
         value = metric_value(metric, datatype)
-        stamp = str(ms) if ms is not None else when.isoformat()
+        quality = "uncertain" if non_finite(value) else "good"
+        digest = prefix.copy()  # finish_key(prefix, definition.name, stamp), its parts encoded once
+        digest.update(definition.name_part + stamp_part)
+        key = digest.hexdigest()
+        received = message.received
+        if (
+            definition.checked
+            and type(when) is datetime
+            and when.tzinfo is UTC
+            and type(received) is datetime
+            and received.tzinfo is UTC
+        ):
+            out.records.append(
+                _tag_record(
+                    self._source, definition.tag, when, received, value, quality, key, bool(metric.is_historical)
+                )
+            )
+            return
         out.records.append(
             Record(
                 source=self._source,
                 kind="tag_value",
                 key=definition.tag,
                 source_time=when,
-                received_time=message.received,
+                received_time=received,
                 value=value,
-                quality="uncertain" if non_finite(value) else "good",
+                quality=quality,
                 raw=b"",
-                idempotency_key=finish_key(prefix, definition.name, stamp),
+                idempotency_key=key,
                 historical=bool(metric.is_historical),
             )
         )

@@ -198,6 +198,8 @@ def metric_value(metric: Any, datatype: int) -> Any:
     """
     if metric.is_null:
         return None
+    if datatype == pb.Double and metric.WhichOneof("value") == "double_value":  # the common case, as scalar_value
+        return _real(metric.double_value)
     if datatype in PACKED_ARRAYS or datatype in (pb.BooleanArray, pb.StringArray, pb.DateTimeArray):
         return _array(datatype, _field(metric, datatype, "bytes_value"))
     if datatype in (pb.Bytes, pb.File):
