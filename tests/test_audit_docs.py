@@ -168,3 +168,41 @@ def test_python_report_recipe_rejects_the_assessors_case(report_bundle: tuple[Pa
     run = run_python(block("python", "renderings_sha256"), tmp_path / "b")
     assert run.returncode != 0
     assert "('rpt-2', 'approved', 'without its decision entry')" in run.stderr
+
+
+@pytest.fixture(scope="module")
+def evidence_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bundle with evidence: five reports over simulated records (tests/test_audit_recompute.py)."""
+    from edge_agent.config import load_config
+    from tests.test_audit_recompute import CONFIG, export, make_reports
+
+    root = tmp_path_factory.mktemp("evidence")
+    (root / "edge-agent.toml").write_text(CONFIG.format(state=root / "state"), encoding="utf-8")
+    config = load_config(root / "edge-agent.toml")
+    make_reports(root / "state", config)
+    assert export(config, root / "bundle").without_evidence == {}
+    return root / "bundle"
+
+
+def test_python_recompute_recipe_agrees_with_the_facts(evidence_bundle: Path) -> None:
+    """The standard-library recipe recomputes downtime, alarm count, tag statistics and availability as the facts."""
+    script = block("python", "availabilities: equal")
+    run = subprocess.run(
+        [sys.executable, "-c", script], cwd=evidence_bundle, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["rpt-shift downtime, alarm count, 10 tag statistics and 1 availabilities: equal"]
+
+
+def test_python_recompute_recipe_rejects_an_edited_record(evidence_bundle: Path, tmp_path: Path) -> None:
+    """The same recipe fails once a sample in the window is raised far above every other."""
+    copy = tmp_path / "b"
+    shutil.copytree(evidence_bundle, copy)
+    lines = (copy / "records.jsonl").read_bytes().splitlines()
+    index = next(i for i, line in enumerate(lines) if b'"P-101.vibration_mm_s"' in line and b"2026-11-29T13" in line)
+    lines[index] = re.sub(rb'"value":[-0-9.e+]+', b'"value":99.5', lines[index])
+    (copy / "records.jsonl").write_bytes(b"".join(line + b"\n" for line in lines))
+    script = block("python", "availabilities: equal")
+    run = subprocess.run([sys.executable, "-c", script], cwd=copy, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert "AssertionError: ('rpt-shift', 'F" in run.stderr
