@@ -86,6 +86,8 @@ async def run(config: AgentConfig, n: int) -> dict[str, Any]:
                     {
                         "name": published["name"],
                         "status": published["status"],
+                        # False: a section the model is not asked to write (reports.kpi.model_writes_sections).
+                        "asked": bool(published["attempts"]),
                         "problems": prose_problems(published["text"], lines),
                         "sentences": len(sentences(published["text"])),
                         "salience": salience(section, published["text"], request),
@@ -112,36 +114,42 @@ async def run(config: AgentConfig, n: int) -> dict[str, Any]:
     return {"model_dir": str(config.llm.model_dir), "enforce_eager": config.llm.enforce_eager, "rows": rows}
 
 
+def _asked(section: dict[str, Any]) -> bool:
+    return bool(section.get("asked", True))  # results saved before sections could be left to the writer: all asked
+
+
 def summary(results: dict[str, Any]) -> dict[str, Any]:
+    """Shares over the sections the model is asked to write; the KPI sections left to the reference writer by
+    design (reports.kpi.model_writes_sections = false) are counted apart, as `not_asked`."""
     rows = results["rows"]
-    sections = [s for r in rows for s in r["sections"]]
+    every = [s for r in rows for s in r["sections"]]
+    sections = [s for s in every if _asked(s)]
     statuses = Counter(s["status"] for s in sections)
     model = statuses["model"] + statuses["model_after_retry"]
     hits: dict[str, list[bool]] = defaultdict(list)
     for s in sections:
         for key, hit in s["salience"].items():
             hits[key].append(hit)
+
+    def share(field: str, value: str) -> float:
+        asked = [s for r in rows if r[field] == value for s in r["sections"] if _asked(s)]
+        return sum(s["status"] != "reference" for s in asked) / max(1, len(asked))
+
     return {
         "requests": len(rows),
         "sections": len(sections),
+        "not_asked": len(every) - len(sections),
         "statuses": dict(statuses),
         "model_share": model / len(sections) if sections else 0.0,
-        "all_model_share": sum(all(s["status"] != "reference" for s in r["sections"]) for r in rows) / len(rows),
-        "published_problems": sum(len(s["problems"]) for s in sections),
+        "all_model_share": sum(all(s["status"] != "reference" for s in r["sections"] if _asked(s)) for r in rows)
+        / len(rows),
+        "published_problems": sum(len(s["problems"]) for s in every),
         "rejections": dict(Counter(k for s in sections for k in s["rejected"])),
         "salience": {k: (sum(v), len(v)) for k, v in hits.items()},
         "seconds_median": statistics.median(r["seconds"] for r in rows),
         "tokens_per_s": sum(r["tokens"] for r in rows) / sum(r["seconds"] for r in rows),
-        "by_type": {
-            t: sum(s["status"] != "reference" for r in rows if r["type"] == t for s in r["sections"])
-            / max(1, sum(len(r["sections"]) for r in rows if r["type"] == t))
-            for t in TYPES
-        },
-        "by_language": {
-            lang: sum(s["status"] != "reference" for r in rows if r["language"] == lang for s in r["sections"])
-            / max(1, sum(len(r["sections"]) for r in rows if r["language"] == lang))
-            for lang in LANGUAGES
-        },
+        "by_type": {t: share("type", t) for t in TYPES},
+        "by_language": {lang: share("language", lang) for lang in LANGUAGES},
     }
 
 
@@ -202,6 +210,8 @@ def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
         "| --- | --- |",
         f"| sections model-written and passing every check | {pct(s['model_share'])} ({s['statuses']}) |",
         f"| reports with every section model-written | {pct(s['all_model_share'])} |",
+        f"| KPI sections left to the reference writer (reports.kpi.model_writes_sections = false) | "
+        f"{s.get('not_asked', 0)} |",
         "| prose problems in published text (repeated sentences or words, prompt text, fact lines copied) | "
         f"{s['published_problems']} |",
         f"| salience | {sal} |",

@@ -243,7 +243,13 @@ class TestLanguageAndSafety:
         assert dirty["body"]["flags"] == {"instruction_like_record_ids": [injected_id]}
         assert clean["body"]["flags"] == {"instruction_like_record_ids": []}
         assert set(dirty["body"]) == set(clean["body"])
-        strip = lambda b: [f for f in b["facts"] if f["kind"] not in ("operator_note", "record_counts")]  # noqa: E731
+        # Fact ids number the facts in order: the injected note is one more note, so the facts after the notes (the
+        # KPIs) are numbered one further on; their content must not change.
+        strip = lambda b: [  # noqa: E731
+            {k: v for k, v in f.items() if k != "id"}
+            for f in b["facts"]
+            if f["kind"] not in ("operator_note", "record_counts")
+        ]
         assert strip(dirty["body"]) == strip(clean["body"])
         assert "99.9" not in (dirty["body"]["narrative"] or "")
         assert "Marcada: parece una instrucción inyectada" in dirty["renderings"]["markdown"]

@@ -46,6 +46,10 @@ class KpiConfig(Section):
     stale_after_s: int = Field(86_400, ge=60)
     # The window of an alarm_performance request that names none: the last 7 whole local days (a weekly review).
     alarm_review_days: int = Field(7, ge=1, le=31)
+    # False: the KPI sections' text is the reference writer's. The shipped narrator was never trained on them and,
+    # asked, wrote text that passed every check while saying nothing true ("No se registró ninguna métrica de luis",
+    # make demo 2026-12-04). True lets a plant's own model write them, checked like every other section.
+    model_writes_sections: bool = False
 
     @model_validator(mode="after")
     def _bands_in_order(self) -> KpiConfig:

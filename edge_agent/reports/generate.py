@@ -41,7 +41,7 @@ from edge_agent.reports.prompts import (
 from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.reference import REFERENCE_VERSION, reference_text
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow
-from edge_agent.reports.sections import Section, split_sections
+from edge_agent.reports.sections import KPI_SECTIONS, Section, split_sections
 from edge_agent.store import Store
 from edge_agent.types import StoredRecord
 
@@ -182,6 +182,10 @@ async def build_draft(
     run: list[dict[str, Any]] = []
     last: Completion | None = None
     for section, prompt in prompts.items:
+        if section.name in KPI_SECTIONS and not config.kpi.model_writes_sections:
+            # Not asked of the model (reports.kpi.model_writes_sections): written from the facts, no attempts.
+            sections.append(_section(section, "reference", reference_text(section, request), []))
+            continue
         written, section_run, completion = await _write_section(section, prompt, request, engine, params)
         sections.append(written)
         run += section_run
@@ -225,10 +229,13 @@ def _section(section: Section, status: str, text: str, attempts: list[dict[str, 
 
 
 def narrative_status(sections: Sequence[dict[str, Any]]) -> str:
-    """`model`: every section model-written; `reference`: none; `mixed`: some; `empty`: no section to write."""
-    written = [s["status"] != "reference" for s in sections]
-    if not written:
+    """Over the sections the model was asked to write (the others have no attempts): `model`: every one
+    model-written; `reference`: none, or none was asked; `mixed`: some; `empty`: no section to write."""
+    if not sections:
         return "empty"
+    written = [s["status"] != "reference" for s in sections if s["attempts"]]
+    if not written:
+        return "reference"
     return "model" if all(written) else ("reference" if not any(written) else "mixed")
 
 

@@ -107,7 +107,8 @@ async def replay_with_engine(config: AgentConfig, report_id: str, engine: Engine
             "the facts differ from the recorded ones (records changed by retention or late data,"
             " or reports.list_facts_max or notes_max changed)"
         )
-    rebuilt = [p.sha256(False) for _, p in section_prompts(facts, request, reports_config).items]
+    asked = {s["name"] for s in body["sections"] if s["attempts"]}  # the others were not asked of the model
+    rebuilt = [p.sha256(False) for s, p in section_prompts(facts, request, reports_config).items if s.name in asked]
     recorded_prompts = [s["attempts"][0]["prompt_sha256"] for s in body["sections"] if s["attempts"]]
     if rebuilt != recorded_prompts:
         return refused("the prompts differ from the recorded ones (reports limits changed in config)")
