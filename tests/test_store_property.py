@@ -4,8 +4,11 @@ id reused for other content is reported, never mistaken for a redelivery."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
@@ -13,6 +16,7 @@ from hypothesis import strategies as st
 
 from edge_agent.store import Inserted, RetentionPolicy, Store, storable
 from edge_agent.store.retention import QUARANTINE, RECORDS, Table
+from edge_agent.store.store import _json_text, to_us
 from edge_agent.types import Record
 
 T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
@@ -78,6 +82,28 @@ class TestRecordRoundTrip:
         assert store.insert_records(batch) == Inserted(len(batch))
         got = sorted((r.model_dump(exclude={"id"}) for r in store.records()), key=lambda r: r["idempotency_key"])
         assert got == sorted((r.model_dump() for r in batch), key=lambda r: r["idempotency_key"])
+
+
+class TestStoredTextUnchanged:
+    """The row a record becomes is the one the store wrote before its fast paths (numbers' JSON text without the
+    encoder, UTC times without to_utc): stored rows and the reused-id comparison see the same bytes."""
+
+    @given(json_values | st.floats() | st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 1e300, 5e-324]))
+    @example(2**70)  # beyond int64: text all the same
+    def test_value_text(self, value: Any) -> None:
+        before = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        if not before.isascii():
+            try:
+                before.encode("utf-8")
+            except UnicodeEncodeError:
+                before = json.dumps(value, ensure_ascii=True, sort_keys=True)
+        assert _json_text(value) == before
+
+    @given(times)
+    def test_microseconds(self, when: datetime) -> None:
+        expected = (when.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+        naive = when.replace(tzinfo=None) - (when.utcoffset() or timedelta(0))  # to_utc takes naive as UTC
+        assert to_us(when) == to_us(when.astimezone(UTC)) == to_us(naive) == expected
 
 
 # Few keys and few contents, so batches repeat keys, within a batch and across batches, with the same or other content.

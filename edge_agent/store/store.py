@@ -25,6 +25,7 @@ from edge_agent.store.retention import OUTBOX, TRIMMED, RetentionPolicy, Retenti
 from edge_agent.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc, utcnow
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
 
 # Rows deleted per retention transaction: the writer waits at most one step (milliseconds) for the lock, and a
 # million expired rows still go in about a thousand commits.
@@ -35,7 +36,9 @@ SCAN_STEP = 20_000
 
 
 def to_us(value: datetime) -> int:
-    return (to_utc(value) - _EPOCH) // timedelta(microseconds=1)
+    if value.tzinfo is UTC:  # a Record's times are (its validator makes them so): to_utc would return it as it is
+        return (value - _EPOCH) // _US
+    return (to_utc(value) - _EPOCH) // _US
 
 
 def from_us(value: int) -> datetime:
@@ -49,6 +52,15 @@ def storable(text: str) -> str:
 
 
 def _json_text(value: Any) -> str:
+    kind = type(value)
+    # The text json.dumps gives a finite float, an int and None (its C encoder calls float.__repr__ and
+    # int.__repr__), without its encoder's setup per value: most tag values are numbers.
+    if kind is float and value - value == 0.0:
+        return float.__repr__(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     if text.isascii():
         return text
