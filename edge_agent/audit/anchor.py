@@ -38,7 +38,7 @@ import structlog
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.cosignature import CosignatureError
 from edge_agent.audit.hasher import leaf_hash
-from edge_agent.audit.keys import fsync_dir
+from edge_agent.audit.keys import write_durably
 from edge_agent.audit.log import (
     ENTRIES,
     LATEST_CHECKPOINT,
@@ -209,7 +209,7 @@ def write_marker(audit_dir: Path, findings: Sequence[Finding]) -> None:
         "findings": [{"key": f.key, "message": f.message} for f in findings],
         "fix": "investigate, then: edge-agent audit recover --reason '…'",
     }
-    _write_durably(audit_dir / MARKER, json.dumps(data, indent=1, ensure_ascii=False).encode() + b"\n")
+    write_durably(audit_dir / MARKER, json.dumps(data, indent=1, ensure_ascii=False).encode() + b"\n")
 
 
 def accepted_keys(audit_dir: Path) -> set[str]:
@@ -233,16 +233,6 @@ def accept(audit_dir: Path, keys: Iterable[str], reason: str) -> None:
 def reason_of(findings: Sequence[Finding]) -> str:
     more = f" (and {len(findings) - 1} more; see the ROLLBACK file)" if len(findings) > 1 else ""
     return f"audit rollback detected: {findings[0].message}{more}"
-
-
-def _write_durably(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
 
 
 # -- cosigning ------------------------------------------------------------------------------------------------------
@@ -292,7 +282,7 @@ def cosign(audit_dir: Path, note: bytes, targets: Sequence[WitnessTarget], lines
             except (WitnessError, CosignatureError) as exc:
                 log.warning("audit_witness_unavailable", witness=target.url, error=str(exc))
             break
-    _write_durably(sizes_path, json.dumps(sizes, sort_keys=True).encode() + b"\n")
+    write_durably(sizes_path, json.dumps(sizes, sort_keys=True).encode() + b"\n")
     if signatures:
         cosigned_path = audit_dir / COSIGNED
         kept = list(parsed.signatures)
@@ -305,7 +295,7 @@ def cosign(audit_dir: Path, note: bytes, targets: Sequence[WitnessTarget], lines
                 pass
         names = {(s.name, s.key_hash) for s in signatures}
         kept = [s for s in kept if (s.name, s.key_hash) not in names] + signatures
-        _write_durably(cosigned_path, SignedNote(parsed.text, tuple(kept)).encode())
+        write_durably(cosigned_path, SignedNote(parsed.text, tuple(kept)).encode())
     return findings
 
 
@@ -426,7 +416,7 @@ class AuditAnchor:
         if self._publish is not None and state.get("sha256") != digest:
             self._publish(note)
             state = {"size": size, "sha256": digest}
-            _write_durably(state_path, json.dumps(state).encode() + b"\n")
+            write_durably(state_path, json.dumps(state).encode() + b"\n")
             log.info("audit_checkpoint_published", size=size)
         if self._witnesses and state.get("cosigned") != digest:
             accepted = accepted_keys(self._dir)
@@ -436,7 +426,7 @@ class AuditAnchor:
                 self._fail(findings)
                 return
             state["cosigned"] = digest
-            _write_durably(state_path, json.dumps(state).encode() + b"\n")
+            write_durably(state_path, json.dumps(state).encode() + b"\n")
 
     def finish(self) -> None:
         """At stop: sign what is unsigned, then publish and cosign it (the outbox sends it on the next start)."""

@@ -36,7 +36,7 @@ import structlog
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint
 from edge_agent.audit.entry import GENESIS_HASH, AuditEntry, AuditError, EntryFormatError
 from edge_agent.audit.hasher import leaf_hash
-from edge_agent.audit.keys import AuditKeyError, Signer, Verifier, check_name, fsync_dir
+from edge_agent.audit.keys import AuditKeyError, Signer, Verifier, check_name, fsync_dir, write_durably
 from edge_agent.audit.merkle import RootBuilder
 
 log = structlog.get_logger(component="audit")
@@ -407,7 +407,7 @@ class AuditLog:
             f.write(record.encode("utf-8") + b"\n")
             f.flush()
             os.fsync(f.fileno())
-        _write_file_durably(self.directory / LATEST_CHECKPOINT, note)
+        write_durably(self.directory / LATEST_CHECKPOINT, note)
         self._last_checkpoint = current
         log.info("audit_checkpoint", size=current.size, root=current.root.hex())
         for listener in self._listeners:
@@ -516,7 +516,7 @@ def _repair_torn_tail(directory: Path, entries: Path) -> dict[str, Any] | None:
         torn_dir = directory / TORN
         torn_dir.mkdir(exist_ok=True)
         digest = hashlib.sha256(torn).hexdigest()
-        _write_file_durably(torn_dir / f"{keep:012d}-{digest[:16]}.bin", torn)
+        write_durably(torn_dir / f"{keep:012d}-{digest[:16]}.bin", torn)
         f.truncate(keep)
         f.flush()
         os.fsync(f.fileno())
@@ -602,16 +602,6 @@ def _finish_rotation(directory: Path, key_path: Path, entries: Path | None) -> S
     log.warning("audit_key_rotation_abandoned", key=new.verifier.key_string())
     fsync_dir(directory)
     return None
-
-
-def _write_file_durably(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
 
 
 def signed_notes(directory: Path) -> list[tuple[int, bytes]]:

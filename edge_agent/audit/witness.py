@@ -25,7 +25,6 @@ import base64
 import binascii
 import hashlib
 import json
-import os
 import re
 import threading
 import time
@@ -41,7 +40,7 @@ import structlog
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.cosignature import Cosigner
 from edge_agent.audit.hasher import HASH_SIZE
-from edge_agent.audit.keys import Verifier, fsync_dir
+from edge_agent.audit.keys import Verifier, write_durably
 from edge_agent.audit.proof import ProofError, verify_consistency
 
 log = structlog.get_logger(component="witness")
@@ -140,13 +139,7 @@ class WitnessState:
         """Caller holds `lock`."""
         updated = {**self._origins, origin: {"size": size, "root": base64.b64encode(root).decode(), "note": note}}
         data = json.dumps({"origins": updated}, sort_keys=True, indent=1).encode() + b"\n"
-        tmp = self.directory / (STATE_FILE + ".tmp")
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.directory / STATE_FILE)
-        fsync_dir(self.directory)
+        write_durably(self.directory / STATE_FILE, data)
         self._origins = updated
 
 
