@@ -33,6 +33,10 @@ TRIM_STEP = 1024
 # Rows summed per lock hold when estimating a table's bytes: ~10 ms each on a 2-core box, so ingest never stalls
 # behind a scan of a multi-gigabyte table.
 SCAN_STEP = 20_000
+# The connection's page cache (SQLite's default is 2 MiB): inserts land at random places in the idempotency key's
+# index, so a cache that holds more of it re-reads fewer pages per row (bench.sparkplug: ~2 µs of ~11 per row).
+# An upper bound, filled as pages are read; nothing about durability changes.
+CACHE_KIB = 32 * 1024
 
 
 def to_us(value: datetime) -> int:
@@ -165,6 +169,7 @@ class Store:
             self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._default_max_pages: int = self._conn.execute("PRAGMA max_page_count").fetchone()[0]
             self.schema_version = migrate(self._conn)
