@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 import structlog
 from prometheus_client import Counter
 
+from connectors.audit_window import append_window
 from connectors.mqtt import MqttClient, MqttError, MqttMessage
 from connectors.parsers import InputLimits, ParseError, QuarantineReason
 from connectors.quarantine import QuarantineTally
@@ -381,14 +382,7 @@ class MqttIngest:
 
     async def _flush_audit(self) -> None:
         window, self._window = self._window, _AuditWindow()
-        entries = window.entries(self._source)
-        if not entries or self._audit is None:
-            return
-        try:
-            await asyncio.to_thread(self._audit.append_many, entries)
-        except Exception as exc:  # the records are stored; a broken audit disk must not stop the plant's data
-            AUDIT_FAILURES.inc(len(entries))
-            log.error("audit_append_failed", error=str(exc), entries=[event for event, _, _ in entries])
+        await append_window(self._audit, window.entries(self._source), AUDIT_FAILURES)
 
 
 __all__ = ["IngestError", "MqttIngest"]

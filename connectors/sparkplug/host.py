@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 import structlog
 from prometheus_client import Counter
 
+from connectors.audit_window import append_window
 from connectors.ingest import STORE_FULL_RETRY_MAX_S, STORE_FULL_RETRY_MIN_S
 from connectors.mqtt import MqttClient, MqttError, MqttMessage
 from connectors.mqtt.client import WillMessage
@@ -418,14 +419,7 @@ class SparkplugHost:
 
     async def _flush_audit(self) -> None:
         window, self._window = self._window, _Window()
-        entries = window.entries(self._source)
-        if not entries or self._audit is None:
-            return
-        try:
-            await asyncio.to_thread(self._audit.append_many, entries)
-        except Exception as exc:  # the records are stored; a broken audit disk must not stop the plant's data
-            AUDIT_FAILURES.inc(len(entries))
-            log.error("audit_append_failed", error=str(exc), entries=[event for event, _, _ in entries])
+        await append_window(self._audit, window.entries(self._source), AUDIT_FAILURES)
 
 
 __all__ = ["SparkplugError", "SparkplugHost"]
