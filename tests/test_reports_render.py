@@ -56,6 +56,16 @@ class TestSections:
         assert "### Alarmas\n\nUna alarma en P-101.\n\n### Paradas\n\nUna parada.\n\n_Redactado a partir" in text
         assert text.count("redactor de referencia") == 1
 
+    def test_a_section_not_asked_of_the_model_does_not_say_the_model_failed(self) -> None:
+        """A KPI section left to the reference writer by design (no attempts) says who wrote it, not that the
+        model's text failed; one the model failed twice (attempts recorded) says that."""
+        report = sectioned(("downtime", "reference", "Una parada."), ("oee", "reference", "OEE de L1: 61.75 %."))
+        report["sections"][0]["attempts"] = [{"strict": False}, {"strict": True}]
+        text = render_markdown(report, "draft")
+        failed = "_Redactado a partir de los hechos por el redactor de referencia: el texto del modelo no pasó"
+        assert text.count(failed) == 1
+        assert "OEE de L1: 61.75 %.\n\n_Redactado a partir de los hechos por el redactor de referencia._" in text
+
     def test_section_text_is_escaped_in_html(self) -> None:
         page = render_html(sectioned(("notes", "model_after_retry", HOSTILE)), "draft")
         assert "<h3>Notas de operador</h3>" in page

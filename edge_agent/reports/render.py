@@ -13,6 +13,7 @@ from typing import Any
 from edge_agent.reports.facts import Fact
 from edge_agent.reports.prompts import (
     Phrasebook,
+    Template,
     fact_sentence,
     format_time,
     load_phrasebook,
@@ -51,10 +52,17 @@ def _sections(body: dict[str, Any], request: ResolvedRequest) -> list[tuple[str,
     if "sections" not in body:
         return []
     template = load_template(request.language)
-    return [
-        (template.names[s["name"]], s["text"], template.labels["reference"] if s["status"] == "reference" else None)
-        for s in body["sections"]
-    ]
+    return [(template.names[s["name"]], s["text"], _note(template, s)) for s in body["sections"]]
+
+
+def _note(template: Template, section: dict[str, Any]) -> str | None:
+    """Under a reference-written section: why. A section with no attempts was not asked of the model (the KPI
+    sections, reports.kpi.model_writes_sections); templates before v3 have only the failed-checks note."""
+    if section["status"] != "reference":
+        return None
+    if not section["attempts"] and "reference_by_design" in template.labels:
+        return template.labels["reference_by_design"]
+    return template.labels["reference"]
 
 
 def _notes(book: Phrasebook, request: ResolvedRequest, facts: list[Fact]) -> list[tuple[Fact, str, str, bool]]:
