@@ -14,13 +14,14 @@ from prometheus_client import Gauge
 
 from edge_agent.audit.checkpoint import CheckpointError
 from edge_agent.audit.cosignature import CosignerKey
-from edge_agent.audit.log import AuditLog
+from edge_agent.audit.log import AuditLog, AuditWriteError
 from edge_agent.audit.witness_client import WitnessTarget
 from edge_agent.config import AgentConfig
 
 log = structlog.get_logger(component="audit")
 
 SIGNED_SIZE = Gauge("edge_agent_audit_signed_size", "Entries covered by the latest signed audit checkpoint")
+WRITABLE = Gauge("edge_agent_audit_writable", "0 while the latest audit checkpoint or append failed on disk, else 1")
 UNSIGNED = Gauge("edge_agent_audit_unsigned_entries", "Audit entries not yet covered by a signed checkpoint")
 
 
@@ -41,13 +42,22 @@ def open_audit_log(config: AgentConfig) -> AuditLog:
 
 
 class AuditCheckpointer:
-    """Signs a checkpoint every `every_s` seconds when entries were added, and once more when cancelled."""
+    """Signs a checkpoint every `every_s` seconds when entries were added, and once more when cancelled.
+
+    Not ready, naming the error, while the latest checkpoint or append failed on disk (a read-only or full audit
+    dir); ready again after the next one that works (a failed checkpoint is retried every `every_s`).
+    """
 
     name = "audit"
 
     def __init__(self, audit: AuditLog, every_s: float) -> None:
         self._audit = audit
         self._every_s = every_s
+        WRITABLE.set_function(lambda: 0.0 if audit.failure else 1.0)
+
+    @property
+    def not_ready_reason(self) -> str | None:
+        return self._audit.failure
 
     async def run(self, ready: asyncio.Event) -> None:
         ready.set()
@@ -67,6 +77,8 @@ class AuditCheckpointer:
             except CheckpointError as exc:
                 # Refusing to sign is the point (the log no longer matches what was signed); keep appending.
                 log.error("audit_checkpoint_refused", error=str(exc))
+            except (OSError, AuditWriteError) as exc:  # `not_ready_reason` names it; the next tick tries again
+                log.error("audit_checkpoint_failed", error=str(exc))
         last = self._audit.last_checkpoint
         signed = last.size if last else 0
         SIGNED_SIZE.set(signed)

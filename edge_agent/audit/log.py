@@ -151,6 +151,9 @@ class AuditLog:
         self._closed = False
         self._held: str | None = None  # signing waits for the start-up rollback check (anchor.py)
         self._listeners: list[Callable[[bytes], None]] = []
+        # The latest append or checkpoint that failed on disk (e.g. a read-only or full audit dir), until one succeeds.
+        self._write_failure: str | None = None
+        self._sign_failure: str | None = None
 
     # -- opening ---------------------------------------------------------------------------------------------------
 
@@ -265,6 +268,11 @@ class AuditLog:
         """Why this log will not be signed (None: it will)."""
         return self._blocked
 
+    @property
+    def failure(self) -> str | None:
+        """Why the latest checkpoint, or else the latest append, failed on disk (None: the latest of each worked)."""
+        return self._sign_failure or self._write_failure
+
     def block(self, reason: str) -> None:
         """Never sign again in this process (a rollback was found); `audit recover` is the way back."""
         with self._sync_lock:
@@ -299,6 +307,17 @@ class AuditLog:
                 raise EntryFormatError(f"event name {event!r} is not dotted lowercase (e.g. report.generated)")
             if not actor:
                 raise EntryFormatError(f"entry {event!r} has an empty actor")
+        try:
+            entries = self._append_durably(items)
+        except AuditWriteError as exc:
+            self._write_failure = str(exc)
+            raise
+        self._write_failure = None
+        if auto_checkpoint and self._every is not None and self._size - self._checkpointed_size() >= self._every:
+            self._checkpoint_or_log()
+        return entries
+
+    def _append_durably(self, items: Sequence[tuple[str, str, dict[str, Any]]]) -> list[AuditEntry]:
         with self._write_lock:
             self._check_open()
             entries: list[AuditEntry] = []
@@ -315,8 +334,6 @@ class AuditLog:
             self._pending.append((self._written_end, [leaf_hash(line) for line in lines], seq, head))
             my_end, my_epoch = self._written_end, self._epoch
         self._wait_durable(my_end, my_epoch)
-        if auto_checkpoint and self._every is not None and self._size - self._checkpointed_size() >= self._every:
-            self._checkpoint_or_log()
         return entries
 
     def _write(self, data: bytes) -> None:
@@ -363,7 +380,8 @@ class AuditLog:
                 self._written_end, self._written_size, self._written_head = self._durable_end, self._size, self._head
                 self._pending.clear()
                 self._epoch += 1
-            raise AuditWriteError(f"audit entries not made durable in {self.path}: {exc}") from exc
+            self._write_failure = f"audit entries not made durable in {self.path}: {exc}"
+            raise AuditWriteError(self._write_failure) from exc
         with self._write_lock:
             while self._pending and self._pending[0][0] <= target:
                 end, leaves, size, head = self._pending.pop(0)
@@ -381,6 +399,8 @@ class AuditLog:
             self.checkpoint()
         except CheckpointError as exc:
             log.error("audit_checkpoint_refused", error=str(exc))
+        except OSError as exc:  # the entries are durable: their caller must not hear that they failed
+            log.error("audit_checkpoint_failed", error=str(exc))
 
     def checkpoint(self) -> bytes:
         """Sign and store a checkpoint of every durable entry (or return the latest one if nothing was added)."""
@@ -403,11 +423,16 @@ class AuditLog:
         current = Checkpoint(self.origin, self._size, self._builder.root())
         note = sign_checkpoint(current, signers)
         record = json.dumps({"size": current.size, "note": note.decode("utf-8")}, ensure_ascii=False)
-        with open(self.directory / CHECKPOINTS, "ab") as f:
-            f.write(record.encode("utf-8") + b"\n")
-            f.flush()
-            os.fsync(f.fileno())
-        write_durably(self.directory / LATEST_CHECKPOINT, note)
+        try:
+            with open(self.directory / CHECKPOINTS, "ab") as f:
+                f.write(record.encode("utf-8") + b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+            write_durably(self.directory / LATEST_CHECKPOINT, note)
+        except OSError as exc:
+            self._sign_failure = f"audit checkpoint {current.size} not stored in {self.directory}: {exc}"
+            raise
+        self._sign_failure = None
         self._last_checkpoint = current
         log.info("audit_checkpoint", size=current.size, root=current.root.hex())
         for listener in self._listeners:

@@ -15,6 +15,7 @@ log = structlog.get_logger(component="store")
 
 RETENTION_DELETED = Counter("edge_agent_store_retention_deleted", "Rows deleted by retention", ["table"])
 RETENTION_FAILURES = Counter("edge_agent_store_retention_failures_total", "Retention runs that failed (retried)")
+WRITABLE = Gauge("edge_agent_store_writable", "0 after a failed commit (e.g. a full disk) until one succeeds, else 1")
 OUTBOX_BYTES = Gauge("edge_agent_store_outbox_bytes", "Estimated bytes of unpublished outbox rows (never trimmed)")
 
 # Retention is measured in days and megabytes; checking hourly keeps the overshoot small for negligible work.
@@ -34,7 +35,9 @@ def retention_policy(config: StoreConfig) -> RetentionPolicy:
 
 
 class RecordWriterComponent:
-    """Runs `RecordWriter.run`; ready at once (the store is opened before the supervisor starts).
+    """Runs `RecordWriter.run`; ready at once (the store is opened before the supervisor starts), and not ready,
+    naming the error, from a failed commit (a full disk) until the next one succeeds: the producers retry theirs, so
+    a commit follows soon after space returns.
 
     Cancelled last but one (only the health server outlives it), after every producer has stopped: the writer
     then commits whatever is still queued, so nothing accepted before SIGTERM is lost.
@@ -44,6 +47,11 @@ class RecordWriterComponent:
 
     def __init__(self, writer: RecordWriter) -> None:
         self.writer = writer
+        WRITABLE.set_function(lambda: 0.0 if writer.failure else 1.0)
+
+    @property
+    def not_ready_reason(self) -> str | None:
+        return self.writer.failure
 
     async def run(self, ready: asyncio.Event) -> None:
         ready.set()

@@ -69,7 +69,7 @@ from edge_agent.reports.topics import (
     signoff_topic,
     topic_user,
 )
-from edge_agent.reports.transport import ReportClientFactory
+from edge_agent.reports.transport import ReportClient, ReportClientFactory
 from edge_agent.store import Store, from_us, to_us
 from edge_agent.types import utcnow
 
@@ -78,6 +78,9 @@ log = structlog.get_logger(component="reports")
 REQUESTS = Counter("edge_agent_report_requests_total", "Report requests by outcome", ["outcome"])
 GENERATION_SECONDS = Histogram(
     "edge_agent_report_generation_seconds", "Request dequeued → report stored", buckets=(1, 2, 5, 10, 20, 40, 80, 160)
+)
+BROKER_CONNECTED = Gauge(
+    "edge_agent_reports_broker_connected", "1 while the report service's own broker connection is up, else 0"
 )
 QUEUE_DEPTH = Gauge("edge_agent_report_queue_depth", "Report requests waiting")
 NARRATIVES = Counter("edge_agent_report_narratives_total", "Generated reports by narrative status", ["status"])
@@ -191,10 +194,13 @@ class ReportService:
         self._outbox_wake = outbox_wake
         # Given by the composition root (connectors.mqtt.MqttClient): reports do not import the connectors.
         self._mqtt_client = mqtt_client
+        # Set while the service's own broker connection is down: /readyz names it (requests wait at the broker).
+        self.not_ready_reason: str | None = None
 
     # --- component ---------------------------------------------------------------------------------------------
 
     async def run(self, ready: asyncio.Event) -> None:
+        self.not_ready_reason = None
         if self.signoff_refusal is not None and self.config.reports.allow_unsigned_signoff:
             log.warning("mqtt_signoff_disabled", reason=self.signoff_refusal)
         async with self._mqtt_client(self.config.mqtt, client_id=self.client_id) as client:
@@ -205,11 +211,26 @@ class ReportService:
             async with asyncio.TaskGroup() as group:
                 for i in range(self.config.reports.concurrency):
                     group.create_task(self._worker(), name=f"reports-worker-{i}")
+                group.create_task(self._watch_connection(client), name="reports-connection")
                 ready.set()
                 log.info("reports_ready", request_topic=self.request_topic, signoff_topic=self.signoff_topic)
                 async for message in client.messages():
                     await self.handle(message)
                     await message.ack()
+
+    async def _watch_connection(self, client: ReportClient) -> None:
+        """Mirror the broker connection into `not_ready_reason` and edge_agent_reports_broker_connected."""
+        where = f"{self.config.mqtt.host}:{self.config.mqtt.port}"
+        try:
+            while True:
+                BROKER_CONNECTED.set(1)
+                self.not_ready_reason = None
+                await client.wait_disconnected()
+                BROKER_CONNECTED.set(0)
+                self.not_ready_reason = f"report service lost its broker connection to {where}; reconnecting"
+                await client.wait_connected()
+        finally:
+            BROKER_CONNECTED.set(0)
 
     async def handle(self, message: Any) -> None:
         """Answer one request or sign-off message. The isolation barrier: never raises (but for cancellation)."""

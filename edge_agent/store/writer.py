@@ -19,7 +19,8 @@ class RecordWriter:
     `await writer.write(records)` says what was stored (`Inserted`: the count, and the records whose id is held by
     other content) only after the batch holding them is committed, so a caller that acknowledges upstream afterwards
     loses nothing on a crash. A batch that fails (StoreFullError on a full disk) raises that error to every waiter of
-    the batch, none of whose records was written, and the loop goes on with the next batch.
+    the batch, none of whose records was written, and the loop goes on with the next batch. `failure` names the error
+    of the latest commit until one succeeds (the store component's /readyz reason).
     """
 
     def __init__(self, store: Store, max_rows: int = 500, max_delay_s: float = 0.2, queue_max: int = 10000) -> None:
@@ -28,6 +29,7 @@ class RecordWriter:
         self._max_delay_s = max_delay_s
         # Bounded: producers wait (backpressure) rather than growing memory when the disk is slow.
         self._queue: asyncio.Queue[tuple[Sequence[Record], asyncio.Future[Inserted]]] = asyncio.Queue(queue_max)
+        self.failure: str | None = None
 
     async def write(self, records: Sequence[Record]) -> Inserted:
         future: asyncio.Future[Inserted] = asyncio.get_running_loop().create_future()
@@ -61,10 +63,12 @@ class RecordWriter:
             counts = await asyncio.to_thread(self._commit_sync, [records for records, _ in batch])
         except Exception as exc:  # every waiter must hear about a failed commit, or it would hang
             log.error("batch_commit_failed", error=str(exc), producers=len(batch))
+            self.failure = f"store not writable: {exc}"
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)
             return
+        self.failure = None
         for (_, future), count in zip(batch, counts, strict=True):
             if not future.done():
                 future.set_result(count)
