@@ -42,6 +42,8 @@ class ReportsConfig(Section):
     # without a user level); any other reply topic gets no reply (docs/reports.md, "Reply topics").
     reply_topic: str | None = Field(None, pattern=r"^[^$/+#\x00][^/+#\x00]*(/[^/+#\x00]+)*$")
     queue_max: int = Field(8, ge=1)
+    # None → half of queue_max, rounded up: no one requester holds more than half the queue (with 1, the one slot).
+    queue_max_per_requester: int | None = Field(None, ge=1)
     concurrency: int = Field(1, ge=1)
     rate_limit_per_min: int = Field(6, ge=1, description="per requesting client; repeats and joins count too")
     # 4: a requester and a retry or two; each target gets every reply, so more only amplifies one request.
@@ -90,6 +92,11 @@ class ReportsConfig(Section):
         if strangers:
             raise ValueError(f"reports.approver_keys names {strangers}, who are not in reports.approvers")
         return self
+
+    @property
+    def requester_share(self) -> int:
+        """Waiting requests one requester may have (`queue_max_per_requester`, by default half the queue)."""
+        return self.queue_max_per_requester or -(-self.queue_max // 2)
 
     def registered_keys(self) -> list[ApproverKey]:
         return [k.approver_key() for k in self.approver_keys]

@@ -24,6 +24,7 @@ did not finish (stopped, killed, power lost) is generated when the service next 
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import time
 from collections import defaultdict, deque
@@ -189,6 +190,7 @@ class ReportService:
         # Unbounded: `queue_max` is enforced when admitting, so requests resumed at start-up always fit.
         self._queue: asyncio.Queue[Job] = asyncio.Queue()
         self._in_flight: dict[tuple[str, str], Job] = {}
+        self._waiting: collections.Counter[str] = collections.Counter()  # queued jobs per requester (not yet taken)
         self._limiter = RateLimiter(config.reports.rate_limit_per_min)
         # OutboxPublisher.wake: publish a reply now rather than at the publisher's next poll.
         self._outbox_wake = outbox_wake
@@ -371,6 +373,11 @@ class ReportService:
             reason = f"queue full: {rules.queue_max} requests waiting"
             await self._refuse(target, request.request_id, "queue_full", reason)
             return
+        requester = user or ANONYMOUS
+        if self._waiting[requester] >= rules.requester_share:
+            reason = f"queue share full: {rules.requester_share} requests from {requester} waiting"
+            await self._refuse(target, request.request_id, "queue_share_full", reason)
+            return
         if self.audit is not None:
             entry = await asyncio.to_thread(
                 self.audit.append,
@@ -395,7 +402,7 @@ class ReportService:
         if request.progress:
             accepted = {"status": "accepted", "request_id": request.request_id, "queue_position": position}
             await self._reply([target], accepted)
-        self._queue.put_nowait(job)
+        self._enqueue(job)
         QUEUE_DEPTH.set(self._queue.qsize())
 
     def _resolve(self, request: ReportRequest, accepted_us: int) -> ResolvedRequest:
@@ -447,12 +454,23 @@ class ReportService:
             entry.audit_requested,
         )
         self._in_flight[job.key] = job
-        self._queue.put_nowait(job)
+        self._enqueue(job)
         REQUESTS.labels("resumed").inc()
+
+    def _enqueue(self, job: Job) -> None:
+        self._waiting[job.requested_by or ANONYMOUS] += 1
+        self._queue.put_nowait(job)
+
+    def _taken(self, job: Job) -> None:
+        requester = job.requested_by or ANONYMOUS
+        self._waiting[requester] -= 1
+        if self._waiting[requester] <= 0:
+            del self._waiting[requester]  # one key per requester with queued work, not per requester ever seen
 
     async def _worker(self) -> None:
         while True:
             job = await self._queue.get()
+            self._taken(job)
             QUEUE_DEPTH.set(self._queue.qsize())
             structlog.contextvars.bind_contextvars(request_id=job.request.request_id)
             try:
