@@ -8,8 +8,10 @@ import ssl
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 
 from connectors.mqtt import MqttClient, MqttConnectError, MqttMessage, MqttTimeoutError
+from connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from edge_agent.config.mqtt import MqttConfig, TlsConfig
 from tests.fixtures.broker import Broker
 from tests.fixtures.tls import make_pki, tls_broker
@@ -45,6 +47,10 @@ async def nothing_arrives(client: MqttClient, within: float = 0.5) -> bool:
     except TimeoutError:
         return True
     return False
+
+
+def disconnects(client_id: str) -> float:
+    return REGISTRY.get_sample_value("edge_agent_mqtt_disconnects_total", {"client": client_id}) or 0.0
 
 
 class TestDelivery:
@@ -119,6 +125,23 @@ async def pub_and_receive(broker: Broker, sub: MqttClient) -> None:
         await pub.publish("t/live", b"live", timeout=5)
     [live] = await receive(sub, 1)
     assert live.payload == b"live"
+
+
+class TestMaximumPacketSize:
+    async def test_the_broker_drops_an_oversize_message_and_our_connection_stays_up(self, broker: Broker) -> None:
+        """max_payload_bytes 1024 advertised as Maximum Packet Size 1024 + headroom: a publish beyond it from
+        another client never arrives, one within it does, and the subscriber was never disconnected."""
+        async with MqttClient(config(broker, client_id="sub-max", max_payload_bytes=1024)) as sub:
+            await sub.subscribe("t/#", timeout=5)
+            drops = disconnects("sub-max")
+            async with MqttClient(config(broker, client_id="pub")) as pub:
+                await pub.publish("t/big", b"x" * (1024 + PACKET_HEADROOM_BYTES + 1), timeout=10)
+                await pub.publish("t/small", b"y" * 1024, timeout=10)
+            (message,) = await receive(sub, 1)
+            assert (message.topic, len(message.payload)) == ("t/small", 1024)
+            assert await nothing_arrives(sub)
+            assert sub.connected
+            assert disconnects("sub-max") == drops
 
 
 class TestReconnect:

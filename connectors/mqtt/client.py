@@ -77,6 +77,12 @@ CONNACK_TIMEOUT_S = 10.0
 DISCONNECT_TIMEOUT_S = 2.0
 # MQTT 5 Receive Maximum is a 16-bit field.
 RECEIVE_MAXIMUM_CAP = 65535
+# Advertised Maximum Packet Size = mqtt.max_payload_bytes + this: a PUBLISH's own bytes (fixed header 5, topic 2 + its
+# length, packet id 2, properties: response topic, correlation data, user properties) fit in 16 KiB many times over
+# for a plant topic (< 1 KiB), so the broker drops only messages whose payload we would refuse anyway.
+PACKET_HEADROOM_BYTES = 16 * 1024
+# The largest packet MQTT can encode (a 4-byte Remaining Length, plus the fixed header).
+MQTT_MAX_PACKET_BYTES = 268_435_460
 
 
 async def _with_timeout(awaitable: Awaitable[T], timeout: float | None, what: str) -> T:
@@ -248,6 +254,10 @@ class MqttClient:
             properties = Properties(PacketTypes.CONNECT)
             properties.SessionExpiryInterval = 0 if self._clean_start else self._config.session_expiry_s
             properties.ReceiveMaximum = min(self._config.queue_max, RECEIVE_MAXIMUM_CAP)
+            # The broker drops (never sends) a larger message: an oversize payload never reaches our memory.
+            properties.MaximumPacketSize = min(
+                self._config.max_payload_bytes + PACKET_HEADROOM_BYTES, MQTT_MAX_PACKET_BYTES
+            )
         if self._will is not None:
             will = self._will()
             self._paho.will_set(will.topic, will.payload, will.qos, will.retain)
