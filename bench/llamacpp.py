@@ -351,14 +351,16 @@ def identical(results: Results, name: str) -> int | None:
 
 
 def report_tokens(results: Results) -> float:
-    """Tokens one report generates: every section, each the mean no-draft answer length on the report slice
-    (all slices when the report slice did not run)."""
-    from edge_agent.reports.sections import SECTIONS
+    """Tokens one report generates: every section the model writes (the KPI sections are the reference writer's at
+    the default settings), each the mean no-draft answer length on the report slice (all slices when the report
+    slice did not run)."""
+    from edge_agent.reports.sections import KPI_SECTIONS, SECTIONS
 
     tally = results.engines.get(NO_DRAFT) or next(iter(results.engines.values()))
     names = ["report"] if "report" in tally.tokens else list(tally.tokens)
     requests = sum(results.prompt_slices.count(n) for n in names)
-    return len(SECTIONS) * sum(tally.tokens[n] for n in names) / max(requests, 1)
+    written = [s for s in SECTIONS if s not in KPI_SECTIONS]
+    return len(written) * sum(tally.tokens[n] for n in names) / max(requests, 1)
 
 
 def eager_conclusion(results: Results) -> str | None:

@@ -696,7 +696,8 @@ class TestRunCommand:
             stored = [r.value for r in store.records(kinds=["log_line"])]
         assert (states["mqtt-ingest"], states["outbox"]) == ("ready", "ready")
         assert (readyz[0], degraded["mqtt-ingest"], degraded["outbox"]) == (503, "degraded", "degraded")
-        assert (code, stored) == (0, [{"text": "burner 2 flame lost"}])
+        # No author: the line names none, and the route vouches for none (author_from_topic_level unset).
+        assert (code, stored) == (0, [{"text": "burner 2 flame lost", "author_from": None}])
 
     def test_stop_overrunning_the_grace_exits_1_in_time(self, tmp_path: Path) -> None:
         """A component that ignores SIGTERM's cancel cannot keep the process past the grace period."""
