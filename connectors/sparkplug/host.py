@@ -269,6 +269,10 @@ class SparkplugHost:
                     if message not in out.done:
                         out.done.append(message)
             self._submit(out, groups)
+            # receive_batch does not suspend while messages are queued: without this the writer's task could not
+            # start this group's commit (in its thread) until the queue ran dry, and decoding and committing would
+            # take turns instead of overlapping.
+            await asyncio.sleep(0)
 
     def _own_state(self, message: MqttMessage) -> None:
         try:
