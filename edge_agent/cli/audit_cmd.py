@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import sys
 from datetime import UTC, datetime
@@ -295,34 +296,26 @@ def _export_with(
     from edge_agent.audit import AuditError, AuditLockedError, AuditLog
     from edge_agent.audit.export import export_bundle
 
+    export = functools.partial(
+        export_bundle,
+        audit_dir,
+        args.out,
+        reports_dir=reports_dir,
+        start=args.start,
+        end=args.end,
+        cosign=cosign,
+        evidence=evidence,
+    )
     try:
         try:
             with AuditLog.open(audit_dir, origin) as log:
-                return export_bundle(
-                    audit_dir,
-                    args.out,
-                    reports_dir=reports_dir,
-                    start=args.start,
-                    end=args.end,
-                    log=log,
-                    actor=args.actor,
-                    cosign=cosign,
-                    evidence=evidence,
-                )
+                return export(log=log, actor=args.actor)
         except AuditLockedError:
             print(
                 "note: the agent holds the audit log; exporting against its latest checkpoint, not recorded in it",
                 file=sys.stderr,
             )
-            return export_bundle(
-                audit_dir,
-                args.out,
-                reports_dir=reports_dir,
-                start=args.start,
-                end=args.end,
-                cosign=cosign,
-                evidence=evidence,
-            )
+            return export()
     except AuditError as exc:
         raise CliExit(f"audit export: {exc}", 1) from exc
 
