@@ -142,7 +142,7 @@ def parse_public_key(text: str) -> bytes:
             raise ValueError(f"key type {parts[0]!r}: only ssh-ed25519 keys are accepted")
         try:
             blob = base64.b64decode(parts[1], validate=True)
-        except binascii.Error as exc:
+        except ValueError as exc:
             raise ValueError(f"ssh-ed25519 key: its base64 does not decode ({exc})") from exc
         return _ed25519_from_wire(blob)
     if text.startswith("-----BEGIN PUBLIC KEY-----"):
@@ -159,7 +159,7 @@ def parse_public_key(text: str) -> bytes:
     else:
         try:
             raw = base64.b64decode(text, validate=True)
-        except binascii.Error:
+        except ValueError:
             raw = None
     if raw is None or len(raw) != 32:
         raise ValueError(
@@ -308,7 +308,7 @@ def verify_approval(approval: Any, keys: Iterable[ApproverKey]) -> VerifiedAppro
     if fmt == "ed25519":
         try:
             raw_signature = base64.b64decode(signature, validate=True)
-        except binascii.Error as exc:
+        except ValueError as exc:
             raise ApprovalError("malformed", f"approval.signature is not base64: {exc}") from exc
         if len(raw_signature) != 64:
             raise ApprovalError("malformed", f"approval.signature: {len(raw_signature)} bytes, an Ed25519 one has 64")
@@ -352,7 +352,7 @@ def sshsig_check(message: bytes, armored: str) -> tuple[bytes, bool]:
     body = "".join(text[len(_ARMOR_BEGIN) : -len(_ARMOR_END)].split())
     try:
         blob = base64.b64decode(body, validate=True)
-    except binascii.Error as exc:
+    except ValueError as exc:
         raise ApprovalError("malformed", f"SSH signature: its base64 does not decode ({exc})") from exc
     reader = _Reader(blob)
     if reader.take(6) != SSHSIG_MAGIC:

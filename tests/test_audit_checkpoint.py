@@ -112,6 +112,12 @@ class TestCheckpoint:
         with pytest.raises(CheckpointError, match="31 bytes"):
             Checkpoint.parse_body(b"o\n1\n" + base64.b64encode(b"\x00" * 31) + b"\n")
 
+    def test_root_with_a_non_ascii_character_is_rejected(self) -> None:
+        """A root line holding a non-ASCII character is refused as not base64 (the witness's Hypothesis property
+        found it raising a bare ValueError, which the witness answered as a crash, not a 400)."""
+        with pytest.raises(CheckpointError, match="is not base64"):
+            Checkpoint.parse_body("o\n1\nAAAA\u0080AAA\n".encode())
+
     def test_signed_checkpoint_round_trips(self) -> None:
         """sign_checkpoint then open_checkpoint gives back the body, checking the origin."""
         signer = Signer.generate("edge-agent/site")

@@ -137,6 +137,7 @@ class TestKeys:
         [
             ("ssh-rsa AAAAB3NzaC1yc2E", "only ssh-ed25519"),
             ("ssh-ed25519 !!!", "does not decode"),
+            ("ssh-ed25519 AAAAC3Nza\u00e9", "does not decode"),  # non-ASCII base64: refused like other bad text
             ("abcd", "not an Ed25519 public key"),
         ],
     )

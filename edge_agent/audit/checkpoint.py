@@ -51,7 +51,7 @@ class Checkpoint:
             raise CheckpointError(f"checkpoint size {size!r} is not a decimal without leading zeros")
         try:
             root = base64.b64decode(root_b64, validate=True)
-        except binascii.Error as exc:
+        except ValueError as exc:
             raise CheckpointError(f"checkpoint root {root_b64!r} is not base64") from exc
         if len(root) != HASH_SIZE:
             raise CheckpointError(f"checkpoint root is {len(root)} bytes, not {HASH_SIZE}")
