@@ -19,7 +19,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -30,12 +30,15 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from pydantic import BaseModel
 
+from connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from edge_agent.store import Store
 
 Channel = Literal["mes", "log", "request", "signoff"]
 # What the agent must do with one input: store it once, quarantine it, answer it on its reply topic, or publish
-# nothing at all (a reply topic outside the requester's namespace).
-Expect = Literal["stored", "quarantined", "answered", "silent"]
+# nothing at all (a reply topic outside the requester's namespace). `dropped`: larger than the Maximum Packet Size
+# the agent's clients advertise (mqtt.max_payload_bytes + PACKET_HEADROOM_BYTES), so the broker drops it before it
+# reaches the agent, and nothing may come back.
+Expect = Literal["stored", "quarantined", "answered", "silent", "dropped"]
 
 # Replies the report service sends to a request or sign-off it will not act on.
 REFUSALS = frozenset({"error", "refused", "failed"})
@@ -278,7 +281,8 @@ def hostile_stream(topics: Topics, *, seed: int, rounds: int, max_payload_bytes:
         )
         rng.shuffle(round_)
         stream += round_
-    return stream
+    limit = max_payload_bytes + PACKET_HEADROOM_BYTES
+    return [replace(m, expect="dropped") if len(m.payload) > limit else m for m in stream]
 
 
 class ClassOutcome(BaseModel):
@@ -442,7 +446,7 @@ def settle(
             refused = len(replies) == 1 and json.loads(replies[0]).get("status") in REFUSALS
             o.handled += int(refused)
             o.unanswered += int(not refused)
-        elif m.expect == "silent":
+        elif m.expect in ("silent", "dropped"):
             o.handled += int(not client.inbox.get(m.response_topic or ""))
     stored: tuple[tuple[Channel, Counter[int]], ...] = (("mes", mes), ("log", logs))
     for channel, counts in stored:
