@@ -42,12 +42,12 @@ from connectors.mqtt import MqttClient, MqttError, MqttMessage
 from connectors.parsers import InputLimits, ParseError, QuarantineReason
 from connectors.quarantine import QuarantineTally
 from connectors.routes import RouteTable
+from connectors.store_retry import until_stored
 from edge_agent.audit import AuditSink
-from edge_agent.backoff import backoff_delay
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.logging import configure_logging
-from edge_agent.store import RecordWriter, Store, StoreFullError
+from edge_agent.store import RecordWriter, Store
 from edge_agent.types import Record
 
 T = TypeVar("T")
@@ -61,10 +61,6 @@ AUDIT_EVERY_RECORDS = 10_000
 AUDIT_EVERY_S = 60.0
 # On stop, commits already under way get this long to finish so their messages are acked now, not redelivered.
 STOP_DRAIN_S = 5.0
-# A full store is retried soon (space often returns in seconds: retention, an operator's cleanup), then at most every
-# 5 s: a long outage costs a log line and a counter tick per group every few seconds, and recovery is seen within 5 s.
-STORE_FULL_RETRY_MIN_S = 0.2
-STORE_FULL_RETRY_MAX_S = 5.0
 
 STORED = Counter("edge_agent_mqtt_records_stored_total", "MQTT records newly committed to the store")
 DUPLICATES = Counter("edge_agent_mqtt_duplicates_total", "MQTT records already stored (redeliveries, repeats)")
@@ -287,25 +283,12 @@ class MqttIngest:
         return stored
 
     async def _until_stored(self, write: Callable[[], Awaitable[T]]) -> T:
-        """Run a store write; while the store is full, retry it after a jittered backoff (nothing acked meanwhile)."""
-        attempts = 0
-        try:
-            while True:
-                try:
-                    return await write()
-                except StoreFullError as exc:
-                    if attempts == 0:
-                        self._waiting_for_space += 1
-                        self._readiness_changed.set()
-                    STORE_FULL.inc()
-                    delay = backoff_delay(attempts, STORE_FULL_RETRY_MIN_S, STORE_FULL_RETRY_MAX_S)
-                    log.error("store_full", error=str(exc), attempt=attempts + 1, retry_in_s=round(delay, 3))
-                    attempts += 1
-                    await asyncio.sleep(delay)
-        finally:
-            if attempts:
-                self._waiting_for_space -= 1
-                self._readiness_changed.set()
+        """Run a store write, waiting out a full store (nothing acked meanwhile; not ready while any write waits)."""
+        return await until_stored(write, log, on_full=STORE_FULL.inc, waiting=self._waiting_for_space_changed)
+
+    def _waiting_for_space_changed(self, waiting: bool) -> None:
+        self._waiting_for_space += 1 if waiting else -1
+        self._readiness_changed.set()
 
     def _quarantine_sync(self, message: MqttMessage, error: ParseError) -> None:
         raw = message.payload

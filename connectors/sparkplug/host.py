@@ -36,7 +36,6 @@ import structlog
 from prometheus_client import Counter
 
 from connectors.audit_window import append_window
-from connectors.ingest import STORE_FULL_RETRY_MAX_S, STORE_FULL_RETRY_MIN_S
 from connectors.mqtt import MqttClient, MqttError, MqttMessage
 from connectors.mqtt.client import WillMessage
 from connectors.quarantine import QuarantineTally
@@ -44,12 +43,12 @@ from connectors.sparkplug.host_state import HostState, Inbound, Outcome, Refusal
 from connectors.sparkplug.payload import rebirth_request
 from connectors.sparkplug.reasons import SparkplugReason
 from connectors.sparkplug.topics import ncmd_topic, state_topic, subscriptions
+from connectors.store_retry import until_stored
 from edge_agent.audit import AuditSink
-from edge_agent.backoff import backoff_delay
 from edge_agent.canonical import canonical_json
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.config.sparkplug import SparkplugConfig
-from edge_agent.store import RecordWriter, Store, StoreFullError
+from edge_agent.store import RecordWriter, Store
 from edge_agent.types import Record, utcnow
 from edge_agent.values import PlausibleTimes
 
@@ -345,16 +344,8 @@ class SparkplugHost:
         return Refusal(f"sparkplug/{record.key}", raw, SparkplugReason.DUPLICATE_ID, detail)
 
     async def _until_stored(self, write: Callable[[], Awaitable[T]]) -> T:
-        """Run a store write; while the store is full, retry it after a jittered backoff (nothing acked meanwhile)."""
-        attempts = 0
-        while True:
-            try:
-                return await write()
-            except StoreFullError as exc:
-                delay = backoff_delay(attempts, STORE_FULL_RETRY_MIN_S, STORE_FULL_RETRY_MAX_S)
-                log.error("store_full", error=str(exc), attempt=attempts + 1, retry_in_s=round(delay, 3))
-                attempts += 1
-                await asyncio.sleep(delay)
+        """Run a store write, waiting out a full store (nothing acked meanwhile)."""
+        return await until_stored(write, log)
 
     def _quarantine_sync(self, refusal: Refusal) -> None:
         raw = refusal.raw[: self._mqtt.max_payload_bytes]
