@@ -6,7 +6,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,12 +29,17 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", "-c", type=Path, default=DEFAULT_CONFIG, help="TOML config (default: %(default)s)")
 
 
-def load(args: argparse.Namespace, *, setup_logging: bool = True) -> AgentConfig:
-    """Load the config named by --config or exit 2 naming every bad key."""
+def load_file(path: Path, environ: Mapping[str, str] | None = None) -> AgentConfig:
+    """Load one config file (with `environ`'s overrides, default the process's) or exit 2 naming every bad key."""
     try:
-        config = load_config(args.config)
+        return load_config(path, environ)
     except ConfigError as exc:
         raise CliExit(f"edge-agent: invalid config {exc}", 2) from exc
+
+
+def load(args: argparse.Namespace, *, setup_logging: bool = True) -> AgentConfig:
+    """Load the config named by --config or exit 2 naming every bad key."""
+    config = load_file(args.config)
     if setup_logging:
         configure_logging(config.logging.level, config.logging.format)
     return config

@@ -7,8 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from edge_agent.cli.common import DEFAULT_CONFIG, CliExit, print_json
-from edge_agent.config import ConfigError, load_config
+from edge_agent.cli.common import DEFAULT_CONFIG, CliExit, load_file, print_json
 from edge_agent.config.security import security_warnings
 
 
@@ -28,10 +27,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.file is not None and args.config_file is not None and args.file != args.config_file:
         raise CliExit(f"edge-agent: config check got two files, {args.file} and --config {args.config_file}", 2)
     path = args.file or args.config_file or DEFAULT_CONFIG
-    try:
-        config = load_config(path)
-    except ConfigError as exc:
-        raise CliExit(f"edge-agent: invalid config {exc}", 2) from exc
+    config = load_file(path)
     warnings = security_warnings(config, os.environ)
     # On stderr for the person at the terminal, in the JSON for scripts; a warning never changes the exit code.
     for warning in warnings:

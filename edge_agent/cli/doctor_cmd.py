@@ -8,8 +8,7 @@ import logging
 import os
 from pathlib import Path
 
-from edge_agent.cli.common import CliExit, add_config_option, logs_on_stderr, print_json
-from edge_agent.config import ConfigError, load_config
+from edge_agent.cli.common import add_config_option, load_file, logs_on_stderr, print_json
 from edge_agent.doctor import Host, diagnose, render, worst
 from edge_agent.doctor.host import DEFAULT_UNIT, unit_environment
 
@@ -32,10 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _doctor(args: argparse.Namespace) -> int:
     # As the unit will run it: its Environment= (state dir, kernel cache) under what the caller's environment sets.
     environ = unit_environment(args.unit) | dict(os.environ)
-    try:
-        config = load_config(args.config, environ)
-    except ConfigError as exc:
-        raise CliExit(f"edge-agent: invalid config {exc}", 2) from exc
+    config = load_file(args.config, environ)
     # The clients' own logs would only repeat what doctor reports; stdout is the table's (or the JSON's) alone.
     with logs_on_stderr("error", asyncua_level=logging.CRITICAL):
         checks = asyncio.run(diagnose(args.config, config, Host(environ=environ, unit=args.unit)))
