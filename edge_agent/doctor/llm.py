@@ -18,7 +18,7 @@ from edge_agent.llm import launcher
 from edge_agent.llm.head_import import TargetShape, inspect_head, parse_head_config, target_shape
 from edge_agent.llm.importer import ModelImportError, read_json
 from edge_agent.llm.manifest import Manifest, manifest_sha256, read_manifest, verify
-from edge_agent.llm.prepare import DRAFT_DIR_NAME, SOURCE_PACKAGE
+from edge_agent.llm.prepare import SOURCE_PACKAGE, default_draft_dir
 from edge_agent.llm.types import EngineStartError, ModelVerificationError
 
 AS_AGENT = "as the agent's user, e.g. runuser -u edge-agent --"
@@ -132,7 +132,7 @@ class LlmChecks:
         return Check.ok("draft", f"{found}; fits {self.model_name}")
 
     def _draft_fix(self, head: Path) -> str:
-        if head == self.model_dir.parent / DRAFT_DIR_NAME:
+        if head == default_draft_dir(self.model_dir):
             return f"copy the shipped head there again: {prepare_fix(self.model_dir)}"
         return (
             f"import a head made for this model: {AS_AGENT} edge-agent draft import SRC --for {self.model_dir}"

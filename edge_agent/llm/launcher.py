@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from edge_agent.config import AgentConfig
+from edge_agent.llm.prepare import default_draft_dir
 from edge_agent.llm.types import EngineStartError
 
 # Environment variables that change the numbers an engine computes (or which kernels compute them); each is copied
@@ -80,7 +81,7 @@ def draft_dir(config: AgentConfig) -> Path | None:
         return spec.draft
     if config.llm.model_dir is not None:
         raise EngineStartError("llm.speculative.enabled is true but llm.speculative.draft is not set")
-    return config.paths.state_dir / "models" / "eagle31-default"
+    return default_draft_dir(model_dir(config))
 
 
 def compile_cache_dir(config: AgentConfig) -> Path:
