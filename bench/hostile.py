@@ -43,7 +43,8 @@ REPORT_TIMEOUT_S = 900.0
 
 
 def agent_toml(state_dir: Path, broker: Broker, health_port: int) -> str:
-    """The agent a plant would run, minus OPC UA: MES and log routes, reports, the default engine, default limits."""
+    """The agent a plant would run, minus OPC UA: MES and log routes, reports, the default engine, default limits
+    but for the invalid-message throttle."""
     return textwrap.dedent(
         f"""
         [site]
@@ -73,6 +74,9 @@ def agent_toml(state_dir: Path, broker: Broker, health_port: int) -> str:
         draft = "{REPO / "models" / "eagle31-default"}"
         [reports]
         default_language = "en"
+        # Each hostile input is checked for its own answer; the throttle that drops a user's after 10 is tested in
+        # tests/test_reports_throttle.py.
+        throttle_invalid_max = 1000000
         narrative_max_tokens = 64
         [[reports.shifts]]
         name = "A"

@@ -64,6 +64,7 @@ EVENTS = (
     "report.signed_off",
     "report.rejected",
     "report.signoff_refused",
+    "report.requester_throttled",
     "audit.export",
     "key.rotated",
     "error",

@@ -46,6 +46,12 @@ class ReportsConfig(Section):
     queue_max_per_requester: int | None = Field(None, ge=1)
     concurrency: int = Field(1, ge=1)
     rate_limit_per_min: int = Field(6, ge=1, description="per requesting client; repeats and joins count too")
+    # Per broker user: beyond this many invalid requests and refused sign-offs within throttle_window_s, that user's
+    # requests and sign-offs are dropped unread until the window ends (one log line and audit entry per window).
+    # 10 in 600 s: a person fixing a typo or a clock needs a handful; each refused sign-off is an audit entry, so a
+    # flood adds at most 11 entries per user per 10 minutes.
+    throttle_invalid_max: int = Field(10, ge=1)
+    throttle_window_s: float = Field(600.0, gt=0, le=86400)
     # 4: a requester and a retry or two; each target gets every reply, so more only amplifies one request.
     max_reply_targets: int = Field(4, ge=1)
     # Empty list = anyone authenticated on the broker may request; sign-off always needs a listed user.

@@ -61,6 +61,7 @@ from edge_agent.reports.signoff import (
     parse_signoff,
     record_refusal,
 )
+from edge_agent.reports.throttle import Throttle, Verdict
 from edge_agent.reports.topics import (
     ANONYMOUS,
     reply_namespace,
@@ -87,6 +88,14 @@ QUEUE_DEPTH = Gauge("edge_agent_report_queue_depth", "Report requests waiting")
 NARRATIVES = Counter("edge_agent_report_narratives_total", "Generated reports by narrative status", ["status"])
 SIGNOFFS = Counter(
     "edge_agent_report_signoffs_total", "Sign-off messages by outcome (a refusal by its code)", ["outcome"]
+)
+THROTTLED = Counter(
+    "edge_agent_report_throttled_total",
+    "Requests and sign-offs dropped unread from a user over reports.throttle_invalid_max",
+    ["kind"],
+)
+THROTTLE_EPISODES = Counter(
+    "edge_agent_report_throttle_episodes_total", "Windows in which a user was throttled (one audit entry each)"
 )
 
 
@@ -192,6 +201,7 @@ class ReportService:
         self._in_flight: dict[tuple[str, str], Job] = {}
         self._waiting: collections.Counter[str] = collections.Counter()  # queued jobs per requester (not yet taken)
         self._limiter = RateLimiter(config.reports.rate_limit_per_min)
+        self.throttle = Throttle(config.reports.throttle_invalid_max, config.reports.throttle_window_s)
         # OutboxPublisher.wake: publish a reply now rather than at the publisher's next poll.
         self._outbox_wake = outbox_wake
         # Given by the composition root (connectors.mqtt.MqttClient): reports do not import the connectors.
@@ -245,12 +255,15 @@ class ReportService:
                 log.warning("retained_request_ignored", topic=message.topic)
                 return
             user = topic_user(message.topic, self.signoff_topic if signoff else self.request_topic)
+            if await self._throttled(user, "signoff" if signoff else "request"):
+                return
             request_id, reply_to, correlation_id = reply_fields(message.payload)
             topic = message.response_topic or reply_to
             if topic:
                 refusal = reply_topic_refusal(topic, reply_namespace(self.config, user), self._reserved)
                 if refusal is not None:
                     REQUESTS.labels("unanswerable").inc()
+                    self._strike(user)
                     log.warning(
                         "reply_topic_refused",
                         topic=message.topic,
@@ -268,6 +281,7 @@ class ReportService:
                 await self._on_signoff(message, user, [target] if target is not None else [])
             elif target is None:
                 REQUESTS.labels("unanswerable").inc()
+                self._strike(user)
                 log.warning("request_without_reply_topic", topic=message.topic, request_id=request_id)
             else:
                 await self._on_request(message, user, target, request_id)
@@ -281,6 +295,44 @@ class ReportService:
                     await self._reply([target], error)
                 except Exception:
                     log.exception("error_reply_failed", topic=message.topic, request_id=request_id)
+
+    # --- throttle ---------------------------------------------------------------------------------------------
+
+    def _strike(self, user: str | None) -> None:
+        self.throttle.strike(user or ANONYMOUS)
+
+    async def _throttled(self, user: str | None, kind: str) -> bool:
+        """True when `user` is over its invalid-message limit: the message is dropped unread, counted, and the first
+        such drop of the user's window is logged and audited (`report.requester_throttled`)."""
+        who = user or ANONYMOUS
+        verdict = self.throttle.check(who)
+        if verdict is Verdict.HANDLE:
+            return False
+        THROTTLED.labels(kind).inc()
+        if verdict is Verdict.FIRST_DROP:
+            THROTTLE_EPISODES.inc()
+            rules = self.config.reports
+            until_s = round(self.throttle.until(who) or 0.0, 1)
+            log.warning(
+                "requester_throttled",
+                user=who,
+                limit=rules.throttle_invalid_max,
+                window_s=rules.throttle_window_s,
+                dropped_for_s=until_s,
+            )
+            if self.audit is not None:
+                await asyncio.to_thread(
+                    self.audit.append,
+                    "report.requester_throttled",
+                    "reports",
+                    {
+                        "broker_user": user,
+                        "limit": rules.throttle_invalid_max,
+                        "window_s": rules.throttle_window_s,
+                        "dropped_for_s": until_s,
+                    },
+                )
+        return True
 
     # --- replies ----------------------------------------------------------------------------------------------
 
@@ -317,6 +369,7 @@ class ReportService:
             await self._admit(request, user, target)
         except RequestError as exc:
             REQUESTS.labels("invalid").inc()
+            self._strike(user)
             log.info("request_invalid", request_id=request_id, field=exc.field, reason=exc.reason)
             error = {"status": "error", "request_id": request_id, "field": exc.field, "reason": exc.reason}
             await self._reply([target], error)
@@ -624,8 +677,9 @@ class ReportService:
     async def _refuse_signoff(
         self, error: SignoffError, message: Any, user: str | None, report_id: str | None, claimed: str | None
     ) -> None:
-        """Count, log and audit (`report.signoff_refused`) one refused sign-off attempt."""
+        """Count, log and audit (`report.signoff_refused`) one refused sign-off attempt; a strike for the throttle."""
         SIGNOFFS.labels(f"refused_{error.code}").inc()
+        self._strike(user)
         log.warning("signoff_refused", user=user, code=error.code, error=str(error))
         await asyncio.to_thread(
             record_refusal,
