@@ -29,6 +29,7 @@ COMPOSITION_ROOTS = {
     # The plant simulator is a separate program standing in for the plant; it takes its OPC UA server certificate
     # from the same helper the agent's client certificate comes from (`connectors.opcua_security`).
     "edge_agent.sim": "the plant simulator (OPC UA server, MES/log publisher) for the demo, the benches and tests",
+    "edge_agent.qualify": "`edge-agent qualify`: IQ through doctor's checks, OQ/PQ on a private agent and broker",
     "edge_agent.cli": "the `edge-agent` commands (e.g. `report request` is an MQTT client itself)",
     "edge_agent.__main__": "`python -m edge_agent`: the commands",
 }
@@ -46,6 +47,7 @@ LAYERS: list[tuple[str, ...]] = [
         "edge_agent.topic_filter",
         "edge_agent.mes_vocabulary",
         "edge_agent.directories",
+        "edge_agent.broker",
     ),
     # signed approvals (pure: keys, SSHSIG, statements): the config validates approver keys with it, the audit
     # bundle verifier re-checks recorded approvals with it
@@ -57,6 +59,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("edge_agent.daemon", "edge_agent.llm", "connectors"),
     ("edge_agent.reports",),
     ("edge_agent.app", "edge_agent.demo", "edge_agent.doctor", "edge_agent.sim"),
+    # qualification runs doctor's checks and the simulator's hostile stream against the agent app builds
+    ("edge_agent.qualify",),
     ("edge_agent.cli",),
     ("edge_agent.__main__",),
     # training: imports the runtime; the wheel leaves it out (pyproject's packages.find)

@@ -24,6 +24,7 @@ from edge_agent.config.core import (
 from edge_agent.config.llm import LlmConfig, SpeculativeConfig
 from edge_agent.config.mqtt import MqttConfig, RouteConfig, TlsConfig
 from edge_agent.config.opcua import NodeConfig, OpcuaConfig, OpcuaSourceConfig
+from edge_agent.config.qualify import QualifyConfig
 from edge_agent.config.reports import ReportsConfig, ShiftConfig
 from edge_agent.config.sim import SimConfig
 from edge_agent.config.sparkplug import SparkplugConfig
@@ -46,6 +47,7 @@ class AgentConfig(Section):
     audit: AuditConfig = Field(default_factory=AuditConfig)
     sim: SimConfig = Field(default_factory=SimConfig)
     sparkplug: SparkplugConfig = Field(default_factory=SparkplugConfig)
+    qualify: QualifyConfig = Field(default_factory=QualifyConfig)
 
     def masked(self) -> dict[str, Any]:
         """The effective config as plain data, secrets shown as '***'."""
@@ -152,6 +154,7 @@ __all__ = [
     "OpcuaConfig",
     "OpcuaSourceConfig",
     "PathsConfig",
+    "QualifyConfig",
     "ReportsConfig",
     "RouteConfig",
     "ShiftConfig",
