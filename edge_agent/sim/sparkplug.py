@@ -12,6 +12,8 @@ encoding (two's complement ints, packed arrays) is written here again, from the 
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import struct
 import threading
 import time
@@ -157,6 +159,7 @@ class SimEdgeNode:
         self._config = config
         self.encoder = EdgeNodeEncoder(group, node)
         self._client: paho.Client | None = None
+        self._last_sent: paho.MQTTMessageInfo | None = None
         self._connected = threading.Event()
         self._rebirth = threading.Event()
         self._devices: dict[str, dict[str, Any]] = {}
@@ -195,7 +198,7 @@ class SimEdgeNode:
 
     def _publish(self, topic: str, payload: bytes) -> None:
         assert self._client is not None
-        self._client.publish(topic, payload, qos=0)
+        self._last_sent = self._client.publish(topic, payload, qos=0)
 
     def start(self, devices: Mapping[str, Mapping[str, Any]], when: datetime) -> None:
         self._devices = {d: dict(v) for d, v in devices.items()}
@@ -241,14 +244,19 @@ class SimEdgeNode:
                 self._publish(self.encoder.topic("DDATA", device), self.encoder.data(device, known, ms))
 
     def drop_connection(self) -> None:
-        """Close the socket without DISCONNECT: the broker publishes the NDEATH Will."""
+        """End the TCP connection without DISCONNECT once what was published is on the wire: the broker publishes
+        the NDEATH Will. A QoS 0 publish waits in paho's queue for its network thread; shut the socket under it and
+        the tick's DDATA never leaves this process."""
         if self._client is None:
             return
         client, self._client = self._client, None
         self._connected.clear()
+        if self._last_sent is not None and self._last_sent.rc == paho.MQTT_ERR_SUCCESS:
+            self._last_sent.wait_for_publish(5)  # paho writes its queue in order: the last one out means all are
         sock = client.socket()
-        if sock is not None:
-            sock.close()
+        if isinstance(sock, socket.socket):
+            with contextlib.suppress(OSError):  # the broker may have ended it first
+                sock.shutdown(socket.SHUT_RDWR)  # not close(): paho's thread uses the descriptor until it stops
         client.loop_stop()
         time.sleep(0.2)  # let the broker notice before the new session starts
 
