@@ -210,8 +210,9 @@ class TestStats:
         store.insert_records([rec(1), rec(2), rec(3, source="mqtt")])
         stats = store.stats()
         assert stats["records"] == {"total": 3, "by_source": {"mqtt": 1, "opcua-1": 2}}
-        # 1: records, quarantine, outbox; 2: reports; 3: report_queue; 4: dead letters; 5: reports per requester
-        assert stats["schema_version"] == 6
+        # 1: records, quarantine, outbox; 2: reports; 3: report_queue; 4: dead letters; 5: reports per requester;
+        # 6: sign-off nonces; 7: record holds
+        assert stats["schema_version"] == 7
 
     def test_stats_command_prints_json(self, tmp_path: Path) -> None:
         cfg = tmp_path / "a.toml"

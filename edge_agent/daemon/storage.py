@@ -16,6 +16,9 @@ log = structlog.get_logger(component="store")
 RETENTION_DELETED = Counter("edge_agent_store_retention_deleted", "Rows deleted by retention", ["table"])
 RETENTION_FAILURES = Counter("edge_agent_store_retention_failures_total", "Retention runs that failed (retried)")
 WRITABLE = Gauge("edge_agent_store_writable", "0 after a failed commit (e.g. a full disk) until one succeeds, else 1")
+CAP_DELETED = Counter(
+    "edge_agent_store_cap_deleted", "Rows deleted at insert to keep a table under its bytes cap", ["table"]
+)
 OUTBOX_BYTES = Gauge("edge_agent_store_outbox_bytes", "Estimated bytes of unpublished outbox rows (never trimmed)")
 
 # Retention is measured in days and megabytes; checking hourly keeps the overshoot small for negligible work.
@@ -59,7 +62,8 @@ class RecordWriterComponent:
 
 
 class RetentionComponent:
-    """Applies the `[store]` retention caps at start and then every `interval_s`.
+    """Applies the `[store]` retention caps at start and then every `interval_s`; from its construction the store
+    also holds records and quarantine to their bytes caps at every insert (`Store.set_caps`).
 
     A failed run (a full disk can refuse even a delete) is logged and counted and tried again at the next interval:
     retention is what frees space, so it must outlive the condition it exists for.
@@ -71,6 +75,8 @@ class RetentionComponent:
         self._store = store
         self._policy = retention_policy(config)
         self._interval_s = interval_s
+        store.set_caps(self._policy)
+        store.on_cap_delete = lambda table, rows: CAP_DELETED.labels(table=table).inc(rows)
 
     async def run(self, ready: asyncio.Event) -> None:
         ready.set()

@@ -42,7 +42,7 @@ from edge_agent.reports.prose import prose_problems
 from edge_agent.reports.reference import REFERENCE_VERSION, reference_text
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow
 from edge_agent.reports.sections import KPI_SECTIONS, Section, split_sections
-from edge_agent.store import Store
+from edge_agent.store import Store, to_us
 from edge_agent.types import StoredRecord
 
 log = structlog.get_logger(component="reports")
@@ -122,6 +122,23 @@ def report_records(store: Store, window: ResolvedWindow) -> list[StoredRecord]:
     and the alarms and MES events of `KPI_HISTORY` before it, which only the KPIs read."""
     history = store.records(window.start - KPI_HISTORY, window.start, kinds=["alarm", "mes_event"])
     return store.records(None, window.start, kinds=[DATA_GAP]) + history + store.records(window.start, window.end)
+
+
+# The earliest source time a hold reaches: data gaps are read however old they are.
+_HOLD_FROM_US = -(2**63)
+
+
+def held_ranges(window: ResolvedWindow) -> list[tuple[str | None, int, int]]:
+    """What `report_records` reads for `window`, as the store's record_holds ranges (kind or None for any,
+    from_us, to_us): an approved report's records are exactly those retention and the insert caps must keep."""
+    start, end = to_us(window.start), to_us(window.end)
+    history = to_us(window.start - KPI_HISTORY)
+    return [
+        (DATA_GAP, _HOLD_FROM_US, start),
+        ("alarm", history, start),
+        ("mes_event", history, start),
+        (None, start, end),
+    ]
 
 
 def generation_params(config: ReportsConfig, seed: int) -> GenerationParams:

@@ -139,6 +139,32 @@ class ReportRepository:
         if cur.rowcount != 1:
             raise ReportNotFound(document["report_id"])
 
+    def hold(self, report_id: str, ranges: builtins.list[tuple[str | None, int, int]]) -> None:
+        """Keep the records in `ranges` (kind or None, from_us, to_us source times) for `report_id`: retention and the
+        insert caps never delete them (edge_agent.store, UNHELD). Replaces any earlier hold of the report."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("DELETE FROM record_holds WHERE report_id = ?", (report_id,))
+                self._conn.executemany(
+                    "INSERT INTO record_holds (report_id, kind, from_us, to_us) VALUES (?, ?, ?, ?)",
+                    [(report_id, kind, start, end) for kind, start, end in ranges],
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    def approved_without_hold(self) -> builtins.list[tuple[str, dict[str, Any]]]:
+        """(report_id, document) of approved reports with no record hold: approved before holds existed."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT report_id, document FROM reports WHERE status = 'approved'"
+                " AND report_id NOT IN (SELECT report_id FROM record_holds)"
+            ).fetchall()
+        return [(report_id, json.loads(document)) for report_id, document in rows]
+
     def claim_nonce(self, nonce: str, approver: str, report_id: str, signed_time_us: int) -> bool:
         """Record a signed sign-off's nonce; False when it was already recorded (a replay). Durable on return
         (synchronous=FULL), so a replay is refused after a restart too."""

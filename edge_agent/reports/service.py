@@ -57,6 +57,7 @@ from edge_agent.reports.signoff import (
     authorise,
     check_signed,
     decide,
+    hold_approved,
     mqtt_signoff_refusal,
     parse_signoff,
     record_refusal,
@@ -213,6 +214,9 @@ class ReportService:
 
     async def run(self, ready: asyncio.Event) -> None:
         self.not_ready_reason = None
+        held = await asyncio.to_thread(hold_approved, self.repo)
+        if held:
+            log.info("approved_reports_held", reports=held)
         if self.signoff_refusal is not None and self.config.reports.allow_unsigned_signoff:
             log.warning("mqtt_signoff_disabled", reason=self.signoff_refusal)
         async with self._mqtt_client(self.config.mqtt, client_id=self.client_id) as client:

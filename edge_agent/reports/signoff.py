@@ -29,8 +29,16 @@ from edge_agent.config.mqtt import MqttConfig
 from edge_agent.config.reports import ReportsConfig
 from edge_agent.reports.document import with_signoff
 from edge_agent.reports.errors import ReportNotFound, RequestError, SignoffError
+from edge_agent.reports.generate import held_ranges
 from edge_agent.reports.repository import ReportRepository
-from edge_agent.reports.request import MAX_REQUEST_BYTES, MAX_TOPIC_BYTES, field_name, iso, json_object
+from edge_agent.reports.request import (
+    MAX_REQUEST_BYTES,
+    MAX_TOPIC_BYTES,
+    ResolvedWindow,
+    field_name,
+    iso,
+    json_object,
+)
 from edge_agent.store import to_us
 from edge_agent.types import utcnow
 
@@ -199,6 +207,23 @@ def record_refusal(
     return int(entry.seq)
 
 
+def hold_cited(repo: ReportRepository, report_id: str, document: dict[str, Any]) -> None:
+    """Hold every record the report read (generate.held_ranges of its window) against retention and the caps."""
+    try:
+        window = ResolvedWindow.model_validate(document["body"]["request"]["window"])
+    except (KeyError, TypeError, ValidationError):
+        return  # no window: a report of facts alone, which read no records
+    repo.hold(report_id, held_ranges(window))
+
+
+def hold_approved(repo: ReportRepository) -> int:
+    """Hold the records of reports approved before holds existed; how many reports."""
+    pending = repo.approved_without_hold()
+    for report_id, document in pending:
+        hold_cited(repo, report_id, document)
+    return len(pending)
+
+
 def decide(
     repo: ReportRepository,
     audit: Any,
@@ -238,6 +263,8 @@ def decide(
             " approve it; another approver must",
             "four_eyes",
         )
+    if decision == "approve":
+        hold_cited(repo, report_id, document)  # before it is approved: an approved report's records are never deleted
     signoff = {"decision": decision, "by": by, "via": via, "at": iso(utcnow()), "comment": comment}
     # Rendered before its entry, so the entry logs the renderings' hashes (audit bundles bind them to the log).
     updated = with_signoff(document, signoff, None)

@@ -134,6 +134,17 @@ MIGRATIONS: tuple[str, ...] = (
         seen_time_us INTEGER NOT NULL
     );
     """,
+    # 7: records an approved report read (owner: edge_agent.reports writes them, retention honours them): per report,
+    # source-time ranges (of one kind, or any when NULL) whose records no cap or age may delete.
+    """
+    CREATE TABLE record_holds (
+        report_id TEXT NOT NULL,
+        kind TEXT,
+        from_us INTEGER NOT NULL,
+        to_us INTEGER NOT NULL
+    );
+    CREATE INDEX record_holds_report ON record_holds (report_id);
+    """,
 )
 
 

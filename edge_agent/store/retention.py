@@ -1,7 +1,9 @@
 """Retention: what each table keeps, and how a row's size on disk is estimated.
 
 Every trimmed table has its own age and bytes cap, so a flood in one (bad input piling up in quarantine) never
-deletes another's rows: records are deleted only for their own age or their own bytes. Two tables are never trimmed:
+deletes another's rows: records are deleted only for their own age or their own bytes, and never one an approved
+report read (`record_holds`, see store.UNHELD). Records and quarantine are also held to their caps at each insert
+(`Store.set_caps`). Two tables are never trimmed:
 the outbox (an unpublished reply is not ours to drop; its size is reported instead) and `reports` (owned by
 edge_agent.reports: signed-off reports are audit evidence).
 """

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from edge_agent.store.migrations import migrate
-from edge_agent.store.retention import OUTBOX, TRIMMED, RetentionPolicy, RetentionResult, Table
+from edge_agent.store.retention import (
+    OUTBOX,
+    QUARANTINE,
+    RECORDS,
+    TRIMMED,
+    RetentionPolicy,
+    RetentionResult,
+    Table,
+)
 from edge_agent.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc, utcnow
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -42,6 +50,16 @@ CACHE_KIB = 32 * 1024
 # at 10 000 (~40 MiB of WAL) a page changed by several commits is copied once. Each commit still fsyncs the WAL
 # before it returns (synchronous=FULL), which is what makes it durable; a crash replays the WAL on open.
 WAL_CHECKPOINT_PAGES = 10_000
+# A record inside a range an approved report holds (table record_holds, written by edge_agent.reports at approval):
+# neither a bytes cap nor age deletes it. Holds are one to three rows per approved report, so the check is cheap.
+UNHELD = (
+    "NOT EXISTS (SELECT 1 FROM record_holds h WHERE records.source_time_us >= h.from_us"
+    " AND records.source_time_us < h.to_us AND (h.kind IS NULL OR h.kind = records.kind))"
+)
+
+
+def _deletable(table: Table) -> str:
+    return UNHELD if table is RECORDS else "1=1"
 
 
 def to_us(value: datetime) -> int:
@@ -170,6 +188,10 @@ class Store:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._caps: dict[Table, int] = {}
+        self._sizes: dict[Table, int] = {}
+        # Told (table, rows) after an insert deleted rows to stay under the cap: a metric in edge_agent.daemon.storage.
+        self.on_cap_delete: Callable[[str, int], None] | None = None
         try:
             self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
             self._conn.execute("PRAGMA journal_mode=WAL")
@@ -186,6 +208,55 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def set_caps(self, policy: RetentionPolicy | None) -> None:
+        """Hold records and quarantine to their bytes caps at every insert, not only when retention runs: an insert
+        that would take a table over its cap deletes that table's oldest rows first (never records an approved
+        report holds), in the insert's own transaction. When not enough can go, the insert raises StoreFullError
+        and nothing is written. None: no caps at insert."""
+        with self._lock:
+            self._caps = {} if policy is None else {t: policy.max_bytes(t) for t in (RECORDS, QUARANTINE)}
+            self._sizes.clear()
+
+    def _measured(self, table: Table) -> int | None:
+        """The capped table's estimated bytes, kept up to date by inserts and retention; None when not capped."""
+        if table not in self._caps:
+            return None
+        if table not in self._sizes:
+            self._sizes[table] = self.estimated_bytes(table)
+        return self._sizes[table]
+
+    def _make_room(self, conn: sqlite3.Connection, table: Table, before_id: int) -> int:
+        """Inside an insert's transaction: delete the oldest deletable rows older than the insert (id <= before_id)
+        until the table fits its cap; its new size. StoreFullError (all rolled back) when it cannot fit."""
+        cap, total = self._caps[table], self._sizes[table]
+        total += conn.execute(
+            f"SELECT IFNULL(SUM({table.size}), 0) FROM {table.name} WHERE id > ?", (before_id,)
+        ).fetchone()[0]
+        deleted = 0
+        while total > cap:
+            oldest = conn.execute(
+                f"SELECT id, {table.size} FROM {table.name} WHERE id <= ? AND {_deletable(table)}"
+                f" ORDER BY {table.time_column}, id LIMIT {TRIM_STEP}",
+                (before_id,),
+            ).fetchall()
+            if not oldest:
+                held = " that no approved report holds" if table is RECORDS else ""
+                raise StoreFullError(
+                    f"store {self.path}: {table.name} at their cap ({cap} bytes) and no older row{held} is left to"
+                    " delete; nothing written"
+                )
+            victims = []
+            for row_id, size in oldest:
+                if total <= cap:
+                    break
+                victims.append((row_id,))
+                total -= size
+            conn.executemany(f"DELETE FROM {table.name} WHERE id = ?", victims)
+            deleted += len(victims)
+        if deleted and self.on_cap_delete is not None:
+            self.on_cap_delete(table.name, deleted)
+        return total
 
     def __enter__(self) -> Store:
         return self
@@ -240,7 +311,9 @@ class Store:
     def insert_records_grouped(self, groups: Sequence[Sequence[Record]]) -> list[Inserted]:
         """Commit several producers' batches in one transaction (one fsync); says per group what was stored."""
         results = []
+        capped = self._measured(RECORDS) is not None
         with self._transaction() as conn:
+            before_id = conn.execute("SELECT IFNULL(MAX(id), 0) FROM records").fetchone()[0] if capped else 0
             for records in groups:
                 before = conn.total_changes
                 conn.executemany(_INSERT_RECORD, (_record_row(r) for r in records))
@@ -249,6 +322,9 @@ class Store:
                 # come between the insert and what it is compared with.
                 reused = self._reused(conn, records) if count < len(records) else ()
                 results.append(Inserted(count, reused))
+            size = self._make_room(conn, RECORDS, before_id) if capped else 0
+        if capped:
+            self._sizes[RECORDS] = size
         return results
 
     @staticmethod
@@ -322,12 +398,17 @@ class Store:
     ) -> int:
         """Keep bad input with the reason it was refused; returns its id. Any str is accepted (see `storable`): the
         one place bad input goes must not fail on it."""
+        capped = self._measured(QUARANTINE) is not None
         with self._transaction() as conn:
             cur = conn.execute(
                 "INSERT INTO quarantine (source, topic, raw, reason, received_time_us) VALUES (?, ?, ?, ?, ?)",
                 (storable(source), storable(topic), bytes(raw), storable(reason), to_us(received_time or utcnow())),
             )
-            return int(cur.lastrowid)  # type: ignore[arg-type]  # never None after an INSERT
+            row_id = int(cur.lastrowid)  # type: ignore[arg-type]  # never None after an INSERT
+            size = self._make_room(conn, QUARANTINE, row_id - 1) if capped else 0
+        if capped:
+            self._sizes[QUARANTINE] = size
+        return row_id
 
     def quarantined(self, limit: int = 1000) -> list[QuarantineItem]:
         return [
@@ -458,19 +539,30 @@ class Store:
         )
 
     def _trim(self, table: Table, cutoff_us: int, max_bytes: int) -> int:
-        """Delete `table`'s rows older than cutoff_us, then its oldest until its estimated bytes fit max_bytes."""
+        """Delete `table`'s rows older than cutoff_us, then its oldest until its estimated bytes fit max_bytes; never
+        records an approved report holds."""
         deleted = 0
         while step := self._write(
             f"DELETE FROM {table.name} WHERE id IN (SELECT id FROM {table.name} WHERE {table.time_column} < ?"
-            f" LIMIT {TRIM_STEP})",
+            f" AND {_deletable(table)} LIMIT {TRIM_STEP})",
             [(cutoff_us,)],
         ):
             deleted += step
         excess = self.estimated_bytes(table) - max_bytes
+        try:
+            return deleted + self._trim_bytes(table, excess)
+        finally:
+            if table in self._caps:
+                # Re-based on this run's measurement (inserts during the scan may be missed until the next run).
+                self._sizes[table] = self.estimated_bytes(table)
+
+    def _trim_bytes(self, table: Table, excess: int) -> int:
+        deleted = 0
         while excess > 0:
             with self._transaction() as conn:
                 oldest = conn.execute(
-                    f"SELECT id, {table.size} FROM {table.name} ORDER BY {table.time_column}, id LIMIT {TRIM_STEP}"
+                    f"SELECT id, {table.size} FROM {table.name} WHERE {_deletable(table)}"
+                    f" ORDER BY {table.time_column}, id LIMIT {TRIM_STEP}"
                 ).fetchall()
                 victims = []
                 for row_id, size in oldest:
