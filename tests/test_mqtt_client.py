@@ -238,6 +238,35 @@ class TestBackpressure:
         assert max(depths) <= 10
         assert sorted(int(p) for p in payloads) == list(range(100))
 
+    async def test_queue_is_bounded_in_bytes_and_nothing_is_lost(self, broker: Broker) -> None:
+        """60 messages of 100 KiB (6 MB) to a consumer that waits: the client stops reading at queue_max_bytes
+        (1 MiB), overshooting by at most one message, though the count bound (10 000) is far; then all 60 arrive."""
+        size, bound = 100 * 1024, 1024 * 1024
+        async with MqttClient(config(broker, client_id="sub", queue_max_bytes=bound)) as sub:
+            await sub.subscribe("t/#", timeout=5)
+            async with MqttClient(config(broker, client_id="pub")) as pub:
+                publishes = [pub.publish("t/a", i.to_bytes(2, "big") * (size // 2), timeout=30) for i in range(60)]
+                sent = asyncio.gather(*publishes)
+                peak = 0
+                for _ in range(30):  # 1.5 s without taking anything
+                    peak = max(peak, sub._queued_bytes)
+                    await asyncio.sleep(0.05)
+                assert sub._gate.paused
+                assert bound <= peak <= bound + size and sub._queue.qsize() < 60
+                received = await receive(sub, 60, timeout=30)
+                await sent
+            assert [int.from_bytes(m.payload[:2], "big") for m in received] == list(range(60))
+            assert sub._queued_bytes == 0 and not sub._gate.paused
+            labels = {"client": "sub"}
+            assert REGISTRY.get_sample_value("edge_agent_mqtt_queue_bytes", labels) == 0.0
+
+    def test_queue_max_bytes_defaults_from_max_payload_bytes_and_must_hold_one(self, broker: Broker) -> None:
+        assert config(broker).receive_queue_bytes == 16 * 1024 * 1024
+        assert config(broker, max_payload_bytes=8 * 1024 * 1024).receive_queue_bytes == 32 * 1024 * 1024
+        assert config(broker, queue_max_bytes=300_000).receive_queue_bytes == 300_000
+        with pytest.raises(ValueError, match="queue_max_bytes .* is below mqtt.max_payload_bytes"):
+            config(broker, queue_max_bytes=1000)
+
 
 # --- TLS and authentication ------------------------------------------------------------------------------------
 

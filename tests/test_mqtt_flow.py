@@ -1,6 +1,10 @@
-"""The MQTT client's read gate (`connectors.mqtt.flow.ReadGate`), by hand-worked sequences, without a socket."""
+"""The MQTT client's read gate (`connectors.mqtt.flow.ReadGate`), by hand-worked sequences and Hypothesis, without a
+socket."""
 
 from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connectors.mqtt.flow import ReadAction, ReadGate
 
@@ -66,3 +70,50 @@ class TestReadGate:
             RESUME,
             PAUSE,
         ]
+
+
+class TestReadGateBytes:
+    def test_pauses_on_bytes_before_the_count_is_reached(self) -> None:
+        """Two messages of 600 bytes fill a 1000-byte bound with 2 of 100 messages queued."""
+        gate = ReadGate(queue_max=100, bytes_max=1000)
+        assert [gate.update(1, False, 600), gate.update(2, False, 1200)] == [KEEP, PAUSE]
+
+    def test_resumes_only_when_both_bounds_are_at_half(self) -> None:
+        gate = ReadGate(queue_max=4, bytes_max=1000)
+        assert gate.update(4, False, 1000) is PAUSE
+        assert gate.update(2, False, 900) is KEEP  # count at half, bytes not
+        assert gate.update(2, False, 500) is RESUME
+
+    def test_an_awaited_acknowledgement_still_wins(self) -> None:
+        gate = ReadGate(queue_max=4, bytes_max=1000)
+        assert [gate.update(1, True, 5000), gate.update(1, False, 5000)] == [KEEP, PAUSE]
+
+
+# Steps: a message of that many bytes arrives (only while reading), or -k: the consumer takes k messages.
+STEPS = st.lists(st.one_of(st.integers(0, 5000), st.integers(-20, -1)), max_size=300)
+
+
+class TestReadGateProperty:
+    @settings(max_examples=400, deadline=None)
+    @given(STEPS, st.integers(1, 30), st.integers(1, 20_000))
+    def test_the_queue_stays_within_one_message_of_its_bounds_and_an_empty_queue_is_read(
+        self, steps: list[int], queue_max: int, bytes_max: int
+    ) -> None:
+        """Whatever arrives and is taken: with no acknowledgement awaited, a message arrives only while reading, so
+        the queue holds at most queue_max messages and less than bytes_max plus one message's bytes; and a drained
+        queue is always read again (no deadlock)."""
+        gate = ReadGate(queue_max=queue_max, bytes_max=bytes_max)
+        queue: list[int] = []
+        for step in steps:
+            if step >= 0:
+                if gate.paused:
+                    continue  # the socket is not read: the message waits at the broker
+                queue.append(step)
+                gate.update(len(queue), False, sum(queue))
+                assert len(queue) <= queue_max
+                assert sum(queue) < bytes_max + step or sum(queue) == 0
+            else:
+                del queue[:-step]
+                gate.update(len(queue), False, sum(queue))
+                if not queue:
+                    assert not gate.paused

@@ -11,8 +11,9 @@ Delivery guarantees:
 - `manual_ack=True`: the PUBACK for a received message goes out only when the caller runs `await msg.ack()`, i.e.
   after its record is committed. A crash in between means the broker redelivers; the store deduplicates.
 - Backpressure, two layers: MQTT 5 Receive Maximum (= `queue_max`) stops the broker from sending more unacknowledged
-  QoS 1 messages than the queue holds; beyond that (QoS 0, MQTT 3.1.1) the client stops reading the socket while
-  the queue is full (`flow.ReadGate`), so TCP flow control pushes back to the broker instead of memory growing.
+  QoS 1 messages than the queue holds; beyond that (QoS 0, MQTT 3.1.1, and large payloads) the client stops reading
+  the socket while the queue is full in messages or in payload bytes (`queue_max_bytes`, `flow.ReadGate`), so TCP
+  flow control pushes back to the broker instead of memory growing. Nothing is dropped.
 - Reconnects by itself with exponential backoff and jitter; resubscribes every filter on every connect.
 """
 
@@ -44,7 +45,15 @@ from connectors.mqtt.errors import (
 )
 from connectors.mqtt.flow import ReadAction, ReadGate
 from connectors.mqtt.message import MqttMessage
-from connectors.mqtt.metrics import CONNECT_FAILURES, CONNECTS, DISCONNECTS, QUEUE_DEPTH, RECEIVED, STALE_ACKS
+from connectors.mqtt.metrics import (
+    CONNECT_FAILURES,
+    CONNECTS,
+    DISCONNECTS,
+    QUEUE_BYTES,
+    QUEUE_DEPTH,
+    RECEIVED,
+    STALE_ACKS,
+)
 from connectors.mqtt.packet import publish_packet_size
 from connectors.mqtt.tls import build_tls_context
 from edge_agent.backoff import backoff_delay
@@ -127,7 +136,8 @@ class MqttClient:
         self._loop_thread: int | None = None
         self._paho = self._make_paho()
         self._queue: asyncio.Queue[MqttMessage] = asyncio.Queue()
-        self._gate = ReadGate(config.queue_max)
+        self._gate = ReadGate(config.queue_max, config.receive_queue_bytes)
+        self._queued_bytes = 0  # payload bytes in _queue: the read gate's second bound
         self._subscriptions: dict[str, int] = {}
         self._pending_publishes: dict[int, asyncio.Future[None]] = {}
         self._pending_subscribes: dict[int, asyncio.Future[list[ReasonCode]]] = {}
@@ -149,6 +159,7 @@ class MqttClient:
         # Resolved once: .labels() per message costs ~8 µs.
         self._received = RECEIVED.labels(**self._metric_labels)
         self._depth = QUEUE_DEPTH.labels(**self._metric_labels)
+        self._bytes_gauge = QUEUE_BYTES.labels(**self._metric_labels)
 
     # --- life cycle ------------------------------------------------------------------------------------------
 
@@ -431,10 +442,12 @@ class MqttClient:
             self._paho.ack(message.mid, message.qos)
             return
         props = message.properties if self._v5 else None
+        payload = bytes(message.payload)
+        self._queued_bytes += len(payload)
         self._queue.put_nowait(
             MqttMessage(
                 topic=topic,
-                payload=bytes(message.payload),
+                payload=payload,
                 qos=message.qos,
                 retain=bool(message.retain),
                 mid=message.mid,
@@ -475,11 +488,12 @@ class MqttClient:
     def _update_reading(self) -> None:
         """Apply the read gate's decision (`flow.ReadGate`) to the socket's event-loop registration."""
         depth = self._queue.qsize()
-        action = self._gate.update(depth, awaiting=bool(self._pending_subscribes or self._pending_publishes))
+        awaiting = bool(self._pending_subscribes or self._pending_publishes)
+        action = self._gate.update(depth, awaiting, self._queued_bytes)
         if action is ReadAction.PAUSE:
             if self._fd is not None and self._loop is not None:
                 self._loop.remove_reader(self._fd)
-            log.debug("reading_paused", client=self.client_id, queued=depth)
+            log.debug("reading_paused", client=self.client_id, queued=depth, queued_bytes=self._queued_bytes)
         elif action is ReadAction.RESUME and self._fd is not None and self._loop is not None:
             self._loop.add_reader(self._fd, self._on_readable)
             self._loop.call_soon(self._on_readable)  # TLS may hold decrypted bytes the selector cannot see
@@ -641,6 +655,7 @@ class MqttClient:
 
     async def receive(self) -> MqttMessage:
         message = await self._queue.get()
+        self._queued_bytes -= len(message.payload)
         self._after_take()
         return message
 
@@ -649,11 +664,13 @@ class MqttClient:
         batch = [await self._queue.get()]
         while len(batch) < max_messages and not self._queue.empty():
             batch.append(self._queue.get_nowait())
+        self._queued_bytes -= sum(len(m.payload) for m in batch)
         self._after_take()
         return batch
 
     def _after_take(self) -> None:
         self._depth.set(self._queue.qsize())
+        self._bytes_gauge.set(self._queued_bytes)
         self._update_reading()
 
     def _ack(self, message: MqttMessage) -> None:

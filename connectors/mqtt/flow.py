@@ -1,8 +1,9 @@
 """Flow control for received messages: when the client stops reading its socket, and when it reads again.
 
-Pure: it sees only the queue depth and whether an acknowledgement is awaited, and answers what to do with the
-socket; `MqttClient` does it. Reading stops while the queue is full, so TCP flow control pushes back to the broker
-instead of memory growing (QoS 0, MQTT 3.1.1; MQTT 5's Receive Maximum already bounds QoS 1).
+Pure: it sees only the queue's depth and payload bytes and whether an acknowledgement is awaited, and answers what
+to do with the socket; `MqttClient` does it. Reading stops while the queue is full, in messages or in bytes, so TCP
+flow control pushes back to the broker instead of memory growing (QoS 0, MQTT 3.1.1; MQTT 5's Receive Maximum
+bounds QoS 1 in messages, not in bytes: 10 000 messages of 256 KiB would be 2.5 GiB).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ class ReadAction(enum.Enum):
 
 @dataclass
 class ReadGate:
-    """Pause reading while the queue holds `queue_max` messages; resume at half full.
+    """Pause reading while the queue holds `queue_max` messages or `bytes_max` payload bytes; resume once both are
+    at half or less.
 
     Never paused while a SUBACK or PUBACK is awaited: it queues behind the messages on the same socket, and a caller
     that consumes only after `await subscribe()` (or `await publish()`) would otherwise wait for ever (e.g. a restart
@@ -30,18 +32,22 @@ class ReadGate:
     """
 
     queue_max: int
+    bytes_max: int | None = None
     paused: bool = False
 
-    def update(self, depth: int, awaiting: bool) -> ReadAction:
-        """The action after anything that changes `depth` (messages queued or taken) or `awaiting` (an
-        acknowledgement now awaited or no longer)."""
+    def update(self, depth: int, awaiting: bool, queued_bytes: int = 0) -> ReadAction:
+        """The action after anything that changes `depth` (messages queued or taken), `queued_bytes` (their
+        payloads) or `awaiting` (an acknowledgement now awaited or no longer)."""
+        bytes_max = self.bytes_max
         if not self.paused:
-            if depth >= self.queue_max and not awaiting:
+            full = depth >= self.queue_max or (bytes_max is not None and queued_bytes >= bytes_max)
+            if full and not awaiting:
                 self.paused = True
                 return ReadAction.PAUSE
             return ReadAction.KEEP
         # Resume at half full, not at max-1, so the socket is not toggled on every message.
-        if awaiting or depth <= self.queue_max // 2:
+        half = depth <= self.queue_max // 2 and (bytes_max is None or queued_bytes <= bytes_max // 2)
+        if awaiting or half:
             self.paused = False
             return ReadAction.RESUME
         return ReadAction.KEEP

@@ -12,3 +12,6 @@ STALE_ACKS = Counter(
     ["client"],
 )
 QUEUE_DEPTH = Gauge("edge_agent_mqtt_queue_depth", "Messages received and not yet taken by the consumer", ["client"])
+QUEUE_BYTES = Gauge(
+    "edge_agent_mqtt_queue_bytes", "Payload bytes received and not yet taken by the consumer", ["client"]
+)

@@ -161,6 +161,10 @@ class MqttConfig(Section):
     max_packet_bytes: int | None = Field(None, ge=16)
     # Bounded: when the store falls behind, paho's reader blocks instead of the process growing without limit.
     queue_max: int = Field(10000, ge=1)
+    # ...and in payload bytes (None: the larger of 16 MiB and 4 x max_payload_bytes): 10 000 messages at the payload
+    # limit would be 2.5 GiB. 16 MiB holds tens of thousands of typical messages (the count binds first) and at
+    # least four of the largest, so one large message never stalls the reader.
+    queue_max_bytes: int | None = Field(None, ge=1)
     reconnect_min_s: float = Field(0.5, gt=0)
     reconnect_max_s: float = Field(30.0, gt=0)
     # Value domains every payload is held to (schema_mismatch otherwise), see docs/records.md. No plant log predates
@@ -172,3 +176,17 @@ class MqttConfig(Section):
     # 64 Ki characters: longer than any operator note or MES text field, short enough for a report prompt.
     max_string_chars: int = Field(65536, ge=1)
     routes: list[RouteConfig] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _queue_bytes_hold_a_message(self) -> MqttConfig:
+        if self.queue_max_bytes is not None and self.queue_max_bytes < self.max_payload_bytes:
+            raise ValueError(
+                f"mqtt.queue_max_bytes ({self.queue_max_bytes}) is below mqtt.max_payload_bytes"
+                f" ({self.max_payload_bytes}): the receive queue must hold one message of the largest size"
+            )
+        return self
+
+    @property
+    def receive_queue_bytes(self) -> int:
+        """The receive queue's bound in payload bytes (`queue_max_bytes`, or its default)."""
+        return self.queue_max_bytes or max(16 * 1024 * 1024, 4 * self.max_payload_bytes)
