@@ -30,6 +30,7 @@ from edge_agent.daemon.health import HealthServer
 from edge_agent.daemon.sdnotify import SdNotifier
 from edge_agent.daemon.storage import RecordWriterComponent, RetentionComponent
 from edge_agent.daemon.supervisor import AgentStatus, Supervisor
+from edge_agent.llm.types import Engine
 from edge_agent.reports.service import ReportService
 from edge_agent.store import RecordWriter, Store
 
@@ -46,6 +47,8 @@ class AgentContext:
     audit: AuditLog
     status: Callable[[], AgentStatus]
     anchor: AuditAnchor | None = None
+    # An engine started elsewhere (edge-agent qualify shares one between its checks); None: the agent starts its own.
+    engine: Engine | None = None
 
 
 def build_components(ctx: AgentContext) -> list[Component]:
@@ -59,8 +62,8 @@ def build_components(ctx: AgentContext) -> list[Component]:
     components.append(RecordWriterComponent(ctx.writer))
     components.append(RetentionComponent(ctx.store, config.store))
     components.append(AuditCheckpointer(ctx.audit, config.audit.checkpoint_every_s))
-    engine = None
-    if config.llm.enabled:
+    engine = ctx.engine
+    if engine is None and config.llm.enabled:
         from edge_agent.llm.component import EngineComponent  # only when used: an ingest-only agent never needs it
 
         engine = EngineComponent(config, audit=ctx.audit)  # starts in the background, with its own ready timeout

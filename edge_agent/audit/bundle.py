@@ -32,6 +32,8 @@ CONSISTENCY = "consistency.json"
 PUBKEY = "pubkey.txt"
 KEYS = "keys.txt"
 REPORTS = "reports"
+# Qualification reports (edge-agent qualify) the exported entries record, under the audit dir and in a bundle alike.
+QUALIFICATIONS = "qualifications"
 CSV = "entries.csv"
 SUMMARY = "summary.html"
 SUMS = "SHA256SUMS"

@@ -144,6 +144,7 @@ def export_bundle(
         exported = lines[first : last + 1]
         signer = _write_core(stage, exported, first, tree, note, previous_note, previous_size, audit_dir)
         result.reports, result.missing_reports, result.unbound_reports = _copy_reports(stage, exported, reports_dir)
+        _copy_qualifications(stage, exported, audit_dir)
         if evidence is not None:
             documents = {
                 rid: json.loads((stage / bundle.REPORTS / f"{rid}.json").read_bytes()) for rid in result.reports
@@ -326,6 +327,19 @@ def _copy_reports(
             (stage / rel).write_bytes(renderings[fmt].encode("utf-8"))
         copied.append(report_id)
     return copied, missing, unbound
+
+
+def _copy_qualifications(stage: Path, exported: Sequence[bytes], audit_dir: Path) -> None:
+    """The files of each qualification the entries record (`<sha256>.json`, its signature and HTML), kept by
+    `edge-agent qualify` under the audit dir; the entry's sha256 ties the JSON to the log."""
+    kept = audit_dir / bundle.QUALIFICATIONS
+    for line in exported:
+        if b'"event":"qualification"' not in line:
+            continue
+        digest = json.loads(line)["payload"]["sha256"]
+        for path in sorted(kept.glob(f"{digest}.*")):
+            (stage / bundle.QUALIFICATIONS).mkdir(exist_ok=True)
+            shutil.copyfile(path, stage / bundle.QUALIFICATIONS / path.name)
 
 
 def _write_csv(path: Path, exported: Sequence[bytes]) -> None:

@@ -292,6 +292,10 @@ class AuditLog:
         """Call `listener(note)` after each checkpoint is signed and stored (under the log's lock: keep it short)."""
         self._listeners.append(listener)
 
+    def sign(self, message: bytes) -> bytes:
+        """Sign a document kept beside the log (a qualification report) with the log's current key."""
+        return self._signer.sign(message)
+
     # -- appending -------------------------------------------------------------------------------------------------
 
     def append(self, event: str, actor: str, payload: dict[str, Any] | None = None) -> AuditEntry:

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "opcua_cmd",
     "doctor_cmd",
     "witness_cmd",
+    "qualify_cmd",
 )
 
 

@@ -24,8 +24,8 @@ def at_least(id: str, shows: str, what: str, value: float, minimum: float, unit:
     return Check(
         id=id,
         shows=shows,
-        criterion=f"{what} ≥ {minimum:g} {unit}",
-        measured=f"{value:.2f} {unit}",
+        criterion=f"{what} ≥ {minimum:g} {unit}".rstrip(),
+        measured=f"{value:.2f} {unit}".rstrip(),
         passed=value >= minimum,
     )
 
@@ -34,8 +34,8 @@ def at_most(id: str, shows: str, what: str, value: float, maximum: float, unit: 
     return Check(
         id=id,
         shows=shows,
-        criterion=f"{what} ≤ {maximum:g} {unit}",
-        measured=f"{value:.2f} {unit}",
+        criterion=f"{what} ≤ {maximum:g} {unit}".rstrip(),
+        measured=f"{value:.2f} {unit}".rstrip(),
         passed=value <= maximum,
     )
 

