@@ -345,7 +345,8 @@ class TestHostRules:
     def test_ndeath_marks_node_and_device_tags_stale(self) -> None:
         """[tck-id-operational-behavior-edge-node-termination-host-action-ndeath-node-tags-stale] and
         [...-ndeath-devices-tags-stale]: every tag of the node and its devices gets an open data_gap (node_death);
-        the next NBIRTH/DBIRTH closes them."""
+        the next NBIRTH/DBIRTH closes them, still node_death (the DBIRTH closing a device's tags does not make the
+        node's death a device's)."""
         host, out = state(), Outcome()
         node = born(host, out)
         send(host, node.topic("DBIRTH", "D1"), node.dbirth("D1", {"flow": 3.0}, T0_MS), 0, out)
@@ -367,6 +368,7 @@ class TestHostRules:
         send(host, node.topic("DBIRTH", "D1"), node.dbirth("D1", {"flow": 3.0}, T0_MS), 2, out, received=back)
         closed = {r.key: r.value for r in out.records if r.kind == "data_gap"}
         assert set(closed) == set(open_gaps) and all(v["end"] == back.isoformat() for v in closed.values())
+        assert all(v["reason"] == "node_death" for v in closed.values())
 
     def test_ddeath_and_data_gap_fact(self) -> None:
         """[tck-id-operational-behavior-device-ddeath]: a DDEATH opens gaps for the device's tags only, DDATA before

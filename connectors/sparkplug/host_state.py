@@ -237,8 +237,9 @@ class HostState:
         self._request_rebirth = config.request_rebirth
         self._rebirth_interval = config.rebirth_min_interval_s
         self.nodes: dict[tuple[str, str], NodeSession] = {}
-        # Open gaps of dead nodes and devices: (group, node) → {tag: start}; closed by the next BIRTH.
-        self.open_gaps: dict[tuple[str, str], dict[str, datetime]] = {}
+        # Open gaps of dead nodes and devices: (group, node) → {tag: (start, reason)}; closed by the next BIRTH
+        # with the reason they opened with (a node death's device tags are closed by their DBIRTH).
+        self.open_gaps: dict[tuple[str, str], dict[str, tuple[datetime, str]]] = {}
         self._last_rebirth: dict[tuple[str, str], float] = {}
 
     # --- entry points ----------------------------------------------------------------------------------------
@@ -403,16 +404,16 @@ class HostState:
         self._give_up(session, now, out, rebirth=False)
         gaps = self.open_gaps.setdefault(key, {})
         for tag in session.tags(every=True):
-            gaps.setdefault(tag, message.received)
-            self._gap(out, topic.group, topic.node, tag, gaps[tag], None, "node_death")
+            start, reason = gaps.setdefault(tag, (message.received, "node_death"))
+            self._gap(out, topic.group, topic.node, tag, start, None, reason)
         del self.nodes[key]
         out.done.append(message.token)
 
     def _device_death(self, session: NodeSession, device: str, message: Inbound, out: Outcome) -> None:
         gaps = self.open_gaps.setdefault((session.group, session.node), {})
         for tag in session.tags(device):
-            gaps.setdefault(tag, message.received)
-            self._gap(out, session.group, session.node, tag, gaps[tag], None, "device_death")
+            start, reason = gaps.setdefault(tag, (message.received, "device_death"))
+            self._gap(out, session.group, session.node, tag, start, None, reason)
         session.devices.discard(device)
         for index in [k for k in session.by_alias if k[0] == device]:
             del session.by_alias[index]
@@ -426,9 +427,8 @@ class HostState:
         if not gaps:
             return
         for tag in session.tags(device):
-            start = gaps.pop(tag, None)
-            if start is not None:
-                reason = "node_death" if device is None else "device_death"
+            if (gap := gaps.pop(tag, None)) is not None:
+                start, reason = gap
                 self._gap(out, key[0], key[1], tag, start, max(start, when), reason)
 
     def _define(
