@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,8 @@ from connectors.sparkplug import SparkplugHost
 from connectors.sparkplug import sparkplug_b_pb2 as pb
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.config.sparkplug import SparkplugConfig
+from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.sparkplug import EdgeNodeEncoder
 from edge_agent.store import RecordWriter, Store
 from tests.fixtures.broker import Broker, _require_mosquitto
@@ -242,29 +247,143 @@ class TestHostData:
         ):
             peer.publish(topic, b"", retain=True, qos=1)  # clear the retained messages
 
-    async def test_will_ndeath_marks_stale_until_rebirth(self, broker: Broker, store: Store, peer: Peer) -> None:
-        """An edge node's NDEATH by Will ([tck-id-payloads-ndeath-will-message]) with its NBIRTH's bdSeq opens a
-        data_gap per tag ([tck-id-operational-behavior-edge-node-termination-host-action-ndeath-node-tags-stale]);
-        the next NBIRTH closes it."""
+
+# An edge node in a process of its own, killed to drop its connection the way a crash or power loss does (no
+# DISCONNECT): connects with its NDEATH as Will, then publishes each "<topic> <hex payload>" line read on stdin with
+# QoS 0 and answers "sent" once it is written to the socket.
+EDGE_PROCESS = """
+import sys, threading
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
+host, port, client_id, will_topic, will = sys.argv[1:]
+connected = threading.Event()
+client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=paho.MQTTv5)
+client.will_set(will_topic, bytes.fromhex(will), qos=1)
+client.on_connect = lambda *args: connected.set()
+client.connect(host, int(port), keepalive=60)
+client.loop_start()
+connected.wait(10)
+print("connected", flush=True)
+for line in sys.stdin:
+    topic, payload = line.split()
+    client.publish(topic, bytes.fromhex(payload), qos=0).wait_for_publish(5)
+    print("sent", flush=True)
+"""
+
+
+class EdgeProcess:
+    """A killable edge node session: `node`'s NDEATH (its bdSeq now) is the Will of the connection."""
+
+    def __init__(self, broker: Broker, node: EdgeNodeEncoder, client_id: str) -> None:
+        args = [broker.host, str(broker.port), client_id, node.topic("NDEATH"), node.ndeath().hex()]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", EDGE_PROCESS, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self._expect("connected")
+
+    def _expect(self, line: str) -> None:
+        assert self.proc.stdout is not None
+        assert self.proc.stdout.readline().strip() == line
+
+    def publish(self, topic: str, payload: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{topic} {payload.hex()}\n")
+        self.proc.stdin.flush()
+        self._expect("sent")
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def edge_processes() -> Iterator[list[EdgeProcess]]:
+    started: list[EdgeProcess] = []
+    yield started
+    for edge in started:
+        if edge.proc.poll() is None:
+            edge.kill()
+
+
+def gap_values(store: Store) -> dict[tuple[str, bool], dict[str, Any]]:
+    """The data_gap records by (tag, closed)."""
+    return {(g.key, g.value["end"] is not None): g.value for g in store.records(kinds=["data_gap"])}
+
+
+class TestNodeWill:
+    async def test_killed_node_will_marks_its_tags_stale(
+        self, broker: Broker, store: Store, peer: Peer, edge_processes: list[EdgeProcess]
+    ) -> None:
+        """An edge node process killed after NBIRTH, DBIRTH and DATA: the broker publishes the NDEATH it set as Will
+        ([tck-id-payloads-ndeath-will-message]); with its NBIRTH's bdSeq it opens a node_death data_gap for every
+        tag of the node and its devices, at the host's time ([tck-id-operational-behavior-edge-node-termination-
+        host-action-ndeath-node-tags-stale], [...-ndeath-devices-tags-stale]), which the report facts read as an
+        open gap; the next NBIRTH and DBIRTH close them, still node_death. The DATA sent before the kill is stored."""
         node = EdgeNodeEncoder("GW", "E1", bdseq=3)
-        edge = paho.Client(CallbackAPIVersion.VERSION2, client_id="edge-gw", protocol=paho.MQTTv5)
-        edge.will_set(node.topic("NDEATH"), node.ndeath(), qos=1)
         async with running(broker, store, "GW"):
-            edge.connect(broker.host, broker.port, keepalive=5)
-            edge.loop_start()
-            edge.publish(node.topic("NBIRTH"), node.nbirth({"Line1/P-101/Vibration": 1.0}, now_ms())).wait_for_publish(
-                5
-            )
-            await until(lambda: tag_values(store))
-            edge.socket().close()  # no DISCONNECT: the broker publishes the Will
-            edge.loop_stop()
-            (gap,) = await until(lambda: store.records(kinds=["data_gap"]), timeout=10)
-            assert gap.key == "P-101.Vibration" and gap.value["end"] is None and gap.value["reason"] == "node_death"
+            edge = EdgeProcess(broker, node, "edge-gw")
+            edge_processes.append(edge)
+            t = now_ms()
+            for topic, payload in [
+                (node.topic("NBIRTH"), node.nbirth({"Line1/P-101/Vibration": 1.0}, t)),
+                (node.topic("DBIRTH", "P-102"), node.dbirth("P-102", {"Flow": 2.0}, t)),
+                (node.topic("NDATA"), node.data(None, {"Line1/P-101/Vibration": 1.5}, t + 1)),
+                (node.topic("DDATA", "P-102"), node.data("P-102", {"Flow": 2.5}, t + 1)),
+            ]:
+                await asyncio.to_thread(edge.publish, topic, payload)
+            await until(lambda: len(tag_values(store)) == 4)
+            killed = datetime.now(UTC)
+            await asyncio.to_thread(edge.kill)
+            await until(lambda: len(gap_values(store)) == 2, timeout=10)
+            opened = gap_values(store)
+            assert set(opened) == {("P-101.Vibration", False), ("P-102.Flow", False)}
+            assert all(g["reason"] == "node_death" for g in opened.values())
+            assert all(datetime.fromisoformat(g["start"]) >= killed for g in opened.values())
+            window = ResolvedWindow(start=killed - timedelta(hours=1), end=killed + timedelta(hours=1), timezone="UTC")
+            request = ResolvedRequest(type="shift_summary", language="en", window=window, scope=Scope())
+            facts = [f for f in compute_facts(store.records(), request) if f.kind == "data_gap"]
+            assert {(f.subject, f.values["reason"], f.values["open"]) for f in facts} == {
+                ("P-101.Vibration", "node_death", True),
+                ("P-102.Flow", "node_death", True),
+            }
             node.bdseq = 4
-            peer.publish(node.topic("NBIRTH"), node.nbirth({"Line1/P-101/Vibration": 1.0}, now_ms()))
-            await until(lambda: len(store.records(kinds=["data_gap"])) == 2)
-        closed = [g for g in store.records(kinds=["data_gap"]) if g.value["end"] is not None]
-        assert closed and closed[0].value["start"] == gap.value["start"]
+            t = now_ms()
+            peer.publish(node.topic("NBIRTH"), node.nbirth({"Line1/P-101/Vibration": 1.0}, t))
+            peer.publish(node.topic("DBIRTH", "P-102"), node.dbirth("P-102", {"Flow": 2.0}, t))
+            await until(lambda: len(gap_values(store)) == 4)
+        for tag in ("P-101.Vibration", "P-102.Flow"):
+            closed = gap_values(store)[(tag, True)]
+            assert closed["start"] == opened[(tag, False)]["start"] and closed["reason"] == "node_death"
+        assert not store.quarantined()
+
+    async def test_stale_will_of_an_older_session_ignored(
+        self, broker: Broker, store: Store, edge_processes: list[EdgeProcess]
+    ) -> None:
+        """A node back on a new connection (new client id, next bdSeq) before the broker saw its old one die: the
+        old connection's Will arrives after the new NBIRTH and names the old bdSeq ([tck-id-payloads-ndeath-bdseq]
+        is what ties an NDEATH to its NBIRTH): quarantined as bdseq_mismatch, no gap, the node's DATA still stored;
+        the live session's own Will still ends it."""
+        old = EdgeNodeEncoder("GV", "E1", bdseq=5)
+        async with running(broker, store, "GV"):
+            first = EdgeProcess(broker, old, "edge-gv-1")
+            edge_processes.append(first)
+            await asyncio.to_thread(first.publish, old.topic("NBIRTH"), old.nbirth({"x": 1.0}, now_ms()))
+            await until(lambda: tag_values(store))
+            new = EdgeNodeEncoder("GV", "E1", bdseq=6)
+            second = EdgeProcess(broker, new, "edge-gv-2")
+            edge_processes.append(second)
+            await asyncio.to_thread(second.publish, new.topic("NBIRTH"), new.nbirth({"x": 2.0}, now_ms()))
+            await until(lambda: len(tag_values(store)) == 2)
+            await asyncio.to_thread(first.kill)
+            (stale,) = await until(store.quarantined, timeout=10)
+            await asyncio.to_thread(second.publish, new.topic("NDATA"), new.data(None, {"x": 3.0}, now_ms()))
+            await until(lambda: ("E1.x", 3.0) in tag_values(store))
+            assert not store.records(kinds=["data_gap"])
+            await asyncio.to_thread(second.kill)
+            (gap,) = await until(lambda: store.records(kinds=["data_gap"]), timeout=10)
+        assert stale.reason == "bdseq_mismatch" and stale.topic == old.topic("NDEATH")
+        assert pb.Payload.FromString(stale.raw).metrics[0].long_value == 5
+        assert gap.key == "E1.x" and gap.value["reason"] == "node_death" and gap.value["end"] is None
 
 
 class TestSimEdgeNode:
@@ -274,8 +393,6 @@ class TestSimEdgeNode:
         """The simulator's edge node (`edge-agent sim --sparkplug`): births, aliased DDATA, a device death and its
         rebirth, a reconnect with an NDEATH by Will: every tick's values stored under the plant's tags, the device's
         and the node's gaps opened and closed, nothing quarantined."""
-        from datetime import UTC, datetime, timedelta
-
         from edge_agent.sim import sparkplug as sim_sparkplug
 
         monkeypatch.setattr(sim_sparkplug, "DEVICE_DEATH_TICK", 3)
