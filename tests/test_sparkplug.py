@@ -392,7 +392,8 @@ class TestSimEdgeNode:
     ) -> None:
         """The simulator's edge node (`edge-agent sim --sparkplug`): births, aliased DDATA, a device death and its
         rebirth, a reconnect with an NDEATH by Will: every tick's values stored under the plant's tags, the device's
-        and the node's gaps opened and closed, nothing quarantined."""
+        and the node's gaps opened and closed, nothing quarantined; each birth carries the values of its tick, so no
+        tag holds two values at one time."""
         from edge_agent.sim import sparkplug as sim_sparkplug
 
         monkeypatch.setattr(sim_sparkplug, "DEVICE_DEATH_TICK", 3)
@@ -420,3 +421,7 @@ class TestSimEdgeNode:
         gaps = store.records(kinds=["data_gap"])
         assert {g.value["reason"] for g in gaps} == {"device_death", "node_death"}
         assert not store.quarantined()
+        values_at: dict[tuple[str, datetime], set[Any]] = {}
+        for r in store.records(kinds=["tag_value"]):
+            values_at.setdefault((r.key, r.source_time), set()).add(r.value)
+        assert {at: v for at, v in values_at.items() if len(v) > 1} == {}

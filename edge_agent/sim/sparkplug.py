@@ -217,21 +217,23 @@ class SimEdgeNode:
         """A tick's values ("P-101.flow_m3h": 12.5) as DDATA by alias, one message per device; the scripted events."""
         ms = to_ms(when)
         self.ticks += 1
-        if self._rebirth.is_set():
-            self._rebirth.clear()
-            self.rebirths_answered += 1
-            self._birth(when)
         per_device: dict[str, dict[str, Any]] = {}
         for tag, value in values.items():
             device, _, measurement = tag.partition(".")
             per_device.setdefault(device, {})[measurement] = value
+        for device, device_values in per_device.items():
+            if device in self._devices:  # a birth carries current values (TCK ...-data-publish-dbirth-values)
+                self._devices[device].update(device_values)
+        if self._rebirth.is_set():
+            self._rebirth.clear()
+            self.rebirths_answered += 1
+            self._birth(when)
         victim = next(iter(self._devices), None)
         if victim is not None and self.ticks == DEVICE_DEATH_TICK:
             self._dead.add(victim)
             self._publish(self.encoder.topic("DDEATH", victim), self.encoder.ddeath(victim, ms))
         if victim is not None and self.ticks == DEVICE_REBIRTH_TICK:
             self._dead.discard(victim)
-            self._devices[victim].update(per_device.get(victim, {}))
             self._publish(self.encoder.topic("DBIRTH", victim), self.encoder.dbirth(victim, self._devices[victim], ms))
         if self.ticks == RECONNECT_TICK:
             self.drop_connection()
