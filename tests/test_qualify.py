@@ -4,9 +4,13 @@ changed on purpose (an edited model file, a non-deterministic setting, an unreac
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import hashlib
+import importlib.metadata
 import json
 import os
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,17 +23,26 @@ from edge_agent.audit.export import export_bundle
 from edge_agent.audit.keys import Verifier
 from edge_agent.audit.verify import Problem, VerifyResult, verify_bundle
 from edge_agent.canonical import sha256_hex
-from edge_agent.config import AgentConfig, QualifyConfig
+from edge_agent.config import AgentConfig, ConfigError, QualifyConfig, load_config
 from edge_agent.llm.types import Completion, SpecStats, Timings
 from edge_agent.qualify import iq, oq
 from edge_agent.qualify.check import Check, at_least, at_most, percentile
 from edge_agent.qualify.pq import Measurements, Speed, evaluate
-from edge_agent.qualify.report import HTML_NAME, JSON_NAME, SIGNATURE_NAME, render_html, write_outputs
+from edge_agent.qualify.report import (
+    HTML_NAME,
+    JSON_NAME,
+    PDF_NAME,
+    SIGNATURE_NAME,
+    Qualification,
+    render_html,
+    write_outputs,
+)
 from edge_agent.qualify.requests import Answered
-from edge_agent.qualify.runner import document
+from edge_agent.qualify.runner import Engines, document, qualify
 from edge_agent.qualify.seal import seal
 from edge_agent.reports.replay import ReplayResult
 from edge_agent.sim.hostile import ClassOutcome, HostileOutcome
+from tests.fixtures.engine import EngineHandle, engine_config
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL_DIR = REPO / "models" / "default"
@@ -78,6 +91,15 @@ def answered(report_type: str, body: str | None, seconds: float = 1.0) -> Answer
     return Answered(report_type, seconds, reply)
 
 
+def test_config_check_validates_the_qualify_section(tmp_path: Path) -> None:
+    """`[qualify]` is part of the config: `config check` names a bad criterion by its key, as any other."""
+    path = tmp_path / "agent.toml"
+    path.write_text('[site]\nid = "q"\n[qualify]\nreports_per_type = 1\ntau_min = 0.5\nspeed = 3\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, {})
+    assert [key for key, _ in caught.value.problems] == ["qualify.reports_per_type", "qualify.speed", "qualify.tau_min"]
+
+
 class TestCheckHelpers:
     def test_percentile_is_a_measured_value_by_nearest_rank(self) -> None:
         assert [percentile([3.0, 1.0, 2.0], q) for q in (50, 95)] == [2.0, 3.0]
@@ -111,6 +133,22 @@ class TestInstallation:
         assert "generation_config.json" in checks["iq.model"].measured
         # The untouched narrator and head are still recognised as such.
         assert checks["iq.narrator"].passed is True
+
+    def test_package_files_against_their_record(self, tmp_path: Path) -> None:
+        """A wheel's RECORD: a file changed after install is named; the editable install of a checkout fails."""
+        (tmp_path / "pkg").mkdir()
+        (tmp_path / "pkg" / "mod.py").write_bytes(b"x = 1\n")
+        digest = base64.urlsafe_b64encode(hashlib.sha256(b"x = 1\n").digest()).rstrip(b"=").decode()
+        info = tmp_path / "demo-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+        (info / "RECORD").write_text(f"pkg/mod.py,sha256={digest},6\ndemo-1.0.dist-info/RECORD,,\n")
+        dist = importlib.metadata.PathDistribution(info)
+        assert (iq.editable(dist), list(iq.record_problems(dist))) == (False, [])
+        (tmp_path / "pkg" / "mod.py").write_bytes(b"x = 2\n")
+        assert list(iq.record_problems(dist)) == ["pkg/mod.py: sha256 differs from RECORD"]
+        (info / "direct_url.json").write_text('{"url": "file:///src", "dir_info": {"editable": true}}')
+        assert iq.editable(dist) is True
 
     def test_versions_fail_on_an_engine_build_other_than_the_pinned_one(self) -> None:
         found = iq.versions()
@@ -250,7 +288,8 @@ class TestOutputs:
         assert json.loads((out / JSON_NAME).read_bytes())["checks"][1]["id"] == "pq.ingest"
         page = (out / HTML_NAME).read_text()
         assert "&lt;ok &amp; fine&gt;" in page and "FAILED (pq.ingest)" in page
-        assert no_pdf is not None and "wkhtmltopdf" in no_pdf  # none installed on the build VM
+        renderer = shutil.which("wkhtmltopdf")
+        assert (no_pdf is None, (out / PDF_NAME).is_file()) == (renderer is not None, renderer is not None)
         with AuditLog.open(cfg.paths.audit_dir, "edge-agent/q") as log:
             entry = seal(log, q, out, data, "tester")
             key_line, signature = (out / SIGNATURE_NAME).read_text().splitlines()
@@ -272,3 +311,85 @@ class TestOutputs:
         assert verify_bundle(tmp_path / "bundle").ok
         assert render_html(q).count("<tr class=") == 2
         assert os.stat(cfg.paths.audit_dir / QUALIFICATIONS).st_mode & 0o077 == 0
+
+
+@pytest.fixture(scope="module")
+def qualified(
+    tmp_path_factory: pytest.TempPathFactory, engine: EngineHandle, draft_engine: EngineHandle, eagle31_head: Path
+) -> tuple[AgentConfig, Qualification]:
+    """One whole qualification on the session's two engines (the draft one's random head: τ near 1, so the
+    criteria here are ones any run meets; what each criterion does is tested above)."""
+    state = tmp_path_factory.mktemp("qualify-state")
+    base = engine_config(state, draft=eagle31_head, k=3)
+    cfg = base.model_copy(
+        update={
+            "site": base.site.model_copy(update={"id": "qualify-site"}),
+            "reports": base.reports.model_copy(update={"narrative_max_tokens": 64, "default_language": "en"}),
+            "qualify": QualifyConfig(
+                plain_tokens_per_s_min=0.1,
+                draft_tokens_per_s_min=0.1,
+                tau_min=1.0,
+                report_p50_max_s=600,
+                report_p95_max_s=600,
+                ingest_min_per_s=1,
+                reports_per_type=2,
+                ingest_messages=200,
+            ),
+        }
+    )
+    work = tmp_path_factory.mktemp("qualify-work")
+    q = asyncio.run(qualify(Path("agent.toml"), cfg, Engines(draft_engine, engine), work, unit=work / "no.service"))
+    return cfg, q
+
+
+@pytest.mark.slow
+@pytest.mark.engine
+@pytest.mark.broker
+class TestWholeRun:
+    def test_every_check_runs_and_passes_but_the_package_of_a_development_checkout(
+        self, qualified: tuple[AgentConfig, Qualification]
+    ) -> None:
+        _, q = qualified
+        types = ["shift_summary", "alarm_summary", "downtime_analysis", "asset_history", "alarm_performance"]
+        assert [c.id for c in q.checks] == [
+            "iq.package",
+            "iq.versions",
+            "iq.config",
+            "iq.model",
+            "iq.narrator",
+            "iq.draft",
+            "iq.unit",
+            "iq.state_dir",
+            "iq.audit_key",
+            "oq.settings",
+            "oq.determinism",
+            "oq.draft_identical",
+            "oq.replay",
+            "oq.tamper",
+            "oq.hostile",
+            "oq.bundle",
+            "pq.tokens_per_s.plain",
+            "pq.tokens_per_s.draft",
+            "pq.tau",
+            *(f"pq.latency.{t}.{p}" for t in types for p in ("p50", "p95")),
+            "pq.ingest",
+        ]
+        # `make test` runs from an editable install, whose files have no RECORD hashes to check.
+        development = not iq.check_package().passed
+        assert q.failed == (["iq.package"] if development else []), [c for c in q.checks if not c.passed]
+        assert "5 of 5 prompts identical" == next(c.measured for c in q.checks if c.id == "oq.draft_identical")
+
+    def test_an_unreachable_criterion_fails_only_its_check(self, qualified: tuple[AgentConfig, Qualification]) -> None:
+        cfg, q = qualified
+        assert q.measurements is not None
+        unreachable = cfg.qualify.model_copy(update={"ingest_min_per_s": 1e9})
+        assert [c.id for c in evaluate(q.measurements, unreachable) if not c.passed] == ["pq.ingest"]
+
+    def test_sealed_into_the_live_log(self, qualified: tuple[AgentConfig, Qualification], tmp_path: Path) -> None:
+        cfg, q = qualified
+        data, _ = write_outputs(q, tmp_path / "out")
+        with AuditLog.open(cfg.paths.audit_dir, "edge-agent/qualify-site") as log:
+            entry = seal(log, q, tmp_path / "out", data, "tester")
+        assert (entry.payload["sha256"], entry.payload["passed"]) == (sha256_hex(data), q.passed)
+        # The private agent's state never touched the live one: the live store was never created.
+        assert not cfg.paths.store_path.exists()

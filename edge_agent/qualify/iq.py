@@ -60,7 +60,7 @@ def check_narrator(config: AgentConfig) -> Check:
     return Check(id="iq.narrator", shows=shows, criterion=criterion, measured=found, passed=same)
 
 
-def _record_problems(dist: importlib.metadata.Distribution) -> Iterator[str]:
+def record_problems(dist: importlib.metadata.Distribution) -> Iterator[str]:
     for path in dist.files or []:
         if path.hash is None or path.hash.mode != "sha256":
             continue
@@ -73,22 +73,28 @@ def _record_problems(dist: importlib.metadata.Distribution) -> Iterator[str]:
             yield f"{path}: sha256 differs from RECORD"
 
 
+def editable(dist: importlib.metadata.Distribution) -> bool:
+    """Installed with `pip install -e` (PEP 610's direct_url.json): RECORD then hashes only the import hook."""
+    direct = dist.read_text("direct_url.json")
+    return bool(direct) and bool(json.loads(direct).get("dir_info", {}).get("editable", False))
+
+
 def check_package() -> Check:
     """Every file of the installed distribution against the sha256 its wheel's RECORD lists."""
     shows = "the agent's code on this server is the released package, unmodified"
     criterion = f"every file {DISTRIBUTION}'s RECORD lists with a sha256 has that sha256"
     dist = importlib.metadata.distribution(DISTRIBUTION)
     hashed = [p for p in dist.files or [] if p.hash is not None]
-    if not hashed:
+    if editable(dist) or not hashed:
         return Check(
             id="iq.package",
             shows=shows,
             criterion=criterion,
-            measured=f"{DISTRIBUTION} {dist.version} is a development install (no RECORD hashes): nothing to check"
-            " the code against; install the wheel (make install)",
+            measured=f"{DISTRIBUTION} {dist.version} is a development install (editable, or no RECORD hashes): its"
+            " code is a checkout's, with nothing to check it against; install the wheel (make install)",
             passed=False,
         )
-    problems = list(_record_problems(dist))
+    problems = list(record_problems(dist))
     listed = "; ".join(problems[:5]) + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else "")
     measured = f"{len(hashed)} files hashed, {len(problems)} differ" + (f": {listed}" if problems else "")
     return Check(id="iq.package", shows=shows, criterion=criterion, measured=measured, passed=not problems)
