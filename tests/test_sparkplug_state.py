@@ -602,9 +602,11 @@ class TestRecordsBuiltUnvalidated:
             assert {k: type(v) for k, v in dict(again).items()} == {k: type(v) for k, v in dict(r).items()}
             assert r.source_time.tzinfo is UTC and r.received_time.tzinfo is UTC
 
-    def test_keys_and_values_unchanged(self) -> None:
-        """Idempotency keys byte-identical to those stored before the fast path (and to `idempotency_key` over the
-        message's and metric's parts): scalar types, a non-finite value, a message without timestamps."""
+    def test_keys_pinned_and_time_ordered(self) -> None:
+        """Idempotency keys as documented at KEY_TIME_DIGITS (the metric's ms time in 13 hex digits, then SHA-256
+        over the message's and metric's parts as `idempotency_key` hashes them, cut to 64 digits), the fast path's
+        the same as that formula's, a later metric's key sorting after an earlier one's; values unchanged: scalar
+        types, a non-finite value, a message without timestamps (keyed by the receive time)."""
         host, out = state(), Outcome()
         node = EdgeNodeEncoder("G", "E", bdseq=3)
         names = {"Line1/P-001/Vibration": 0.0, "n": 5, "b": True, "s": "x"}
@@ -612,25 +614,29 @@ class TestRecordsBuiltUnvalidated:
         assert all(d.checked for d in host.nodes[("G", "E")].by_name.values())  # so built by `_tag_record`
         data = {"Line1/P-001/Vibration": 1.5, "n": -7, "b": False, "s": "é"}
         send(host, node.topic("NDATA"), node.data(None, data, T0_MS + 1), 0, out)
-        payload = pb.Payload(seq=2)  # no timestamp anywhere: keyed by the receive time's ISO text
+        payload = pb.Payload(seq=2)  # no timestamp anywhere: keyed by the receive time
         payload.metrics.add(alias=1).double_value = math.nan
         send(host, node.topic("NDATA"), payload.SerializeToString(), 0, out)
         assert [(r.key, r.idempotency_key, r.value, r.quality) for r in out.records] == [
-            ("P-001.Vibration", "0adace0c758e498e88ee029bbf2f83858d74d4316af9e80c010c8e4a18e7cd6d", 0.0, "good"),
-            ("E.n", "1ecf2392638f2e8f51c56eaa21481675552aebc49550be7399e18d78386418c1", 5, "good"),
-            ("E.b", "1474bd1d67179e2d15a1de988685cabad58c16144fe4b7c3b7376abfa77e492d", True, "good"),
-            ("E.s", "61458a4e82cb60a1b331679007a6be079257cce1da493268b6c60cd663a8b8f3", "x", "good"),
-            ("P-001.Vibration", "6f46fbd4d863a15e6e8d558d4f234b582d6849665e4b0fd694a3552e9176bbe0", 1.5, "good"),
-            ("E.n", "a4d2edd40c60acfa5d02d6a4e87da70e41deaa66fd15a860871fde7c03b04621", -7, "good"),
-            ("E.b", "4fed6ea11db1ed4210f867fc68a6cc3ba73255a8f0b528a89297045617b567b7", False, "good"),
-            ("E.s", "29db3d3afd3c214acde63583fe6beaafdab3bb4967e0c7e23922e888601723b7", "é", "good"),
-            ("P-001.Vibration", "530c6e34d2d67dbb4a7c91b61b17f108248f64c6750fcf3e35fc5621dc444b1b", "NaN", "uncertain"),
+            ("P-001.Vibration", "001a2310c01000adace0c758e498e88ee029bbf2f83858d74d4316af9e80c010", 0.0, "good"),
+            ("E.n", "001a2310c01001ecf2392638f2e8f51c56eaa21481675552aebc49550be7399e", 5, "good"),
+            ("E.b", "001a2310c01001474bd1d67179e2d15a1de988685cabad58c16144fe4b7c3b73", True, "good"),
+            ("E.s", "001a2310c010061458a4e82cb60a1b331679007a6be079257cce1da493268b6c", "x", "good"),
+            ("P-001.Vibration", "001a2310c01016f46fbd4d863a15e6e8d558d4f234b582d6849665e4b0fd694a", 1.5, "good"),
+            ("E.n", "001a2310c0101a4d2edd40c60acfa5d02d6a4e87da70e41deaa66fd15a860871", -7, "good"),
+            ("E.b", "001a2310c01014fed6ea11db1ed4210f867fc68a6cc3ba73255a8f0b528a8929", False, "good"),
+            ("E.s", "001a2310c010129db3d3afd3c214acde63583fe6beaafdab3bb4967e0c7e2392", "é", "good"),
+            ("P-001.Vibration", "001a2310c0100530c6e34d2d67dbb4a7c91b61b17f108248f64c6750fcf3e35f", "NaN", "uncertain"),
         ]
         stamps = [str(T0_MS)] * 4 + [str(T0_MS + 1)] * 4 + [T0.isoformat()]
+        times_ms = [T0_MS] * 4 + [T0_MS + 1] * 4 + [T0_MS]
         seqs = ["0"] * 4 + ["1"] * 4 + ["2"]
         metric_names = [*names, *names, "Line1/P-001/Vibration"]
-        for r, stamp, seq, name in zip(out.records, stamps, seqs, metric_names, strict=True):
-            assert r.idempotency_key == idempotency_key("sparkplug", "G", "E", "", "3", seq, name, stamp)
+        for r, stamp, ms, seq, name in zip(out.records, stamps, times_ms, seqs, metric_names, strict=True):
+            digest = idempotency_key("sparkplug", "G", "E", "", "3", seq, name, stamp)
+            assert r.idempotency_key == f"{ms:013x}" + digest[:51]
+        keys = [r.idempotency_key for r in out.records]
+        assert max(keys[:4]) < min(keys[4:8])
         self.assert_revalidates(out.records)
 
     @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
@@ -60,6 +60,13 @@ BDSEQ = "bdSeq"
 # A refused message's detail names at most this many of its bad metrics (it goes to logs and the audit entry).
 DETAIL_METRICS_MAX = 5
 GAP_REASONS = ("node_death", "device_death", "sequence_gap")
+# A tag value's idempotency key: the metric's time in ms since the epoch as 13 hex digits (sorting as the time does
+# until the year 10889), then the first 51 hex digits of SHA-256 over (source, group, node, device, bdSeq, seq,
+# metric name, stamp) as `edge_agent.types.idempotency_key` hashes parts. Keys that grow with time go in at the end
+# of the store's UNIQUE index, not onto random pages all over it: bench.sparkplug spent ~5 µs less CPU per metric.
+KEY_TIME_DIGITS = 13
+KEY_DIGEST_DIGITS = 64 - KEY_TIME_DIGITS
+MS = timedelta(milliseconds=1)
 
 
 @dataclass(slots=True)
@@ -155,19 +162,12 @@ def _part(text: str) -> bytes:
 
 
 def key_prefix(*parts: str) -> Any:
-    """The hash state after `parts`: `finish_key(key_prefix(*a), *b)` is `edge_agent.types.idempotency_key(*a, *b)`,
-    with the message's parts hashed once instead of once per metric (a third of the host's time per metric)."""
+    """The hash state after the message's parts, hashed once instead of once per metric (a third of the host's time
+    per metric): each metric's key continues a copy of it with its name and stamp (`HostState._metric`)."""
     digest = hashlib.sha256()
     for part in parts:
         digest.update(_part(part))
     return digest
-
-
-def finish_key(prefix: Any, *parts: str) -> str:
-    digest = prefix.copy()
-    for part in parts:
-        digest.update(_part(part))
-    return str(digest.hexdigest())
 
 
 _new = object.__new__
@@ -197,9 +197,9 @@ def _tag_record(
     """The Record `Record(source=..., kind="tag_value", ...)` validates to, built without validating: a third of the
     host's time per metric went to validating the same strings again. The caller guarantees what validation checks:
     `source` and `tag` passed it together (`_valid_tag`, at BIRTH), `when` and `received` are datetimes whose tzinfo
-    is UTC (what the UTC validator returns them as), `key` is a SHA-256 hex digest, `historical` a bool, `quality`
-    one of "good" and "uncertain"; `value` is Any. tests/test_sparkplug_state.py checks every record equal to its
-    revalidation, field for field."""
+    is UTC (what the UTC validator returns them as), `key` is 64 hex digits (`KEY_TIME_DIGITS`), `historical` a
+    bool, `quality` one of "good" and "uncertain"; `value` is Any. tests/test_sparkplug_state.py checks every record
+    equal to its revalidation, field for field."""
     record = _new(Record)
     _set(
         record,
@@ -533,9 +533,9 @@ class HostState:
         # The idempotency key's parts common to every metric of the message, hashed once (`key_prefix`).
         prefix = key_prefix(self._source, session.group, session.node, device or "", str(session.bdseq), str(seq))
         default_ms = payload.timestamp if payload.HasField("timestamp") else None
-        # Per timestamp (ms, or None: the receive time), the source time once checked and the key's part for it:
-        # a message's metrics mostly share one timestamp.
-        times: dict[int | None, tuple[datetime, bytes]] = {}
+        # Per timestamp (ms, or None: the receive time), the source time once checked and the key's stamp part and
+        # time digits for it: a message's metrics mostly share one timestamp.
+        times: dict[int | None, tuple[datetime, bytes, str]] = {}
         problems: list[tuple[SparkplugReason, str]] = []
         unknown_alias = False
         for metric in payload.metrics:
@@ -575,7 +575,7 @@ class HostState:
         metric: Any,
         default_ms: int | None,
         prefix: Any,
-        times: dict[int | None, tuple[datetime, bytes]],
+        times: dict[int | None, tuple[datetime, bytes, str]],
         message: Inbound,
         out: Outcome,
     ) -> None:
@@ -607,13 +607,15 @@ class HostState:
                 self._times.check_time(when, message.received)
             except ValueError as exc:
                 raise MetricRefused(SparkplugReason.SCHEMA_MISMATCH, f"timestamp {exc}") from exc
-            known = times[ms] = (when, _part(str(ms) if ms is not None else when.isoformat()))
-        when, stamp_part = known
+            stamp_ms = ms if ms is not None else (when - EPOCH) // MS
+            stamp = _part(str(ms) if ms is not None else when.isoformat())
+            known = times[ms] = (when, stamp, f"{stamp_ms:0{KEY_TIME_DIGITS}x}")
+        when, stamp_part, key_time = known
         value = metric_value(metric, datatype)
         quality = "uncertain" if non_finite(value) else "good"
-        digest = prefix.copy()  # finish_key(prefix, definition.name, stamp), its parts encoded once
+        digest = prefix.copy()  # the key's hash (KEY_TIME_DIGITS above), its last parts encoded once
         digest.update(definition.name_part + stamp_part)
-        key = digest.hexdigest()
+        key = key_time + digest.hexdigest()[:KEY_DIGEST_DIGITS]
         received = message.received
         if (
             definition.checked
