@@ -425,3 +425,24 @@ class TestSimEdgeNode:
         for r in store.records(kinds=["tag_value"]):
             values_at.setdefault((r.key, r.source_time), set()).add(r.value)
         assert {at: v for at, v in values_at.items() if len(v) > 1} == {}
+
+    async def test_sim_runner_stores_each_first_value_once(self, broker: Broker, store: Store) -> None:
+        """`edge-agent sim --sparkplug` births on its first tick with that tick's values and sends no DDATA of them:
+        every tag holds one record per tick time, the first tick's included."""
+        from edge_agent.sim import sparkplug as sim_sparkplug
+        from edge_agent.sim.plant import Tick
+        from edge_agent.sim.runner import _sparkplug_tick
+
+        edge = sim_sparkplug.SimEdgeNode(mqtt_config(broker), "GRUN", "L1-edge")
+        start = (datetime.now(UTC) - timedelta(minutes=5)).replace(microsecond=0)  # Sparkplug times are in ms
+        ticks = [
+            Tick(start + timedelta(seconds=5 * i), {"P-101.flow_m3h": float(i), "P-102.running": i % 2 == 0})
+            for i in range(2)
+        ]
+        async with running(broker, store, "GRUN"):
+            for tick in ticks:
+                await asyncio.to_thread(_sparkplug_tick, edge, tick)
+            await until(lambda: len(store.records(kinds=["tag_value"])) >= 4, timeout=60)
+            await asyncio.to_thread(edge.stop, start + timedelta(minutes=1))
+        stored = sorted((r.key, r.source_time, r.value) for r in store.records(kinds=["tag_value"]))
+        assert stored == sorted((tag, tick.time, value) for tick in ticks for tag, value in tick.values.items())

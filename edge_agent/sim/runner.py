@@ -177,11 +177,16 @@ async def _loop(
 
 
 def _sparkplug_tick(edge: SimEdgeNode, tick: Tick) -> None:
-    """The edge node births on the first tick (its devices and their first values), then publishes each tick."""
+    """The edge node births on the first tick (its devices and their first values), then publishes each tick.
+
+    The first tick's values go out in the births only: a DDATA of the same values at the same time would store each
+    tag's first value twice."""
     if edge.ticks == 0 and not edge.encoder.aliases:
         devices: dict[str, dict[str, float | bool]] = {}
         for tag, value in tick.values.items():
             device, _, measurement = tag.partition(".")
             devices.setdefault(device, {})[measurement] = value
         edge.start(devices, tick.time)
+        edge.publish_tick({}, tick.time)  # counts the tick for the scripted events; its values are in the births
+        return
     edge.publish_tick(tick.values, tick.time)
