@@ -199,6 +199,10 @@ class MqttIngest:
         # pipeline before the writer has a full batch (it would then wait out its batch delay on every round).
         self._unsettled = 0
         self._max_unsettled = config.queue_max
+        # ...and in payload bytes, like the client's queue (mqtt.queue_max_bytes): without it 10 000 messages at
+        # max_payload_bytes could wait here for their commit (bench.hostile's memory flood found 1.1 GiB).
+        self._unsettled_bytes = 0
+        self._max_unsettled_bytes = config.receive_queue_bytes
         self._room = asyncio.Event()
         # Store writes currently waiting for space; the component is not ready while any does.
         self._waiting_for_space = 0
@@ -207,6 +211,7 @@ class MqttIngest:
     async def run(self, ready: asyncio.Event) -> None:
         # The supervisor may call run() again after a crash: nothing of the last run's pipeline is still in flight.
         self._unsettled, self._acking, self._waiting_for_space = 0, None, 0
+        self._unsettled_bytes = 0
         routes = RouteTable.from_config(
             self._config.routes,
             self._config.max_payload_bytes,
@@ -233,11 +238,13 @@ class MqttIngest:
 
     async def _intake(self, client: MqttClient, routes: RouteTable, groups: asyncio.Queue[_Group]) -> None:
         while True:
-            while self._unsettled >= self._max_unsettled:  # backpressure: wait for acks to make room
+            # backpressure: wait for acks to make room
+            while self._unsettled >= self._max_unsettled or self._unsettled_bytes >= self._max_unsettled_bytes:
                 self._room.clear()
                 await self._room.wait()
             messages = await client.receive_batch(INTAKE_BATCH)
             self._unsettled += len(messages)
+            self._unsettled_bytes += sum(len(m.payload) for m in messages)
             group = _Group(messages, [], [])
             for message in messages:
                 try:
@@ -335,6 +342,7 @@ class MqttIngest:
         for message in group.messages:
             await message.ack()
         self._unsettled -= len(group.messages)
+        self._unsettled_bytes -= sum(len(m.payload) for m in group.messages)
         self._room.set()
         STORED.inc(stored)
         DUPLICATES.inc(len(group.records) - stored)

@@ -1,0 +1,79 @@
+"""The MQTT ingest's memory is bounded in bytes end to end (`mqtt.queue_max_bytes`): the client's receive queue and
+the messages taken from it but not yet committed and acknowledged. On the real broker, with a store that cannot
+commit: reading stops, nothing is dropped, and every message is stored once space returns."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import paho.mqtt.client as paho
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from connectors.ingest import MqttIngest
+from edge_agent.config import MqttConfig
+from edge_agent.store import RecordWriter, Store
+from tests.fixtures.broker import Broker
+from tests.test_daemon import wait_until
+
+pytestmark = pytest.mark.broker
+
+
+async def test_large_messages_wait_at_the_broker_while_the_store_is_full(broker: Broker, tmp_path: Path) -> None:
+    """40 MES events of ~60 kB (under max_string_chars) against a 600 kB bound and a full store: the ingest
+    holds at most the bound plus one intake batch uncommitted, the client's queue at most the bound plus one
+    message, the rest waits at the broker; when space returns all 40 are stored exactly once."""
+    size, bound, messages = 60_000, 600_000, 40
+    config = MqttConfig.model_validate(
+        {
+            "host": broker.host,
+            "port": broker.port,
+            "client_id": "bytes-agent",
+            "queue_max_bytes": bound,
+            "routes": [{"topic": "plant/bytes/mes/#", "parser": "json", "kind": "mes_event"}],
+        }
+    )
+    with Store(tmp_path / "store.sqlite3") as store:
+        writer = RecordWriter(store, max_rows=500, max_delay_s=0.05)
+        ingest = MqttIngest(config, store, writer)
+        tasks = [asyncio.create_task(writer.run()), asyncio.create_task(ingest.run(ready := asyncio.Event()))]
+        pub = paho.Client(CallbackAPIVersion.VERSION2, client_id="bytes-publisher", protocol=paho.MQTTv5)
+        try:
+            await asyncio.wait_for(ready.wait(), 30)
+            store.set_max_pages(1)  # below its size: every commit fails as on a full disk
+            pub.connect(broker.host, broker.port)
+            pub.loop_start()
+            for i in range(messages):
+                payload = {"id": f"b-{i}", "asset": "P-1", "type": "t", "pad": "x" * size}
+                pub.publish("plant/bytes/mes/x", json.dumps(payload), qos=1).wait_for_publish(30)
+            peak_unsettled = peak_queued = 0
+            for _ in range(40):  # 2 s with nothing committed
+                peak_unsettled = max(peak_unsettled, ingest._unsettled_bytes)
+                await asyncio.sleep(0.05)
+            client_queues = [c for c in _clients(ingest)]
+            peak_queued = max((c._queued_bytes for c in client_queues), default=0)
+            assert store.record_count() == 0
+            assert bound <= peak_unsettled <= 2 * bound + size
+            assert peak_queued <= bound + size
+            assert ingest._unsettled < messages  # the rest were never read: they wait at the broker
+            store.set_max_pages(None)
+            await wait_until(lambda: store.record_count() == messages, timeout=60)
+            assert sorted(r.value["id"] for r in store.records()) == sorted(f"b-{i}" for i in range(messages))
+            await wait_until(lambda: ingest._unsettled_bytes == 0, timeout=10)
+        finally:
+            pub.loop_stop()
+            pub.disconnect()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _clients(ingest: MqttIngest) -> list[object]:
+    """The ingest's live MqttClient, found among the objects the garbage collector tracks (it is a local of run())."""
+    import gc
+
+    from connectors.mqtt import MqttClient
+
+    return [o for o in gc.get_objects() if isinstance(o, MqttClient) and o.client_id == "bytes-agent"]
