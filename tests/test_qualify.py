@@ -315,16 +315,17 @@ class TestOutputs:
 
 @pytest.fixture(scope="module")
 def qualified(
-    tmp_path_factory: pytest.TempPathFactory, engine: EngineHandle, draft_engine: EngineHandle, eagle31_head: Path
+    tmp_path_factory: pytest.TempPathFactory, engine: EngineHandle, draft_engine: EngineHandle
 ) -> tuple[AgentConfig, Qualification]:
-    """One whole qualification on the session's two engines (the draft one's random head: τ near 1, so the
-    criteria here are ones any run meets; what each criterion does is tested above)."""
+    """One whole qualification on the session's two engines. The config names the installed head, which IQ checks;
+    the draft engine runs a random one (τ near 1), so the criteria here are ones any run meets (what each criterion
+    does is tested above), and 16 tokens a section keep the twelve reports short."""
     state = tmp_path_factory.mktemp("qualify-state")
-    base = engine_config(state, draft=eagle31_head, k=3)
+    base = engine_config(state, draft=HEAD_DIR, k=3)
     cfg = base.model_copy(
         update={
             "site": base.site.model_copy(update={"id": "qualify-site"}),
-            "reports": base.reports.model_copy(update={"narrative_max_tokens": 64, "default_language": "en"}),
+            "reports": base.reports.model_copy(update={"narrative_max_tokens": 16, "default_language": "en"}),
             "qualify": QualifyConfig(
                 plain_tokens_per_s_min=0.1,
                 draft_tokens_per_s_min=0.1,
