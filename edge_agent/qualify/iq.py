@@ -76,7 +76,7 @@ def record_problems(dist: importlib.metadata.Distribution) -> Iterator[str]:
 def editable(dist: importlib.metadata.Distribution) -> bool:
     """Installed with `pip install -e` (PEP 610's direct_url.json): RECORD then hashes only the import hook."""
     direct = dist.read_text("direct_url.json")
-    return bool(direct) and bool(json.loads(direct).get("dir_info", {}).get("editable", False))
+    return direct is not None and bool(json.loads(direct).get("dir_info", {}).get("editable", False))
 
 
 def check_package() -> Check:
