@@ -23,6 +23,7 @@ from edge_agent.audit.export import export_bundle
 from edge_agent.audit.keys import Verifier
 from edge_agent.audit.verify import Problem, VerifyResult, verify_bundle
 from edge_agent.canonical import sha256_hex
+from edge_agent.cli import main
 from edge_agent.config import AgentConfig, ConfigError, QualifyConfig, load_config
 from edge_agent.llm.types import Completion, SpecStats, Timings
 from edge_agent.qualify import iq, oq
@@ -394,3 +395,31 @@ class TestWholeRun:
         assert (entry.payload["sha256"], entry.payload["passed"]) == (sha256_hex(data), q.passed)
         # The private agent's state never touched the live one: the live store was never created.
         assert not cfg.paths.store_path.exists()
+
+
+class TestCommand:
+    def toml(self, tmp_path: Path) -> Path:
+        path = tmp_path / "agent.toml"
+        path.write_text(
+            f'[site]\nid = "q"\n[paths]\nstate_dir = "{tmp_path / "state"}"\n[llm]\nmodel_dir = "{MODEL_DIR}"\n'
+            f'[llm.speculative]\ndraft = "{HEAD_DIR}"\n'
+        )
+        return path
+
+    def test_refuses_while_the_agent_holds_the_audit_log(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Checked before any engine starts: the entry could not be written, and the agent would share the CPU."""
+        path = self.toml(tmp_path)
+        with AuditLog.open(tmp_path / "state" / "audit", "edge-agent/q"), pytest.raises(SystemExit) as exited:
+            main(["qualify", "--config", str(path), "--out", str(tmp_path / "out"), "--unit", str(tmp_path / "u")])
+        assert exited.value.code == 1
+        assert "stop the agent first" in capsys.readouterr().err
+        assert not (tmp_path / "out").exists()
+
+    def test_refuses_an_output_directory_with_files(self, tmp_path: Path) -> None:
+        (tmp_path / "out").mkdir()
+        (tmp_path / "out" / "qualification.json").write_text("{}")
+        with pytest.raises(SystemExit) as exited:
+            main(["qualify", "--config", str(self.toml(tmp_path)), "--out", str(tmp_path / "out")])
+        assert exited.value.code == 2
