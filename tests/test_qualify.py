@@ -309,7 +309,14 @@ class TestOutputs:
         assert kept == [f"{digest}.html", f"{digest}.json", f"{digest}.json.sig"]
         assert (tmp_path / "bundle" / QUALIFICATIONS / f"{digest}.json").read_bytes() == data
         assert result.verification is not None and result.verification.ok
-        assert verify_bundle(tmp_path / "bundle").ok
+        verified = verify_bundle(tmp_path / "bundle")
+        assert verified.ok and "1 qualification(s) recorded in the log and signed with its key" in verified.notes
+        # A changed qualification is named, before the manifest's file hashes would refuse it anyway.
+        changed = tmp_path / "bundle-changed"
+        shutil.copytree(tmp_path / "bundle", changed)
+        (changed / QUALIFICATIONS / f"{digest}.json").write_bytes(data.replace(b'"passed": false', b'"passed": true'))
+        problem = verify_bundle(changed).problem
+        assert problem is not None and problem.reason.startswith(f"{QUALIFICATIONS}/{digest}.json: its sha256 is ")
         assert render_html(q).count("<tr class=") == 2
         assert os.stat(cfg.paths.audit_dir / QUALIFICATIONS).st_mode & 0o077 == 0
 

@@ -586,12 +586,44 @@ def _check_bundle(
     result.notes += notes
     if reason is None:
         reason = _check_evidence(root, recompute, result)
+    if reason is None:
+        reason = _check_qualifications(root, lines, result)
     if reason is None and check_files:
         reason = check_manifest(root, manifest_bytes, manifest, pubkey, checkpoint)
     if reason is not None:
         result.problem = Problem(None, reason)
         return
     result.problem = _check_approvals(lines, manifest, approver_keys, result)
+
+
+def _check_qualifications(root: Path, lines: Sequence[bytes], result: VerifyResult) -> str | None:
+    """Each `qualifications/<sha256>.json` (edge-agent qualify) hashes to its name, an exported `qualification` entry
+    records that sha256, and its `.sig` is a signature by a key the log has used. Checked before the signed
+    manifest, so a changed qualification is named."""
+    directory = root / bundle.QUALIFICATIONS
+    documents = sorted(directory.glob("*.json")) if directory.is_dir() else []
+    if not documents:
+        return None
+    recorded = {json.loads(line)["payload"].get("sha256") for line in lines if b'"event":"qualification"' in line}
+    keys = {k.key_string(): k for k in (Verifier.parse(t) for t in (root / bundle.KEYS).read_text().splitlines() if t)}
+    for path in documents:
+        where = f"{bundle.QUALIFICATIONS}/{path.name}"
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if path.name != f"{digest}.json":
+            return f"{where}: its sha256 is {digest}, not its name"
+        if digest not in recorded:
+            return f"{where}: no exported qualification entry records it"
+        try:
+            key_line, signature = path.with_name(path.name + ".sig").read_text(encoding="ascii").splitlines()
+            key = keys[key_line]
+            valid = key.verify(b64decode(signature, validate=True), data)
+        except (OSError, ValueError, KeyError, binascii.Error):
+            valid = False
+        if not valid:
+            return f"{where}: no valid signature by a key of {bundle.KEYS} in {path.name}.sig"
+    result.notes.append(f"{len(documents)} qualification(s) recorded in the log and signed with its key")
+    return None
 
 
 def _check_evidence(root: Path, recompute: Recompute | None, result: VerifyResult) -> str | None:
