@@ -101,6 +101,20 @@ def test_config_check_validates_the_qualify_section(tmp_path: Path) -> None:
     assert [key for key, _ in caught.value.problems] == ["qualify.reports_per_type", "qualify.speed", "qualify.tau_min"]
 
 
+def test_sandbox_lifts_the_plant_request_limits_and_leaves_the_live_broker(tmp_path: Path) -> None:
+    """The example config's request limits would refuse the checks' own requests: the sandbox lifts every one and
+    points MQTT at the private broker, keeping the plant's payload bound."""
+    from edge_agent.broker import Broker
+    from edge_agent.qualify.sandbox import UNTHROTTLED, sandbox_config
+
+    plant = load_config(Path("configs/edge-agent.example.toml"), {"EDGE_AGENT__MQTT__PASSWORD": "x"})
+    config = sandbox_config(plant, tmp_path / "state", Broker(tmp_path / "broker", port=18830))
+    assert (config.reports.rate_limit_per_min, config.reports.throttle_invalid_max) == (UNTHROTTLED, UNTHROTTLED)
+    assert config.reports.queue_max_per_requester is None
+    assert (config.mqtt.host, config.mqtt.port, config.paths.state_dir) == ("127.0.0.1", 18830, tmp_path / "state")
+    assert config.mqtt.max_payload_bytes == plant.mqtt.max_payload_bytes
+
+
 class TestCheckHelpers:
     def test_percentile_is_a_measured_value_by_nearest_rank(self) -> None:
         assert [percentile([3.0, 1.0, 2.0], q) for q in (50, 95)] == [2.0, 3.0]

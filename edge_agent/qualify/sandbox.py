@@ -55,8 +55,10 @@ def sandbox_config(plant: AgentConfig, state_dir: Path, broker: Broker) -> Agent
             RouteConfig(topic=f"plant/{site}/log/#", parser="text", kind="log_line"),
         ],
     )
-    reports = plant.reports.model_copy(
-        update={
+    # Validated rather than model_copy'd: a limit key renamed in ReportsConfig is an error here, not a limit left on.
+    reports = type(plant.reports).model_validate(
+        plant.reports.model_dump()
+        | {
             "enabled": True,
             "rate_limit_per_min": UNTHROTTLED,
             "throttle_invalid_max": UNTHROTTLED,
