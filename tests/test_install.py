@@ -110,13 +110,16 @@ class TestMakeInstall:
 
     def test_the_venv_runs_the_wheel_not_the_checkout(self, installed: Install) -> None:
         """The installed package lives in the venv's site-packages (no editable link back to this checkout) and
-        carries the shipped narrator adapter and head as package data."""
+        carries the shipped narrator adapter and head as package data; qualify's iq.package finds every file of it
+        as its RECORD lists it (the check an editable checkout always fails)."""
         probe = (
             "import edge_agent, json, importlib.metadata as m; from edge_agent.llm import prepare as p;"
-            "d = m.distribution('edge-agent');"
+            "from edge_agent.qualify.iq import check_package;"
+            "d = m.distribution('edge-agent'); c = check_package();"
             "print(json.dumps({'file': edge_agent.__file__, 'direct_url': d.read_text('direct_url.json'),"
             " 'adapter': (p.NARRATOR_ADAPTER_DIR / 'adapter_model.safetensors').is_file(),"
-            " 'head': (p.DRAFT_HEAD_DIR / 'model.safetensors').is_file()}))"
+            " 'head': (p.DRAFT_HEAD_DIR / 'model.safetensors').is_file(),"
+            " 'iq_package': [c.passed, c.measured]}))"
         )
         out = subprocess.run(
             [str(installed.venv / "bin/python"), "-c", probe], capture_output=True, text=True, cwd="/", check=True
@@ -125,6 +128,7 @@ class TestMakeInstall:
         assert Path(found["file"]).is_relative_to(installed.venv)
         assert '"editable": true' not in (found["direct_url"] or "")
         assert (found["adapter"], found["head"]) == (True, True)
+        assert found["iq_package"][0] is True, found["iq_package"][1]
 
     def test_systemd_analyze_verify_accepts_the_placed_unit(self, installed: Install, tmp_path: Path) -> None:
         """The placed unit's ExecStart is the staged venv's `edge-agent` (as /opt/edge-agent/… is on a host), and
