@@ -8,6 +8,10 @@
    good messages lost, requests left unanswered, and the agent's component restarts (from /readyz).
 2. Disk full: MQTT ingest on a store whose page limit is reached mid-stream (`Store.set_max_pages`): nothing may be
    acknowledged or lost; the figure is the time from space returning to every message stored.
+3. Memory flood: a fresh `edge-agent run` with `mqtt.max_payload_bytes` of 4 MiB fed hundreds of messages of 1 MiB
+   up to that limit (and a few just over it) on the MES, log and request topics; the figure is the peak memory of the
+   agent and its engine worker (/proc VmHWM per process, and the peak of their summed VmRSS sampled every 0.1 s):
+   what systemd/edge-agent.service's MemoryMax= is set from.
 
 Writes the "Hostile input and faults" section of BENCHMARKS.md.
 """
@@ -18,20 +22,26 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import signal
 import sys
 import tempfile
 import textwrap
+import threading
 import time
+import urllib.request
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from bench.report import met, write_section
+from connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from edge_agent.demo import process, readiness, wait_until
 from edge_agent.sim.hostile import HostileClient, HostileMessage, HostileOutcome, Topics, hostile_stream, settle
+from edge_agent.store import Store
 from tests.fixtures.broker import Broker, free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,7 +52,9 @@ READY_TIMEOUT_S = 600.0
 REPORT_TIMEOUT_S = 900.0
 
 
-def agent_toml(state_dir: Path, broker: Broker, health_port: int) -> str:
+def agent_toml(
+    state_dir: Path, broker: Broker, health_port: int, *, max_payload_bytes: int | None = None, throttle: bool = False
+) -> str:
     """The agent a plant would run, minus OPC UA: MES and log routes, reports, the default engine, default limits
     but for the invalid-message throttle."""
     return textwrap.dedent(
@@ -60,6 +72,7 @@ def agent_toml(state_dir: Path, broker: Broker, health_port: int) -> str:
         host = "{broker.host}"
         port = {broker.port}
         client_id = "hostile-agent"
+        {f"max_payload_bytes = {max_payload_bytes}" if max_payload_bytes else ""}
         [[mqtt.routes]]
         topic = "plant/{SITE}/mes/#"
         parser = "json"
@@ -74,9 +87,7 @@ def agent_toml(state_dir: Path, broker: Broker, health_port: int) -> str:
         draft = "{REPO / "models" / "eagle31-default"}"
         [reports]
         default_language = "en"
-        # Each hostile input is checked for its own answer; the throttle that drops a user's after 10 is tested in
-        # tests/test_reports_throttle.py.
-        throttle_invalid_max = 1000000
+        {"" if throttle else THROTTLE_LIFTED}
         narrative_max_tokens = 64
         [[reports.shifts]]
         name = "A"
@@ -84,6 +95,11 @@ def agent_toml(state_dir: Path, broker: Broker, health_port: int) -> str:
         end = "14:00"
         """
     )
+
+
+# The hostile stream checks each input's own answer; the throttle that drops a user's after 10 invalid ones is
+# tested in tests/test_reports_throttle.py, and the memory flood runs with it.
+THROTTLE_LIFTED = "throttle_invalid_max = 1000000"
 
 
 def restarts(health_port: int) -> dict[str, int]:
@@ -217,13 +233,180 @@ async def disk_full_recovery(workdir: Path, messages: int) -> dict[str, Any]:
         broker.stop()
 
 
+FLOOD_MAX_PAYLOAD = 4 * 1024 * 1024
+_MIB = 1024 * 1024
+
+
+def _proc_kib(pid: int, field: str) -> int:
+    """`field` (VmRSS, VmHWM) of /proc/<pid>/status in KiB; 0 once the process is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and all its descendants (the engine worker and whatever it starts)."""
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            try:
+                todo += [int(c) for c in task.read_text().split()]
+            except (OSError, ValueError):
+                pass
+    return out
+
+
+class _RssSampler:
+    """The peak of the summed VmRSS of a process tree (what a cgroup's MemoryMax= meets), sampled every 0.1 s, and
+    each process's own VmHWM as last seen."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak_kib = 0
+        self.hwm_kib: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> int:
+        pids = _tree(self.pid)
+        total = sum(_proc_kib(p, "VmRSS") for p in pids)
+        for p in pids:
+            self.hwm_kib[p] = max(self.hwm_kib.get(p, 0), _proc_kib(p, "VmHWM"))
+        self.peak_kib = max(self.peak_kib, total)
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            self.sample()
+
+    def __enter__(self) -> _RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+
+def _metric_sum(port: int, name: str) -> float | None:
+    """The sum over labels of one metric on the agent's /metrics; None while it does not answer (a busy 2-core box)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            text = response.read().decode()
+    except (OSError, ValueError):
+        return None
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{"))
+
+
+def _all_taken(port: int, before: float, expected: int) -> bool:
+    received = _metric_sum(port, "edge_agent_mqtt_messages_received_total")
+    depth = _metric_sum(port, "edge_agent_mqtt_queue_depth")
+    return received is not None and depth is not None and received >= before + expected and depth == 0
+
+
+def flood_payloads(seed: int, messages: int, topics: Topics) -> list[tuple[str, bytes]]:
+    """(topic, payload): MES JSON with a string of 1 MiB up to the limit (quarantined: max_string_chars), log lines as
+    long (quarantined), requests as long (answered with an error), and every 20th just over max_payload_bytes
+    (payload_too_large)."""
+    rng = random.Random(seed)
+    out = []
+    for n in range(messages):
+        size = rng.randint(_MIB, FLOOD_MAX_PAYLOAD - 1024)
+        if n % 20 == 19:
+            size = FLOOD_MAX_PAYLOAD + 1024
+        kind = n % 3
+        if kind == 0:
+            body = {"id": f"flood-{n}", "asset": "P-101", "type": "flood", "ts": datetime.now(UTC).isoformat()}
+            head = json.dumps(body)[:-1] + ', "pad": "'
+            out.append((topics.mes_bad, (head + "x" * max(0, size - len(head) - 2) + '"}').encode()))
+        elif kind == 1:
+            out.append((topics.log_bad, b"flood " + rng.randbytes(8).hex().encode() * (size // 16)))
+        else:
+            out.append(
+                (topics.request, b'{"request_id": "flood-' + str(n).encode() + b'", "pad": "' + b"y" * size + b'"}')
+            )
+    return out
+
+
+def memory_flood(workdir: Path, *, messages: int, seed: int) -> dict[str, Any]:
+    """A fresh agent (default engine, max_payload_bytes 4 MiB) flooded with `messages` of 1-4 MiB; its memory."""
+    import paho.mqtt.client as paho
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    broker = Broker(workdir / "broker-flood")
+    broker.workdir.mkdir(parents=True, exist_ok=True)
+    broker.start()
+    health_port = free_port()
+    config = workdir / "flood.toml"
+    config.write_text(
+        agent_toml(workdir / "flood-state", broker, health_port, max_payload_bytes=FLOOD_MAX_PAYLOAD, throttle=True)
+    )
+    topics = Topics(SITE, f"flood{seed}", user="flooder")
+    payloads = flood_payloads(seed, messages, topics)
+    try:
+        with process(
+            "flood-agent", [sys.executable, "-m", "edge_agent", "run", "--config", str(config)], workdir
+        ) as agent:
+            wait_until("the agent to be ready", lambda: readiness(health_port).get("ready"), READY_TIMEOUT_S, agent)
+            before = _metric_sum(health_port, "edge_agent_mqtt_messages_received_total")
+            assert before is not None, "the ready agent's /metrics does not answer"
+            with _RssSampler(agent.pid) as sampler:
+                ready_kib = sampler.sample()
+                hwm_ready = dict(sampler.hwm_kib)
+                pub = paho.Client(CallbackAPIVersion.VERSION2, client_id="flood-publisher", protocol=paho.MQTTv5)
+                pub.connect(broker.host, broker.port)
+                pub.loop_start()
+                started = time.monotonic()
+                for topic, payload in payloads:
+                    pub.publish(topic, payload, qos=1).wait_for_publish(120)
+                expected = sum(1 for _, p in payloads if len(p) <= FLOOD_MAX_PAYLOAD + PACKET_HEADROOM_BYTES)
+                taken = partial(_all_taken, health_port, before, expected)
+                wait_until("the agent to take every flood message", taken, 600, agent)
+                seconds = time.monotonic() - started
+                time.sleep(2.0)  # the last batch's commit and quarantine
+                pub.disconnect()
+                pub.loop_stop()
+                counts = restarts(health_port)
+            agent.send_signal(signal.SIGTERM)
+            code = agent.wait(60)
+    finally:
+        broker.stop()
+    with Store(workdir / "flood-state" / "store.sqlite3") as store:
+        quarantined, quarantine_bytes = store._query("SELECT COUNT(*), IFNULL(SUM(LENGTH(raw)), 0) FROM quarantine")[0]
+    main_hwm = sampler.hwm_kib.get(agent.pid, 0)
+    others = [k for p, k in sampler.hwm_kib.items() if p != agent.pid]
+    return {
+        "messages": messages,
+        "mib": round(sum(len(p) for _, p in payloads) / _MIB),
+        "taken": expected,
+        "seconds": round(seconds, 1),
+        "ready_mib": round(ready_kib / 1024),
+        "ready_agent_hwm_mib": round(hwm_ready.get(agent.pid, 0) / 1024),
+        "agent_hwm_mib": round(main_hwm / 1024),
+        "worker_hwm_mib": round(max(others, default=0) / 1024),
+        "peak_mib": round(sampler.peak_kib / 1024),
+        "sum_hwm_mib": round(sum(sampler.hwm_kib.values()) / 1024),
+        "restarts": sum(counts.values()),
+        "exit_code": code,
+        "quarantined": quarantined,
+        "quarantine_mib": round(quarantine_bytes / _MIB),
+    }
+
+
 def narrative_status(reply: dict[str, Any]) -> str:
     report = reply.get("report")
     body = report.get("body") if isinstance(report, dict) else None
     return str(body.get("narrative_status", "-")) if isinstance(body, dict) else "-"
 
 
-def table(result: HostileRun, full: dict[str, Any]) -> str:
+def table(result: HostileRun, full: dict[str, Any], flood: dict[str, Any]) -> str:
     outcome, reply, counts, code = result.outcome, result.reply, result.restarts, result.exit_code
     rows = ["| channel | class | tried | handled | good lost | unanswered |", "|---|---|---:|---:|---:|---:|"]
     rows += [
@@ -253,6 +436,21 @@ def table(result: HostileRun, full: dict[str, Any]) -> str:
             f" {full['stored_while_full']} stored before the page limit stopped the store, {full['lost']} lost;"
             " every message stored"
             f" {full['recovery_s']} s after space returned.",
+            "",
+            f"Memory flood (`mqtt.max_payload_bytes` = {FLOOD_MAX_PAYLOAD // _MIB} MiB, default engine):"
+            f" {flood['messages']} messages of 1-{FLOOD_MAX_PAYLOAD // _MIB} MiB, {flood['mib']} MiB in all, on the"
+            f" MES, log and request topics; {flood['taken']} reached the agent (the rest were over its Maximum Packet"
+            f" Size) and were taken in {flood['seconds']} s; {flood['restarts']} restarts, exit code"
+            f" {flood['exit_code']}. The quarantine held {flood['quarantined']} of them, {flood['quarantine_mib']} MiB,"
+            " at the end (`store.quarantine_max_mb` 256, enforced at insert); the requests (no reply topic) were"
+            " dropped, the flooding user throttled after `reports.throttle_invalid_max` of them.",
+            "",
+            "| memory (MiB) | ready, before the flood | peak |",
+            "|---|---:|---:|",
+            f"| agent process (VmHWM) | {flood['ready_agent_hwm_mib']} | {flood['agent_hwm_mib']} |",
+            f"| engine worker (VmHWM) | — | {flood['worker_hwm_mib']} |",
+            f"| agent + worker (summed VmRSS, sampled every 0.1 s) | {flood['ready_mib']} | {flood['peak_mib']} |",
+            f"| agent + worker (sum of VmHWM: the bound MemoryMax= is set from) | — | {flood['sum_hwm_mib']} |",
         ]
     )
 
@@ -262,13 +460,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=40, help="rounds of the stream: one input of every class each")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--full-messages", type=int, default=2000)
+    parser.add_argument("--flood-messages", type=int, default=300, help="messages of 1-4 MiB in the memory flood")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         result = hostile_run(Path(tmp), rounds=args.rounds, seed=args.seed)
         full = asyncio.run(disk_full_recovery(Path(tmp), args.full_messages))
-    body = table(result, full)
+        flood = memory_flood(Path(tmp), messages=args.flood_messages, seed=args.seed)
+    body = table(result, full, flood)
     print(body)
-    command = f"{COMMAND} --rounds {args.rounds} --seed {args.seed} --full-messages {args.full_messages}"
+    command = (
+        f"{COMMAND} --rounds {args.rounds} --seed {args.seed} --full-messages {args.full_messages}"
+        f" --flood-messages {args.flood_messages}"
+    )
     outcome = result.outcome
     clean = (
         sum(result.restarts.values()) == 0
@@ -277,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         and outcome.unhandled == 0
         and full["lost"] == 0
         and result.reply.get("status") == "done"
+        and flood["restarts"] == 0
+        and flood["exit_code"] == 0
     )
     tried = sum(c.tried for c in outcome.classes)
     write_section(
@@ -285,7 +490,8 @@ def main(argv: list[str] | None = None) -> int:
         body,
         command,
         headline=f"{tried} hostile inputs in {len(outcome.classes)} classes: {outcome.lost} good lost, "
-        f"{outcome.unanswered} unanswered, {sum(result.restarts.values())} restarts; disk full: {full['lost']} lost",
+        f"{outcome.unanswered} unanswered, {sum(result.restarts.values())} restarts; disk full: {full['lost']} lost;"
+        f" {flood['mib']} MiB flood: peak {flood['sum_hwm_mib']} MiB",
         goal="all zero, and a valid request answered `done` after the stream: "
         + met(clean and outcome.stray_publishes == 0),
     )

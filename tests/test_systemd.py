@@ -178,3 +178,28 @@ class TestWriteExecuteChoice:
             pytest.skip("kernel without PR_SET_MDWE (Linux < 6.3): cannot reproduce W^X here")
         assert (result.returncode, "could not create a primitive" in result.stderr) == (1, True), result.stderr
         assert directives(UNIT)["MemoryDenyWriteExecute"] == ["no"]
+
+
+class TestMemoryMax:
+    """MemoryMax= is the memory flood's measured peak (bench.hostile, BENCHMARKS.md) plus the margin the unit states."""
+
+    @staticmethod
+    def measured_peak_mib() -> int:
+        section = (REPO / "BENCHMARKS.md").read_text(encoding="utf-8").split("<!-- bench:hostile -->")[1]
+        match = re.search(r"\| agent \+ worker \(sum of VmHWM[^|]*\| — \| (\d+) \|", section)
+        assert match, "BENCHMARKS.md's hostile section has no memory flood peak"
+        return int(match[1])
+
+    def test_memory_max_covers_the_measured_peak_plus_the_margin(self) -> None:
+        [value] = directives(UNIT)["MemoryMax"]
+        assert re.fullmatch(r"\d+M", value), value
+        assert int(value[:-1]) >= self.measured_peak_mib() + 1024
+
+    def test_the_unit_cites_the_peak_benchmarks_md_records(self) -> None:
+        """The comment above MemoryMax= names the figure that decided it; a new measurement must update both."""
+        text = UNIT.read_text(encoding="utf-8")
+        assert f"peak {self.measured_peak_mib()} MiB" in text
+
+    def test_the_gpu_dropin_lifts_the_cpu_figure(self) -> None:
+        """Not measured on a GPU host: the drop-in must not leave the CPU engine's bound on a GPU engine's load."""
+        assert directives(GPU_DROPIN)["MemoryMax"] == ["infinity"]
