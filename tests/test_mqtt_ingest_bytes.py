@@ -5,6 +5,7 @@ commit: reading stops, nothing is dropped, and every message is stored once spac
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from connectors.ingest import MqttIngest
+from connectors.mqtt import MqttClient
 from edge_agent.config import MqttConfig
 from edge_agent.store import RecordWriter, Store
 from tests.fixtures.broker import Broker
@@ -48,12 +50,12 @@ async def test_large_messages_wait_at_the_broker_while_the_store_is_full(broker:
             for i in range(messages):
                 payload = {"id": f"b-{i}", "asset": "P-1", "type": "t", "pad": "x" * size}
                 pub.publish("plant/bytes/mes/x", json.dumps(payload), qos=1).wait_for_publish(30)
+            [client] = _clients()
             peak_unsettled = peak_queued = 0
             for _ in range(40):  # 2 s with nothing committed
                 peak_unsettled = max(peak_unsettled, ingest._unsettled_bytes)
+                peak_queued = max(peak_queued, client._queued_bytes)
                 await asyncio.sleep(0.05)
-            client_queues = [c for c in _clients(ingest)]
-            peak_queued = max((c._queued_bytes for c in client_queues), default=0)
             assert store.record_count() == 0
             assert bound <= peak_unsettled <= 2 * bound + size
             assert peak_queued <= bound + size
@@ -70,10 +72,6 @@ async def test_large_messages_wait_at_the_broker_while_the_store_is_full(broker:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _clients(ingest: MqttIngest) -> list[object]:
+def _clients() -> list[MqttClient]:
     """The ingest's live MqttClient, found among the objects the garbage collector tracks (it is a local of run())."""
-    import gc
-
-    from connectors.mqtt import MqttClient
-
     return [o for o in gc.get_objects() if isinstance(o, MqttClient) and o.client_id == "bytes-agent"]
