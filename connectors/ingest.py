@@ -43,6 +43,7 @@ from connectors.parsers import InputLimits, ParseError, QuarantineReason
 from connectors.quarantine import QuarantineTally
 from connectors.routes import RouteTable
 from connectors.store_retry import until_stored
+from connectors.unsettled import Unsettled
 from edge_agent.audit import AuditSink
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.config.mqtt import MqttConfig
@@ -194,31 +195,24 @@ class MqttIngest:
         self._stop_drain_s = stop_drain_s
         self._window = _AuditWindow()
         self._acking: _Group | None = None
-        # Messages taken from the client and not yet acked. Bounded by queue_max, like the client's own queue (and the
-        # broker's Receive Maximum); counted in messages, not groups, so a run of small groups can never fill the
-        # pipeline before the writer has a full batch (it would then wait out its batch delay on every round).
-        self._unsettled = 0
-        self._max_unsettled = config.queue_max
-        # ...and in payload bytes, like the client's queue (mqtt.queue_max_bytes): without it 10 000 messages at
-        # max_payload_bytes could wait here for their commit (bench.hostile's memory flood found 1.1 GiB).
-        self._unsettled_bytes = 0
-        self._max_unsettled_bytes = config.receive_queue_bytes
-        self._room = asyncio.Event()
+        # Counted in messages, not groups, so a run of small groups can never fill the pipeline before the writer has
+        # a full batch (it would then wait out its batch delay on every round).
+        self._unsettled = Unsettled(config.queue_max, config.receive_queue_bytes)
         # Store writes currently waiting for space; the component is not ready while any does.
         self._waiting_for_space = 0
         self._readiness_changed = asyncio.Event()
 
     async def run(self, ready: asyncio.Event) -> None:
         # The supervisor may call run() again after a crash: nothing of the last run's pipeline is still in flight.
-        self._unsettled, self._acking, self._waiting_for_space = 0, None, 0
-        self._unsettled_bytes = 0
+        self._acking, self._waiting_for_space = None, 0
+        self._unsettled.clear()
         routes = RouteTable.from_config(
             self._config.routes,
             self._config.max_payload_bytes,
             source=self._source,
             limits=InputLimits.from_config(self._config),
         )
-        groups: asyncio.Queue[_Group] = asyncio.Queue()  # bounded by _max_unsettled messages, see __init__
+        groups: asyncio.Queue[_Group] = asyncio.Queue()  # bounded by _unsettled, see __init__
         async with MqttClient(self._config, self._client_id) as client:
             for topic_filter, qos in routes.subscriptions().items():
                 await client.subscribe(topic_filter, qos)
@@ -238,13 +232,9 @@ class MqttIngest:
 
     async def _intake(self, client: MqttClient, routes: RouteTable, groups: asyncio.Queue[_Group]) -> None:
         while True:
-            # backpressure: wait for acks to make room
-            while self._unsettled >= self._max_unsettled or self._unsettled_bytes >= self._max_unsettled_bytes:
-                self._room.clear()
-                await self._room.wait()
+            await self._unsettled.room()  # backpressure: wait for acks to make room
             messages = await client.receive_batch(INTAKE_BATCH)
-            self._unsettled += len(messages)
-            self._unsettled_bytes += sum(len(m.payload) for m in messages)
+            self._unsettled.take(messages)
             group = _Group(messages, [], [])
             for message in messages:
                 try:
@@ -341,9 +331,7 @@ class MqttIngest:
             raise IngestError(f"commit of {len(group.messages)} message(s) failed: {exc}") from exc
         for message in group.messages:
             await message.ack()
-        self._unsettled -= len(group.messages)
-        self._unsettled_bytes -= sum(len(m.payload) for m in group.messages)
-        self._room.set()
+        self._unsettled.settle(group.messages)
         STORED.inc(stored)
         DUPLICATES.inc(len(group.records) - stored)
         self._window.add(group, stored)

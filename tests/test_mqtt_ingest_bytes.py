@@ -53,17 +53,17 @@ async def test_large_messages_wait_at_the_broker_while_the_store_is_full(broker:
             [client] = _clients()
             peak_unsettled = peak_queued = 0
             for _ in range(40):  # 2 s with nothing committed
-                peak_unsettled = max(peak_unsettled, ingest._unsettled_bytes)
+                peak_unsettled = max(peak_unsettled, ingest._unsettled.bytes)
                 peak_queued = max(peak_queued, client._queued_bytes)
                 await asyncio.sleep(0.05)
             assert store.record_count() == 0
             assert bound <= peak_unsettled <= 2 * bound + size
             assert peak_queued <= bound + size
-            assert ingest._unsettled < messages  # the rest were never read: they wait at the broker
+            assert ingest._unsettled.messages < messages  # the rest were never read: they wait at the broker
             store.set_max_pages(None)
             await wait_until(lambda: store.record_count() == messages, timeout=60)
             assert sorted(r.value["id"] for r in store.records()) == sorted(f"b-{i}" for i in range(messages))
-            await wait_until(lambda: ingest._unsettled_bytes == 0, timeout=10)
+            await wait_until(lambda: ingest._unsettled.bytes == 0, timeout=10)
         finally:
             pub.loop_stop()
             pub.disconnect()

@@ -44,6 +44,7 @@ from connectors.sparkplug.payload import rebirth_request
 from connectors.sparkplug.reasons import SparkplugReason
 from connectors.sparkplug.topics import ncmd_topic, state_topic, subscriptions
 from connectors.store_retry import until_stored
+from connectors.unsettled import Unsettled
 from edge_agent.audit import AuditSink
 from edge_agent.canonical import canonical_json
 from edge_agent.config.mqtt import MqttConfig
@@ -164,8 +165,7 @@ class SparkplugHost:
         self._state_ts = 0
         self._window = _Window()
         self._acking: _Group | None = None
-        self._unsettled = 0
-        self._room = asyncio.Event()
+        self._unsettled = Unsettled(mqtt.queue_max, mqtt.receive_queue_bytes)
         self._rebirths: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self._rebirth_birth = asyncio.Event()  # set once STATE birth is out on this connection (or no primary role)
         self._state_wanted = asyncio.Event()
@@ -181,7 +181,8 @@ class SparkplugHost:
         return WillMessage(self._state_topic, payload, qos=1, retain=True)
 
     async def run(self, ready: asyncio.Event) -> None:
-        self._unsettled, self._acking = 0, None
+        self._acking = None
+        self._unsettled.clear()
         self.state = state = HostState(self._config, self._times, source=self._source)
         groups: asyncio.Queue[_Group] = asyncio.Queue()
         client = MqttClient(
@@ -247,11 +248,9 @@ class SparkplugHost:
 
     async def _intake(self, client: MqttClient, state: HostState, groups: asyncio.Queue[_Group]) -> None:
         while True:
-            while self._unsettled >= self._mqtt.queue_max:  # backpressure: wait for acks to make room
-                self._room.clear()
-                await self._room.wait()
+            await self._unsettled.room()  # backpressure: wait for acks to make room
             messages = await client.receive_batch(INTAKE_BATCH)
-            self._unsettled += len(messages)
+            self._unsettled.take(messages)
             out = Outcome()
             now = self._clock()
             for message in messages:
@@ -371,8 +370,7 @@ class SparkplugHost:
         for message in group.outcome.done:
             if isinstance(message, MqttMessage):
                 await message.ack()
-        self._unsettled -= len(group.outcome.done)
-        self._room.set()
+        self._unsettled.settle(group.outcome.done)
         STORED.inc(stored)
         self._window.add(group.outcome, stored)
 
