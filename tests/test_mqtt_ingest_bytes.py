@@ -8,6 +8,7 @@ import asyncio
 import gc
 import json
 from pathlib import Path
+from typing import Any
 
 import paho.mqtt.client as paho
 import pytest
@@ -75,3 +76,52 @@ async def test_large_messages_wait_at_the_broker_while_the_store_is_full(broker:
 def _clients() -> list[MqttClient]:
     """The ingest's live MqttClient, found among the objects the garbage collector tracks (it is a local of run())."""
     return [o for o in gc.get_objects() if isinstance(o, MqttClient) and o.client_id == "bytes-agent"]
+
+
+async def test_large_batches_are_parsed_off_the_event_loop(
+    broker: Broker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch over PARSE_ON_LOOP_MAX_BYTES is parsed in a worker thread, so multi-MiB JSON cannot hold /metrics and
+    readiness; a small batch is parsed on the loop (no thread hop per message). Every message is stored either way."""
+    import threading
+
+    from connectors import ingest as ingest_module
+
+    parsed_on: list[tuple[int, bool]] = []
+    real_parse = ingest_module._parse
+
+    def spy(group: Any, routes: Any) -> None:
+        parsed_on.append((len(group.messages), threading.current_thread() is threading.main_thread()))
+        real_parse(group, routes)
+
+    monkeypatch.setattr(ingest_module, "_parse", spy)
+    config = MqttConfig.model_validate(
+        {
+            "host": broker.host,
+            "port": broker.port,
+            "client_id": "parse-agent",
+            "routes": [{"topic": "plant/parse/mes/#", "parser": "json", "kind": "mes_event"}],
+        }
+    )
+    size = ingest_module.PARSE_ON_LOOP_MAX_BYTES + 1
+    with Store(tmp_path / "store.sqlite3") as store:
+        writer = RecordWriter(store, max_rows=500, max_delay_s=0.05)
+        ingest = MqttIngest(config, store, writer)
+        tasks = [asyncio.create_task(writer.run()), asyncio.create_task(ingest.run(ready := asyncio.Event()))]
+        pub = paho.Client(CallbackAPIVersion.VERSION2, client_id="parse-publisher", protocol=paho.MQTTv5)
+        try:
+            await asyncio.wait_for(ready.wait(), 30)
+            pub.connect(broker.host, broker.port)
+            pub.loop_start()
+            for i, pad in enumerate((size, 0)):
+                pads = ["x" * 1000] * -(-pad // 1000)  # over `size` bytes, in strings under max_string_chars
+                payload = {"id": f"p-{i}", "asset": "P-1", "type": "t", "pad": pads}
+                pub.publish("plant/parse/mes/x", json.dumps(payload), qos=1).wait_for_publish(30)
+                await wait_until(lambda n=i + 1: store.record_count() == n, timeout=30)
+        finally:
+            pub.loop_stop()
+            pub.disconnect()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    assert parsed_on == [(1, False), (1, True)]
