@@ -10,9 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import paho.mqtt.client as paho
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
 
 from connectors.ingest import MqttIngest
 from connectors.mqtt import MqttClient
@@ -20,6 +18,7 @@ from edge_agent.config import MqttConfig
 from edge_agent.store import RecordWriter, Store
 from tests.fixtures.broker import Broker
 from tests.test_daemon import wait_until
+from tests.test_mqtt_ingest import publish, running
 
 pytestmark = pytest.mark.broker
 
@@ -41,16 +40,10 @@ async def test_large_messages_wait_at_the_broker_while_the_store_is_full(broker:
     with Store(tmp_path / "store.sqlite3") as store:
         writer = RecordWriter(store, max_rows=500, max_delay_s=0.05)
         ingest = MqttIngest(config, store, writer)
-        tasks = [asyncio.create_task(writer.run()), asyncio.create_task(ingest.run(ready := asyncio.Event()))]
-        pub = paho.Client(CallbackAPIVersion.VERSION2, client_id="bytes-publisher", protocol=paho.MQTTv5)
-        try:
-            await asyncio.wait_for(ready.wait(), 30)
+        async with running(ingest, writer):
             store.set_max_pages(1)  # below its size: every commit fails as on a full disk
-            pub.connect(broker.host, broker.port)
-            pub.loop_start()
-            for i in range(messages):
-                payload = {"id": f"b-{i}", "asset": "P-1", "type": "t", "pad": "x" * size}
-                pub.publish("plant/bytes/mes/x", json.dumps(payload), qos=1).wait_for_publish(30)
+            payloads = [{"id": f"b-{i}", "asset": "P-1", "type": "t", "pad": "x" * size} for i in range(messages)]
+            await publish(broker, [("plant/bytes/mes/x", json.dumps(p).encode()) for p in payloads])
             [client] = _clients()
             peak_unsettled = peak_queued = 0
             for _ in range(40):  # 2 s with nothing committed
@@ -65,17 +58,6 @@ async def test_large_messages_wait_at_the_broker_while_the_store_is_full(broker:
             await wait_until(lambda: store.record_count() == messages, timeout=60)
             assert sorted(r.value["id"] for r in store.records()) == sorted(f"b-{i}" for i in range(messages))
             await wait_until(lambda: ingest._unsettled.bytes == 0, timeout=10)
-        finally:
-            pub.loop_stop()
-            pub.disconnect()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _clients() -> list[MqttClient]:
-    """The ingest's live MqttClient, found among the objects the garbage collector tracks (it is a local of run())."""
-    return [o for o in gc.get_objects() if isinstance(o, MqttClient) and o.client_id == "bytes-agent"]
 
 
 async def test_large_batches_are_parsed_off_the_event_loop(
@@ -106,22 +88,15 @@ async def test_large_batches_are_parsed_off_the_event_loop(
     size = ingest_module.PARSE_ON_LOOP_MAX_BYTES + 1
     with Store(tmp_path / "store.sqlite3") as store:
         writer = RecordWriter(store, max_rows=500, max_delay_s=0.05)
-        ingest = MqttIngest(config, store, writer)
-        tasks = [asyncio.create_task(writer.run()), asyncio.create_task(ingest.run(ready := asyncio.Event()))]
-        pub = paho.Client(CallbackAPIVersion.VERSION2, client_id="parse-publisher", protocol=paho.MQTTv5)
-        try:
-            await asyncio.wait_for(ready.wait(), 30)
-            pub.connect(broker.host, broker.port)
-            pub.loop_start()
+        async with running(MqttIngest(config, store, writer), writer):
             for i, pad in enumerate((size, 0)):
                 pads = ["x" * 1000] * -(-pad // 1000)  # over `size` bytes, in strings under max_string_chars
                 payload = {"id": f"p-{i}", "asset": "P-1", "type": "t", "pad": pads}
-                pub.publish("plant/parse/mes/x", json.dumps(payload), qos=1).wait_for_publish(30)
+                await publish(broker, [("plant/parse/mes/x", json.dumps(payload).encode())])
                 await wait_until(lambda n=i + 1: store.record_count() == n, timeout=30)
-        finally:
-            pub.loop_stop()
-            pub.disconnect()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
     assert parsed_on == [(1, False), (1, True)]
+
+
+def _clients() -> list[MqttClient]:
+    """The ingest's live MqttClient, found among the objects the garbage collector tracks (it is a local of run())."""
+    return [o for o in gc.get_objects() if isinstance(o, MqttClient) and o.client_id == "bytes-agent"]

@@ -4,7 +4,6 @@ so the MQTT ingest waits on the real broker instead of dropping anything."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from edge_agent.store.retention import QUARANTINE, RECORDS
 from edge_agent.types import Record, utcnow
 from tests.fixtures.broker import Broker
 from tests.test_daemon import wait_until
+from tests.test_mqtt_ingest import publish, running
 from tests.test_store import T0, rec
 
 WINDOW = ResolvedWindow(start=T0, end=T0 + timedelta(hours=8), shift="A", timezone="UTC")
@@ -254,9 +254,6 @@ class TestIngestWaitsWhenOnlyHeldRecordsRemain:
         """A store at its cap holding only an approved report's records: MQTT messages are not stored or
         acknowledged (edge_agent_mqtt_store_full_total climbs, the ingest is not ready); once the cap is raised
         every one is stored exactly once."""
-        import paho.mqtt.client as paho
-        from paho.mqtt.enums import CallbackAPIVersion
-
         from connectors.ingest import MqttIngest
         from edge_agent.config import MqttConfig
         from edge_agent.store import RecordWriter
@@ -278,16 +275,13 @@ class TestIngestWaitsWhenOnlyHeldRecordsRemain:
         ingest = MqttIngest(config, store, writer)
         full = "edge_agent_mqtt_store_full_total"
         full_before = REGISTRY.get_sample_value(full) or 0.0
-        tasks = [asyncio.create_task(writer.run()), asyncio.create_task(ingest.run(ready := asyncio.Event()))]
-        pub = paho.Client(CallbackAPIVersion.VERSION2, client_id="caps-publisher", protocol=paho.MQTTv5)
-        try:
-            await asyncio.wait_for(ready.wait(), 30)
-            pub.connect(broker.host, broker.port)
-            pub.loop_start()
+        async with running(ingest, writer):
             messages = 30
-            for i in range(messages):
-                payload = {"id": f"caps-{i}", "asset": "P-1", "pad": "x" * 400, "ts": utcnow().isoformat()}
-                pub.publish("plant/caps/mes/x", json.dumps(payload), qos=1).wait_for_publish(30)
+            payloads = [
+                {"id": f"caps-{i}", "asset": "P-1", "pad": "x" * 400, "ts": utcnow().isoformat()}
+                for i in range(messages)
+            ]
+            await publish(broker, [("plant/caps/mes/x", json.dumps(p).encode()) for p in payloads])
             await wait_until(lambda: (REGISTRY.get_sample_value(full) or 0.0) >= full_before + 2, timeout=30)
             assert store.records() == held
             assert ingest._waiting_for_space > 0  # not ready while it waits
@@ -296,9 +290,3 @@ class TestIngestWaitsWhenOnlyHeldRecordsRemain:
             await wait_until(lambda: ingest._waiting_for_space == 0, timeout=30)
             stored = [r.value for r in store.records() if r.kind == "mes_event"]
             assert sorted(v["id"] for v in stored) == sorted(f"caps-{i}" for i in range(messages))
-        finally:
-            pub.loop_stop()
-            pub.disconnect()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
