@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from edge_agent.audit import AuditLog, Signer
+from edge_agent.audit import AuditLog, Signer, archive
 from edge_agent.audit.archive import Limits, extract_bundle
 from edge_agent.audit.binding import TrailEntry, bind_document, report_trails
 from edge_agent.audit.bundle import BundleError
@@ -619,6 +619,22 @@ class TestArchiveReader:
         root = extract_bundle(tmp_path / "b1.tar.gz", tmp_path / "dest")
         assert root == tmp_path / "dest" / "b1"
         assert (root / "manifest.json").is_file() and (root / "manifest.sig").is_file()
+
+    def test_exported_tar_xz_verifies(self, state: Path, tmp_path: Path) -> None:
+        """`--out *.tar.xz` writes an xz archive of the same tree, which verify-bundle reads."""
+        export(state, tmp_path / "b1.tar.xz")
+        assert (tmp_path / "b1.tar.xz").read_bytes()[:6] == b"\xfd7zXZ\x00"
+        check = verify_bundle(tmp_path / "b1.tar.xz", pubkey(state))
+        assert check.ok, check.summary()
+
+    def test_xz_asking_for_more_decoder_memory_than_the_limit_is_refused(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An xz header's dictionary over XZ_MEMLIMIT (here lowered to 1 MiB; preset 6 asks for 8) is refused before
+        the memory is taken."""
+        monkeypatch.setattr(archive, "XZ_MEMLIMIT", 1 << 20)
+        path = write_tar(tmp_path / "a.tar.xz", [member("b/x", b"1")], mode="w:xz")
+        assert self.refusal(path, tmp_path) == f"{path} is not a readable bundle archive: Memory usage limit exceeded"
 
     def test_plain_tar_is_read_too(self, state: Path, tmp_path: Path) -> None:
         """An uncompressed tar of a bundle (an auditor re-packing it) verifies."""

@@ -206,3 +206,21 @@ def test_python_recompute_recipe_rejects_an_edited_record(evidence_bundle: Path,
     run = subprocess.run([sys.executable, "-c", script], cwd=copy, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
     assert "AssertionError: ('rpt-shift', 'F" in run.stderr
+
+
+@pytest.mark.slow
+def test_size_section_quotes_what_its_command_measures() -> None:
+    """The "Size" section names its command, and the day's row is what `python -m tests.bundle_size` prints (20 s;
+    the month's row is the same command with --days 30, 12 minutes)."""
+    size = DOC.read_text(encoding="utf-8").split("### Size\n", 1)[1].split("\n## ", 1)[0]
+    assert "`.venv/bin/python -m tests.bundle_size --days 30`" in size
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.bundle_size"], cwd=DOC.parents[1], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr
+    unpacked, xz, gz = (
+        re.search(rf"^{label}: ([\d.]+ MB)", run.stdout, re.M) for label in ("unpacked", r"\.tar\.xz", r"\.tar\.gz")
+    )
+    assert unpacked and xz and gz, run.stdout
+    assert f"| a day (3 reports; `--days 1`) | {unpacked[1]} " in size
+    assert f"| **{xz[1]}** | {gz[1]} |\n| a month" in size

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,22 +21,28 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from edge_agent.audit import AuditLog, Signer
-from edge_agent.audit.evidence import EVIDENCE, RECORDS, decode_ids, encode_ids, parse_record, record_line
+from edge_agent.audit.evidence import (
+    EVIDENCE,
+    RECORDS,
+    absent_key,
+    decode_ids,
+    encode_ids,
+    parse_record,
+    record_line,
+)
 from edge_agent.audit.export import export_bundle
 from edge_agent.audit.keys import Verifier
 from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.manifest import BundleManifest, describe_files, sign_manifest
 from edge_agent.audit.verify import VerifyResult, verify_bundle
-from edge_agent.canonical import canonical_json, sha256_hex
+from edge_agent.canonical import canonical_json
 from edge_agent.config import AgentConfig, load_config
-from edge_agent.reports.document import new_document
 from edge_agent.reports.evidence import StoreEvidence, recompute
-from edge_agent.reports.generate import Draft, report_facts, report_records
-from edge_agent.reports.repository import ReportRepository
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.records import Gap, plant_records
 from edge_agent.store import Store
 from edge_agent.types import StoredRecord, idempotency_key, ids_sha256
+from tests.fixtures.evidence import file_reports
 
 ORIGIN = "edge-agent/recompute-site"
 START = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -101,48 +108,13 @@ def simulated() -> list[StoredRecord]:
 
 
 def make_reports(state: Path, config: AgentConfig) -> None:
-    """Records into the store; each report's facts computed from the store as the agent does, logged and filed."""
-    with Store(state / "store.sqlite3") as store:
-        store.insert_records(simulated())
-        window = ResolvedWindow(start=START, end=START + timedelta(hours=8), shift="A", timezone="UTC")
-        repo = ReportRepository.for_state_dir(state)
-        try:
-            with AuditLog.open(state / "audit", ORIGIN, checkpoint_every_entries=8) as log:
-                log.append("agent.start", "agent", {})
-                for report_id, kind, scope in REPORTS:
-                    request = ResolvedRequest(type=kind, language="en", window=window, scope=scope)
-                    facts = report_facts(report_records(store, window), request, config.reports)
-                    body = {
-                        "request": request.as_json(),
-                        "facts": [f.model_dump(mode="json") for f in facts],
-                        "narrative": f"{kind}.",
-                        "prompt": {"template_version": "v3"},
-                    }
-                    body_bytes = canonical_json(body)
-                    draft = Draft(body=body, body_bytes=body_bytes, body_sha256=sha256_hex(body_bytes))
-                    document = new_document(
-                        report_id=report_id,
-                        request_id=f"req-{report_id}",
-                        requested_by="planner",
-                        requested_at="2026-11-29T20:00:00Z",
-                        formats=["markdown"],
-                        draft=draft,
-                        audit_requested=None,
-                        audit_generated=None,
-                    )
-                    entry = log.append(
-                        "report.generated",
-                        "reports",
-                        {
-                            "report_id": report_id,
-                            "body_sha256": draft.body_sha256,
-                            "renderings_sha256": document["renderings_sha256"],
-                        },
-                    )
-                    document["audit"]["generated"] = entry.seq
-                    repo.insert(document, "0" * 64)
-        finally:
-            repo.close()
+    """The simulated records into the store; the five reports over its 8 h window, logged and filed."""
+    window = ResolvedWindow(start=START, end=START + timedelta(hours=8), shift="A", timezone="UTC")
+    requests = [
+        (report_id, ResolvedRequest(type=kind, language="en", window=window, scope=scope))
+        for report_id, kind, scope in REPORTS
+    ]
+    file_reports(state, config, ORIGIN, simulated(), requests)
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +184,7 @@ class TestExport:
         assert {RECORDS, EVIDENCE} <= {f["path"] for f in manifest["files"]}
         evidence = json.loads((bundle / EVIDENCE).read_bytes())
         assert (evidence["format"], evidence["facts_version"], evidence["without_evidence"]) == (
-            "edge-agent-evidence/1",
+            "edge-agent-evidence/2",
             "1",
             {},
         )
@@ -227,6 +199,38 @@ class TestExport:
             assert record_line(record) == line == canonical_json(json.loads(line))
             ids.append(record.id)
         assert ids == sorted(set(ids))
+
+    def test_only_mes_events_carry_their_idempotency_key(self, bundle: Path, site: tuple[Path, AgentConfig]) -> None:
+        """The downtime pairing is the one fact reading the key: MES events carry the stored one, no other kind does,
+        and a record read back stands in a key unique to it."""
+        with Store(site[1].paths.store_path) as store:
+            stored = {r.id: r.idempotency_key for r in store.records()}
+        kinds = set()
+        for number, line in enumerate(lines(bundle), start=1):
+            data, record = json.loads(line), parse_record(line, number)
+            kinds.add(data["kind"])
+            if data["kind"] == "mes_event":
+                assert data["idempotency_key"] == record.idempotency_key == stored[record.id]
+            else:
+                assert "idempotency_key" not in data
+                assert record.idempotency_key == absent_key(record.id)
+        assert kinds == {"tag_value", "alarm", "mes_event", "log_line", "data_gap"}
+
+    @pytest.mark.parametrize(
+        ("kind", "change"),
+        [("mes_event", lambda r: r.pop("idempotency_key")), ("tag_value", lambda r: r.update(idempotency_key="k"))],
+        ids=["removed-from-mes-event", "added-to-tag-value"],
+    )
+    def test_a_key_removed_from_an_mes_event_or_added_elsewhere_is_refused(
+        self, bundle: Path, kind: str, change: Any
+    ) -> None:
+        """Which records carry the key is part of the format: either change is a malformed line."""
+        from edge_agent.audit.evidence import EvidenceError
+
+        record = next(json.loads(x) for x in lines(bundle) if json.loads(x)["kind"] == kind)
+        change(record)
+        with pytest.raises(EvidenceError, match=r"records.jsonl line 7: the members are \["):
+            parse_record(canonical_json(record), 7)
 
     def test_each_facts_ids_hash_to_its_record_ids_sha256(self, bundle: Path) -> None:
         """The tie, with nothing but the bundle's files: the ids the evidence lists per fact hash to the fact's."""
@@ -327,6 +331,43 @@ class TestRecompute:
         assert reason(verify_bundle(restored, key(site[1]))) == (
             f"records.jsonl holds record {extra['id']}, which no report's evidence lists (added after export?)"
         )
+
+
+def previous_format(bundle: Path, config: AgentConfig, out: Path) -> Path:
+    """The bundle as edge-agent-evidence/1 wrote it, with its evidence format: every record with its stored
+    idempotency_key; re-signed with the plant's key, as that exporter signed it."""
+    shutil.copytree(bundle, out)
+    with Store(config.paths.store_path) as store:
+        stored = {r.id: r.idempotency_key for r in store.records()}
+    old = [canonical_json({**json.loads(x), "idempotency_key": stored[json.loads(x)["id"]]}) for x in lines(out)]
+    (out / RECORDS).write_bytes(b"".join(x + b"\n" for x in old))
+    evidence = json.loads((out / EVIDENCE).read_bytes())
+    (out / EVIDENCE).write_bytes(canonical_json({**evidence, "format": "edge-agent-evidence/1"}) + b"\n")
+    resign(out, config)
+    return out
+
+
+class TestPreviousFormat:
+    def test_a_bundle_of_format_1_still_verifies_and_recomputes(
+        self, bundle: Path, site: tuple[Path, AgentConfig], tmp_path: Path
+    ) -> None:
+        """A bundle an auditor already holds (every record with its key) verifies, every fact recomputed equal."""
+        old = previous_format(bundle, site[1], tmp_path / "old")
+        check = verify_bundle(old, key(site[1]), recompute=recompute)
+        assert check.ok, check.summary()
+        assert any(n.endswith("every one equal") for n in check.notes)
+
+    def test_a_format_1_record_without_its_key_is_refused(
+        self, bundle: Path, site: tuple[Path, AgentConfig], tmp_path: Path
+    ) -> None:
+        """Format 1 carries the key on every record: a line without it is malformed, not read as format 2."""
+        old = previous_format(bundle, site[1], tmp_path / "old")
+        records = lines(old)
+        first = json.loads(records[0])
+        del first["idempotency_key"]
+        (old / RECORDS).write_bytes(b"".join(x + b"\n" for x in [canonical_json(first), *records[1:]]))
+        resign(old, site[1])
+        assert reason(verify_bundle(old, key(site[1]))).startswith("records.jsonl line 1: the members are [")
 
 
 def other(value: Any, data: st.DataObject) -> Any:

@@ -1,16 +1,19 @@
-"""Reading a bundle archive (.tar.gz or .tar) from an untrusted source into a fresh directory.
+"""Reading a bundle archive (.tar.xz, .tar.gz or .tar) from an untrusted source into a fresh directory.
 
 Only regular files and directories are extracted, all under one top-level directory, each name made of plain
 components (no absolute path, no `.`, `..` or empty component, no control character, valid UTF-8), each name once,
 within size limits. The first member that breaks a rule stops the read with a `BundleError` naming it; tarfile's
-`data` filter is applied as well. The decompressed stream is read through a counter, so a gzip bomb or a huge
-pax/long-name header stops at the limits instead of filling the disk or memory.
+`data` filter is applied as well. The decompressed stream is read through a counter, so a compression bomb or a
+huge pax/long-name header stops at the limits instead of filling the disk or memory; an xz stream asking for more
+decoder memory than XZ_MEMLIMIT is refused.
 """
 
 from __future__ import annotations
 
+import _compression
 import gzip
 import io
+import lzma
 import tarfile
 import zlib
 from dataclasses import dataclass
@@ -19,6 +22,10 @@ from pathlib import Path
 from edge_agent.audit.bundle import BundleError
 
 GZIP_MAGIC = b"\x1f\x8b"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+# `xz -9`, the largest preset, needs 65 MiB to decompress (export writes preset 6: 9 MiB); an xz header may ask for
+# up to 4 GiB, so an archive asking for more than this is refused before the memory is taken.
+XZ_MEMLIMIT = 128 << 20
 # A million-entry export's inclusion.jsonl is about 1 GiB; 4 GiB leaves room for the largest plant we size for.
 MAX_MEMBER_BYTES = 4 << 30
 # Every member together: 16 GiB stays well inside a verifier's disk and is ten years of a busy plant's entries.
@@ -90,17 +97,28 @@ def extract_bundle(archive: Path, dest: Path, limits: Limits = Limits()) -> Path
     cap = limits.total_bytes + limits.members * HEADER_ALLOWANCE
     try:
         with open(archive, "rb") as f:
-            compressed = f.read(2) == GZIP_MAGIC
-        with (
-            open(archive, "rb") as raw_file,
-            gzip.GzipFile(fileobj=raw_file, mode="rb") if compressed else raw_file as stream,
-        ):
+            magic = f.read(len(XZ_MAGIC))
+        with open(archive, "rb") as raw_file, _decompressed(raw_file, magic) as stream:
             reader = _CountingReader(stream, cap)
             # typeshed's tarfile file object also has write() and close(), which reading never calls.
             with tarfile.open(fileobj=reader, mode="r:") as tar:  # type: ignore[call-overload]
                 return _extract_members(tar, dest, limits)
-    except (tarfile.TarError, OSError, EOFError, zlib.error, ValueError) as exc:
+    except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as exc:
         raise BundleError(f"{archive} is not a readable bundle archive: {exc}") from exc
+
+
+def _decompressed(raw_file: io.BufferedReader, magic: bytes) -> io.BufferedIOBase:
+    """The archive's tar stream, by its first bytes: xz, gzip (the only archive `audit export` wrote before .tar.xz;
+    bundles an auditor already holds), or none."""
+    if magic.startswith(XZ_MAGIC):
+        # lzma.LZMAFile's own reader, with the decoder's memory limit it does not expose.
+        reader = _compression.DecompressReader(
+            raw_file, lzma.LZMADecompressor, trailing_error=lzma.LZMAError, memlimit=XZ_MEMLIMIT
+        )
+        return io.BufferedReader(reader)
+    if magic.startswith(GZIP_MAGIC):
+        return gzip.GzipFile(fileobj=raw_file, mode="rb")
+    return raw_file
 
 
 def _extract_members(tar: tarfile.TarFile, dest: Path, limits: Limits) -> Path:

@@ -1,4 +1,4 @@
-"""The layout of an auditor's export bundle (a directory, or the same tree in a .tar.gz).
+"""The layout of an auditor's export bundle (a directory, or the same tree in a .tar.xz or .tar.gz).
 
 manifest.json        what was exported (origin, time range, seq range, previous export, reports and why any
                      are not included) and every other file's path, size and SHA-256, with the checkpoint
@@ -11,7 +11,8 @@ pubkey.txt           the note verifier key that signed `checkpoint`
 keys.txt             every verifier key the log has used, oldest first
 reports/<id>.json    the reports the exported entries name and bind (binding.py)
 reports/<id>.md|html each report's renderings, byte for byte as in its document
-records.jsonl        the records each report's facts were computed from, every stored field (evidence.py)
+records.jsonl        the records each report's facts were computed from, every stored field (idempotency_key
+                     on MES events only, the one kind a fact reads it of; evidence.py)
 evidence.json        per report: its fact settings, its records' ids, per fact every record id behind it; the
                      exporter's code and fact rules versions
 entries.csv          the entries for spreadsheets
@@ -20,6 +21,8 @@ SHA256SUMS           `sha256sum -c` list of the files before it (a convenience: 
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from edge_agent.audit.entry import AuditError
 
@@ -38,8 +41,16 @@ CSV = "entries.csv"
 SUMMARY = "summary.html"
 SUMS = "SHA256SUMS"
 FORMAT = "edge-agent-audit-bundle/2"  # 2: signed manifest.sig, report files bound to the log
+# Archive suffixes `audit export` writes and their tarfile compression. xz: a day of shift summaries with their
+# evidence packs to about half the size gzip gives (docs/audit.md, "Size"); gzip stays for tools without xz.
+ARCHIVES = {".tar.xz": "xz", ".tar.gz": "gz", ".tgz": "gz"}
 # A report document's rendering formats and the suffix of the file each is exported to.
 RENDERING_SUFFIXES = {"markdown": ".md", "html": ".html"}
+
+
+def archive_suffix(path: Path) -> str | None:
+    """The ARCHIVES suffix `path` ends with, or None (a directory bundle)."""
+    return next((s for s in ARCHIVES if path.name.endswith(s)), None)
 
 
 class BundleError(AuditError):

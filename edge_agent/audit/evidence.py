@@ -2,11 +2,12 @@
 
 Two files, both listed in the signed manifest like every other:
 
-records.jsonl   one record per line, ascending by id, every stored field, in canonical JSON (`record_line`):
-                {"historical", "id", "idempotency_key", "key", "kind", "quality", "raw" (base64), "received_time",
-                 "source", "source_time" (both YYYY-MM-DDTHH:MM:SS.ffffffZ), "value"}; a value the store holds that
-                canonical JSON cannot write (NaN, an infinity, a lone surrogate) is written as Python's `json`
-                writes it with `ensure_ascii` (`NaN`, `\\ud800`), which `json.loads` reads back
+records.jsonl   one record per line, ascending by id, in canonical JSON (`record_line`): every stored field
+                {"historical", "id", "key", "kind", "quality", "raw" (base64), "received_time", "source",
+                 "source_time" (both YYYY-MM-DDTHH:MM:SS.ffffffZ), "value"}, and "idempotency_key" on the kinds
+                of KEYED_KINDS only; a value the store holds that canonical JSON cannot write (NaN, an infinity, a
+                lone surrogate) is written as Python's `json` writes it with `ensure_ascii` (`NaN`, `\\ud800`), which
+                `json.loads` reads back
 evidence.json   {"format", "code_version" (edge_agent.__version__ of the exporter), "facts_version" (its fact rules),
                  "reports": {report_id: {"body_sha256", "settings", "records", "facts": {fact_id: ids}}},
                  "without_evidence": {report_id: why}}
@@ -15,6 +16,8 @@ evidence.json   {"format", "code_version" (edge_agent.__version__ of the exporte
 per fact, every record id behind it, whose `ids_sha256` must be the fact's `record_ids_sha256` and whose count its
 `record_count`. Id sets are written as ascending runs, `"1-4,9,12-13"` for {1, 2, 3, 4, 9, 12, 13}. `settings` are
 the fact settings the exporter had (`list_max`, `notes_max`, `kpi`): a report body does not record them.
+
+Format 1 (bundles exported before 2) carries "idempotency_key" on every record; both are read.
 
 What the log vouches for is each fact's record ids (through its `record_ids_sha256`, inside the body hash the
 `report.generated` entry records); the records' contents are vouched for by the signed manifest (the plant's key at
@@ -41,7 +44,12 @@ from edge_agent.types import StoredRecord, ids_sha256
 
 RECORDS = "records.jsonl"
 EVIDENCE = "evidence.json"
-FORMAT = "edge-agent-evidence/1"
+FORMAT = "edge-agent-evidence/2"  # 2: idempotency_key only on KEYED_KINDS
+FORMATS = ("edge-agent-evidence/1", FORMAT)  # what verify-bundle reads: bundles an auditor already holds verify
+# The kinds whose idempotency_key a fact reads: the downtime pairing (reports/facts.py `_downtime`,
+# reports/kpi/intervals.py `read_stops`) falls back to it for a stop with neither downtime_id nor id. No other fact
+# reads it, and its 64 hex digits per record were 81 % of a day's bundle as .tar.gz (6.1 MB; docs/audit.md "Size").
+KEYED_KINDS = frozenset({"mes_event"})
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 # Differences printed before "and N more": enough to see a pattern, short enough to read.
 SHOWN_DIFFERENCES = 10
@@ -94,10 +102,11 @@ Recompute = Callable[[str, Mapping[str, Any], Sequence[StoredRecord], Mapping[st
 
 
 def record_json(record: StoredRecord) -> dict[str, Any]:
+    keyed = {"idempotency_key": record.idempotency_key} if record.kind in KEYED_KINDS else {}
     return {
         "historical": record.historical,
         "id": record.id,
-        "idempotency_key": record.idempotency_key,
+        **keyed,
         "key": record.key,
         "kind": record.kind,
         "quality": record.quality,
@@ -118,18 +127,21 @@ def record_line(record: StoredRecord) -> bytes:
         return ascii_json(data)  # NaN, an infinity or a lone surrogate, as the store holds them
 
 
-def parse_record(line: bytes, number: int) -> StoredRecord:
-    """A records.jsonl line back to the record; EvidenceError names the line and what is wrong."""
+def parse_record(line: bytes, number: int, version: str = FORMAT) -> StoredRecord:
+    """A records.jsonl line of evidence format `version` back to the record; EvidenceError names the line and what
+    is wrong. A record of format 2 without its idempotency_key (no fact reads it) gets `absent_key(id)` instead."""
     where = f"{RECORDS} line {number}"
     try:
         data = json.loads(line)
     except (ValueError, RecursionError) as exc:
         raise EvidenceError(f"{where}: not JSON: {exc}") from exc
-    if not isinstance(data, dict) or set(data) != set(_FIELDS):
+    expected = _FIELDS if version != FORMAT or _keyed(data) else _UNKEYED_FIELDS
+    if not isinstance(data, dict) or set(data) != set(expected):
         found = sorted(data) if isinstance(data, dict) else type(data).__name__
-        raise EvidenceError(f"{where}: the members are {found}, expected {list(_FIELDS)}")
+        raise EvidenceError(f"{where}: the members are {found}, expected {list(expected)}")
     try:
         fields = {
+            "idempotency_key": absent_key(data["id"]),
             **data,
             "raw": base64.b64decode(data["raw"], validate=True),
             "source_time": _time(data["source_time"]),
@@ -153,6 +165,19 @@ _FIELDS = (
     "source_time",
     "value",
 )
+
+
+_UNKEYED_FIELDS = tuple(f for f in _FIELDS if f != "idempotency_key")
+
+
+def _keyed(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("kind"), str) and data["kind"] in KEYED_KINDS
+
+
+def absent_key(record_id: Any) -> str:
+    """What stands for the idempotency_key a record of format 2 does not carry: unique to the record, as the key is,
+    and naming itself."""
+    return f"not in the bundle: record {record_id}"
 
 
 def _time(text: Any) -> datetime:
@@ -271,9 +296,9 @@ def _check(root: Path, documents: Mapping[str, Mapping[str, Any]], check: Eviden
         evidence = json.loads((root / EVIDENCE).read_bytes())
     except (ValueError, RecursionError) as exc:
         raise EvidenceError(f"{EVIDENCE}: not JSON: {exc}") from exc
-    if not isinstance(evidence, dict) or evidence.get("format") != FORMAT:
+    if not isinstance(evidence, dict) or evidence.get("format") not in FORMATS:
         found = evidence.get("format") if isinstance(evidence, dict) else evidence
-        raise EvidenceError(f"{EVIDENCE}: format {found!r} is not {FORMAT!r}")
+        raise EvidenceError(f"{EVIDENCE}: format {found!r} is not one of {list(FORMATS)}")
     reports, without = evidence.get("reports"), evidence.get("without_evidence")
     if not isinstance(reports, dict) or not isinstance(without, dict):
         raise EvidenceError(f"{EVIDENCE}: 'reports' and 'without_evidence' must be objects")
@@ -283,7 +308,7 @@ def _check(root: Path, documents: Mapping[str, Mapping[str, Any]], check: Eviden
     last = -1
     with open(root / RECORDS, "rb") as f:
         for number, line in enumerate(f, start=1):
-            record = parse_record(line.rstrip(b"\n"), number)
+            record = parse_record(line.rstrip(b"\n"), number, evidence["format"])
             if record.id <= last:
                 raise EvidenceError(f"{RECORDS} line {number}: record {record.id} is not above the record before it")
             records[record.id] = record
@@ -377,6 +402,7 @@ __all__ = [
     "FactDifference",
     "Recompute",
     "ReportEvidence",
+    "absent_key",
     "check_evidence",
     "decode_ids",
     "describe",

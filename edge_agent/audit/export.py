@@ -1,4 +1,4 @@
-"""Export a time range of the log as an auditor's bundle (layout in bundle.py), as a directory or a .tar.gz.
+"""Export a time range of the log as an auditor's bundle (layout in bundle.py), as a directory, .tar.xz or .tar.gz.
 
 With the log open (the agent stopped, or the CLI holding it), the export is itself recorded: an `audit.export`
 entry is appended, a checkpoint covering it is signed, and every proof in the bundle leads to that checkpoint. The
@@ -90,12 +90,14 @@ def export_bundle(
     cosign: Callable[[bytes], bytes] | None = None,
     evidence: EvidenceSource | None = None,
 ) -> ExportResult:
-    """Write the bundle for entries with `start <= time <= end` (either open) to `out` (a dir, or `*.tar.gz`).
+    """Write the bundle for entries with `start <= time <= end` (either open) to `out` (a dir, `*.tar.xz` or
+    `*.tar.gz`).
 
     `evidence`: where the records behind each exported report's facts come from (records.jsonl, evidence.json);
     without it the bundle carries none."""
     out = Path(out)
-    as_tar = out.name.endswith((".tar.gz", ".tgz"))
+    suffix = bundle.archive_suffix(out)
+    as_tar = suffix is not None
     if out.exists() and (as_tar or any(out.iterdir())):
         raise ExportError(f"{out} already exists; choose a new path")
     previous_size = _previous_export_size(audit_dir / "entries.jsonl")
@@ -136,7 +138,7 @@ def export_bundle(
     # Staged next to the output, so the final rename stays on one filesystem.
     out.parent.mkdir(parents=True, exist_ok=True)
     stage_root = Path(tempfile.mkdtemp(prefix=".audit-export-", dir=out.parent))
-    name = out.name.removesuffix(".tar.gz").removesuffix(".tgz") if as_tar else out.name
+    name = out.name.removesuffix(suffix or "")
     stage = stage_root / name
     stage.mkdir()
     try:
@@ -181,8 +183,7 @@ def export_bundle(
         (stage / bundle.MANIFEST).write_bytes(manifest_bytes)
         (stage / bundle.SIGNATURE).write_bytes(sign_manifest(manifest_bytes, checkpoint.origin, signer))
         if as_tar:
-            with tarfile.open(out, "w:gz") as tar:
-                tar.add(stage, arcname=name)
+            write_archive(stage, out)
         elif out.exists():
             for item in stage.iterdir():
                 shutil.move(str(item), out / item.name)
@@ -191,6 +192,16 @@ def export_bundle(
     finally:
         shutil.rmtree(stage_root, ignore_errors=True)
     return result
+
+
+def write_archive(stage: Path, out: Path) -> None:
+    """The bundle directory `stage` as the archive `out` (compressed as its suffix says), holding it as `out`'s
+    name less the suffix."""
+    suffix = bundle.archive_suffix(out)
+    if suffix is None:
+        raise ExportError(f"{out}: an archive's name ends in one of {', '.join(bundle.ARCHIVES)}")
+    with tarfile.open(out, "w:xz" if bundle.ARCHIVES[suffix] == "xz" else "w:gz") as tar:
+        tar.add(stage, arcname=out.name.removesuffix(suffix))
 
 
 def _previous_export_size(entries: Path) -> int | None:

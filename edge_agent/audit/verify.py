@@ -438,7 +438,7 @@ def verify_bundle(
     approver_keys: Sequence[ApproverKey] | None = None,
     recompute: Recompute | None = None,
 ) -> VerifyResult:
-    """Verify an export bundle (directory or .tar.gz) with nothing but its files and a trusted public key.
+    """Verify an export bundle (directory, .tar.xz or .tar.gz) with nothing but its files and a trusted public key.
 
     Without `pubkey` the bundle's own pubkey.txt is used, which proves only that the bundle is self-consistent;
     the result's notes say so. `check_files=False` is for the exporter, which verifies the bundle before it writes
@@ -456,7 +456,7 @@ def verify_bundle(
                 return VerifyResult(0, 0, 0, "", Problem(None, str(exc)))
             return _verify_bundle_dir(root, pubkey, check_files, trusted, witness_keys, approver_keys, recompute)
     if not path.is_dir():
-        return VerifyResult(0, 0, 0, "", Problem(None, f"{path}: no bundle there (a directory or a .tar.gz)"))
+        return VerifyResult(0, 0, 0, "", Problem(None, f"{path}: no bundle there (a directory, .tar.xz or .tar.gz)"))
     return _verify_bundle_dir(path, pubkey, check_files, trusted, witness_keys, approver_keys, recompute)
 
 

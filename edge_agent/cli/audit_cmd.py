@@ -35,11 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_trust_options(verify)
     verify.set_defaults(func=_verify)
 
-    export = sub.add_parser("export", help="write an auditor's bundle (directory, or .tar.gz) for a time range")
+    export = sub.add_parser("export", help="write an auditor's bundle (directory, .tar.xz or .tar.gz) for a time range")
     add_config_option(export)
     export.add_argument("--from", dest="start", type=_parse_time, help="first entry time (ISO 8601; naive = UTC)")
     export.add_argument("--to", dest="end", type=_parse_time, help="last entry time (ISO 8601; naive = UTC)")
-    export.add_argument("--out", required=True, type=Path, help="new directory, or a path ending in .tar.gz")
+    export.add_argument(
+        "--out", required=True, type=Path, help="new directory, or a path ending in .tar.xz (smallest) or .tar.gz"
+    )
     export.add_argument("--actor", default="operator", help="who exports (recorded in the audit.export entry)")
     export.set_defaults(func=_export)
 
@@ -48,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="verify an export bundle offline (no config or state needed): entries, proofs, the signed manifest of"
         " its files, and every report file against its log entries",
     )
-    bundle.add_argument("path", type=Path, help="bundle directory or .tar.gz")
+    bundle.add_argument("path", type=Path, help="bundle directory, .tar.xz or .tar.gz")
     _add_pubkey_option(bundle)
     _add_trust_options(bundle)
     bundle.add_argument(
