@@ -636,6 +636,18 @@ class TestArchiveReader:
         path = write_tar(tmp_path / "a.tar.xz", [member("b/x", b"1")], mode="w:xz")
         assert self.refusal(path, tmp_path) == f"{path} is not a readable bundle archive: Memory usage limit exceeded"
 
+    def test_truncated_xz_is_refused(self, state: Path, tmp_path: Path) -> None:
+        """A .tar.xz cut short (a mail client's partial attachment) is refused as unreadable, not read as a shorter
+        bundle."""
+        export(state, tmp_path / "b1.tar.xz")
+        whole = (tmp_path / "b1.tar.xz").read_bytes()
+        (tmp_path / "cut.tar.xz").write_bytes(whole[: len(whole) // 2])
+        refusal = self.refusal(tmp_path / "cut.tar.xz", tmp_path)
+        assert (
+            refusal
+            == f"{tmp_path / 'cut.tar.xz'} is not a readable bundle archive: the xz stream ends before its end marker"
+        )
+
     def test_plain_tar_is_read_too(self, state: Path, tmp_path: Path) -> None:
         """An uncompressed tar of a bundle (an auditor re-packing it) verifies."""
         export(state, tmp_path / "b1")

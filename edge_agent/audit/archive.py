@@ -10,7 +10,6 @@ decoder memory than XZ_MEMLIMIT is refused.
 
 from __future__ import annotations
 
-import _compression
 import gzip
 import io
 import lzma
@@ -18,6 +17,7 @@ import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from edge_agent.audit.bundle import BundleError
 
@@ -26,6 +26,7 @@ XZ_MAGIC = b"\xfd7zXZ\x00"
 # `xz -9`, the largest preset, needs 65 MiB to decompress (export writes preset 6: 9 MiB); an xz header may ask for
 # up to 4 GiB, so an archive asking for more than this is refused before the memory is taken.
 XZ_MEMLIMIT = 128 << 20
+XZ_CHUNK = 64 << 10
 # A million-entry export's inclusion.jsonl is about 1 GiB; 4 GiB leaves room for the largest plant we size for.
 MAX_MEMBER_BYTES = 4 << 30
 # Every member together: 16 GiB stays well inside a verifier's disk and is ten years of a busy plant's entries.
@@ -71,6 +72,55 @@ class _CountingReader:
         return self._raw.tell()
 
 
+class _XzStream(io.RawIOBase):
+    """An xz file's decompressed bytes, with the decoder's memory limited to XZ_MEMLIMIT (lzma.LZMAFile takes no
+    limit). Read forward only, as tarfile reads an archive: a backward seek is an error."""
+
+    def __init__(self, raw: io.BufferedReader) -> None:
+        self._raw = raw
+        self._decoder = lzma.LZMADecompressor(memlimit=XZ_MEMLIMIT)
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._next(len(buffer))
+        buffer[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        target = offset if whence == io.SEEK_SET else self._pos + offset
+        if whence not in (io.SEEK_SET, io.SEEK_CUR) or target < self._pos:
+            raise OSError(f"an xz stream is read forward only (seek to {target} from {self._pos})")
+        while self._pos < target and self.read(min(target - self._pos, XZ_CHUNK)):
+            pass
+        return self._pos
+
+    def _next(self, size: int) -> bytes:
+        """Up to `size` decompressed bytes; b"" at the end of the file. A file may hold several xz streams."""
+        while True:
+            if self._decoder.eof:
+                rest = self._decoder.unused_data or self._raw.read(XZ_CHUNK)
+                if not rest:
+                    return b""
+                self._decoder = lzma.LZMADecompressor(memlimit=XZ_MEMLIMIT)
+            else:
+                rest = self._raw.read(XZ_CHUNK) if self._decoder.needs_input else b""
+                if self._decoder.needs_input and not rest:
+                    raise EOFError("the xz stream ends before its end marker")
+            data = self._decoder.decompress(rest, size)
+            if data:
+                return data
+
+
 def member_problem(name: str) -> str | None:
     """Why an archive member name is unsafe, or None. Pure."""
     try:
@@ -111,11 +161,7 @@ def _decompressed(raw_file: io.BufferedReader, magic: bytes) -> io.BufferedIOBas
     """The archive's tar stream, by its first bytes: xz, gzip (the only archive `audit export` wrote before .tar.xz;
     bundles an auditor already holds), or none."""
     if magic.startswith(XZ_MAGIC):
-        # lzma.LZMAFile's own reader, with the decoder's memory limit it does not expose.
-        reader = _compression.DecompressReader(
-            raw_file, lzma.LZMADecompressor, trailing_error=lzma.LZMAError, memlimit=XZ_MEMLIMIT
-        )
-        return io.BufferedReader(reader)
+        return io.BufferedReader(_XzStream(raw_file))
     if magic.startswith(GZIP_MAGIC):
         return gzip.GzipFile(fileobj=raw_file, mode="rb")
     return raw_file
