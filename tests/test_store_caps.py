@@ -150,14 +150,20 @@ class TestCapsAtInsert:
     def test_when_only_held_records_remain_the_insert_is_refused_whole(
         self, store: Store, repo: ReportRepository
     ) -> None:
+        """One uncited old row may go but is not enough: nothing is written, the row it would have deleted stays, and
+        no deletion is told to the metric (the transaction rolled back)."""
         report_id = draft_with_window(repo, "r-1")
         decide(repo, None, report_id=report_id, decision="approve", by="supervisor", via="cli")
+        store.insert_records([padded(99, hours=-100)])  # before the window and its KPI history: deletable
         store.insert_records([padded(i, hours=1) for i in range(10)])
         before = store.records()
+        deleted: list[tuple[str, int]] = []
+        store.on_cap_delete = lambda table, rows: deleted.append((table, rows))
         store.set_caps(policy(records_max_bytes=store.estimated_bytes(RECORDS) + 100))
         with pytest.raises(StoreFullError, match="no older row that no approved report holds"):
             store.insert_records([padded(50 + i, hours=30) for i in range(3)])
         assert store.records() == before
+        assert deleted == []
         store.set_caps(policy(records_max_bytes=10**9))  # space returns (a larger cap): the same batch goes in
         assert store.insert_records([padded(50 + i, hours=30) for i in range(3)]).count == 3
 

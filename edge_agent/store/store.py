@@ -226,9 +226,10 @@ class Store:
             self._sizes[table] = self.estimated_bytes(table)
         return self._sizes[table]
 
-    def _make_room(self, conn: sqlite3.Connection, table: Table, before_id: int) -> int:
+    def _make_room(self, conn: sqlite3.Connection, table: Table, before_id: int) -> tuple[int, int]:
         """Inside an insert's transaction: delete the oldest deletable rows older than the insert (id <= before_id)
-        until the table fits its cap; its new size. StoreFullError (all rolled back) when it cannot fit."""
+        until the table fits its cap; its new size and the rows deleted. StoreFullError (all rolled back) when it
+        cannot fit."""
         cap, total = self._caps[table], self._sizes[table]
         total += conn.execute(
             f"SELECT IFNULL(SUM({table.size}), 0) FROM {table.name} WHERE id > ?", (before_id,)
@@ -254,9 +255,13 @@ class Store:
                 total -= size
             conn.executemany(f"DELETE FROM {table.name} WHERE id = ?", victims)
             deleted += len(victims)
+        return total, deleted
+
+    def _room_made(self, table: Table, size: int, deleted: int) -> None:
+        """After the insert's commit: the table's new size, and the deletions told (a rolled-back one never is)."""
+        self._sizes[table] = size
         if deleted and self.on_cap_delete is not None:
             self.on_cap_delete(table.name, deleted)
-        return total
 
     def __enter__(self) -> Store:
         return self
@@ -322,9 +327,9 @@ class Store:
                 # come between the insert and what it is compared with.
                 reused = self._reused(conn, records) if count < len(records) else ()
                 results.append(Inserted(count, reused))
-            size = self._make_room(conn, RECORDS, before_id) if capped else 0
-        if capped:
-            self._sizes[RECORDS] = size
+            room = self._make_room(conn, RECORDS, before_id) if capped else None
+        if room is not None:
+            self._room_made(RECORDS, *room)
         return results
 
     @staticmethod
@@ -405,9 +410,9 @@ class Store:
                 (storable(source), storable(topic), bytes(raw), storable(reason), to_us(received_time or utcnow())),
             )
             row_id = int(cur.lastrowid)  # type: ignore[arg-type]  # never None after an INSERT
-            size = self._make_room(conn, QUARANTINE, row_id - 1) if capped else 0
-        if capped:
-            self._sizes[QUARANTINE] = size
+            room = self._make_room(conn, QUARANTINE, row_id - 1) if capped else None
+        if room is not None:
+            self._room_made(QUARANTINE, *room)
         return row_id
 
     def quarantined(self, limit: int = 1000) -> list[QuarantineItem]:
