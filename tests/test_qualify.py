@@ -444,3 +444,15 @@ class TestCommand:
         with pytest.raises(SystemExit) as exited:
             main(["qualify", "--config", str(self.toml(tmp_path)), "--out", str(tmp_path / "out")])
         assert exited.value.code == 2
+
+    def test_refuses_without_mosquitto_before_any_engine_starts(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A plant whose broker runs elsewhere may have no mosquitto binary: qualify says what to install, exit 2,
+        and writes nothing."""
+        monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+        with pytest.raises(SystemExit) as exited:
+            main(["qualify", "--config", str(self.toml(tmp_path)), "--out", str(tmp_path / "out")])
+        assert exited.value.code == 2
+        assert "mosquitto is not on PATH" in capsys.readouterr().err
+        assert not (tmp_path / "out").exists()

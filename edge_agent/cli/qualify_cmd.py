@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -21,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Runs every check against a private broker and state dir (never the live store or topics),"
         " writes DIR/qualification.json and .html, signs the JSON with the audit key and records its sha256 in the"
         " audit log. Stop the agent first: qualify holds the audit log and measures speed on an idle server."
-        " Exit 0 when every check passes, 1 when any fails, 2 on a bad config.",
+        " Needs the mosquitto binary (not its service): OQ and PQ start a private broker on a free local port."
+        " Exit 0 when every check passes, 1 when any fails, 2 on a bad config or a missing prerequisite.",
     )
     add_config_option(qualify)
     qualify.add_argument("--out", type=Path, required=True, help="directory for the results (new or empty)")
@@ -42,6 +44,13 @@ def _qualify(args: argparse.Namespace) -> int:
     config = load_file(args.config, environ)
     if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         raise CliExit(f"edge-agent qualify: {args.out} is not an empty directory; choose a new one", 2)
+    if shutil.which("mosquitto") is None:  # checked before the engines' minutes of start-up, not after
+        raise CliExit(
+            "edge-agent qualify: OQ and PQ run against a private Mosquitto broker started for the run, and mosquitto"
+            " is not on PATH; install it without its service (Debian: apt-get install mosquitto && systemctl disable"
+            " --now mosquitto)",
+            2,
+        )
     with logs_on_stderr("warning"):
         try:
             # Held for the whole run: the agent cannot start meanwhile and disturb the speed measured.
