@@ -18,6 +18,7 @@ import time
 # section in BENCHMARKS.md records them. The draft bench runs twice: the general head (configs/draft.toml, 4 prompts
 # per slice, 64 tokens; the recipe's speed_ks timed side by side with no draft) and the report specialist's head.
 BENCHES: dict[str, tuple[str, list[str]]] = {
+    "bandwidth": ("bandwidth", []),
     "audit": ("audit", []),
     "mqtt_ingest": ("mqtt_ingest", []),
     "opcua_rate": ("opcua_rate", []),

@@ -132,6 +132,35 @@ def test_report_speed_other_mode_is_the_default_mode_against_the_flipped_one() -
     )
 
 
+def test_bandwidth_bytes_per_pass_and_ceilings(tmp_path: Path) -> None:
+    """Parameters come from the safetensors header alone (a tied embedding stored once is counted once); a pass
+    reading 500 MB at 20 GB/s runs at most 40 times a second; with a draft of 25 MB read k = 4 times per pass and
+    τ = 3, at most 3 × 20 GB/s ÷ 600 MB = 100 tok/s; τ is read from the sections that record it."""
+    import json
+    import struct
+
+    from bench.bandwidth import TAU_CHAT_ISSUE_38, ceiling, quoted_taus, safetensors_params, spec_ceiling
+
+    header = {
+        "__metadata__": {"format": "pt"},
+        "model.embed_tokens.weight": {"dtype": "F32", "shape": [10, 4], "data_offsets": [0, 160]},
+        "model.norm.weight": {"dtype": "BF16", "shape": [4], "data_offsets": [160, 168]},
+    }
+    raw = json.dumps(header).encode()
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(168))
+    assert safetensors_params(path) == (44, 168)
+    assert ceiling(500e6, 20.0) == pytest.approx(40.0)
+    assert spec_ceiling(500e6, 25e6, 4, 3.0, 20.0) == pytest.approx(100.0)
+    text = (
+        "<!-- bench:report_speed -->\nIdentical 36/36. τ = 4.66. Speed-up\n<!-- /bench:report_speed -->\n"
+        "<!-- bench:llamacpp -->\n| engine | tok/s | τ | identical |\n|---|---|---|---|\n"
+        "| ours, EAGLE k=4, compiled (agent default) | 30.5 | 3.39 | 8/8 |\n<!-- /bench:llamacpp -->\n"
+    )
+    assert sorted(quoted_taus(text).values()) == [TAU_CHAT_ISSUE_38, 3.39, 4.66]
+    assert list(quoted_taus("").values()) == [TAU_CHAT_ISSUE_38]
+
+
 # -- the section writer (bench/report.py) -----------------------------------------------------------------------------
 
 FIRST = "2026-12-01 10:00 UTC"
