@@ -98,20 +98,27 @@ def _peak_rss_mib(pid: int) -> float:
     return 0.0
 
 
-async def open_bench_engine(run: Run, draft: Path | None, state: Path) -> Any:
+def bench_config(run: Run, draft: Path | None, state: Path) -> Any:
+    """The agent config of one configuration: the prepared model, drafting only when the run has a k (speculative
+    decoding is on by default, and a config naming its model_dir must name the head or turn drafting off)."""
     from edge_agent.config import AgentConfig
-    from edge_agent.llm.local import LocalEngine
 
     llm: dict[str, Any] = {
         "model_dir": str(MODEL_DIR),
         "dtype": run.dtype,
         "max_model_len": 2048,
         "enforce_eager": not run.compiled,
+        "speculative": {"enabled": False},
     }
     if run.k is not None:
         llm["speculative"] = {"enabled": True, "draft": str(draft), "num_speculative_tokens": run.k}
-    config = AgentConfig.model_validate({"site": {"id": "bench"}, "paths": {"state_dir": str(state)}, "llm": llm})
-    engine = LocalEngine(config)
+    return AgentConfig.model_validate({"site": {"id": "bench"}, "paths": {"state_dir": str(state)}, "llm": llm})
+
+
+async def open_bench_engine(run: Run, draft: Path | None, state: Path) -> Any:
+    from edge_agent.llm.local import LocalEngine
+
+    engine = LocalEngine(bench_config(run, draft, state))
     started = time.monotonic()
     await engine.start()
     run.start_s = time.monotonic() - started
@@ -185,7 +192,8 @@ def run_hf(prompts: list[str], max_tokens: int) -> Run:
     from edge_agent.config import AgentConfig
     from edge_agent.llm.launcher import bound_cores, worker_env, worker_spec
 
-    config = AgentConfig.model_validate({"site": {"id": "bench"}, "llm": {"model_dir": str(MODEL_DIR)}})
+    llm = {"model_dir": str(MODEL_DIR), "speculative": {"enabled": False}}  # HF runs no draft
+    config = AgentConfig.model_validate({"site": {"id": "bench"}, "llm": llm})
     env = worker_env(config, worker_spec(config))
     threads = len(bound_cores(None))
     payload = json.dumps({"prompts": prompts, "max_tokens": max_tokens, "threads": threads})

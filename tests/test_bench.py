@@ -295,3 +295,16 @@ def test_a_section_of_the_old_format_becomes_a_history_line(tmp_path: Path) -> N
         "- 2026-11-29 19:07 UTC, commit unknown, x86_64, 2 CPUs, Python 3.11.7: (no headline recorded) — goal: —"
     ]
     assert "old body" not in text
+
+
+@pytest.mark.parametrize("k", [None, 4])
+def test_engine_bench_configs_validate_with_and_without_a_draft(k: int | None, tmp_path: Path) -> None:
+    """bench.engine's configurations are valid agent configs: without a k drafting is off (it is on by default, and a
+    config naming its model_dir must name the head or turn it off), with one it drafts with the given head at k."""
+    from bench.engine import Run, bench_config
+
+    config = bench_config(Run("r", "bfloat16", k), tmp_path / "head", tmp_path / "state")
+    assert config.llm.dtype == "bfloat16"
+    assert config.llm.speculative.enabled is (k is not None)
+    if k is not None:
+        assert (config.llm.speculative.num_speculative_tokens, config.llm.speculative.draft) == (4, tmp_path / "head")
