@@ -1,7 +1,7 @@
-"""Engine on CPU: tokens/s vs HF transformers `generate`, start-up time, memory peak, and the dtype decision
-(float32 vs bfloat16, with an EAGLE-3 draft at k = 2..4 and without: how many greedy outputs differ, and speed).
+"""Engine on CPU: tokens/s vs HF transformers `generate`, start-up time, memory peak, and each precision (float32,
+bfloat16, int8) with an EAGLE-3 draft at k = 2..4 and without: how many greedy outputs the draft changes, and speed.
 
-    .venv/bin/python -m bench.engine [--prompts 8] [--max-tokens 64] [--ks 2 3 4] [--dtypes float32 bfloat16]
+    .venv/bin/python -m bench.engine [--prompts 8] [--max-tokens 64] [--ks 2 3 4] [--dtypes float32 bfloat16 int8]
                                      [--draft DIR] [--no-compiled] [--no-hf]
 
 Needs the prepared model (`make model`). The draft is `--draft`, else the shipped head in assets/ when it exists,
@@ -223,7 +223,7 @@ def markdown(
     runs: list[Run], hf: Run | None, n_prompts: int, max_tokens: int, head: str, load: float | None = None
 ) -> str:
     baseline = {r.dtype: r for r in runs if r.k is None and not r.compiled}
-    fp32, bf16 = baseline.get("float32"), baseline.get("bfloat16")
+    fp32 = baseline.get("float32")
     lines = [
         f"{n_prompts} prompts × up to {max_tokens} new tokens, greedy, one request at a time, 2048-token context. "
         f"Draft head: {head}. Speed ratios are interleaved: every configuration ran prompt by prompt in alternation "
@@ -256,18 +256,19 @@ def markdown(
             f"timed right before and after HF); token-identical outputs on "
             f"{n_prompts - differing(fp32, hf)}/{n_prompts} prompts."
         )
-    if fp32 is not None and bf16 is not None and bf16.vs_base:
-        lines.append(
-            f"bfloat16 vs float32 without a draft: {bf16.vs_base:.2f}× tokens/s; outputs differ on "
-            f"{differing(bf16, fp32)}/{n_prompts} prompts."
-        )
-    fp32_diff = sum(differing(r, fp32) for r in runs if fp32 and r.dtype == "float32" and r.k is not None)
-    bf16_diff = sum(differing(r, bf16) for r in runs if bf16 and r.dtype == "bfloat16" and r.k is not None)
-    for dtype, total in (("float32", fp32_diff), ("bfloat16", bf16_diff)):
-        drafted = [r for r in runs if r.dtype == dtype and r.k is not None]
-        if drafted and dtype in baseline:
+    for dtype, plain in baseline.items():
+        if fp32 is not None and plain is not fp32 and plain.vs_base:
             lines.append(
-                f"{dtype}: {total} differing outputs over {len(drafted)} draft settings × {n_prompts} prompts."
+                f"{dtype} vs float32 without a draft: {plain.vs_base:.2f}× tokens/s; outputs differ on "
+                f"{differing(plain, fp32)}/{n_prompts} prompts."
+            )
+    for dtype, same in baseline.items():
+        drafted = [r for r in runs if r.dtype == dtype and r.k is not None]
+        if drafted:
+            total = sum(differing(r, same) for r in drafted)
+            lines.append(
+                f"{dtype}: the draft changed {total} of {len(drafted) * n_prompts} outputs "
+                f"({len(drafted)} draft settings × {n_prompts} prompts)."
             )
     compiled = [r for r in runs if r.compiled]
     if compiled and fp32 is not None and compiled[0].vs_base:
@@ -277,8 +278,6 @@ def markdown(
             f"{fp32.start_s:.0f} s, {c.vs_base:.2f}× tokens/s, outputs differ on "
             f"{differing(c, fp32)}/{n_prompts} prompts."
         )
-    if fp32 is not None and bf16 is not None and bf16.vs_base:
-        lines += ["", _decision(fp32_diff, bf16_diff, differing(bf16, fp32), bf16.vs_base, n_prompts)]
     if load is not None:
         lines += [
             "",
@@ -287,23 +286,6 @@ def markdown(
             "the identical-output counts not at all.",
         ]
     return "\n".join(lines)
-
-
-def _decision(fp32_diff: int, bf16_diff: int, bf16_vs_fp32: int, bf16_speed: float, n: int) -> str:
-    if fp32_diff == 0 and bf16_diff > 0:
-        return (
-            f'**Decision: `llm.dtype = "float32"` is the default.** In float32 the output with the draft was the '
-            f"no-draft output on every prompt at every k; in bfloat16 it differed {bf16_diff} times, and bfloat16 "
-            f"changed the no-draft output itself on {bf16_vs_fp32}/{n} prompts. "
-            "A report must not depend on whether the "
-            f"draft was on; bfloat16's {bf16_speed:.2f}× speed does not pay for that."
-        )
-    if fp32_diff == 0 and bf16_diff == 0:
-        return (
-            '**Decision: `llm.dtype = "float32"` stays the default**: both dtypes kept the output identical with and '
-            "without the draft on this set, but bfloat16 was seen to diverge on longer sets with a trained head."
-        )
-    return f"**float32 differed {fp32_diff} times with the draft: investigate before trusting the default.**"
 
 
 def headline_goal(runs: list[Run], hf: Run | None, n_prompts: int) -> tuple[str, str]:
@@ -386,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--ks", type=int, nargs="*", default=[2, 3, 4])
-    parser.add_argument("--dtypes", nargs="*", default=["float32", "bfloat16"])
+    parser.add_argument("--dtypes", nargs="*", default=["float32", "bfloat16", "int8"])
     parser.add_argument("--draft", type=Path)
     parser.add_argument("--no-compiled", action="store_true", help="skip the torch.compile run (~90 s start-up)")
     parser.add_argument("--no-hf", action="store_true")

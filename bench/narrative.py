@@ -24,6 +24,7 @@ from typing import Any
 
 from bench.report import RunInfo, engine_mode, met, write_section
 from edge_agent.config import AgentConfig, load_config
+from edge_agent.llm import Engine
 from edge_agent.llm.engine import open_engine
 from edge_agent.reports.generate import GROUNDING_RULES, build_draft, report_facts
 from edge_agent.reports.prompts import fact_sentence, load_phrasebook, safe_text
@@ -67,51 +68,55 @@ def salience(section: Section, text: str, request: ResolvedRequest) -> dict[str,
 
 
 async def run(config: AgentConfig, n: int) -> dict[str, Any]:
-    requests = bench_requests(n)
-    rows = []
     async with open_engine(config) as engine:
-        for request, records in requests:
-            facts = report_facts(records, request, config.reports)
-            started = time.perf_counter()
-            draft = await build_draft(
-                request, records, engine, site_id="demo", config=config.reports, seed=config.llm.seed
-            )
-            elapsed = time.perf_counter() - started
-            book = load_phrasebook(request.language)
-            sections = split_sections(facts)
-            checks = []
-            for section, published in zip(sections, draft.body["sections"], strict=True):
-                lines = [s for f in section.grounding_facts() if (s := fact_sentence(f, book, request)) is not None]
-                checks.append(
-                    {
-                        "name": published["name"],
-                        "status": published["status"],
-                        # False: a section the model is not asked to write (reports.kpi.model_writes_sections).
-                        "asked": bool(published["attempts"]),
-                        "problems": prose_problems(published["text"], lines),
-                        "sentences": len(sentences(published["text"])),
-                        "salience": salience(section, published["text"], request),
-                        "rejected": [
-                            o["kind"] for a in published["attempts"] if not a.get("ok") for o in a.get("offending", [])
-                        ],
-                        "text": published["text"],
-                    }
-                )
-            spec = [r["speculative"] for r in draft.run if r["speculative"]]
-            rows.append(
+        rows = await report_rows(engine, config, n)
+    llm = config.llm
+    return {"model_dir": str(llm.model_dir), "enforce_eager": llm.enforce_eager, "dtype": llm.dtype, "rows": rows}
+
+
+async def report_rows(engine: Engine, config: AgentConfig, n: int) -> list[dict[str, Any]]:
+    """The n bench requests' reports on `engine`, one row each (sections with status, checks and text)."""
+    rows = []
+    for request, records in bench_requests(n):
+        facts = report_facts(records, request, config.reports)
+        started = time.perf_counter()
+        draft = await build_draft(request, records, engine, site_id="demo", config=config.reports, seed=config.llm.seed)
+        elapsed = time.perf_counter() - started
+        book = load_phrasebook(request.language)
+        sections = split_sections(facts)
+        checks = []
+        for section, published in zip(sections, draft.body["sections"], strict=True):
+            lines = [s for f in section.grounding_facts() if (s := fact_sentence(f, book, request)) is not None]
+            checks.append(
                 {
-                    "type": request.type,
-                    "language": request.language,
-                    "seconds": elapsed,
-                    "tokens": sum(r["completion_tokens"] for r in draft.run),
-                    "generations": len(draft.run),
-                    "status": draft.narrative_status,
-                    "sections": checks,
-                    "spec": spec,
+                    "name": published["name"],
+                    "status": published["status"],
+                    # False: a section the model is not asked to write (reports.kpi.model_writes_sections).
+                    "asked": bool(published["attempts"]),
+                    "problems": prose_problems(published["text"], lines),
+                    "sentences": len(sentences(published["text"])),
+                    "salience": salience(section, published["text"], request),
+                    "rejected": [
+                        o["kind"] for a in published["attempts"] if not a.get("ok") for o in a.get("offending", [])
+                    ],
+                    "text": published["text"],
                 }
             )
-            print(json.dumps({k: rows[-1][k] for k in ("type", "language", "seconds", "status")}), flush=True)
-    return {"model_dir": str(config.llm.model_dir), "enforce_eager": config.llm.enforce_eager, "rows": rows}
+        spec = [r["speculative"] for r in draft.run if r["speculative"]]
+        rows.append(
+            {
+                "type": request.type,
+                "language": request.language,
+                "seconds": elapsed,
+                "tokens": sum(r["completion_tokens"] for r in draft.run),
+                "generations": len(draft.run),
+                "status": draft.narrative_status,
+                "sections": checks,
+                "spec": spec,
+            }
+        )
+        print(json.dumps({k: rows[-1][k] for k in ("type", "language", "seconds", "status")}), flush=True)
+    return rows
 
 
 def _asked(section: dict[str, Any]) -> bool:
@@ -203,7 +208,8 @@ def markdown(s: dict[str, Any], results: dict[str, Any]) -> str:
     example = next((r for r in results["rows"] if r["status"] == "model"), results["rows"][0])
     lines = [
         f"{s['requests']} report requests on test seeds (never trained on), 4 types × 3 languages, default settings "
-        f"(float32, greedy, {engine_mode(results.get('enforce_eager', True))}, the shipped draft head), model "
+        f"({results.get('dtype', 'float32')}, greedy, {engine_mode(results.get('enforce_eager', True))}, the shipped "
+        f"draft head), model "
         f"`{results['model_dir']}`.",
         "",
         "| measure | value |",

@@ -39,6 +39,8 @@ from tests.fixtures.reports_service import running_service
 COMMAND = ".venv/bin/python -m bench.reports"
 # The agent's own share of a report's time (MQTT, store, facts, grounding, audit) over the engine's generation.
 OVERHEAD_GOAL = 0.10
+# A shift report, request published → `done`, at the default settings on 2 cores (issue: speed on every workload).
+LATENCY_GOAL_S = 5.0
 
 
 def bench_config(base: AgentConfig, state: Path, broker: Broker) -> AgentConfig:
@@ -211,7 +213,8 @@ def main() -> None:
         command,
         headline=f"median end to end {e2e_median:.2f} s, {100 * result['overhead_median']:+.1f} % over the "
         f"engine's generation; {result['reports_per_min']:.2f} reports/min",
-        goal=f"overhead ≤ {OVERHEAD_GOAL:.0%} of generation: {met(result['overhead_median'] <= OVERHEAD_GOAL)}",
+        goal=f"overhead ≤ {OVERHEAD_GOAL:.0%} of generation, median end to end ≤ {LATENCY_GOAL_S:.0f} s: "
+        f"{met(result['overhead_median'] <= OVERHEAD_GOAL and e2e_median <= LATENCY_GOAL_S)}",
     )
 
 

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,6 +131,57 @@ def test_report_speed_other_mode_is_the_default_mode_against_the_flipped_one() -
     assert "on three engines alive side by side" in markdown(results, s) and "rotates by request" in markdown(
         results, s
     )
+
+
+def test_report_speed_precisions_and_the_goal() -> None:
+    """--dtypes float32: int8 (the config's) reports 2+4 s with the draft against 6+8 without, float32's 5+9 and
+    12+14; int8's draft changed the second report's output, float32's none; int8 wrote 3 of 4 asked sections."""
+    from bench.report_speed import headline_goal, markdown, precisions, summary
+
+    def engine(seconds: float, sha: str, written: tuple[int, int] = (2, 2)) -> dict[str, Any]:
+        keys = ("generations", "tokens", "prompt_tokens", "first_token_s", "drafts", "accepted")
+        base = {"seconds": seconds, "generation_s": seconds / 2, "outputs_sha256": sha, "model_written": written}
+        return base | dict.fromkeys(keys, 1)
+
+    rows = [
+        {"type": "shift_summary", "language": "es", "identical": True}
+        | {
+            "none": engine(6, "a"),
+            "draft": engine(2, "a"),
+            "float32:none": engine(12, "f"),
+            "float32:draft": engine(5, "f"),
+        },
+        {"type": "alarm_summary", "language": "en", "identical": False}
+        | {
+            "none": engine(8, "b"),
+            "draft": engine(4, "c", (1, 2)),
+            "float32:none": engine(14, "g"),
+            "float32:draft": engine(9, "g"),
+        },
+    ]
+    results = {
+        "rows": rows,
+        "k": 4,
+        "draft": "h",
+        "enforce_eager": False,
+        "dtype": "int8",
+        "dtypes": ["int8", "float32"],
+    }
+    table = precisions(results)
+    assert table["int8"]["seconds"] == {"none": 14, "draft": 6}
+    assert (table["int8"]["identical"], table["int8"]["identical_to_float32"]) == (1, 0)
+    assert (table["float32"]["identical"], table["float32"]["identical_to_float32"]) == (2, 2)
+    assert table["int8"]["sections_model_written"] == [3, 4] and table["int8"]["reports_all_model"] == 1
+    assert table["int8"]["shift_median_s"] == 2 and table["float32"]["shift_median_s"] == 5
+    s = summary(results)
+    headline, goal = headline_goal(results, s)
+    assert headline.startswith("int8: 2.33× whole-report wall time") and "shift report median 2.00 s" in headline
+    assert goal == "≥ 2.0× (identity not promised at int8), shift report ≤ 5 s: **met**"
+    text = markdown(results, s)
+    assert "| int8 | 14.0 s | 6.0 s | 2.33× | 3.00 s | 2.00 s |" in text and "| 1/2 | 0/2 | 75.0 % | 50.0 % |" in text
+    assert "| float32 | 26.0 s | 14.0 s | 1.86× |" in text
+    slow = results | {"dtype": "float32", "dtypes": ["float32"]}
+    assert headline_goal(slow, summary(slow))[1].endswith("**missed**")  # float32 must be identical: 1/2 is not
 
 
 def test_bandwidth_bytes_per_pass_and_ceilings(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ SPEC = WorkerSpec(
     num_speculative_tokens=4,
     device="cpu",
     dtype="float32",
+    precision="float32",
     max_model_len=4096,
     seed=0,
     enforce_eager=True,

@@ -189,7 +189,8 @@ class TestOperational:
             ({}, "cpu", True),
             ({"max_concurrent": 2}, "cpu", False),  # batched on a CPU: no batch-invariant mode
             ({"max_concurrent": 2}, "cuda", True),
-            ({"dtype": "bfloat16"}, "cpu", False),
+            ({"dtype": "bfloat16"}, "cpu", True),  # deterministic too; the draft's effect is oq.draft_identical's
+            ({"dtype": "int8", "max_concurrent": 2}, "cpu", False),
         ],
     )
     def test_settings(self, tmp_path: Path, llm: dict[str, Any], device: str, passed: bool) -> None:
@@ -210,6 +211,10 @@ class TestOperational:
         check = oq.check_draft_identical(plain, [completion([1, 2, 3]), completion([4, 6])])
         assert (check.passed, check.measured) == (False, "1 of 2 prompts identical; prompts [1] differ")
         assert oq.check_draft_identical(plain, None).passed is True  # no draft configured
+        # int8 does not promise it: the count is recorded and the check passes; float32 fails on the same outputs.
+        at_int8 = oq.check_draft_identical(plain, [completion([1, 2, 3]), completion([4, 6])], "int8")
+        assert (at_int8.passed, at_int8.measured) == (True, "1 of 2 prompts identical; prompts [1] differ")
+        assert at_int8.criterion == "recorded, not required at int8; float32 requires every prompt identical"
 
     def test_replay(self) -> None:
         assert oq.check_replay(ReplayResult("r", True, "a" * 64, "a" * 64)).passed is True

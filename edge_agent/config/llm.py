@@ -32,9 +32,13 @@ class LlmConfig(Section):
     remote_api_key: SecretStr | None = None
     # auto: CUDA when torch sees a GPU (then vLLM's batch-invariant mode is on), else the CPU build.
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    # float32: greedy output with the draft == without on every prompt at k=2..4; bfloat16 differed on 12 of 24
-    # (BENCHMARKS.md, Engine) for 1.24x tokens/s. A report must not depend on whether the draft was on.
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "float32"
+    # The CPU engine's precision. int8: the linear layers' weights and activations in int8 (W8A8), the rest
+    # bfloat16, from an int8 copy of the model the engine makes in the state directory (edge_agent.llm.quantize).
+    # On the report bench's 36 requests it writes reports 2.9x as fast as float32 with the shipped head, and as
+    # many sections itself (BENCHMARKS.md, "Report workload speed"). Every precision gives the same bytes for the
+    # same request and settings; only float32 also keeps the output with the draft identical to the output without
+    # it (at int8 the draft changed half the reports), so a plant that needs that sets float32.
+    dtype: Literal["auto", "float32", "bfloat16", "float16", "int8"] = "int8"
     max_model_len: int = Field(4096, ge=128)
     seed: int = 0
     cpu_threads: int | None = Field(None, ge=1, description="OMP threads on a CPU box; None → all cores")

@@ -19,6 +19,7 @@ _ENGINE_KEYS = (
     "python",
     "device",
     "dtype",
+    "precision",
     "threads",
     "max_model_len",
     "enforce_eager",

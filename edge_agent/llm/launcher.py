@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from edge_agent.config import AgentConfig
 from edge_agent.llm.prepare import default_draft_dir
+from edge_agent.llm.quantize import int8_dir
 from edge_agent.llm.types import EngineStartError
 
 # Environment variables that change the numbers an engine computes (or which kernels compute them); each is copied
@@ -47,7 +48,9 @@ class WorkerSpec(BaseModel):
     method: Literal["eagle3"] = "eagle3"
     num_speculative_tokens: int
     device: Literal["cpu", "cuda"]
-    dtype: Literal["auto", "float32", "bfloat16", "float16"]  # [llm] dtype, which vLLM takes as it is
+    dtype: Literal["auto", "float32", "bfloat16", "float16"]  # what vLLM computes in (int8: bfloat16 around it)
+    # [llm] dtype as configured; "int8" means model_dir is the int8 copy (edge_agent.llm.quantize).
+    precision: Literal["auto", "float32", "bfloat16", "float16", "int8"]
     max_model_len: int
     seed: int
     enforce_eager: bool
@@ -68,7 +71,15 @@ def resolve_device(requested: Literal["auto", "cpu", "cuda"]) -> Literal["cpu", 
 
 
 def model_dir(config: AgentConfig) -> Path:
+    """The prepared model the config names (with llm.dtype = int8, the source of the copy the engine loads)."""
     return config.llm.model_dir or config.paths.state_dir / "models" / "default"
+
+
+def loaded_model_dir(config: AgentConfig) -> Path:
+    """The directory vLLM loads: the model, or with llm.dtype = int8 its int8 copy in the state directory."""
+    if config.llm.dtype == "int8":
+        return int8_dir(config.paths.state_dir, model_dir(config))
+    return model_dir(config)
 
 
 def draft_dir(config: AgentConfig) -> Path | None:
@@ -98,13 +109,17 @@ def worker_spec(config: AgentConfig) -> WorkerSpec:
     spec = llm.speculative
     draft = draft_dir(config)
     device = resolve_device(llm.device)
+    if llm.dtype == "int8" and device != "cpu":
+        # vLLM's CPU int8 kernels are what was measured (BENCHMARKS.md); a GPU has the memory for bfloat16.
+        raise EngineStartError("llm.dtype = int8 is for CPU engines; on a GPU use float32 or bfloat16")
     return WorkerSpec(
-        model_dir=str(model_dir(config).resolve()),
+        model_dir=str(loaded_model_dir(config).resolve()),
         draft_dir=str(draft.resolve()) if draft is not None else None,
         method=spec.method,
         num_speculative_tokens=spec.num_speculative_tokens,
         device=device,
-        dtype=llm.dtype,
+        dtype="bfloat16" if llm.dtype == "int8" else llm.dtype,
+        precision=llm.dtype,
         max_model_len=llm.max_model_len,
         seed=llm.seed,
         enforce_eager=llm.enforce_eager,

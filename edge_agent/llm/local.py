@@ -22,8 +22,9 @@ from edge_agent.audit import AuditSink
 from edge_agent.config import AgentConfig
 from edge_agent.llm import wire
 from edge_agent.llm.fingerprint import engine_fingerprint, request_fingerprint
-from edge_agent.llm.launcher import WorkerSpec, numerics_env, worker_env, worker_spec
+from edge_agent.llm.launcher import WorkerSpec, model_dir, numerics_env, worker_env, worker_spec
 from edge_agent.llm.manifest import hash_files, manifest_sha256, verify
+from edge_agent.llm.quantize import ensure_int8
 from edge_agent.llm.specstats import spec_stats
 from edge_agent.llm.types import (
     ChatMessage,
@@ -236,6 +237,9 @@ class LocalEngine:
 
     async def _launch(self) -> _Process:
         started = time.monotonic()
+        if self.spec.precision == "int8":
+            # Verifies the source, and makes the copy only when it is missing or stale (4 s for the default model on 2 cores).
+            await asyncio.to_thread(ensure_int8, model_dir(self.config), Path(self.spec.model_dir))
         # Verify before starting anything: a tampered model never reaches vLLM (hashing runs off the event loop).
         model = await asyncio.to_thread(_identify_model, Path(self.spec.model_dir))
         draft = None
@@ -318,7 +322,7 @@ class LocalEngine:
     ) -> None:
         if self.audit is None:
             return
-        engine = {k: info.get(k) for k in ("vllm", "torch", "device", "dtype", "threads")}
+        engine = {k: info.get(k) for k in ("vllm", "torch", "device", "dtype", "precision", "threads")}
         await asyncio.to_thread(
             self.audit.append,
             "model.loaded",

@@ -168,6 +168,7 @@ class Runner:
             "transformers": _version("transformers"),
             "device": self.spec.device,
             "dtype": str(model_config.dtype).removeprefix("torch."),
+            "precision": self.spec.precision,
             "threads": torch.get_num_threads(),
             "max_model_len": self.max_model_len,
             "enforce_eager": self.spec.enforce_eager,

@@ -26,19 +26,18 @@ from edge_agent.store import Store
 
 
 def check_settings(config: AgentConfig, device: str) -> Check:
-    """The settings the report's bytes depend on: float32 (bfloat16 changed greedy output with the draft on 12 of 24
-    prompts, BENCHMARKS.md), and on a CPU one generation at a time (no batch-invariant mode there)."""
+    """The settings the report's bytes depend on: on a CPU one generation at a time (no batch-invariant mode there).
+    Every precision is deterministic; it is recorded here, and float32 alone also makes the draft change nothing
+    (oq.draft_identical)."""
     llm = config.llm
     wrong = []
-    if llm.dtype != "float32":
-        wrong.append(f"llm.dtype = {llm.dtype}")
     if device != "cuda" and llm.max_concurrent != 1:
         wrong.append(f"llm.max_concurrent = {llm.max_concurrent} on {device}")
     return Check(
         id="oq.settings",
         shows="the configuration cannot make the same request give different bytes",
-        criterion="llm.dtype = float32; llm.max_concurrent = 1 unless on CUDA (batch-invariant mode)",
-        measured=f"device {device}, dtype {llm.dtype}, max_concurrent {llm.max_concurrent}"
+        criterion="llm.max_concurrent = 1 unless on CUDA (batch-invariant mode)",
+        measured=f"device {device}, precision (llm.dtype) {llm.dtype}, max_concurrent {llm.max_concurrent}"
         + (f"; not deterministic: {', '.join(wrong)}" if wrong else ""),
         passed=not wrong,
     )
@@ -69,9 +68,18 @@ def check_determinism(answered: Sequence[Answered]) -> Check:
     )
 
 
-def check_draft_identical(plain: Sequence[Completion], draft: Sequence[Completion] | None) -> Check:
+def check_draft_identical(
+    plain: Sequence[Completion], draft: Sequence[Completion] | None, precision: str = "float32"
+) -> Check:
+    """float32: the draft must change no output. Other precisions do not promise it (a k+1-token verify pass rounds
+    differently from a 1-token one; BENCHMARKS.md, "Report workload speed"): the count is recorded, not judged, and
+    oq.determinism and oq.replay hold the configured engine to its own bytes."""
     shows = "speculative decoding changes only the speed: the draft engine writes the plain engine's tokens"
+    if precision != "float32":
+        shows = f"how often the draft changes the output at llm.dtype = {precision} (only float32 promises never)"
     criterion = "on the fixed report-section prompts, token ids with the draft == without, every prompt"
+    if precision != "float32":
+        criterion = f"recorded, not required at {precision}; float32 requires every prompt identical"
     if draft is None:
         return Check(
             id="oq.draft_identical",
@@ -87,7 +95,7 @@ def check_draft_identical(plain: Sequence[Completion], draft: Sequence[Completio
         criterion=criterion,
         measured=f"{len(plain) - len(differ)} of {len(plain)} prompts identical"
         + (f"; prompts {differ} differ" if differ else ""),
-        passed=bool(plain) and not differ,
+        passed=bool(plain) and (not differ or precision != "float32"),
     )
 
 

@@ -98,7 +98,7 @@ async def qualify(
         restarts = sandbox.restarts()
     checks += [
         oq.check_determinism(answered),
-        oq.check_draft_identical(plain, drafted if engines.plain is not None else None),
+        oq.check_draft_identical(plain, drafted if engines.plain is not None else None, config.llm.dtype),
         oq.check_replay(replayed),
         oq.tamper_self_test(private.paths.audit_dir, workdir),
         oq.check_hostile(outcome, restarts),
