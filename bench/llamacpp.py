@@ -43,8 +43,21 @@ RESULTS = REPO / "var" / "bench" / "llamacpp.json"
 
 NO_DRAFT, DRAFT_EAGER, DRAFT_COMPILED, LLAMA = "no-draft", "draft-eager", "draft-compiled", "llamacpp"
 ENGINES: tuple[str, ...] = (NO_DRAFT, DRAFT_EAGER, DRAFT_COMPILED, LLAMA)
-# The issue's goal: our default engine at least this many times llama.cpp's tokens/s, output unchanged by the draft.
+# The issue's goals: our default engine, end to end, at least this many times llama.cpp's tokens/s on each slice
+# (GOAL on chat, REPORT_GOAL on report prompts); at float32 also with output unchanged by the draft.
 GOAL = 1.5
+REPORT_GOAL = 2.5
+
+
+def slice_goal(slice_name: str | None) -> float:
+    return REPORT_GOAL if slice_name == "report" else GOAL
+
+
+def needs_identity(results: Results) -> bool:
+    """Only float32 promises that the draft changes no output (BENCHMARKS.md, "Report workload speed")."""
+    return results.settings.get("dtype", "float32") == "float32"
+
+
 # Interleaved ratios on a shared 2-core box move by a few percent between runs: a smaller gain is no gain.
 NOISE = 0.05
 # Reports an engine serves between two restarts (boot, engine death, upgrade), at the least: a week of a plant's
@@ -482,13 +495,16 @@ def markdown(results: Results) -> str:
         if name not in results.engines:
             continue
         same = identical(results, name)
-        for decode, what in ((False, "end to end"), (True, "decode rate")):
-            ratio = vs_llama(results, name, decode=decode)
+        strict = needs_identity(results)
+        for x in results.slices:
+            ratio = vs_llama(results, name, x)
             if ratio is not None and same is not None:
+                at = "at output identical to ours without a draft" if strict else f"at {s['dtype']}"
                 lines.append(
-                    f"- Goal ≥ {GOAL}× llama.cpp at output identical to ours without a draft, {what}, "
-                    f"{_label(results, name)}: {ratio:.2f}× ({_rates(results, name, decode)}), identical "
-                    f"{same}/{n}: {met(ratio >= GOAL and same == n)}."
+                    f"- Goal ≥ {slice_goal(x)}× llama.cpp end to end on {x} prompts {at}, {_label(results, name)}: "
+                    f"{ratio:.2f}× ({_rates(results, name, slice_name=x)}), identical to no draft {same}/{n} "
+                    f"({'required' if strict else 'recorded'}): "
+                    f"{met(ratio >= slice_goal(x) and (same == n or not strict))}."
                 )
     if LLAMA in results.engines and identical(results, LLAMA) is not None:
         lines.append(
@@ -531,11 +547,11 @@ def _ratio_headers(results: Results, slices: list[str], decode: bool = False) ->
     return header(None) + "".join(header(x) for x in slices)
 
 
-def _rates(results: Results, name: str, decode: bool = False) -> str:
-    """`name`'s tokens/s against llama.cpp's, overall: the figures behind a ratio."""
+def _rates(results: Results, name: str, decode: bool = False, slice_name: str | None = None) -> str:
+    """`name`'s tokens/s against llama.cpp's, overall or on one slice: the figures behind a ratio."""
     tally = results.engines[name]
-    ours = tally.decode_tokens_per_s() if decode else tally.tokens_per_s()
-    llama = _llama_rate(results, None, decode)
+    ours = tally.decode_tokens_per_s(slice_name) if decode else tally.tokens_per_s(slice_name)
+    llama = _llama_rate(results, slice_name, decode)
     return f"{ours or 0.0:.1f} tok/s against llama.cpp's {llama or 0.0:.1f}"
 
 
@@ -546,8 +562,8 @@ def default_engine(results: Results) -> str | None:
 
 
 def headline_goal(results: Results) -> tuple[str, str]:
-    """The agent default's end-to-end ratio to llama.cpp, with both rates and the per-slice ratios; the goal
-    ≥ GOAL× at output identical to ours without a draft."""
+    """The agent default's end-to-end ratio to llama.cpp, with both rates and the per-slice ratios; the goal: each
+    slice at its slice_goal, and at float32 output identical to ours without a draft."""
     name = default_engine(results)
     ratio = vs_llama(results, name) if name is not None else None
     if name is None or ratio is None:
@@ -555,7 +571,12 @@ def headline_goal(results: Results) -> tuple[str, str]:
     per = ", ".join(f"{x} {r:.2f}×" for x in results.slices if (r := vs_llama(results, name, x)) is not None)
     headline = f"{ratio:.2f}× llama.cpp end to end, {_label(results, name)} ({_rates(results, name)}; {per})"
     same, n = identical(results, name), len(results.prompt_slices)
-    return headline, f"≥ {GOAL}× llama.cpp end to end at identical output: {met(ratio >= GOAL and same == n)}"
+    strict = needs_identity(results)
+    ratios = {x: vs_llama(results, name, x) for x in results.slices}
+    ok = all(r is not None and r >= slice_goal(x) for x, r in ratios.items()) and (same == n or not strict)
+    goals = " and ".join(f"≥ {slice_goal(x)}× on {x}" for x in results.slices)
+    at = " at identical output" if strict else f" at {results.settings.get('dtype')}"
+    return headline, f"end to end against llama.cpp {goals}{at}: {met(ok)}"
 
 
 def _times(ratio: float | None) -> str:

@@ -266,16 +266,29 @@ class TestMarkdown:
         assert "first start 12 s eager vs 60 s compiled (an empty kernel cache), restart 11 s vs 25 s;" in body
 
     def test_goal_lines_say_met_or_missed(self) -> None:
+        """Per slice, the issue's goal (2.5× on report prompts, 1.5× on the rest); identity required at float32."""
         body = markdown(results())
         assert (
-            "- Goal ≥ 1.5× llama.cpp at output identical to ours without a draft, end to end, ours, EAGLE k=4, eager "
-            "(agent default): 2.00× (200.0 tok/s against llama.cpp's 100.0), identical 2/2: **met**."
+            "- Goal ≥ 2.5× llama.cpp end to end on report prompts at output identical to ours without a draft, ours, "
+            "EAGLE k=4, eager (agent default): 2.50× (200.0 tok/s against llama.cpp's 80.0), identical to no draft "
+            "2/2 (required): **met**."
         ) in body
         assert (
-            "end to end, ours, EAGLE k=4, compiled: 1.00× (100.0 tok/s against llama.cpp's 100.0), identical 1/2: "
-            "**missed**."
+            "- Goal ≥ 1.5× llama.cpp end to end on test prompts at output identical to ours without a draft, ours, "
+            "EAGLE k=4, eager (agent default): 1.50× (200.0 tok/s against llama.cpp's 133.3), identical to no draft "
+            "2/2 (required): **met**."
         ) in body
-        assert "decode" not in body  # no prefill timed: no decode rates, no decode goal
+        assert (
+            "on report prompts at output identical to ours without a draft, ours, EAGLE k=4, compiled: 1.25× (100.0 "
+            "tok/s against llama.cpp's 80.0), identical to no draft 1/2 (required): **missed**."
+        ) in body
+        assert "decode" not in body  # no prefill timed: no decode rates
+        r = results(compiled=(0.25, 0.25))
+        r.settings = SETTINGS | {"dtype": "int8"}
+        assert (
+            "- Goal ≥ 2.5× llama.cpp end to end on report prompts at int8, ours, EAGLE k=4, compiled: 5.00× (400.0 "
+            "tok/s against llama.cpp's 80.0), identical to no draft 1/2 (recorded): **met**."
+        ) in markdown(r)
 
     def test_decode_rates_get_their_own_table_and_goal_lines(self) -> None:
         """With prefills timed: report 100 tokens in 1.0 s of which 0.5 s prefill is 99/0.5 = 198 tok/s decoding."""
@@ -296,10 +309,7 @@ class TestMarkdown:
         # llama.cpp: 99/0.5 = 198 tok/s on both slices
         assert "| ours, no draft (reference), eager | 198.0 | 123.8 | 152.3 | 0.77× | 1.00× | 0.62× | " in body
         assert "| ours, EAGLE k=4, compiled |" not in body.split("decode rate:")[1].split("- Goal")[0]
-        assert (
-            "- Goal ≥ 1.5× llama.cpp at output identical to ours without a draft, decode rate, ours, EAGLE k=4, "
-            "eager (agent default): 1.54× (304.6 tok/s against llama.cpp's 198.0), identical 2/2: **met**."
-        ) in body
+        assert "| ours, EAGLE k=4, eager (agent default) | 396.0 | 247.5 | 304.6 | 1.54× | 2.00× | 1.25× | " in body
         assert "Mean prefill per request: ours, no draft (reference), eager 0.35 s," in body
 
     def test_machine_load_llama_note_and_conclusion_are_there(self) -> None:
@@ -316,7 +326,13 @@ class TestMarkdown:
             "2.00× llama.cpp end to end, ours, EAGLE k=4, eager (agent default) (200.0 tok/s against llama.cpp's "
             "100.0; report 2.50×, test 1.50×)"
         )
-        assert goal == "≥ 1.5× llama.cpp end to end at identical output: **met**"
+        assert goal == "end to end against llama.cpp ≥ 2.5× on report and ≥ 1.5× on test at identical output: **met**"
+        at_int8 = results(compiled=(0.25, 0.25))
+        at_int8.settings = SETTINGS | {"dtype": "int8", "default_eager": False}
+        # compiled differs from the no-draft reference on 1 of 2 prompts: recorded at int8, not required
+        assert headline_goal(at_int8)[1] == (
+            "end to end against llama.cpp ≥ 2.5× on report and ≥ 1.5× on test at int8: **met**"
+        )
         r = results(compiled=(2.0, 2.0))
         r.settings = SETTINGS | {"default_eager": False}
         headline, goal = headline_goal(r)
