@@ -42,6 +42,15 @@ class TestLoadConfig:
         paths = [path for path, _ in info.value.problems]
         assert paths == ["mqtt.prot", "mqtt.routes[0].parserr"]
 
+    def test_int8_is_refused_on_a_gpu_with_what_to_set(self, tmp_path: Path) -> None:
+        """int8 is the CPU engine's precision; a GPU config must name float32 or bfloat16."""
+        with pytest.raises(ConfigError) as info:
+            load_config(write(tmp_path, MINIMAL + '\n[llm]\ndevice = "cuda"\n'), environ={})
+        assert info.value.problems[0][0] == "llm"
+        assert 'on a GPU set llm.dtype = "float32" or "bfloat16"' in info.value.problems[0][1]
+        config = load_config(write(tmp_path, MINIMAL + '\n[llm]\ndevice = "cuda"\ndtype = "float32"\n'), environ={})
+        assert config.llm.dtype == "float32"
+
     def test_bad_value_names_key_and_reason(self, tmp_path: Path) -> None:
         with pytest.raises(ConfigError) as info:
             load_config(write(tmp_path, MINIMAL + "\n[mqtt]\nport = 70000\n"), environ={})

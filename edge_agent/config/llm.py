@@ -65,6 +65,12 @@ class LlmConfig(Section):
     speculative: SpeculativeConfig = Field(default_factory=SpeculativeConfig)
 
     @model_validator(mode="after")
+    def _int8_on_cpu(self) -> LlmConfig:
+        if self.device == "cuda" and self.dtype == "int8":
+            raise ValueError('llm.dtype = "int8" is for CPU engines: on a GPU set llm.dtype = "float32" or "bfloat16"')
+        return self
+
+    @model_validator(mode="after")
     def _draft_for_own_model(self) -> LlmConfig:
         # The shipped head fits only the default model: a plant's own model names its own head (or none).
         if self.backend == "vllm" and self.model_dir is not None and self.speculative.enabled:
