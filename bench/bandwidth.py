@@ -43,6 +43,7 @@ DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16
 # τ measured outside BENCHMARKS.md: issue #38's held-out general chat prompts (default engine, default head, k = 4).
 TAU_CHAT_ISSUE_38 = 2.54
 GEMV = "fp32 weights, `torch.mv`"
+INT8_ENGINE = "int8 engine"
 HIDDEN = 576  # SmolLM2-135M's hidden size: the columns of its matrices
 
 
@@ -61,6 +62,24 @@ def safetensors_params(path: Path) -> tuple[int, int]:
         params += n
         stored += n * DTYPE_BYTES[info["dtype"]]
     return params, stored
+
+
+def int8_engine_bytes(path: Path) -> float:
+    """Bytes per pass of the model as `llm.dtype = "int8"` runs it (edge_agent.llm.quantize): the linear layers'
+    weights at 1 byte, everything else (embedding / lm_head, norms) at bfloat16's 2."""
+    from edge_agent.llm.quantize import PROJECTIONS
+
+    with path.open("rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(length))
+    total = 0.0
+    for name, info in header.items():
+        if name != "__metadata__":
+            n = 1
+            for dim in info["shape"]:
+                n *= dim
+            total += n * (1 if PROJECTIONS.search(name) else 2)
+    return total
 
 
 def l3_bytes() -> int | None:
@@ -178,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     gguf_bytes = gguf.stat().st_size
     target = {p: target_params * b for p, b in PRECISIONS.items()}
     draft = {p: draft_params * b for p, b in PRECISIONS.items()}
+    # The default engine: int8 linear layers, the rest and the draft head in bfloat16.
+    target[INT8_ENGINE] = int8_engine_bytes(MODEL_DIR / "model.safetensors")
+    draft[INT8_ENGINE] = draft_params * PRECISIONS["bf16"]
     print(
         f"target {target_params:,} parameters ({target_stored / 1e6:.1f} MB stored); draft {draft_params:,} "
         f"({draft_stored / 1e6:.1f} MB stored); {gguf.name} {gguf_bytes / 1e6:.1f} MB",
@@ -236,11 +258,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ws = readings[label][threads].median
         return f"| {name} | {nbytes / 1e6:,.1f} MB | {ceiling(nbytes, dram_bw):.1f} | {ceiling(nbytes, ws):.1f} |"
 
-    ceil_rows = [row(f"target, {p}", target[p], f"{p} weights") for p in PRECISIONS]
+    ceil_rows = [row(f"target, {p}", target[p], f"{p} weights") for p in target]
     ceil_rows.append(row(f"llama.cpp, `{gguf.name}` (file size)", gguf_bytes, "Q4_1 GGUF"))
     spec_rows = []
     for source, tau in taus.items():
-        cells = [f"{spec_ceiling(target[p], draft[p], args.k, tau, dram_bw):.0f}" for p in PRECISIONS]
+        cells = [f"{spec_ceiling(target[p], draft[p], args.k, tau, dram_bw):.0f}" for p in target]
         spec_rows.append(f"| {source} | {tau:.2f} | " + " | ".join(cells) + " |")
 
     fp32_pass = ceiling(target["fp32"], dram_bw)
@@ -249,8 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     headline = (
         f"DRAM read {one:.1f} GB/s on {min(args.threads)} thread, {dram_bw:.1f} GB/s on {threads} (median): "
         f"at most {fp32_pass:.0f} target passes/s "
-        f"at fp32, {ceiling(target['bf16'], dram_bw):.0f} at bf16, {ceiling(target['int8'], dram_bw):.0f} at "
-        f"int8; llama.cpp's Q4_1 {gguf_pass:.0f} tok/s"
+        f"at fp32, {ceiling(target['bf16'], dram_bw):.0f} at bf16, {ceiling(target[INT8_ENGINE], dram_bw):.0f} as "
+        f"the default int8 engine runs it; llama.cpp's Q4_1 {gguf_pass:.0f} tok/s"
     )
     goal = "— (a measurement: the limit other benches' tok/s are read against)"
     l3_mib = f"{l3 / 2**20:,.0f} MiB" if l3 else "unknown"
@@ -272,7 +294,9 @@ average {load_before:.1f} before, {load_after:.1f} after.
 Bytes per pass: `models/default` has {target_params:,} parameters ({target_stored / 1e6:,.1f} MB stored; the tied
 embedding / lm_head counted once, as the lm_head matmul reads it each pass); the draft head `models/eagle31-default`
 {draft_params:,} ({draft_stored / 1e6:,.1f} MB stored, read at the engine's dtype). int8 and 4-bit are weights only
-(scales, norms at fp32 and KV-cache reads not counted: ceilings are upper bounds).
+(scales, norms at fp32 and KV-cache reads not counted: ceilings are upper bounds). "{INT8_ENGINE}" is the default
+`llm.dtype = "int8"` as it runs: the linear layers at 1 byte, the embedding / lm_head and norms at bfloat16, the
+draft head at bfloat16.
 
 Ceiling per target forward pass (no draft: one pass, one token), {threads} threads, median bandwidth:
 
@@ -283,8 +307,8 @@ Ceiling per target forward pass (no draft: one pass, one token), {threads} threa
 With the draft (k = {args.k}): tokens/s at most = τ × bandwidth ÷ (target bytes + {args.k} × draft bytes), target and
 draft at the same precision, DRAM bandwidth ({dram_bw:.1f} GB/s), at the τ each source measured:
 
-| τ measured on | τ | {" | ".join(f"tok/s at {p}" for p in PRECISIONS)} |
-|---|---:|{"---:|" * len(PRECISIONS)}
+| τ measured on | τ | {" | ".join(f"tok/s at {p}" for p in target)} |
+|---|---:|{"---:|" * len(target)}
 {chr(10).join(spec_rows)}
 
 llama.cpp decodes one token per pass (no draft): its ceiling is the passes/s row above.

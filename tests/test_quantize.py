@@ -167,3 +167,22 @@ class TestInt8Copy:
         with pytest.raises(QuantizeError, match=message):
             ensure_int8(source, tmp_path / "out")
         assert not (tmp_path / "out").exists()
+
+
+class TestChildProcess:
+    async def test_the_engine_start_makes_the_copy_in_a_child_and_reports_its_refusal(
+        self, tiny: Path, tmp_path: Path
+    ) -> None:
+        """The agent never imports torch for the copy; a refused model stops the start with the child's reason."""
+        import os
+
+        from edge_agent.llm.local import _ensure_int8
+        from edge_agent.llm.types import EngineStartError
+
+        await _ensure_int8(tiny, tmp_path / "copy", dict(os.environ))
+        assert verify(tmp_path / "copy").source["scheme"] == SCHEME
+        missing = tmp_path / "no-model"
+        missing.mkdir()
+        with pytest.raises(EngineStartError, match=r"cannot make the int8 copy of .*no-model.*no manifest\.json"):
+            await _ensure_int8(missing, tmp_path / "other", dict(os.environ))
+        assert not (tmp_path / "other").exists()

@@ -24,7 +24,6 @@ from edge_agent.llm import wire
 from edge_agent.llm.fingerprint import engine_fingerprint, request_fingerprint
 from edge_agent.llm.launcher import WorkerSpec, model_dir, numerics_env, worker_env, worker_spec
 from edge_agent.llm.manifest import hash_files, manifest_sha256, verify
-from edge_agent.llm.quantize import ensure_int8
 from edge_agent.llm.specstats import spec_stats
 from edge_agent.llm.types import (
     ChatMessage,
@@ -181,6 +180,27 @@ def _child_stdout() -> int | None:
         return None
 
 
+async def _ensure_int8(source: Path, out: Path, env: dict[str, str]) -> None:
+    """The verified int8 copy of `source` in `out` (edge_agent.llm.quantize; 4 s for the default model on 2 cores
+    when missing or stale, a hash check otherwise), made in a child process: importing torch would add ~200 MB to
+    the agent for good."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "edge_agent.llm.quantize",
+        str(source),
+        str(out),
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=_child_stdout(),
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await proc.communicate()
+    if proc.returncode != 0:
+        reason = stderr.decode(errors="replace").strip() or f"exit status {proc.returncode}"
+        raise EngineStartError(f"cannot make the int8 copy of {source} (llm.dtype = int8): {reason}")
+
+
 class LocalEngine:
     """`Engine` over a vLLM engine process. Use through `open_engine`; `start()` loads, `aclose()` stops."""
 
@@ -238,8 +258,7 @@ class LocalEngine:
     async def _launch(self) -> _Process:
         started = time.monotonic()
         if self.spec.precision == "int8":
-            # Verifies the source, and makes the copy only when it is missing or stale (4 s for the default model on 2 cores).
-            await asyncio.to_thread(ensure_int8, model_dir(self.config), Path(self.spec.model_dir))
+            await _ensure_int8(model_dir(self.config), Path(self.spec.model_dir), self.env)
         # Verify before starting anything: a tampered model never reaches vLLM (hashing runs off the event loop).
         model = await asyncio.to_thread(_identify_model, Path(self.spec.model_dir))
         draft = None

@@ -173,3 +173,24 @@ def ensure_int8(source: Path, out: Path) -> Manifest:
     manifest = build_directory(out, build)
     log.info("model.quantized", directory=str(out), scheme=SCHEME, seconds=round(time.monotonic() - started, 1))
     return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m edge_agent.llm.quantize SOURCE OUT`: the engine's start runs this in a child process, so torch is
+    never loaded into the agent's own memory. Exit 0 with the copy in OUT, 2 with the reason on stderr."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m edge_agent.llm.quantize SOURCE OUT", file=sys.stderr)
+        return 2
+    try:
+        ensure_int8(Path(args[0]), Path(args[1]))
+    except ModelVerificationError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
