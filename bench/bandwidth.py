@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.report import REPO, write_section
+from bench.report import REPO, RunInfo, write_section
 
 MODEL_DIR = REPO / "models" / "default"
 DRAFT_DIR = REPO / "models" / "eagle31-default"
@@ -149,6 +149,48 @@ def spec_ceiling(target_bytes: float, draft_bytes: float, k: int, tau: float, gb
     return tau * gbs * 1e9 / (target_bytes + k * draft_bytes)
 
 
+# llama.cpp's weights in limit_note: the GGUF file's size.
+LLAMA_Q4_1 = "Q4_1"
+# llm.dtype → the precision names of this bench's tables.
+BY_DTYPE = {"float32": "fp32", "bfloat16": "bf16", "int8": INT8_ENGINE}
+
+
+def limit_note(figures: Sequence[tuple[str, str, float, float | None]], k: int) -> str | None:
+    """One paragraph for another bench's section: each (label, llm.dtype, measured tok/s, τ or None without a
+    draft) against the ceiling at the last recorded bandwidth (var/bench/bandwidth.json); None before any run."""
+    if not RESULTS.exists():
+        return None
+    recorded = json.loads(RESULTS.read_text(encoding="utf-8"))
+    readings = recorded["readings"]["DRAM (> L3)"]
+    threads = max(readings, key=int)
+    gbs = statistics.median(readings[threads])
+    target_params, _ = safetensors_params(MODEL_DIR / "model.safetensors")
+    draft_params, _ = safetensors_params(DRAFT_DIR / "model.safetensors")
+    when = (recorded.get("run") or {}).get("stamp", "an earlier run")
+    parts = []
+    for label, dtype, rate, tau in figures:
+        precision = BY_DTYPE.get(dtype)
+        if dtype == LLAMA_Q4_1:
+            from edge_agent.llm.prepare import find_gguf
+
+            target, draft = float(find_gguf().stat().st_size), 0.0
+        elif precision is None:
+            continue
+        elif precision == INT8_ENGINE:
+            target, draft = int8_engine_bytes(MODEL_DIR / "model.safetensors"), draft_params * PRECISIONS["bf16"]
+        else:
+            target, draft = target_params * PRECISIONS[precision], draft_params * PRECISIONS[precision]
+        limit = ceiling(target, gbs) if tau is None else spec_ceiling(target, draft, k, tau, gbs)
+        how = "one token per target pass" if tau is None else f"τ = {tau:.2f}, k = {k} draft passes"
+        parts.append(f"{label} {rate:.1f} tok/s is {100 * rate / limit:.0f} % of its {limit:.0f} ({how})")
+    if not parts:
+        return None
+    return (
+        f"Memory-bandwidth limit (bench.bandwidth, {when}: {gbs:.1f} GB/s read on {threads} threads, weights read "
+        f"once per pass; a limit, not a forecast): " + "; ".join(parts) + "."
+    )
+
+
 def quoted_taus(text: str) -> dict[str, float]:
     """τ as BENCHMARKS.md records it now: the report_speed section's `τ = X` and the llama.cpp section's compiled
     draft row; plus issue #38's chat figure. Missing ones are left out."""
@@ -242,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "k": args.k,
         "readings": {label: {t: r.gbs for t, r in by.items()} for label, by in readings.items()},
         "taus": taus,
+        "run": RunInfo.now().as_dict(),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1), encoding="utf-8")

@@ -512,6 +512,7 @@ def markdown(results: Results) -> str:
             f"once the narrator adapter ships), so identical output is not expected: its text equals ours on "
             f"{identical(results, LLAMA)}/{n} prompts, for information."
         )
+    lines += _limit_lines(results)
     conclusion = eager_conclusion(results)
     if conclusion is not None:
         eager, compiled = results.engines[DRAFT_EAGER], results.engines[DRAFT_COMPILED]
@@ -527,6 +528,20 @@ def markdown(results: Results) -> str:
             "reference's mean answer length). " + conclusion,
         ]
     return "\n".join(lines) + "\n"
+
+
+def _limit_lines(results: Results) -> list[str]:
+    """Each engine's decode rate against its memory-bandwidth limit (bench.bandwidth's last recorded figure)."""
+    from bench.bandwidth import LLAMA_Q4_1, limit_note
+
+    figures: list[tuple[str, str, float, float | None]] = []
+    for name, tally in results.engines.items():
+        rate = tally.decode_tokens_per_s()
+        if rate is not None:
+            dtype = LLAMA_Q4_1 if name == LLAMA else results.settings.get("dtype", "float32")
+            figures.append((f"{_label(results, name)}, decode", dtype, rate, tally.tau))
+    note = limit_note(figures, int(results.settings.get("k", 4))) if figures else None
+    return ["", note] if note else []
 
 
 def _llama_rate(results: Results, slice_name: str | None = None, decode: bool = False) -> float | None:

@@ -292,15 +292,17 @@ def _precision_lines(s: dict[str, Any]) -> list[str]:
 
 def markdown(results: dict[str, Any], s: dict[str, Any]) -> str:
     k = results["k"]
+    engines = 2 + bool(s.get("other")) + 2 * (len(s.get("precisions") or [None]) - 1)
     types = ", ".join(f"{t} {v:.2f}×" for t, v in s["speedup_by_type"].items())
     return "\n".join(
         [
             f"{s['requests']} report requests on the narrator's test seeds (never trained on), 4 types × 3 languages, "
             "each through the agent's `build_draft` (every section, grounding, the strict retry when one runs) on "
-            f"{'three' if s.get('other') else 'two'} engines alive side by side: the default config's "
+            f"{_count(engines)} engines alive side "
+            "by side: the default config's "
             f"(`{results['draft']}`, k = {k}) and the same config without a draft"
-            f"{' (and a third, below)' if s.get('other') else ''}; which goes first "
-            f"{'rotates' if s.get('other') else 'alternates'} by request. Default settings: "
+            f"{' (and the others below)' if engines > 2 else ''}; which "
+            f"goes first {'alternates' if engines == 2 else 'rotates'} by request. Default settings: "
             f"{results.get('dtype', 'float32')}, greedy, "
             f"{engine_mode(results.get('enforce_eager', True))}, single stream.",
             "",
@@ -328,8 +330,32 @@ def markdown(results: dict[str, Any], s: dict[str, Any]) -> str:
             f"would give at most **{s['ceiling']:.2f}×** end to end.",
             *_other_lines(results, s),
             *_precision_lines(s),
+            *_limit_lines(results, s),
         ]
     )
+
+
+def _limit_lines(results: dict[str, Any], s: dict[str, Any]) -> list[str]:
+    """Each precision's tok/s (prefill included) against its memory-bandwidth limit, without and with the draft."""
+    from bench.bandwidth import limit_note
+
+    table = s.get("precisions") or {
+        results.get("dtype", "float32"): {"tokens_per_s": s["tokens_per_s"]["draft"], "tau": s["tau"]}
+    }
+    figures: list[tuple[str, str, float, float | None]] = []
+    for dtype, p in table.items():
+        none, draft = _pair(results, dtype)
+        rows = results["rows"]
+        plain = _total(rows, none, "tokens") / _total(rows, none, "generation_s")
+        figures += [(f"{dtype} without the draft", dtype, plain, None)]
+        if p["tau"]:
+            figures += [(f"{dtype} with it", dtype, p["tokens_per_s"], p["tau"])]
+    note = limit_note(figures, results["k"])
+    return ["", note] if note else []
+
+
+def _count(n: int) -> str:
+    return {2: "two", 3: "three"}.get(n, str(n))
 
 
 def _other_lines(results: dict[str, Any], s: dict[str, Any]) -> list[str]:

@@ -360,3 +360,26 @@ def test_engine_bench_configs_validate_with_and_without_a_draft(k: int | None, t
     assert config.llm.speculative.enabled is (k is not None)
     if k is not None:
         assert (config.llm.speculative.num_speculative_tokens, config.llm.speculative.draft) == (4, tmp_path / "head")
+
+
+def test_bandwidth_limit_note_reads_the_recorded_bandwidth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another section's note: each measured rate against bandwidth ÷ bytes per pass (× τ over target + k drafts),
+    at the median 2-thread DRAM reading of the last recorded run; no recorded run, no note."""
+    import json
+
+    import bench.bandwidth as bw
+
+    monkeypatch.setattr(bw, "RESULTS", tmp_path / "bandwidth.json")
+    assert bw.limit_note([("x", "float32", 10.0, None)], 4) is None
+    readings = {"DRAM (> L3)": {"1": [5.0], "2": [20.0, 24.0, 22.0]}}
+    bw.RESULTS.write_text(json.dumps({"readings": readings, "run": {"stamp": "2026-12-05 06:00 UTC"}}))
+    target, _ = bw.safetensors_params(bw.MODEL_DIR / "model.safetensors")
+    draft, _ = bw.safetensors_params(bw.DRAFT_DIR / "model.safetensors")
+    fp32 = 22e9 / (4 * target)
+    int8 = 3.0 * 22e9 / (bw.int8_engine_bytes(bw.MODEL_DIR / "model.safetensors") + 4 * 2 * draft)
+    note = bw.limit_note([("plain", "float32", fp32 / 2, None), ("drafted", "int8", int8 / 4, 3.0)], 4)
+    assert note == (
+        "Memory-bandwidth limit (bench.bandwidth, 2026-12-05 06:00 UTC: 22.0 GB/s read on 2 threads, weights read "
+        f"once per pass; a limit, not a forecast): plain {fp32 / 2:.1f} tok/s is 50 % of its {fp32:.0f} (one token "
+        f"per target pass); drafted {int8 / 4:.1f} tok/s is 25 % of its {int8:.0f} (τ = 3.00, k = 4 draft passes)."
+    )
