@@ -28,8 +28,7 @@ from typing import Any
 
 from bench.report import met, write_section
 from edge_agent.config import AgentConfig, load_config
-from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import generation_params, section_prompts
+from edge_agent.reports.generate import generation_params, report_facts, section_prompts
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.store import Store
 from tests.fixtures.broker import Broker
@@ -160,7 +159,7 @@ async def pure_generation(config: AgentConfig, engine: Any, body: dict[str, Any]
     request = ResolvedRequest.model_validate(body["request"])
     with Store(config.paths.store_path) as store:
         records = store.records(request.window.start, request.window.end)
-    facts = compute_facts(records, request, list_max=config.reports.list_facts_max)
+    facts = report_facts(records, request, config.reports)  # the report service's own facts, KPI sections too
     prompts = section_prompts(facts, request, config.reports)
     params = generation_params(config.reports, config.llm.seed)
     total = 0.0

@@ -11,8 +11,8 @@ from edge_agent.config.base import Section
 
 
 class SpeculativeConfig(Section):
-    # On: the shipped EAGLE 3.1 head makes whole reports 2.18x as fast on 2 cores with byte-identical output
-    # (BENCHMARKS.md, "Report workload speed"); false runs the target alone.
+    # On: the shipped EAGLE 3.1 head makes whole reports 2.17x as fast on 2 cores at int8 (2.26x at float32, where
+    # the output is byte-identical; BENCHMARKS.md, "Report workload speed"); false runs the target alone.
     enabled: bool = True
     method: Literal["eagle3"] = "eagle3"
     # Directory of an EAGLE-3 / 3.1 draft head in vLLM's llama_eagle3 format (config.json carries fc_norm/norm_output);
@@ -34,10 +34,10 @@ class LlmConfig(Section):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # The CPU engine's precision. int8: the linear layers' weights and activations in int8 (W8A8), the rest
     # bfloat16, from an int8 copy of the model the engine makes in the state directory (edge_agent.llm.quantize).
-    # On the report bench's 36 requests it writes reports 2.9x as fast as float32 with the shipped head, and as
+    # On the report bench's 36 requests it writes reports 2.23x as fast as float32 with the shipped head, and as
     # many sections itself (BENCHMARKS.md, "Report workload speed"). Every precision gives the same bytes for the
     # same request and settings; only float32 also keeps the output with the draft identical to the output without
-    # it (at int8 the draft changed half the reports), so a plant that needs that sets float32.
+    # it (at int8 the draft changed 19 of 36 reports, bfloat16 6), so a plant that needs that sets float32.
     dtype: Literal["auto", "float32", "bfloat16", "float16", "int8"] = "int8"
     max_model_len: int = Field(4096, ge=128)
     seed: int = 0
