@@ -254,8 +254,8 @@ class TestOperational:
 
 def measurements(**update: Any) -> Measurements:
     base = Measurements(
-        plain=Speed.of([completion(list(range(20)), seconds=1.0)]),
-        draft=Speed.of([completion(list(range(40)), seconds=1.0, drafts=10, accepted=30)]),
+        plain=Speed.of([completion(list(range(60)), seconds=1.0)]),
+        draft=Speed.of([completion(list(range(120)), seconds=1.0, drafts=30, accepted=90)]),
         latencies_s={"shift_summary": [5.0, 6.0, 7.0]},
         ingest_messages=5000,
         ingest_seconds=1.0,
@@ -266,7 +266,7 @@ def measurements(**update: Any) -> Measurements:
 class TestPerformance:
     def test_speed_and_tau(self) -> None:
         m = measurements()
-        assert (m.plain.tokens_per_s, m.draft and m.draft.tokens_per_s, m.draft and m.draft.tau) == (20.0, 40.0, 4.0)
+        assert (m.plain.tokens_per_s, m.draft and m.draft.tokens_per_s, m.draft and m.draft.tau) == (60.0, 120.0, 4.0)
 
     def test_every_criterion_met(self) -> None:
         checks = evaluate(measurements(), QualifyConfig())
