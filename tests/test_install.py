@@ -357,9 +357,17 @@ def test_a_plant_install_writes_a_report_with_the_narrator_and_eagle31(
     assert (draft["variant"], draft["fc_norm"], draft["norm_output"]) == ("eagle3.1", True, True)
     loaded = [e["payload"]["draft"] for e in audit_entries(installed.state) if e["event"] == "draft.loaded"]
     assert loaded and all((d["fc_norm"], d["norm_output"]) == (True, True) for d in loaded)
-    model = report["body"]["generation"]["fingerprint"]["model"]
+    # At the default precision the engine ran the int8 copy it made of the prepared model; the fingerprint names
+    # the copy, the copy's manifest names the prepared model, and the precision is recorded.
+    fingerprint = report["body"]["generation"]["fingerprint"]
+    model = fingerprint["model"]
+    assert fingerprint["precision"] == "int8"
     assert (
         model["manifest_sha256"]
+        == hashlib.sha256((installed.state / "models/default-int8/manifest.json").read_bytes()).hexdigest()
+    )
+    assert (
+        model["source"]["model_manifest_sha256"]
         == hashlib.sha256((installed.state / "models/default/manifest.json").read_bytes()).hexdigest()
     )
     assert json.loads((installed.state / "models/default/manifest.json").read_text())["adapter"]["name"] == (
