@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
+from pathlib import Path
 
 import pytest
 
 from edge_agent.llm.manifest import manifest_sha256
 from edge_agent.llm.types import ChatMessage, GenerationParams, PromptTooLong, fingerprint_sha256
-from tests.fixtures.engine import MODEL_DIR, TEST_MAX_MODEL_LEN, EngineHandle
+from tests.fixtures.engine import MODEL_DIR, TEST_MAX_MODEL_LEN, EngineHandle, engine_config
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
@@ -60,9 +62,9 @@ class TestFingerprint:
         assert fp["transformers"] == importlib.metadata.version("transformers")
         assert fp["torch"].startswith(importlib.metadata.version("torch").split("+")[0])
         assert (fp["device"], fp["dtype"], fp["max_model_len"]) == ("cpu", "float32", TEST_MAX_MODEL_LEN)
-        assert fp["threads"] >= 1
+        assert fp["threads"] == len(os.sched_getaffinity(0))
         assert fp["numerics_env"]["LD_PRELOAD"].split(":")[0] == "libiomp5.so"
-        assert "VLLM_CPU_OMP_THREADS_BIND" in fp["numerics_env"]
+        assert fp["numerics_env"]["OMP_NUM_THREADS"] == str(fp["threads"])
         assert fp["model"]["manifest_sha256"] == manifest_sha256(MODEL_DIR)
         assert fp["draft"] is None
         assert fp["sampling"] == {"max_tokens": 3, "temperature": 0.0, "seed": 7, "stop": ["\n\n"]}
@@ -71,6 +73,36 @@ class TestFingerprint:
         a = await engine.generate(PUMP, GenerationParams(max_tokens=3))
         b = await engine.generate(PUMP, GenerationParams(max_tokens=4))
         assert a.fingerprint_sha256 != b.fingerprint_sha256
+
+
+def thread_cpu_ticks(pid: int | None) -> dict[str, int]:
+    """CPU time (user + system clock ticks) of each thread of process `pid`, from /proc."""
+    ticks = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # the thread ended
+            continue
+        ticks[task.name] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
+class TestThreads:
+    async def test_cpu_threads_one_runs_the_engine_on_one_thread(self, tmp_path: Path) -> None:
+        """`llm.cpu_threads` leaves the other cores to the plant's own software: the engine computes on one thread
+        (at most one of its threads busy through a generation), and its fingerprint says so."""
+        handle = EngineHandle(engine_config(tmp_path, cpu_threads=1))
+        try:
+            fp = handle.engine.base_fingerprint
+            assert fp["threads"] == 1 and fp["numerics_env"]["OMP_NUM_THREADS"] == "1"
+            before = thread_cpu_ticks(handle.engine.pid)
+            await handle.generate(PUMP, GenerationParams(max_tokens=64))
+            used = {tid: ticks - before.get(tid, 0) for tid, ticks in thread_cpu_ticks(handle.engine.pid).items()}
+            # Two OpenMP threads each burn about the same CPU (the idle one spins); other threads barely any.
+            busy = [tid for tid, ticks in used.items() if ticks >= max(used.values()) / 4]
+            assert len(busy) == 1, used
+        finally:
+            handle.close()
 
 
 class TestLimits:

