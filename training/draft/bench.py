@@ -133,13 +133,13 @@ BENCH_THREADS: int | None = None
 def engine_env() -> dict[str, str]:
     """The CPU environment the agent's engine worker runs under (edge_agent.llm.launcher): Intel OpenMP preloaded,
     one OpenMP thread per allowed core (`BENCH_THREADS` of them), 1 GiB of KV cache."""
-    from edge_agent.llm.launcher import bound_cores, cpu_thread_env, iomp_library
+    from edge_agent.llm.launcher import engine_threads, iomp_library
 
     env = {
         "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
         "TOKENIZERS_PARALLELISM": "false",
         "VLLM_CPU_KVCACHE_SPACE": "1",
-        **cpu_thread_env(bound_cores(BENCH_THREADS)),
+        "OMP_NUM_THREADS": str(engine_threads(BENCH_THREADS)),
     }
     iomp = iomp_library()
     if iomp is not None:
