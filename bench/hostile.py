@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import met, write_section
-from connectors.mqtt.client import PACKET_HEADROOM_BYTES
+from edge_agent.connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from edge_agent.demo import process, readiness, wait_until
 from edge_agent.sim.hostile import HostileClient, HostileMessage, HostileOutcome, Topics, hostile_stream, settle
 from edge_agent.store import Store
@@ -171,10 +171,10 @@ def hostile_run(workdir: Path, *, rounds: int, seed: int) -> HostileRun:
 
 async def disk_full_recovery(workdir: Path, messages: int) -> dict[str, Any]:
     """MQTT ingest into a store at its page limit: acked while full, lost, and seconds from space back to all stored."""
-    from connectors.ingest import MqttIngest
+    from edge_agent.base.types import utcnow
     from edge_agent.config import MqttConfig
+    from edge_agent.connectors.mqtt.ingest import MqttIngest
     from edge_agent.store import RecordWriter, Store
-    from edge_agent.types import utcnow
 
     broker = Broker(workdir / "broker-full")
     broker.workdir.mkdir(parents=True, exist_ok=True)

@@ -367,7 +367,7 @@ def report_tokens(results: Results) -> float:
     """Tokens one report generates: every section the model writes (the KPI sections are the reference writer's at
     the default settings), each the mean no-draft answer length on the report slice (all slices when the report
     slice did not run)."""
-    from edge_agent.reports.sections import KPI_SECTIONS, SECTIONS
+    from edge_agent.reports.narrative import KPI_SECTIONS, SECTIONS
 
     tally = results.engines.get(NO_DRAFT) or next(iter(results.engines.values()))
     names = ["report"] if "report" in tally.tokens else list(tally.tokens)

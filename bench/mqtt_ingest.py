@@ -1,7 +1,7 @@
 """MQTT ingest throughput: the agent's stored-per-second against `mosquitto_sub` receiving the same stream.
 
 One run, a private Mosquitto, two consumers of the same QoS 1 stream of N JSON MES events: the agent
-(`python -m connectors.ingest`, a real process with its own SQLite store) and `mosquitto_sub -q 1`.
+(`python -m edge_agent.connectors.mqtt.ingest`, a real process with its own SQLite store) and `mosquitto_sub -q 1`.
 - live: both subscribed while separate `mosquitto_pub -q 1 -l` processes publish; each rate runs from the
   publisher's start to that consumer's last message (agent: committed, then acked);
 - backlog: a second stream is queued in both persistent sessions while the agent is stopped, then both drain it.
@@ -123,7 +123,7 @@ def run(n: int, work: Path, protocol: str = "5") -> dict[str, float | int]:
 
     def start_agent() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            [sys.executable, "-m", "connectors.ingest", "--config", str(config)],
+            [sys.executable, "-m", "edge_agent.connectors.mqtt.ingest", "--config", str(config)],
             cwd=REPO,
             stdout=agent_log,
             stderr=agent_log,
@@ -283,7 +283,8 @@ def main(argv: list[str] | None = None) -> None:
         command += f" --protocol {args.protocol}"
     body = f"""
 Two consumers of the same QoS 1 stream of {n:,} JSON MES events in the same run: the agent
-(`python -m connectors.ingest`: paho → parse → SQLite batch commit with fsync → PUBACK; MQTT {args.protocol}, persistent
+(`python -m edge_agent.connectors.mqtt.ingest`: paho → parse → SQLite batch commit with fsync → PUBACK; MQTT
+{args.protocol}, persistent
 session, manual ack) and `mosquitto_sub -q 1` (C, acks on receipt, stores nothing), on a private Mosquitto. The stream
 is published by separate `mosquitto_pub -q 1 -l` processes (in-flight window {PUBLISH_INFLIGHT}, {PUBLISH_CHUNK:,} lines
 per process).

@@ -23,16 +23,24 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import RunInfo, engine_mode, met, write_section
+from edge_agent.base.types import StoredRecord
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm import Engine
 from edge_agent.llm.engine import open_engine
-from edge_agent.reports.generate import GROUNDING_RULES, build_draft, report_facts
-from edge_agent.reports.prompts import fact_sentence, load_phrasebook, safe_text
-from edge_agent.reports.prose import prose_problems, sentences
+from edge_agent.reports.narrative import (
+    GROUNDING_RULES,
+    Section,
+    build_draft,
+    fact_sentence,
+    load_phrasebook,
+    prose_problems,
+    report_facts,
+    safe_text,
+    sentences,
+    split_sections,
+)
 from edge_agent.reports.request import ResolvedRequest, Scope
-from edge_agent.reports.sections import Section, split_sections
 from edge_agent.sim.plant import ASSETS
-from edge_agent.types import StoredRecord
 from training.narrator.corpus import TEST_SEEDS, seed_reports
 
 COMMAND = ".venv/bin/python -m bench.narrative"

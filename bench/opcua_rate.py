@@ -120,8 +120,8 @@ async def _serve_async(
 async def _agent(port: int, seconds: float, rate: float, workdir: Path) -> dict[str, float]:
     import logging
 
-    from connectors.opcua import RECONNECTS, OpcuaSource
     from edge_agent.config import NodeConfig, OpcuaSourceConfig
+    from edge_agent.connectors.opcua import RECONNECTS, OpcuaSource
     from edge_agent.sim import tag_names
     from edge_agent.store import RecordWriter, Store
 

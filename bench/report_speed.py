@@ -32,7 +32,7 @@ from bench.narrative import bench_requests
 from bench.report import RunInfo, engine_mode, met, write_section
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.llm.engine import open_engine
-from edge_agent.reports.generate import build_draft
+from edge_agent.reports.narrative import build_draft
 from training.narrator.corpus import TEST_SEEDS
 
 COMMAND = ".venv/bin/python -m bench.report_speed"

@@ -28,7 +28,7 @@ from typing import Any
 
 from bench.report import met, write_section
 from edge_agent.config import AgentConfig, load_config
-from edge_agent.reports.generate import generation_params, report_facts, section_prompts
+from edge_agent.reports.narrative import generation_params, report_facts, section_prompts
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.store import Store
 from tests.fixtures.broker import Broker
@@ -71,7 +71,7 @@ def payload(request_id: str) -> bytes:
 
 
 async def requester(config: AgentConfig) -> Any:
-    from connectors.mqtt import MqttClient
+    from edge_agent.connectors.mqtt import MqttClient
 
     mqtt = config.mqtt.model_copy(update={"session_expiry_s": 0})
     return MqttClient(mqtt, client_id=f"bench-requester-{uuid.uuid4().hex[:6]}")

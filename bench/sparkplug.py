@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 from bench.report import met, write_section
-from connectors.sparkplug import SparkplugHost
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.config.sparkplug import SparkplugConfig
+from edge_agent.connectors.sparkplug import SparkplugHost
 from edge_agent.store import RecordWriter, Store
 from tests.fixtures.broker import Broker
 

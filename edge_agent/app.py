@@ -13,24 +13,24 @@ from pathlib import Path
 
 import structlog
 
-from connectors.ingest import MqttIngest
-from connectors.mqtt import MqttClient
-from connectors.opcua import OpcuaSource
-from connectors.outbox import OutboxPublisher
-from connectors.retained import read_retained
-from connectors.sparkplug import SparkplugHost
 from edge_agent import __version__
 from edge_agent.audit import AuditLog
 from edge_agent.audit.anchor import MARKER, AuditAnchor, Citation, checkpoint_topic, refuse_missing_log
 from edge_agent.audit.component import AuditCheckpointer, open_audit_log, witness_targets
 from edge_agent.config import AgentConfig
 from edge_agent.config.security import security_warnings
+from edge_agent.connectors.mqtt import MqttClient
+from edge_agent.connectors.mqtt.ingest import MqttIngest
+from edge_agent.connectors.opcua import OpcuaSource
+from edge_agent.connectors.sparkplug import SparkplugHost
 from edge_agent.daemon.component import Component
 from edge_agent.daemon.health import HealthServer
 from edge_agent.daemon.sdnotify import SdNotifier
 from edge_agent.daemon.storage import RecordWriterComponent, RetentionComponent
 from edge_agent.daemon.supervisor import AgentStatus, Supervisor
 from edge_agent.llm.types import Engine
+from edge_agent.publish.outbox import OutboxPublisher
+from edge_agent.publish.retained import read_retained
 from edge_agent.reports.service import ReportService
 from edge_agent.store import RecordWriter, Store
 

@@ -1,6 +1,6 @@
 """Signed approvals: a sign-off only the approver's key can make, checkable offline from the audit entry alone.
 
-An approver signs a *statement*, the canonical JSON (edge_agent/canonical.py) of
+An approver signs a *statement*, the canonical JSON (edge_agent/base/canonical.py) of
 
     {"type": "edge-agent-signoff/v1", "report_id", "body_sha256", "decision": "approve"|"reject", "by", "at", "nonce",
      "comment"}
@@ -20,7 +20,7 @@ SSH wire blob (what `ssh-keygen -lf` prints).
 
 Everything here is pure (no clock, no files, no nonce store): the agent adds freshness and replay checks around
 `verify_approval`; an auditor's `verify_recorded_approval` re-checks an audit entry's approval with nothing but the
-entry and, optionally, the public keys the auditor trusts. This module imports only `edge_agent.canonical`.
+entry and, optionally, the public keys the auditor trusts. This module imports only `edge_agent.base.canonical`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from edge_agent.canonical import CanonicalJsonError, canonical_json
+from edge_agent.base.canonical import CanonicalJsonError, canonical_json
 
 NAMESPACE = "edge-agent-signoff"
 STATEMENT_TYPE = "edge-agent-signoff/v1"

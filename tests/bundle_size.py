@@ -21,7 +21,7 @@ from pathlib import Path
 from edge_agent.audit import AuditLog
 from edge_agent.audit.export import export_bundle, write_archive
 from edge_agent.config import load_config
-from edge_agent.reports.evidence import StoreEvidence
+from edge_agent.reports.document import StoreEvidence
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.records import plant_records
 from edge_agent.store import Store

@@ -27,8 +27,7 @@ from edge_agent.audit.approvals import check_approvals, security_states, unsigne
 from edge_agent.audit.export import export_bundle
 from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.verify import VerifyResult, verify_bundle
-from edge_agent.reports.repository import ReportRepository
-from edge_agent.reports.signoff import SignoffPolicy, check_signed, decide
+from edge_agent.reports.document import ReportRepository, SignoffPolicy, check_signed, decide
 from tests.test_audit_bundle import generate
 
 ORIGIN = "edge-agent/approvals-site"

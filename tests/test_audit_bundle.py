@@ -29,13 +29,12 @@ from edge_agent.audit.keys import Verifier
 from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.manifest import sign_manifest
 from edge_agent.audit.verify import VerifyResult, verify_bundle
-from edge_agent.canonical import canonical_json, sha256_hex
-from edge_agent.reports.document import new_document
+from edge_agent.base.canonical import canonical_json, sha256_hex
+from edge_agent.reports.document import decide, new_document
+from edge_agent.reports.document.repository import ReportRepository, document_bytes
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import Draft
-from edge_agent.reports.repository import ReportRepository, document_bytes
+from edge_agent.reports.narrative import Draft
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from edge_agent.reports.signoff import decide
 from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
 
 ORIGIN = "edge-agent/bundle-site"

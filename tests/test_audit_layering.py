@@ -41,7 +41,7 @@ class TestAuditLayering:
         assert {name: found for name, found in offenders.items() if found} == {}
 
     def test_canonical_json_imports_nothing_from_the_project(self) -> None:
-        """edge_agent/canonical.py stands below every layer that hashes, so any of them may use it."""
+        """edge_agent/base/canonical.py stands below every layer that hashes, so any of them may use it."""
         assert project_modules(imported_modules(PACKAGE / "canonical.py")) == set()
 
     def test_the_walk_sees_the_audit_modules(self) -> None:

@@ -35,13 +35,13 @@ from edge_agent.audit.keys import Verifier
 from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.manifest import BundleManifest, describe_files, sign_manifest
 from edge_agent.audit.verify import VerifyResult, verify_bundle
-from edge_agent.canonical import canonical_json
+from edge_agent.base.canonical import canonical_json
+from edge_agent.base.types import StoredRecord, idempotency_key, ids_sha256
 from edge_agent.config import AgentConfig, load_config
-from edge_agent.reports.evidence import StoreEvidence, recompute
+from edge_agent.reports.document import StoreEvidence, recompute
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.records import Gap, plant_records
 from edge_agent.store import Store
-from edge_agent.types import StoredRecord, idempotency_key, ids_sha256
 from tests.fixtures.evidence import file_reports
 
 ORIGIN = "edge-agent/recompute-site"

@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from connectors.outbox import OutboxPublisher
-from connectors.retained import read_retained
 from edge_agent.app import _store_citations, _store_has_data
 from edge_agent.audit import AuditLog, CheckpointError
 from edge_agent.audit.anchor import (
@@ -40,7 +38,9 @@ from edge_agent.audit.witness_client import WitnessTarget
 from edge_agent.config import AgentConfig
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.doctor.audit_rollback import check_audit_rollback
-from edge_agent.reports.repository import ReportRepository
+from edge_agent.publish.outbox import OutboxPublisher
+from edge_agent.publish.retained import read_retained
+from edge_agent.reports.document import ReportRepository
 from edge_agent.store import Store
 from tests.fixtures.broker import Broker
 from tests.test_witness import WitnessProcess, start_witness

@@ -1,4 +1,4 @@
-"""The one backoff rule (`edge_agent.backoff`): doubling, the cap, and the three jitters, by hand-worked cases."""
+"""The one backoff rule (`edge_agent.base.backoff`): doubling, the cap, and the three jitters, by hand-worked cases."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from edge_agent.backoff import MAX_DOUBLINGS, backoff_delay
+from edge_agent.base.backoff import MAX_DOUBLINGS, backoff_delay
 
 
 class FixedDraw(random.Random):

@@ -7,7 +7,7 @@ import sys
 import time
 
 from bench.hostile import _MIB, FLOOD_MAX_PAYLOAD, _RssSampler, _tree, flood_payloads
-from connectors.mqtt.client import PACKET_HEADROOM_BYTES
+from edge_agent.connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from edge_agent.sim.hostile import Topics
 
 

@@ -1,4 +1,4 @@
-"""Canonical JSON (edge_agent.canonical): exact bytes for each rule of the form, refusals, and properties."""
+"""Canonical JSON (edge_agent.base.canonical): exact bytes for each rule of the form, refusals, and properties."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from edge_agent.audit.entry import GENESIS_HASH, AuditEntry
-from edge_agent.canonical import CanonicalJsonError, ascii_json, canonical_json, sha256_hex
+from edge_agent.base.canonical import CanonicalJsonError, ascii_json, canonical_json, sha256_hex
 
 
 class TestCanonicalJson:

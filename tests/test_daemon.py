@@ -23,6 +23,7 @@ from structlog.testing import capture_logs
 
 from edge_agent.audit import AuditEntry
 from edge_agent.audit.verify import verify_log
+from edge_agent.base.types import Record, idempotency_key
 from edge_agent.config import DaemonConfig, HealthConfig, load_config
 from edge_agent.daemon.component import HearsStop
 from edge_agent.daemon.health import HealthServer
@@ -30,7 +31,6 @@ from edge_agent.daemon.sdnotify import SdNotifier
 from edge_agent.daemon.storage import RecordWriterComponent
 from edge_agent.daemon.supervisor import Supervisor, SupervisorError
 from edge_agent.store import RecordWriter, Store
-from edge_agent.types import Record, idempotency_key
 from tests.fixtures.broker import Broker, free_port
 from tests.fixtures.notify import NotifySocket
 

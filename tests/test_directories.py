@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from edge_agent.directories import build_directory
+from edge_agent.base.directories import build_directory
 
 
 def write_two(tmp: Path) -> str:

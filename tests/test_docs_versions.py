@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from edge_agent.reports.generate import GROUNDING_RULES
-from edge_agent.reports.phrasebook import REFERENCE_PHRASEBOOK_VERSION
-from edge_agent.reports.prompts import TEMPLATE_VERSION
-from edge_agent.reports.reference import REFERENCE_VERSION
+from edge_agent.reports.narrative import GROUNDING_RULES, REFERENCE_VERSION, TEMPLATE_VERSION
+from edge_agent.reports.narrative.phrasebook import REFERENCE_PHRASEBOOK_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDES = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])

@@ -23,11 +23,11 @@ import pytest
 from asyncua import Server, ua
 from asyncua.common.utils import ServiceError
 
-from connectors.opcua_security import default_application_uri, ensure_certificate, sha256_thumbprint
 from edge_agent.audit.keys import Signer
 from edge_agent.audit.log import SIGNING_KEY
 from edge_agent.cli import main
 from edge_agent.config import AgentConfig
+from edge_agent.connectors.opcua.security import default_application_uri, ensure_certificate, sha256_thumbprint
 from edge_agent.doctor import AsyncProbe, Check, Probe, render, run_probes
 from edge_agent.doctor.files import check_audit_key, check_state_dir, disk_verdict
 from edge_agent.doctor.host import check_clock, check_ntp, check_unit, unit_environment

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from prometheus_client import REGISTRY
 
-from connectors.ingest import MqttIngest
+from edge_agent.base.types import Record, idempotency_key, utcnow
+from edge_agent.connectors.mqtt.ingest import MqttIngest
 from edge_agent.store import RecordWriter, Store, StoreFullError
-from edge_agent.types import Record, idempotency_key, utcnow
 from tests.fixtures.broker import Broker
 from tests.test_mqtt_ingest import mes, mqtt_config, publish, running, wait_for_count
 

@@ -19,7 +19,7 @@ REPO = Path(edge_agent.__file__).resolve().parents[1]
 PACKAGE = REPO / "edge_agent"
 # Split into a unit per top-level module or subpackage; the others are one unit each.
 SPLIT = ("edge_agent", "training")
-WHOLE = ("connectors", "bench")
+WHOLE = ("bench",)
 
 # Where whole programs are assembled; each may wire `connectors` in (and anything else below it):
 COMPOSITION_ROOTS = {
@@ -27,7 +27,7 @@ COMPOSITION_ROOTS = {
     "edge_agent.demo": "`make demo`: broker, simulator and agent together",
     "edge_agent.doctor": "`edge-agent doctor`: checks the broker and OPC UA servers through the agent's own clients",
     # The plant simulator is a separate program standing in for the plant; it takes its OPC UA server certificate
-    # from the same helper the agent's client certificate comes from (`connectors.opcua_security`).
+    # from the same helper the agent's client certificate comes from (`edge_agent.connectors.opcua.security`).
     "edge_agent.sim": "the plant simulator (OPC UA server, MES/log publisher) for the demo, the benches and tests",
     "edge_agent.qualify": "`edge-agent qualify`: IQ through doctor's checks, OQ/PQ on a private agent and broker",
     "edge_agent.cli": "the `edge-agent` commands (e.g. `report request` is an MQTT client itself)",
@@ -38,21 +38,11 @@ COMPOSITION_ROOTS = {
 # benches sit above the runtime, which never imports them.
 LAYERS: list[tuple[str, ...]] = [
     # values and helpers everything may use, each standing alone (`edge_agent` itself: the version)
-    (
-        "edge_agent",
-        "edge_agent.types",
-        "edge_agent.canonical",
-        "edge_agent.backoff",
-        "edge_agent.logging",
-        "edge_agent.topic_filter",
-        "edge_agent.mes_vocabulary",
-        "edge_agent.directories",
-        "edge_agent.broker",
-    ),
+    ("edge_agent", "edge_agent.base"),
     # signed approvals (pure: keys, SSHSIG, statements): the config validates approver keys with it, the audit
     # bundle verifier re-checks recorded approvals with it
     ("edge_agent.approval",),
-    ("edge_agent.values", "edge_agent.config"),
+    ("edge_agent.base.values", "edge_agent.config"),
     # audit is low in the code although last in the data flow: the engine and the connectors write to its AuditSink
     ("edge_agent.store", "edge_agent.audit"),
     # connectors may use the runtime's lower layers, never the engine, the daemon or the reports
@@ -250,17 +240,20 @@ class TestLayering:
     def test_lazy_imports_are_seen(self, tmp_path: Path) -> None:
         """An import inside a function counts as much as one at the top of the module."""
         source = tmp_path / "lazy.py"
-        source.write_text("def run():\n    from connectors.mqtt import MqttClient\n    import connectors.routes\n")
-        assert imported_modules(source) == {"connectors.mqtt", "connectors.routes"}
+        source.write_text(
+            "def run():\n    from edge_agent.connectors.mqtt import MqttClient\n"
+            "    import edge_agent.connectors.mqtt.routes\n"
+        )
+        assert imported_modules(source) == {"edge_agent.connectors.mqtt", "edge_agent.connectors.mqtt.routes"}
 
     def test_relative_and_submodule_imports_are_resolved(self, tmp_path: Path) -> None:
         """`from . import x` inside edge_agent.reports names edge_agent.reports.x; `from edge_agent import llm`
         names the llm package."""
         source = tmp_path / "service.py"
         source.write_text("from . import facts\nfrom ..llm.types import ChatMessage\nfrom edge_agent import llm\n")
-        assert imported_modules(source, "edge_agent.reports.service") == {
+        assert imported_modules(source, "edge_agent.reports.service.dispatch") == {
             "edge_agent.reports",
-            "edge_agent.reports.facts",
+            "edge_agent.reports.facts.compute",
             "edge_agent.llm.types",
             "edge_agent",
             "edge_agent.llm",

@@ -16,9 +16,12 @@ import pytest
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from connectors.ingest import split_reused_ids
-from connectors.mqtt import MqttMessage
-from connectors.parsers import (
+from edge_agent.base.types import Record
+from edge_agent.base.values import INT64_MAX, INT64_MIN, ValueDomainError, check_json_domain
+from edge_agent.config.mqtt import MqttConfig, RouteConfig
+from edge_agent.connectors.mqtt import MqttMessage
+from edge_agent.connectors.mqtt.ingest import split_reused_ids
+from edge_agent.connectors.mqtt.parsers import (
     DEFAULT_LIMITS,
     InputLimits,
     JsonParser,
@@ -26,11 +29,8 @@ from connectors.parsers import (
     QuarantineReason,
     TextParser,
 )
-from connectors.routes import RouteTable
-from edge_agent.config.mqtt import MqttConfig, RouteConfig
+from edge_agent.connectors.mqtt.routes import RouteTable
 from edge_agent.store import Store
-from edge_agent.types import Record
-from edge_agent.values import INT64_MAX, INT64_MIN, ValueDomainError, check_json_domain
 
 RECEIVED = datetime(2026, 11, 29, 7, 0, tzinfo=UTC)
 ROUTES = [

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from prometheus_client import REGISTRY
 
-from connectors.mqtt import MqttClient, MqttConnectError, MqttMessage, MqttTimeoutError
-from connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from edge_agent.config.mqtt import MqttConfig, TlsConfig
+from edge_agent.connectors.mqtt import MqttClient, MqttConnectError, MqttMessage, MqttTimeoutError
+from edge_agent.connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from tests.fixtures.broker import Broker
 from tests.fixtures.tls import make_pki, tls_broker
 

@@ -1,4 +1,5 @@
-"""The MQTT client's read gate (`connectors.mqtt.flow.ReadGate`), by hand-worked sequences and Hypothesis, without a
+"""The MQTT client's read gate (`edge_agent.connectors.mqtt.flow.ReadGate`), by hand-worked sequences and Hypothesis,
+without a
 socket."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connectors.mqtt.flow import ReadAction, ReadGate
+from edge_agent.connectors.mqtt.flow import ReadAction, ReadGate
 
 KEEP, PAUSE, RESUME = ReadAction.KEEP, ReadAction.PAUSE, ReadAction.RESUME
 

@@ -19,11 +19,11 @@ from typing import NamedTuple
 import pytest
 from prometheus_client import REGISTRY
 
-from connectors.ingest import MqttIngest
-from connectors.mqtt import MqttClient
 from edge_agent.audit import AuditLog
 from edge_agent.audit.entry import AuditEntry
 from edge_agent.config.mqtt import MqttConfig, RouteConfig
+from edge_agent.connectors.mqtt import MqttClient
+from edge_agent.connectors.mqtt.ingest import MqttIngest
 from edge_agent.store import RecordWriter, Store
 from tests.fixtures.broker import Broker
 
@@ -348,7 +348,7 @@ kind = "mes_event"
         )
         log = open(state_dir / "agent.log", "ab")
         return subprocess.Popen(
-            [sys.executable, "-m", "connectors.ingest", "--config", str(config)],
+            [sys.executable, "-m", "edge_agent.connectors.mqtt.ingest", "--config", str(config)],
             cwd=REPO,
             stdout=log,
             stderr=log,

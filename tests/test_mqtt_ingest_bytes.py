@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from connectors.ingest import MqttIngest
-from connectors.mqtt import MqttClient
 from edge_agent.config import MqttConfig
+from edge_agent.connectors.mqtt import MqttClient
+from edge_agent.connectors.mqtt.ingest import MqttIngest
 from edge_agent.store import RecordWriter, Store
 from tests.fixtures.broker import Broker
 from tests.test_daemon import wait_until
@@ -67,7 +67,7 @@ async def test_large_batches_are_parsed_off_the_event_loop(
     readiness; a small batch is parsed on the loop (no thread hop per message). Every message is stored either way."""
     import threading
 
-    from connectors import ingest as ingest_module
+    from edge_agent.connectors import ingest as ingest_module
 
     parsed_on: list[tuple[int, bool]] = []
     real_parse = ingest_module._parse

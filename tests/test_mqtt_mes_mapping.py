@@ -18,18 +18,18 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
-from connectors.ingest import MqttIngest
-from connectors.mqtt import MqttClient
-from connectors.parsers import ParseError, QuarantineReason, lookup
-from connectors.routes import RouteTable
+from edge_agent.base.mes_vocabulary import MES_EVENT_TYPES, MES_FIELDS, REQUIRED_FIELDS
+from edge_agent.base.types import idempotency_key
 from edge_agent.config import ConfigError, load_config
 from edge_agent.config.mqtt import MesEventsConfig, MqttConfig, RouteConfig
-from edge_agent.mes_vocabulary import MES_EVENT_TYPES, MES_FIELDS, REQUIRED_FIELDS
+from edge_agent.connectors.mqtt import MqttClient
+from edge_agent.connectors.mqtt.ingest import MqttIngest
+from edge_agent.connectors.mqtt.parsers import ParseError, QuarantineReason, lookup
+from edge_agent.connectors.mqtt.routes import RouteTable
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.records import plant_records
 from edge_agent.store import RecordWriter, Store
-from edge_agent.types import idempotency_key
 from tests.fixtures.broker import Broker
 
 RECEIVED = datetime(2026, 11, 29, 7, 0, tzinfo=UTC)

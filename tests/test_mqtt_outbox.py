@@ -15,12 +15,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from connectors.mqtt import MqttClient, MqttMessage
-from connectors.mqtt.metrics import CONNECTS
-from connectors.outbox import DEAD_LETTERS, MAX_TOPIC_BYTES, OutboxPublisher, publish_problem
+from edge_agent.base.types import OutboxMessage, utcnow
 from edge_agent.config.mqtt import MqttConfig
+from edge_agent.connectors.mqtt import MqttClient, MqttMessage
+from edge_agent.connectors.mqtt.metrics import CONNECTS
+from edge_agent.publish.outbox import DEAD_LETTERS, MAX_TOPIC_BYTES, OutboxPublisher, publish_problem
 from edge_agent.store import Store
-from edge_agent.types import OutboxMessage, utcnow
 from tests.fixtures.broker import Broker
 
 pytestmark = pytest.mark.broker

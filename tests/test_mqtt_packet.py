@@ -1,4 +1,5 @@
-"""`connectors.mqtt.packet`: a PUBLISH packet's size, checked against the bytes paho itself builds (the broker-side
+"""`edge_agent.connectors.mqtt.packet`: a PUBLISH packet's size, checked against the bytes paho itself builds (the
+broker-side
 boundary, a packet at and one byte over Mosquitto's `max_packet_size`, is in test_mqtt_outbox.py)."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersi
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from connectors.mqtt.packet import publish_packet_size, varint_size
+from edge_agent.connectors.mqtt.packet import publish_packet_size, varint_size
 
 
 class TestPublishPacketSize:

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from connectors.parsers import JsonParser, ParseError, QuarantineReason, TextParser
-from connectors.routes import RouteError, RouteTable, validate_filter
-from edge_agent.backoff import backoff_delay
+from edge_agent.base.backoff import backoff_delay
+from edge_agent.base.topic_filter import topic_matches
+from edge_agent.base.types import idempotency_key
 from edge_agent.config.mqtt import RouteConfig
-from edge_agent.topic_filter import topic_matches
-from edge_agent.types import idempotency_key
+from edge_agent.connectors.mqtt.parsers import JsonParser, ParseError, QuarantineReason, TextParser
+from edge_agent.connectors.mqtt.routes import RouteError, RouteTable, validate_filter
 
 RECEIVED = datetime(2026, 11, 29, 7, 0, tzinfo=UTC)
 MES = {

@@ -15,16 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from edge_agent.canonical import canonical_json
+from edge_agent.base.canonical import canonical_json
+from edge_agent.base.types import StoredRecord
 from edge_agent.llm.types import ChatMessage
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.grounding import check_narrative
-from edge_agent.reports.prompts import build_prompt
+from edge_agent.reports.narrative import build_prompt
+from edge_agent.reports.narrative.grounding import check_narrative
 from edge_agent.reports.request import ReportType, ResolvedRequest, ResolvedWindow, Scope, shift_bounds
 from edge_agent.reports.untrusted import looks_like_instruction
 from edge_agent.sim.plant import LogLine, tag_names
 from edge_agent.sim.records import Gap, plant_records
-from edge_agent.types import StoredRecord
 from training.narrator.corpus import (
     INJECTIONS,
     SHIFTS,
@@ -265,7 +265,7 @@ class TestCorpusFile:
 
 @pytest.fixture(scope="module")
 def reference_samples() -> Iterator[list[NarratorSample]]:
-    pytest.importorskip("edge_agent.reports.reference")
+    pytest.importorskip("edge_agent.reports.narrative.reference")
     yield list(build_samples(range(3), "test"))
 
 

@@ -1,4 +1,5 @@
-"""Who said it (connectors/authorship.py): a note's author is the broker user its topic vouches for; a name the line
+"""Who said it (edge_agent/connectors/mqtt/authorship.py): a note's author is the broker user its topic vouches for; a
+name the line
 claims is only `claimed_author`, never the author in a fact, a prompt or a reference text.
 
 Layers: the pure attribution; the route table as ingest uses it, into facts, prompts and the reference writer;
@@ -19,20 +20,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from connectors.authorship import attribute, vouched_author
-from connectors.ingest import MqttIngest
-from connectors.mqtt import MqttClient
-from connectors.mqtt.errors import MqttPublishError
-from connectors.routes import RouteTable
+from edge_agent.base.types import Record, StoredRecord
 from edge_agent.config.mqtt import MqttConfig, RouteConfig
 from edge_agent.config.reports import ReportsConfig
+from edge_agent.connectors.mqtt import MqttClient
+from edge_agent.connectors.mqtt.authorship import attribute, vouched_author
+from edge_agent.connectors.mqtt.errors import MqttPublishError
+from edge_agent.connectors.mqtt.ingest import MqttIngest
+from edge_agent.connectors.mqtt.routes import RouteTable
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import section_prompts
-from edge_agent.reports.reference import reference_text
+from edge_agent.reports.narrative import reference_text, section_prompts, split_sections
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from edge_agent.reports.sections import split_sections
 from edge_agent.store import RecordWriter, Store
-from edge_agent.types import Record, StoredRecord
 from tests.fixtures.broker import Broker, _require_mosquitto
 from tests.fixtures.reports import SHIFT_START, TZ
 

@@ -12,8 +12,8 @@ import pytest
 from asyncua import ua
 from asyncua.server import event_generator
 
-from connectors.opcua import Backoff, item_request, quality_of, tag_record
 from edge_agent.config import NodeConfig
+from edge_agent.connectors.opcua import Backoff, item_request, quality_of, tag_record
 from edge_agent.sim.plant import AlarmEvent
 from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wait_until
 

@@ -21,7 +21,10 @@ from asyncua.common.events import Event
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from connectors.opcua import (
+from edge_agent.base.types import Record, utcnow
+from edge_agent.base.values import PlausibleTimes
+from edge_agent.config import OpcuaSourceConfig
+from edge_agent.connectors.opcua import (
     QUARANTINED,
     Refused,
     convert_event,
@@ -30,10 +33,7 @@ from connectors.opcua import (
     gap_record,
     overflowed,
 )
-from edge_agent.config import OpcuaSourceConfig
 from edge_agent.store import Store
-from edge_agent.types import Record, utcnow
-from edge_agent.values import PlausibleTimes
 from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wait_until
 
 T0 = datetime(2020, 3, 2, 6, 0, tzinfo=UTC)

@@ -19,7 +19,9 @@ from asyncua import Server, ua
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectors.opcua.browse import (
+from edge_agent.cli import main
+from edge_agent.config import NodeConfig, OpcuaSourceConfig, load_config
+from edge_agent.connectors.opcua.browse import (
     DEFAULT_DEPTH,
     MAX_NODES,
     AddressSpace,
@@ -33,10 +35,8 @@ from connectors.opcua.browse import (
     suggest_naming,
     toml_string,
 )
-from connectors.opcua_ids import node_id
-from connectors.opcua_security import sha256_thumbprint
-from edge_agent.cli import main
-from edge_agent.config import NodeConfig, OpcuaSourceConfig, load_config
+from edge_agent.connectors.opcua.ids import node_id
+from edge_agent.connectors.opcua.security import sha256_thumbprint
 from edge_agent.sim.plant import tag_names
 from tests.fixtures.broker import free_port
 from tests.fixtures.opcua import Background, OpcuaServer

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from asyncua import ua
 
-from connectors.opcua import GAPS
 from edge_agent.audit import AuditLog
 from edge_agent.audit.entry import AuditEntry
 from edge_agent.audit.log import iter_lines
+from edge_agent.base.types import StoredRecord
+from edge_agent.connectors.opcua import GAPS
 from edge_agent.sim.opcua_server import RetainedHistory
 from edge_agent.sim.plant import AlarmEvent
-from edge_agent.types import StoredRecord
 from tests.fixtures.opcua import OpcuaServer, Running, running_source, source_config, wait_until
 
 pytestmark = pytest.mark.opcua

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from connectors.opcua import RECONNECTS
 from edge_agent.config import NodeConfig
+from edge_agent.connectors.opcua import RECONNECTS
 from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wait_until
 
 pytestmark = pytest.mark.opcua
@@ -77,10 +77,10 @@ async def test_first_start_backfills_history_page_by_page(
     opcua_server: OpcuaServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """history_backfill_initial_s reads what the server kept before the agent started, across truncated pages."""
-    import connectors.opcua.history
+    import edge_agent.connectors.opcua.history
 
     # asyncua's history cuts a reply at NumValuesPerNode without a continuation point: 23 values = 5 pages of 5.
-    monkeypatch.setattr(connectors.opcua.history, "HISTORY_PAGE_VALUES", 5)
+    monkeypatch.setattr(edge_agent.connectors.opcua.history, "HISTORY_PAGE_VALUES", 5)
     t0 = datetime.now(UTC) - timedelta(minutes=10)
     written = [(t0 + timedelta(seconds=i), FIRST + i) for i in range(23)]
     for when, value in written:
@@ -99,9 +99,9 @@ async def test_notification_overflow_reconnects_and_backfills(
     opcua_server: OpcuaServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """When our notification queue overflows, the session is replaced and the dropped values come from history."""
-    import connectors.opcua.session
+    import edge_agent.connectors.opcua.session
 
-    monkeypatch.setattr(connectors.opcua.session, "NOTIFICATION_QUEUE_MAX", 5)
+    monkeypatch.setattr(edge_agent.connectors.opcua.session, "NOTIFICATION_QUEUE_MAX", 5)
     config = source_config(opcua_server.endpoint, [VIB], publishing_interval_ms=200.0)
     reconnects_before = RECONNECTS.labels("plc")._value.get()
     async with running_source(config, tmp_path / "agent") as agent:

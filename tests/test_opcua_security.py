@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from connectors.opcua import OpcuaSecurityError, ServerCertificateMismatch
-from connectors.opcua_security import check_pin, ensure_certificate, load_identity, normalize_pin, sha256_thumbprint
+from edge_agent.connectors.opcua import OpcuaSecurityError, ServerCertificateMismatch
+from edge_agent.connectors.opcua.security import (
+    check_pin,
+    ensure_certificate,
+    load_identity,
+    normalize_pin,
+    sha256_thumbprint,
+)
 from tests.fixtures.opcua import OpcuaServer, running_source, source_config, wait_until
 
 pytestmark = pytest.mark.opcua

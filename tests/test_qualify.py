@@ -22,7 +22,7 @@ from edge_agent.audit.bundle import QUALIFICATIONS
 from edge_agent.audit.export import export_bundle
 from edge_agent.audit.keys import Verifier
 from edge_agent.audit.verify import Problem, VerifyResult, verify_bundle
-from edge_agent.canonical import sha256_hex
+from edge_agent.base.canonical import sha256_hex
 from edge_agent.cli import main
 from edge_agent.config import AgentConfig, ConfigError, QualifyConfig, load_config
 from edge_agent.llm.types import Completion, SpecStats, Timings
@@ -41,7 +41,7 @@ from edge_agent.qualify.report import (
 from edge_agent.qualify.requests import Answered
 from edge_agent.qualify.runner import Engines, document, qualify
 from edge_agent.qualify.seal import seal
-from edge_agent.reports.replay import ReplayResult
+from edge_agent.reports.document import ReplayResult
 from edge_agent.sim.hostile import ClassOutcome, HostileOutcome
 from tests.fixtures.engine import EngineHandle, engine_config
 
@@ -104,7 +104,7 @@ def test_config_check_validates_the_qualify_section(tmp_path: Path) -> None:
 def test_sandbox_lifts_the_plant_request_limits_and_leaves_the_live_broker(tmp_path: Path) -> None:
     """The example config's request limits would refuse the checks' own requests: the sandbox lifts every one and
     points MQTT at the private broker, keeping the plant's payload bound."""
-    from edge_agent.broker import Broker
+    from edge_agent.base.broker import Broker
     from edge_agent.qualify.sandbox import UNTHROTTLED, sandbox_config
 
     plant = load_config(Path("configs/edge-agent.example.toml"), {"EDGE_AGENT__MQTT__PASSWORD": "x"})

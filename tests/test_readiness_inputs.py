@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from connectors.mqtt import MqttClient
 from edge_agent.audit.component import AuditCheckpointer, open_audit_log
 from edge_agent.config import AgentConfig, HealthConfig
+from edge_agent.connectors.mqtt import MqttClient
 from edge_agent.daemon.health import HealthServer
 from edge_agent.daemon.storage import RecordWriterComponent
 from edge_agent.daemon.supervisor import Supervisor

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts, ids_sha256, round_value
-from edge_agent.reports.generate import report_records
+from edge_agent.base.types import Record, StoredRecord, idempotency_key, ids_sha256
+from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts, round_value
+from edge_agent.reports.narrative import report_records
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
 from edge_agent.store import Store
-from edge_agent.types import Record, StoredRecord, idempotency_key
 from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
 
 

@@ -10,15 +10,12 @@ from typing import Any
 
 import pytest
 
-from edge_agent.canonical import canonical_json
-from edge_agent.reports import replay
+from edge_agent.base.canonical import canonical_json
+from edge_agent.reports.document import replay, replay_with_engine
 from edge_agent.reports.facts import Fact
-from edge_agent.reports.generate import GROUNDING_RULES, check_section
-from edge_agent.reports.prompts import load_phrasebook
-from edge_agent.reports.reference import REFERENCE_VERSION
-from edge_agent.reports.replay import replay_with_engine
+from edge_agent.reports.narrative import REFERENCE_VERSION, load_phrasebook, split_sections
+from edge_agent.reports.narrative.generate import GROUNDING_RULES, check_section
 from edge_agent.reports.request import ResolvedRequest
-from edge_agent.reports.sections import split_sections
 from edge_agent.store import Store
 from tests.fixtures.broker import Broker
 from tests.fixtures.reports import INJECTION, shift_records

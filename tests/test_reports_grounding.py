@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from edge_agent.base.types import StoredRecord
 from edge_agent.reports.facts import Fact, compute_facts
-from edge_agent.reports.grounding import check_bound, check_narrative, section_grounding
+from edge_agent.reports.narrative.grounding import check_bound, check_narrative, section_grounding
+from edge_agent.reports.narrative.sections import Section, note_assets
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from edge_agent.reports.sections import Section, note_assets
-from edge_agent.types import StoredRecord
 from tests.fixtures.reports import SHIFT_START, TZ, fact
 
 

@@ -15,15 +15,14 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from connectors.mqtt import MqttClient, MqttMessage
+from edge_agent.base.types import Record, idempotency_key
 from edge_agent.config.mqtt import MqttConfig
-from edge_agent.reports.document import report_id_for
+from edge_agent.connectors.mqtt import MqttClient, MqttMessage
+from edge_agent.reports.document import mqtt_signoff_refusal, report_id_for
 from edge_agent.reports.request import parse_request, request_sha256
 from edge_agent.reports.service import ReportService
-from edge_agent.reports.signoff import mqtt_signoff_refusal
-from edge_agent.reports.topics import reply_topic_refusal
+from edge_agent.reports.service.topics import reply_topic_refusal
 from edge_agent.store import Store
-from edge_agent.types import Record, idempotency_key
 from tests.fixtures.broker import Broker
 from tests.fixtures.reports import SHIFT_START, shift_records
 from tests.fixtures.reports_service import (

@@ -1,4 +1,5 @@
-"""Plant KPIs (edge_agent.reports.kpi): OEE, MTBF/MTTR and alarm performance, each figure worked out by hand in the
+"""Plant KPIs (edge_agent.reports.facts.kpi): OEE, MTBF/MTTR and alarm performance, each figure worked out by hand in
+the
 comments beside it."""
 
 from __future__ import annotations
@@ -6,13 +7,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from edge_agent.base.types import Record
 from edge_agent.config.kpi import ConsoleConfig, KpiConfig, KpiLineConfig
 from edge_agent.reports.facts import Fact, compute_facts
-from edge_agent.reports.kpi.alarms import max_burst
-from edge_agent.reports.kpi.intervals import minus, union
+from edge_agent.reports.facts.kpi.alarms import max_burst
+from edge_agent.reports.facts.kpi.intervals import minus, union
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.records import plant_records
-from edge_agent.types import Record
 from tests.fixtures.reports import SHIFT_START, TZ, record, stored
 
 

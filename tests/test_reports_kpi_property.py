@@ -6,10 +6,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge_agent.reports.kpi.alarms import INTERVAL_S, Activation, flood_seconds, floods, rates
-from edge_agent.reports.kpi.intervals import Stop
-from edge_agent.reports.kpi.oee import oee_figures, ratio
-from edge_agent.reports.kpi.reliability import reliability
+from edge_agent.reports.facts.kpi.alarms import INTERVAL_S, Activation, flood_seconds, floods, rates
+from edge_agent.reports.facts.kpi.intervals import Stop
+from edge_agent.reports.facts.kpi.oee import oee_figures, ratio
+from edge_agent.reports.facts.kpi.reliability import reliability
 
 WINDOW = 8 * 3600.0
 intervals = st.lists(

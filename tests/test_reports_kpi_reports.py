@@ -13,12 +13,16 @@ from edge_agent.config.kpi import KpiLineConfig
 from edge_agent.config.reports import ReportsConfig
 from edge_agent.reports.errors import RequestError
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.generate import report_facts, report_records
-from edge_agent.reports.grounding import check_narrative, section_grounding
-from edge_agent.reports.prompts import build_prompt
-from edge_agent.reports.reference import reference_text
+from edge_agent.reports.narrative import (
+    Section,
+    build_prompt,
+    reference_text,
+    report_facts,
+    report_records,
+    split_sections,
+)
+from edge_agent.reports.narrative.grounding import check_narrative, section_grounding
 from edge_agent.reports.request import parse_request, resolve
-from edge_agent.reports.sections import Section, split_sections
 from edge_agent.store import Store
 from tests.fixtures.reports import SHIFT_START, TZ, fact, record, stored
 from tests.test_reports_kpi import KPI, _alarms, _request, _shift

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from edge_agent.reports.repository import PendingRequest, ReportRepository
+from edge_agent.base.types import utcnow
+from edge_agent.reports.document import PendingRequest, ReportRepository
 from edge_agent.reports.request import ReportRequest
-from edge_agent.reports.service import Job, ReplyTarget
+from edge_agent.reports.service.dispatch import Job, ReplyTarget
 from edge_agent.store import to_us
-from edge_agent.types import utcnow
 
 
 def pending(request_id: str, accepted_us: int, *topics: str) -> PendingRequest:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge_agent.canonical import sha256_hex
+from edge_agent.base.canonical import sha256_hex
 from edge_agent.reports.errors import TemplateError
-from edge_agent.reports.phrasebook import (
+from edge_agent.reports.narrative.phrasebook import (
     LANGUAGES,
     REFERENCE_PHRASEBOOK_VERSION,
     WORD_FIELDS,

@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from edge_agent.base.types import Record, StoredRecord
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
-from edge_agent.reports.grounding import section_grounding
-from edge_agent.reports.prompts import (
+from edge_agent.reports.narrative.grounding import section_grounding
+from edge_agent.reports.narrative.prompts import (
     TEMPLATE_VERSION,
     Prompt,
     build_prompt,
@@ -24,10 +25,9 @@ from edge_agent.reports.prompts import (
     load_phrasebook,
     load_template,
 )
+from edge_agent.reports.narrative.sections import SECTIONS, Section, note_assets, note_tie, split_sections
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
-from edge_agent.reports.sections import SECTIONS, Section, note_assets, note_tie, split_sections
 from edge_agent.reports.untrusted import clean, looks_like_instruction
-from edge_agent.types import Record, StoredRecord
 from tests.fixtures.engine import MODEL_DIR
 from tests.fixtures.reports import INJECTION, SHIFT_START, TZ, record, shift_records, stored
 from tests.test_reports_grounding import fact

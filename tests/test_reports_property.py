@@ -17,16 +17,16 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from edge_agent.canonical import canonical_json
+from edge_agent.base.canonical import canonical_json
+from edge_agent.base.types import StoredRecord
 from edge_agent.config.reports import ReportsConfig
 from edge_agent.llm.types import GenerationParams
+from edge_agent.reports.document.render import render_html, render_markdown
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
-from edge_agent.reports.generate import check_section, report_body, section_prompts
-from edge_agent.reports.grounding import check_narrative
-from edge_agent.reports.reference import reference_text
-from edge_agent.reports.render import render_html, render_markdown
+from edge_agent.reports.narrative import reference_text
+from edge_agent.reports.narrative.generate import check_section, report_body, section_prompts
+from edge_agent.reports.narrative.grounding import check_narrative
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from edge_agent.types import StoredRecord
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 LAST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)

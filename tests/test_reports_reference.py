@@ -8,14 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from edge_agent.base.types import Record, StoredRecord
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.grounding import section_grounding
-from edge_agent.reports.prompts import build_prompt, fact_sentence, load_phrasebook
-from edge_agent.reports.reference import REFERENCE_VERSION, reference_sentences, reference_text
+from edge_agent.reports.narrative import Section, build_prompt, fact_sentence, load_phrasebook, split_sections
+from edge_agent.reports.narrative.grounding import section_grounding
+from edge_agent.reports.narrative.reference import REFERENCE_VERSION, reference_sentences, reference_text
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from edge_agent.reports.sections import Section, split_sections
 from edge_agent.sim.records import plant_records
-from edge_agent.types import Record, StoredRecord
 from tests.fixtures.reports import SHIFT_START, TZ, record, shift_records, stored
 from tests.test_reports_property import scenarios
 

@@ -14,15 +14,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from edge_agent.canonical import canonical_json, sha256_hex
+from edge_agent.base.canonical import canonical_json, sha256_hex
+from edge_agent.base.types import Record, StoredRecord
 from edge_agent.config.kpi import KpiLineConfig
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.reference import reference_text
+from edge_agent.reports.narrative import Section, reference_text, split_sections
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from edge_agent.reports.sections import Section, split_sections
 from edge_agent.sim.plant import ASSETS
 from edge_agent.sim.records import plant_records
-from edge_agent.types import Record, StoredRecord
 from tests.fixtures.reports import SHIFT_START, TZ, record, shift_records, stored
 from tests.test_reports_kpi import KPI
 from tests.test_reports_kpi import _alarms as kpi_alarms

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from edge_agent.base.types import Record
+from edge_agent.reports.document.render import render_html, render_markdown
 from edge_agent.reports.facts import compute_facts
-from edge_agent.reports.render import render_html, render_markdown
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
-from edge_agent.types import Record
 from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
 
 HOSTILE = '<script>alert(1)</script> *bold* [link](http://x) & "q"'

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from edge_agent.base.topic_filter import topic_matches
 from edge_agent.config.reports import ShiftConfig
+from edge_agent.reports.document import parse_signoff
 from edge_agent.reports.errors import RequestError
 from edge_agent.reports.request import ReportRequest, parse_request, reply_fields, resolve
-from edge_agent.reports.signoff import parse_signoff
-from edge_agent.reports.topics import reply_topic_refusal
-from edge_agent.topic_filter import topic_matches
+from edge_agent.reports.service.topics import reply_topic_refusal
 
 TZ = "America/Mexico_City"
 ZONES = sorted(available_timezones())

@@ -9,9 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from edge_agent.reports.facts import Fact, compute_facts
-from edge_agent.reports.prose import prose_problems, sentences
-from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, from_iso
-from edge_agent.reports.sections import (
+from edge_agent.reports.narrative import prose_problems, sentences
+from edge_agent.reports.narrative.sections import (
     KPI_SECTIONS,
     SECTION_KINDS,
     SECTIONS,
@@ -21,6 +20,7 @@ from edge_agent.reports.sections import (
     split_sections,
     tag_peak,
 )
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, from_iso
 from tests.fixtures.reports import SHIFT_START, TZ, fact, shift_records, stored
 from tests.test_reports_property import scenarios
 

@@ -42,9 +42,8 @@ from edge_agent.audit import AuditLog
 from edge_agent.config import AgentConfig
 from edge_agent.config.reports import ReportsConfig
 from edge_agent.config.security import security_warnings
+from edge_agent.reports.document import ReportRepository, SignoffPolicy, check_signed, decide
 from edge_agent.reports.errors import SignoffError
-from edge_agent.reports.repository import ReportRepository
-from edge_agent.reports.signoff import SignoffPolicy, check_signed, decide
 from tests.fixtures.broker import Broker
 from tests.fixtures.reports_service import SIGNOFF_TOPIC, agent_config, mosquitto_rr, running_service, seed_report
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
 from edge_agent.config import AgentConfig
-from edge_agent.reports.throttle import MAX_TRACKED_USERS, Throttle, Verdict
+from edge_agent.reports.service.throttle import MAX_TRACKED_USERS, Throttle, Verdict
 from tests.fixtures.broker import Broker
 from tests.fixtures.reports_service import (
     REQUEST_TOPIC,

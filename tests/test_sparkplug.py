@@ -20,10 +20,10 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from connectors.sparkplug import SparkplugHost
-from connectors.sparkplug import sparkplug_b_pb2 as pb
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.config.sparkplug import SparkplugConfig
+from edge_agent.connectors.sparkplug import SparkplugHost
+from edge_agent.connectors.sparkplug import sparkplug_b_pb2 as pb
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.sparkplug import EdgeNodeEncoder

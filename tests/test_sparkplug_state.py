@@ -15,19 +15,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from connectors.sparkplug import HostState, Inbound, MetricName, Outcome, SparkplugReason, TagNamer
-from connectors.sparkplug import sparkplug_b_pb2 as pb
-from connectors.sparkplug.host_state import _valid_tag
-from connectors.sparkplug.payload import MetricRefused, decode_payload, metric_value, properties, rebirth_request
-from connectors.sparkplug.topics import TopicError, parse_topic, subscriptions
+from edge_agent.base.types import Record, StoredRecord, idempotency_key
+from edge_agent.base.values import PlausibleTimes
 from edge_agent.config import AgentConfig
 from edge_agent.config.base import PLAUSIBLE_TIME_MIN
 from edge_agent.config.sparkplug import SparkplugConfig, SparkplugNamingConfig
+from edge_agent.connectors.sparkplug import HostState, Inbound, MetricName, Outcome, SparkplugReason, TagNamer
+from edge_agent.connectors.sparkplug import sparkplug_b_pb2 as pb
+from edge_agent.connectors.sparkplug.host_state import _valid_tag
+from edge_agent.connectors.sparkplug.payload import (
+    MetricRefused,
+    decode_payload,
+    metric_value,
+    properties,
+    rebirth_request,
+)
+from edge_agent.connectors.sparkplug.topics import TopicError, parse_topic, subscriptions
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.sparkplug import EdgeNodeEncoder
-from edge_agent.types import Record, StoredRecord, idempotency_key
-from edge_agent.values import PlausibleTimes
 
 TIMES = PlausibleTimes(time_min=PLAUSIBLE_TIME_MIN, time_max_future=timedelta(days=1))
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)

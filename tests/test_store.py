@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from edge_agent.base.types import Record, idempotency_key, utcnow
 from edge_agent.config import StoreConfig
 from edge_agent.daemon.storage import RETENTION_DELETED, RetentionComponent, retention_policy
 from edge_agent.store import Inserted, MigrationError, RecordWriter, RetentionPolicy, Store, StoreError
 from edge_agent.store.retention import OUTBOX, QUARANTINE, RECORDS
-from edge_agent.types import Record, idempotency_key, utcnow
 
 T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 

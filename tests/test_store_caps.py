@@ -16,17 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
-from edge_agent.canonical import canonical_json, sha256_hex
+from edge_agent.base.canonical import canonical_json, sha256_hex
+from edge_agent.base.types import Record, utcnow
 from edge_agent.config import StoreConfig
 from edge_agent.daemon.storage import RetentionComponent
-from edge_agent.reports.document import new_document, report_id_for
-from edge_agent.reports.generate import KPI_HISTORY, Draft, held_ranges
-from edge_agent.reports.repository import ReportRepository
+from edge_agent.reports.document import ReportRepository, decide, hold_approved, new_document, report_id_for
+from edge_agent.reports.narrative.generate import KPI_HISTORY, Draft, held_ranges
 from edge_agent.reports.request import ResolvedWindow, iso
-from edge_agent.reports.signoff import decide, hold_approved
 from edge_agent.store import RetentionPolicy, Store, StoreFullError, to_us
 from edge_agent.store.retention import QUARANTINE, RECORDS
-from edge_agent.types import Record, utcnow
 from tests.fixtures.broker import Broker
 from tests.test_daemon import wait_until
 from tests.test_mqtt_ingest import publish, running
@@ -260,8 +258,8 @@ class TestIngestWaitsWhenOnlyHeldRecordsRemain:
         """A store at its cap holding only an approved report's records: MQTT messages are not stored or
         acknowledged (edge_agent_mqtt_store_full_total climbs, the ingest is not ready); once the cap is raised
         every one is stored exactly once."""
-        from connectors.ingest import MqttIngest
         from edge_agent.config import MqttConfig
+        from edge_agent.connectors.mqtt.ingest import MqttIngest
         from edge_agent.store import RecordWriter
 
         report_id = draft_with_window(repo, "r-1")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from edge_agent.base.types import Record
 from edge_agent.store import RecordWriter, Store, StoreFullError
-from edge_agent.types import Record
 from tests.test_store import rec
 
 # Large enough that a few rows need a page the capped file does not have (pages are 4 KiB).

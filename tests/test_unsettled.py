@@ -1,4 +1,5 @@
-"""A connector's taken-but-unacknowledged messages (connectors.unsettled): intake waits while either bound is reached,
+"""A connector's taken-but-unacknowledged messages (edge_agent.connectors.unsettled): intake waits while either bound
+is reached,
 and resumes once settled messages bring both under it."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectors.mqtt import MqttMessage
-from connectors.unsettled import Unsettled
+from edge_agent.connectors.mqtt import MqttMessage
+from edge_agent.connectors.unsettled import Unsettled
 
 
 def message(size: int) -> MqttMessage:

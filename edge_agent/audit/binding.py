@@ -3,7 +3,7 @@
 Rules, for a report document and the entries that name its `report_id`:
 
 * the entries it cites (`audit.requested`, `audit.generated`, `audit.signoff`) are the ones in the bundle;
-* its body hashes (`edge_agent.canonical.canonical_json` + SHA-256) to its `body_sha256`, and to the
+* its body hashes (`edge_agent.base.canonical.canonical_json` + SHA-256) to its `body_sha256`, and to the
   `body_sha256` of its last `report.generated` entry (a crash between the entry and the file can log a regeneration)
   and of its decision entry;
 * `draft`: no `report.signed_off` / `report.rejected` entry names it, and it has no sign-off block;
@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from edge_agent.audit import bundle
 from edge_agent.audit.entry import TIME_FORMAT
 from edge_agent.audit.manifest import BundleManifest
-from edge_agent.canonical import CanonicalJsonError, canonical_json, sha256_hex
+from edge_agent.base.canonical import CanonicalJsonError, canonical_json, sha256_hex
 
 # decide() stamps `at` (whole seconds) then appends; the append waits for an fsync and, at worst, a checkpoint.
 SIGNOFF_SLACK = timedelta(seconds=60)

@@ -1,6 +1,6 @@
 """One audit entry and its canonical encoding.
 
-Each line of `entries.jsonl` is an entry in canonical JSON (`edge_agent.canonical`: sorted keys, no whitespace,
+Each line of `entries.jsonl` is an entry in canonical JSON (`edge_agent.base.canonical`: sorted keys, no whitespace,
 UTF-8 without `\\u` escapes, no NaN or infinity, floats as Python's shortest repr — plants should put exact
 quantities in strings or integers), and `entry_hash` covers the same form:
 
@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from edge_agent.canonical import CanonicalJsonError, canonical_json
+from edge_agent.base.canonical import CanonicalJsonError, canonical_json
 
 # A SHA-256 in lowercase hex.
 HASH_HEX_LEN = 64

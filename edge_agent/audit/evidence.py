@@ -39,8 +39,8 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 import edge_agent
-from edge_agent.canonical import CanonicalJsonError, ascii_json, canonical_json
-from edge_agent.types import StoredRecord, ids_sha256
+from edge_agent.base.canonical import CanonicalJsonError, ascii_json, canonical_json
+from edge_agent.base.types import StoredRecord, ids_sha256
 
 RECORDS = "records.jsonl"
 EVIDENCE = "evidence.json"

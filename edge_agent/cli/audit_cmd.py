@@ -205,7 +205,7 @@ def _verify_bundle(args: argparse.Namespace) -> int:
 
 def _recompute() -> Any:
     # Imported only here: the reports' fact code, which plain verification does not need.
-    from edge_agent.reports.evidence import recompute
+    from edge_agent.reports.document import recompute
 
     return recompute
 
@@ -283,7 +283,7 @@ def _export(args: argparse.Namespace) -> int:
 def _evidence(config: AgentConfig, stack: contextlib.ExitStack) -> Any:
     """The records behind each report's facts, from the store under the plant's [reports] settings; None (no
     evidence in the bundle, said on stderr) when there is no store."""
-    from edge_agent.reports.evidence import StoreEvidence
+    from edge_agent.reports.document import StoreEvidence
     from edge_agent.store import Store
 
     if not config.paths.store_path.exists():
@@ -396,12 +396,12 @@ def _recover(args: argparse.Namespace) -> int:
 def _init(args: argparse.Namespace) -> int:
     import asyncio
 
-    from connectors.retained import read_retained
     from edge_agent.audit import AuditError, AuditLog
     from edge_agent.audit.anchor import accept, checkpoint_topic, finding_key
     from edge_agent.audit.component import witness_targets
     from edge_agent.audit.log import ENTRIES
     from edge_agent.audit.witness_client import WitnessError, latest_cosigned
+    from edge_agent.publish.retained import read_retained
 
     config = load(args, setup_logging=False)
     route_logs_to_stderr()
@@ -463,11 +463,13 @@ def _replay(args: argparse.Namespace) -> int:
     config = load(args)
     try:
         # Imported here: replay pulls in the engine, which the other audit commands must not need.
-        module = importlib.import_module("edge_agent.reports.replay")
+        module = importlib.import_module("edge_agent.reports.document.replay")
         replay_report = module.replay_report
     except (ImportError, AttributeError) as exc:
         raise CliExit(
-            f"audit replay: not available in this build: edge_agent.reports.replay.replay_report is missing ({exc})", 1
+            "audit replay: not available in this build: "
+            f"edge_agent.reports.document.replay.replay_report is missing ({exc})",
+            1,
         ) from exc
     from edge_agent.llm.types import EngineError
     from edge_agent.reports.errors import ReportError

@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from edge_agent.base.logging import configure_logging
 from edge_agent.config import AgentConfig, ConfigError, load_config
-from edge_agent.logging import configure_logging
 
 DEFAULT_CONFIG = Path("/etc/edge-agent/edge-agent.toml")
 

@@ -29,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "endpoint", nargs="?", metavar="ENDPOINT", help="opc.tcp://host:port/path (default: the --source's endpoint)"
     )
     # asyncua is imported only when a command runs (every `edge-agent` call builds this parser): the defaults are
-    # connectors.opcua.browse's DEFAULT_DEPTH and MAX_NODES, which tests/test_opcua_browse.py holds these texts to.
+    # edge_agent.connectors.opcua.browse's DEFAULT_DEPTH and MAX_NODES, which tests/test_opcua_browse.py holds these
+    # texts to.
     browse.add_argument("--depth", type=int, help="levels below --from (default 6)")
     browse.add_argument(
         "--from", dest="start", metavar="NODE", help='start node, e.g. "ns=2;s=Plant" (default: Objects)'
@@ -45,8 +46,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _browse(args: argparse.Namespace) -> int:
     from asyncua import ua
 
-    from connectors.opcua.browse import DEFAULT_DEPTH, BrowseError, as_json, browse, format_table, format_toml
-    from connectors.opcua_security import OpcuaSecurityError
+    from edge_agent.connectors.opcua.browse import (
+        DEFAULT_DEPTH,
+        BrowseError,
+        as_json,
+        browse,
+        format_table,
+        format_toml,
+    )
+    from edge_agent.connectors.opcua.security import OpcuaSecurityError
 
     depth = DEFAULT_DEPTH if args.depth is None else args.depth
     if depth < 0:

@@ -129,8 +129,8 @@ async def _exchange(
 ) -> dict[str, Any]:
     """Publish `payload` on `base_topic` (default: the request topic) + `/<mqtt.username>` and wait for the final
     reply on the user's reply namespace."""
-    from connectors.mqtt import MqttClient
-    from edge_agent.reports.topics import reply_namespace, request_topic
+    from edge_agent.connectors.mqtt import MqttClient
+    from edge_agent.reports.service import reply_namespace, request_topic
 
     client_id = f"edge-agent-cli-{uuid.uuid4().hex[:8]}"
     # A throwaway session: nothing should wait at the broker for a one-shot command.
@@ -163,7 +163,7 @@ def _signed_approval(args: argparse.Namespace, config: AgentConfig) -> tuple[str
     from pathlib import Path
 
     from edge_agent.approval import Statement, fingerprint, load_signing_key, public_raw, sign
-    from edge_agent.types import utcnow
+    from edge_agent.base.types import utcnow
 
     try:
         key, fmt = load_signing_key(Path(args.key).read_bytes())
@@ -184,8 +184,8 @@ def _signed_approval(args: argparse.Namespace, config: AgentConfig) -> tuple[str
 
 
 def _stored_body_sha256(config: AgentConfig, report_id: str) -> str:
+    from edge_agent.reports.document import ReportRepository
     from edge_agent.reports.errors import ReportNotFound
-    from edge_agent.reports.repository import ReportRepository
 
     repo = ReportRepository.for_state_dir(config.paths.state_dir)
     try:
@@ -198,11 +198,17 @@ def _stored_body_sha256(config: AgentConfig, report_id: str) -> str:
 
 def _decide(args: argparse.Namespace) -> int:
     from edge_agent.audit import AuditError, AuditLog
+    from edge_agent.base.types import utcnow
+    from edge_agent.reports.document import (
+        UNSIGNED_REFUSAL,
+        ReportRepository,
+        SignoffPolicy,
+        check_signed,
+        decide,
+        record_refusal,
+    )
     from edge_agent.reports.errors import SignoffError
-    from edge_agent.reports.repository import ReportRepository
-    from edge_agent.reports.signoff import UNSIGNED_REFUSAL, SignoffPolicy, check_signed, decide, record_refusal
-    from edge_agent.reports.topics import signoff_topic
-    from edge_agent.types import utcnow
+    from edge_agent.reports.service import signoff_topic
 
     config = load(args, setup_logging=False)
     route_logs_to_stderr(config.logging.level)
@@ -261,9 +267,8 @@ def _decide(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from edge_agent.reports.document import renderings
+    from edge_agent.reports.document import ReportRepository, renderings
     from edge_agent.reports.errors import ReportNotFound
-    from edge_agent.reports.repository import ReportRepository
 
     config = load(args, setup_logging=False)
     repo = ReportRepository.for_state_dir(config.paths.state_dir)
@@ -281,7 +286,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from edge_agent.reports.repository import ReportRepository
+    from edge_agent.reports.document import ReportRepository
 
     config = load(args, setup_logging=False)
     repo = ReportRepository.for_state_dir(config.paths.state_dir)

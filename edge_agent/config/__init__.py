@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import Field, SecretStr, ValidationError
 
-from edge_agent.canonical import ascii_json, sha256_hex
+from edge_agent.base.canonical import ascii_json, sha256_hex
 from edge_agent.config.audit import AuditConfig
 from edge_agent.config.base import Section
 from edge_agent.config.core import (
@@ -54,7 +54,7 @@ class AgentConfig(Section):
         return _mask(self.model_dump(mode="python"))
 
     def fingerprint(self) -> str:
-        """SHA-256 of the effective config (secrets masked) in the ASCII form of `edge_agent.canonical`, which
+        """SHA-256 of the effective config (secrets masked) in the ASCII form of `edge_agent.base.canonical`, which
         logged fingerprints already hold: what the audit log records."""
         return sha256_hex(ascii_json(self.masked()))
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer
 
-from edge_agent.types import to_utc
+from edge_agent.base.types import to_utc
 
 
 def _as_utc(value: datetime) -> datetime:

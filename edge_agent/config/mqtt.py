@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, SecretStr, model_validator
 from pydantic_core import PydanticCustomError
 
+from edge_agent.base.mes_vocabulary import MES_EVENT_TYPES, MES_FIELDS, REQUIRED_FIELDS
 from edge_agent.config.base import PLAUSIBLE_TIME_MIN, Section, UtcTime
-from edge_agent.mes_vocabulary import MES_EVENT_TYPES, MES_FIELDS, REQUIRED_FIELDS
 
 
 class TlsConfig(Section):
@@ -55,7 +55,7 @@ MesField = Annotated[str, AfterValidator(_known_field)]
 
 
 class MesEventsConfig(Section):
-    """A plant MES's event vocabulary → ours (edge_agent.mes_vocabulary), for one JSON route (docs/connect.md).
+    """A plant MES's event vocabulary → ours (edge_agent.base.mes_vocabulary), for one JSON route (docs/connect.md).
 
     Each message becomes `{"type": types[<value at type_path>], <field>: <value at fields[field]>, ...}`; a value
     at `type_path` that `types` does not list is quarantined as `unmapped_event_type`, never guessed.
@@ -99,7 +99,7 @@ class RouteConfig(Section):
     events: MesEventsConfig | None = None
     # log_line routes: the topic level (0-based) the broker's ACL ties to the publishing user (`pattern write
     # plant/+/log/%u` → 3): a note's author is that level. Without it a note has no vouched author, and a name the
-    # line claims is kept only as claimed_author (connectors/authorship.py).
+    # line claims is kept only as claimed_author (edge_agent/connectors/mqtt/authorship.py).
     author_from_topic_level: int | None = Field(None, ge=0, le=64)
 
     @model_validator(mode="after")

@@ -1,4 +1,5 @@
-"""The Sparkplug B 3.0 host application (`connectors.sparkplug`): which groups it hears, its host role, its rules.
+"""The Sparkplug B 3.0 host application (`edge_agent.connectors.sparkplug`): which groups it hears, its host role, its
+rules.
 
 It connects to the `[mqtt]` broker with its own session; `[sparkplug] enabled = true` is all a plant needs to add.
 """

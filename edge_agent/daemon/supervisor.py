@@ -34,7 +34,7 @@ import structlog
 from prometheus_client import Counter, Gauge
 from pydantic import BaseModel, ConfigDict
 
-from edge_agent.backoff import backoff_delay
+from edge_agent.base.backoff import backoff_delay
 from edge_agent.config import DaemonConfig
 from edge_agent.daemon.component import Component, ExplainsNotReady, HearsStop, StartOptions
 from edge_agent.daemon.restarts import RestartWindow

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 
-from connectors.mqtt import MqttClient, MqttError
 from edge_agent.config.mqtt import MqttConfig
+from edge_agent.connectors.mqtt import MqttClient, MqttError
 from edge_agent.doctor.types import Check
 
 # A broker on the plant network answers CONNACK in milliseconds and a TLS handshake in tens of them; 5 s allows a

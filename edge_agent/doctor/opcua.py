@@ -1,5 +1,5 @@
 """One OPC UA source: reachable, the security it offers, its certificate against the pin, and a session opened the
-way the agent opens one (`connectors.opcua.Session`: the same pin check, identity and monitored items).
+way the agent opens one (`edge_agent.connectors.opcua.Session`: the same pin check, identity and monitored items).
 
 Doctor never writes to the agent's PKI directory: a client certificate the agent has not generated yet is reported,
 not generated (doctor may run as another user, and a file it created would then belong to that user).
@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 
 from asyncua import Client, ua
 
-from connectors.opcua import OpcuaSecurityError, ServerCertificateMismatch, Session
-from connectors.opcua_security import (
+from edge_agent.config import OpcuaSourceConfig
+from edge_agent.connectors.opcua import OpcuaSecurityError, ServerCertificateMismatch, Session
+from edge_agent.connectors.opcua.security import (
     Identity,
     check_pin,
     first_certificate,
@@ -23,7 +24,6 @@ from connectors.opcua_security import (
     security_policy,
     sha256_thumbprint,
 )
-from edge_agent.config import OpcuaSourceConfig
 from edge_agent.doctor.types import Check
 
 # Each step (TCP connect, GetEndpoints, the session) gets this long: a server on the plant network answers each in

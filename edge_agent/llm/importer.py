@@ -24,7 +24,7 @@ from typing import Any
 import structlog
 
 import edge_agent
-from edge_agent.directories import build_directory
+from edge_agent.base.directories import build_directory
 from edge_agent.llm.manifest import (
     MANIFEST_NAME,
     FileEntry,

@@ -91,7 +91,7 @@ def hash_files(directory: Path) -> dict[str, FileEntry]:
 
 def file_bytes(manifest: Manifest) -> bytes:
     """`manifest.json` as written: sorted keys, one-space indent, UTF-8, a final newline. A file layout, not
-    `edge_agent.canonical`'s form: `manifest_sha256` is the SHA-256 of the file's bytes as they are, and the
+    `edge_agent.base.canonical`'s form: `manifest_sha256` is the SHA-256 of the file's bytes as they are, and the
     shipped heads' manifests and every prepared model's hash are in this layout."""
     data = manifest.model_dump(mode="json", exclude={k for k in _OPTIONAL if getattr(manifest, k) is None})
     return (json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from edge_agent.directories import build_directory
+from edge_agent.base.directories import build_directory
 from edge_agent.llm.manifest import (
     MANIFEST_NAME,
     AdapterInfo,

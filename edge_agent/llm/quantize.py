@@ -25,7 +25,7 @@ from typing import Any
 
 import structlog
 
-from edge_agent.directories import build_directory
+from edge_agent.base.directories import build_directory
 from edge_agent.llm.manifest import (
     MANIFEST_NAME,
     Manifest,

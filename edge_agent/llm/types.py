@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from edge_agent.canonical import canonical_json, sha256_hex
+from edge_agent.base.canonical import canonical_json, sha256_hex
 
 
 class _Frozen(BaseModel):
@@ -80,7 +80,7 @@ class Completion(_Frozen):
 
 
 def fingerprint_sha256(fingerprint: dict[str, Any]) -> str:
-    """SHA-256 of the fingerprint in canonical JSON (`edge_agent.canonical`)."""
+    """SHA-256 of the fingerprint in canonical JSON (`edge_agent.base.canonical`)."""
     return sha256_hex(canonical_json(fingerprint))
 
 

@@ -19,8 +19,7 @@ from edge_agent.llm import launcher
 from edge_agent.llm.types import Completion
 from edge_agent.qualify.check import Check
 from edge_agent.qualify.requests import Answered
-from edge_agent.reports.evidence import StoreEvidence, recompute
-from edge_agent.reports.replay import ReplayResult
+from edge_agent.reports.document import ReplayResult, StoreEvidence, recompute
 from edge_agent.sim.hostile import HostileOutcome
 from edge_agent.store import Store
 

@@ -8,10 +8,9 @@ from collections.abc import Sequence
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import ChatMessage
 from edge_agent.qualify.requests import Answered
-from edge_agent.reports.generate import report_facts, report_records, section_prompts
-from edge_agent.reports.repository import ReportRepository
+from edge_agent.reports.document import ReportRepository
+from edge_agent.reports.narrative import KPI_SECTIONS, report_facts, report_records, section_prompts
 from edge_agent.reports.request import ResolvedRequest
-from edge_agent.reports.sections import KPI_SECTIONS
 from edge_agent.store import Store
 
 

@@ -22,8 +22,8 @@ from edge_agent.qualify.prompts import section_messages
 from edge_agent.qualify.report import Qualification
 from edge_agent.qualify.requests import ask_each
 from edge_agent.qualify.sandbox import Sandbox, running_sandbox
-from edge_agent.reports.generate import generation_params
-from edge_agent.reports.replay import ReplayResult, replay_with_engine
+from edge_agent.reports.document import ReplayResult, replay_with_engine
+from edge_agent.reports.narrative import generation_params
 from edge_agent.sim.hostile import HostileClient, HostileOutcome, Topics, hostile_stream, settle
 
 # One round: a sample of every class of bad input on every channel (the bench runs 40).

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from edge_agent.app import AgentContext, build_components
 from edge_agent.audit import AuditLog
-from edge_agent.broker import Broker
+from edge_agent.base.broker import Broker
 from edge_agent.config import AgentConfig
 from edge_agent.config.mqtt import MqttConfig, RouteConfig
 from edge_agent.daemon.supervisor import Supervisor

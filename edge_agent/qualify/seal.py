@@ -9,7 +9,7 @@ from pathlib import Path
 from edge_agent.audit import AuditLog
 from edge_agent.audit.bundle import QUALIFICATIONS
 from edge_agent.audit.entry import AuditEntry
-from edge_agent.canonical import sha256_hex
+from edge_agent.base.canonical import sha256_hex
 from edge_agent.qualify.report import HTML_NAME, JSON_NAME, SIGNATURE_NAME, Qualification, signature_text
 
 EVENT = "qualification"

@@ -16,10 +16,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from edge_agent.canonical import ascii_json, sha256_hex
+from edge_agent.base.canonical import ascii_json, sha256_hex
+from edge_agent.base.values import ValueDomainError, check_json_domain
 from edge_agent.config.reports import ShiftConfig
 from edge_agent.reports.errors import RequestError
-from edge_agent.values import ValueDomainError, check_json_domain
 
 ReportType = Literal["shift_summary", "alarm_summary", "downtime_analysis", "asset_history", "alarm_performance"]
 Language = Literal["es", "en", "pt"]
@@ -202,7 +202,7 @@ def _echoable(value: Any) -> str | None:
 
 def json_object(payload: bytes) -> dict[str, Any]:
     """UTF-8 JSON object → dict, or `RequestError` naming where: deep nesting, lone surrogates, huge numbers and
-    strings included (`edge_agent.values.check_json_domain`, the rule every JSON input is held to)."""
+    strings included (`edge_agent.base.values.check_json_domain`, the rule every JSON input is held to)."""
     try:
         data = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -238,7 +238,7 @@ def field_name(loc: tuple[str | int, ...] | list[str | int]) -> str:
 def request_sha256(request: ReportRequest) -> str:
     """Hash of what the requester asked for, minus where to reply: a reused request_id must ask the same thing."""
     content = request.model_dump(mode="json", exclude={"reply_to", "correlation_id", "progress"})
-    # The older ASCII form, not canonical_json: stored digests are compared with new ones (edge_agent.canonical).
+    # The older ASCII form, not canonical_json: stored digests are compared with new ones (edge_agent.base.canonical).
     return sha256_hex(ascii_json(content))
 
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from edge_agent.types import to_utc, utcnow
+from edge_agent.base.types import to_utc, utcnow
 
 
 class SimClock:

@@ -7,7 +7,8 @@ and says per class of input what happened: good messages stored exactly once, ba
 error, nothing published outside the requester's reply namespace. `bench.hostile` and tests/test_agent_hostile.py
 both run it.
 
-Like the simulator's publisher it is a plain paho client, not the agent's `connectors.mqtt`: the attacker must not
+Like the simulator's publisher it is a plain paho client, not the agent's `edge_agent.connectors.mqtt`: the attacker
+must not
 share the code under test.
 """
 
@@ -30,7 +31,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from pydantic import BaseModel
 
-from connectors.mqtt.client import PACKET_HEADROOM_BYTES
+from edge_agent.connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from edge_agent.store import Store
 
 Channel = Literal["mes", "log", "request", "signoff"]

@@ -26,8 +26,8 @@ from asyncua.crypto.permission_rules import User, UserRole
 from asyncua.server.history import HistoryDict
 from asyncua.server.user_managers import UserManager
 
-from connectors.opcua_ids import node_id
-from connectors.opcua_security import Identity, ensure_certificate
+from edge_agent.connectors.opcua.ids import node_id
+from edge_agent.connectors.opcua.security import Identity, ensure_certificate
 from edge_agent.sim.plant import ASSETS, TANK, AlarmEvent, tag_names
 
 _POLICIES = {

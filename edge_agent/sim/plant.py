@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from edge_agent.types import to_utc
+from edge_agent.base.types import to_utc
 
 # ISO 10816-3 zone boundaries for medium pumps (mm/s RMS): above C/D damage is likely, so we alarm, then trip.
 VIBRATION_ALARM_MM_S = 7.1

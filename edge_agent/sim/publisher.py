@@ -1,6 +1,7 @@
 """The simulator's MQTT side: a plain paho client that publishes MES JSON and log lines at QoS 1.
 
-Deliberately not the agent's `connectors.mqtt` facade: the simulator stands in for the plant's MES, a separate
+Deliberately not the agent's `edge_agent.connectors.mqtt` facade: the simulator stands in for the plant's MES, a
+separate
 system, and must not share the code under test.
 """
 

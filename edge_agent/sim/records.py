@@ -1,7 +1,8 @@
 """The records the agent would store for a simulated run, computed offline: no broker, no OPC UA server.
 
 Each kind goes through the connector function that stores it live, so the records are exactly what ingest would
-produce: tag values through `connectors.opcua.records.tag_record`, alarm transitions (as the OPC UA events the
+produce: tag values through `edge_agent.connectors.opcua.records.tag_record`, alarm transitions (as the OPC UA events
+the
 simulator's server fires) through `alarm_record`, MES events and operator log lines (as `encode_mes`/`encode_log`
 put them on the wire) through the `json` and `text` parsers of the demo's MQTT routes, gaps through `gap_record`.
 Records are numbered 1..n in source-time order and received when they happened, so a run is the same every time.
@@ -16,11 +17,11 @@ from datetime import datetime, timedelta
 from asyncua import ua
 from asyncua.common.events import Event
 
-from connectors.opcua.records import alarm_record, gap_record, tag_record
-from connectors.parsers import JsonParser, TextParser
+from edge_agent.base.types import Record, StoredRecord, idempotency_key, to_utc
+from edge_agent.connectors.mqtt.parsers import JsonParser, TextParser
+from edge_agent.connectors.opcua.records import alarm_record, gap_record, tag_record
 from edge_agent.sim.messages import encode_log, encode_mes
 from edge_agent.sim.plant import AlarmEvent, LogLine, Plant, iso
-from edge_agent.types import Record, StoredRecord, idempotency_key, to_utc
 
 # The demo's names: its `[[opcua.sources]]` is "sim", and MQTT ingest stores under its default source "mqtt".
 OPCUA_SOURCE = "sim"

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 
+from edge_agent.base.types import utcnow
 from edge_agent.config import AgentConfig
 from edge_agent.sim.clock import SimClock
 from edge_agent.sim.messages import Malformer, Message, encode_log, encode_mes
@@ -17,7 +18,6 @@ from edge_agent.sim.opcua_server import PlantServer
 from edge_agent.sim.plant import Plant, Tick
 from edge_agent.sim.publisher import MqttPublisher
 from edge_agent.sim.sparkplug import SimEdgeNode
-from edge_agent.types import utcnow
 
 log = structlog.get_logger(component="sim")
 

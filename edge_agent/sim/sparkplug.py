@@ -6,7 +6,8 @@ publisher, not the agent's MQTT facade: the edge node stands in for a system nob
 `Node Control/Rebirth`. `edge-agent sim --sparkplug` (or `[sim] sparkplug = true`) runs one beside the OPC UA server:
 births, aliased data every tick, a device death and its rebirth, and a reconnect (an NDEATH by Will, a new bdSeq).
 
-Only the Tahu message definitions are shared with the agent (`connectors.sparkplug.sparkplug_b_pb2`); the value
+Only the Tahu message definitions are shared with the agent (`edge_agent.connectors.sparkplug.sparkplug_b_pb2`); the
+value
 encoding (two's complement ints, packed arrays) is written here again, from the specification.
 """
 
@@ -25,8 +26,8 @@ import paho.mqtt.client as paho
 import structlog
 from paho.mqtt.enums import CallbackAPIVersion
 
-from connectors.sparkplug import sparkplug_b_pb2 as pb
 from edge_agent.config import MqttConfig
+from edge_agent.connectors.sparkplug import sparkplug_b_pb2 as pb
 
 log = structlog.get_logger(component="sim")
 

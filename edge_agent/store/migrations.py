@@ -67,7 +67,8 @@ MIGRATIONS: tuple[str, ...] = (
         accepted_time_us INTEGER NOT NULL
     );
     """,
-    # 4: dead letters (owner: connectors.outbox). A reply the broker refused N times moves out of the outbox, so it
+    # 4: dead letters (owner: edge_agent.publish.outbox). A reply the broker refused N times moves out of the outbox,
+    # so it
     # never blocks later rows; the row keeps its outbox id, the attempts and the broker's last reason. Quarantine
     # gets a time index for its own retention.
     """

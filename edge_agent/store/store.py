@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from edge_agent.base.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc, utcnow
 from edge_agent.store.migrations import migrate
 from edge_agent.store.retention import (
     OUTBOX,
@@ -30,7 +31,6 @@ from edge_agent.store.retention import (
     RetentionResult,
     Table,
 )
-from edge_agent.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc, utcnow
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)

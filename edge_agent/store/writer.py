@@ -7,14 +7,15 @@ from collections.abc import Sequence
 
 import structlog
 
+from edge_agent.base.types import Record
 from edge_agent.store.store import Inserted, Store
-from edge_agent.types import Record
 
 log = structlog.get_logger(component="store")
 
 
 class RecordWriter:
-    """Gathers records from connectors and commits them in batches of up to `max_rows` or every `max_delay_s`.
+    """Gathers records from edge_agent.connectors and commits them in batches of up to `max_rows` or every
+    `max_delay_s`.
 
     `await writer.write(records)` says what was stored (`Inserted`: the count, and the records whose id is held by
     other content) only after the batch holding them is committed, so a caller that acknowledges upstream afterwards

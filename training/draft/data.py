@@ -21,7 +21,7 @@ from typing import cast
 import structlog
 from pydantic import BaseModel, ConfigDict
 
-from edge_agent.reports.prompts import Phrasebook, Template
+from edge_agent.reports.narrative import Phrasebook, Template
 from training.draft import corpus
 from training.draft.corpus import Prompt
 from training.narrator.corpus import TEST_SEEDS, TRAIN_SEEDS, case_messages, section_cases

@@ -21,17 +21,24 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict
 
-from edge_agent.canonical import canonical_json
+from edge_agent.base.canonical import canonical_json
+from edge_agent.base.types import StoredRecord
 from edge_agent.config.reports import ShiftConfig
 from edge_agent.llm.types import ChatMessage
 from edge_agent.reports.facts import DATA_GAP, compute_facts
-from edge_agent.reports.prompts import Phrasebook, Template, build_prompt, load_phrasebook, load_template
-from edge_agent.reports.reference import reference_text
+from edge_agent.reports.narrative import (
+    Phrasebook,
+    Section,
+    Template,
+    build_prompt,
+    load_phrasebook,
+    load_template,
+    reference_text,
+    split_sections,
+)
 from edge_agent.reports.request import Language, ReportType, ResolvedRequest, ResolvedWindow, Scope, shift_bounds
-from edge_agent.reports.sections import Section, split_sections
 from edge_agent.sim.plant import ASSETS, OPERATORS, TANK, LogLine, tag_names
 from edge_agent.sim.records import Gap, plant_records
-from edge_agent.types import StoredRecord
 
 Split = Literal["train", "test"]
 

@@ -92,7 +92,7 @@ def save_adapter(
     """
     from safetensors.torch import save_file
 
-    from edge_agent.directories import build_directory
+    from edge_agent.base.directories import build_directory
     from edge_agent.llm.manifest import write_manifest
 
     if dtype not in _DTYPES:

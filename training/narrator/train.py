@@ -30,10 +30,10 @@ import structlog
 import torch
 from pydantic import Field, field_validator
 
-from edge_agent.canonical import canonical_json, sha256_hex
+from edge_agent.base.canonical import canonical_json, sha256_hex
 from edge_agent.llm.adapter import AdapterError, LoraConfig, load_adapter
 from edge_agent.llm.chat import render_chat
-from edge_agent.reports.sections import SECTIONS
+from edge_agent.reports.narrative import SECTIONS
 from training.narrator.lora import adapter_state, attach, lora_parameters, save_adapter
 from training.recipes import RecipeModel, load_recipe_file
 from training.trainer import TrainError, cosine_lr, train_device

@@ -1,0 +1,57 @@
+"""The narrative wing: sections, prompts and the phrasebook, the reference writer, prose and grounding checks, and
+the draft a report's narrative is generated into. Code outside the wing uses these names only."""
+
+from edge_agent.reports.narrative.generate import (
+    GROUNDING_RULES,
+    Draft,
+    build_draft,
+    generation_params,
+    held_ranges,
+    report_facts,
+    report_records,
+    section_prompts,
+)
+from edge_agent.reports.narrative.prompts import (
+    TEMPLATE_VERSION,
+    Phrasebook,
+    Template,
+    build_prompt,
+    fact_sentence,
+    format_time,
+    load_phrasebook,
+    load_template,
+    safe_text,
+    spans_days,
+)
+from edge_agent.reports.narrative.prose import prose_problems, sentences
+from edge_agent.reports.narrative.reference import REFERENCE_VERSION, reference_text
+from edge_agent.reports.narrative.sections import KPI_SECTIONS, SECTIONS, Section, split_sections
+
+__all__ = [
+    "build_draft",
+    "build_prompt",
+    "Draft",
+    "fact_sentence",
+    "format_time",
+    "generation_params",
+    "GROUNDING_RULES",
+    "held_ranges",
+    "KPI_SECTIONS",
+    "load_phrasebook",
+    "load_template",
+    "Phrasebook",
+    "prose_problems",
+    "reference_text",
+    "REFERENCE_VERSION",
+    "report_facts",
+    "report_records",
+    "safe_text",
+    "Section",
+    "section_prompts",
+    "SECTIONS",
+    "sentences",
+    "spans_days",
+    "split_sections",
+    "Template",
+    "TEMPLATE_VERSION",
+]

@@ -1,0 +1,214 @@
+"""The reference writer's phrasebook: its wordings per language, as data (`v1/<language>.toml`), checked at load.
+
+It sits beside `reports.prompts`' phrasebook, not in it. That one (`prompts/v2/facts.<language>.txt`) is what the
+model is shown, fact sentences and labels, and its SHA-256 goes into every report: replay refuses once it changes.
+This one is what the reference writer writes (several wordings per sentence kind, and the grammar that fills their
+fields); a report names it through `reference.REFERENCE_VERSION`. The writer still takes durations, numbers and the
+withheld label from the prompts' phrasebook, so a figure reads back the same in a prompt and in a reference text.
+
+A language file is untrusted input like any other: `parse_phrasebook` turns its bytes into a `ReferencePhrasebook` or
+a `PhrasebookError` naming the file and the key. Across languages (`check_parity`) every file has the same keys, and
+each phrase kind the same placeholders; the grammar templates (`Words`) may name only the fields the writer fills
+them with, since a span reads "entre las 06:20 y las 07:45" in Spanish and "from 06:20 to 07:45" in English.
+"""
+
+from __future__ import annotations
+
+import string
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, get_args
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from edge_agent.base.canonical import sha256_hex
+from edge_agent.reports.errors import TemplateError
+from edge_agent.reports.request import Language
+
+# v1: the wordings of reference writer r7, moved out of reference.py unchanged (the same texts, byte for byte).
+REFERENCE_PHRASEBOOK_VERSION = "v1"
+LANGUAGES: tuple[str, ...] = get_args(Language)
+_DIR = Path(__file__).resolve().parent
+# At least three wordings a kind: reports on different facts read differently.
+MIN_WORDINGS = 3
+# The fields the writer fills each grammar template with (`writer.SectionWriter`).
+WORD_FIELDS: dict[str, frozenset[str]] = {
+    "at": frozenset({"hhmm"}),
+    "clock": frozenset({"hhmm"}),
+    "on_day": frozenset({"day", "at"}),
+    "span": frozenset({"a", "b", "at_a", "at_b", "clock_a", "clock_b"}),
+    "span_days": frozenset({"a", "b"}),
+    "quote": frozenset({"text"}),
+    "peak_item": frozenset({"tag", "max", "at", "mean"}),
+    "change": frozenset({"tag", "from_", "to", "at"}),
+    "change_short": frozenset({"tag", "at"}),
+}
+
+
+class PhrasebookError(TemplateError):
+    """A reference phrasebook file that is missing or malformed; `key` is the offending key's dotted path."""
+
+    def __init__(self, name: str, key: str, reason: str) -> None:
+        self.name, self.key, self.reason = name, key, reason
+        super().__init__(f"reference phrasebook {name}: {key}: {reason}")
+
+
+def fields(template: str) -> frozenset[str]:
+    """The named fields of a `str.format` template; ValueError for a malformed one or a field that is not a plain
+    name (positional, indexed, converted or formatted fields are not filled by the writer)."""
+    names = set()
+    for _, field, spec, conversion in string.Formatter().parse(template):
+        if field is None:
+            continue
+        if not field.isidentifier() or spec or conversion:
+            raise ValueError(f"{{{field}}} is not a plain named field")
+        names.add(field)
+    return frozenset(names)
+
+
+def placeholders(template: str) -> frozenset[str]:
+    """A phrase's fields with `{Name}` read as `name`: the writer fills both from the one value, capitalised."""
+    return frozenset(f[:1].lower() + f[1:] for f in fields(template))
+
+
+def _template(text: str) -> str:
+    fields(text)
+    return text
+
+
+Template = Annotated[str, AfterValidator(_template)]
+Pair = tuple[str, str]  # singular, plural; shift window, free window; one o'clock, any other hour
+
+
+class Words(BaseModel):
+    """Grammar, not data: nouns, linking words, and the templates that write times, spans, quotes and lists."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    nouns: dict[str, Pair]
+    and_: str = Field(alias="and")
+    for_: str = Field(alias="for")
+    others: str
+    an_operator: str
+    alarm: str
+    same_alarm: str
+    on: str
+    in_: str = Field(alias="in")
+    during: Pair
+    end_of: Pair
+    at: tuple[Template, Template]
+    clock: tuple[Template, Template]
+    on_day: Template
+    span: Template
+    span_days: Template
+    quote: Template
+    peak_item: Template
+    change: Template
+    change_short: Template
+    topic: dict[str, str]
+
+    @field_validator(*WORD_FIELDS)
+    @classmethod
+    def _known_fields(cls, value: str | tuple[str, ...], info: ValidationInfo) -> str | tuple[str, ...]:
+        allowed = WORD_FIELDS[str(info.field_name)]
+        for text in (value,) if isinstance(value, str) else value:
+            unknown = fields(text) - allowed
+            if unknown:
+                raise ValueError(f"names {sorted(unknown)}; it may name only {sorted(allowed)}")
+        return value
+
+
+class _File(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    phrases: dict[str, Annotated[tuple[Template, ...], Field(min_length=MIN_WORDINGS)]]
+    words: Words
+
+
+@dataclass(frozen=True)
+class ReferencePhrasebook:
+    name: str  # "v1/es.toml"
+    sha256: str
+    phrases: dict[str, tuple[str, ...]]  # sentence kind → its wordings
+    words: Words
+
+
+def parse_phrasebook(name: str, raw: bytes) -> ReferencePhrasebook:
+    """One language file's bytes as a phrasebook, or a PhrasebookError naming `name` and the offending key."""
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PhrasebookError(name, "(file)", f"not UTF-8 TOML: {exc}") from exc
+    return phrasebook_from_data(name, data, sha256_hex(raw))
+
+
+def phrasebook_from_data(name: str, data: Any, sha256: str = "-") -> ReferencePhrasebook:
+    """Parsed file content (any value) as a phrasebook, or a PhrasebookError naming the first offending key."""
+    try:
+        content = _File.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        key = ".".join(str(part) for part in error["loc"]) or "(file)"
+        raise PhrasebookError(name, key, error["msg"]) from exc
+    return ReferencePhrasebook(name, sha256, content.phrases, content.words)
+
+
+def _shape(book: ReferencePhrasebook) -> dict[str, frozenset[str]]:
+    """Every key of the file with its placeholders (none for the words; `WORD_FIELDS` bounds their templates)."""
+    shape = {f"phrases.{kind}": frozenset().union(*map(placeholders, v)) for kind, v in book.phrases.items()}
+    shape |= {f"words.nouns.{noun}": frozenset() for noun in book.words.nouns}
+    shape |= {f"words.topic.{topic}": frozenset() for topic in book.words.topic}
+    return shape
+
+
+def check_parity(books: Mapping[str, ReferencePhrasebook]) -> None:
+    """Every book has the first one's keys and no other, and each phrase kind the same placeholders."""
+    (first, reference), *others = books.items()
+    want = _shape(reference)
+    for _, book in others:
+        got = _shape(book)
+        for key in sorted(want.keys() | got.keys()):
+            if key not in got:
+                raise PhrasebookError(book.name, key, f"missing (the {first} file has it)")
+            if key not in want:
+                raise PhrasebookError(book.name, key, f"not in the {first} file")
+            if got[key] != want[key]:
+                ours, theirs = sorted(got[key]), sorted(want[key])
+                raise PhrasebookError(book.name, key, f"placeholders {ours} differ from the {first} file's {theirs}")
+
+
+@cache
+def load_phrasebooks(version: str = REFERENCE_PHRASEBOOK_VERSION) -> dict[str, ReferencePhrasebook]:
+    """Every language's file of `version`, parsed and checked against each other (once per process)."""
+    books = {}
+    for language in LANGUAGES:
+        name = f"{version}/{language}.toml"
+        try:
+            raw = (_DIR / name).read_bytes()
+        except FileNotFoundError as exc:
+            raise PhrasebookError(name, "(file)", "missing") from exc
+        books[language] = parse_phrasebook(name, raw)
+    check_parity(books)
+    return books
+
+
+def load_reference_phrasebook(language: str, version: str = REFERENCE_PHRASEBOOK_VERSION) -> ReferencePhrasebook:
+    return load_phrasebooks(version)[language]
+
+
+__all__ = [
+    "LANGUAGES",
+    "REFERENCE_PHRASEBOOK_VERSION",
+    "PhrasebookError",
+    "ReferencePhrasebook",
+    "Words",
+    "check_parity",
+    "load_phrasebooks",
+    "load_reference_phrasebook",
+    "parse_phrasebook",
+    "phrasebook_from_data",
+    "placeholders",
+]
