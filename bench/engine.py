@@ -318,7 +318,7 @@ async def bench(args: argparse.Namespace) -> tuple[list[Run], Run | None, str]:
         elif SHIPPED_HEAD.is_dir():
             draft, head = SHIPPED_HEAD, f"trained EAGLE-3.1 head `{SHIPPED_HEAD.relative_to(REPO)}`"
         else:
-            from tests.fixtures.engine import export_random_head
+            from harness.draft_head import export_random_head
 
             draft = export_random_head(tmp_path / "random-head")
             head = "randomly initialised EAGLE-3.1 head (acceptance ≈ 0; the trained head is not exported yet)"

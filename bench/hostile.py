@@ -38,11 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import met, write_section
+from edge_agent.base.broker import Broker, free_port
 from edge_agent.connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from edge_agent.demo import process, readiness, wait_until
 from edge_agent.sim.hostile import HostileClient, HostileMessage, HostileOutcome, Topics, hostile_stream, settle
 from edge_agent.store import Store
-from tests.fixtures.broker import Broker, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 COMMAND = ".venv/bin/python -m bench.hostile"

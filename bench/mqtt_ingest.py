@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.report import met, write_section
-from tests.fixtures.broker import Broker
+from edge_agent.base.broker import Broker
 
 REPO = Path(__file__).resolve().parents[1]
 TOPIC = "plant/bench/mes/production"

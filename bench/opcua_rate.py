@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-report", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args(argv)
-    from tests.fixtures.broker import free_port
+    from edge_agent.base.broker import free_port
 
     rates = [float(r) for r in args.rates.split(",") if r.strip()]
     runs = []

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import met, write_section
+from edge_agent.base.broker import Broker
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.reports.narrative import generation_params, report_facts, section_prompts
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.store import Store
-from tests.fixtures.broker import Broker
-from tests.fixtures.reports import shift_records
-from tests.fixtures.reports_service import running_service
+from harness.reports_service import running_service
+from harness.shift import shift_records
 
 COMMAND = ".venv/bin/python -m bench.reports"
 # The agent's own share of a report's time (MQTT, store, facts, grounding, audit) over the engine's generation.

@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 from bench.report import met, write_section
+from edge_agent.base.broker import Broker
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.config.sparkplug import SparkplugConfig
 from edge_agent.connectors.sparkplug import SparkplugHost
 from edge_agent.store import RecordWriter, Store
-from tests.fixtures.broker import Broker
 
 REPO = Path(__file__).resolve().parents[1]
 METRICS_PER_MESSAGE = 100

@@ -18,6 +18,7 @@ from edge_agent.audit import AuditLog
 from edge_agent.audit.anchor import MARKER, AuditAnchor, Citation, checkpoint_topic, refuse_missing_log
 from edge_agent.audit.component import AuditCheckpointer, open_audit_log, witness_targets
 from edge_agent.config import AgentConfig
+from edge_agent.config.identities import identity_table
 from edge_agent.config.security import security_warnings
 from edge_agent.connectors.mqtt import MqttClient
 from edge_agent.connectors.mqtt.ingest import MqttIngest
@@ -142,7 +143,10 @@ def _record_start(audit: AuditLog, config: AgentConfig, config_path: Path | None
         "config_sha256": fingerprint,
         "components": [c.name for c in supervisor.status().components],
     }
-    loaded = {"sha256": fingerprint, "path": str(config_path) if config_path else None}
+    # The identity table four-eyes and signatures rely on, as `audit verify-bundle` reads it: name, broker_user,
+    # approver_keys (OpenSSH form).
+    identities = identity_table(config).as_audit()
+    loaded = {"sha256": fingerprint, "path": str(config_path) if config_path else None, "identities": identities}
     warnings = security_warnings(config, os.environ)
     for warning in warnings:
         log.warning("security_warning", code=warning.code, detail=warning.message)
@@ -185,6 +189,7 @@ def _audit_anchor(ctx: AgentContext, outbox: OutboxPublisher | None) -> AuditAnc
         read_published=read_published if outbox is not None else None,
         citations=lambda: _store_citations(config.paths.store_path),
         witnesses=witnesses,
+        require_witness=config.audit.require_witness,
     )
 
 

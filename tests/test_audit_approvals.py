@@ -21,13 +21,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge_agent.approval import ApproverKey, Statement, public_raw, sign
 from edge_agent.audit import AuditLog
-from edge_agent.audit.approvals import check_approvals, security_states, unsigned_signoff_state
+from edge_agent.audit.approvals import check_approvals, config_keys, security_states, unsigned_signoff_state
 from edge_agent.audit.export import export_bundle
 from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.verify import VerifyResult, verify_bundle
 from edge_agent.reports.document import ReportRepository, SignoffPolicy, check_signed, decide
+from edge_agent.signing import ApproverKey, Statement, public_raw, sign
 from tests.test_audit_bundle import generate
 
 ORIGIN = "edge-agent/approvals-site"
@@ -41,6 +41,15 @@ def key(private: Ed25519PrivateKey = SUPERVISOR, name: str = "supervisor") -> Ap
     return ApproverKey(name, public_raw(private))
 
 
+def config_loaded(keys: list[ApproverKey]) -> dict[str, Any]:
+    """A config.loaded payload whose `[[identities]]` hold `keys` (one identity per name)."""
+    names = sorted({k.name for k in keys})
+    identities = [
+        {"name": n, "broker_user": None, "approver_keys": [k.openssh for k in keys if k.name == n]} for n in names
+    ]
+    return {"sha256": "ab" * 32, "path": "/etc/edge-agent/config.toml", "identities": identities}
+
+
 def build(
     state: Path,
     *,
@@ -49,12 +58,16 @@ def build(
     mutate: Mutate | None = None,
     comment: str = "ok",
     unsigned_allowed: bool = False,
+    logged: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
 ) -> Path:
-    """A log with config.security, a generated report and its approval (signed by `signer`, None: unsigned; the
-    recorded approval JSON passed through `mutate` after the agent verified it), exported as a bundle."""
+    """A log with config.loaded (`logged`, default: the supervisor's key as the plant's config), config.security, a
+    generated report and its approval (signed by `signer`, None: unsigned; the recorded approval JSON passed through
+    `mutate` after the agent verified it), then config.loaded `after` if given, exported as a bundle."""
     repo = ReportRepository.for_state_dir(state)
     try:
         with AuditLog.open(state / "audit", ORIGIN) as log:
+            log.append("config.loaded", "agent", logged if logged is not None else config_loaded([key()]))
             log.append("config.security", "agent", {"warnings": [UNSIGNED_WARNING] if unsigned_allowed else []})
             document = generate(log, repo, "rpt-1", "Turno A sin novedades.")
             verified = approval = None
@@ -69,6 +82,8 @@ def build(
                     mutate(approval)
             decide(repo, log, report_id="rpt-1", decision="approve", by="supervisor", via="mqtt", comment=comment,
                    approval=verified, approval_json=approval)  # fmt: skip
+            if after is not None:
+                log.append("config.loaded", "agent", after)
             export_bundle(state / "audit", state / "bundle", reports_dir=state / "reports", log=log)
     finally:
         repo.close()
@@ -102,7 +117,8 @@ class TestSignedApprovals:
         bundle = build(tmp_path, fmt=fmt)
         recorded = check(bundle)
         assert recorded.ok, recorded.problem
-        assert any("against the key each entry records" in n for n in recorded.notes)
+        held = "1 signed approval(s) re-checked against the approver keys the log held"
+        assert any(held in n for n in recorded.notes)
         given_keys = check(bundle, [key()])
         assert given_keys.ok, given_keys.problem
         assert "1 signed approval(s) re-checked against the 1 approver key(s) given" in given_keys.notes
@@ -133,13 +149,68 @@ class TestSignedApprovals:
 
     def test_a_key_the_auditor_does_not_hold_fails(self, tmp_path: Path) -> None:
         """Signed by a key the plant registered but the auditor's --approver-key list does not name: unknown_key."""
-        bundle = build(tmp_path, signer=STRANGER)
-        assert check(bundle).ok  # self-consistent: the entry records the stranger's key
+        bundle = build(tmp_path, signer=STRANGER, logged=config_loaded([key(STRANGER)]))
+        assert check(bundle).ok  # the plant's config (in the log) held the stranger's key
         seq = decision_seq(bundle)
         assert failure(check(bundle, [key()])) == (
             f"entry {seq}: report.signed_off of report rpt-1: approval unknown_key: signed by"
             f" {key(STRANGER).fingerprint}, which is not a key registered for 'supervisor'"
         )
+
+
+class TestKeysTheLogHeld:
+    """Without --approver-key, each approval is checked against the keys of the newest config.loaded before it."""
+
+    def test_a_bundle_whose_approval_names_a_strangers_key_fails(self, tmp_path: Path) -> None:
+        """The entry records a stranger's key (and a valid signature by it); the log held the supervisor's: fails."""
+        bundle = build(tmp_path, signer=STRANGER)
+        seq = decision_seq(bundle)
+        assert failure(check(bundle)) == (
+            f"entry {seq}: report.signed_off of report rpt-1: approval unknown_key: signed by"
+            f" {key(STRANGER).fingerprint}, which is not a key registered for 'supervisor'"
+        )
+
+    def test_a_bundle_approved_by_a_key_the_log_held_passes(self, tmp_path: Path) -> None:
+        """The supervisor's key in the config.loaded before the decision: the approval re-checks."""
+        result = check(build(tmp_path))
+        assert result.ok, result.problem
+
+    def test_a_key_added_after_the_approval_does_not_make_it_pass(self, tmp_path: Path) -> None:
+        """The stranger's key in a config.loaded after the decision does not count for it."""
+        bundle = build(tmp_path, signer=STRANGER, after=config_loaded([key(), key(STRANGER)]))
+        assert "approval unknown_key: signed by" in failure(check(bundle))
+
+    def test_no_key_for_the_approver_in_the_log_fails_naming_both(self, tmp_path: Path) -> None:
+        """A config.loaded naming nobody's keys: `no key for supervisor in the log at seq N`."""
+        bundle = build(tmp_path, logged={"sha256": "ab" * 32, "path": None})
+        seq = decision_seq(bundle)
+        assert failure(check(bundle)) == (
+            f"entry {seq}: report.signed_off of report rpt-1: approval unknown_key: no key for supervisor in the log"
+            f" at seq {seq} (the config.loaded entry in force is entry 1)"  # entry 0: the log's key
+        )
+
+    def test_no_config_loaded_at_all_fails(self, signed_lines: list[bytes]) -> None:
+        """Entries with a decision but no config.loaded before it: the approval fails, saying there is none."""
+        lines = [line for line in signed_lines if b'"event":"config.loaded"' not in line]
+        problem = check_approvals(lines).problem
+        assert problem is not None and problem.code == "unknown_key"
+        assert problem.message.endswith("(no config.loaded entry precedes it in these entries)")
+
+    def test_the_older_approver_keys_form_is_read_too(self, tmp_path: Path) -> None:
+        """A config.loaded with `approver_keys: [{name, key}]` (the config's older list) holds those keys."""
+        older = {"sha256": "ab" * 32, "path": None, "approver_keys": [{"name": "supervisor", "key": key().openssh}]}
+        result = check(build(tmp_path, logged=older))
+        assert result.ok, result.problem
+
+    def test_a_malformed_key_in_config_loaded_fails_at_that_entry(self, signed_lines: list[bytes]) -> None:
+        """An approver key that does not parse fails the bundle at its config.loaded entry."""
+        entries = [json.loads(line) for line in signed_lines]
+        loaded = next(e for e in entries if e["event"] == "config.loaded")
+        loaded["payload"]["identities"][0]["approver_keys"] = ["ssh-rsa AAAA"]
+        problem = check_approvals([json.dumps(e).encode() for e in entries]).problem
+        assert problem is not None and problem.seq == loaded["seq"] and problem.code == "malformed"
+        assert str(problem) == "config.loaded: malformed: approver key of 'supervisor': key type 'ssh-rsa': only" \
+            " ssh-ed25519 keys are accepted"  # fmt: skip
 
 
 class TestUnsignedSignoff:
@@ -170,7 +241,7 @@ class TestUnsignedSignoff:
 
     def test_cli_prints_the_setting_and_names_a_bad_approver_key(self, tmp_path: Path) -> None:
         """verify-bundle prints the state; --approver-key with the wrong key exits 1 with the named message."""
-        bundle = build(tmp_path, signer=STRANGER)
+        bundle = build(tmp_path, signer=STRANGER, logged=config_loaded([key(STRANGER)]))
         pub = read_verifiers(tmp_path / "audit")[-1].key_string()
         ok = cli("verify-bundle", str(bundle), "--pubkey", pub)
         assert ok.returncode == 0, ok.stderr
@@ -207,6 +278,19 @@ class TestProperties:
         trusted = data.draw(st.sampled_from([None, [key()]]))
         problem = check_approvals(lines, trusted).problem
         assert problem is not None and problem.code == "bad_signature" and problem.seq == decision["seq"]
+
+    @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                            st.sampled_from(["identities", "approver_keys", "name", "key"]), inner, max_size=3),
+                        max_leaves=12))  # fmt: skip
+    def test_any_config_loaded_payload_gives_keys_or_a_value_error(self, payload: Any) -> None:
+        """Whatever a config.loaded entry holds, reading its keys returns them or raises ValueError naming why."""
+        try:
+            keys = config_keys(payload if isinstance(payload, dict) else {"identities": payload})
+        except ValueError as exc:
+            assert str(exc)
+        else:
+            assert all(len(k.raw) == 32 for k in keys)
 
     @given(st.lists(st.tuples(st.integers(0, 60), st.booleans()), max_size=8), st.integers(0, 60), st.integers(0, 60))
     def test_the_state_is_on_exactly_when_a_setting_in_force_was_on(

@@ -25,7 +25,6 @@ from edge_agent.audit.bundle import BundleError
 from edge_agent.audit.checkpoint import Checkpoint, SignedNote, sign_checkpoint
 from edge_agent.audit.entry import TIME_FORMAT
 from edge_agent.audit.export import ExportError, ExportResult, export_bundle
-from edge_agent.audit.keys import Verifier
 from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.manifest import sign_manifest
 from edge_agent.audit.verify import VerifyResult, verify_bundle
@@ -35,7 +34,8 @@ from edge_agent.reports.document.repository import ReportRepository, document_by
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.narrative import Draft
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
+from edge_agent.signing import Verifier
+from harness.shift import SHIFT_START, TZ, shift_records, stored
 
 ORIGIN = "edge-agent/bundle-site"
 T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)

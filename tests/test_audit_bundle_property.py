@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from edge_agent.audit.archive import extract_bundle
 from edge_agent.audit.binding import ReportTrail, bind_document, report_trails
 from edge_agent.audit.bundle import BundleError
-from edge_agent.audit.keys import Verifier
 from edge_agent.audit.verify import verify_bundle
+from edge_agent.signing import Verifier
 from tests.test_audit_bundle import build_state, export, pubkey
 
 OUTSIDE = "<outside>"  # replaced by an absolute path next to the extraction directory, which must stay empty

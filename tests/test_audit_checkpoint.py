@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote, open_checkpoint, sign_checkpoint
-from edge_agent.audit.keys import AuditKeyError, Signer, Verifier, key_hash
+from edge_agent.signing.keys import Signer, SigningKeyError, Verifier, key_hash
 
 # The example of golang.org/x/mod/sumdb/note's package documentation (note.go), also used by its tests: Ed25519 is
 # deterministic, so signing the text with this key must give this exact note.
@@ -39,13 +39,13 @@ class TestKeys:
 
     def test_verifier_key_with_wrong_hash_is_rejected(self) -> None:
         """A key string whose hash does not match its key names both."""
-        with pytest.raises(AuditKeyError, match="hash c74f20a4 != computed c74f20a3"):
+        with pytest.raises(SigningKeyError, match="hash c74f20a4 != computed c74f20a3"):
             Verifier.parse(GO_VERIFIER.replace("c74f20a3", "c74f20a4"))
 
     def test_key_names_with_spaces_or_plus_are_refused(self) -> None:
         """C2SP: key names are non-empty with no spaces and no '+'."""
         for name in ("", "a b", "a+b"):
-            with pytest.raises(AuditKeyError):
+            with pytest.raises(SigningKeyError):
                 Signer.generate(name)
 
     def test_key_file_is_created_with_mode_0600(self, tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ class TestKeys:
         signer = Signer.generate("edge-agent/test")
         signer.write(path)
         os.chmod(path, 0o644)
-        with pytest.raises(AuditKeyError, match="mode 0644"):
+        with pytest.raises(SigningKeyError, match="mode 0644"):
             Signer.read(path)
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from edge_agent.audit import AuditLog
-from edge_agent.audit.keys import Verifier
 from edge_agent.audit.verify import verify_bundle, verify_log
+from edge_agent.signing import Verifier
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

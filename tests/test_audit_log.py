@@ -26,9 +26,9 @@ from edge_agent.audit import (
 )
 from edge_agent.audit.checkpoint import Checkpoint, SignedNote
 from edge_agent.audit.entry import GENESIS_HASH, body_of_line
-from edge_agent.audit.keys import Verifier
 from edge_agent.audit.log import read_verifiers, signed_notes
 from edge_agent.audit.verify import verify_log
+from edge_agent.signing import Verifier
 
 ORIGIN = "edge-agent/test-site"
 T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)

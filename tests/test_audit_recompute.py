@@ -31,7 +31,6 @@ from edge_agent.audit.evidence import (
     record_line,
 )
 from edge_agent.audit.export import export_bundle
-from edge_agent.audit.keys import Verifier
 from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.manifest import BundleManifest, describe_files, sign_manifest
 from edge_agent.audit.verify import VerifyResult, verify_bundle
@@ -40,6 +39,7 @@ from edge_agent.base.types import StoredRecord, idempotency_key, ids_sha256
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.reports.document import StoreEvidence, recompute
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
+from edge_agent.signing import Verifier
 from edge_agent.sim.records import Gap, plant_records
 from edge_agent.store import Store
 from tests.fixtures.evidence import file_reports

@@ -23,18 +23,19 @@ from edge_agent.audit.anchor import (
     AuditAnchor,
     Citation,
     MissingLogError,
-    check_checkpoint,
     check_citations,
     checkpoint_topic,
-    cosign,
+    judge_checkpoint,
+    log_proofs,
     read_lines,
     read_marker,
     refuse_missing_log,
 )
+from edge_agent.audit.checkpoint import Checkpoint, SignedNote
 from edge_agent.audit.export import export_bundle
-from edge_agent.audit.log import CHECKPOINTS, ENTRIES, LATEST_CHECKPOINT
+from edge_agent.audit.log import CHECKPOINTS, ENTRIES, LATEST_CHECKPOINT, read_verifiers
 from edge_agent.audit.verify import verify_bundle, verify_log
-from edge_agent.audit.witness_client import WitnessTarget
+from edge_agent.audit.witness_client import WitnessTarget, submit
 from edge_agent.config import AgentConfig
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.doctor.audit_rollback import check_audit_rollback
@@ -239,19 +240,24 @@ class TestAnchor:
             copy = tmp_path / f"rolled-{size}"
             shutil.copytree(directory, copy)
             rollback(copy, size)
-            finding = check_checkpoint(read_lines(copy), published, ORIGIN, copy, "published checkpoint")
-            assert finding is not None and finding.message == (
+            where = "published checkpoint"
+            verdict = judge_checkpoint(read_lines(copy), published, ORIGIN, read_verifiers(copy), where)
+            assert verdict.kind == "inconsistent" and verdict.finding is not None
+            assert verdict.finding.message == (
                 f"published checkpoint: holds a signed checkpoint of size {newest_size}, the log only {size}"
                 " entries: the log was rolled back"
             )
-        assert check_checkpoint(read_lines(directory), published, ORIGIN, directory, "published checkpoint") is None
+        keys = read_verifiers(directory)
+        assert judge_checkpoint(read_lines(directory), published, ORIGIN, keys, "published checkpoint").kind == (
+            "consistent"
+        )
 
     async def test_rolled_back_agent_signs_nothing_stays_not_ready_until_recovered(
         self, broker: Broker, signed: tuple[Path, list[tuple[int, bytes]]], tmp_path: Path, witness: WitnessProcess
     ) -> None:
         directory, notes = signed
         target = WitnessTarget(witness.url, witness.key)
-        assert cosign(directory, notes[-1][1], [target], read_lines(directory)) == []
+        assert submit(target, notes[-1][1], log_proofs(read_lines(directory)), 0).kind == "cosigned"
         with Store(tmp_path / "store.sqlite3") as store:
             await publish_through_outbox(broker, store, notes[-1][1])
         rollback(directory, notes[1][0])
@@ -272,10 +278,12 @@ class TestAnchor:
                 f"audit rollback detected: published checkpoint: holds a signed checkpoint of size {notes[-1][0]},"
                 f" the log only {notes[1][0]} entries: the log was rolled back"
             )
-            messages = {f.message for f in anchor.findings}
-            assert f"witness {witness.url}: holds a signed checkpoint of size {notes[-1][0]}, the log only" in (
-                " ".join(messages)
+            # The witness's size comes from its 409 (C2SP add-checkpoint), not from a read the spec does not have.
+            rolled_back = (
+                f"witness {witness.url} has cosigned size {notes[-1][0]}, the log's checkpoint is {notes[1][0]}:"
+                " the log was rolled back"
             )
+            assert rolled_back in {f.message for f in anchor.findings}
             with pytest.raises(CheckpointError, match="not signing: audit rollback detected"):
                 log.append("test.entry", "test", {})
                 log.checkpoint()
@@ -289,14 +297,7 @@ class TestAnchor:
         agent = AgentConfig.model_validate({"site": {"id": SITE}, "paths": {"state_dir": str(state)}})
         doctor = check_audit_rollback(agent)
         assert doctor.status == "fail" and "the agent found a rollback and signs nothing" in doctor.detail
-        # The witness refuses what the rolled-back log signs: 409 with a larger size, named as a rollback.
-        rolled_note = (state / "audit" / LATEST_CHECKPOINT).read_bytes()
-        (refused,) = cosign(state / "audit", rolled_note, [target], read_lines(state / "audit"))
-        assert refused.message == (
-            f"witness {witness.url} has cosigned size {notes[-1][0]}, the log's checkpoint is {notes[1][0]}: the log"
-            " was rolled back"
-        )
-        # Recovery: explicit, audited, and the next check accepts what was recorded.
+        # Recovery: explicit, audited in a signed entry, and the next start accepts exactly what it names.
         toml = tmp_path / "edge-agent.toml"
         toml.write_text(
             f'[site]\nid = "{SITE}"\n[paths]\nstate_dir = "{state}"\n[audit]\norigin = "{ORIGIN}"\n', encoding="utf-8"
@@ -313,10 +314,18 @@ class TestAnchor:
         assert last["event"] == "audit.recovered" and last["payload"]["reason"] == "test"
         assert check_audit_rollback(agent).status == "ok"
         log = AuditLog.open(state / "audit", ORIGIN)
-        anchor = AuditAnchor(log, publish=None, read_published=read_published, citations=lambda: [], witnesses=[])
+        anchor = AuditAnchor(log, publish=None, read_published=read_published, citations=lambda: [], witnesses=[target])
+        task = asyncio.create_task(anchor.run(asyncio.Event()))
         try:
-            assert await anchor.start_check() == []
+            async with asyncio.timeout(20):
+                while not (anchor.released or anchor.findings):
+                    await asyncio.sleep(0.05)
+            assert anchor.findings == []
+            log.append("test.entry", "test", {"after": "recovery"})
+            assert Checkpoint.parse_body(SignedNote.parse(log.checkpoint()).text).size == log.size
         finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
             log.close()
 
 

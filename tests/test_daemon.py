@@ -546,7 +546,7 @@ class TestRunCommand:
         ]
         # No MQTT, no OPC UA: nothing to warn about, and the entry says so rather than being left out.
         assert (entries[0].payload, entries[1].payload, entries[2].payload["config_sha256"]) == (
-            {"sha256": fingerprint, "path": str(config_path)},
+            {"sha256": fingerprint, "path": str(config_path), "identities": []},
             {"warnings": []},
             fingerprint,
         )

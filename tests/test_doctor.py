@@ -23,7 +23,6 @@ import pytest
 from asyncua import Server, ua
 from asyncua.common.utils import ServiceError
 
-from edge_agent.audit.keys import Signer
 from edge_agent.audit.log import SIGNING_KEY
 from edge_agent.cli import main
 from edge_agent.config import AgentConfig
@@ -32,6 +31,7 @@ from edge_agent.doctor import AsyncProbe, Check, Probe, render, run_probes
 from edge_agent.doctor.files import check_audit_key, check_state_dir, disk_verdict
 from edge_agent.doctor.host import check_clock, check_ntp, check_unit, unit_environment
 from edge_agent.llm.manifest import read_manifest, write_manifest
+from edge_agent.signing import Signer
 from tests.fixtures.broker import Broker, free_port
 from tests.fixtures.opcua import Background, OpcuaServer
 from tests.fixtures.tls import make_pki, tls_broker
@@ -57,6 +57,7 @@ CHECK_IDS = [
     "draft",
     "compile",
     "mqtt",
+    "audit_witness",
     "opcua.plc",
 ]
 # What this host decides, not the install: a container without systemd cannot say whether NTP synchronises it.
@@ -576,5 +577,6 @@ class TestRunner:
             "longer.id  fail    broken",
             "                     why",
             "                   fix: mend it",
+            "                   see docs/troubleshooting.md#doctor-longerid",
             "1 ok, 0 warn, 1 fail",
         ]

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from edge_agent.llm.types import ChatMessage, EngineDied, GenerationParams
-from tests.fixtures.engine import EngineHandle, engine_config, export_random_head
+from harness.draft_head import export_random_head
+from tests.fixtures.engine import EngineHandle, engine_config
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 

@@ -108,6 +108,17 @@ class TestMakeInstall:
             "edge-agent install: 6/6 systemd unit",
         ]
 
+    def test_edge_agent_is_on_path_as_a_link_to_the_venv(self, installed: Install) -> None:
+        """`edge-agent` bare, as the docs call it: /usr/local/bin/edge-agent links to the venv's script by its host
+        path (under DESTDIR the link is staged as it will be placed), and that script answers --version."""
+        link = installed.root / "usr/local/bin/edge-agent"
+        assert link.is_symlink()
+        assert os.readlink(link) == "/opt/edge-agent/venv/bin/edge-agent"
+        staged = installed.root / os.readlink(link).lstrip("/")
+        result = subprocess.run([str(staged), "--version"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[0].startswith("edge-agent 0.")
+
     def test_the_venv_runs_the_wheel_not_the_checkout(self, installed: Install) -> None:
         """The installed package lives in the venv's site-packages (no editable link back to this checkout) and
         carries the shipped narrator adapter and head as package data; qualify's iq.package finds every file of it
@@ -145,8 +156,8 @@ class TestMakeInstall:
         assert "edge-agent.service" not in result.stderr, result.stderr
 
     def test_a_second_install_keeps_the_config_and_the_model(self, installed: Install) -> None:
-        """Idempotent: run again (an upgrade), the operator's config stays byte for byte and the model is not
-        converted again."""
+        """Idempotent: run again (an upgrade), the operator's config stays byte for byte, the model is not
+        converted again, and the link on PATH is replaced in place."""
         edited = installed.config.read_text() + "# edited by the plant\n"
         installed.config.write_text(edited)
         model_manifest = installed.state / "models/default/manifest.json"
@@ -155,6 +166,7 @@ class TestMakeInstall:
         assert installed.config.read_text() == edited
         assert "kept as it is" in output
         assert model_manifest.stat().st_mtime_ns == before
+        assert os.readlink(installed.root / "usr/local/bin/edge-agent") == "/opt/edge-agent/venv/bin/edge-agent"
 
 
 # --- the plant run ---------------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ async def test_large_batches_are_parsed_off_the_event_loop(
     readiness; a small batch is parsed on the loop (no thread hop per message). Every message is stored either way."""
     import threading
 
-    from edge_agent.connectors import ingest as ingest_module
+    from edge_agent.connectors.mqtt import ingest as ingest_module
 
     parsed_on: list[tuple[int, bool]] = []
     real_parse = ingest_module._parse

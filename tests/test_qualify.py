@@ -20,14 +20,13 @@ import pytest
 from edge_agent.audit import AuditLog
 from edge_agent.audit.bundle import QUALIFICATIONS
 from edge_agent.audit.export import export_bundle
-from edge_agent.audit.keys import Verifier
 from edge_agent.audit.verify import Problem, VerifyResult, verify_bundle
 from edge_agent.base.canonical import sha256_hex
 from edge_agent.cli import main
 from edge_agent.config import AgentConfig, ConfigError, QualifyConfig, load_config
 from edge_agent.llm.types import Completion, SpecStats, Timings
 from edge_agent.qualify import iq, oq
-from edge_agent.qualify.check import Check, at_least, at_most, percentile
+from edge_agent.qualify.check import Check, Measure, at_least, at_most, percentile
 from edge_agent.qualify.pq import Measurements, Speed, evaluate
 from edge_agent.qualify.report import (
     HTML_NAME,
@@ -42,6 +41,7 @@ from edge_agent.qualify.requests import Answered
 from edge_agent.qualify.runner import Engines, document, qualify
 from edge_agent.qualify.seal import seal
 from edge_agent.reports.document import ReplayResult
+from edge_agent.signing import Verifier
 from edge_agent.sim.hostile import ClassOutcome, HostileOutcome
 from tests.fixtures.engine import EngineHandle, engine_config
 
@@ -134,6 +134,15 @@ class TestCheckHelpers:
 
 
 class TestInstallation:
+    def test_no_witness_required_is_a_measure_not_a_passed_check(self, tmp_path: Path) -> None:
+        """audit.require_witness = false: nothing shows a witness keeps the checkpoints, so iq.witness is recorded."""
+        found = iq.check_witness(config(tmp_path))
+        assert found == Measure(
+            id="iq.witness",
+            shows="whether a witness outside the plant's server keeps the audit log's checkpoints",
+            measured="audit.require_witness = false: no witness is required, none was asked",
+        )
+
     def test_an_edited_model_file_fails_iq_model(self, tmp_path: Path) -> None:
         """A copy of the model with one byte of one file changed: the manifest check names the file."""
         copy = tmp_path / "model"
@@ -143,7 +152,8 @@ class TestInstallation:
                 (copy / path.name).write_bytes(path.read_bytes().replace(b"{", b"{ ", 1))
             else:
                 (copy / path.name).symlink_to(path)
-        checks = {c.id: c for c in iq.installation_checks(config(tmp_path, model_dir=str(copy)), tmp_path / "u", 0)}
+        found = iq.installation_checks(config(tmp_path, model_dir=str(copy)), tmp_path / "u", 0)
+        checks = {c.id: c for c in found if isinstance(c, Check)}
         assert checks["iq.model"].passed is False
         assert "generation_config.json" in checks["iq.model"].measured
         # The untouched narrator and head are still recognised as such.
@@ -189,7 +199,7 @@ class TestOperational:
             ({}, "cpu", True),
             ({"max_concurrent": 2}, "cpu", False),  # batched on a CPU: no batch-invariant mode
             ({"max_concurrent": 2}, "cuda", True),
-            ({"dtype": "bfloat16"}, "cpu", True),  # deterministic too; the draft's effect is oq.draft_identical's
+            ({"dtype": "bfloat16"}, "cpu", True),  # deterministic too; the draft's effect is measure oq.draft_effect
             ({"dtype": "int8", "max_concurrent": 2}, "cpu", False),
         ],
     )
@@ -205,16 +215,30 @@ class TestOperational:
         assert (check.passed, check.measured) == (False, "shift_summary: 2 reports, 2 distinct bodies (a, c)")
         assert oq.check_determinism([answered("shift_summary", "a"), answered("shift_summary", None)]).passed is False
 
-    def test_draft_identical(self) -> None:
+    def test_draft_identical_at_float32_passes_only_when_every_prompt_is(self) -> None:
+        """float32 promises the draft changes nothing: a check, failed by one differing prompt."""
         plain = [completion([1, 2, 3]), completion([4, 5])]
-        assert oq.check_draft_identical(plain, [completion([1, 2, 3]), completion([4, 5])]).passed is True
-        check = oq.check_draft_identical(plain, [completion([1, 2, 3]), completion([4, 6])])
+        same = oq.compare_draft(plain, [completion([1, 2, 3]), completion([4, 5])])
+        assert isinstance(same, Check) and (same.id, same.passed) == ("oq.draft_identical", True)
+        check = oq.compare_draft(plain, [completion([1, 2, 3]), completion([4, 6])])
+        assert isinstance(check, Check)
         assert (check.passed, check.measured) == (False, "1 of 2 prompts identical; prompts [1] differ")
-        assert oq.check_draft_identical(plain, None).passed is True  # no draft configured
-        # int8 does not promise it: the count is recorded and the check passes; float32 fails on the same outputs.
-        at_int8 = oq.check_draft_identical(plain, [completion([1, 2, 3]), completion([4, 6])], "int8")
-        assert (at_int8.passed, at_int8.measured) == (True, "1 of 2 prompts identical; prompts [1] differ")
-        assert at_int8.criterion == "recorded, not required at int8; float32 requires every prompt identical"
+
+    def test_the_drafts_effect_at_int8_is_a_measure_not_a_passed_check(self) -> None:
+        """int8 does not promise identical outputs: the count is recorded as oq.draft_effect, with no verdict."""
+        plain = [completion([1, 2, 3]), completion([4, 5])]
+        at_int8 = oq.compare_draft(plain, [completion([1, 2, 3]), completion([4, 6])], "int8")
+        assert at_int8 == Measure(
+            id="oq.draft_effect",
+            shows="how often the draft changes the output at llm.dtype = int8 (only float32 promises never)",
+            measured="1 of 2 prompts identical; prompts [1] differ",
+        )
+
+    def test_no_draft_configured_is_a_measure(self) -> None:
+        """Without a draft there is nothing to compare: a measure says so, no check passes on it."""
+        none = oq.compare_draft([completion([1])], None)
+        assert isinstance(none, Measure) and none.id == "oq.draft_effect"
+        assert none.measured.startswith("no draft configured")
 
     def test_replay(self) -> None:
         assert oq.check_replay(ReplayResult("r", True, "a" * 64, "a" * 64)).passed is True
@@ -302,12 +326,16 @@ class TestOutputs:
             Check(id="iq.model", shows="s", criterion="c", measured="<ok & fine>", passed=True),
             Check(id="pq.ingest", shows="s", criterion="c", measured="1 msg/s", passed=False),
         ]
-        q = document(Path("agent.toml"), cfg, datetime.now(UTC), checks, measurements())
+        effect = Measure(id="oq.draft_effect", shows="draft's effect at int8", measured="4 of 5 prompts identical")
+        q = document(Path("agent.toml"), cfg, datetime.now(UTC), [*checks, effect], measurements())
         out = tmp_path / "out"
         data, no_pdf = write_outputs(q, out)
-        assert json.loads((out / JSON_NAME).read_bytes())["checks"][1]["id"] == "pq.ingest"
+        written = json.loads((out / JSON_NAME).read_bytes())
+        assert written["checks"][1]["id"] == "pq.ingest"
+        assert written["measures"] == [effect.model_dump()]  # beside the checks, with no verdict
         page = (out / HTML_NAME).read_text()
         assert "&lt;ok &amp; fine&gt;" in page and "FAILED (pq.ingest)" in page
+        assert "<td>oq.draft_effect</td><td>draft&#x27;s effect at int8</td><td>4 of 5 prompts identical</td>" in page
         renderer = shutil.which("wkhtmltopdf")
         assert (no_pdf is None, (out / PDF_NAME).is_file()) == (renderer is not None, renderer is not None)
         with AuditLog.open(cfg.paths.audit_dir, "edge-agent/q") as log:
@@ -336,7 +364,7 @@ class TestOutputs:
         (changed / QUALIFICATIONS / f"{digest}.json").write_bytes(data.replace(b'"passed": false', b'"passed": true'))
         problem = verify_bundle(changed).problem
         assert problem is not None and problem.reason.startswith(f"{QUALIFICATIONS}/{digest}.json: its sha256 is ")
-        assert render_html(q).count("<tr class=") == 2
+        assert render_html(q).count("<tr class=") == 2  # the checks' rows; the measure's row has no verdict
         assert os.stat(cfg.paths.audit_dir / QUALIFICATIONS).st_mode & 0o077 == 0
 
 
@@ -406,6 +434,7 @@ class TestWholeRun:
         development = not iq.check_package().passed
         assert q.failed == (["iq.package"] if development else []), [c for c in q.checks if not c.passed]
         assert "5 of 5 prompts identical" == next(c.measured for c in q.checks if c.id == "oq.draft_identical")
+        assert [m.id for m in q.measures] == ["iq.witness"]  # no witness required: recorded, not passed
 
     def test_an_unreachable_criterion_fails_only_its_check(self, qualified: tuple[AgentConfig, Qualification]) -> None:
         cfg, q = qualified

@@ -23,8 +23,8 @@ from edge_agent.daemon.storage import RecordWriterComponent
 from edge_agent.daemon.supervisor import Supervisor
 from edge_agent.reports.service import ReportService
 from edge_agent.store import RecordWriter, Store, StoreFullError
+from harness.reports_service import agent_config
 from tests.fixtures.broker import Broker
-from tests.fixtures.reports_service import agent_config
 from tests.test_daemon import FAST, get, wait_until
 from tests.test_store_full import big_batch, fill
 

@@ -14,7 +14,7 @@ from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts, round_value
 from edge_agent.reports.narrative import report_records
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
 from edge_agent.store import Store
-from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
+from harness.shift import SHIFT_START, TZ, shift_records, stored
 
 
 def request(report_type: str = "shift_summary", hours: float = 8, assets: list[str] | None = None) -> ResolvedRequest:

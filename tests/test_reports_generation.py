@@ -17,9 +17,9 @@ from edge_agent.reports.narrative import REFERENCE_VERSION, load_phrasebook, spl
 from edge_agent.reports.narrative.generate import GROUNDING_RULES, check_section
 from edge_agent.reports.request import ResolvedRequest
 from edge_agent.store import Store
+from harness.reports_service import REQUEST_TOPIC, agent_config, mosquitto_rr, running_service, write_config
+from harness.shift import INJECTION, shift_records
 from tests.fixtures.broker import Broker
-from tests.fixtures.reports import INJECTION, shift_records
-from tests.fixtures.reports_service import REQUEST_TOPIC, agent_config, mosquitto_rr, running_service, write_config
 
 pytestmark = [pytest.mark.broker, pytest.mark.engine, pytest.mark.slow]
 

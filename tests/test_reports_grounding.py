@@ -13,7 +13,8 @@ from edge_agent.reports.facts import Fact, compute_facts
 from edge_agent.reports.narrative.grounding import check_bound, check_narrative, section_grounding
 from edge_agent.reports.narrative.sections import Section, note_assets
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
-from tests.fixtures.reports import SHIFT_START, TZ, fact
+from harness.shift import SHIFT_START, TZ
+from tests.fixtures.reports import fact
 
 
 @pytest.fixture

@@ -23,9 +23,7 @@ from edge_agent.reports.request import parse_request, request_sha256
 from edge_agent.reports.service import ReportService
 from edge_agent.reports.service.topics import reply_topic_refusal
 from edge_agent.store import Store
-from tests.fixtures.broker import Broker
-from tests.fixtures.reports import SHIFT_START, shift_records
-from tests.fixtures.reports_service import (
+from harness.reports_service import (
     REQUEST_TOPIC,
     SIGNOFF_TOPIC,
     agent_config,
@@ -35,6 +33,8 @@ from tests.fixtures.reports_service import (
     seed_report,
     write_config,
 )
+from harness.shift import SHIFT_START, shift_records
+from tests.fixtures.broker import Broker
 from tests.test_reports_service import cli
 
 VALID = {

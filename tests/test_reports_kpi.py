@@ -14,7 +14,7 @@ from edge_agent.reports.facts.kpi.alarms import max_burst
 from edge_agent.reports.facts.kpi.intervals import minus, union
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.records import plant_records
-from tests.fixtures.reports import SHIFT_START, TZ, record, stored
+from harness.shift import SHIFT_START, TZ, record, stored
 
 
 def _request(report_type: str = "shift_summary", hours: float = 8) -> ResolvedRequest:

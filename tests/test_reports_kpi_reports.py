@@ -24,7 +24,8 @@ from edge_agent.reports.narrative import (
 from edge_agent.reports.narrative.grounding import check_narrative, section_grounding
 from edge_agent.reports.request import parse_request, resolve
 from edge_agent.store import Store
-from tests.fixtures.reports import SHIFT_START, TZ, fact, record, stored
+from harness.shift import SHIFT_START, TZ, record, stored
+from tests.fixtures.reports import fact
 from tests.test_reports_kpi import KPI, _alarms, _request, _shift
 
 KPI_25 = KPI.model_copy(update={"lines": [KpiLineConfig(line="L1", ideal_rate_per_min=2.5)]})

@@ -7,7 +7,8 @@ from pathlib import Path
 from edge_agent.base.types import utcnow
 from edge_agent.reports.document import PendingRequest, ReportRepository
 from edge_agent.reports.request import ReportRequest
-from edge_agent.reports.service.dispatch import Job, ReplyTarget
+from edge_agent.reports.service.job import Job
+from edge_agent.reports.service.replies import ReplyTarget
 from edge_agent.store import to_us
 
 

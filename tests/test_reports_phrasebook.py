@@ -26,7 +26,9 @@ from edge_agent.reports.narrative.phrasebook import (
     phrasebook_from_data,
 )
 
-DIR = Path(__file__).parent.parent / "edge_agent" / "reports" / "phrasebook" / REFERENCE_PHRASEBOOK_VERSION
+DIR = (
+    Path(__file__).parent.parent / "edge_agent" / "reports" / "narrative" / "phrasebook" / REFERENCE_PHRASEBOOK_VERSION
+)
 
 
 def raw(language: str) -> bytes:

@@ -28,11 +28,11 @@ from edge_agent.reports.narrative.prompts import (
 from edge_agent.reports.narrative.sections import SECTIONS, Section, note_assets, note_tie, split_sections
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
 from edge_agent.reports.untrusted import clean, looks_like_instruction
+from harness.shift import INJECTION, SHIFT_START, TZ, record, shift_records, stored
 from tests.fixtures.engine import MODEL_DIR
-from tests.fixtures.reports import INJECTION, SHIFT_START, TZ, record, shift_records, stored
 from tests.test_reports_grounding import fact
 
-PROMPTS = Path(__file__).resolve().parents[1] / "edge_agent" / "reports" / "prompts"
+PROMPTS = Path(__file__).resolve().parents[1] / "edge_agent" / "reports" / "narrative" / "prompts"
 
 
 def request(language: str = "es") -> ResolvedRequest:

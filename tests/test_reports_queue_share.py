@@ -10,8 +10,8 @@ import pytest
 from prometheus_client import REGISTRY
 
 from edge_agent.config import AgentConfig
+from harness.reports_service import REQUEST_TOPIC, agent_config, mosquitto_rr, running_service
 from tests.fixtures.broker import Broker
-from tests.fixtures.reports_service import REQUEST_TOPIC, agent_config, mosquitto_rr, running_service
 from tests.test_daemon import wait_until
 
 

@@ -15,7 +15,7 @@ from edge_agent.reports.narrative.grounding import section_grounding
 from edge_agent.reports.narrative.reference import REFERENCE_VERSION, reference_sentences, reference_text
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.records import plant_records
-from tests.fixtures.reports import SHIFT_START, TZ, record, shift_records, stored
+from harness.shift import SHIFT_START, TZ, record, shift_records, stored
 from tests.test_reports_property import scenarios
 
 PROMPT_TEXT = ("FACTS", "HECHOS", "FATOS", "<<<", "NOTE>>>", "Section:", "Sección:", "Seção:", "[system]", "[names]")

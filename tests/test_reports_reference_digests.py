@@ -22,7 +22,7 @@ from edge_agent.reports.narrative import Section, reference_text, split_sections
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.plant import ASSETS
 from edge_agent.sim.records import plant_records
-from tests.fixtures.reports import SHIFT_START, TZ, record, shift_records, stored
+from harness.shift import SHIFT_START, TZ, record, shift_records, stored
 from tests.test_reports_kpi import KPI
 from tests.test_reports_kpi import _alarms as kpi_alarms
 from tests.test_reports_kpi import _shift as kpi_shift

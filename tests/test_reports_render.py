@@ -9,7 +9,7 @@ from edge_agent.base.types import Record
 from edge_agent.reports.document.render import render_html, render_markdown
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
-from tests.fixtures.reports import SHIFT_START, TZ, shift_records, stored
+from harness.shift import SHIFT_START, TZ, shift_records, stored
 
 HOSTILE = '<script>alert(1)</script> *bold* [link](http://x) & "q"'
 

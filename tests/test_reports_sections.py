@@ -21,7 +21,8 @@ from edge_agent.reports.narrative.sections import (
     tag_peak,
 )
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, from_iso
-from tests.fixtures.reports import SHIFT_START, TZ, fact, shift_records, stored
+from harness.shift import SHIFT_START, TZ, shift_records, stored
+from tests.fixtures.reports import fact
 from tests.test_reports_property import scenarios
 
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.broker import Broker
-from tests.fixtures.reports_service import (
+from harness.reports_service import (
     REQUEST_TOPIC,
     SIGNOFF_TOPIC,
     agent_config,
@@ -20,6 +19,7 @@ from tests.fixtures.reports_service import (
     seed_report,
     write_config,
 )
+from tests.fixtures.broker import Broker
 
 pytestmark = pytest.mark.broker
 

@@ -1,4 +1,4 @@
-"""Signed sign-off: approvals only the approver's registered key can make (edge_agent/approval.py, reports/signoff.py).
+"""Signed sign-off: approvals only the approver's registered key can make (edge_agent/signing/, reports/signoff.py).
 
 Layers: the SSHSIG format against the real `ssh-keygen -Y sign|verify`; the pure checks with hand-made forgeries
 (a stranger's key, a flipped bit, another report, another body, a stale or future time, a replayed nonce);
@@ -25,7 +25,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge_agent.approval import (
+from edge_agent.audit import AuditLog
+from edge_agent.config import AgentConfig
+from edge_agent.config.reports import ReportsConfig
+from edge_agent.config.security import security_warnings
+from edge_agent.reports.document import ReportRepository, SignoffPolicy, check_signed, decide
+from edge_agent.reports.errors import SignoffError
+from edge_agent.signing import (
     ApprovalError,
     ApproverKey,
     Statement,
@@ -38,14 +44,8 @@ from edge_agent.approval import (
     verify_approval,
     verify_recorded_approval,
 )
-from edge_agent.audit import AuditLog
-from edge_agent.config import AgentConfig
-from edge_agent.config.reports import ReportsConfig
-from edge_agent.config.security import security_warnings
-from edge_agent.reports.document import ReportRepository, SignoffPolicy, check_signed, decide
-from edge_agent.reports.errors import SignoffError
+from harness.reports_service import SIGNOFF_TOPIC, agent_config, mosquitto_rr, running_service, seed_report
 from tests.fixtures.broker import Broker
-from tests.fixtures.reports_service import SIGNOFF_TOPIC, agent_config, mosquitto_rr, running_service, seed_report
 
 SUPERVISOR = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 STRANGER = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
@@ -287,7 +287,7 @@ class TestDecide:
         return report_id, body
 
     def test_a_signed_approval_is_recorded_and_rechecks_offline(self, tmp_path: Path, repo_and_audit: Any) -> None:
-        """The entry holds statement, signature and key; verify_recorded_approval accepts it from the entry alone."""
+        """The entry holds statement, signature and key; verify_recorded_approval re-checks it against the keys."""
         repo, audit = repo_and_audit
         report_id, body = self._seed(tmp_path)
         approval = sign(statement(report_id=report_id, body_sha256=body, at=datetime.now(UTC)), SUPERVISOR, "sshsig")
@@ -297,14 +297,13 @@ class TestDecide:
         entry = json.loads((tmp_path / "audit" / "entries.jsonl").read_text().splitlines()[-1])
         assert entry["event"] == "report.signed_off"
         assert entry["payload"]["key_fingerprint"] == registered().fingerprint
-        rechecked = verify_recorded_approval(entry["event"], entry["actor"], entry["payload"])
+        rechecked = verify_recorded_approval(entry["event"], entry["actor"], entry["payload"], [registered()])
         assert rechecked is not None and rechecked.statement.nonce == "n" * 24
-        assert verify_recorded_approval(entry["event"], entry["actor"], entry["payload"], [registered()]) is not None
         with pytest.raises(ApprovalError, match="not a key registered"):
             verify_recorded_approval(entry["event"], entry["actor"], entry["payload"], [registered(STRANGER)])
         edited = entry["payload"] | {"body_sha256": "cd" * 32}
         with pytest.raises(ApprovalError, match="signed body_sha256"):
-            verify_recorded_approval(entry["event"], entry["actor"], edited)
+            verify_recorded_approval(entry["event"], entry["actor"], edited, [registered()])
 
     def test_a_replayed_nonce_is_refused_even_for_another_report(self, tmp_path: Path, repo_and_audit: Any) -> None:
         """The nonce store remembers a nonce across reports and reopenings."""
@@ -397,8 +396,10 @@ class TestOverMqtt:
             unsigned = await as_agent({"report_id": first, "decision": "approve", "by": "supervisor"})
             forgery = await as_agent({"report_id": first, "decision": "approve", "comment": "ok", "approval": forged})
             retargeted = await as_agent({"report_id": first, "decision": "approve", "comment": "ok", "approval": good})
+            reviewed = tmp_path / "reviewed.json"
+            reviewed.write_text(json.dumps(running.service.repo.get(first)))
             code, out, err = await cli(
-                "report", "approve", first, "--key", str(key_file), "--body-sha256", body, "--mqtt", "-c", str(toml)
+                "report", "approve", first, "--key", str(key_file), "--report", str(reviewed), "--mqtt", "-c", str(toml)
             )
             replay = {"report_id": other, "decision": "approve", "comment": "ok", "approval": good}
             accepted = await as_agent(replay)

@@ -19,8 +19,7 @@ from prometheus_client import REGISTRY
 
 from edge_agent.config import AgentConfig
 from edge_agent.reports.service.throttle import MAX_TRACKED_USERS, Throttle, Verdict
-from tests.fixtures.broker import Broker
-from tests.fixtures.reports_service import (
+from harness.reports_service import (
     REQUEST_TOPIC,
     SIGNOFF_TOPIC,
     agent_config,
@@ -28,6 +27,7 @@ from tests.fixtures.reports_service import (
     mosquitto_rr,
     running_service,
 )
+from tests.fixtures.broker import Broker
 from tests.test_daemon import wait_until
 
 
@@ -150,8 +150,8 @@ class TestThrottleOnBroker:
     ) -> None:
         """throttle_invalid_max 3: alice's three invalid requests are answered with their errors; then her invalid
         requests, her valid one and her sign-off are dropped unread (no reply, counted), with exactly one
-        `report.requester_throttled` entry for the window; bob's valid request is accepted meanwhile; once the
-        window ends alice is served again."""
+        `report.requester_throttled` entry and one throttled `report.signoff_refused` for the window; bob's valid
+        request is accepted meanwhile; once the window ends alice is served again."""
         config = agent_config(tmp_path, broker, throttle_invalid_max=3, throttle_window_s=600)
         async with running_service(config, engine=None) as running:
             service = running.service
@@ -194,8 +194,11 @@ class TestThrottleOnBroker:
                 entries = audit_events(config, "report.requester_throttled")
                 assert [e["payload"]["broker_user"] for e in entries] == ["alice"]
                 assert entries[0]["payload"]["limit"] == 3
-                # the refused sign-off of the flood was never read: no report.signoff_refused for it
-                assert audit_events(config, "report.signoff_refused") == []
+                # the flood's sign-off was dropped unread: one report.signoff_refused (throttled) stands for the window
+                refused = audit_events(config, "report.signoff_refused")
+                assert [(e["payload"]["code"], e["payload"]["broker_user"]) for e in refused] == [
+                    ("throttled", "alice")
+                ]
 
                 clock.now += 600
                 again = await mosquitto_rr(

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from edge_agent.base.types import Record
 from edge_agent.store import Inserted, RetentionPolicy, Store, storable
 from edge_agent.store.retention import QUARANTINE, RECORDS, Table
-from edge_agent.store.store import _json_text, to_us
+from edge_agent.store.rows import _json_text, to_us
 
 T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 INT64 = 2**63 - 1

@@ -72,6 +72,14 @@ class TestVerify:
         result = systemd_analyze("verify", str(unit_copy(tmp_path, gpu=True)), cwd=tmp_path)
         assert (result.returncode, result.stdout + result.stderr) == (0, "")
 
+    def test_the_credential_the_unit_shows_verifies(self, tmp_path: Path) -> None:
+        """The LoadCredential= line the unit's comment gives for a secret (docs/deployment.md, "Secrets") is one
+        systemd accepts, uncommented in the unit."""
+        shown = "#LoadCredential=mqtt-password:/etc/edge-agent/credentials/mqtt-password\n"
+        unit = unit_copy(tmp_path, edit=(shown, shown.removeprefix("#")))
+        result = systemd_analyze("verify", str(unit), cwd=tmp_path)
+        assert (result.returncode, result.stdout + result.stderr) == (0, "")
+
     def test_a_misspelt_directive_is_caught(self, tmp_path: Path) -> None:
         """The check above can fail: verify names an unknown key even though it still exits 0."""
         unit = unit_copy(tmp_path, edit=("WatchdogSec=", "WatchdogSecs="))

@@ -21,18 +21,18 @@ from hypothesis import strategies as st
 
 from edge_agent.audit import AuditLog, Signer, Verifier
 from edge_agent.audit.checkpoint import Checkpoint, NoteSignature, SignedNote
-from edge_agent.audit.cosignature import CosignatureError, Cosigner, CosignerKey, cosigner_key_id, signed_message
 from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.log import iter_lines
 from edge_agent.audit.merkle import MerkleTree
-from edge_agent.audit.witness import Witness, WitnessState, add_checkpoint_body, parse_add_checkpoint
+from edge_agent.audit.witness import Witness, WitnessState, add_checkpoint_body, origin_hash, parse_add_checkpoint
 from edge_agent.audit.witness_client import (
     WitnessConflict,
     WitnessRefused,
     WitnessTarget,
-    latest_cosigned,
     request_cosignature,
+    submit,
 )
+from edge_agent.signing.cosignature import CosignatureError, Cosigner, CosignerKey, cosigner_key_id, signed_message
 from tests.fixtures.broker import free_port, wait_for_port
 
 ORIGIN = "edge-agent/witness-test"
@@ -125,6 +125,26 @@ def _log(directory: Path, entries: int) -> AuditLog:
     return log
 
 
+def _fork(log_dir: Path, fork: Path, keep: int, forged: int) -> Path:
+    """A copy of the log cut back to its first `keep` entries (its first checkpoint), then `forged` other entries
+    signed by the same key: history rewritten."""
+    shutil.copytree(log_dir, fork)
+    lines = (fork / "entries.jsonl").read_bytes().splitlines(keepends=True)
+    (fork / "entries.jsonl").write_bytes(b"".join(lines[:keep]))
+    (fork / "checkpoints.jsonl").write_bytes(b"".join((fork / "checkpoints.jsonl").read_bytes().splitlines(True)[:1]))
+    first = json.loads((fork / "checkpoints.jsonl").read_text().splitlines()[0])["note"]
+    (fork / "checkpoint").write_text(first)
+    with AuditLog.open(fork, ORIGIN) as forked:
+        for i in range(forged):
+            forked.append("test.forged", "test", {"i": i})
+        forked.checkpoint()
+    return fork
+
+
+def _no_proof(old: int, new: int) -> list[bytes]:
+    raise AssertionError(f"no proof expected ({old} -> {new})")
+
+
 def _proof(directory: Path, old: int, new: int) -> list[bytes]:
     leaves = [leaf_hash(line) for line in iter_lines(directory / "entries.jsonl")][:new]
     return MerkleTree(leaves).consistency_proof(old, new) if 0 < old < new else []
@@ -189,15 +209,17 @@ def _post(url: str, body: bytes) -> tuple[int, str, bytes]:
 
 class TestWitnessProcess:
     def test_cosigns_from_zero_and_keeps_it(self, witness: WitnessProcess, log_dir: Path) -> None:
-        """The first checkpoint of a log (old 0) is cosigned; the cosignature verifies; GET serves it."""
+        """The first checkpoint of a log (old 0) is cosigned; the cosignature verifies; GET serves it (for people:
+        the agent never relies on it)."""
         note = (log_dir / "checkpoint").read_bytes()
         target = WitnessTarget(witness.url, witness.key)
         sig = request_cosignature(target, 0, [], note)
         assert witness.key.verify(sig, SignedNote.parse(note).text) > 0
         state = json.loads((witness.state / "state.json").read_text())
         assert state["origins"][ORIGIN]["size"] == 7
-        served = latest_cosigned(target, ORIGIN)
-        assert served is not None and SignedNote.parse(served).text == SignedNote.parse(note).text
+        with urllib.request.urlopen(f"{witness.url}/{origin_hash(ORIGIN)}/checkpoint", timeout=10) as r:
+            served = r.read()
+        assert SignedNote.parse(served).text == SignedNote.parse(note).text
 
     def test_extends_with_a_consistency_proof_across_a_restart(self, witness: WitnessProcess, log_dir: Path) -> None:
         target = WitnessTarget(witness.url, witness.key)
@@ -218,23 +240,57 @@ class TestWitnessProcess:
         status, content_type, body = _post(witness.url, add_checkpoint_body(3, [], note))
         assert (status, content_type, body) == (409, "text/x.tlog.size", b"7\n")
 
+    def test_witness_409_carries_size(self, witness: WitnessProcess, log_dir: Path, tmp_path: Path) -> None:
+        """Same size, another root (a fork signed by the log's key): 409 with the witness's size, as C2SP
+        tlog-witness says, not 422; the log's client reads it as a fork."""
+        target = WitnessTarget(witness.url, witness.key)
+        request_cosignature(target, 0, [], (log_dir / "checkpoint").read_bytes())
+        fork = _fork(log_dir, tmp_path / "fork", keep=3, forged=4)
+        note = (fork / "checkpoint").read_bytes()
+        assert Checkpoint.parse_body(SignedNote.parse(note).text).size == 7
+        status, content_type, body = _post(witness.url, add_checkpoint_body(7, [], note))
+        assert (status, content_type, body) == (409, "text/x.tlog.size", b"7\n")
+        answer = submit(target, note, lambda old, new: _proof(fork, old, new), 0)
+        assert (answer.kind, answer.size) == ("fork", 7)
+        assert answer.detail == (
+            f"witness {witness.url} holds another checkpoint of size 7: the log's history at that size was rewritten"
+        )
+
+    def test_submit_follows_the_409_size_with_a_proof(self, witness: WitnessProcess, log_dir: Path) -> None:
+        """A log that does not know the witness's size (old 0) learns it from the 409 and sends the proof from it."""
+        target = WitnessTarget(witness.url, witness.key)
+        request_cosignature(target, 0, [], (log_dir / "checkpoint").read_bytes())
+        with AuditLog.open(log_dir, ORIGIN) as log:
+            log.append("test.entry", "test", {"more": True})
+            note = log.checkpoint()
+        answer = submit(target, note, lambda old, new: _proof(log_dir, old, new), 0)
+        assert (answer.kind, answer.size) == ("cosigned", 8)
+        assert answer.signature is not None and witness.key.verify(answer.signature, SignedNote.parse(note).text)
+
+    def test_submit_names_a_rollback_from_the_409_size(self, witness: WitnessProcess, log_dir: Path) -> None:
+        target = WitnessTarget(witness.url, witness.key)
+        with AuditLog.open(log_dir, ORIGIN) as log:
+            first = (log_dir / "checkpoint").read_bytes()
+            log.append("test.entry", "test", {"more": True})
+            request_cosignature(target, 0, [], log.checkpoint())
+        answer = submit(target, first, lambda old, new: _proof(log_dir, old, new), 0)
+        assert (answer.kind, answer.size) == ("rollback", 8)
+        assert answer.detail == (
+            f"witness {witness.url} has cosigned size 8, the log's checkpoint is 7: the log was rolled back"
+        )
+
+    def test_submit_to_a_stopped_witness_is_unreachable(self, witness: WitnessProcess, log_dir: Path) -> None:
+        witness.proc.terminate()
+        witness.proc.wait(10)
+        answer = submit(WitnessTarget(witness.url, witness.key), (log_dir / "checkpoint").read_bytes(), _no_proof, 0)
+        assert answer.kind == "unreachable" and not answer.answered
+
     def test_refuses_an_inconsistent_checkpoint(self, witness: WitnessProcess, log_dir: Path, tmp_path: Path) -> None:
         """A fork signed by the same key (history rewritten after size 3) is refused with 422, never cosigned."""
         target = WitnessTarget(witness.url, witness.key)
         request_cosignature(target, 0, [], (log_dir / "checkpoint").read_bytes())
-        fork = tmp_path / "fork"
-        shutil.copytree(log_dir, fork)
-        lines = (fork / "entries.jsonl").read_bytes().splitlines(keepends=True)
-        (fork / "entries.jsonl").write_bytes(b"".join(lines[:3]))
-        (fork / "checkpoints.jsonl").write_bytes(
-            b"".join((fork / "checkpoints.jsonl").read_bytes().splitlines(True)[:1])
-        )
-        first = json.loads((fork / "checkpoints.jsonl").read_text().splitlines()[0])["note"]
-        (fork / "checkpoint").write_text(first)
-        with AuditLog.open(fork, ORIGIN) as forked:
-            for i in range(8):
-                forked.append("test.forged", "test", {"i": i})
-            note = forked.checkpoint()
+        fork = _fork(log_dir, tmp_path / "fork", keep=3, forged=8)
+        note = (fork / "checkpoint").read_bytes()
         size = Checkpoint.parse_body(SignedNote.parse(note).text).size
         with pytest.raises(WitnessRefused) as refused:
             request_cosignature(target, 7, _proof(fork, 7, size), note)

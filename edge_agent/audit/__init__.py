@@ -8,11 +8,18 @@ Ed25519, auditor export bundles and offline verification.
 
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError
 from edge_agent.audit.entry import AuditEntry, AuditError, EntryFormatError
-from edge_agent.audit.keys import AuditKeyError, Signer, Verifier
-from edge_agent.audit.log import EVENTS, AuditIntegrityError, AuditLockedError, AuditLog, AuditWriteError
+from edge_agent.audit.log import (
+    EVENTS,
+    AuditIntegrityError,
+    AuditKeyError,
+    AuditLockedError,
+    AuditLog,
+    AuditWriteError,
+)
 from edge_agent.audit.merkle import MerkleError
 from edge_agent.audit.proof import ProofError, RootMismatch
 from edge_agent.audit.sink import AuditSink
+from edge_agent.signing import Signer, Verifier
 
 __all__ = [
     "EVENTS",

@@ -1,12 +1,15 @@
 """Approvals in a bundle, re-checked offline: every `report.signed_off` / `report.rejected` entry's signed statement
-(edge_agent.approval.verify_recorded_approval), and whether the plant accepted unsigned sign-offs at the time.
+(edge_agent.signing.verify_recorded_approval), and whether the plant accepted unsigned sign-offs at the time.
 
 Rules, for the verified entry lines of a bundle:
 
 * a decision entry whose `approval` is an object must verify: its signature holds, its statement is for the entry's
   report, body, decision, actor and comment, and its key is one the auditor trusts (`trusted`, from
-  `verify-bundle --approver-key NAME=KEY`) or, without `trusted`, the key the entry records, checked against the
-  entry's `key_fingerprint`. Anything else fails the bundle naming the entry and the code (`bad_signature`,
+  `verify-bundle --approver-key NAME=KEY`) or, without `trusted`, one the log held for the signer at the time: the
+  approver keys of the newest `config.loaded` entry before the decision (its `identities`, each `{"name",
+  "broker_user", "approver_keys": [key text, ...]}`, and the older `approver_keys`, each `{"name", "key"}`). Never
+  the key the entry itself records: whoever can append to the log could record a stranger's. No key for the signer
+  there fails as `unknown_key`, as does anything else wrong, naming the entry and the code (`bad_signature`,
   `mismatch`, `unknown_key`, `malformed`);
 * a decision entry whose `approval` is null was accepted unsigned (`reports.allow_unsigned_signoff`, or an agent
   older than signed sign-off): listed as a note, never a failure;
@@ -20,11 +23,11 @@ Rules, for the verified entry lines of a bundle:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from edge_agent.approval import ApprovalError, ApproverKey, verify_recorded_approval
+from edge_agent.signing import ApprovalError, ApproverKey, parse_public_key, verify_recorded_approval
 
 DECISION_EVENTS = ("report.signed_off", "report.rejected")
 UNSIGNED_WARNING = "reports_unsigned_signoff"
@@ -43,7 +46,53 @@ class ApprovalProblem:
     message: str
 
     def __str__(self) -> str:
+        if self.event not in DECISION_EVENTS:
+            return f"{self.event}: {self.code}: {self.message}"
         return f"{self.event} of report {self.report_id}: approval {self.code}: {self.message}"
+
+
+@dataclass(frozen=True)
+class LoggedKeys:
+    """The approver keys the newest config.loaded entry recorded (`seq` None: no config.loaded entry yet)."""
+
+    seq: int | None = None
+    keys: tuple[ApproverKey, ...] = ()
+
+    def of(self, name: str) -> list[ApproverKey]:
+        return [k for k in self.keys if k.name == name]
+
+
+def config_keys(payload: Mapping[str, Any]) -> tuple[ApproverKey, ...]:
+    """The approver keys a config.loaded payload records: `identities[].approver_keys` under the identity's name,
+    and the older `approver_keys[]` of name and key. A member of another shape, or a key that does not parse, is
+    ValueError naming it."""
+    keys: list[ApproverKey] = []
+    pairs = [(i.get("name"), text) for i in _objects(payload, "identities") for text in _list(i, "approver_keys")]
+    pairs += [(item.get("name"), item.get("key")) for item in _objects(payload, "approver_keys")]
+    for name, text in pairs:
+        if not isinstance(name, str) or not isinstance(text, str):
+            raise ValueError(f"an approver key's name and key must be strings, got {name!r}: {text!r}")
+        try:
+            keys.append(ApproverKey(name, parse_public_key(text)))
+        except ValueError as exc:
+            raise ValueError(f"approver key of {name!r}: {exc}") from exc
+    return tuple(keys)
+
+
+def _list(data: Mapping[str, Any], member: str) -> list[Any]:
+    value = data.get(member)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{member}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def _objects(data: Mapping[str, Any], member: str) -> list[Mapping[str, Any]]:
+    items = _list(data, member)
+    if not all(isinstance(item, Mapping) for item in items):
+        raise ValueError(f"{member}: expected a list of objects")
+    return items
 
 
 @dataclass
@@ -56,18 +105,28 @@ class ApprovalCheck:
 
 
 def check_approvals(lines: Iterable[bytes], trusted: Sequence[ApproverKey] | None = None) -> ApprovalCheck:
-    """Re-check every decision entry's approval in verified entry lines; stops at the first that does not hold."""
+    """Re-check every decision entry's approval in verified entry lines against `trusted`, or (None) against the
+    keys the log held at the time; stops at the first that does not hold."""
     result = ApprovalCheck()
+    logged = LoggedKeys()
     # Every line is parsed: a byte marker would miss an entry written with spaces or \u escapes, which the chain
     # check (not strict) lets through from someone holding the audit key.
     for line in lines:
         entry = json.loads(line)
         event, payload = entry["event"], entry["payload"]
+        if event == "config.loaded" and isinstance(payload, dict):
+            try:
+                logged = LoggedKeys(entry["seq"], config_keys(payload))
+            except ValueError as exc:
+                result.problem = ApprovalProblem(entry["seq"], event, "", "malformed", str(exc))
+                return result
+            continue
         if event not in DECISION_EVENTS or not isinstance(payload, dict):
             continue
         report_id = str(payload.get("report_id"))
         try:
-            verified = verify_recorded_approval(event, entry["actor"], payload, trusted)
+            keys = trusted if trusted is not None else _keys_in_log(entry["seq"], payload, logged)
+            verified = verify_recorded_approval(event, entry["actor"], payload, keys)
         except ApprovalError as exc:
             result.problem = ApprovalProblem(entry["seq"], event, report_id, exc.code, str(exc))
             return result
@@ -76,6 +135,24 @@ def check_approvals(lines: Iterable[bytes], trusted: Sequence[ApproverKey] | Non
         else:
             result.signed += 1
     return result
+
+
+def _keys_in_log(seq: int, payload: Mapping[str, Any], logged: LoggedKeys) -> list[ApproverKey]:
+    """The keys the log held for the approval's signer at entry `seq`; ApprovalError("unknown_key") when none."""
+    approval = payload.get("approval")
+    statement = approval.get("statement") if isinstance(approval, Mapping) else None
+    by = statement.get("by") if isinstance(statement, Mapping) else None
+    if approval is None or not isinstance(by, str):
+        return list(logged.keys)  # unsigned, or malformed: verify_recorded_approval says which
+    keys = logged.of(by)
+    if not keys:
+        where = (
+            f"the config.loaded entry in force is entry {logged.seq}"
+            if logged.seq is not None
+            else "no config.loaded entry precedes it in these entries"
+        )
+        raise ApprovalError("unknown_key", f"no key for {by} in the log at seq {seq} ({where})")
+    return keys
 
 
 def security_states(lines: Iterable[bytes]) -> list[tuple[int, bool]]:
@@ -119,8 +196,10 @@ __all__ = [
     "DECISION_EVENTS",
     "ApprovalCheck",
     "ApprovalProblem",
+    "LoggedKeys",
     "UnsignedState",
     "check_approvals",
+    "config_keys",
     "describe_state",
     "security_states",
     "unsigned_signoff_state",

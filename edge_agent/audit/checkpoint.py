@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from edge_agent.audit.entry import AuditError
 from edge_agent.audit.hasher import HASH_SIZE
-from edge_agent.audit.keys import Signer, Verifier
+from edge_agent.signing import NoteSignature, Signer, Verifier
+from edge_agent.signing.note import SIG_PREFIX
 
-SIG_PREFIX = "\u2014 "  # em dash, space
 _SIZE = re.compile(r"^(0|[1-9][0-9]*)$")
 
 
@@ -59,18 +59,9 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
-class NoteSignature:
-    name: str
-    key_hash: int
-    signature: bytes
-
-    def line(self) -> str:
-        raw = self.key_hash.to_bytes(4, "big") + self.signature
-        return f"{SIG_PREFIX}{self.name} {base64.b64encode(raw).decode()}\n"
-
-
-@dataclass(frozen=True)
 class SignedNote:
+    """A C2SP signed note: its text and the signature lines below it (signing/note.py)."""
+
     text: bytes
     signatures: tuple[NoteSignature, ...]
 

@@ -13,10 +13,10 @@ import structlog
 from prometheus_client import Gauge
 
 from edge_agent.audit.checkpoint import CheckpointError
-from edge_agent.audit.cosignature import CosignerKey
 from edge_agent.audit.log import AuditLog, AuditWriteError
 from edge_agent.audit.witness_client import WitnessTarget
 from edge_agent.config import AgentConfig
+from edge_agent.signing import CosignerKey
 
 log = structlog.get_logger(component="audit")
 

@@ -28,13 +28,13 @@ from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.entry import AuditError, format_time
 from edge_agent.audit.evidence import EvidenceSource, write_evidence
 from edge_agent.audit.hasher import leaf_hash
-from edge_agent.audit.keys import Signer, Verifier
 from edge_agent.audit.log import (
     KEYS,
     LATEST_CHECKPOINT,
     SIGNING_KEY,
     AuditLog,
     iter_lines,
+    read_signer,
     read_verifiers,
     signed_notes,
 )
@@ -50,6 +50,7 @@ from edge_agent.audit.manifest import (
 from edge_agent.audit.merkle import MerkleTree
 from edge_agent.audit.summary import render_summary
 from edge_agent.audit.verify import VerifyResult, verify_bundle
+from edge_agent.signing import Signer, Verifier
 
 _EXPORT_EVENT = b'"event":"audit.export"'
 
@@ -281,7 +282,7 @@ def _write_core(
     shutil.copyfile(audit_dir / KEYS, stage / bundle.KEYS)
     # The manifest is signed by the checkpoint's key, read from its file: the log (ours or the running agent's)
     # exposes no signing call, and with the agent running this key is still the one that signs its checkpoints.
-    signer = Signer.read(audit_dir / SIGNING_KEY)
+    signer = read_signer(audit_dir / SIGNING_KEY)
     if signer.verifier.key_string() != key:
         raise ExportError(f"{audit_dir / SIGNING_KEY} is not the key that signed the checkpoint ({key})")
     return signer

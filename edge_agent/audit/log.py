@@ -3,7 +3,7 @@
 Files in the audit directory (`<state_dir>/audit/`):
 
     entries.jsonl           one canonical entry per line (see entry.py)
-    signing.key             Ed25519 signer key, mode 0600 (keys.py)
+    signing.key             Ed25519 signer key, mode 0600 (signing/keys.py)
     keys.txt                every verifier key this log has used, oldest first
     checkpoint              the latest signed checkpoint (checkpoint.py), as a plain note file
     checkpoints.jsonl       every signed checkpoint, one {"size": n, "note": "<signed note>"} per line
@@ -19,96 +19,41 @@ that no longer matches its last signed checkpoint is opened for appending but ne
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
-import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint
-from edge_agent.audit.entry import GENESIS_HASH, AuditEntry, AuditError, EntryFormatError
+from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, sign_checkpoint
+from edge_agent.audit.entry import AuditEntry, AuditError, EntryFormatError
+from edge_agent.audit.errors import AuditIntegrityError, AuditKeyError, AuditLockedError, AuditWriteError
+from edge_agent.audit.events import EVENT_NAME, EVENTS
+from edge_agent.audit.files import (
+    CHECKPOINTS,
+    ENTRIES,
+    KEYS,
+    LATEST_CHECKPOINT,
+    SIGNING_KEY,
+    iter_lines,
+    read_signer,
+    read_verifiers,
+    signed_notes,
+)
+from edge_agent.audit.files import append_key as _append_key
 from edge_agent.audit.hasher import leaf_hash
-from edge_agent.audit.keys import AuditKeyError, Signer, Verifier, check_name, fsync_dir, write_durably
-from edge_agent.audit.merkle import RootBuilder
+from edge_agent.audit.recovery import Tail, lock, recover
+from edge_agent.signing import Signer, SigningKeyError, Verifier, check_name, fsync_dir, write_durably
 
 log = structlog.get_logger(component="audit")
-
-ENTRIES = "entries.jsonl"
-SIGNING_KEY = "signing.key"
-KEYS = "keys.txt"
-LATEST_CHECKPOINT = "checkpoint"
-CHECKPOINTS = "checkpoints.jsonl"
-TORN = "torn"
-LOCK = "lock"
-
-# The events the agent writes (contract 2). Others are allowed if well-formed; this list is for docs and the HTML.
-EVENTS = (
-    "agent.start",
-    "agent.stop",
-    "config.loaded",
-    "config.security",
-    "model.loaded",
-    "draft.loaded",
-    "ingest.batch",
-    "quarantine",
-    "report.requested",
-    "report.generated",
-    "report.signed_off",
-    "report.rejected",
-    "report.signoff_refused",
-    "report.requester_throttled",
-    "audit.export",
-    "key.rotated",
-    "error",
-)
-_EVENT_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
-
-
-class AuditIntegrityError(AuditError):
-    """The log on disk is not what this agent wrote: it will not be extended or signed until someone looks."""
-
-
-class AuditLockedError(AuditError):
-    """Another process (normally the running agent) has the log open for appending."""
-
-
-class AuditWriteError(AuditError):
-    """An entry could not be made durable (disk full, I/O error); nothing of it is left in the file."""
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def read_verifiers(directory: Path) -> list[Verifier]:
-    path = directory / KEYS
-    if not path.exists():
-        return []
-    return [Verifier.parse(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def iter_lines(path: Path) -> Iterator[bytes]:
-    """Complete lines of a JSONL file without their newlines (a partial last line is not yielded)."""
-    with open(path, "rb") as f:
-        for raw in f:
-            if raw.endswith(b"\n"):
-                yield raw[:-1]
-
-
-@dataclass(frozen=True)
-class _Tail:
-    size: int
-    head_hash: str
-    builder: RootBuilder
-    root_at_checkpoint: bytes | None
 
 
 class AuditLog:
@@ -120,7 +65,7 @@ class AuditLog:
         origin: str,
         signer: Signer,
         fd: int,
-        tail: _Tail,
+        tail: Tail,
         last_checkpoint: Checkpoint | None,
         blocked: str | None,
         checkpoint_every_entries: int | None,
@@ -171,9 +116,12 @@ class AuditLog:
         """Open (creating on first start) the log in `directory`; the signing key is created with it. `genesis`
         is added to a new log's first entry (`audit init --new-log`: why, and the old log's last checkpoint)."""
         directory = Path(directory)
-        check_name(origin)
+        try:
+            check_name(origin)
+        except SigningKeyError as exc:
+            raise AuditKeyError(f"origin: {exc}") from exc
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        lock_fd = _lock(directory)
+        lock_fd = lock(directory)
         try:
             return cls._open_locked(directory, origin, lock_fd, checkpoint_every_entries, clock, genesis)
         except BaseException:
@@ -190,33 +138,9 @@ class AuditLog:
         clock: Callable[[], datetime],
         genesis: dict[str, Any] | None = None,
     ) -> AuditLog:
+        disk = recover(directory, origin)
+        tail, last, blocked, signer, created = disk.tail, disk.last_checkpoint, disk.blocked, disk.signer, disk.created
         entries = directory / ENTRIES
-        torn = _repair_torn_tail(directory, entries)
-        _cut_partial_line(directory / CHECKPOINTS)
-
-        last, blocked = _read_latest_checkpoint(directory, origin)
-        tail = _scan(entries, last.size if last else None)
-        blocked = blocked or _consistency_problem(last, tail)
-        if blocked is not None:
-            log.error("audit_log_inconsistent", error=blocked)
-        key_path = directory / SIGNING_KEY
-        handover_from = _finish_rotation(directory, key_path, entries if tail.size else None)
-        if key_path.exists():
-            signer = Signer.read(key_path)
-            if signer.name != origin:
-                raise AuditKeyError(f"signing key {key_path} is named {signer.name!r}, the log's origin is {origin!r}")
-        elif tail.size:
-            raise AuditKeyError(
-                f"signing key {key_path} is missing but the log holds {tail.size} entries; restore the key from backup"
-            )
-        else:
-            signer = Signer.generate(origin)
-            signer.write(key_path)
-        # An empty log gets its key as entry 0 — also after a crash between creating the key and writing that entry.
-        created = tail.size == 0
-        if created and signer.verifier.key_string() not in {v.key_string() for v in read_verifiers(directory)}:
-            _append_key(directory, signer.verifier)
-
         fd = os.open(entries, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
         fsync_dir(directory)
         audit = cls(directory, origin, signer, fd, tail, last, blocked, checkpoint_every_entries, clock)
@@ -227,12 +151,12 @@ class AuditLog:
             # Signed at once, so every log has a checkpoint: one without any is then evidence of deletion.
             audit.checkpoint()
             log.info("audit_key_created", key=signer.verifier.key_string())
-        if handover_from is not None and blocked is None:
+        if disk.handover_from is not None and blocked is None:
             # The rotation entry is durable but its hand-over checkpoint may not be: sign one with both keys now.
             with audit._sync_lock:
-                audit._checkpoint_locked([handover_from, signer])
-        if torn is not None:
-            audit.append("error", "audit", {"kind": "torn_tail_repaired", **torn})
+                audit._checkpoint_locked([disk.handover_from, signer])
+        if disk.torn is not None:
+            audit.append("error", "audit", {"kind": "torn_tail_repaired", **disk.torn})
         if blocked is not None:
             audit.append("error", "audit", {"kind": "checkpoint_mismatch", "detail": blocked})
         log.info("audit_opened", entries=audit.size, origin=origin, key=signer.verifier.key_string())
@@ -308,7 +232,7 @@ class AuditLog:
 
     def _append(self, items: Sequence[tuple[str, str, dict[str, Any]]], auto_checkpoint: bool) -> list[AuditEntry]:
         for event, actor, _ in items:
-            if not _EVENT_NAME.match(event):
+            if not EVENT_NAME.match(event):
                 raise EntryFormatError(f"event name {event!r} is not dotted lowercase (e.g. report.generated)")
             if not actor:
                 raise EntryFormatError(f"entry {event!r} has an empty actor")
@@ -506,156 +430,21 @@ class AuditLog:
         self.close()
 
 
-# -- helpers for open() ------------------------------------------------------------------------------------------
-
-
-def _lock(directory: Path) -> int:
-    fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError as exc:
-        os.close(fd)
-        raise AuditLockedError(f"audit log {directory} is open in another process (the running agent?)") from exc
-    return fd
-
-
-def _repair_torn_tail(directory: Path, entries: Path) -> dict[str, Any] | None:
-    """Cut a partial last line (no newline: never acknowledged) and keep its bytes under torn/."""
-    if not entries.exists():
-        return None
-    size = entries.stat().st_size
-    if size == 0:
-        return None
-    with open(entries, "rb+") as f:
-        # A torn line is at most one append_many's worth; read back far enough to find the previous newline.
-        chunk = 1 << 16
-        pos = size
-        tail = b""
-        while pos > 0:
-            start = max(0, pos - chunk)
-            f.seek(start)
-            tail = f.read(pos - start) + tail
-            pos = start
-            if b"\n" in tail[:-1] or tail.endswith(b"\n"):
-                break
-        if tail.endswith(b"\n"):
-            return None
-        cut = tail.rfind(b"\n") + 1
-        keep = pos + cut
-        torn = tail[cut:]
-        torn_dir = directory / TORN
-        torn_dir.mkdir(exist_ok=True)
-        digest = hashlib.sha256(torn).hexdigest()
-        write_durably(torn_dir / f"{keep:012d}-{digest[:16]}.bin", torn)
-        f.truncate(keep)
-        f.flush()
-        os.fsync(f.fileno())
-    log.warning("audit_torn_tail_repaired", offset=keep, bytes=len(torn), sha256=digest)
-    return {"offset": keep, "bytes": len(torn), "sha256": digest}
-
-
-def _scan(entries: Path, checkpoint_size: int | None) -> _Tail:
-    """Leaf hashes of every line (for the root, and the root at the latest checkpoint's size), and a full check of
-    the last line (to extend the chain)."""
-    builder = RootBuilder()
-    last: bytes | None = None
-    root_at_checkpoint: bytes | None = None
-    if entries.exists():
-        for line in iter_lines(entries):
-            if builder.size == checkpoint_size:
-                root_at_checkpoint = builder.root()
-            builder.append(leaf_hash(line))
-            last = line
-    if builder.size == checkpoint_size:
-        root_at_checkpoint = builder.root()
-    if last is None:
-        return _Tail(0, GENESIS_HASH, builder, root_at_checkpoint)
-    try:
-        entry = AuditEntry.from_line(last)
-    except EntryFormatError as exc:
-        raise AuditIntegrityError(f"last entry (line {builder.size}) of {entries} is damaged: {exc}") from exc
-    if entry.seq != builder.size - 1:
-        raise AuditIntegrityError(f"last entry of {entries} has seq {entry.seq} but is line {builder.size}")
-    return _Tail(builder.size, entry.entry_hash, builder, root_at_checkpoint)
-
-
-def _read_latest_checkpoint(directory: Path, origin: str) -> tuple[Checkpoint | None, str | None]:
-    """The latest signed checkpoint, or why it cannot be used."""
-    path = directory / LATEST_CHECKPOINT
-    if not path.exists():
-        return None, None
-    try:
-        return open_checkpoint(path.read_bytes(), read_verifiers(directory), origin), None
-    except CheckpointError as exc:
-        return None, f"latest checkpoint {path} does not verify: {exc}"
-
-
-def _consistency_problem(checkpoint: Checkpoint | None, tail: _Tail) -> str | None:
-    """Why the file no longer matches the latest checkpoint (None if it does)."""
-    if checkpoint is None:
-        return None
-    if checkpoint.size > tail.size:
-        return f"checkpoint covers {checkpoint.size} entries but the log holds {tail.size}: entries are missing"
-    if tail.root_at_checkpoint != checkpoint.root:
-        return f"entries 0..{checkpoint.size - 1} no longer match the signed checkpoint of size {checkpoint.size}"
-    return None
-
-
-def _append_key(directory: Path, verifier: Verifier) -> None:
-    with open(directory / KEYS, "a", encoding="utf-8") as f:
-        f.write(verifier.key_string() + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _finish_rotation(directory: Path, key_path: Path, entries: Path | None) -> Signer | None:
-    """A crash during rotate_key leaves signing.key.new: adopt it if the rotation entry made it to disk (returning
-    the old key, to sign the hand-over), else discard it."""
-    pending = directory / (SIGNING_KEY + ".new")
-    if not pending.exists():
-        return None
-    new = Signer.read(pending)
-    old = Signer.read(key_path) if key_path.exists() else None
-    recorded = False
-    if entries is not None:
-        for line in iter_lines(entries):
-            if b'"event":"key.rotated"' in line and new.verifier.key_string().encode() in line:
-                recorded = True
-    if recorded:
-        if new.verifier.key_string() not in {v.key_string() for v in read_verifiers(directory)}:
-            _append_key(directory, new.verifier)
-        os.replace(pending, key_path)
-        log.warning("audit_key_rotation_completed_on_open", key=new.verifier.key_string())
-        fsync_dir(directory)
-        return old
-    pending.unlink()
-    log.warning("audit_key_rotation_abandoned", key=new.verifier.key_string())
-    fsync_dir(directory)
-    return None
-
-
-def signed_notes(directory: Path) -> list[tuple[int, bytes]]:
-    """Every stored checkpoint note with the size it claims, in the order signed."""
-    path = directory / CHECKPOINTS
-    if not path.exists():
-        return []
-    notes = []
-    for line in iter_lines(path):
-        record = json.loads(line)
-        notes.append((int(record["size"]), record["note"].encode("utf-8")))
-    return notes
-
-
-def _cut_partial_line(path: Path) -> None:
-    """checkpoints.jsonl: a line torn by a crash is a checkpoint that was never finished; drop it."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "rb+") as f:
-            f.truncate(data.rfind(b"\n") + 1)
-            os.fsync(f.fileno())
-        log.warning("audit_torn_checkpoint_dropped", bytes=len(data) - data.rfind(b"\n") - 1)
-
-
-__all__ = ["EVENTS", "AuditIntegrityError", "AuditLockedError", "AuditLog", "AuditWriteError"]
+# Also the names of `events`, `files` and `errors` that `anchor`, `export`, `verify` and the doctor read from here.
+__all__ = [
+    "CHECKPOINTS",
+    "ENTRIES",
+    "EVENTS",
+    "KEYS",
+    "LATEST_CHECKPOINT",
+    "SIGNING_KEY",
+    "AuditIntegrityError",
+    "AuditKeyError",
+    "AuditLockedError",
+    "AuditLog",
+    "AuditWriteError",
+    "iter_lines",
+    "read_signer",
+    "read_verifiers",
+    "signed_notes",
+]

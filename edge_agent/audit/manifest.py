@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from edge_agent.audit import bundle
 from edge_agent.audit.bundle import BundleError
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
-from edge_agent.audit.keys import Signer, Verifier
+from edge_agent.signing import Signer, Verifier
 
 NOTE_TYPE = f"{bundle.FORMAT} manifest"
 UNLISTED = frozenset({bundle.MANIFEST, bundle.SIGNATURE})

@@ -1,15 +1,17 @@
 """A C2SP tlog-witness: cosigns a log's checkpoint only if it is consistent with the last one it cosigned.
 
     POST <prefix>/add-checkpoint      body: "old <size>\\n", up to 63 base64 proof lines, "\\n", a signed checkpoint
-        200  text/plain               one cosignature/v1 note signature line (cosignature.py)
+        200  text/plain               one cosignature/v1 note signature line (signing/cosignature.py)
         400  malformed request, or old size > checkpoint size
         403  no valid signature by a configured key for the checkpoint's origin
         404  origin not configured
-        409  text/x.tlog.size         old size is not the size this witness last cosigned: the body is that size
+        409  text/x.tlog.size         old size is not the size this witness last cosigned, or it is and so is the
+                                      checkpoint's but the root differs: the body is the size this witness holds
         413  body over 1 MiB
-        422  bad consistency proof, different root at the same size, or a size-0 checkpoint with a non-empty root
+        422  bad consistency proof, or a size-0 checkpoint with a non-empty root
     GET  <prefix>/<hex SHA-256 of origin>/checkpoint   the latest cosigned checkpoint with the log's and our
-                                                      signatures (404 if none)
+                                                      signatures (404 if none); for people: logs never rely on it,
+                                                      since the spec has no such read (witness_client.py)
 
 State (`--state DIR`): `state.json`, per origin the size, root and note of the last checkpoint cosigned. Checking
 the old size and storing the new checkpoint happen under one lock, and the file is written to a temporary, fsync'd,
@@ -38,10 +40,10 @@ from typing import Any
 import structlog
 
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
-from edge_agent.audit.cosignature import Cosigner
 from edge_agent.audit.hasher import HASH_SIZE
-from edge_agent.audit.keys import Verifier, write_durably
 from edge_agent.audit.proof import ProofError, verify_consistency
+from edge_agent.signing.cosignature import Cosigner
+from edge_agent.signing.keys import Verifier, write_durably
 
 log = structlog.get_logger(component="witness")
 
@@ -195,6 +197,10 @@ class Witness:
                     "witness_conflict", origin=checkpoint.origin, old=request.old_size, known=known_size,
                     size=checkpoint.size,
                 )  # fmt: skip
+                return Reply(HTTPStatus.CONFLICT, f"{known_size}\n".encode(), SIZE_CONTENT_TYPE)
+            if known is not None and checkpoint.size == known_size and checkpoint.root != known[1]:
+                # C2SP tlog-witness: same size, another root is a 409 (the log's client reads it as a fork).
+                log.warning("witness_root_mismatch", origin=checkpoint.origin, size=checkpoint.size)
                 return Reply(HTTPStatus.CONFLICT, f"{known_size}\n".encode(), SIZE_CONTENT_TYPE)
             if request.old_size == 0:
                 if request.proof:

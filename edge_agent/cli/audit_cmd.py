@@ -120,8 +120,7 @@ def _add_trust_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _trust(args: argparse.Namespace) -> tuple[bytes | None, list[Any]]:
-    from edge_agent.audit import AuditKeyError
-    from edge_agent.audit.cosignature import CosignerKey
+    from edge_agent.signing import CosignerKey, SigningKeyError
 
     trusted = None
     if args.trusted_checkpoint is not None:
@@ -131,7 +130,7 @@ def _trust(args: argparse.Namespace) -> tuple[bytes | None, list[Any]]:
             raise CliExit(f"edge-agent: --trusted-checkpoint: {exc}", 2) from exc
     try:
         keys = [CosignerKey.parse(k) for k in args.witness_key]
-    except AuditKeyError as exc:
+    except SigningKeyError as exc:
         raise CliExit(f"edge-agent: --witness-key: {exc}", 2) from exc
     return trusted, keys
 
@@ -151,7 +150,7 @@ def _parse_time(text: str) -> datetime:
 
 
 def _trusted_key(text: str | None) -> Any:
-    from edge_agent.audit import AuditKeyError, Verifier
+    from edge_agent.signing import SigningKeyError, Verifier
 
     if text is None:
         return None
@@ -160,7 +159,7 @@ def _trusted_key(text: str | None) -> Any:
         if path.is_file():
             text = path.read_text(encoding="utf-8")
         return Verifier.parse(text)
-    except (AuditKeyError, OSError) as exc:
+    except (SigningKeyError, OSError) as exc:
         raise CliExit(f"edge-agent: --pubkey: {exc}", 2) from exc
 
 
@@ -212,7 +211,7 @@ def _recompute() -> Any:
 
 def _approver_keys(specs: list[str] | None) -> list[Any] | None:
     """--approver-key NAME=KEY values as ApproverKeys; None when none was given."""
-    from edge_agent.approval import ApproverKey, parse_public_key
+    from edge_agent.signing import ApproverKey, parse_public_key
 
     if specs is None:
         return None
@@ -360,7 +359,7 @@ def _rotate(args: argparse.Namespace) -> int:
 
 def _recover(args: argparse.Namespace) -> int:
     from edge_agent.audit import AuditError, AuditLockedError, AuditLog
-    from edge_agent.audit.anchor import MARKER, accept, read_marker
+    from edge_agent.audit.anchor import MARKER, RECOVERED_EVENT, read_marker
 
     config = load(args, setup_logging=False)
     route_logs_to_stderr()
@@ -370,14 +369,14 @@ def _recover(args: argparse.Namespace) -> int:
         raise CliExit(f"audit recover: no rollback recorded ({audit_dir / MARKER} does not exist); nothing to do", 1)
     try:
         with AuditLog.open(audit_dir, origin_of(config)) as log:
+            # The entry is the acceptance: the next start accepts the findings it names once a checkpoint covers it.
             entry = log.append(
-                "audit.recovered",
+                RECOVERED_EVENT,
                 args.actor,
                 {"reason": args.reason, "findings": [{"key": f.key, "message": f.message} for f in findings]},
             )
-            accept(audit_dir, [f.key for f in findings], args.reason)
-            (audit_dir / MARKER).unlink()
             note = log.checkpoint() if log.blocked is None else None
+            (audit_dir / MARKER).unlink()
     except AuditLockedError as exc:
         raise CliExit(f"audit recover: {exc}; stop the agent first", 1) from exc
     except AuditError as exc:
@@ -387,7 +386,10 @@ def _recover(args: argparse.Namespace) -> int:
             "seq": entry.seq,
             "accepted": [f.message for f in findings],
             "signed": note is not None,
-            "note": None if note is not None else "the log does not match its own checkpoints; see audit verify",
+            "note": None
+            if note is not None
+            else "the log does not match its own checkpoints, so this entry is unsigned and accepts nothing; see"
+            " audit verify",
         }
     )
     return 0
@@ -397,10 +399,8 @@ def _init(args: argparse.Namespace) -> int:
     import asyncio
 
     from edge_agent.audit import AuditError, AuditLog
-    from edge_agent.audit.anchor import accept, checkpoint_topic, finding_key
-    from edge_agent.audit.component import witness_targets
+    from edge_agent.audit.anchor import checkpoint_topic
     from edge_agent.audit.log import ENTRIES
-    from edge_agent.audit.witness_client import WitnessError, latest_cosigned
     from edge_agent.publish.retained import read_retained
 
     config = load(args, setup_logging=False)
@@ -420,15 +420,6 @@ def _init(args: argparse.Namespace) -> int:
         except Exception as exc:  # an unreachable broker: the new log says so instead of the checkpoint
             print(f"note: could not read {topic}: {exc!r}", file=sys.stderr)
     origin = origin_of(config)
-    outside: list[tuple[str, bytes]] = [("published checkpoint", previous)] if previous else []
-    for target in witness_targets(config):
-        try:
-            note = latest_cosigned(target, origin)
-        except WitnessError as exc:
-            print(f"note: {exc}", file=sys.stderr)
-            continue
-        if note:
-            outside.append((f"witness {target.url}", note))
     genesis = {
         "reason": args.reason,
         "actor": args.actor,
@@ -436,27 +427,13 @@ def _init(args: argparse.Namespace) -> int:
         "previous_checkpoint_from": source,
     }
     try:
+        # The old log's retained checkpoint is not signed by the new key: the agent warns of it and replaces it. A
+        # witness that cosigned the old log refuses the new one until its operator registers the new key.
         with AuditLog.open(audit_dir, origin, genesis=genesis) as log:
-            # What the old log left outside no longer matches this one: accepted here, on the record.
-            keys = [finding_key(where, note) for where, note in outside]
-            keys += [f"witness:{t.url}:{size}" for t in witness_targets(config) for size in _witness_sizes(outside)]
-            accept(audit_dir, keys, f"audit init --new-log: {args.reason}")
             print_json({"origin": origin, "key": log.verifier.key_string(), "previous_checkpoint": source})
     except AuditError as exc:
         raise CliExit(f"audit init: {exc}", 1) from exc
     return 0
-
-
-def _witness_sizes(outside: list[tuple[str, bytes]]) -> list[int]:
-    from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
-
-    sizes = []
-    for _, note in outside:
-        try:
-            sizes.append(Checkpoint.parse_body(SignedNote.parse(note).text).size)
-        except CheckpointError:
-            continue
-    return sizes
 
 
 def _replay(args: argparse.Namespace) -> int:

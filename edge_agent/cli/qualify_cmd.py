@@ -63,9 +63,11 @@ def _qualify(args: argparse.Namespace) -> int:
             raise CliExit(f"edge-agent qualify: {exc}; stop the agent first", 1) from exc
         except AuditError as exc:
             raise CliExit(f"edge-agent qualify: {exc}", 1) from exc
-    width = max(len(c.id) for c in q.checks)
+    width = max([len(c.id) for c in q.checks] + [len(m.id) for m in q.measures])
     for check in q.checks:
         print(f"{check.id:<{width}}  {'PASS' if check.passed else 'FAIL'}  {check.measured}")
+    for measure in q.measures:  # recorded, not judged
+        print(f"{measure.id:<{width}}  INFO  {measure.measured}")
     print(
         f"{'passed' if q.passed else 'FAILED: ' + ', '.join(q.failed)}; audit entry {entry.seq}; results in {args.out}"
     )

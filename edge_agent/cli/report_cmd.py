@@ -51,13 +51,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--key",
             default=None,
-            help="your Ed25519 private key file (OpenSSH, PEM or raw); its public key must be in reports.approver_keys",
+            help="your Ed25519 private key file (OpenSSH, PEM or raw); its public key must be in your identity's"
+            " approver_keys",
         )
-        p.add_argument("--by", default=None, help="approver name (default: the one --key is registered for)")
+        p.add_argument("--by", default=None, help="approver name (default: the identity --key belongs to)")
         p.add_argument(
-            "--body-sha256",
+            "--report",
             default=None,
-            help="the body_sha256 of the report you reviewed (default: read from the agent's store on this host)",
+            metavar="FILE",
+            help="the report you reviewed, as `report show` prints it (default: the agent's store on this host);"
+            " its body is shown, hashed and signed",
         )
         p.add_argument(
             "--mqtt",
@@ -157,43 +160,74 @@ async def _exchange(
     raise TimeoutError
 
 
-def _signed_approval(args: argparse.Namespace, config: AgentConfig) -> tuple[str, dict[str, Any]]:
-    """(approver, signed approval object) made with --key for args.report_id."""
+def _signed_approval(args: argparse.Namespace, config: AgentConfig, body_sha256: str) -> tuple[str, dict[str, Any]]:
+    """(approver, signed approval object) made with --key for args.report_id and the body hash this command
+    computed from the body it showed."""
     import secrets
     from pathlib import Path
 
-    from edge_agent.approval import Statement, fingerprint, load_signing_key, public_raw, sign
     from edge_agent.base.types import utcnow
+    from edge_agent.config.identities import identity_table
+    from edge_agent.signing.approval import sign
+    from edge_agent.signing.approver_key import fingerprint, load_signing_key, public_raw
+    from edge_agent.signing.statement import Statement
 
     try:
         key, fmt = load_signing_key(Path(args.key).read_bytes())
     except (OSError, ValueError) as exc:
         raise CliExit(f"edge-agent: --key {args.key}: {exc}", 1) from exc
     raw = public_raw(key)
-    names = sorted({k.name for k in config.reports.registered_keys() if k.raw == raw})
-    if not names or (args.by is not None and args.by not in names):
+    # One identity per key (config/identities.py checks it), so the key names its approver.
+    owner = next((k.name for k in identity_table(config).keys() if k.raw == raw), None)
+    if owner is None or (args.by is not None and args.by != owner):
         who = f" for {args.by!r}" if args.by is not None else ""
-        raise CliExit(f"edge-agent: key {fingerprint(raw)} is not registered{who} in reports.approver_keys", 1)
-    if args.by is None and len(names) > 1:
-        raise CliExit(f"edge-agent: key {fingerprint(raw)} is registered for {names}: say which with --by", 1)
-    by = args.by or names[0]
-    body = args.body_sha256 or _stored_body_sha256(config, args.report_id)
+        raise CliExit(f"edge-agent: key {fingerprint(raw)} is not registered{who} in [[identities]] approver_keys", 1)
     nonce = secrets.token_urlsafe(24)  # 192 bits: never repeats by chance
-    statement = Statement(args.report_id, body, args.decision, by, utcnow(), nonce, args.comment)
-    return by, sign(statement, key, fmt)
+    statement = Statement(args.report_id, body_sha256, args.decision, owner, utcnow(), nonce, args.comment)
+    return owner, sign(statement, key, fmt)
 
 
-def _stored_body_sha256(config: AgentConfig, report_id: str) -> str:
+def _reviewed_report(args: argparse.Namespace, config: AgentConfig) -> dict[str, Any]:
+    """The report the approver reviews: --report FILE (as `report show` prints it, or a `done` reply's `report`),
+    else the agent's store on this host."""
+    from pathlib import Path
+
     from edge_agent.reports.document import ReportRepository
     from edge_agent.reports.errors import ReportNotFound
 
+    if args.report is not None:
+        try:
+            document = json.loads(Path(args.report).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CliExit(f"edge-agent: --report {args.report}: {exc}", 1) from exc
+        if not isinstance(document, dict) or document.get("report_id") != args.report_id:
+            raise CliExit(f"edge-agent: --report {args.report} does not hold report {args.report_id}", 1)
+        return document
     repo = ReportRepository.for_state_dir(config.paths.state_dir)
     try:
-        return str(repo.get(report_id)["body_sha256"])
+        return repo.get(args.report_id)
     except ReportNotFound as exc:
-        raise CliExit(f"edge-agent: {exc} (on a workstation give --body-sha256 of the report you reviewed)", 1) from exc
+        raise CliExit(f"edge-agent: {exc} (on a workstation give --report FILE, the report you reviewed)", 1) from exc
     finally:
         repo.close()
+
+
+def _shown_body_sha256(document: dict[str, Any]) -> str:
+    """Print the report's body on stderr, exactly what the hash covers (every rendering derives from it), and return
+    its SHA-256, computed here; SignoffError (`body_changed`) when it is not the body_sha256 the report records."""
+    from edge_agent.reports.document import check_body
+
+    computed = check_body(document)
+    print(json.dumps(document["body"], indent=2, sort_keys=True, ensure_ascii=False), file=sys.stderr)
+    print(f"signing body_sha256 {computed} of report {document['report_id']}", file=sys.stderr)
+    return computed
+
+
+def _signoff(args: argparse.Namespace, config: AgentConfig) -> tuple[str, dict[str, Any] | None]:
+    """(approver, signed approval or None for an unsigned --by)."""
+    if args.key is None:
+        return args.by, None
+    return _signed_approval(args, config, _shown_body_sha256(_reviewed_report(args, config)))
 
 
 def _decide(args: argparse.Namespace) -> int:
@@ -216,8 +250,11 @@ def _decide(args: argparse.Namespace) -> int:
         raise CliExit("edge-agent: give --key FILE (your signing key) or, where unsigned sign-off is allowed, --by", 2)
     if args.key is None and args.by not in config.reports.approvers:
         raise CliExit(f"edge-agent: {args.by!r} is not in reports.approvers", 1)
-    by, approval = _signed_approval(args, config) if args.key is not None else (args.by, None)
     if args.mqtt:
+        try:
+            by, approval = _signoff(args, config)
+        except SignoffError as exc:  # the agent, which holds the audit log, never saw it: nothing was sent
+            raise CliExit(f"edge-agent: {exc}", 1) from exc
         payload = {"report_id": args.report_id, "decision": args.decision, "comment": args.comment}
         payload |= {"approval": approval} if approval is not None else {"by": by}
         try:
@@ -236,10 +273,12 @@ def _decide(args: argparse.Namespace) -> int:
             f"edge-agent: cannot open the audit log ({exc}); while the agent runs, sign off with --mqtt", 1
         ) from exc
     repo = ReportRepository.for_state_dir(config.paths.state_dir)
+    by = args.by
     try:
+        by, approval = _signoff(args, config)
         verified = None
+        policy = SignoffPolicy.from_config(config)
         if approval is not None:
-            policy = SignoffPolicy.from_config(config.reports)
             verified = check_signed(approval, policy, now=utcnow())
         elif not config.reports.allow_unsigned_signoff:
             raise SignoffError(UNSIGNED_REFUSAL, "unsigned")
@@ -254,6 +293,7 @@ def _decide(args: argparse.Namespace) -> int:
             four_eyes=config.reports.four_eyes,
             approval=verified,
             approval_json=approval,
+            identities=policy.identities,
         )
     except SignoffError as exc:
         record_refusal(audit, exc, via="cli", user=None, report_id=args.report_id, by=by)

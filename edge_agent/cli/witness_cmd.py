@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from edge_agent.cli.common import CliExit, route_logs_to_stderr
 
 if TYPE_CHECKING:
-    from edge_agent.audit.cosignature import Cosigner
+    from edge_agent.signing import Cosigner
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,25 +43,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from edge_agent.audit.cosignature import Cosigner
-    from edge_agent.audit.keys import AuditKeyError, Signer
+    from edge_agent.signing import Cosigner, Signer, SigningKeyError
 
     try:
         signer = Signer.generate(args.name)
         signer.write(args.key)
-    except (AuditKeyError, OSError) as exc:
+    except (SigningKeyError, OSError) as exc:
         raise CliExit(f"witness keygen: {exc}", 1) from exc
     print(Cosigner(signer).key.key_string())
     return 0
 
 
 def _cosigner(path: Path) -> Cosigner:
-    from edge_agent.audit.cosignature import Cosigner
-    from edge_agent.audit.keys import AuditKeyError, Signer
+    from edge_agent.signing import Cosigner, Signer, SigningKeyError
 
     try:
         return Cosigner(Signer.read(path))
-    except (AuditKeyError, OSError) as exc:
+    except (SigningKeyError, OSError) as exc:
         raise CliExit(f"witness: key {path}: {exc}", 1) from exc
 
 
@@ -71,8 +69,8 @@ def _pubkey(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from edge_agent.audit.keys import AuditKeyError, Verifier
     from edge_agent.audit.witness import Witness, WitnessState, make_server
+    from edge_agent.signing import SigningKeyError, Verifier
 
     route_logs_to_stderr("info")
     host, _, port = args.listen.rpartition(":")
@@ -84,7 +82,7 @@ def _serve(args: argparse.Namespace) -> int:
         lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else [text]
         try:
             keys += [Verifier.parse(line) for line in lines if line.strip()]
-        except AuditKeyError as exc:
+        except SigningKeyError as exc:
             raise CliExit(f"witness serve: --log-key: {exc}", 2) from exc
     cosigner = _cosigner(args.key)
     try:

@@ -1,4 +1,5 @@
-"""One TOML file, validated by pydantic; `EDGE_AGENT__SECTION__KEY` environment variables override it."""
+"""One TOML file, validated by pydantic; `EDGE_AGENT__SECTION__KEY` environment variables override it, and a secret
+may be read from the file its `*_file` key names (edge_agent.config.secret_files)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError
 
 from edge_agent.base.canonical import ascii_json, sha256_hex
 from edge_agent.config.audit import AuditConfig
@@ -21,16 +22,17 @@ from edge_agent.config.core import (
     SiteConfig,
     StoreConfig,
 )
+from edge_agent.config.environment import ENV_PREFIX, apply_env
+from edge_agent.config.identities import Identities
 from edge_agent.config.llm import LlmConfig, SpeculativeConfig
 from edge_agent.config.mqtt import MqttConfig, RouteConfig, TlsConfig
 from edge_agent.config.opcua import NodeConfig, OpcuaConfig, OpcuaSourceConfig
 from edge_agent.config.qualify import QualifyConfig
 from edge_agent.config.reports import ReportsConfig, ShiftConfig
+from edge_agent.config.secret_files import read_secret_files
 from edge_agent.config.sim import SimConfig
 from edge_agent.config.sparkplug import SparkplugConfig
 from edge_agent.config.urls import redact_url
-
-ENV_PREFIX = "EDGE_AGENT__"
 
 
 class AgentConfig(Section):
@@ -48,6 +50,15 @@ class AgentConfig(Section):
     sim: SimConfig = Field(default_factory=SimConfig)
     sparkplug: SparkplugConfig = Field(default_factory=SparkplugConfig)
     qualify: QualifyConfig = Field(default_factory=QualifyConfig)
+    # Last: its check reads mqtt and reports (edge_agent/config/identities.py).
+    identities: Identities = Field(default_factory=list)
+    # Key path → the file each secret was read from (`*_file` keys); set by load_config.
+    _secret_files: dict[str, Path] = PrivateAttr(default_factory=dict)
+
+    @property
+    def secret_files(self) -> dict[str, Path]:
+        """Key path (e.g. "mqtt.password") → the file that secret was read from, for each `*_file` key."""
+        return dict(self._secret_files)
 
     def masked(self) -> dict[str, Any]:
         """The effective config as plain data, secrets shown as '***'."""
@@ -70,7 +81,7 @@ class ConfigError(Exception):
 
 
 def load_config(path: Path | str, environ: Mapping[str, str] | None = None) -> AgentConfig:
-    """Read, merge env overrides into, and validate one config file."""
+    """Read, merge env overrides into, read the `*_file` secrets of, and validate one config file."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -79,7 +90,9 @@ def load_config(path: Path | str, environ: Mapping[str, str] | None = None) -> A
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(str(path), [("<file>", f"not valid TOML: {exc}")]) from exc
     problems: list[tuple[str, str]] = []
-    _apply_env(data, os.environ if environ is None else environ, problems)
+    environ = os.environ if environ is None else environ
+    apply_env(data, environ, problems)
+    secret_files = read_secret_files(data, AgentConfig, environ, problems)
     try:
         config = AgentConfig.model_validate(data)
     except ValidationError as exc:
@@ -87,34 +100,8 @@ def load_config(path: Path | str, environ: Mapping[str, str] | None = None) -> A
         raise ConfigError(str(path), sorted(problems)) from exc
     if problems:
         raise ConfigError(str(path), problems)
+    config._secret_files = secret_files
     return config
-
-
-def _apply_env(data: dict[str, Any], environ: Mapping[str, str], problems: list[tuple[str, str]]) -> None:
-    """EDGE_AGENT__MQTT__PORT=1884 → data["mqtt"]["port"] = 1884. Values parse as TOML scalars, else strings."""
-    for name in sorted(environ):
-        if not name.startswith(ENV_PREFIX):
-            continue
-        keys = [k.lower() for k in name[len(ENV_PREFIX) :].split("__")]
-        if not all(keys):
-            problems.append((name, "empty key in environment override"))
-            continue
-        node = data
-        for key in keys[:-1]:
-            child = node.setdefault(key, {})
-            if not isinstance(child, dict):
-                problems.append((".".join(keys), f"environment override {name} descends into a non-table"))
-                break
-            node = child
-        else:
-            node[keys[-1]] = _parse_env_value(environ[name])
-
-
-def _parse_env_value(raw: str) -> Any:
-    try:
-        return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        return raw
 
 
 def _key_path(loc: tuple[Any, ...]) -> str:
@@ -146,6 +133,7 @@ __all__ = [
     "AuditConfig",
     "ConfigError",
     "DaemonConfig",
+    "ENV_PREFIX",
     "HealthConfig",
     "LlmConfig",
     "LoggingConfig",

@@ -6,7 +6,7 @@ import base64
 import binascii
 import hashlib
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from edge_agent.config.base import Section
 
@@ -35,7 +35,9 @@ class WitnessConfig(Section):
 
 
 class AuditConfig(Section):
-    # None → "edge-agent/<site id>". The origin is the checkpoint's first line and the signing key's name, so it
+    # None → "edge-agent/<site id>": unique only among plants that share no witness; a witness that serves other logs
+    # needs one nobody else holds, set before the first start (docs/audit.md, "What a witness operator registers").
+    # The origin is the checkpoint's first line and the signing key's name, so it
     # follows C2SP note key-name rules: no spaces, no "+".
     origin: str | None = Field(None, min_length=1, pattern=r"^[^\s+]+$")
     # 256 entries: a checkpoint costs three fsyncs (~10 ms on a slow disk), so signing every 256 appends keeps that
@@ -45,3 +47,13 @@ class AuditConfig(Section):
     checkpoint_every_s: float = Field(300.0, gt=0)
     # Witnesses that cosign every checkpoint (docs/audit.md, "Rollback and witnesses"); none by default.
     witnesses: list[WitnessConfig] = Field(default_factory=list)
+    # True for validated installations: signing waits at start until a witness has answered (the retained MQTT
+    # checkpoint alone is not enough: anyone with the broker's credentials can delete it), and qualify's IQ fails
+    # without a reachable witness. False by default: a plant without a witness still starts.
+    require_witness: bool = False
+
+    @model_validator(mode="after")
+    def _witness_to_require(self) -> AuditConfig:
+        if self.require_witness and not self.witnesses:
+            raise ValueError("audit.require_witness = true needs at least one [[audit.witnesses]]")
+        return self

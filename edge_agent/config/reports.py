@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from edge_agent.approval import ApproverKey, parse_public_key
 from edge_agent.config.base import Section
 from edge_agent.config.kpi import KpiConfig
+from edge_agent.signing.approver_key import parse_public_key
 
 
 class ShiftConfig(Section):
@@ -16,7 +16,8 @@ class ShiftConfig(Section):
 
 
 class ApproverKeyConfig(Section):
-    """One approver's public key (docs/reports.md, "Sign-off"); an approver may have several (a laptop, a token)."""
+    """One approver's public key, the older form of `[[identities]]` approver_keys (edge_agent/config/identities.py):
+    it joins the identity of its name."""
 
     name: str = Field(min_length=1, max_length=256, description="the approver, as listed in reports.approvers")
     key: str = Field(description="Ed25519: `ssh-ed25519 AAAA…`, a PEM PUBLIC KEY, or 32 bytes in base64/hex")
@@ -26,9 +27,6 @@ class ApproverKeyConfig(Section):
     def _ed25519(cls, value: str) -> str:
         parse_public_key(value)  # ValueError names what is wrong with it
         return value
-
-    def approver_key(self) -> ApproverKey:
-        return ApproverKey(self.name, parse_public_key(self.key))
 
 
 class ReportsConfig(Section):
@@ -47,9 +45,10 @@ class ReportsConfig(Section):
     concurrency: int = Field(1, ge=1)
     rate_limit_per_min: int = Field(6, ge=1, description="per requesting client; repeats and joins count too")
     # Per broker user: beyond this many invalid requests and refused sign-offs within throttle_window_s, that user's
-    # requests and sign-offs are dropped unread until the window ends (one log line and audit entry per window).
-    # 10 in 600 s: a person fixing a typo or a clock needs a handful; each refused sign-off is an audit entry, so a
-    # flood adds at most 11 entries per user per 10 minutes.
+    # requests and sign-offs are dropped unread until the window ends (one log line and audit entry per window, and
+    # one `report.signoff_refused` for the window's dropped sign-offs). 10 in 600 s: a person fixing a typo or a
+    # clock needs a handful; each refused sign-off is an audit entry, so a flood adds at most 12 entries per user
+    # per 10 minutes.
     throttle_invalid_max: int = Field(10, ge=1)
     throttle_window_s: float = Field(600.0, gt=0, le=86400)
     # 4: a requester and a retry or two; each target gets every reply, so more only amplifies one request.
@@ -57,9 +56,11 @@ class ReportsConfig(Section):
     # Empty list = anyone authenticated on the broker may request; sign-off always needs a listed user.
     requesters: list[str] = Field(default_factory=list)
     approvers: list[str] = Field(default_factory=list)
-    # True: whoever requested a report may not approve it (MQTT and `edge-agent report approve`).
+    # True: the identity behind a request may not approve its report, and a report requested by no identity
+    # (anonymous, the agent's own broker user) cannot be approved (MQTT and `edge-agent report approve`).
     four_eyes: bool = True
-    # Each approver's public keys: a sign-off counts only when signed by a key registered for its approver.
+    # Approver keys by name; `[[identities]]` approver_keys is the documented place. Each joins the identity of its
+    # name: a sign-off counts only when signed by a key of its approver's identity.
     approver_keys: list[ApproverKeyConfig] = Field(default_factory=list)
     # True: MQTT and local sign-offs without a signature are accepted as before (the approver is the broker user
     # of the topic level): a security warning (`reports_unsigned_signoff`), recorded in every audit bundle.
@@ -103,6 +104,3 @@ class ReportsConfig(Section):
     def requester_share(self) -> int:
         """Waiting requests one requester may have (`queue_max_per_requester`, by default half the queue)."""
         return self.queue_max_per_requester or -(-self.queue_max // 2)
-
-    def registered_keys(self) -> list[ApproverKey]:
-        return [k.approver_key() for k in self.approver_keys]

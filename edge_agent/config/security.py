@@ -45,9 +45,10 @@ def security_warnings(config: AgentConfig, environ: Mapping[str, str] | None = N
     """Every warning for `config`, MQTT first, then OPC UA sources in config order, then the reports'.
 
     `environ` is the environment the config was loaded with (None: an empty one); it tells a password given as
-    EDGE_AGENT__MQTT__PASSWORD from one written in the file.
+    EDGE_AGENT__MQTT__PASSWORD from one written in the file (as does `config.secret_files`, for `password_file`).
     """
-    warnings = _mqtt_warnings(config.mqtt, environ or {}) if config.mqtt.enabled else []
+    in_file = "mqtt.password" not in config.secret_files and not _from_environment(environ or {}, _MQTT_PASSWORD_ENV)
+    warnings = _mqtt_warnings(config.mqtt, password_in_file=in_file) if config.mqtt.enabled else []
     for source in config.opcua.sources:
         warnings += _opcua_warnings(source)
     if config.reports.allow_unsigned_signoff:
@@ -62,7 +63,7 @@ def security_warnings(config: AgentConfig, environ: Mapping[str, str] | None = N
     return warnings
 
 
-def _mqtt_warnings(mqtt: MqttConfig, environ: Mapping[str, str]) -> list[SecurityWarning]:
+def _mqtt_warnings(mqtt: MqttConfig, *, password_in_file: bool) -> list[SecurityWarning]:
     warnings: list[SecurityWarning] = []
     broker = f"{mqtt.host}:{mqtt.port}"
     if mqtt.password is not None and mqtt.tls is None:
@@ -73,7 +74,7 @@ def _mqtt_warnings(mqtt: MqttConfig, environ: Mapping[str, str]) -> list[Securit
                 " in plain text; configure [mqtt.tls]",
             )
         )
-    if mqtt.password is not None and not _from_environment(environ, _MQTT_PASSWORD_ENV):
+    if mqtt.password is not None and password_in_file:
         warnings.append(
             SecurityWarning(
                 code="mqtt_password_in_file",

@@ -3,7 +3,8 @@ for each finding that is not ok, how to fix it. Nothing here changes the install
 
 Modules: `types` (the `Check` result), `runner` (runs every probe whatever one of them raises), one module per group
 of checks (`config`, `files`, `host`, `llm`, `mqtt`, `opcua`), `assemble` (all of them over one config), `table`
-(the terminal rendering). The names below are the public ones.
+(the terminal rendering), `runbook` (the entry of docs/troubleshooting.md the table points each finding at). The
+names below are the public ones.
 """
 
 from edge_agent.doctor.assemble import Host, diagnose, probes

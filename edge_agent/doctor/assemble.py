@@ -15,6 +15,7 @@ from edge_agent.config import AgentConfig
 from edge_agent.doctor import config as config_checks
 from edge_agent.doctor import files, host, llm
 from edge_agent.doctor.audit_rollback import check_audit_rollback
+from edge_agent.doctor.audit_witness import check_audit_witnesses
 from edge_agent.doctor.mqtt import check_mqtt
 from edge_agent.doctor.opcua import check_opcua_source
 from edge_agent.doctor.runner import AsyncProbe, Probe, run_probes
@@ -47,6 +48,7 @@ def probes(config_path: Path, config: AgentConfig, on: Host) -> list[Probe | Asy
         Probe("draft", engine.draft),
         Probe("compile", partial(llm.check_compile, config, on.environ)),
         AsyncProbe("mqtt", partial(check_mqtt, config.mqtt)),
+        AsyncProbe("audit_witness", partial(check_audit_witnesses, config)),
         *(
             AsyncProbe(f"opcua.{s.name}", partial(check_opcua_source, s, config.paths.pki_dir))
             for s in config.opcua.sources

@@ -58,7 +58,7 @@ def check_state_dir(state_dir: Path, euid: int) -> Check:
 
 
 def check_audit_key(config: AgentConfig) -> Check:
-    """The signing key: mode 0600, as the agent demands before it signs with it (`audit.keys.Signer.read`)."""
+    """The signing key: mode 0600, as the agent demands before it signs with it (`signing.keys.Signer.read`)."""
     path = config.paths.audit_dir / SIGNING_KEY
     try:
         st = path.stat()

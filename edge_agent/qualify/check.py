@@ -1,4 +1,6 @@
-"""What every qualification check returns: one `Check` per row of qualification.json and of the HTML."""
+"""What a qualification records: a `Check` passes only when what its `shows` states holds; a `Measure` is recorded
+beside the checks and never judged (what an assessor should see but no criterion can require, e.g. how often the
+draft changes the output at int8)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,16 @@ class Check(BaseModel):
     criterion: str
     measured: str
     passed: bool
+
+
+class Measure(BaseModel):
+    """One recorded figure: a stable id, what it tells an assessor, and what was measured. No verdict."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^(iq|oq|pq)\.[a-z0-9_.-]+$")
+    shows: str
+    measured: str
 
 
 def at_least(id: str, shows: str, what: str, value: float, minimum: float, unit: str) -> Check:
@@ -51,3 +63,8 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def all_passed(checks: Sequence[Check]) -> bool:
     return all(c.passed for c in checks)
+
+
+def split(records: Sequence[Check | Measure]) -> tuple[list[Check], list[Measure]]:
+    """The checks and the measures of a run, each in the order recorded."""
+    return [r for r in records if isinstance(r, Check)], [r for r in records if isinstance(r, Measure)]

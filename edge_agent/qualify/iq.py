@@ -17,12 +17,12 @@ from edge_agent import __version__
 from edge_agent.audit.log import ENTRIES
 from edge_agent.config import AgentConfig
 from edge_agent.doctor import Check as Finding
-from edge_agent.doctor import files, host, llm
+from edge_agent.doctor import audit_witness, files, host, llm
 from edge_agent.llm import launcher
 from edge_agent.llm.manifest import read_manifest
 from edge_agent.llm.prepare import NARRATOR_ADAPTER_DIR, PrepareError, narrator_adapter
 from edge_agent.llm.types import ModelVerificationError
-from edge_agent.qualify.check import Check
+from edge_agent.qualify.check import Check, Measure
 
 DISTRIBUTION = "edge-agent"
 
@@ -167,7 +167,24 @@ def check_config(config: AgentConfig) -> Check:
     )
 
 
-def installation_checks(config: AgentConfig, unit: Path, euid: int) -> list[Check]:
+def check_witness(config: AgentConfig) -> Check | Measure:
+    """With `audit.require_witness`, every configured witness cosigns the log's latest checkpoint now: a check.
+    Without, no witness keeps the checkpoints, so nothing shows they are kept: a measure saying so."""
+    shows = "the audit log's checkpoints are kept by a witness outside the plant's server, so a rollback is caught"
+    criterion = "with audit.require_witness: each configured witness answers add-checkpoint with a cosignature"
+    if not config.audit.require_witness:
+        return Measure(
+            id="iq.witness",
+            shows="whether a witness outside the plant's server keeps the audit log's checkpoints",
+            measured="audit.require_witness = false: no witness is required, none was asked",
+        )
+    found = audit_witness.witness_checks(config)
+    measured = "; ".join(f"{c.status}: {c.detail}" for c in found)
+    passed = all(c.status == "ok" for c in found)
+    return Check(id="iq.witness", shows=shows, criterion=criterion, measured=measured, passed=passed)
+
+
+def installation_checks(config: AgentConfig, unit: Path, euid: int) -> list[Check | Measure]:
     engine = llm.LlmChecks(config)
     manifest = "every file's sha256 equals its manifest's"
     return [
@@ -202,4 +219,5 @@ def installation_checks(config: AgentConfig, unit: Path, euid: int) -> list[Chec
             "only the agent's user can read the key that signs the audit log",
             "the signing key has mode 0600",
         ),
+        check_witness(config),
     ]

@@ -17,7 +17,7 @@ from edge_agent.audit.verify import Problem, VerifyResult, verify_bundle, verify
 from edge_agent.config import AgentConfig
 from edge_agent.llm import launcher
 from edge_agent.llm.types import Completion
-from edge_agent.qualify.check import Check
+from edge_agent.qualify.check import Check, Measure
 from edge_agent.qualify.requests import Answered
 from edge_agent.reports.document import ReplayResult, StoreEvidence, recompute
 from edge_agent.sim.hostile import HostileOutcome
@@ -27,7 +27,7 @@ from edge_agent.store import Store
 def check_settings(config: AgentConfig, device: str) -> Check:
     """The settings the report's bytes depend on: on a CPU one generation at a time (no batch-invariant mode there).
     Every precision is deterministic; it is recorded here, and float32 alone also makes the draft change nothing
-    (oq.draft_identical)."""
+    (oq.draft_identical; at another precision, the measure oq.draft_effect)."""
     llm = config.llm
     wrong = []
     if device != "cuda" and llm.max_concurrent != 1:
@@ -67,34 +67,35 @@ def check_determinism(answered: Sequence[Answered]) -> Check:
     )
 
 
-def check_draft_identical(
+def compare_draft(
     plain: Sequence[Completion], draft: Sequence[Completion] | None, precision: str = "float32"
-) -> Check:
-    """float32: the draft must change no output. Other precisions do not promise it (a k+1-token verify pass rounds
-    differently from a 1-token one; BENCHMARKS.md, "Report workload speed"): the count is recorded, not judged, and
-    oq.determinism and oq.replay hold the configured engine to its own bytes."""
-    shows = "speculative decoding changes only the speed: the draft engine writes the plain engine's tokens"
-    if precision != "float32":
-        shows = f"how often the draft changes the output at llm.dtype = {precision} (only float32 promises never)"
-    criterion = "on the fixed report-section prompts, token ids with the draft == without, every prompt"
-    if precision != "float32":
-        criterion = f"recorded, not required at {precision}; float32 requires every prompt identical"
+) -> Check | Measure:
+    """float32 promises that the draft changes no output: a check, passed only when every prompt's tokens with the
+    draft equal those without. Other precisions do not promise it (a k+1-token verify pass rounds differently from a
+    1-token one; BENCHMARKS.md, "Report workload speed"), and no draft configured has nothing to compare: the count
+    is a measure, and oq.determinism and oq.replay hold the configured engine to its own bytes."""
     if draft is None:
-        return Check(
-            id="oq.draft_identical",
-            shows=shows,
-            criterion=criterion,
+        return Measure(
+            id="oq.draft_effect",
+            shows="whether speculative decoding changes the output: no draft runs, so nothing to compare",
             measured="no draft configured (llm.speculative.enabled = false): the engine is the plain one",
-            passed=True,
         )
     differ = [i for i, (p, d) in enumerate(zip(plain, draft, strict=True)) if p.token_ids != d.token_ids]
+    measured = f"{len(plain) - len(differ)} of {len(plain)} prompts identical" + (
+        f"; prompts {differ} differ" if differ else ""
+    )
+    if precision != "float32":
+        return Measure(
+            id="oq.draft_effect",
+            shows=f"how often the draft changes the output at llm.dtype = {precision} (only float32 promises never)",
+            measured=measured,
+        )
     return Check(
         id="oq.draft_identical",
-        shows=shows,
-        criterion=criterion,
-        measured=f"{len(plain) - len(differ)} of {len(plain)} prompts identical"
-        + (f"; prompts {differ} differ" if differ else ""),
-        passed=bool(plain) and (not differ or precision != "float32"),
+        shows="speculative decoding changes only the speed: the draft engine writes the plain engine's tokens",
+        criterion="on the fixed report-section prompts, token ids with the draft == without, every prompt",
+        measured=measured,
+        passed=bool(plain) and not differ,
     )
 
 

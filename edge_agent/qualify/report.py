@@ -1,5 +1,6 @@
-"""The qualification's outputs: qualification.json (every check), qualification.html (the same, readable), a PDF
-when a renderer is installed, and the detached signature of the JSON by the audit key."""
+"""The qualification's outputs: qualification.json (every check and, beside them, every measure: recorded, never
+judged), qualification.html (the same, readable), a PDF when a renderer is installed, and the detached signature of
+the JSON by the audit key."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from edge_agent.qualify.check import Check
+from edge_agent.qualify.check import Check, Measure
 from edge_agent.qualify.pq import Measurements
 
 JSON_NAME = "qualification.json"
@@ -33,6 +34,8 @@ class Qualification(BaseModel):
     finished: datetime
     passed: bool
     checks: list[Check]
+    # Recorded beside the checks, with no verdict: `passed` is the checks' alone.
+    measures: list[Measure]
     measurements: Measurements | None
 
     @property
@@ -50,6 +53,16 @@ def render_html(q: Qualification) -> str:
         f"<td>{e(c.shows)}</td><td>{e(c.criterion)}</td><td>{e(c.measured)}</td></tr>"
         for c in q.checks
     )
+    measured = "\n".join(
+        f"<tr><td>{e(m.id)}</td><td>{e(m.shows)}</td><td>{e(m.measured)}</td></tr>" for m in q.measures
+    )
+    measures = (
+        "<h2>Measures</h2>\n<p>Recorded beside the checks, not judged: no criterion requires them.</p>\n"
+        "<table><thead><tr><th>measure</th><th>shows</th><th>measured</th></tr></thead>\n"
+        f"<tbody>\n{measured}\n</tbody></table>\n"
+        if q.measures
+        else ""
+    )
     verdict = "PASSED" if q.passed else f"FAILED ({', '.join(q.failed)})"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Qualification of edge-agent at {e(q.site)}</title>
@@ -60,10 +73,12 @@ padding:4px 8px;vertical-align:top;text-align:left}}tr.fail td{{background:#fdd}
 <p>Host {e(q.host)}; config {e(q.config_path)} (sha256 {e(q.config_sha256)}); from {e(q.started.isoformat())}
 to {e(q.finished.isoformat())}. The same content as {JSON_NAME}, which {SIGNATURE_NAME} signs with the audit key
 and whose sha256 the audit log records as a <code>qualification</code> entry.</p>
+<h2>Checks</h2>
 <table><thead><tr><th>check</th><th>result</th><th>shows</th><th>criterion</th><th>measured</th></tr></thead>
 <tbody>
 {rows}
-</tbody></table></body></html>
+</tbody></table>
+{measures}</body></html>
 """
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,7 +16,7 @@ from edge_agent import __version__
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine, EngineError
 from edge_agent.qualify import oq
-from edge_agent.qualify.check import Check, all_passed
+from edge_agent.qualify.check import Check, Measure, all_passed, split
 from edge_agent.qualify.iq import installation_checks
 from edge_agent.qualify.pq import Measurements, Speed, evaluate, generate_all, ingest_seconds, latencies
 from edge_agent.qualify.prompts import section_messages
@@ -72,8 +73,8 @@ async def qualify(
 ) -> Qualification:
     """Every check, in order; `workdir` (empty, private) holds the private agent's state, broker and bundles."""
     started = datetime.now(UTC)
-    checks = installation_checks(config, unit, os.geteuid() if euid is None else euid)
-    checks.append(oq.settings(config))
+    records = installation_checks(config, unit, os.geteuid() if euid is None else euid)
+    records.append(oq.settings(config))
     async with running_sandbox(config, workdir / "sandbox", engines.configured) as sandbox:
         private = sandbox.config
         answered = await asyncio.to_thread(
@@ -96,9 +97,9 @@ async def qualify(
         drafted = await generate_all(engines.configured, prompts, params)
         plain = await generate_all(engines.plain, prompts, params) if engines.plain is not None else drafted
         restarts = sandbox.restarts()
-    checks += [
+    records += [
         oq.check_determinism(answered),
-        oq.check_draft_identical(plain, drafted if engines.plain is not None else None, config.llm.dtype),
+        oq.compare_draft(plain, drafted if engines.plain is not None else None, config.llm.dtype),
         oq.check_replay(replayed),
         oq.tamper_self_test(private.paths.audit_dir, workdir),
         oq.check_hostile(outcome, restarts),
@@ -111,13 +112,18 @@ async def qualify(
         ingest_messages=config.qualify.ingest_messages,
         ingest_seconds=ingest_s,
     )
-    checks += evaluate(measurements, config.qualify)
-    return document(config_path, config, started, checks, measurements)
+    records += evaluate(measurements, config.qualify)
+    return document(config_path, config, started, records, measurements)
 
 
 def document(
-    config_path: Path, config: AgentConfig, started: datetime, checks: list[Check], measurements: Measurements | None
+    config_path: Path,
+    config: AgentConfig,
+    started: datetime,
+    records: Sequence[Check | Measure],
+    measurements: Measurements | None,
 ) -> Qualification:
+    checks, measures = split(records)
     return Qualification(
         agent_version=__version__,
         site=config.site.id,
@@ -128,6 +134,7 @@ def document(
         finished=datetime.now(UTC),
         passed=all_passed(checks),
         checks=checks,
+        measures=measures,
         measurements=measurements,
     )
 
@@ -140,8 +147,8 @@ async def qualify_install(config_path: Path, config: AgentConfig, workdir: Path,
         try:
             engines = await start_engines(config, stack)
         except EngineError as exc:
-            checks = installation_checks(config, unit, os.geteuid())
-            checks.append(
+            records = installation_checks(config, unit, os.geteuid())
+            records.append(
                 Check(
                     id="oq.engine_start",
                     shows="the configured engine starts on this server",
@@ -150,5 +157,5 @@ async def qualify_install(config_path: Path, config: AgentConfig, workdir: Path,
                     passed=False,
                 )
             )
-            return document(config_path, config, started, checks, None)
+            return document(config_path, config, started, records, None)
         return await qualify(config_path, config, engines, workdir, unit=unit)

@@ -73,7 +73,7 @@ def sandbox_config(plant: AgentConfig, state_dir: Path, broker: Broker) -> Agent
             "opcua": plant.opcua.model_copy(update={"sources": []}),
             "sparkplug": plant.sparkplug.model_copy(update={"enabled": False}),
             "health": plant.health.model_copy(update={"enabled": False}),
-            "audit": plant.audit.model_copy(update={"witnesses": []}),
+            "audit": plant.audit.model_copy(update={"witnesses": [], "require_witness": False}),
             "reports": reports,
         }
     )

@@ -2,7 +2,7 @@
 
 Every trimmed table has its own age and bytes cap, so a flood in one (bad input piling up in quarantine) never
 deletes another's rows: records are deleted only for their own age or their own bytes, and never one an approved
-report read (`record_holds`, see store.UNHELD). Records and quarantine are also held to their caps at each insert
+report read (`record_holds`, see UNHELD). Records and quarantine are also held to their caps at each insert
 (`Store.set_caps`). Two tables are never trimmed:
 the outbox (an unpublished reply is not ours to drop; its size is reported instead) and `reports` (owned by
 edge_agent.reports: signed-off reports are audit evidence).
@@ -92,3 +92,20 @@ class RetentionResult(BaseModel):
 
 
 TRIMMED = (RECORDS, QUARANTINE, DEAD_LETTER)
+
+# Rows summed per lock hold when estimating a table's bytes: ~10 ms each on a 2-core box, so ingest never stalls
+# behind a scan of a multi-gigabyte table.
+SCAN_STEP = 20_000
+# Rows deleted per retention transaction: the writer waits at most one step (milliseconds) for the lock, and a
+# million expired rows still go in about a thousand commits.
+TRIM_STEP = 1024
+# A record inside a range an approved report holds (table record_holds, written by edge_agent.reports at approval):
+# neither a bytes cap nor age deletes it. Holds are one to three rows per approved report, so the check is cheap.
+UNHELD = (
+    "NOT EXISTS (SELECT 1 FROM record_holds h WHERE records.source_time_us >= h.from_us"
+    " AND records.source_time_us < h.to_us AND (h.kind IS NULL OR h.kind = records.kind))"
+)
+
+
+def deletable(table: Table) -> str:
+    return UNHELD if table is RECORDS else "1=1"

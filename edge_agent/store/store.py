@@ -16,31 +16,41 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from edge_agent.base.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc, utcnow
+from edge_agent.base.types import OutboxMessage, QuarantineItem, Record, StoredRecord, utcnow
+from edge_agent.store.errors import StoreError, StoreFullError, is_full
 from edge_agent.store.migrations import migrate
 from edge_agent.store.retention import (
     OUTBOX,
     QUARANTINE,
     RECORDS,
+    SCAN_STEP,
+    TRIM_STEP,
     TRIMMED,
     RetentionPolicy,
     RetentionResult,
     Table,
+    deletable,
+)
+from edge_agent.store.rows import (
+    INSERT_RECORD,
+    OUTBOX_COLUMNS,
+    QUARANTINE_COLUMNS,
+    RECORD_COLUMNS,
+    DeadLetter,
+    from_us,
+    outbox_fields,
+    quarantine_item,
+    record_row,
+    reused_positions,
+    storable,
+    stored_record,
+    to_us,
 )
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_US = timedelta(microseconds=1)
-
-# Rows deleted per retention transaction: the writer waits at most one step (milliseconds) for the lock, and a
-# million expired rows still go in about a thousand commits.
-TRIM_STEP = 1024
-# Rows summed per lock hold when estimating a table's bytes: ~10 ms each on a 2-core box, so ingest never stalls
-# behind a scan of a multi-gigabyte table.
-SCAN_STEP = 20_000
 # The connection's page cache (SQLite's default is 2 MiB): inserts land at random places in the idempotency key's
 # index, so a cache that holds more of it re-reads fewer pages per row (bench.sparkplug: ~2 µs of ~11 per row).
 # An upper bound, filled as pages are read; nothing about durability changes.
@@ -50,89 +60,6 @@ CACHE_KIB = 32 * 1024
 # at 10 000 (~40 MiB of WAL) a page changed by several commits is copied once. Each commit still fsyncs the WAL
 # before it returns (synchronous=FULL), which is what makes it durable; a crash replays the WAL on open.
 WAL_CHECKPOINT_PAGES = 10_000
-# A record inside a range an approved report holds (table record_holds, written by edge_agent.reports at approval):
-# neither a bytes cap nor age deletes it. Holds are one to three rows per approved report, so the check is cheap.
-UNHELD = (
-    "NOT EXISTS (SELECT 1 FROM record_holds h WHERE records.source_time_us >= h.from_us"
-    " AND records.source_time_us < h.to_us AND (h.kind IS NULL OR h.kind = records.kind))"
-)
-
-
-def _deletable(table: Table) -> str:
-    return UNHELD if table is RECORDS else "1=1"
-
-
-def to_us(value: datetime) -> int:
-    if value.tzinfo is UTC:  # a Record's times are (its validator makes them so): to_utc would return it as it is
-        return (value - _EPOCH) // _US
-    return (to_utc(value) - _EPOCH) // _US
-
-
-def from_us(value: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=value)
-
-
-def storable(text: str) -> str:
-    """`text` as SQLite can store it (UTF-8): a lone surrogate, which a JSON escape like "\\ud800" decodes to, is
-    kept as its backslash escape instead of failing the whole transaction."""
-    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _json_text(value: Any) -> str:
-    kind = type(value)
-    # The text json.dumps gives a finite float, an int and None (its C encoder calls float.__repr__ and
-    # int.__repr__), without its encoder's setup per value: most tag values are numbers.
-    if kind is float and value - value == 0.0:
-        return float.__repr__(value)
-    if kind is int:
-        return int.__repr__(value)
-    if value is None:
-        return "null"
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: JSON's own \u escapes keep them, and read back equal
-        return json.dumps(value, ensure_ascii=True, sort_keys=True)
-    return text
-
-
-_INSERT_RECORD = (
-    "INSERT OR IGNORE INTO records (source, kind, key, source_time_us, received_time_us, value, quality, raw,"
-    " idempotency_key, historical) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-def _record_row(r: Record) -> tuple[Any, ...]:
-    # Record's str fields are UTF-8 already (pydantic refuses a lone surrogate in a str); only `value` may hold one.
-    return (
-        r.source,
-        r.kind,
-        r.key,
-        to_us(r.source_time),
-        to_us(r.received_time),
-        _json_text(r.value),
-        r.quality,
-        r.raw,
-        r.idempotency_key,
-        int(r.historical),
-    )
-
-
-# What makes two records under one idempotency key the same record: the bytes received, where there are any (the
-# fields are derived from them and from when they arrived), else the record's fields. Equal: a redelivery, skipped;
-# different: an id reused for other content (an MES or a server that restarted its numbering), which must not vanish.
-_Content = bytes | tuple[str, str, str, int, str | None]
-
-
-def _content(source: str, kind: str, key: str, source_time_us: int, value: str | None, raw: bytes) -> _Content:
-    return bytes(raw) if raw else (source, kind, key, source_time_us, value)
-
-
-def _record_content(r: Record) -> _Content:
-    source, kind, key, source_time_us, _, value, _, raw, _, _ = _record_row(r)
-    return _content(source, kind, key, source_time_us, value, raw)
 
 
 @dataclass(frozen=True)
@@ -143,44 +70,6 @@ class Inserted:
 
     count: int
     reused: tuple[int, ...] = ()
-
-
-class StoreError(Exception):
-    pass
-
-
-class StoreFullError(StoreError):
-    """The disk (or the database's page limit) is full: nothing was written. Retry once space returns."""
-
-
-def _is_full(exc: sqlite3.Error) -> bool:
-    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
-
-
-class DeadLetter(OutboxMessage):
-    """An outbox row (same id) the broker refused `attempts` times (or could never accept); `reason` is the last
-    refusal."""
-
-    failed_time: datetime
-    attempts: int
-    reason: str
-
-
-# The outbox row's columns, shared by the outbox and dead_letter tables (migration 4 copies one into the other).
-_OUTBOX_COLUMNS = "id, topic, payload, qos, retain, properties, created_time_us"
-
-
-def _outbox_fields(row: Sequence[Any]) -> dict[str, Any]:
-    """A row's first seven values (_OUTBOX_COLUMNS), as OutboxMessage fields."""
-    return {
-        "id": row[0],
-        "topic": row[1],
-        "payload": row[2],
-        "qos": row[3],
-        "retain": bool(row[4]),
-        "properties": json.loads(row[5]),
-        "created_time": from_us(row[6]),
-    }
 
 
 class Store:
@@ -202,7 +91,7 @@ class Store:
             self._default_max_pages: int = self._conn.execute("PRAGMA max_page_count").fetchone()[0]
             self.schema_version = migrate(self._conn)
         except sqlite3.Error as exc:
-            error = StoreFullError if _is_full(exc) else StoreError
+            error = StoreFullError if is_full(exc) else StoreError
             raise error(f"cannot open store {self.path}: {exc}") from exc
 
     def close(self) -> None:
@@ -237,7 +126,7 @@ class Store:
         deleted = 0
         while total > cap:
             oldest = conn.execute(
-                f"SELECT id, {table.size} FROM {table.name} WHERE id <= ? AND {_deletable(table)}"
+                f"SELECT id, {table.size} FROM {table.name} WHERE id <= ? AND {deletable(table)}"
                 f" ORDER BY {table.time_column}, id LIMIT {TRIM_STEP}",
                 (before_id,),
             ).fetchall()
@@ -292,7 +181,7 @@ class Store:
                         self._conn.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
-                if _is_full(exc):
+                if is_full(exc):
                     raise StoreFullError(f"store {self.path} is full, nothing written: {exc}") from exc
                 raise StoreError(f"store {self.path}: write failed, nothing written: {exc}") from exc
 
@@ -321,29 +210,16 @@ class Store:
             before_id = conn.execute("SELECT IFNULL(MAX(id), 0) FROM records").fetchone()[0] if capped else 0
             for records in groups:
                 before = conn.total_changes
-                conn.executemany(_INSERT_RECORD, (_record_row(r) for r in records))
+                conn.executemany(INSERT_RECORD, (record_row(r) for r in records))
                 count = conn.total_changes - before
                 # Only a batch with keys stored already pays for the read, and inside the transaction: no writer can
                 # come between the insert and what it is compared with.
-                reused = self._reused(conn, records) if count < len(records) else ()
+                reused = reused_positions(conn, records) if count < len(records) else ()
                 results.append(Inserted(count, reused))
             room = self._make_room(conn, RECORDS, before_id) if capped else None
         if room is not None:
             self._room_made(RECORDS, *room)
         return results
-
-    @staticmethod
-    def _reused(conn: sqlite3.Connection, records: Sequence[Record]) -> tuple[int, ...]:
-        stored: dict[str, _Content] = {}
-        keys = list(dict.fromkeys(r.idempotency_key for r in records))
-        for i in range(0, len(keys), 500):  # well under SQLite's bound on a statement's parameters
-            chunk = keys[i : i + 500]
-            sql = (
-                "SELECT idempotency_key, source, kind, key, source_time_us, value, raw FROM records"
-                f" WHERE idempotency_key IN ({','.join('?' * len(chunk))})"
-            )
-            stored.update((row[0], _content(*row[1:])) for row in conn.execute(sql, chunk))
-        return tuple(i for i, r in enumerate(records) if stored.get(r.idempotency_key) != _record_content(r))
 
     def records(
         self,
@@ -368,28 +244,10 @@ class Store:
             if values is not None:
                 where.append(f"{column} IN ({','.join('?' * len(values))})")
                 params.extend(values)
-        sql = (
-            "SELECT id, source, kind, key, source_time_us, received_time_us, value, quality, raw, idempotency_key,"
-            f" historical FROM records WHERE {' AND '.join(where)} ORDER BY source_time_us, id"
-        )
+        sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(where)} ORDER BY source_time_us, id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [
-            StoredRecord(
-                id=row[0],
-                source=row[1],
-                kind=row[2],
-                key=row[3],
-                source_time=from_us(row[4]),
-                received_time=from_us(row[5]),
-                value=json.loads(row[6]) if row[6] is not None else None,
-                quality=row[7],
-                raw=row[8],
-                idempotency_key=row[9],
-                historical=bool(row[10]),
-            )
-            for row in self._query(sql, params)
-        ]
+        return [stored_record(row) for row in self._query(sql, params)]
 
     def record_count(self, source: str | None = None) -> int:
         if source is None:
@@ -416,12 +274,8 @@ class Store:
         return row_id
 
     def quarantined(self, limit: int = 1000) -> list[QuarantineItem]:
-        return [
-            QuarantineItem(id=r[0], source=r[1], topic=r[2], raw=r[3], reason=r[4], received_time=from_us(r[5]))
-            for r in self._query(
-                "SELECT id, source, topic, raw, reason, received_time_us FROM quarantine ORDER BY id LIMIT ?", (limit,)
-            )
-        ]
+        sql = f"SELECT {QUARANTINE_COLUMNS} FROM quarantine ORDER BY id LIMIT ?"
+        return [quarantine_item(r) for r in self._query(sql, (limit,))]
 
     # --- outbox ----------------------------------------------------------------------------------------------
 
@@ -446,9 +300,9 @@ class Store:
 
     def outbox_pending(self, limit: int = 100, after_id: int = 0) -> list[OutboxMessage]:
         return [
-            OutboxMessage(**_outbox_fields(r))
+            OutboxMessage(**outbox_fields(r))
             for r in self._query(
-                f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE id > ? ORDER BY id LIMIT ?",
+                f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE id > ? ORDER BY id LIMIT ?",
                 (after_id, limit),
             )
         ]
@@ -480,9 +334,9 @@ class Store:
     def dead_letters(self, limit: int = 1000) -> list[DeadLetter]:
         """Dead letters, oldest outbox id first."""
         return [
-            DeadLetter(**_outbox_fields(r), failed_time=from_us(r[7]), attempts=r[8], reason=r[9])
+            DeadLetter(**outbox_fields(r), failed_time=from_us(r[7]), attempts=r[8], reason=r[9])
             for r in self._query(
-                f"SELECT {_OUTBOX_COLUMNS}, failed_time_us, attempts, reason FROM dead_letter ORDER BY id LIMIT ?",
+                f"SELECT {OUTBOX_COLUMNS}, failed_time_us, attempts, reason FROM dead_letter ORDER BY id LIMIT ?",
                 (limit,),
             )
         ]
@@ -495,7 +349,7 @@ class Store:
         with self._transaction() as conn:
             for message_id in sorted(set(message_ids)):
                 cur = conn.execute(
-                    f"INSERT INTO outbox ({_OUTBOX_COLUMNS}, attempts) SELECT {_OUTBOX_COLUMNS}, 0 FROM dead_letter"
+                    f"INSERT INTO outbox ({OUTBOX_COLUMNS}, attempts) SELECT {OUTBOX_COLUMNS}, 0 FROM dead_letter"
                     " WHERE id = ?",
                     (message_id,),
                 )
@@ -549,7 +403,7 @@ class Store:
         deleted = 0
         while step := self._write(
             f"DELETE FROM {table.name} WHERE id IN (SELECT id FROM {table.name} WHERE {table.time_column} < ?"
-            f" AND {_deletable(table)} LIMIT {TRIM_STEP})",
+            f" AND {deletable(table)} LIMIT {TRIM_STEP})",
             [(cutoff_us,)],
         ):
             deleted += step
@@ -566,7 +420,7 @@ class Store:
         while excess > 0:
             with self._transaction() as conn:
                 oldest = conn.execute(
-                    f"SELECT id, {table.size} FROM {table.name} WHERE {_deletable(table)}"
+                    f"SELECT id, {table.size} FROM {table.name} WHERE {deletable(table)}"
                     f" ORDER BY {table.time_column}, id LIMIT {TRIM_STEP}"
                 ).fetchall()
                 victims = []

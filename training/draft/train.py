@@ -14,6 +14,9 @@ miss, as it is at inference.
 `init_from` fine-tunes an exported head instead (e.g. the shipped head, for a target whose weights moved): its
 weights and its draft vocabulary are kept, so the exported config keeps its shape; the checkpoint and the export
 record where it came from (path and manifest sha256).
+
+The settings are `train_config.TrainConfig`; the training-time test's mask, loss and per-step counts are in `ttt`, and
+what an `init_from` head brings (its lineage, its vocabulary's coverage) in `init_from`.
 """
 
 from __future__ import annotations
@@ -21,145 +24,23 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import structlog
 import torch
-from pydantic import Field
 
-from edge_agent.llm.manifest import MANIFEST_NAME, manifest_sha256, sha256_file, verify
-from edge_agent.llm.types import ModelVerificationError
 from training.draft.data import Sample, data_sha256, read_samples
-from training.draft.export import WEIGHTS_NAME, ExportError, TrainingRecord, export_draft, load_exported
+from training.draft.export import ExportError, TrainingRecord, export_draft, load_exported
+from training.draft.init_from import head_lineage, vocab_coverage
 from training.draft.model import DraftConfig, Eagle3Draft
-from training.draft.vocab import VocabStats, count_tokens, select_vocab
-from training.recipes import RecipeModel
+from training.draft.train_config import TrainConfig
+from training.draft.ttt import NO_STATS, Features, StepStats, Targets, restricted_loss, step_weights, ttt_mask
+from training.draft.vocab import count_tokens, select_vocab
 from training.trainer import TrainError, cosine_lr, train_device
 
 log = structlog.get_logger(__name__).bind(component="draft")
 
 CHECKPOINT = "checkpoint.pt"
-
-
-class TrainConfig(RecipeModel):
-    """`[train]` of configs/draft.toml."""
-
-    data: Path = Path("var/draft/train.jsonl")
-    work_dir: Path = Path("var/draft/eagle31")
-    fc_norm: bool = True
-    norm_output: bool = True
-    # 8192 ids cover ~99 % of the target's answer tokens here and keep the bf16 head under 20 MB.
-    draft_vocab_size: int = Field(8192, ge=16)
-    # 6 unrolled steps: as deep as the largest k benchmarked (6); each step costs a full pass of the head.
-    ttt_steps: int = Field(6, ge=1)
-    # 0.8 per step: later steps still matter (they set τ at large k) without dominating the easy early ones.
-    step_decay: float = Field(0.8, gt=0, le=1)
-    lr: float = Field(5e-4, gt=0)
-    # 5 % warm-up then cosine to 10 %: the usual AdamW schedule for a freshly initialised layer.
-    warmup_frac: float = Field(0.05, ge=0, lt=1)
-    weight_decay: float = 0.0
-    grad_clip: float = Field(0.5, gt=0)
-    samples_per_step: int = Field(4, ge=1)
-    steps: int = Field(600, ge=1)
-    # 640 tokens of prompt + answer (answers ≤ 192): the answer is kept whole, the prompt cut from the left.
-    max_seq_len: int = Field(640, ge=16)
-    seed: int = 0
-    dtype: Literal["bfloat16", "float32"] = "bfloat16"
-    # Where the frozen target captures its states and the heads train; auto: CUDA when torch sees a GPU. The same
-    # code runs on either: tensors are made on `device`, the loss under autocast to `dtype` there.
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    threads: int | None = Field(None, ge=1)
-    checkpoint_every: int = Field(50, ge=1)
-    # The target's forward is ~45 % of a step's work for two heads; each sample's captured states (~1.8 MB at
-    # 450 tokens, bf16) are kept in memory after the first epoch's pass, up to this many MiB. 0 = always recompute.
-    feature_cache_mb: int = Field(4096, ge=0)
-    # Samples per forward pass of the target (right-padded, masked). 1: one at a time, the pass the shipped head's
-    # figures came from, bit for bit; more fills a GPU at the cost of padding to the step's longest sample.
-    target_batch: int = Field(1, ge=1)
-    # An exported head (config.json + model.safetensors) to fine-tune: its weights and draft vocabulary replace the
-    # fresh head and the vocabulary counted from the data. A checkpoint in work_dir still wins once it exists.
-    init_from: Path | None = None
-    # With init_from: every answer token of this data in the vocabulary, then the source's tokens (its own corpus's
-    # answers), instead of the source's alone (whose answers may not have held this workload's tokens: names, tags,
-    # quotes); lm_head rows of the tokens both hold are the source's, the others start as the target's output rows.
-    reselect_vocab: bool = False
-
-
-def ttt_mask(length: int, step: int, offset: int = 0, device: torch.device | None = None) -> torch.Tensor:
-    """Attention mask of draft step `step`: [length - offset, length + step*(length - offset)], True = may attend.
-
-    Queries are indices offset..length-1. Keys: step-0 keys at all `length` indices (causal: index ≤ query), then
-    for each step 1..step one key per query index (the same index only).
-    """
-    q = torch.arange(offset, length, device=device)
-    causal = torch.arange(length, device=device)[None, :] <= q[:, None]  # [n_q, length]
-    diag = torch.eye(length - offset, dtype=torch.bool, device=device)  # [n_q, n_q]
-    return torch.cat([causal] + [diag] * step, dim=1)
-
-
-def step_weights(steps: int, decay: float) -> list[float]:
-    return [decay**j for j in range(steps)]
-
-
-def restricted_loss(
-    draft_logits: torch.Tensor,  # [n, draft_vocab]
-    target_probs: torch.Tensor,  # [n, draft_vocab]: softmax of the target's logits on the draft vocabulary
-    target_top: torch.Tensor,  # [n]: the target's greedy token (argmax over its whole vocabulary)
-    draft_ids: torch.Tensor,  # [draft_vocab] target id of each draft id
-    t2d: torch.Tensor,  # [vocab] bool
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(summed soft cross-entropy over in-vocab positions, their count, number of greedy hits)."""
-    in_vocab = t2d[target_top]  # [n] target's choice is draftable
-    logq = torch.log_softmax(draft_logits.float(), dim=-1)
-    ce = -(target_probs * logq).sum(-1)  # [n]
-    hits = draft_ids[draft_logits.argmax(-1)] == target_top
-    return (ce * in_vocab).sum(), in_vocab.sum(), hits.sum()
-
-
-@dataclass(frozen=True)
-class StepStats:
-    """One unrolled draft step over one sample, or summed over a step's samples (floats: sums of counts)."""
-
-    ce: float  # summed soft cross-entropy over the in-vocabulary answer positions
-    in_vocab: float  # answer positions whose target token is in the draft vocabulary
-    hits: float  # answer positions where the head's greedy token is the target's
-    positions: float  # answer positions
-
-    def __add__(self, other: StepStats) -> StepStats:
-        return StepStats(
-            self.ce + other.ce, self.in_vocab + other.in_vocab, self.hits + other.hits, self.positions + other.positions
-        )
-
-    @property
-    def accuracy(self) -> float:
-        """Greedy hits over all answer positions: a target token outside the draft vocabulary is a miss."""
-        return self.hits / self.positions if self.positions else 0.0
-
-
-NO_STATS = StepStats(0.0, 0.0, 0.0, 0.0)
-
-
-def vocab_coverage(counts: Counter[int], ids: torch.Tensor) -> VocabStats:
-    """How much of these answers a vocabulary chosen elsewhere (an `init_from` head's) covers."""
-    chosen = set(ids.tolist())
-    total = sum(counts.values())
-    covered = sum(n for token, n in counts.items() if token in chosen)
-    return VocabStats(size=len(chosen), distinct_output_tokens=len(counts), coverage=covered / total if total else 0.0)
-
-
-def head_lineage(directory: Path) -> dict[str, str]:
-    """Where an `init_from` head came from: its path and the sha256 of its manifest (checked against its files), or
-    of its weights when it has no manifest."""
-    if (directory / MANIFEST_NAME).exists():
-        try:
-            verify(directory)
-        except ModelVerificationError as exc:
-            raise TrainError(f"init_from {directory}: {exc}") from exc
-        return {"path": str(directory), "manifest_sha256": manifest_sha256(directory)}
-    return {"path": str(directory), "weights_sha256": sha256_file(directory / WEIGHTS_NAME)}
 
 
 class HeadRun:
@@ -175,40 +56,6 @@ class HeadRun:
     @property
     def name(self) -> str:
         return "3.1" if (self.config.fc_norm or self.config.norm_output) else "3"
-
-
-class Features:
-    """What the frozen target gives for one sample: token ids, captured states, and on the answer positions its
-    final (post-norm) state and greedy token. Logits on the draft vocabulary are recomputed from the final state
-    (576 × 8192 per position), so a cached sample costs states, not vocabulary-wide logits."""
-
-    def __init__(self, ids: torch.Tensor, p_len: int, aux: torch.Tensor, last: torch.Tensor, top: torch.Tensor) -> None:
-        self.ids = ids  # [S]
-        self.p_len = p_len
-        self.aux = aux  # [1, S, n_aux*H]
-        self.last = last  # [S - (p_len - 1), H]: target final state at positions p_len-1 .. S-1
-        self.top = top  # [S - (p_len - 1)]: the target's next token there
-
-    def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for t in (self.ids, self.aux, self.last, self.top))
-
-    def targets(self, draft_lm_head: torch.Tensor) -> Targets:
-        """The target's distribution on the draft vocabulary at every answer position, computed once per sample and
-        shared by all unrolled steps and all heads."""
-        probs = torch.softmax((self.last @ draft_lm_head.T).float(), dim=-1)
-        return Targets(self.p_len - 1, probs, self.top)
-
-
-class Targets:
-    """Loss targets of one sample: probabilities on the draft vocabulary [n, draft_vocab] and the target's greedy
-    token [n], for positions `first` .. S-1."""
-
-    def __init__(self, first: int, probs: torch.Tensor, top: torch.Tensor) -> None:
-        self.first, self.probs, self.top = first, probs, top
-
-    def at(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        rows = positions - self.first
-        return self.probs[rows], self.top[rows]
 
 
 _SHARED_EXCLUDE = {"fc_norm", "norm_output", "work_dir"}

@@ -15,6 +15,10 @@ Delivery guarantees:
   the socket while the queue is full in messages or in payload bytes (`queue_max_bytes`, `flow.ReadGate`), so TCP
   flow control pushes back to the broker instead of memory growing. Nothing is dropped.
 - Reconnects by itself with exponential backoff and jitter; resubscribes every filter on every connect.
+
+One module, over 450 lines, because it is one unit: the facade wraps paho once, and its connect, socket reads,
+acknowledgements and reconnect loop all drive that one paho client on the loop's thread and share its state; split
+apart, each part would reach into the others' internals.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 Live notifications pass the isolation barrier (`records`) in batches; after a reconnect the gap is read back with
 HistoryRead (values and events), and a server-side queue overflow is repaired the same way. What cannot be read back
 becomes a `data_gap` record and an `opcua.gap` audit entry.
+
+One module, over 450 lines, because `OpcuaSource` is one unit: the live consumer, the overflow repair and the
+backfills share one session's batches, gap starts and audit tally; what stands alone is in its own module already
+(`session`, `history`, `records`, `security`, `metrics`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,10 @@ Rules (Sparkplug 3.0; docs/connect.md "Sparkplug B"):
   next BIRTH.
 - DATA before BIRTH and unknown aliases are quarantined and a rebirth is requested; at most one request per edge
   node per `rebirth_min_interval_s`.
+
+One module, over 450 lines, because `HostState` is one state machine: every rule above reads and changes the same
+per-node sessions (seq, aliases, the messages waiting for a missing seq, open gaps), so its transitions stay side by
+side; the records it builds are made here too, on its hot path (one per metric).
 """
 
 from __future__ import annotations

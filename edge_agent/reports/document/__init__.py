@@ -9,6 +9,7 @@ from edge_agent.reports.document.signoff import (
     UNSIGNED_REFUSAL,
     SignoffPolicy,
     authorise,
+    check_body,
     check_signed,
     decide,
     hold_approved,
@@ -19,6 +20,7 @@ from edge_agent.reports.document.signoff import (
 
 __all__ = [
     "authorise",
+    "check_body",
     "check_signed",
     "decide",
     "hold_approved",

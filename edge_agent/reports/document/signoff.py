@@ -1,33 +1,39 @@
 """Human sign-off: a report stays `draft` until a named approver approves or rejects it.
 
-A sign-off counts when the approver signed it (edge_agent/approval.py): a statement of report id, the report body's
-SHA-256, decision, time, nonce and comment, signed with a key registered for that approver in
-`reports.approver_keys`. The agent refuses a signature by any other key, one for another report or body, one older
-than `reports.signoff_max_age_s` (or further ahead than `signoff_max_skew_s`), and any nonce it has seen before (the
-store's `signoff_nonces`, durable). The statement, signature and key go into the `report.signed_off` /
-`report.rejected` entry, so an auditor re-checks each approval offline (`approval.verify_recorded_approval`).
-Every refused attempt is a `report.signoff_refused` entry naming the reason.
+A sign-off counts when the approver signed it (edge_agent/signing/approval.py): a statement of report id, the report
+body's SHA-256, decision, time, nonce and comment, signed with a key of that approver's identity (`[[identities]]`
+approver_keys, edge_agent/config/identities.py). The agent refuses a signature by any other key, one for another
+report or body, one older than `reports.signoff_max_age_s` (or further ahead than `signoff_max_skew_s`), and any
+nonce it has seen before (the store's `signoff_nonces`, durable). The statement, signature and key go into the
+`report.signed_off` / `report.rejected` entry, so an auditor re-checks each approval offline
+(`approval.verify_recorded_approval`). Every refused attempt is a `report.signoff_refused` entry naming the reason.
+
+Four-eyes (`reports.four_eyes`) compares identities: the identity behind the request's broker user may not approve.
+A report requested by no identity (anonymous, or with the agent's own broker user) cannot be approved under it —
+anyone may be behind such a request, so no approver is a second pair of eyes; it can still be rejected.
 
 Unsigned sign-off (`reports.allow_unsigned_signoff = true`, a security warning): over MQTT the approver is then the
-AUTHENTICATED broker user, never a name in the payload. MQTT does not tell a subscriber who published a message, so
-the broker enforces it: with the ACL line `pattern write edge/+/reports/signoff/%u`, a client can publish only to
-the sign-off topic ending in its own user name, so the last topic level IS the authenticated user. A payload `by`
-that disagrees with it is refused. Anyone holding the agent's own broker credentials can still approve as anyone:
-that is why signatures are the default.
+identity of the AUTHENTICATED broker user, never a name in the payload. MQTT does not tell a subscriber who published
+a message, so the broker enforces it: with the ACL line `pattern write edge/+/reports/signoff/%u`, a client can
+publish only to the sign-off topic ending in its own user name, so the last topic level IS the authenticated user. A
+payload `by` that disagrees with it is refused. Anyone holding the agent's own broker credentials can still approve
+as anyone: that is why signatures are the default.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from edge_agent.approval import ApprovalError, ApproverKey, VerifiedApproval, verify_approval
+from edge_agent.base.canonical import CanonicalJsonError, canonical_json, sha256_hex
 from edge_agent.base.types import utcnow
+from edge_agent.config import AgentConfig
+from edge_agent.config.identities import NO_IDENTITIES, IdentityTable, identity_table
 from edge_agent.config.mqtt import MqttConfig
-from edge_agent.config.reports import ReportsConfig
 from edge_agent.reports.document.report import with_signoff
 from edge_agent.reports.document.repository import ReportRepository
 from edge_agent.reports.errors import ReportNotFound, RequestError, SignoffError
@@ -40,6 +46,9 @@ from edge_agent.reports.request import (
     iso,
     json_object,
 )
+from edge_agent.signing.approval import VerifiedApproval, verify_approval
+from edge_agent.signing.approver_key import ApproverKey
+from edge_agent.signing.errors import ApprovalError
 from edge_agent.store import to_us
 
 Decision = Literal["approve", "reject"]
@@ -54,7 +63,8 @@ class SignoffRequest(BaseModel):
     by: str | None = Field(None, max_length=256, description="optional; must equal the authenticated user when given")
     reply_to: str | None = Field(None, max_length=MAX_TOPIC_BYTES)
     correlation_id: str | None = Field(None, max_length=MAX_TOPIC_BYTES)
-    # The signed approval ({"statement", "format", "signature"}: edge_agent/approval.py); checked by `check_signed`.
+    # The signed approval ({"statement", "format", "signature"}: edge_agent/signing/approval.py), checked by
+    # `check_signed`.
     approval: dict[str, Any] | None = None
 
 
@@ -83,18 +93,21 @@ def mqtt_signoff_refusal(mqtt: MqttConfig) -> str | None:
     )
 
 
-def authorise(user: str | None, claimed: str | None, approvers: list[str]) -> str:
-    """The approver's name for an UNSIGNED sign-off, or SignoffError. `user` is the authenticated identity (topic
-    level set by the ACL)."""
+def authorise(user: str | None, claimed: str | None, approvers: Sequence[str], identities: IdentityTable) -> str:
+    """The approver's identity for an UNSIGNED sign-off, or SignoffError. `user` is the authenticated broker user
+    (topic level set by the ACL)."""
     if not user:
         raise SignoffError(
             "sign-off needs an authenticated user: publish to <signoff topic>/<your user name>", "no_user"
         )
-    if claimed is not None and claimed != user:
-        raise SignoffError(f"payload names {claimed!r} but the authenticated user is {user!r}", "impostor")
-    if user not in approvers:
-        raise SignoffError(f"user {user!r} is not an approver", "not_approver")
-    return user
+    name = identities.of_broker_user(user)
+    if name is None:
+        raise SignoffError(f"broker user {user!r} is the agent's own, which is no one's identity", "no_user")
+    if claimed is not None and claimed != name:
+        raise SignoffError(f"payload names {claimed!r} but the authenticated user is {name!r}", "impostor")
+    if name not in approvers:
+        raise SignoffError(f"user {name!r} is not an approver", "not_approver")
+    return name
 
 
 UNSIGNED_REFUSAL = (
@@ -105,20 +118,23 @@ UNSIGNED_REFUSAL = (
 
 @dataclass(frozen=True)
 class SignoffPolicy:
-    """What a signed sign-off must satisfy, from `[reports]`."""
+    """What a sign-off must satisfy, from `[reports]` and `[[identities]]`."""
 
     keys: tuple[ApproverKey, ...]
     approvers: tuple[str, ...]
     max_age: timedelta
     max_skew: timedelta
+    identities: IdentityTable = NO_IDENTITIES
 
     @classmethod
-    def from_config(cls, reports: ReportsConfig) -> SignoffPolicy:
+    def from_config(cls, config: AgentConfig) -> SignoffPolicy:
+        reports, table = config.reports, identity_table(config)
         return cls(
-            tuple(reports.registered_keys()),
+            tuple(table.keys()),
             tuple(reports.approvers),
             timedelta(seconds=reports.signoff_max_age_s),
             timedelta(seconds=reports.signoff_max_skew_s),
+            table,
         )
 
 
@@ -224,6 +240,47 @@ def hold_approved(repo: ReportRepository) -> int:
     return len(pending)
 
 
+def body_sha256(body: Any) -> str:
+    """The SHA-256 of a report body's canonical JSON (what `body_sha256` records); "" for a body with none."""
+    try:
+        return sha256_hex(canonical_json(body))
+    except CanonicalJsonError:
+        return ""
+
+
+def check_body(document: dict[str, Any]) -> str:
+    """The body hash of `document`, computed from the body it holds; SignoffError (`body_changed`) when that is not
+    the `body_sha256` it records: the body changed after the report was generated, and nobody reviewed it."""
+    computed, recorded = body_sha256(document.get("body")), document.get("body_sha256")
+    if computed != recorded:
+        raise SignoffError(
+            f"report {document.get('report_id')}'s body hashes to {computed or 'nothing'}, not its recorded"
+            f" body_sha256 {recorded}: it changed after it was generated, so it is not signed off",
+            "body_changed",
+        )
+    return computed
+
+
+def check_four_eyes(identities: IdentityTable, requested_by: str | None, approver: str, report_id: str) -> None:
+    """SignoffError (`four_eyes`) when `approver` (an identity) may not approve a report requested by the broker user
+    `requested_by`: it is the same identity, or the request came from no identity."""
+    requester = identities.of_broker_user(requested_by)
+    if requester is None:
+        who = f"the agent's own broker user {requested_by!r}" if requested_by else "an anonymous client"
+        raise SignoffError(
+            f"four-eyes rule (reports.four_eyes): report {report_id} was requested by {who}, which is no identity,"
+            " so no approver can be the second pair of eyes; it can only be rejected (request it again as yourself)",
+            "four_eyes",
+        )
+    if requester == approver:
+        via = f" (as broker user {requested_by!r})" if requested_by != requester else ""
+        raise SignoffError(
+            f"four-eyes rule (reports.four_eyes): {approver!r}{via} requested report {report_id} and may not"
+            " approve it; another approver must",
+            "four_eyes",
+        )
+
+
 def decide(
     repo: ReportRepository,
     audit: Any,
@@ -236,11 +293,13 @@ def decide(
     four_eyes: bool = True,
     approval: VerifiedApproval | None = None,
     approval_json: dict[str, Any] | None = None,
+    identities: IdentityTable = NO_IDENTITIES,
 ) -> dict[str, Any]:
     """Record the decision on a draft: audit entry first (report.signed_off / report.rejected), then the document.
-    With `four_eyes` (reports.four_eyes), whoever requested a report may not approve it (rejecting stays allowed:
-    it withdraws the draft and approves nothing). With `approval` (a verified signed statement, `approval_json` the
-    object it came in), its nonce must be new and its body hash the report's."""
+    `by` is the approver's identity. With `four_eyes` (reports.four_eyes), the identity behind the request (by
+    `identities`) may not approve it, and a report requested by no identity may not be approved at all (rejecting
+    stays allowed: it withdraws the draft and approves nothing). With `approval` (a verified signed statement,
+    `approval_json` the object it came in), its nonce must be new and its body hash the report's."""
     if approval is not None:
         statement = approval.statement
         if not repo.claim_nonce(statement.nonce, statement.by, statement.report_id, to_us(statement.at)):
@@ -251,18 +310,15 @@ def decide(
         raise SignoffError(f"no report {report_id!r}", "no_report") from exc
     if document["status"] != "draft":
         raise SignoffError(f"report {report_id} is already {document['status']}", "not_draft")
+    check_body(document)
     if approval is not None and approval.statement.body_sha256 != document["body_sha256"]:
         raise SignoffError(
             f"signed for body {approval.statement.body_sha256}, report {report_id}'s body is"
             f" {document['body_sha256']}: review the report again and sign what it says now",
             "other_body",
         )
-    if four_eyes and decision == "approve" and document.get("requested_by") == by:
-        raise SignoffError(
-            f"four-eyes rule (reports.four_eyes): {by!r} requested report {report_id} and may not"
-            " approve it; another approver must",
-            "four_eyes",
-        )
+    if four_eyes and decision == "approve":
+        check_four_eyes(identities, document.get("requested_by"), by, report_id)
     if decision == "approve":
         hold_cited(repo, report_id, document)  # before it is approved: an approved report's records are never deleted
     signoff = {"decision": decision, "by": by, "via": via, "at": iso(utcnow()), "comment": comment}

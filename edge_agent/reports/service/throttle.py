@@ -4,16 +4,18 @@
 Each broker user has a fixed window that opens at its first strike (an invalid request, a request whose reply topic
 is refused or missing, a refused sign-off). Within it the first `limit` strikes are handled as usual; once `limit`
 are counted, every further request and sign-off from that user is dropped unread until the window ends. The first
-drop of a window is reported (`Verdict.FIRST_DROP`: one log line and one audit entry per user per window), the rest
-only counted, so a flood cannot fill the audit log. Other users have their own windows.
+drop of a window is reported (`Verdict.FIRST_DROP`: one log line and one audit entry per user per window), and so is
+the first dropped sign-off (`dropped(user, "signoff") == 1`: one `report.signoff_refused`); the rest are only
+counted, so a flood cannot fill the audit log. Other users have their own windows.
 """
 
 from __future__ import annotations
 
 import enum
 import time
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Windows kept at once: one per user with a recent strike. Beyond this the expired ones are dropped, then the oldest
 # (a broker that does not vouch for users lets a client invent names; memory stays bounded either way).
@@ -30,7 +32,7 @@ class Verdict(enum.Enum):
 class _Window:
     opened: float
     strikes: int = 0
-    dropped: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)  # by kind: "request", "signoff"
 
 
 class Throttle:
@@ -49,13 +51,18 @@ class Throttle:
             return None
         return window
 
-    def check(self, user: str) -> Verdict:
-        """Whether a message from `user` is handled; a dropped one is counted in the user's window."""
+    def check(self, user: str, kind: str = "request") -> Verdict:
+        """Whether a message (of `kind`) from `user` is handled; a dropped one is counted in the user's window."""
         window = self._current(user, self._clock())
         if window is None or window.strikes < self.limit:
             return Verdict.HANDLE
-        window.dropped += 1
-        return Verdict.FIRST_DROP if window.dropped == 1 else Verdict.DROP
+        window.dropped[kind] += 1
+        return Verdict.FIRST_DROP if window.dropped.total() == 1 else Verdict.DROP
+
+    def dropped(self, user: str, kind: str) -> int:
+        """Messages of `kind` dropped from `user` in its current window."""
+        window = self._current(user, self._clock())
+        return 0 if window is None else window.dropped[kind]
 
     def strike(self, user: str) -> None:
         """Count one invalid request or refused sign-off from `user`."""

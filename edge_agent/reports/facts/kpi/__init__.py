@@ -290,7 +290,7 @@ def _standing(
         )
         for s in items[:list_max]:
             b.add(
-                f"{kind}parse_alarm",
+                f"{kind}_alarm",
                 {"condition": s.condition, "since_at": _at(s.since), "active_s": round(hi - s.since)},
                 [records[s.index]],
                 subject=s.asset,

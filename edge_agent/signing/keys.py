@@ -21,13 +21,13 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
-from edge_agent.audit.entry import AuditError
+from edge_agent.signing.errors import SigningError
 
 ALG_ED25519 = 0x01
 _PRIVATE_PREFIX = "PRIVATE+KEY+"
 
 
-class AuditKeyError(AuditError):
+class SigningKeyError(SigningError):
     """A key file or key string that cannot be used."""
 
 
@@ -37,7 +37,7 @@ def key_hash(name: str, public: bytes) -> int:
 
 def check_name(name: str) -> str:
     if not name or any(c.isspace() or c == "+" for c in name):
-        raise AuditKeyError(f"key name {name!r} must be non-empty with no spaces or '+' (C2SP signed-note)")
+        raise SigningKeyError(f"key name {name!r} must be non-empty with no spaces or '+' (C2SP signed-note)")
     return name
 
 
@@ -72,12 +72,12 @@ class Verifier:
             raw = base64.b64decode(encoded, validate=True)
             claimed = int(hash_hex, 16)
         except (ValueError, binascii.Error) as exc:
-            raise AuditKeyError(f"not a verifier key (name+hash+base64): {text!r}") from exc
+            raise SigningKeyError(f"not a verifier key (name+hash+base64): {text!r}") from exc
         if len(hash_hex) != 8 or len(raw) != 33 or raw[0] != ALG_ED25519:
-            raise AuditKeyError(f"not an Ed25519 note verifier key: {text!r}")
+            raise SigningKeyError(f"not an Ed25519 note verifier key: {text!r}")
         verifier = cls(check_name(name), raw[1:])
         if verifier.hash != claimed:
-            raise AuditKeyError(f"verifier key {text!r}: hash {hash_hex} != computed {verifier.hash:08x}")
+            raise SigningKeyError(f"verifier key {text!r}: hash {hash_hex} != computed {verifier.hash:08x}")
         return verifier
 
 
@@ -108,18 +108,18 @@ class Signer:
     def parse(cls, text: str) -> Signer:
         text = text.strip()
         if not text.startswith(_PRIVATE_PREFIX):
-            raise AuditKeyError("signer key does not start with PRIVATE+KEY+")
+            raise SigningKeyError("signer key does not start with PRIVATE+KEY+")
         try:
             name, hash_hex, encoded = text[len(_PRIVATE_PREFIX) :].split("+", 2)
             raw = base64.b64decode(encoded, validate=True)
             claimed = int(hash_hex, 16)
         except (ValueError, binascii.Error) as exc:
-            raise AuditKeyError("signer key is not PRIVATE+KEY+name+hash+base64") from exc
+            raise SigningKeyError("signer key is not PRIVATE+KEY+name+hash+base64") from exc
         if len(raw) != 33 or raw[0] != ALG_ED25519:
-            raise AuditKeyError("signer key is not an Ed25519 key")
+            raise SigningKeyError("signer key is not an Ed25519 key")
         signer = cls(check_name(name), raw[1:])
         if signer.verifier.hash != claimed:
-            raise AuditKeyError(f"signer key hash {hash_hex} does not match its key")
+            raise SigningKeyError(f"signer key hash {hash_hex} does not match its key")
         return signer
 
     # -- files -----------------------------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ class Signer:
     def read(cls, path: Path) -> Signer:
         mode = path.stat().st_mode
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise AuditKeyError(f"signing key {path} has mode {stat.S_IMODE(mode):04o}; it must be 0600 (chmod 600)")
+            raise SigningKeyError(f"signing key {path} has mode {stat.S_IMODE(mode):04o}; it must be 0600 (chmod 600)")
         return cls.parse(path.read_text(encoding="ascii"))
 
 

@@ -23,15 +23,16 @@ from dataclasses import dataclass
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from edge_agent.audit.checkpoint import CheckpointError, NoteSignature, SignedNote
-from edge_agent.audit.keys import AuditKeyError, Signer, check_name
+from edge_agent.signing.errors import SigningError
+from edge_agent.signing.keys import Signer, SigningKeyError, check_name
+from edge_agent.signing.note import Note, NoteSignature
 
 ALG_COSIGNATURE_V1 = 0x04
 HEADER = b"cosignature/v1\n"
 _TIMESTAMP_MAX = 2**63 - 1
 
 
-class CosignatureError(CheckpointError):
+class CosignatureError(SigningError):
     """A cosignature that is malformed or does not verify, or a note missing a required one."""
 
 
@@ -71,12 +72,12 @@ class CosignerKey:
             raw = base64.b64decode(encoded, validate=True)
             claimed = int(id_hex, 16)
         except (ValueError, binascii.Error) as exc:
-            raise AuditKeyError(f"not a witness key (name+id+base64): {text!r}") from exc
+            raise SigningKeyError(f"not a witness key (name+id+base64): {text!r}") from exc
         if len(id_hex) != 8 or len(raw) != 33 or raw[0] != ALG_COSIGNATURE_V1:
-            raise AuditKeyError(f"not an Ed25519 cosignature/v1 key (type 0x04): {text!r}")
+            raise SigningKeyError(f"not an Ed25519 cosignature/v1 key (type 0x04): {text!r}")
         key = cls(check_name(name), raw[1:])
         if key.key_id != claimed:
-            raise AuditKeyError(f"witness key {text!r}: key ID {id_hex} != computed {key.key_id:08x}")
+            raise SigningKeyError(f"witness key {text!r}: key ID {id_hex} != computed {key.key_id:08x}")
         return key
 
     def verify(self, signature: NoteSignature, note_text: bytes) -> int:
@@ -114,7 +115,7 @@ class Cosigner:
         return NoteSignature(self.signer.name, self.key.key_id, raw)
 
 
-def cosigned_by(note: SignedNote, keys: Sequence[CosignerKey]) -> dict[str, int]:
+def cosigned_by(note: Note, keys: Sequence[CosignerKey]) -> dict[str, int]:
     """For each key in `keys` with a valid cosignature on `note`: its key string → the cosignature's timestamp.
     A line matching a key's name and ID that does not verify rejects the note (as signed-note requires)."""
     found: dict[str, int] = {}
@@ -125,7 +126,7 @@ def cosigned_by(note: SignedNote, keys: Sequence[CosignerKey]) -> dict[str, int]
     return found
 
 
-def require_cosignatures(note: SignedNote, keys: Sequence[CosignerKey]) -> dict[str, int]:
+def require_cosignatures(note: Note, keys: Sequence[CosignerKey]) -> dict[str, int]:
     """Every key in `keys` must have cosigned `note`; the error names those that did not."""
     found = cosigned_by(note, keys)
     missing = [k.key_string() for k in keys if k.key_string() not in found]

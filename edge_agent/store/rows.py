@@ -1,0 +1,160 @@
+"""How the store's rows are written and read: times as integer microseconds, values as JSON text, what makes two
+records the same, and the outbox and dead letter rows as messages."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from edge_agent.base.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+
+
+def to_us(value: datetime) -> int:
+    if value.tzinfo is UTC:  # a Record's times are (its validator makes them so): to_utc would return it as it is
+        return (value - _EPOCH) // _US
+    return (to_utc(value) - _EPOCH) // _US
+
+
+def from_us(value: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def storable(text: str) -> str:
+    """`text` as SQLite can store it (UTF-8): a lone surrogate, which a JSON escape like "\\ud800" decodes to, is
+    kept as its backslash escape instead of failing the whole transaction."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _json_text(value: Any) -> str:
+    kind = type(value)
+    # The text json.dumps gives a finite float, an int and None (its C encoder calls float.__repr__ and
+    # int.__repr__), without its encoder's setup per value: most tag values are numbers.
+    if kind is float and value - value == 0.0:
+        return float.__repr__(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: JSON's own \u escapes keep them, and read back equal
+        return json.dumps(value, ensure_ascii=True, sort_keys=True)
+    return text
+
+
+INSERT_RECORD = (
+    "INSERT OR IGNORE INTO records (source, kind, key, source_time_us, received_time_us, value, quality, raw,"
+    " idempotency_key, historical) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def record_row(r: Record) -> tuple[Any, ...]:
+    # Record's str fields are UTF-8 already (pydantic refuses a lone surrogate in a str); only `value` may hold one.
+    return (
+        r.source,
+        r.kind,
+        r.key,
+        to_us(r.source_time),
+        to_us(r.received_time),
+        _json_text(r.value),
+        r.quality,
+        r.raw,
+        r.idempotency_key,
+        int(r.historical),
+    )
+
+
+# What makes two records under one idempotency key the same record: the bytes received, where there are any (the
+# fields are derived from them and from when they arrived), else the record's fields. Equal: a redelivery, skipped;
+# different: an id reused for other content (an MES or a server that restarted its numbering), which must not vanish.
+Content = bytes | tuple[str, str, str, int, str | None]
+
+
+def content(source: str, kind: str, key: str, source_time_us: int, value: str | None, raw: bytes) -> Content:
+    return bytes(raw) if raw else (source, kind, key, source_time_us, value)
+
+
+def record_content(r: Record) -> Content:
+    source, kind, key, source_time_us, _, value, _, raw, _, _ = record_row(r)
+    return content(source, kind, key, source_time_us, value, raw)
+
+
+def reused_positions(conn: sqlite3.Connection, records: Sequence[Record]) -> tuple[int, ...]:
+    """The positions in `records` of those whose idempotency key the store holds with other content (see `Content`)."""
+    stored: dict[str, Content] = {}
+    keys = list(dict.fromkeys(r.idempotency_key for r in records))
+    for i in range(0, len(keys), 500):  # well under SQLite's bound on a statement's parameters
+        chunk = keys[i : i + 500]
+        sql = (
+            "SELECT idempotency_key, source, kind, key, source_time_us, value, raw FROM records"
+            f" WHERE idempotency_key IN ({','.join('?' * len(chunk))})"
+        )
+        stored.update((row[0], content(*row[1:])) for row in conn.execute(sql, chunk))
+    return tuple(i for i, r in enumerate(records) if stored.get(r.idempotency_key) != record_content(r))
+
+
+RECORD_COLUMNS = (
+    "id, source, kind, key, source_time_us, received_time_us, value, quality, raw, idempotency_key, historical"
+)
+
+
+def stored_record(row: Sequence[Any]) -> StoredRecord:
+    """A row of RECORD_COLUMNS as a StoredRecord."""
+    return StoredRecord(
+        id=row[0],
+        source=row[1],
+        kind=row[2],
+        key=row[3],
+        source_time=from_us(row[4]),
+        received_time=from_us(row[5]),
+        value=json.loads(row[6]) if row[6] is not None else None,
+        quality=row[7],
+        raw=row[8],
+        idempotency_key=row[9],
+        historical=bool(row[10]),
+    )
+
+
+QUARANTINE_COLUMNS = "id, source, topic, raw, reason, received_time_us"
+
+
+def quarantine_item(row: Sequence[Any]) -> QuarantineItem:
+    """A row of QUARANTINE_COLUMNS as a QuarantineItem."""
+    return QuarantineItem(
+        id=row[0], source=row[1], topic=row[2], raw=row[3], reason=row[4], received_time=from_us(row[5])
+    )
+
+
+class DeadLetter(OutboxMessage):
+    """An outbox row (same id) the broker refused `attempts` times (or could never accept); `reason` is the last
+    refusal."""
+
+    failed_time: datetime
+    attempts: int
+    reason: str
+
+
+# The outbox row's columns, shared by the outbox and dead_letter tables (migration 4 copies one into the other).
+OUTBOX_COLUMNS = "id, topic, payload, qos, retain, properties, created_time_us"
+
+
+def outbox_fields(row: Sequence[Any]) -> dict[str, Any]:
+    """A row's first seven values (OUTBOX_COLUMNS), as OutboxMessage fields."""
+    return {
+        "id": row[0],
+        "topic": row[1],
+        "payload": row[2],
+        "qos": row[3],
+        "retain": bool(row[4]),
+        "properties": json.loads(row[5]),
+        "created_time": from_us(row[6]),
+    }
