@@ -12,7 +12,7 @@ MODEL_STAMP := $(MODEL_DIR)/manifest.json
 DRAFT_STAMP := models/eagle31-default/manifest.json
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench draft narrator draft-narrator venv cxx mosquitto systemd-analyze model install clean
+.PHONY: demo test lint bench draft narrator draft-narrator venv cxx mosquitto systemd-analyze chromium model install dist clean
 DESTDIR ?=
 EXTRA ?= auto
 
@@ -55,6 +55,18 @@ mosquitto:
 		exit 1; \
 	fi
 
+# tests/test_console_auth.py drives the console's passkey ceremonies in Debian's Chromium (/usr/bin/chromium, given
+# to Playwright as executable_path; Playwright's own browser download is not used).
+chromium:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's chromium"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	else \
+		echo "error: chromium is needed; run as root or: sudo apt-get install chromium" >&2; \
+		exit 1; \
+	fi
+
 # tests/test_systemd.py checks the unit with systemd-analyze (Debian's systemd package; no running systemd needed).
 systemd-analyze:
 	@if command -v systemd-analyze >/dev/null; then :; \
@@ -80,7 +92,7 @@ lint: venv
 	$(BIN)/ruff format --check
 	$(BIN)/mypy
 
-test: venv lint mosquitto systemd-analyze model
+test: venv lint mosquitto chromium systemd-analyze model
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # `make demo SPARKPLUG=1`: the plant's values from the simulator's Sparkplug B edge node instead of OPC UA.
@@ -119,6 +131,13 @@ draft-narrator: venv model
 # touching the host). Idempotent; docs/deployment.md says what each step does.
 install:
 	DESTDIR="$(DESTDIR)" EXTRA="$(EXTRA)" PYTHON="$(PYTHON)" bash systemd/install.sh
+
+# The air-gapped install: dist/edge-agent-<version>-<target>-py<XY>-<arch>.tar holds a wheel of every dependency, the
+# prepared model and head, the unit, the example configs and install.sh (docs/deployment.md, "Air-gapped install").
+# TARGET=cuda takes the official vllm; its CUDA wheels must be downloadable where the archive is built.
+TARGET ?= cpu
+dist:
+	TARGET="$(TARGET)" PYTHON="$(PYTHON)" bash packaging/dist.sh
 
 clean:
 	rm -rf var/

@@ -23,6 +23,8 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "mqtt_ingest": ("mqtt_ingest", []),
     "opcua_rate": ("opcua_rate", []),
     "sparkplug": ("sparkplug", []),
+    "ask": ("ask", []),
+    "console": ("console", []),
     "engine": ("engine", []),
     "reports": ("reports", []),
     "narrative": ("narrative", []),

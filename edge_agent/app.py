@@ -9,11 +9,13 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import structlog
 
 from edge_agent import __version__
+from edge_agent.ask.service import AskService
 from edge_agent.audit import AuditLog
 from edge_agent.audit.anchor import MARKER, AuditAnchor, Citation, checkpoint_topic, refuse_missing_log
 from edge_agent.audit.component import AuditCheckpointer, open_audit_log, witness_targets
@@ -27,13 +29,15 @@ from edge_agent.connectors.sparkplug import SparkplugHost
 from edge_agent.daemon.component import Component
 from edge_agent.daemon.health import HealthServer
 from edge_agent.daemon.sdnotify import SdNotifier
-from edge_agent.daemon.storage import RecordWriterComponent, RetentionComponent
+from edge_agent.daemon.storage import RETENTION_INTERVAL_S, RecordWriterComponent, RetentionComponent, RetentionPass
 from edge_agent.daemon.supervisor import AgentStatus, Supervisor
 from edge_agent.llm.types import Engine
 from edge_agent.publish.outbox import OutboxPublisher
 from edge_agent.publish.retained import read_retained
+from edge_agent.reports.document import ReportRepository
+from edge_agent.reports.errors import ReportError
 from edge_agent.reports.service import ReportService
-from edge_agent.store import RecordWriter, Store
+from edge_agent.store import RecordWriter, Store, StoreError
 
 log = structlog.get_logger(component="agent")
 
@@ -50,6 +54,8 @@ class AgentContext:
     anchor: AuditAnchor | None = None
     # An engine started elsewhere (edge-agent qualify shares one between its checks); None: the agent starts its own.
     engine: Engine | None = None
+    # Hourly in production (daemon/storage.py); tests shorten it to see a pass happen.
+    retention_interval_s: float = RETENTION_INTERVAL_S
 
 
 def build_components(ctx: AgentContext) -> list[Component]:
@@ -61,7 +67,9 @@ def build_components(ctx: AgentContext) -> list[Component]:
         # First up, last down: probes can watch the whole start and stop.
         components.append(HealthServer(config.health, ctx.status))
     components.append(RecordWriterComponent(ctx.writer))
-    components.append(RetentionComponent(ctx.store, config.store))
+    components.append(
+        RetentionComponent(ctx.store, config.store, ctx.retention_interval_s, passes=_report_retention(config))
+    )
     components.append(AuditCheckpointer(ctx.audit, config.audit.checkpoint_every_s))
     engine = ctx.engine
     if engine is None and config.llm.enabled:
@@ -85,6 +93,12 @@ def build_components(ctx: AgentContext) -> list[Component]:
         )
     elif config.reports.enabled:
         log.warning("reports_disabled", reason="reports need [llm] and [mqtt] enabled")
+    if config.console.enabled:
+        from edge_agent.console.server import ConsoleServer  # only when used: uvicorn and the WebAuthn library
+
+        components.append(ConsoleServer(config, ctx.store, ctx.audit))
+    if config.ask.enabled and outbox is not None:
+        components.append(AskService(config, ctx.store, ctx.audit, outbox_wake=outbox.wake, mqtt_client=MqttClient))
     # Intake last, so that it stops first.
     if config.mqtt.enabled:
         components.append(MqttIngest(config.mqtt, ctx.store, ctx.writer, ctx.audit))
@@ -132,6 +146,28 @@ async def run_agent(config: AgentConfig, notifier: SdNotifier | None = None, con
             return exit_code
     finally:
         audit.close()
+
+
+def _report_retention(config: AgentConfig) -> list[RetentionPass]:
+    """Drafts and rejections older than reports.retention_days (0: every report is kept), trimmed on the retention
+    component's tick. Handed in from here because daemon sits below reports (tests/test_layering.py); not on the
+    report service's own tick because that service runs only with [llm] and [mqtt] on, and drafts left by an
+    earlier configuration must age out on an ingest-only agent too."""
+    if config.reports.retention_days <= 0:
+        return []
+    state_dir, max_age = config.paths.state_dir, timedelta(days=config.reports.retention_days)
+
+    def trim_reports() -> dict[str, int]:
+        try:
+            repo = ReportRepository.for_state_dir(state_dir)
+            try:
+                return {"reports": len(repo.trim_unapproved(max_age))}
+            finally:
+                repo.close()
+        except (ReportError, sqlite3.Error, OSError) as exc:
+            raise StoreError(f"report retention: {exc}") from exc
+
+    return [trim_reports]
 
 
 def _record_start(audit: AuditLog, config: AgentConfig, config_path: Path | None, supervisor: Supervisor) -> None:

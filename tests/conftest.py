@@ -11,6 +11,7 @@ pytest_plugins = [
     "tests.fixtures.engine",
     "tests.fixtures.notify",
     "tests.fixtures.reports",
+    "tests.fixtures.install",
 ]
 
 # Boundary properties run thousands of generated inputs in `make test`; a property that is slow per example sets a

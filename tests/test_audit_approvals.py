@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -211,6 +214,89 @@ class TestKeysTheLogHeld:
         assert problem is not None and problem.seq == loaded["seq"] and problem.code == "malformed"
         assert str(problem) == "config.loaded: malformed: approver key of 'supervisor': key type 'ssh-rsa': only" \
             " ssh-ed25519 keys are accepted"  # fmt: skip
+
+
+def build_windowed(state: Path) -> Path:
+    """The agent starts (config.loaded with the supervisor's key), restarts, and records a signed approval; the
+    export's window starts after the restart, so the config.loaded in force precedes it."""
+    repo = ReportRepository.for_state_dir(state)
+    try:
+        with AuditLog.open(state / "audit", ORIGIN) as log:
+            log.append("config.loaded", "agent", config_loaded([key()]))
+            log.append("config.security", "agent", {"warnings": []})
+        time.sleep(0.01)
+        start = datetime.now(UTC)
+        with AuditLog.open(state / "audit", ORIGIN) as log:
+            document = generate(log, repo, "rpt-1", "Turno A sin novedades.")
+            now = datetime.now(UTC)
+            statement = Statement("rpt-1", document["body_sha256"], "approve", "supervisor", now, "n" * 24, "ok")
+            approval = sign(statement, SUPERVISOR, "ed25519")
+            policy = SignoffPolicy((key(),), ("supervisor",), timedelta(minutes=10), timedelta(minutes=2))
+            verified = check_signed(approval, policy, now=now)
+            decide(repo, log, report_id="rpt-1", decision="approve", by="supervisor", via="mqtt", comment="ok",
+                   approval=verified, approval_json=approval)  # fmt: skip
+            export_bundle(state / "audit", state / "bundle", reports_dir=state / "reports", log=log, start=start)
+    finally:
+        repo.close()
+    return state / "bundle"
+
+
+class TestConfigInForce:
+    """A window that starts after the config.loaded in force carries that entry, proved included in the tree."""
+
+    def test_a_windowed_export_after_a_restart_verifies_without_approver_keys(self, tmp_path: Path) -> None:
+        """The bundle holds no config.loaded; its config_in_force.json gives the supervisor's key: passes."""
+        bundle = build_windowed(tmp_path)
+        entries = (bundle / "entries.jsonl").read_bytes()
+        assert b'"event":"config.loaded"' not in entries
+        carried = json.loads((bundle / "config_in_force.json").read_bytes())
+        assert carried["seq"] == 1  # entry 0: the log's key
+        assert json.loads((bundle / "manifest.json").read_bytes())["config_in_force"] == 1
+        result = check(bundle)
+        assert result.ok, result.problem
+        assert any("1 signed approval(s) re-checked against the approver keys the log held" in n for n in result.notes)
+
+    def test_an_edited_carried_config_entry_fails(self, tmp_path: Path) -> None:
+        """The stranger's key put into the carried entry: it is no longer the entry the checkpoint includes."""
+        bundle = build_windowed(tmp_path)
+        path = bundle / "config_in_force.json"
+        carried = json.loads(path.read_bytes())
+        entry = json.loads(carried["entry"])
+        entry["payload"] = config_loaded([key(STRANGER, "supervisor")])
+        carried["entry"] = json.dumps(entry, separators=(",", ":"), sort_keys=True)
+        path.write_text(json.dumps(carried))
+        assert failure(check(bundle)).startswith(
+            "entry 1: config_in_force.json (entry 1): not included in the signed tree (edited after export?)"
+        )
+
+    def test_a_removed_carried_config_entry_fails(self, tmp_path: Path) -> None:
+        """The signed manifest names entry 1: a bundle without the file fails, naming it."""
+        bundle = build_windowed(tmp_path)
+        (bundle / "config_in_force.json").unlink()
+        assert failure(check(bundle)) == (
+            "entry 1: manifest.json names the config.loaded entry 1, but config_in_force.json (entry 1) is missing"
+        )
+
+
+@pytest.fixture(scope="module")
+def windowed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_windowed(tmp_path_factory.mktemp("windowed"))
+
+
+class TestConfigInForceProperties:
+    @given(st.data())
+    def test_no_byte_of_the_carried_entry_can_change(self, windowed: Path, data: st.DataObject) -> None:
+        """Any one byte of the carried config.loaded line changed: the bundle fails (never a crash, never a pass)."""
+        carried = json.loads((windowed / "config_in_force.json").read_bytes())
+        line = bytearray(carried["entry"].encode())
+        at = data.draw(st.integers(0, len(line) - 1))
+        line[at] = data.draw(st.integers(0x20, 0x7E).filter(lambda b: b != line[at]))
+        with tempfile.TemporaryDirectory() as tmp:
+            bundle = Path(shutil.copytree(windowed, Path(tmp) / "bundle"))
+            carried["entry"] = line.decode()
+            (bundle / "config_in_force.json").write_text(json.dumps(carried))
+            result = verify_bundle(bundle, read_verifiers(windowed.parent / "audit")[-1])
+        assert result.problem is not None
 
 
 class TestUnsignedSignoff:

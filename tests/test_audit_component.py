@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
 
 from edge_agent.audit.checkpoint import Checkpoint, SignedNote
@@ -48,8 +49,9 @@ async def test_checkpoints_on_the_timer_and_at_shutdown(tmp_path: Path) -> None:
         audit.close()
 
 
-def test_origin_defaults_to_the_site_id(tmp_path: Path) -> None:
-    """Without audit.origin the log is named edge-agent/<site id>."""
+def test_origin_defaults_to_the_site_id_and_the_keys_hash(tmp_path: Path) -> None:
+    """Without audit.origin a new log is named edge-agent/<site id>/<16 hex of SHA-256 of its public key>."""
     with open_audit_log(config(tmp_path)) as audit:
-        assert audit.origin == "edge-agent/comp-site"
-        assert audit.verifier.key_string().startswith("edge-agent/comp-site+")
+        digest = hashlib.sha256(audit.verifier.public).hexdigest()[:16]
+        assert audit.origin == f"edge-agent/comp-site/{digest}"
+        assert audit.verifier.key_string().startswith(f"edge-agent/comp-site/{digest}+")

@@ -184,7 +184,7 @@ class TestExport:
         assert {RECORDS, EVIDENCE} <= {f["path"] for f in manifest["files"]}
         evidence = json.loads((bundle / EVIDENCE).read_bytes())
         assert (evidence["format"], evidence["facts_version"], evidence["without_evidence"]) == (
-            "edge-agent-evidence/2",
+            "edge-agent-evidence/3",
             "1",
             {},
         )

@@ -134,6 +134,20 @@ class TestConfigCheckCommand:
         )
         assert result.returncode == 0, result.stderr
 
+    def test_the_gpu_example_is_valid_once_its_files_are_in_place(self, tmp_path: Path) -> None:
+        """configs/gpu.toml names three files the plant brings (the broker's CA, the imported model and head; here
+        moved by the environment) and no int8, which a GPU engine cannot run: `config check` exits 0."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EDGE_AGENT__")}
+        for key, name in [("MQTT__TLS__CA_FILE", "ca.pem"), ("LLM__MODEL_DIR", "m"), ("LLM__SPECULATIVE__DRAFT", "d")]:
+            env[f"EDGE_AGENT__{key}"] = str(tmp_path / name)
+        (tmp_path / "ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+        (tmp_path / "m").mkdir()
+        (tmp_path / "d").mkdir()
+        command = [sys.executable, "-m", "edge_agent.cli", "config", "check", str(REPO / "configs" / "gpu.toml")]
+        result = subprocess.run(command, capture_output=True, text=True, env=env)
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["config"]["llm"]["device"] == "cuda"
+
 
 def _leaf_keys(model: type, prefix: str = "") -> list[str]:
     """Every option name in the config tree (nested sections and list-of-section items included)."""

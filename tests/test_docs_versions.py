@@ -18,8 +18,8 @@ GUIDES = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
 QUOTED = [
     ("grounding rules", r"rules in force are\s+version `(v\d+)`", GROUNDING_RULES),
     ("reference writer", r"reference writer\*\* \(`reference\.py`, version `(r\d+)`\)", REFERENCE_VERSION),
-    ("prompt templates", r"prompts/(v\d+)/", TEMPLATE_VERSION),
-    ("reference phrasebook files", r"reports/narrative/phrasebook/(v\d+)/", REFERENCE_PHRASEBOOK_VERSION),
+    ("prompt templates", r"wording/prompts/(v\d+)/", TEMPLATE_VERSION),
+    ("reference phrasebook files", r"reports/narrative/wording/phrasebook/(v\d+)/", REFERENCE_PHRASEBOOK_VERSION),
     ("reference phrasebook", r"`REFERENCE_PHRASEBOOK_VERSION` \(version `(v\d+)`\)", REFERENCE_PHRASEBOOK_VERSION),
 ]
 

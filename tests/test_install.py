@@ -1,10 +1,10 @@
 """What a plant installs, run as a plant runs it.
 
-`make install DESTDIR=…` once for the module (the wheel built from this checkout, installed non-editably into a
-fresh virtualenv, the model and the EAGLE 3.1 head prepared, the example config, the unit); then the agent started
-from that virtualenv on the installed example config, pointed at a TLS broker with users and the report ACL (its
-password from the environment, as docs/deployment.md says), fed by the simulator; a shift report requested over
-MQTT; `doctor` on the install, passing, then failing once the head's weights are gone.
+`make install DESTDIR=…` once for the session (tests/fixtures/install.py: the wheel built from this checkout,
+installed non-editably into a fresh virtualenv, the model and the EAGLE 3.1 head prepared, the example config, the
+unit); then the agent started from that virtualenv on the installed example config, pointed at a TLS broker with
+users and the report ACL (its password from the environment, as docs/deployment.md says), fed by the simulator; a
+shift report requested over MQTT; `doctor` on the install, passing, then failing once the head's weights are gone.
 """
 
 from __future__ import annotations
@@ -20,67 +20,21 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.broker import REPORTS_ACL, SECURE_USERS, Broker, free_port
+from tests.fixtures.install import Install, make_install
 from tests.fixtures.tls import make_pki
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine, pytest.mark.broker]
 
 REPO = Path(__file__).resolve().parents[1]
-# A fresh venv from pip's cache, the wheel build and the model conversion: 95 s on 2 cores, 10 min leaves room.
-INSTALL_TIMEOUT_S = 600
 # The simulated plant: the last 8 h replayed at 3000x (10 s), a few of the simulator's tags over OPC UA.
 SIM_HOURS = 8
 TAGS = ("P-101.vibration_mm_s", "P-101.running", "P-102.running", "C-201.bearing_temp_c", "T-301.level_pct")
-
-
-@dataclass(frozen=True)
-class Install:
-    root: Path
-    output: str
-
-    @property
-    def venv(self) -> Path:
-        return self.root / "opt/edge-agent/venv"
-
-    @property
-    def cli(self) -> Path:
-        return self.venv / "bin/edge-agent"
-
-    @property
-    def state(self) -> Path:
-        return self.root / "var/lib/edge-agent"
-
-    @property
-    def config(self) -> Path:
-        return self.root / "etc/edge-agent/edge-agent.toml"
-
-    @property
-    def unit(self) -> Path:
-        return self.root / "etc/systemd/system/edge-agent.service"
-
-
-def make_install(root: Path) -> str:
-    result = subprocess.run(
-        ["make", "-s", "install", f"DESTDIR={root}", "EXTRA=cpu"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return result.stdout
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Install:
-    root = tmp_path_factory.mktemp("destdir")
-    return Install(root, make_install(root))
 
 
 class TestMakeInstall:

@@ -63,8 +63,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("edge_agent.reports.document",),
     ("edge_agent.reports.service",),
     ("edge_agent.reports",),
+    # ask the plant: tools read the store through the reports' faces; its service gets its MQTT client from app
+    ("edge_agent.ask",),
     # the agent's outgoing side: the report service wakes the outbox through a callback app hands it
     ("edge_agent.publish",),
+    # the shift's console: reads the reports' face, decides sign-offs through the document wing; app serves it
+    ("edge_agent.console",),
     # where whole programs are assembled: the agent, `make demo`, `edge-agent doctor` (the agent's own clients
     # against the broker and OPC UA servers), the plant simulator (its OPC UA certificate comes from the
     # connectors' security helper)

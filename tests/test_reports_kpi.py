@@ -10,7 +10,7 @@ from typing import Any
 from edge_agent.base.types import Record
 from edge_agent.config.kpi import ConsoleConfig, KpiConfig, KpiLineConfig
 from edge_agent.reports.facts import Fact, compute_facts
-from edge_agent.reports.facts.kpi.alarms import max_burst
+from edge_agent.reports.facts.kpi.alarms import bucket_counts, max_burst, rates
 from edge_agent.reports.facts.kpi.intervals import minus, union
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.records import plant_records
@@ -167,6 +167,13 @@ class TestAlarmPerformance:
         assert (values["per_hour_peak"], values["per_10min_peak"]) == (14, 11)
         assert values["peak_10min_at"] == "2026-11-29T12:20:00Z"
         assert values["rating"] == "acceptable"  # 1.88 ≤ 6 an hour
+
+    def test_hours_are_counted_from_the_windows_start(self) -> None:
+        """A window from 06:30 to 09:00 has hours 06:30, 07:30 and a short 08:30 (docs/kpis.md): alarms at 06:50 and
+        07:10 are one hour's two, where clock hours would count one each."""
+        at = [h * 3600 + m * 60 for h, m in [(6, 50), (7, 10), (8, 40)]]
+        assert bucket_counts(at, 6.5 * 3600, 9 * 3600, 3600) == [2, 0, 1]
+        assert rates(at, 6.5 * 3600, 9 * 3600).per_hour_peak == 2
 
     def test_flood(self) -> None:
         facts = self.facts()

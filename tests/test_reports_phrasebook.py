@@ -26,9 +26,8 @@ from edge_agent.reports.narrative.phrasebook import (
     phrasebook_from_data,
 )
 
-DIR = (
-    Path(__file__).parent.parent / "edge_agent" / "reports" / "narrative" / "phrasebook" / REFERENCE_PHRASEBOOK_VERSION
-)
+WORDING = Path(__file__).parent.parent / "edge_agent" / "reports" / "narrative" / "wording"
+DIR = WORDING / "phrasebook" / REFERENCE_PHRASEBOOK_VERSION
 
 
 def raw(language: str) -> bytes:

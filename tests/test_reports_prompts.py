@@ -32,7 +32,7 @@ from harness.shift import INJECTION, SHIFT_START, TZ, record, shift_records, sto
 from tests.fixtures.engine import MODEL_DIR
 from tests.test_reports_grounding import fact
 
-PROMPTS = Path(__file__).resolve().parents[1] / "edge_agent" / "reports" / "narrative" / "prompts"
+PROMPTS = Path(__file__).resolve().parents[1] / "edge_agent" / "reports" / "narrative" / "wording" / "prompts"
 
 
 def request(language: str = "es") -> ResolvedRequest:

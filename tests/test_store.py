@@ -6,11 +6,13 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,7 +24,9 @@ from edge_agent.base.types import Record, idempotency_key, utcnow
 from edge_agent.config import StoreConfig
 from edge_agent.daemon.storage import RETENTION_DELETED, RetentionComponent, retention_policy
 from edge_agent.store import Inserted, MigrationError, RecordWriter, RetentionPolicy, Store, StoreError
+from edge_agent.store.migrations import MIGRATIONS
 from edge_agent.store.retention import OUTBOX, QUARANTINE, RECORDS
+from edge_agent.store.rows import INSERT_RECORD, record_row
 
 T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 
@@ -211,8 +215,8 @@ class TestStats:
         stats = store.stats()
         assert stats["records"] == {"total": 3, "by_source": {"mqtt": 1, "opcua-1": 2}}
         # 1: records, quarantine, outbox; 2: reports; 3: report_queue; 4: dead letters; 5: reports per requester;
-        # 6: sign-off nonces; 7: record holds
-        assert stats["schema_version"] == 7
+        # 6: sign-off nonces; 7: record holds; 8: the (kind, source_time) index
+        assert stats["schema_version"] == 8
 
     def test_stats_command_prints_json(self, tmp_path: Path) -> None:
         cfg = tmp_path / "a.toml"
@@ -413,8 +417,6 @@ class TestEstimate:
 
 class TestMigrations:
     def test_newer_schema_is_refused(self, tmp_path: Path) -> None:
-        import sqlite3
-
         path = tmp_path / "s.db"
         Store(path).close()
         conn = sqlite3.connect(path)
@@ -424,6 +426,65 @@ class TestMigrations:
             Store(path)
         assert isinstance(info.value.__cause__, MigrationError) or isinstance(info.value, MigrationError)
         assert "99" in str(info.value)
+
+    @pytest.mark.parametrize("index_made_by_hand", [False, True])
+    def test_a_schema_7_store_gains_the_kind_index_and_keeps_its_records(
+        self, tmp_path: Path, index_made_by_hand: bool
+    ) -> None:
+        path = tmp_path / "s.db"
+        old = [rec(1), rec(2, kind="alarm", key="P-101"), rec(3, key="C-201.temp")]
+        conn = sqlite3.connect(path, isolation_level=None)
+        for version, script in enumerate(MIGRATIONS[:7], start=1):
+            conn.executescript(f"BEGIN; {script} PRAGMA user_version = {version}; COMMIT;")
+        conn.executemany(INSERT_RECORD, [record_row(r) for r in old])
+        if index_made_by_hand:
+            conn.execute("CREATE INDEX records_kind_time ON records (kind, source_time_us)")
+        conn.close()
+        for _ in range(2):  # the second open finds version 8 and changes nothing
+            with Store(path) as store:
+                assert store.schema_version == 8
+                assert [(r.kind, r.key, r.value) for r in store.records()] == [(r.kind, r.key, r.value) for r in old]
+        conn = sqlite3.connect(path)
+        indexes = conn.execute("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'records' AND type = 'index'")
+        assert [sql for name, sql in indexes if name == "records_kind_time"] == [
+            "CREATE INDEX records_kind_time ON records (kind, source_time_us)"
+        ]
+        assert conn.execute("PRAGMA user_version").fetchone() == (8,)
+        conn.close()
+
+
+def query_plan(store: Store, read: Callable[[], object]) -> list[str]:
+    """The query plan of the one SELECT `read` runs on the store's connection, as SQLite explains it."""
+    ran: list[str] = []
+    store._conn.set_trace_callback(ran.append)
+    try:
+        read()
+    finally:
+        store._conn.set_trace_callback(None)
+    (select,) = [sql for sql in ran if sql.startswith("SELECT")]
+    return [row[3] for row in store._conn.execute(f"EXPLAIN QUERY PLAN {select}")]
+
+
+class TestQueryPlans:
+    START, END = T0, T0 + timedelta(days=7)
+
+    def test_a_window_of_one_kind_reads_through_the_kind_index(self, store: Store) -> None:
+        plan = query_plan(store, lambda: store.records(self.START, self.END, kinds=["alarm"]))
+        assert plan == [
+            "SEARCH records USING INDEX records_kind_time (kind=? AND source_time_us>? AND source_time_us<?)"
+        ]
+
+    def test_kinds_before_a_time_read_through_the_kind_index(self, store: Store) -> None:
+        plan = query_plan(store, lambda: store.records(None, self.END, kinds=["data_gap"]))
+        assert plan == ["SEARCH records USING INDEX records_kind_time (kind=? AND source_time_us<?)"]
+
+    def test_a_window_of_given_keys_reads_through_the_key_index_whatever_the_kinds(self, store: Store) -> None:
+        plan = query_plan(store, lambda: store.records(self.START, self.END, keys=["P-101"], kinds=["tag_value"]))
+        assert plan == ["SEARCH records USING INDEX records_key_time (key=? AND source_time_us>? AND source_time_us<?)"]
+
+    def test_a_window_of_every_kind_reads_through_the_time_index(self, store: Store) -> None:
+        plan = query_plan(store, lambda: store.records(self.START, self.END))
+        assert plan == ["SEARCH records USING INDEX records_time (source_time_us>? AND source_time_us<?)"]
 
 
 class TestRecordWriter:

@@ -1,7 +1,7 @@
 """Tamper-evident audit trail: a hash-chained JSONL log, RFC 6962 Merkle checkpoints signed as C2SP notes with
 Ed25519, auditor export bundles and offline verification.
 
-    log = AuditLog.open(state_dir / "audit", origin="edge-agent/<site id>")   # creates the key on first start
+    log = AuditLog.open(state_dir / "audit", origin_for(config))   # creates the key on first start (origin.py)
     entry = log.append("report.generated", "reports", {...})                   # fsync'd before it returns
     log.checkpoint(); log.close()
 """

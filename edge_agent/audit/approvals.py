@@ -7,7 +7,8 @@ Rules, for the verified entry lines of a bundle:
   report, body, decision, actor and comment, and its key is one the auditor trusts (`trusted`, from
   `verify-bundle --approver-key NAME=KEY`) or, without `trusted`, one the log held for the signer at the time: the
   approver keys of the newest `config.loaded` entry before the decision (its `identities`, each `{"name",
-  "broker_user", "approver_keys": [key text, ...]}`, and the older `approver_keys`, each `{"name", "key"}`). Never
+  "broker_user", "approver_keys": [key text, ...]}`, and the older `approver_keys`, each `{"name", "key"}`), which
+  is the bundle's carried `config_in_force.json` when the window starts after it. Never
   the key the entry itself records: whoever can append to the log could record a stranger's. No key for the signer
   there fails as `unknown_key`, as does anything else wrong, naming the entry and the code (`bad_signature`,
   `mismatch`, `unknown_key`, `malformed`);
@@ -17,7 +18,11 @@ Rules, for the verified entry lines of a bundle:
   `reports_unsigned_signoff`). The exporter states it for the whole window in the signed manifest
   (`unsigned_signoff`: "on", "off" or "unknown"), reading the config.security entry in force at the window's first
   entry too, which the bundle may not hold; the verifier fails a manifest that says less than the bundle's own
-  entries show.
+  entries show;
+* a decision entry whose approval is a passkey's (`"format": "webauthn"`, edge_agent/signing/passkey.py) must
+  verify against a passkey the log registered for the signer before it: the `console.enrolled` entries' credential
+  id and COSE public key (the console writes one when a person registers a passkey with an enrolment link), which
+  the bundle carries in `enrolments_in_force.json` when they precede the window.
 """
 
 from __future__ import annotations
@@ -25,11 +30,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Literal
 
-from edge_agent.signing import ApprovalError, ApproverKey, parse_public_key, verify_recorded_approval
+from edge_agent.signing import ApprovalError, ApproverKey, PasskeyKey, parse_public_key, verify_recorded_approval
+from edge_agent.signing.passkey import from_b64url
 
 DECISION_EVENTS = ("report.signed_off", "report.rejected")
+ENROLLED_EVENT = "console.enrolled"
 UNSIGNED_WARNING = "reports_unsigned_signoff"
 
 UnsignedState = Literal["on", "off", "unknown"]
@@ -104,14 +112,18 @@ class ApprovalCheck:
     problem: ApprovalProblem | None = None
 
 
-def check_approvals(lines: Iterable[bytes], trusted: Sequence[ApproverKey] | None = None) -> ApprovalCheck:
+def check_approvals(
+    lines: Iterable[bytes], trusted: Sequence[ApproverKey] | None = None, *, before: Sequence[bytes] = ()
+) -> ApprovalCheck:
     """Re-check every decision entry's approval in verified entry lines against `trusted`, or (None) against the
-    keys the log held at the time; stops at the first that does not hold."""
+    keys the log held at the time; stops at the first that does not hold. `before`: verified entry lines that
+    precede the first of `lines`, oldest first (a bundle's carried config.loaded and console.enrolled entries)."""
     result = ApprovalCheck()
     logged = LoggedKeys()
+    passkeys: list[PasskeyKey] = []
     # Every line is parsed: a byte marker would miss an entry written with spaces or \u escapes, which the chain
     # check (not strict) lets through from someone holding the audit key.
-    for line in lines:
+    for line in chain(before, lines):
         entry = json.loads(line)
         event, payload = entry["event"], entry["payload"]
         if event == "config.loaded" and isinstance(payload, dict):
@@ -121,11 +133,22 @@ def check_approvals(lines: Iterable[bytes], trusted: Sequence[ApproverKey] | Non
                 result.problem = ApprovalProblem(entry["seq"], event, "", "malformed", str(exc))
                 return result
             continue
+        if event == ENROLLED_EVENT and isinstance(payload, dict):
+            try:
+                passkeys.append(enrolled_passkey(payload))
+            except (ValueError, TypeError) as exc:
+                result.problem = ApprovalProblem(entry["seq"], event, "", "malformed", str(exc))
+                return result
+            continue
         if event not in DECISION_EVENTS or not isinstance(payload, dict):
             continue
         report_id = str(payload.get("report_id"))
         try:
-            keys = trusted if trusted is not None else _keys_in_log(entry["seq"], payload, logged)
+            keys: Sequence[ApproverKey | PasskeyKey]
+            if _is_passkey(payload):
+                keys = passkeys
+            else:
+                keys = trusted if trusted is not None else _keys_in_log(entry["seq"], payload, logged)
             verified = verify_recorded_approval(event, entry["actor"], payload, keys)
         except ApprovalError as exc:
             result.problem = ApprovalProblem(entry["seq"], event, report_id, exc.code, str(exc))
@@ -135,6 +158,19 @@ def check_approvals(lines: Iterable[bytes], trusted: Sequence[ApproverKey] | Non
         else:
             result.signed += 1
     return result
+
+
+def enrolled_passkey(payload: Mapping[str, Any]) -> PasskeyKey:
+    """The passkey a `console.enrolled` entry registered; ValueError when a member is missing or not base64url."""
+    name, credential_id, public_key = payload.get("name"), payload.get("credential_id"), payload.get("public_key")
+    if not isinstance(name, str) or not isinstance(credential_id, str) or not isinstance(public_key, str):
+        raise ValueError("console.enrolled: name, credential_id and public_key must be strings")
+    return PasskeyKey(name, from_b64url(credential_id), from_b64url(public_key))
+
+
+def _is_passkey(payload: Mapping[str, Any]) -> bool:
+    approval = payload.get("approval")
+    return isinstance(approval, Mapping) and approval.get("format") == "webauthn"
 
 
 def _keys_in_log(seq: int, payload: Mapping[str, Any], logged: LoggedKeys) -> list[ApproverKey]:
@@ -194,6 +230,7 @@ def describe_state(state: UnsignedState) -> str:
 
 __all__ = [
     "DECISION_EVENTS",
+    "ENROLLED_EVENT",
     "ApprovalCheck",
     "ApprovalProblem",
     "LoggedKeys",
@@ -201,6 +238,7 @@ __all__ = [
     "check_approvals",
     "config_keys",
     "describe_state",
+    "enrolled_passkey",
     "security_states",
     "unsigned_signoff_state",
 ]

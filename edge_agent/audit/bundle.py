@@ -9,6 +9,12 @@ inclusion.jsonl      per exported entry: {"seq", "leaf_hash" (hex), "proof" ([ba
 consistency.json     the previous export's signed checkpoint and the proof that this tree extends it (or null)
 pubkey.txt           the note verifier key that signed `checkpoint`
 keys.txt             every verifier key the log has used, oldest first
+config_in_force.json the config.loaded entry in force at the window's first entry when it precedes the window:
+                     {"seq", "entry" (the stored line), "leaf_hash" (hex), "proof"}, included in `checkpoint`
+                     like the exported entries; the approvals are checked against its approver keys
+enrolments_in_force.json
+                     every console.enrolled entry before the window's first entry, oldest first, as a list of
+                     records of the same shape: the passkeys console sign-offs in the window are checked against
 reports/<id>.json    the reports the exported entries name and bind (binding.py)
 reports/<id>.md|html each report's renderings, byte for byte as in its document
 records.jsonl        the records each report's facts were computed from, every stored field (idempotency_key
@@ -34,6 +40,8 @@ INCLUSION = "inclusion.jsonl"
 CONSISTENCY = "consistency.json"
 PUBKEY = "pubkey.txt"
 KEYS = "keys.txt"
+CONFIG_IN_FORCE = "config_in_force.json"
+ENROLMENTS_IN_FORCE = "enrolments_in_force.json"
 REPORTS = "reports"
 # Qualification reports (edge-agent qualify) the exported entries record, under the audit dir and in a bundle alike.
 QUALIFICATIONS = "qualifications"

@@ -14,6 +14,7 @@ from prometheus_client import Gauge
 
 from edge_agent.audit.checkpoint import CheckpointError
 from edge_agent.audit.log import AuditLog, AuditWriteError
+from edge_agent.audit.origin import log_origin
 from edge_agent.audit.witness_client import WitnessTarget
 from edge_agent.config import AgentConfig
 from edge_agent.signing import CosignerKey
@@ -26,7 +27,9 @@ UNSIGNED = Gauge("edge_agent_audit_unsigned_entries", "Audit entries not yet cov
 
 
 def origin_for(config: AgentConfig) -> str:
-    return config.audit.origin or f"edge-agent/{config.site.id}"
+    """The origin to open the config's audit log with: `[audit] origin`, else the one the log records, else the
+    globally unique default for a new log, whose key is made with it (origin.py)."""
+    return log_origin(config.paths.audit_dir, config.site.id, config.audit.origin)
 
 
 def witness_targets(config: AgentConfig) -> list[WitnessTarget]:

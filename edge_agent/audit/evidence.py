@@ -10,14 +10,21 @@ records.jsonl   one record per line, ascending by id, in canonical JSON (`record
                 `json.loads` reads back
 evidence.json   {"format", "code_version" (edge_agent.__version__ of the exporter), "facts_version" (its fact rules),
                  "reports": {report_id: {"body_sha256", "settings", "records", "facts": {fact_id: ids}}},
-                 "without_evidence": {report_id: why}}
+                 "without_evidence": {report_id: why},
+                 "ask_version" (its ask code), "answers": {seq: {"question_id", "settings", "records"}},
+                 "answers_without_evidence": {seq: why}}
 
 `records` is what the report's facts are recomputed from (every record behind any of its facts); `facts` gives,
 per fact, every record id behind it, whose `ids_sha256` must be the fact's `record_ids_sha256` and whose count its
 `record_count`. Id sets are written as ascending runs, `"1-4,9,12-13"` for {1, 2, 3, 4, 9, 12, 13}. `settings` are
 the fact settings the exporter had (`list_max`, `notes_max`, `kpi`): a report body does not record them.
 
-Format 1 (bundles exported before 2) carries "idempotency_key" on every record; both are read.
+An answer's `records` (an `ask.answered` entry of the window, by seq) are every record the ask read to compute it,
+and its `settings` the config it was computed under; `--recompute` answers its question again from them alone and
+compares what the entry records (the ask's code, injected from above like the reports').
+
+Format 1 (bundles exported before 2) carries "idempotency_key" on every record; format 2 (before 3) carries no
+answers; all three are read.
 
 What the log vouches for is each fact's record ids (through its `record_ids_sha256`, inside the body hash the
 `report.generated` entry records); the records' contents are vouched for by the signed manifest (the plant's key at
@@ -39,18 +46,22 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 import edge_agent
+from edge_agent.audit.entry import AuditEntry
 from edge_agent.base.canonical import CanonicalJsonError, ascii_json, canonical_json
 from edge_agent.base.types import StoredRecord, ids_sha256
 
 RECORDS = "records.jsonl"
 EVIDENCE = "evidence.json"
-FORMAT = "edge-agent-evidence/2"  # 2: idempotency_key only on KEYED_KINDS
-FORMATS = ("edge-agent-evidence/1", FORMAT)  # what verify-bundle reads: bundles an auditor already holds verify
+FORMAT = "edge-agent-evidence/3"  # 2: idempotency_key only on KEYED_KINDS; 3: answers
+# What verify-bundle reads: bundles an auditor already holds verify.
+FORMATS = ("edge-agent-evidence/1", "edge-agent-evidence/2", FORMAT)
 # The kinds whose idempotency_key a fact reads: the downtime pairing (reports/facts.py `_downtime`,
 # reports/kpi/intervals.py `read_stops`) falls back to it for a stop with neither downtime_id nor id. No other fact
 # reads it, and its 64 hex digits per record were 81 % of a day's bundle as .tar.gz (6.1 MB; docs/audit.md "Size").
 KEYED_KINDS = frozenset({"mes_event"})
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+# The entries whose answers a bundle carries evidence for (edge_agent/ask/trail.py writes them).
+ANSWERED_EVENT = "ask.answered"
 # Differences printed before "and N more": enough to see a pattern, short enough to read.
 SHOWN_DIFFERENCES = 10
 
@@ -66,6 +77,25 @@ class ReportEvidence:
     records: Sequence[StoredRecord]
     facts: Mapping[str, frozenset[int]]
     settings: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class AnswerEvidence:
+    """What one answer was computed from: every record the ask read, and the config it answered under."""
+
+    records: Sequence[StoredRecord]
+    settings: Mapping[str, Any]
+
+
+class AnswerSource(Protocol):
+    """Where the exporter gets each answer's evidence (the ask implements it over the store)."""
+
+    @property
+    def ask_version(self) -> str: ...
+
+    def evidence(self, entry: AuditEntry) -> AnswerEvidence | str:
+        """The answer's evidence, or why there is none (said in the bundle's `answers_without_evidence`)."""
+        ...
 
 
 class EvidenceSource(Protocol):
@@ -96,6 +126,8 @@ class FactDifference:
 
 # The reports' recomputation (reports/evidence.py): (report id, document, its records, its settings) → differences.
 Recompute = Callable[[str, Mapping[str, Any], Sequence[StoredRecord], Mapping[str, Any]], list[FactDifference]]
+# The ask's recomputation (ask/evidence.py): (the `ask.answered` entry, its records, its settings) → differences.
+RecomputeAnswer = Callable[[AuditEntry, Sequence[StoredRecord], Mapping[str, Any]], list[str]]
 
 
 # -- records and id sets ----------------------------------------------------------------------------------------
@@ -135,7 +167,7 @@ def parse_record(line: bytes, number: int, version: str = FORMAT) -> StoredRecor
         data = json.loads(line)
     except (ValueError, RecursionError) as exc:
         raise EvidenceError(f"{where}: not JSON: {exc}") from exc
-    expected = _FIELDS if version != FORMAT or _keyed(data) else _UNKEYED_FIELDS
+    expected = _FIELDS if version == FORMATS[0] or _keyed(data) else _UNKEYED_FIELDS
     if not isinstance(data, dict) or set(data) != set(expected):
         found = sorted(data) if isinstance(data, dict) else type(data).__name__
         raise EvidenceError(f"{where}: the members are {found}, expected {list(expected)}")
@@ -222,9 +254,15 @@ def decode_ids(text: Any, where: str, limit: int) -> list[int]:
 # -- writing ----------------------------------------------------------------------------------------------------
 
 
-def write_evidence(stage: Path, documents: Mapping[str, Mapping[str, Any]], source: EvidenceSource) -> dict[str, str]:
-    """Write records.jsonl and evidence.json for the exported `documents`; returns the reports left without evidence,
-    with the reason."""
+def write_evidence(
+    stage: Path,
+    documents: Mapping[str, Mapping[str, Any]],
+    source: EvidenceSource,
+    answers: Sequence[AuditEntry] = (),
+    answer_source: AnswerSource | None = None,
+) -> dict[str, str]:
+    """Write records.jsonl and evidence.json for the exported `documents` and `answers` (the window's `ask.answered`
+    entries); returns the reports left without evidence, with the reason."""
     reports: dict[str, Any] = {}
     without: dict[str, str] = {}
     records: dict[int, StoredRecord] = {}
@@ -241,6 +279,7 @@ def write_evidence(stage: Path, documents: Mapping[str, Mapping[str, Any]], sour
             "records": encode_ids(r.id for r in found.records),
             "facts": {fact_id: encode_ids(ids) for fact_id, ids in found.facts.items()},
         }
+    carried, answers_without = _answer_evidence(answers, answer_source, records)
     with open(stage / RECORDS, "wb") as f:
         for record_id in sorted(records):
             f.write(record_line(records[record_id]) + b"\n")
@@ -250,9 +289,39 @@ def write_evidence(stage: Path, documents: Mapping[str, Mapping[str, Any]], sour
         "facts_version": source.facts_version,
         "reports": reports,
         "without_evidence": without,
+        "ask_version": answer_source.ask_version if answer_source is not None else None,
+        "answers": carried,
+        "answers_without_evidence": answers_without,
     }
     (stage / EVIDENCE).write_bytes(canonical_json(evidence) + b"\n")
     return without
+
+
+def answered_entries(lines: Iterable[bytes]) -> list[AuditEntry]:
+    """The `ask.answered` entries among `lines` (stored audit lines), by seq."""
+    needle = canonical_json({"event": ANSWERED_EVENT})[1:-1]
+    return [e for e in (AuditEntry.from_line(x) for x in lines if needle in x) if e.event == ANSWERED_EVENT]
+
+
+def _answer_evidence(
+    answers: Sequence[AuditEntry], source: AnswerSource | None, records: dict[int, StoredRecord]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each answer's evidence entry by seq, its records added to `records`; and the answers without, with why."""
+    carried: dict[str, Any] = {}
+    without: dict[str, str] = {}
+    for entry in answers:
+        found = source.evidence(entry) if source is not None else "the exporter had no ask evidence source"
+        if isinstance(found, str):
+            without[str(entry.seq)] = found
+            continue
+        for r in found.records:
+            records.setdefault(r.id, r)
+        carried[str(entry.seq)] = {
+            "question_id": entry.payload.get("question_id"),
+            "settings": dict(found.settings),
+            "records": encode_ids(r.id for r in found.records),
+        }
+    return carried, without
 
 
 # -- checking ---------------------------------------------------------------------------------------------------
@@ -269,12 +338,18 @@ class EvidenceCheck:
     # report id → (its records, its settings), for every report with evidence
     inputs: dict[str, tuple[list[StoredRecord], dict[str, Any]]] = field(default_factory=dict)
     without: dict[str, str] = field(default_factory=dict)
+    # answer seq → (its records, its settings), for every answer with evidence; the others with why
+    answer_inputs: dict[int, tuple[list[StoredRecord], dict[str, Any]]] = field(default_factory=dict)
+    answers_without: dict[int, str] = field(default_factory=dict)
 
 
-def check_evidence(root: Path, documents: Mapping[str, Mapping[str, Any]]) -> EvidenceCheck:
-    """The tie between a bundle's records and its reports' facts (`documents`: the bound report files by id),
-    without recomputing: every fact's full id set hashes to its `record_ids_sha256`, holds its listed `record_ids`,
-    and every id is a record the bundle holds; records.jsonl holds exactly the records some report's evidence lists."""
+def check_evidence(
+    root: Path, documents: Mapping[str, Mapping[str, Any]], answers: Mapping[int, AuditEntry] | None = None
+) -> EvidenceCheck:
+    """The tie between a bundle's records and its reports' facts (`documents`: the bound report files by id) and its
+    answers (`answers`: the bundle's `ask.answered` entries by seq), without recomputing: every fact's full id set
+    hashes to its `record_ids_sha256`, holds its listed `record_ids`, and every id is a record the bundle holds;
+    every answer has its records or why not; records.jsonl holds exactly the records some evidence lists."""
     check = EvidenceCheck()
     has_records, has_evidence = (root / RECORDS).is_file(), (root / EVIDENCE).is_file()
     if not has_records and not has_evidence:
@@ -285,13 +360,15 @@ def check_evidence(root: Path, documents: Mapping[str, Mapping[str, Any]]) -> Ev
         return check
     check.present = True
     try:
-        _check(root, documents, check)
+        _check(root, documents, answers or {}, check)
     except EvidenceError as exc:
         check.problem = str(exc)
     return check
 
 
-def _check(root: Path, documents: Mapping[str, Mapping[str, Any]], check: EvidenceCheck) -> None:
+def _check(
+    root: Path, documents: Mapping[str, Mapping[str, Any]], answers: Mapping[int, AuditEntry], check: EvidenceCheck
+) -> None:
     try:
         evidence = json.loads((root / EVIDENCE).read_bytes())
     except (ValueError, RecursionError) as exc:
@@ -325,6 +402,7 @@ def _check(root: Path, documents: Mapping[str, Mapping[str, Any]], check: Eviden
         cited.update(ids)
         settings = entry["settings"]
         check.inputs[report_id] = ([records[i] for i in ids], settings)
+    cited.update(_check_answers(evidence, answers, records, check))
     extra = sorted(records.keys() - cited)
     if extra:
         raise EvidenceError(
@@ -338,6 +416,55 @@ def _check(root: Path, documents: Mapping[str, Mapping[str, Any]], check: Eviden
         " match its record_ids_sha256"
         f" (exported by edge-agent {evidence.get('code_version')}, fact rules {check.facts_version})"
     )
+    if check.answer_inputs:
+        check.notes.append(
+            f"evidence: {len(check.answer_inputs)} answer(s) carry the records they were computed from"
+            f" (ask code {evidence.get('ask_version')})"
+        )
+    for seq, why in sorted(check.answers_without.items()):
+        check.notes.append(f"answer {seq} carries no evidence: {why}")
+
+
+def _check_answers(
+    evidence: Mapping[str, Any],
+    answers: Mapping[int, AuditEntry],
+    records: Mapping[int, StoredRecord],
+    check: EvidenceCheck,
+) -> set[int]:
+    """Every answer of the bundle against the evidence's `answers`; returns the ids of their records."""
+    if evidence["format"] != FORMAT:
+        check.answers_without = {seq: f"exported as {evidence['format']}, which carries no answers" for seq in answers}
+        return set()
+    carried, without = evidence.get("answers"), evidence.get("answers_without_evidence")
+    if not isinstance(carried, dict) or not isinstance(without, dict):
+        raise EvidenceError(f"{EVIDENCE}: 'answers' and 'answers_without_evidence' must be objects")
+    listed, named = set(carried) | set(without), {str(seq) for seq in answers}
+    if named - listed:
+        seq = min(named - listed, key=int)
+        raise EvidenceError(f"answer {seq}: {EVIDENCE} has neither its evidence nor why it has none")
+    if listed - named:
+        raise EvidenceError(f"{EVIDENCE} names answer {sorted(listed - named)[0]}, which the bundle does not hold")
+    cited: set[int] = set()
+    for key, item in sorted(carried.items(), key=lambda kv: int(kv[0])):
+        entry = answers[int(key)]
+        where = f"answer {key}"
+        if not isinstance(item, dict) or not isinstance(item.get("settings"), dict):
+            raise EvidenceError(f"{where}: its evidence is not an object with 'question_id', 'records' and 'settings'")
+        if item.get("question_id") != entry.payload.get("question_id"):
+            raise EvidenceError(
+                f"{where}: its evidence is for question {item.get('question_id')}, the entry's is"
+                f" {entry.payload.get('question_id')}"
+            )
+        ids = decode_ids(item.get("records"), f"{where}: records", len(records))
+        absent = [i for i in ids if i not in records]
+        if absent:
+            raise EvidenceError(
+                f"{where}: its evidence lists record {absent[0]}, which {RECORDS} does not hold (removed after export?)"
+            )
+        check.answer_inputs[entry.seq] = ([records[i] for i in ids], item["settings"])
+        cited.update(ids)
+    check.answers_without = {int(seq): str(why) for seq, why in without.items()}
+    return cited
 
 
 _FACT_MEMBERS = frozenset({"id", "record_ids", "record_count", "record_ids_sha256"})
@@ -394,15 +521,20 @@ def describe(differences: Sequence[FactDifference]) -> str:
 
 
 __all__ = [
+    "ANSWERED_EVENT",
     "EVIDENCE",
     "RECORDS",
+    "AnswerEvidence",
+    "AnswerSource",
     "EvidenceCheck",
     "EvidenceError",
     "EvidenceSource",
     "FactDifference",
     "Recompute",
+    "RecomputeAnswer",
     "ReportEvidence",
     "absent_key",
+    "answered_entries",
     "check_evidence",
     "decode_ids",
     "describe",

@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from edge_agent.audit import bundle
-from edge_agent.audit.approvals import security_states, unsigned_signoff_state
+from edge_agent.audit.approvals import ENROLLED_EVENT, security_states, unsigned_signoff_state
 from edge_agent.audit.archive import member_problem
 from edge_agent.audit.binding import bind_document, rendering_name, report_trails
+from edge_agent.audit.carried import carry, entries_before
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.entry import AuditError, format_time
-from edge_agent.audit.evidence import EvidenceSource, write_evidence
+from edge_agent.audit.evidence import AnswerSource, EvidenceSource, answered_entries, write_evidence
 from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.log import (
     KEYS,
@@ -90,12 +91,14 @@ def export_bundle(
     actor: str = "operator",
     cosign: Callable[[bytes], bytes] | None = None,
     evidence: EvidenceSource | None = None,
+    answers: AnswerSource | None = None,
 ) -> ExportResult:
     """Write the bundle for entries with `start <= time <= end` (either open) to `out` (a dir, `*.tar.xz` or
     `*.tar.gz`).
 
     `evidence`: where the records behind each exported report's facts come from (records.jsonl, evidence.json);
-    without it the bundle carries none."""
+    without it the bundle carries none. `answers`: where the records each exported answer was computed from come
+    from (with `evidence`)."""
     out = Path(out)
     suffix = bundle.archive_suffix(out)
     as_tar = suffix is not None
@@ -146,13 +149,23 @@ def export_bundle(
         result = ExportResult(out, first, last, checkpoint.size, previous_size if previous_note else None, recorded)
         exported = lines[first : last + 1]
         signer = _write_core(stage, exported, first, tree, note, previous_note, previous_size, audit_dir)
+        # The approval check's inputs from before the window: the approver keys in force at its start (the newest
+        # config.loaded) and every passkey registered so far (console.enrolled); the window holds neither.
+        configs = entries_before(lines, first, "config.loaded")
+        in_force = configs[-1] if configs else None
+        if in_force is not None:
+            _write_carried(stage / bundle.CONFIG_IN_FORCE, carry(lines, in_force, tree).model_dump())
+        enrolments = entries_before(lines, first, ENROLLED_EVENT)
+        if enrolments:
+            _write_carried(stage / bundle.ENROLMENTS_IN_FORCE, [carry(lines, s, tree).model_dump() for s in enrolments])
         result.reports, result.missing_reports, result.unbound_reports = _copy_reports(stage, exported, reports_dir)
         _copy_qualifications(stage, exported, audit_dir)
         if evidence is not None:
             documents = {
                 rid: json.loads((stage / bundle.REPORTS / f"{rid}.json").read_bytes()) for rid in result.reports
             }
-            result.without_evidence = write_evidence(stage, documents, evidence)
+            answered = answered_entries(exported)
+            result.without_evidence = write_evidence(stage, documents, evidence, answered, answers)
         _write_csv(stage / bundle.CSV, exported)
         manifest = BundleManifest(
             format=bundle.FORMAT,
@@ -170,6 +183,8 @@ def export_bundle(
             unbound_reports=result.unbound_reports,
             # From the whole log: the config.security entry in force at `first` may precede the window.
             unsigned_signoff=unsigned_signoff_state(security_states(lines), first, last),
+            config_in_force=in_force,
+            enrolments_in_force=enrolments,
             checkpoint=checkpoint_record(checkpoint),
             files=[],  # listed once every other file is written, below
         )
@@ -246,6 +261,10 @@ def _select(lines: Sequence[bytes], start: datetime | None, end: datetime | None
     # A contiguous range keeps the chain checkable inside the bundle; entries written with a clock that stepped back
     # fall inside it rather than leaving a gap.
     return chosen[0], chosen[-1]
+
+
+def _write_carried(path: Path, records: object) -> None:
+    path.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
 
 
 def _write_core(

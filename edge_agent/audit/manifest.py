@@ -73,6 +73,12 @@ class BundleManifest(BaseModel):
     # Whether reports.allow_unsigned_signoff was on at any time in the window, by the config.security entries in
     # force (approvals.py): "on", "off", "unknown" (no such entry); None from an exporter before this member.
     unsigned_signoff: Literal["on", "off", "unknown"] | None = None
+    # The seq of the config.loaded entry in force at first_seq that precedes the window, carried in
+    # config_in_force.json (bundle.py); None: none precedes it, or an exporter before this member.
+    config_in_force: int | None = Field(None, ge=0)
+    # The seqs of the console.enrolled entries before first_seq, oldest first, carried in enrolments_in_force.json
+    # (bundle.py); empty: none precedes it, or an exporter before this member.
+    enrolments_in_force: list[int] = Field(default_factory=list)
     checkpoint: ManifestCheckpoint
     files: list[ManifestFile]
 

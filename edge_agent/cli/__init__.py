@@ -24,10 +24,13 @@ COMMAND_MODULES: tuple[str, ...] = (
     "model_cmd",
     "draft_cmd",
     "report_cmd",
+    "ask_cmd",
+    "mcp_cmd",
     "audit_cmd",
     "store_cmd",
     "opcua_cmd",
     "witness_cmd",
+    "console_cmd",
     "qualify_cmd",
     "sim_cmd",
 )

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import functools
 import importlib
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,9 +100,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rotate.add_argument("--actor", default="operator", help="who rotates (recorded in the key.rotated entry)")
     rotate.set_defaults(func=_rotate)
 
-    replay = sub.add_parser("replay", help="regenerate a report with its recorded fingerprint; byte-identical?")
+    replay = sub.add_parser(
+        "replay", help="regenerate a report (rpt-...) or answer an ask again (question id or audit seq); identical?"
+    )
     add_config_option(replay)
-    replay.add_argument("report_id")
+    replay.add_argument("report_id", metavar="ID", help="a report id, or an ask's question_id or audit seq")
     replay.set_defaults(func=_replay)
 
 
@@ -175,10 +178,13 @@ def _verify(args: argparse.Namespace) -> int:
     config = load(args, setup_logging=False)
     route_logs_to_stderr()
     trusted, witness_keys = _trust(args)
+    from edge_agent.audit.origin import recorded_origin
+
     result = verify_log(
         config.paths.audit_dir,
         _trusted_key(args.pubkey),
-        origin_of(config),
+        # Read-only: the origin configured or recorded, never a key made for a log that is not there.
+        config.audit.origin or recorded_origin(config.paths.audit_dir),
         strict=args.strict,
         trusted=trusted,
         witness_keys=witness_keys,
@@ -198,6 +204,7 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         witness_keys=witness_keys,
         approver_keys=_approver_keys(args.approver_key),
         recompute=_recompute() if args.recompute else None,
+        recompute_answer=_recompute_answer() if args.recompute else None,
     )
     return _print_verification("audit verify-bundle", result)
 
@@ -207,6 +214,13 @@ def _recompute() -> Any:
     from edge_agent.reports.document import recompute
 
     return recompute
+
+
+def _recompute_answer() -> Any:
+    # Imported only here: the ask's code, which plain verification does not need.
+    from edge_agent.ask.evidence import recompute_answer
+
+    return recompute_answer
 
 
 def _approver_keys(specs: list[str] | None) -> list[Any] | None:
@@ -258,7 +272,8 @@ def _export(args: argparse.Namespace) -> int:
 
     with contextlib.ExitStack() as stack:
         evidence = _evidence(config, stack)
-        result = _export_with(args, audit_dir, reports_dir, cosign, evidence, origin_of(config))
+        answers = _answer_evidence(config) if evidence is not None else None
+        result = _export_with(args, audit_dir, reports_dir, cosign, evidence, origin_of(config), answers)
     assert result.verification is not None
     print_json(
         {
@@ -291,8 +306,21 @@ def _evidence(config: AgentConfig, stack: contextlib.ExitStack) -> Any:
     return StoreEvidence(stack.enter_context(Store(config.paths.store_path)), config.reports)
 
 
+def _answer_evidence(config: AgentConfig) -> Any:
+    """The records each answer was computed from, read from the store under the plant's config."""
+    from edge_agent.ask.evidence import StoreAnswerEvidence
+
+    return StoreAnswerEvidence(config.paths.store_path, config)
+
+
 def _export_with(
-    args: argparse.Namespace, audit_dir: Path, reports_dir: Path, cosign: Any, evidence: Any, origin: str
+    args: argparse.Namespace,
+    audit_dir: Path,
+    reports_dir: Path,
+    cosign: Any,
+    evidence: Any,
+    origin: str,
+    answers: Any = None,
 ) -> Any:
     from edge_agent.audit import AuditError, AuditLockedError, AuditLog
     from edge_agent.audit.export import export_bundle
@@ -306,6 +334,7 @@ def _export_with(
         end=args.end,
         cosign=cosign,
         evidence=evidence,
+        answers=answers,
     )
     try:
         try:
@@ -438,6 +467,8 @@ def _init(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     config = load(args)
+    if ASK_ID.fullmatch(args.report_id):
+        return _replay_ask(config, args.report_id)
     try:
         # Imported here: replay pulls in the engine, which the other audit commands must not need.
         module = importlib.import_module("edge_agent.reports.document.replay")
@@ -464,4 +495,29 @@ def _replay(args: argparse.Namespace) -> int:
             f" replayed {result.replayed_body_sha256}",
             1,
         )
+    return 0
+
+
+# An ask's audit seq or question id (16 hex); a report id starts `rpt-`.
+ASK_ID = re.compile(r"[0-9]+|[0-9a-f]{16}")
+
+
+def _replay_ask(config: AgentConfig, key: str) -> int:
+    from edge_agent.ask.replay import ReplayError, find_answer, replay_answer
+    from edge_agent.audit.anchor import read_lines
+    from edge_agent.store import Store
+
+    try:
+        entry = find_answer(read_lines(config.paths.audit_dir), key)
+    except ReplayError as exc:
+        raise CliExit(f"audit replay: {exc}", 1) from exc
+    if not config.paths.store_path.exists():
+        raise CliExit(f"audit replay: no store at {config.paths.store_path}", 1)
+    with Store(config.paths.store_path) as store:
+        result = replay_answer(config, store, entry)
+    print_json(result.as_json())
+    if result.refused:
+        raise CliExit(f"audit replay: refused: {result.refused}", 1)
+    if not result.identical:
+        raise CliExit(f"audit replay: answer differs: {result.differences[0]}", 1)
     return 0

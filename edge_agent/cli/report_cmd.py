@@ -232,6 +232,7 @@ def _signoff(args: argparse.Namespace, config: AgentConfig) -> tuple[str, dict[s
 
 def _decide(args: argparse.Namespace) -> int:
     from edge_agent.audit import AuditError, AuditLog
+    from edge_agent.audit.component import origin_for
     from edge_agent.base.types import utcnow
     from edge_agent.reports.document import (
         UNSIGNED_REFUSAL,
@@ -265,9 +266,8 @@ def _decide(args: argparse.Namespace) -> int:
             raise CliExit(f"edge-agent: {json.dumps(reply, ensure_ascii=False)}", 1)
         print_json(reply)
         return 0
-    origin = config.audit.origin or f"edge-agent/{config.site.id}"
     try:
-        audit = AuditLog.open(config.paths.audit_dir, origin=origin)
+        audit = AuditLog.open(config.paths.audit_dir, origin=origin_for(config))
     except AuditError as exc:
         raise CliExit(
             f"edge-agent: cannot open the audit log ({exc}); while the agent runs, sign off with --mqtt", 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
 
 from edge_agent.cli.common import add_config_option, load, print_json
 from edge_agent.daemon.storage import retention_policy
@@ -40,8 +41,17 @@ def _stats(args: argparse.Namespace) -> int:
 def _retention(args: argparse.Namespace) -> int:
     config = load(args, setup_logging=False)
     with Store(config.paths.store_path) as store:
-        result = store.apply_retention(retention_policy(config.store))
-    print_json(result.model_dump())
+        result = store.apply_retention(retention_policy(config.store)).model_dump()
+    if config.reports.retention_days > 0:
+        from edge_agent.reports.document import ReportRepository
+
+        repo = ReportRepository.for_state_dir(config.paths.state_dir)
+        try:
+            deleted = repo.trim_unapproved(timedelta(days=config.reports.retention_days))
+        finally:
+            repo.close()
+        result["deleted"]["reports"] = len(deleted)
+    print_json(result)
     return 0
 
 

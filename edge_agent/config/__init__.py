@@ -12,8 +12,10 @@ from typing import Any
 from pydantic import Field, PrivateAttr, SecretStr, ValidationError
 
 from edge_agent.base.canonical import ascii_json, sha256_hex
+from edge_agent.config.ask import AskConfig
 from edge_agent.config.audit import AuditConfig
 from edge_agent.config.base import Section
+from edge_agent.config.console import ConsoleConfig
 from edge_agent.config.core import (
     DaemonConfig,
     HealthConfig,
@@ -46,7 +48,9 @@ class AgentConfig(Section):
     opcua: OpcuaConfig = Field(default_factory=OpcuaConfig)
     llm: LlmConfig = Field(default_factory=LlmConfig)
     reports: ReportsConfig = Field(default_factory=ReportsConfig)
+    ask: AskConfig = Field(default_factory=AskConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+    console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     sim: SimConfig = Field(default_factory=SimConfig)
     sparkplug: SparkplugConfig = Field(default_factory=SparkplugConfig)
     qualify: QualifyConfig = Field(default_factory=QualifyConfig)
@@ -130,8 +134,10 @@ def _mask(value: Any) -> Any:
 
 __all__ = [
     "AgentConfig",
+    "AskConfig",
     "AuditConfig",
     "ConfigError",
+    "ConsoleConfig",
     "DaemonConfig",
     "ENV_PREFIX",
     "HealthConfig",

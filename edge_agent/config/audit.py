@@ -35,8 +35,9 @@ class WitnessConfig(Section):
 
 
 class AuditConfig(Section):
-    # None → "edge-agent/<site id>": unique only among plants that share no witness; a witness that serves other logs
-    # needs one nobody else holds, set before the first start (docs/audit.md, "What a witness operator registers").
+    # None → the log's recorded origin, or for a new log "edge-agent/<site id>/<16 hex of SHA-256 of its public key>",
+    # globally unique so one witness can serve many plants (audit/origin.py; docs/audit.md, "What a witness operator
+    # registers"). Set before the first start: it cannot change once the log has a key.
     # The origin is the checkpoint's first line and the signing key's name, so it
     # follows C2SP note key-name rules: no spaces, no "+".
     origin: str | None = Field(None, min_length=1, pattern=r"^[^\s+]+$")

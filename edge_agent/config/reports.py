@@ -90,6 +90,10 @@ class ReportsConfig(Section):
     # ~1,500 tokens (every listed note is shown to the model), every prompt well inside a 4096-token context.
     notes_max: int = Field(12, ge=0)
     list_facts_max: int = Field(24, ge=1)
+    # Drafts and rejected reports older than this many days are deleted by the agent's hourly retention pass and by
+    # `edge-agent store retention` (row, file, record holds); approved reports never are. 0 (the default) keeps
+    # every report: what a draft is worth after its shift is the plant's call (docs/deployment.md, "Disk").
+    retention_days: float = Field(0.0, ge=0)
     # The plant KPIs' inputs (OEE, MTBF/MTTR, alarm performance): docs/kpis.md.
     kpi: KpiConfig = Field(default_factory=KpiConfig)
 

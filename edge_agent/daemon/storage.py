@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
 import structlog
@@ -25,6 +26,10 @@ OUTBOX_BYTES = Gauge("edge_agent_store_outbox_bytes", "Estimated bytes of unpubl
 RETENTION_INTERVAL_S = 3600.0
 
 _MB = 1024 * 1024
+
+# A retention pass over what the store does not own (the reports' drafts): deletes what has aged out and returns the
+# rows deleted per table; StoreError when it fails. The composition root (app.py) hands these in.
+RetentionPass = Callable[[], Mapping[str, int]]
 
 
 def retention_policy(config: StoreConfig) -> RetentionPolicy:
@@ -62,19 +67,27 @@ class RecordWriterComponent:
 
 
 class RetentionComponent:
-    """Applies the `[store]` retention caps at start and then every `interval_s`; from its construction the store
-    also holds records and quarantine to their bytes caps at every insert (`Store.set_caps`).
+    """Applies the `[store]` retention caps at start and then every `interval_s`, followed by each of `passes`
+    (RetentionPass); from its construction the store also holds records and quarantine to their bytes caps at every
+    insert (`Store.set_caps`).
 
     A failed run (a full disk can refuse even a delete) is logged and counted and tried again at the next interval:
-    retention is what frees space, so it must outlive the condition it exists for.
+    retention is what frees space, so it must outlive the condition it exists for. Each pass fails on its own.
     """
 
     name = "retention"
 
-    def __init__(self, store: Store, config: StoreConfig, interval_s: float = RETENTION_INTERVAL_S) -> None:
+    def __init__(
+        self,
+        store: Store,
+        config: StoreConfig,
+        interval_s: float = RETENTION_INTERVAL_S,
+        passes: Sequence[RetentionPass] = (),
+    ) -> None:
         self._store = store
         self._policy = retention_policy(config)
         self._interval_s = interval_s
+        self._passes = tuple(passes)
         store.set_caps(self._policy)
         store.on_cap_delete = lambda table, rows: CAP_DELETED.labels(table=table).inc(rows)
 
@@ -84,12 +97,27 @@ class RetentionComponent:
             try:
                 result = await asyncio.to_thread(self._store.apply_retention, self._policy)
             except StoreError as exc:
-                RETENTION_FAILURES.inc()
-                log.error("retention_failed", error=str(exc), retry_in_s=self._interval_s)
+                self._failed(exc)
             else:
-                for table, deleted in result.deleted.items():
-                    RETENTION_DELETED.labels(table=table).inc(deleted)
+                self._count(result.deleted)
                 OUTBOX_BYTES.set(result.outbox_bytes)
                 if result.total_deleted:
                     log.info("retention_applied", deleted=result.deleted, outbox_rows=result.outbox_rows)
+            for retention_pass in self._passes:
+                try:
+                    deleted = await asyncio.to_thread(retention_pass)
+                except StoreError as exc:
+                    self._failed(exc)
+                else:
+                    self._count(deleted)
+                    if any(deleted.values()):
+                        log.info("retention_applied", deleted=dict(deleted))
             await asyncio.sleep(self._interval_s)
+
+    def _count(self, deleted: Mapping[str, int]) -> None:
+        for table, rows in deleted.items():
+            RETENTION_DELETED.labels(table=table).inc(rows)
+
+    def _failed(self, exc: StoreError) -> None:
+        RETENTION_FAILURES.inc()
+        log.error("retention_failed", error=str(exc), retry_in_s=self._interval_s)

@@ -10,6 +10,7 @@ from pathlib import Path
 from edge_agent.audit.log import SIGNING_KEY
 from edge_agent.config import AgentConfig
 from edge_agent.config.core import StoreConfig
+from edge_agent.doctor.disk import DISK_WARN_DAYS, growth_verdict, measure_state, outbox_verdict
 from edge_agent.doctor.types import Check
 
 MIB = 1024 * 1024
@@ -110,14 +111,27 @@ def check_disk(config: AgentConfig) -> Check:
         existing = existing.parent
     usage = shutil.disk_usage(existing)
     used = store_bytes(state_dir) if state_dir.is_dir() else 0
-    status, numbers = disk_verdict(usage.free, caps_mib(config.store), used)
-    detail = f"{existing}: {numbers}"
-    if status == "ok":
-        return Check.ok("disk", detail)
+    caps = caps_mib(config.store)
+    status, numbers = disk_verdict(usage.free, caps, used)
+    state = measure_state(state_dir, config.paths.audit_dir)
+    growth_status, growth = growth_verdict(max(usage.free - max(int(caps * MIB) - used, 0), 0), state)
+    detail = f"{existing}: {numbers}; {state.describe()}; {growth}"
     fix = (
         "free space on that filesystem, or lower store.retention_max_mb / quarantine_max_mb / dead_letter_max_mb"
         " so the caps fit"
     )
     if status == "fail":
         return Check.fail("disk", f"{detail}: under {DISK_FAIL_MIB} MiB", fix)
-    return Check.warn("disk", f"{detail}: the disk fills before the caps trim anything", fix)
+    if status == "warn":
+        return Check.warn("disk", f"{detail}: the disk fills before the caps trim anything", fix)
+    if growth_status == "warn":
+        return Check.warn(
+            "disk",
+            f"{detail}, within {DISK_WARN_DAYS} days",
+            "add disk, or export the audit log and move old report files off the host (docs/deployment.md, Disk);"
+            " set reports.retention_days to age out drafts and rejections",
+        )
+    outbox = outbox_verdict(state)
+    if outbox is not None:
+        return Check.warn("disk", f"{detail}: {outbox}", "edge-agent doctor's mqtt checks: why the broker refuses")
+    return Check.ok("disk", detail)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from edge_agent.audit import AuditLog
+from edge_agent.audit.component import origin_for
 from edge_agent.audit.evidence import RECORDS
 from edge_agent.audit.export import export_bundle
 from edge_agent.audit.log import ENTRIES
@@ -191,7 +192,7 @@ def bundle_self_test(config: AgentConfig, workdir: Path) -> Check:
     every fact, then change one record of a copy and verify that."""
     out = workdir / "bundle"
     with (
-        AuditLog.open(config.paths.audit_dir, f"edge-agent/{config.site.id}") as log,
+        AuditLog.open(config.paths.audit_dir, origin_for(config)) as log,
         Store(config.paths.store_path) as store,
     ):
         result = export_bundle(

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from edge_agent.app import AgentContext, build_components
 from edge_agent.audit import AuditLog
+from edge_agent.audit.component import origin_for
 from edge_agent.base.broker import Broker
 from edge_agent.config import AgentConfig
 from edge_agent.config.mqtt import MqttConfig, RouteConfig
@@ -111,7 +112,7 @@ async def running_sandbox(plant: AgentConfig, workdir: Path, engine: Engine) -> 
         config = sandbox_config(plant, workdir / "state", broker)
         config.paths.state_dir.mkdir(mode=0o700)
         seed_store(config)
-        audit = AuditLog.open(config.paths.audit_dir, origin=f"edge-agent/{config.site.id}")
+        audit = AuditLog.open(config.paths.audit_dir, origin=origin_for(config))
         try:
             with Store(config.paths.store_path) as store:
                 writer = RecordWriter(

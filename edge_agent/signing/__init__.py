@@ -19,6 +19,7 @@ from edge_agent.signing.cosignature import CosignatureError, Cosigner, CosignerK
 from edge_agent.signing.errors import ApprovalError, SigningError
 from edge_agent.signing.keys import Signer, SigningKeyError, Verifier, check_name, fsync_dir, write_durably
 from edge_agent.signing.note import Note, NoteSignature
+from edge_agent.signing.passkey import PasskeyKey, statement_challenge, verify_passkey
 from edge_agent.signing.sshsig import NAMESPACE, sshsig_check, sshsig_sign
 from edge_agent.signing.statement import STATEMENT_TYPE, Statement, format_time, parse_statement, statement_bytes
 
@@ -33,6 +34,7 @@ __all__ = [
     "Format",
     "Note",
     "NoteSignature",
+    "PasskeyKey",
     "Signer",
     "SigningError",
     "SigningKeyError",
@@ -50,10 +52,12 @@ __all__ = [
     "public_raw",
     "require_cosignatures",
     "sign",
+    "statement_challenge",
     "sshsig_check",
     "sshsig_sign",
     "statement_bytes",
     "verify_approval",
+    "verify_passkey",
     "verify_recorded_approval",
     "write_durably",
 ]

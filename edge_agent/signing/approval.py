@@ -16,12 +16,13 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from edge_agent.signing.approver_key import ApproverKey, Format, fingerprint, parse_public_key, public_raw
 from edge_agent.signing.errors import ApprovalError
+from edge_agent.signing.passkey import PasskeyKey, verify_passkey
 from edge_agent.signing.sshsig import sshsig_check, sshsig_sign
 from edge_agent.signing.statement import Statement, parse_statement, statement_bytes
 from edge_agent.signing.wire import ed25519_valid
@@ -34,11 +35,11 @@ _APPROVAL_KEYS = _APPROVAL_REQUIRED | {"public_key"}
 
 @dataclass(frozen=True)
 class VerifiedApproval:
-    """A statement whose signature a registered key made: `key` is that key."""
+    """A statement whose signature a registered key made: `key` is that key (a passkey for `webauthn`)."""
 
     statement: Statement
-    key: ApproverKey
-    format: Format
+    key: ApproverKey | PasskeyKey
+    format: Format | Literal["webauthn"]
 
 
 def sign(statement: Statement, key: Ed25519PrivateKey, fmt: Format, hash_algorithm: str = "sha512") -> dict[str, Any]:
@@ -52,13 +53,16 @@ def sign(statement: Statement, key: Ed25519PrivateKey, fmt: Format, hash_algorit
     return {"statement": statement.as_json(), "format": fmt, "signature": signature, "public_key": public_key}
 
 
-def verify_approval(approval: Any, keys: Iterable[ApproverKey]) -> VerifiedApproval:
+def verify_approval(approval: Any, keys: Iterable[ApproverKey | PasskeyKey]) -> VerifiedApproval:
     """The statement of a signed approval and the registered key that signed it, or ApprovalError.
 
     The key must be registered for the statement's `by`: a valid signature by anyone else's key, or by a key not in
     `keys`, is `unknown_key`. No clock and no nonce store: freshness and replays are the caller's."""
     if not isinstance(approval, Mapping):
         raise ApprovalError("malformed", f"approval: expected an object, got {type(approval).__name__}")
+    if approval.get("format") == "webauthn":  # a passkey sign-off (passkey.py)
+        statement, passkey = verify_passkey(approval, [k for k in keys if isinstance(k, PasskeyKey)])
+        return VerifiedApproval(statement, passkey, "webauthn")
     if set(approval) - _APPROVAL_KEYS or not _APPROVAL_REQUIRED <= set(approval):
         raise ApprovalError(
             "malformed", f"approval: members {sorted(map(str, approval))}; want statement, format, signature"
@@ -68,7 +72,7 @@ def verify_approval(approval: Any, keys: Iterable[ApproverKey]) -> VerifiedAppro
     fmt, signature = approval["format"], approval["signature"]
     if not isinstance(signature, str) or len(signature) > MAX_SIGNATURE_CHARS:
         raise ApprovalError("malformed", f"approval.signature: a string of at most {MAX_SIGNATURE_CHARS} characters")
-    candidates = [k for k in keys if k.name == statement.by]
+    candidates = [k for k in keys if isinstance(k, ApproverKey) and k.name == statement.by]
     if fmt == "ed25519":
         try:
             raw_signature = base64.b64decode(signature, validate=True)
@@ -108,7 +112,7 @@ def verify_approval(approval: Any, keys: Iterable[ApproverKey]) -> VerifiedAppro
 
 
 def verify_recorded_approval(
-    event: str, actor: str, payload: Mapping[str, Any], trusted: Sequence[ApproverKey]
+    event: str, actor: str, payload: Mapping[str, Any], trusted: Sequence[ApproverKey | PasskeyKey]
 ) -> VerifiedApproval | None:
     """Re-check the approval an audit entry (`report.signed_off` / `report.rejected`) records, offline.
 

@@ -146,6 +146,12 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX record_holds_report ON record_holds (report_id);
     """,
+    # 8: records of one kind over a window (alarms for the console, ask and the reports' KPI history) read through
+    # (kind, source_time) instead of every row of the window. On a 30-day store of 3.4 M records, 7 days of alarms:
+    # MEASURED_READ. Its price: MEASURED_COST.
+    """
+    CREATE INDEX IF NOT EXISTS records_kind_time ON records (kind, source_time_us);
+    """,
 )
 
 

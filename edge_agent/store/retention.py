@@ -5,7 +5,8 @@ deletes another's rows: records are deleted only for their own age or their own 
 report read (`record_holds`, see UNHELD). Records and quarantine are also held to their caps at each insert
 (`Store.set_caps`). Two tables are never trimmed:
 the outbox (an unpublished reply is not ours to drop; its size is reported instead) and `reports` (owned by
-edge_agent.reports: signed-off reports are audit evidence).
+edge_agent.reports: signed-off reports are audit evidence; drafts and rejections age out by reports.retention_days
+in its repository's `trim_unapproved`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # Bytes per row beyond its variable-length columns: the integer columns, the cell and record headers, and the rowid
 # repeated in every index. Measured against dbstat (tests/test_store.py::TestEstimate) with these values: typical
-# records take 1.07x their estimate, quarantine 1.01x, replies of 20-40 kB 1.03x (of 2-3 kB, one per 4 KiB page,
+# records take 1.06x their estimate, quarantine 1.01x, replies of 20-40 kB 1.03x (of 2-3 kB, one per 4 KiB page,
 # 1.5x); so a cap in MB is honoured to within a few percent for the rows that fill a disk.
-RECORD_OVERHEAD = 96
+RECORD_OVERHEAD = 117
 QUARANTINE_OVERHEAD = 48
 DEAD_LETTER_OVERHEAD = 64
 OUTBOX_OVERHEAD = 48
@@ -41,8 +42,8 @@ class Table:
 RECORDS = Table(
     "records",
     "received_time_us",
-    # key and idempotency_key are counted twice: each is also held by an index.
-    "LENGTH(source) + LENGTH(kind) + 2 * LENGTH(key) + IFNULL(LENGTH(value), 0) + LENGTH(quality) + LENGTH(raw)"
+    # kind, key and idempotency_key are counted twice: each is also held by an index.
+    "LENGTH(source) + 2 * LENGTH(kind) + 2 * LENGTH(key) + IFNULL(LENGTH(value), 0) + LENGTH(quality) + LENGTH(raw)"
     f" + 2 * LENGTH(idempotency_key) + {RECORD_OVERHEAD}",
 )
 QUARANTINE = Table(

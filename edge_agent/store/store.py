@@ -221,6 +221,14 @@ class Store:
             self._room_made(RECORDS, *room)
         return results
 
+    def insert_stored_records(self, records: Sequence[StoredRecord]) -> None:
+        """Records as another store held them, their ids kept (an audit bundle's evidence, to recompute from)."""
+        sql = INSERT_RECORD.replace("INSERT OR IGNORE INTO records (", "INSERT INTO records (id, ").replace(
+            "VALUES (", "VALUES (?, "
+        )
+        with self._transaction() as conn:
+            conn.executemany(sql, ((r.id, *record_row(r)) for r in records))
+
     def records(
         self,
         start: datetime | None = None,
@@ -230,8 +238,9 @@ class Store:
         kinds: Sequence[str] | None = None,
         sources: Sequence[str] | None = None,
         limit: int | None = None,
+        newest_first: bool = False,
     ) -> list[StoredRecord]:
-        """Records with start <= source_time < end, oldest first (ties by id)."""
+        """Records with start <= source_time < end, oldest first (ties by id), or newest first."""
         where: list[str] = ["1=1"]
         params: list[int | str] = []
         if start is not None:
@@ -240,14 +249,58 @@ class Store:
         if end is not None:
             where.append("source_time_us < ?")
             params.append(to_us(end))
-        for column, values in (("key", keys), ("kind", kinds), ("source", sources)):
+        # Given keys, the window is read through (key, source_time); given kinds alone, through (kind, source_time).
+        # Left to choose, SQLite ties the two: one tag's 7 days through the kind index read every tag's (KEY_COST).
+        kind = "+kind" if keys is not None else "kind"  # a unary + keeps the column off any index
+        for column, values in (("key", keys), (kind, kinds), ("source", sources)):
             if values is not None:
                 where.append(f"{column} IN ({','.join('?' * len(values))})")
                 params.extend(values)
-        sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(where)} ORDER BY source_time_us, id"
+        order = "source_time_us DESC, id DESC" if newest_first else "source_time_us, id"
+        sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(where)} ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [stored_record(row) for row in self._query(sql, params)]
+
+    def records_by_id(self, ids: Sequence[int]) -> list[StoredRecord]:
+        """The stored records of `ids` (those retention has not removed), by id. 500 ids per query: well under
+        SQLite's 32 766 bound parameters, and a fact names at most 50."""
+        found: list[StoredRecord] = []
+        unique = sorted(set(ids))
+        for i in range(0, len(unique), 500):
+            chunk = unique[i : i + 500]
+            sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({','.join('?' * len(chunk))}) ORDER BY id"
+            found += [stored_record(row) for row in self._query(sql, chunk)]
+        return found
+
+    def series(self, key: str, start: datetime, end: datetime, points: int) -> list[tuple[datetime, Any]]:
+        """(source time, value) of the `tag_value` records of `key` with start <= source_time < end, oldest first:
+        every n-th record of `key` in the window, so that at most `points` remain (a record of another kind under
+        the key, a data gap, is numbered but not returned). A chart's line without building every record: a day of
+        one tag every 10 s is 8 640 of them."""
+        # Numbered on the (key, source_time) index alone, then only the kept rows are read: a tag's rows lie one per
+        # tick among every other tag's, so reading all of them costs a page each.
+        sql = (
+            "SELECT r.source_time_us, r.value FROM records r JOIN (SELECT id FROM (SELECT id,"
+            " ROW_NUMBER() OVER (ORDER BY source_time_us, id) - 1 AS n, COUNT(*) OVER () AS total FROM records"
+            " WHERE key = ? AND source_time_us >= ? AND source_time_us < ?) WHERE n % MAX(1, (total + ? - 1) / ?) = 0)"
+            " s ON r.id = s.id WHERE r.kind = 'tag_value' ORDER BY r.source_time_us, r.id"
+        )
+        size = max(1, points)
+        rows = self._query(sql, (key, to_us(start), to_us(end), size, size))
+        return [(from_us(t), json.loads(v) if v is not None else None) for t, v in rows]
+
+    def recent_keys(self, since: datetime, limit: int) -> list[StoredRecord]:
+        """The newest record of each key with a record at or after `since`, by key, at most `limit` keys. A skip
+        scan of the (key, source_time) index: one lookup per distinct key, however many records each has."""
+        sql = (
+            "WITH RECURSIVE k(key) AS (SELECT MIN(key) FROM records"
+            " UNION ALL SELECT (SELECT MIN(key) FROM records WHERE key > k.key) FROM k WHERE k.key IS NOT NULL)"
+            f" SELECT {RECORD_COLUMNS} FROM records WHERE id IN (SELECT (SELECT r.id FROM records r"
+            " WHERE r.key = k.key AND r.source_time_us >= ? ORDER BY r.source_time_us DESC, r.id DESC LIMIT 1) AS id"
+            " FROM k WHERE k.key IS NOT NULL AND id IS NOT NULL LIMIT ?) ORDER BY key"
+        )
+        return [stored_record(row) for row in self._query(sql, (to_us(since), int(limit)))]
 
     def record_count(self, source: str | None = None) -> int:
         if source is None:

@@ -10,25 +10,43 @@ import hashlib
 import json
 import tempfile
 from base64 import b64decode
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from edge_agent.audit import bundle
-from edge_agent.audit.approvals import check_approvals, describe_state, security_states, unsigned_signoff_state
+from edge_agent.audit.approvals import (
+    ENROLLED_EVENT,
+    check_approvals,
+    describe_state,
+    security_states,
+    unsigned_signoff_state,
+)
 from edge_agent.audit.archive import extract_bundle
 from edge_agent.audit.binding import check_reports
 from edge_agent.audit.bundle import BundleError
+from edge_agent.audit.carried import CarriedEntry, CarriedError, check_carried
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
-from edge_agent.audit.entry import GENESIS_HASH
-from edge_agent.audit.evidence import Recompute, check_evidence, describe
+from edge_agent.audit.entry import GENESIS_HASH, AuditEntry
+from edge_agent.audit.evidence import (
+    EvidenceCheck,
+    Recompute,
+    RecomputeAnswer,
+    answered_entries,
+    check_evidence,
+    describe,
+)
 from edge_agent.audit.log import iter_lines
 from edge_agent.audit.manifest import BundleManifest, check_manifest, list_files
 from edge_agent.audit.merkle import MerkleTree
 from edge_agent.audit.proof import ProofError, verify_consistency, verify_inclusion
 from edge_agent.audit.verify.chain import ChainResult, Problem, VerifyResult, open_trusted, prev_hash_of, scan_chain
 from edge_agent.signing import ApproverKey, CosignatureError, CosignerKey, Verifier, require_cosignatures
+
+_T = TypeVar("_T")
+_ONE, _MANY = TypeAdapter(CarriedEntry), TypeAdapter(list[CarriedEntry])
 
 
 def verify_bundle(
@@ -40,6 +58,7 @@ def verify_bundle(
     witness_keys: Sequence[CosignerKey] = (),
     approver_keys: Sequence[ApproverKey] | None = None,
     recompute: Recompute | None = None,
+    recompute_answer: RecomputeAnswer | None = None,
 ) -> VerifyResult:
     """Verify an export bundle (directory, .tar.xz or .tar.gz) with nothing but its files and a trusted public key.
 
@@ -49,7 +68,8 @@ def verify_bundle(
     `approver_keys`, or, when None, against the approver keys the log held then (the newest config.loaded entry
     before each decision; never the key an entry records). The bundle's evidence
     (evidence.py) is checked against its reports' facts by record ids; `recompute` (the reports' fact code, given
-    by the caller: this layer does not import it) also recomputes every fact from the bundle's records.
+    by the caller: this layer does not import it) also recomputes every fact from the bundle's records, and
+    `recompute_answer` (the ask's code, likewise) every carried answer from its records.
     """
     path = Path(path)
     if path.is_file():
@@ -58,10 +78,14 @@ def verify_bundle(
                 root = extract_bundle(path, Path(tmp))
             except BundleError as exc:
                 return VerifyResult(0, 0, 0, "", Problem(None, str(exc)))
-            return _verify_bundle_dir(root, pubkey, check_files, trusted, witness_keys, approver_keys, recompute)
+            return _verify_bundle_dir(
+                root, pubkey, check_files, trusted, witness_keys, approver_keys, recompute, recompute_answer
+            )
     if not path.is_dir():
         return VerifyResult(0, 0, 0, "", Problem(None, f"{path}: no bundle there (a directory, .tar.xz or .tar.gz)"))
-    return _verify_bundle_dir(path, pubkey, check_files, trusted, witness_keys, approver_keys, recompute)
+    return _verify_bundle_dir(
+        path, pubkey, check_files, trusted, witness_keys, approver_keys, recompute, recompute_answer
+    )
 
 
 def _verify_bundle_dir(
@@ -72,10 +96,13 @@ def _verify_bundle_dir(
     witness_keys: Sequence[CosignerKey] = (),
     approver_keys: Sequence[ApproverKey] | None = None,
     recompute: Recompute | None = None,
+    recompute_answer: RecomputeAnswer | None = None,
 ) -> VerifyResult:
     result = VerifyResult(0, 0, 0, "", None)
     try:
-        _check_bundle(root, pubkey, result, check_files, trusted, witness_keys, approver_keys, recompute)
+        _check_bundle(
+            root, pubkey, result, check_files, trusted, witness_keys, approver_keys, recompute, recompute_answer
+        )
     except BundleError as exc:
         result.problem = Problem(None, str(exc))
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
@@ -93,6 +120,7 @@ def _check_bundle(
     witness_keys: Sequence[CosignerKey] = (),
     approver_keys: Sequence[ApproverKey] | None = None,
     recompute: Recompute | None = None,
+    recompute_answer: RecomputeAnswer | None = None,
 ) -> None:
     list_files(root)  # refuses a symlink or device before any file is read through it
     manifest_bytes = (root / bundle.MANIFEST).read_bytes()
@@ -161,6 +189,15 @@ def _check_bundle(
             result.problem = Problem(seq, f"not included in the signed tree: {exc}")
             return
 
+    try:
+        before = _carried_config(root, manifest, checkpoint) + _carried_enrolments(root, manifest, checkpoint)
+    except CarriedError as exc:
+        result.problem = Problem(exc.seq, str(exc))
+        return
+    except BundleError as exc:
+        result.problem = Problem(None, str(exc))
+        return
+
     consistency = json.loads((root / bundle.CONSISTENCY).read_text(encoding="utf-8"))
     if consistency is not None:
         problem = _check_consistency(consistency, checkpoint, pubkey, root, result)
@@ -189,7 +226,7 @@ def _check_bundle(
     reason, notes = check_reports(root, lines, manifest)
     result.notes += notes
     if reason is None:
-        reason = _check_evidence(root, recompute, result)
+        reason = _check_evidence(root, lines, recompute, recompute_answer, result)
     if reason is None:
         reason = _check_qualifications(root, lines, result)
     if reason is None and check_files:
@@ -197,7 +234,68 @@ def _check_bundle(
     if reason is not None:
         result.problem = Problem(None, reason)
         return
-    result.problem = _check_approvals(lines, manifest, approver_keys, result)
+    carried = [line for _, line in sorted(before)]  # by seq: the config in force and the enrolments interleave
+    result.problem = _check_approvals(lines, manifest, approver_keys, carried, result)
+
+
+def _carried_config(root: Path, manifest: BundleManifest, checkpoint: Checkpoint) -> list[tuple[int, bytes]]:
+    """The config.loaded entry in force at the window's start that the bundle carries (carried.py), at the seq the
+    signed manifest names, with that seq; none when it names none."""
+    path = root / bundle.CONFIG_IN_FORCE
+    seq = manifest.config_in_force
+    if seq is None:
+        if path.exists():
+            raise BundleError(f"{bundle.CONFIG_IN_FORCE} is present but {bundle.MANIFEST} names no entry")
+        return []
+    where = f"{bundle.CONFIG_IN_FORCE} (entry {seq})"
+    if not path.exists():
+        raise CarriedError(seq, f"{bundle.MANIFEST} names the config.loaded entry {seq}, but {where} is missing")
+    record = _read_carried(path, _ONE)
+    line = check_carried(
+        record, seq=seq, event="config.loaded", first_seq=manifest.first_seq, checkpoint=checkpoint, where=where
+    )
+    return [(seq, line)]
+
+
+def _carried_enrolments(root: Path, manifest: BundleManifest, checkpoint: Checkpoint) -> list[tuple[int, bytes]]:
+    """Every console.enrolled entry before the window that the bundle carries (carried.py), one for each seq the
+    signed manifest names, with its seq; none when it names none."""
+    path = root / bundle.ENROLMENTS_IN_FORCE
+    seqs = manifest.enrolments_in_force
+    if not seqs:
+        if path.exists():
+            raise BundleError(f"{bundle.ENROLMENTS_IN_FORCE} is present but {bundle.MANIFEST} names no entry")
+        return []
+    if not path.exists():
+        raise CarriedError(
+            seqs[0], f"{bundle.MANIFEST} names the console.enrolled entries {seqs}, but {path.name} is missing"
+        )
+    records = _read_carried(path, _MANY)
+    if len(records) != len(seqs):
+        raise CarriedError(seqs[0], f"{path.name} holds {len(records)} entries, {bundle.MANIFEST} names {len(seqs)}")
+    return [
+        (
+            seq,
+            check_carried(
+                record,
+                seq=seq,
+                event=ENROLLED_EVENT,
+                first_seq=manifest.first_seq,
+                checkpoint=checkpoint,
+                where=f"{path.name} (entry {seq})",
+            ),
+        )
+        for record, seq in zip(records, seqs, strict=True)
+    ]
+
+
+def _read_carried(path: Path, shape: TypeAdapter[_T]) -> _T:
+    try:
+        return shape.validate_json(path.read_bytes())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise BundleError(f"{path.name} is malformed: {where}: {err['msg']}") from exc
 
 
 def _check_qualifications(root: Path, lines: Sequence[bytes], result: VerifyResult) -> str | None:
@@ -230,16 +328,28 @@ def _check_qualifications(root: Path, lines: Sequence[bytes], result: VerifyResu
     return None
 
 
-def _check_evidence(root: Path, recompute: Recompute | None, result: VerifyResult) -> str | None:
-    """The records behind the reports' facts (evidence.py): tied to the facts by record ids, and with `recompute`
-    every fact recomputed from them. Checked before the signed manifest, so a dropped or added record is named."""
+def _check_evidence(
+    root: Path,
+    lines: Sequence[bytes],
+    recompute: Recompute | None,
+    recompute_answer: RecomputeAnswer | None,
+    result: VerifyResult,
+) -> str | None:
+    """The records behind the reports' facts and the answers (evidence.py): tied to the facts by record ids, and with
+    `recompute` every fact recomputed from them, with `recompute_answer` every answer. Checked before the signed
+    manifest, so a dropped or added record is named."""
     directory = root / bundle.REPORTS  # every report file there is bound to the log (check_reports)
     files = sorted(directory.glob("*.json")) if directory.is_dir() else []
     documents = {path.name.removesuffix(".json"): json.loads(path.read_bytes()) for path in files}
-    check = check_evidence(root, documents)
+    answers = {e.seq: e for e in answered_entries(lines)}
+    check = check_evidence(root, documents, answers)
     if check.problem is not None:
         return check.problem
     result.notes += check.notes
+    if recompute_answer is not None and answers:
+        reason = _recompute_answers(check, answers, recompute_answer, result)
+        if reason is not None:
+            return reason
     if recompute is None:
         return None
     if not check.present and documents:
@@ -261,11 +371,37 @@ def _check_evidence(root: Path, recompute: Recompute | None, result: VerifyResul
     return None
 
 
+def _recompute_answers(
+    check: EvidenceCheck, answers: Mapping[int, AuditEntry], recompute_answer: RecomputeAnswer, result: VerifyResult
+) -> str | None:
+    """Every carried answer answered again from its records alone; an answered one that carries none fails, naming
+    it (a refusal or a clarification has no facts to recompute)."""
+    answered = [seq for seq, e in sorted(answers.items()) if e.payload.get("status") == "answered"]
+    if not check.present and answered:
+        return "--recompute: the bundle carries no evidence (records.jsonl, evidence.json) to recompute from"
+    for seq in answered:
+        if seq in check.answers_without:
+            return f"--recompute: answer {seq} carries no evidence: {check.answers_without[seq]}"
+    for seq, (records, settings) in sorted(check.answer_inputs.items()):
+        differences = recompute_answer(answers[seq], records, settings)
+        if differences:
+            question = answers[seq].payload.get("question_id")
+            return f"--recompute: answer {seq} (question {question}) differs: {'; '.join(differences[:10])}"
+    result.notes.append(
+        f"recomputed all {len(check.answer_inputs)} answer(s) from the bundle's records: every one equal"
+    )
+    return None
+
+
 def _check_approvals(
-    lines: Sequence[bytes], manifest: BundleManifest, approver_keys: Sequence[ApproverKey] | None, result: VerifyResult
+    lines: Sequence[bytes],
+    manifest: BundleManifest,
+    approver_keys: Sequence[ApproverKey] | None,
+    before: Sequence[bytes],
+    result: VerifyResult,
 ) -> Problem | None:
     """Every recorded approval re-checked offline, and whether unsigned sign-off was allowed (approvals.py)."""
-    check = check_approvals(lines, approver_keys)
+    check = check_approvals(lines, approver_keys, before=before)
     if check.problem is not None:
         return Problem(check.problem.seq, str(check.problem))
     seen = unsigned_signoff_state(security_states(lines), manifest.first_seq, manifest.last_seq)

@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -155,6 +155,35 @@ class ReportRepository:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise
+
+    def trim_unapproved(self, max_age: timedelta, now: datetime | None = None) -> builtins.list[str]:
+        """Delete the drafts and rejected reports created more than `max_age` ago (row, record holds and file) and
+        return their ids, oldest first. Approved reports are never deleted: they, and the records their holds keep,
+        are the evidence a sign-off stands on. Their decisions stay in the audit log; an export names a deleted
+        report as missing."""
+        cutoff = to_us((now or utcnow()) - max_age)
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                ids = [
+                    row[0]
+                    for row in self._conn.execute(
+                        "SELECT report_id FROM reports WHERE status != 'approved' AND created_time_us < ?"
+                        " ORDER BY created_time_us",
+                        (cutoff,),
+                    )
+                ]
+                for report_id in ids:
+                    self._conn.execute("DELETE FROM record_holds WHERE report_id = ?", (report_id,))
+                    self._conn.execute("DELETE FROM reports WHERE report_id = ?", (report_id,))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+        for report_id in ids:  # after the commit: a crash between leaves a file no row names, never the reverse
+            self.path(report_id).unlink(missing_ok=True)
+        return ids
 
     def approved_without_hold(self) -> builtins.list[tuple[str, dict[str, Any]]]:
         """(report_id, document) of approved reports with no record hold: approved before holds existed."""

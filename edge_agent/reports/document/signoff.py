@@ -49,6 +49,7 @@ from edge_agent.reports.request import (
 from edge_agent.signing.approval import VerifiedApproval, verify_approval
 from edge_agent.signing.approver_key import ApproverKey
 from edge_agent.signing.errors import ApprovalError
+from edge_agent.signing.passkey import PasskeyKey
 from edge_agent.store import to_us
 
 Decision = Literal["approve", "reject"]
@@ -120,7 +121,7 @@ UNSIGNED_REFUSAL = (
 class SignoffPolicy:
     """What a sign-off must satisfy, from `[reports]` and `[[identities]]`."""
 
-    keys: tuple[ApproverKey, ...]
+    keys: tuple[ApproverKey | PasskeyKey, ...]
     approvers: tuple[str, ...]
     max_age: timedelta
     max_skew: timedelta
@@ -185,6 +186,9 @@ def check_signed(
 
 def approval_record(verified: VerifiedApproval, approval: dict[str, Any]) -> dict[str, Any]:
     """What the audit entry keeps of a signed approval: enough to re-check it offline."""
+    if verified.format == "webauthn":  # authenticatorData, clientDataJSON, signature and the COSE key: all of it
+        return dict(approval)
+    assert isinstance(verified.key, ApproverKey)  # ed25519 and sshsig approvals are made by approver keys
     return {
         "statement": approval["statement"],
         "format": verified.format,

@@ -1,5 +1,6 @@
-"""The narrative wing: sections, prompts and the phrasebook, the reference writer, prose and grounding checks, and
-the draft a report's narrative is generated into. Code outside the wing uses these names only."""
+"""The narrative wing: sections, prompts and the phrasebook, the reference writer, prose and grounding checks, the
+draft a report's narrative is generated into, and the wording every writer reads (`wording/`, the ask writer's too).
+Code outside the wing uses these names only."""
 
 from edge_agent.reports.narrative.generate import (
     GROUNDING_RULES,
@@ -26,6 +27,7 @@ from edge_agent.reports.narrative.prompts import (
 from edge_agent.reports.narrative.prose import prose_problems, sentences
 from edge_agent.reports.narrative.reference import REFERENCE_VERSION, reference_text
 from edge_agent.reports.narrative.sections import KPI_SECTIONS, SECTIONS, Section, split_sections
+from edge_agent.reports.narrative.wording import WordingFile, WordingMissing, read_wording
 
 __all__ = [
     "build_draft",
@@ -41,6 +43,7 @@ __all__ = [
     "load_template",
     "Phrasebook",
     "prose_problems",
+    "read_wording",
     "reference_text",
     "REFERENCE_VERSION",
     "report_facts",
@@ -54,4 +57,6 @@ __all__ = [
     "split_sections",
     "Template",
     "TEMPLATE_VERSION",
+    "WordingFile",
+    "WordingMissing",
 ]

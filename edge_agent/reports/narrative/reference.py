@@ -8,7 +8,7 @@ left out where it would read as more than one sentence. Counts the facts do not 
 changes) are never written as figures: a figure the check cannot trace is one the model must not learn to write.
 
 Each kind of sentence has at least three wordings per language, kept as data in the reference phrasebook
-(`phrasebook/v1/<language>.toml`) and written out by `phrasebook.writer.SectionWriter`; the wording is chosen from a
+(`wording/phrasebook/v1/<lang>.toml`) and written out by `phrasebook.writer.SectionWriter`; the wording is chosen from a
 hash of the section's content, so the same facts always give the same text and different reports read differently.
 Each sentence is a slot, a list of candidates, richest first (`slots/`, one module per kind of section); the first
 that passes the grounding check on its own is kept (a reason such as `seal_2` is an id no fact names), and a section

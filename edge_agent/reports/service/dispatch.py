@@ -29,6 +29,7 @@ from typing import Any
 
 import structlog
 
+from edge_agent.base.reply_topic import topic_user
 from edge_agent.config import AgentConfig
 from edge_agent.llm.types import Engine
 from edge_agent.reports.document import ReportRepository, SignoffPolicy, hold_approved, mqtt_signoff_refusal
@@ -46,7 +47,6 @@ from edge_agent.reports.service.topics import (
     request_topic,
     reserved_filters,
     signoff_topic,
-    topic_user,
 )
 from edge_agent.reports.service.transport import ReportClient, ReportClientFactory
 from edge_agent.store import Store

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from edge_agent.base.topic_filter import topic_matches
+from edge_agent.base import reply_topic
 from edge_agent.config import AgentConfig
 from edge_agent.reports.request import MAX_TOPIC_BYTES
 
@@ -42,29 +42,7 @@ def reserved_filters(config: AgentConfig) -> list[str]:
     return [f"{request_topic(config)}/#", f"{signoff_topic(config)}/#", *(r.topic for r in config.mqtt.routes)]
 
 
-def topic_user(topic: str, base: str) -> str | None:
-    """`<base>/<user>` → user; `<base>` → None. Deeper topics are not a user and are refused by the caller."""
-    if topic == base:
-        return None
-    rest = topic[len(base) + 1 :] if topic.startswith(base + "/") else ""
-    return rest if rest and "/" not in rest else ""
-
-
 def reply_topic_refusal(topic: str, namespace: str, reserved: Sequence[str]) -> str | None:
-    """None when the agent may publish a reply on `topic`, else why not. `namespace` is `reply_namespace(...)` of
-    the requester; `reserved` are `reserved_filters(...)`. Pure: the rule in one place, property-tested."""
-    try:
-        size = len(topic.encode("utf-8"))
-    except UnicodeEncodeError:
-        return "not encodable as UTF-8"
-    if not 0 < size <= MAX_TOPIC_BYTES:
-        return f"{size} bytes; a reply topic has 1 to {MAX_TOPIC_BYTES}"
-    if "\0" in topic or "+" in topic or "#" in topic:
-        return "holds a wildcard or NUL"
-    if "" in topic.split("/"):
-        return "has an empty level"
-    if topic != namespace and not topic.startswith(namespace + "/"):
-        return f"outside the requester's reply namespace {namespace}/..."
-    if any(topic_matches(f, topic) for f in reserved):
-        return "is a topic the agent listens on"
-    return None
+    """None when the agent may publish a reply on `topic`, else why not: the shared rule
+    (edge_agent.base.reply_topic) bounded by MAX_TOPIC_BYTES (1024, the request models' bound)."""
+    return reply_topic.reply_topic_refusal(topic, namespace, reserved, max_bytes=MAX_TOPIC_BYTES)

@@ -1,7 +1,9 @@
-"""The reference writer's phrasebook: its wordings per language, as data (`v1/<language>.toml`), checked at load.
+"""The reference writer's phrasebook: its wordings per language, as data (`wording/phrasebook/v1/<language>.toml`),
+checked at load.
 
-It sits beside `reports.prompts`' phrasebook, not in it. That one (`prompts/v2/facts.<language>.txt`) is what the
-model is shown, fact sentences and labels, and its SHA-256 goes into every report: replay refuses once it changes.
+It sits beside `reports.prompts`' phrasebook, not in it. That one (`wording/prompts/v3/facts.<language>.txt`) is
+what the model is shown, fact sentences and labels, and its SHA-256 goes into every report: replay refuses once it
+changes.
 This one is what the reference writer writes (several wordings per sentence kind, and the grammar that fills their
 fields); a report names it through `reference.REFERENCE_VERSION`. The writer still takes durations, numbers and the
 withheld label from the prompts' phrasebook, so a figure reads back the same in a prompt and in a reference text.
@@ -19,19 +21,18 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Annotated, Any, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from edge_agent.base.canonical import sha256_hex
 from edge_agent.reports.errors import TemplateError
+from edge_agent.reports.narrative.wording import WordingMissing, read_wording
 from edge_agent.reports.request import Language
 
 # v1: the wordings of reference writer r7, moved out of reference.py unchanged (the same texts, byte for byte).
 REFERENCE_PHRASEBOOK_VERSION = "v1"
 LANGUAGES: tuple[str, ...] = get_args(Language)
-_DIR = Path(__file__).resolve().parent
 # At least three wordings a kind: reports on different facts read differently.
 MIN_WORDINGS = 3
 # The fields the writer fills each grammar template with (`writer.SectionWriter`).
@@ -185,12 +186,11 @@ def load_phrasebooks(version: str = REFERENCE_PHRASEBOOK_VERSION) -> dict[str, R
     """Every language's file of `version`, parsed and checked against each other (once per process)."""
     books = {}
     for language in LANGUAGES:
-        name = f"{version}/{language}.toml"
         try:
-            raw = (_DIR / name).read_bytes()
-        except FileNotFoundError as exc:
-            raise PhrasebookError(name, "(file)", "missing") from exc
-        books[language] = parse_phrasebook(name, raw)
+            file = read_wording("reference", version, language)
+        except WordingMissing as exc:
+            raise PhrasebookError(exc.name, "(file)", "missing") from exc
+        books[language] = parse_phrasebook(file.name, file.raw)
     check_parity(books)
     return books
 

@@ -1,10 +1,10 @@
 """Versioned prompt templates and the phrasebook that turns facts into sentences.
 
-The narrative is written one section at a time (`reports.sections`): `prompts/v2/section.<language>.txt` holds the
-instructions ([system], [strict]), the user message ([user], with `$section`, `$facts`, `$related` and `$notes`) and
-the section names ([names]). `prompts/v2/facts.<language>.txt` holds one sentence template per fact kind and the
-labels the renderings use. Both files' SHA-256 go into every report, so a reader knows exactly which wording produced
-it, and replay refuses when a file has changed since.
+The narrative is written one section at a time (`reports.sections`): `wording/prompts/v3/section.<language>.txt`
+holds the instructions ([system], [strict]), the user message ([user], with `$section`, `$facts`, `$related` and
+`$notes`) and the section names ([names]). `wording/prompts/v3/facts.<language>.txt` holds one sentence template per
+fact kind and the labels the renderings use. Both files' SHA-256 go into every report, so a reader knows exactly
+which wording produced it, and replay refuses when a file has changed since.
 
 Trust boundary: the [system] part is ours alone. Facts are computed by code; any text that came from a record
 (operator notes, alarm messages, reasons) is cleaned and length-limited, and operator notes are fenced between
@@ -20,7 +20,6 @@ import string
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -28,6 +27,7 @@ from edge_agent.llm.types import ChatMessage
 from edge_agent.reports.errors import TemplateError
 from edge_agent.reports.facts import Fact, is_ratio, round_value
 from edge_agent.reports.narrative.sections import SECTIONS, NoteTie, Section, note_tie
+from edge_agent.reports.narrative.wording import WordingFile, read_wording
 from edge_agent.reports.request import ResolvedRequest, from_iso
 from edge_agent.reports.untrusted import clean, fence, looks_like_instruction
 
@@ -39,21 +39,16 @@ from edge_agent.reports.untrusted import clean, fence, looks_like_instruction
 # replay refuses v2 reports (their facts lack the KPIs, which every new report carries).
 TEMPLATE_VERSION = "v3"
 PHRASEBOOK_VERSION = "v3"
-_DIR = Path(__file__).resolve().parent
 # 80 characters: an alarm message or downtime reason; longer text from a record is cut before it reaches a prompt.
 SHORT_TEXT_MAX = 80
 _PARTS = ("system", "strict", "user", "names", "labels")
 _USER_FIELDS = ("$section", "$facts", "$related", "$notes")
 
 
-def _sections(path: Path) -> tuple[bytes, dict[str, str]]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise TemplateError(f"prompt template {path} is missing") from exc
+def _sections(file: WordingFile) -> dict[str, str]:
     sections: dict[str, list[str]] = {}
     current: str | None = None
-    for line in raw.decode("utf-8").splitlines():
+    for line in file.raw.decode("utf-8").splitlines():
         if line.startswith("#") and current is None:
             continue
         if line.startswith("[") and line.endswith("]"):
@@ -61,7 +56,7 @@ def _sections(path: Path) -> tuple[bytes, dict[str, str]]:
             sections[current] = []
         elif current is not None:
             sections[current].append(line)
-    return raw, {k: "\n".join(v).strip() for k, v in sections.items()}
+    return {k: "\n".join(v).strip() for k, v in sections.items()}
 
 
 @dataclass(frozen=True)
@@ -96,8 +91,8 @@ def _pairs(text: str) -> dict[str, str]:
 
 
 def load_template(language: str, version: str = TEMPLATE_VERSION) -> Template:
-    name = f"{version}/section.{language}.txt"
-    raw, parts = _sections(_DIR / name)
+    file = read_wording("section", version, language)
+    name, parts = file.name, _sections(file)
     missing = [s for s in _PARTS if s not in parts]
     if missing:
         raise TemplateError(f"prompt template {name} lacks section(s) {missing}")
@@ -110,16 +105,15 @@ def load_template(language: str, version: str = TEMPLATE_VERSION) -> Template:
     labels = _pairs(parts["labels"])
     if "reference" not in labels:
         raise TemplateError(f"prompt template {name}: [labels] must define reference")
-    sha256 = hashlib.sha256(raw).hexdigest()
-    return Template(name, sha256, parts["system"], parts["strict"], parts["user"], names, labels)
+    return Template(name, file.sha256, parts["system"], parts["strict"], parts["user"], names, labels)
 
 
 def load_phrasebook(language: str, version: str = PHRASEBOOK_VERSION) -> Phrasebook:
-    name = f"{version}/facts.{language}.txt"
-    raw, parts = _sections(_DIR / name)
+    file = read_wording("facts", version, language)
+    parts = _sections(file)
     if "facts" not in parts or "labels" not in parts:
-        raise TemplateError(f"phrasebook {name} needs [facts] and [labels]")
-    return Phrasebook(name, hashlib.sha256(raw).hexdigest(), _pairs(parts["facts"]), _pairs(parts["labels"]))
+        raise TemplateError(f"phrasebook {file.name} needs [facts] and [labels]")
+    return Phrasebook(file.name, file.sha256, _pairs(parts["facts"]), _pairs(parts["labels"]))
 
 
 def format_number(value: float | int) -> str:

@@ -1,0 +1,232 @@
+"""The reference planner: a question in es/en/pt turned into tool calls by keyword, in code, so the ask works before
+(and beside) a model planner producing the same `Plan` under structured outputs.
+
+Steps: refuse what `refusal.classify` refuses; find the intents by keyword (several give several calls, in the
+order of `_INTENTS`, at most `plan.MAX_CALLS`); resolve the window (`resolve_window`: the current shift so far when
+the question names no time; reports: no window) and the subject (`resolve_subject`); fill in each tool's arguments.
+MTBF/MTTR asked with no time are over the last RELIABILITY_DAYS days (a shift holds too few failures). A plural
+equipment word ("las bombas", "the pumps") asks the question of each asset of that kind, when the calls are at
+most PLURAL_MAX. A question with no intent it knows is refused as out of scope; a window wholly in the future, a
+name that is ambiguous or unknown, or a tag question naming no one tag, asks back (with the candidates).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from edge_agent.ask.answers import Clarification, Refusal
+from edge_agent.ask.plan import MAX_CALLS, Plan, ToolCall
+from edge_agent.ask.refusal import classify
+from edge_agent.ask.resolve import (
+    Subject,
+    find_instant,
+    find_window,
+    fold,
+    plural_assets,
+    resolve_subject,
+    resolve_window,
+)
+from edge_agent.ask.tools import Namespace, Window
+from edge_agent.config import ShiftConfig
+
+# 7 days: at the demo's mean of 3 h between faults a week holds ~50 failures of its worst pump, and the reports'
+# weekly window is as long; the current shift so far (the default of every other question) holds one or none.
+RELIABILITY_DAYS = 7
+# 3: an answer has at most three sentences, and each asset of "las bombas" needs its own.
+PLURAL_MAX = 3
+# 1000 characters: the longest of the planning examples is under 120; a longer text is a paste, not a question.
+MAX_QUESTION_CHARS = 1000
+
+_STATS = re.compile(
+    r"\b(?:highest|max|maximum|maxima|maximo|peak|pico|lowest|min|minimum|minima|minimo|average|mean|avg|promedio|"
+    r"media|medio|stats|statistics|estadisticas?|estatisticas?|range|rango|faixa)\b"
+)
+_NOW = re.compile(
+    r"\b(?:now|right now|ahora|agora|current|currently|actual|actualmente|atual|atualmente|en este momento|"
+    r"neste momento|latest|last value|ultimo valor)\b"
+)
+_ACTIVE = re.compile(r"\b(?:active|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas)\b")
+_INTENTS: dict[str, re.Pattern[str]] = {
+    "stops": re.compile(
+        r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detenciones?|se paro|se detuvo|parou|pararam|"
+        r"failures?|fallas?|fallos?|falhas?|averias?|trips?|tripped|down|parados?|detenid[oa]s?)\b"
+    ),
+    "production": re.compile(
+        r"\b(?:production|produced|produce|make|output|produccion|produjo|producido|producida|fabrico|"
+        r"producao|produziu|produzido|scrap|desecho|desechos|desperdicio|merma|refugo|sucata|rechazo|good parts|"
+        r"piezas buenas|pecas boas)\b"
+    ),
+    "quality_checks": re.compile(
+        r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"
+        r"controles? de calidad|pruebas de calidad)\b"
+    ),
+    "alarm_performance": re.compile(
+        r"\b(?:alarm (?:performance|rate|floods?|kpis?)|desempeno de (?:las )?alarmas|inundacion de alarmas|"
+        r"avalancha de alarmas|tasa de alarmas|desempenho (?:de|dos) alarmes|inundacao de alarmes|taxa de alarmes)\b"
+    ),
+    "alarms": re.compile(r"\b(?:alarms?|alarmas?|alarmes?|alerts?|alertas?)\b"),
+    "notes": re.compile(
+        r"\b(?:notes?|notas?|comments?|comentarios?|bitacora|logbook|anotaciones|anotacoes|observaciones|"
+        r"observacoes|dejaron|deixaram|wrote|escribieron|escreveram)\b"
+    ),
+    "oee": re.compile(r"\b(?:oee|overall equipment effectiveness|eficiencia global)\b"),
+    "reliability": re.compile(
+        r"\b(?:mtbf|mttr|reliability|confiabilidad|fiabilidad|confiabilidade|mean time between failures?|"
+        r"tiempo medio entre fallas|tempo medio entre falhas)\b"
+    ),
+    "reports": re.compile(r"\b(?:reports?|reportes?|informes?|relatorios?)\b"),
+    "tag": _STATS,
+}
+_REPORT_STATUS: dict[str, re.Pattern[str]] = {
+    "draft": re.compile(r"\b(?:drafts?|borrador|borradores|rascunhos?|pending|pendientes?|pendentes?)\b"),
+    "approved": re.compile(r"\b(?:approved|aprobados?|aprobadas?|aprovados?|aprovadas?|signed|firmados?)\b"),
+    "rejected": re.compile(r"\b(?:rejected|rechazados?|rechazadas?|rejeitados?|rejeitadas?)\b"),
+}
+# The intents answered by the kpis tool, and the kind each asks for.
+_KPI_KIND = {"oee": "oee", "reliability": "reliability", "alarm_performance": "alarm_performance"}
+
+
+def reference_plan(
+    question: str,
+    lang: str,
+    namespace: Namespace,
+    *,
+    aliases: dict[str, str],
+    tz: str,
+    shifts: list[ShiftConfig],
+    now: datetime,
+) -> Plan | Clarification | Refusal:
+    """The plan that answers `question`, or what to tell the asker instead (module docstring)."""
+    if len(question) > MAX_QUESTION_CHARS:
+        return Refusal(reason="out_of_scope", detail=f"a question is at most {MAX_QUESTION_CHARS} characters")
+    refusal = classify(question, lang)
+    if refusal is not None:
+        return refusal
+    folded = fold(question)
+    intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
+    if "alarm_performance" in intents and "alarms" in intents:
+        intents.remove("alarms")
+    window = find_window(question, lang, tz=tz, shifts=shifts, now=now)
+    if isinstance(window, Clarification):  # a shift the site lacks, or a window wholly in the future
+        return window
+    if intents == ["reports"]:
+        return Plan(calls=[_reports_call(folded, window)])
+    subjects = _subjects(question, namespace, aliases)
+    if isinstance(subjects, Clarification):
+        return subjects
+    if not intents and all(s.tag is not None or s.quantity is not None for s in subjects):
+        intents = ["tag"]
+    if not intents:
+        return Refusal(reason="out_of_scope", detail="not a question about the plant's stored data")
+    if len(subjects) > 1 and len(subjects) * len(intents) > PLURAL_MAX:
+        return Clarification(reason="ambiguous_name", candidates=sorted(str(s.asset) for s in subjects))
+    span = window if window is not None else resolve_window(question, lang, tz=tz, shifts=shifts, now=now)
+    if isinstance(span, Clarification):  # the current shift at its first instant: nothing stored yet
+        return span
+    instant = find_instant(question, lang, tz=tz, now=now)
+    at = instant if isinstance(instant, datetime) else None  # in the future: the window above already asked back
+    calls: list[ToolCall] = []
+    for subject in subjects:
+        for intent in intents:
+            length = timedelta(days=RELIABILITY_DAYS)
+            wide = intent == "reliability" and window is None and span.end - span.start < length
+            scope = Window(start=span.end - length, end=span.end) if wide else span
+            call = _call(intent, folded, subject, namespace, scope, explicit=window is not None, at=at, now=now)
+            if isinstance(call, Clarification):
+                return call
+            calls.append(call)
+    return Plan(calls=calls[:MAX_CALLS])
+
+
+def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> list[Subject] | Clarification:
+    """The one subject the question names; or, for a plural equipment word ("las bombas"), the subject of each
+    asset of that kind (the question asked with the asset's id in the word's place)."""
+    subject = resolve_subject(question, namespace, aliases)
+    if isinstance(subject, Subject):
+        return [subject]
+    plural = plural_assets(question, namespace)
+    if plural is None or subject.reason != "ambiguous_name":
+        return subject
+    word, assets = plural
+    each = [resolve_subject(re.sub(rf"\b{word}\b", asset, fold(question)), namespace, aliases) for asset in assets]
+    if any(isinstance(s, Clarification) for s in each):
+        return subject
+    return [s for s in each if isinstance(s, Subject)]
+
+
+def _iso(moment: datetime) -> Any:
+    """`moment` in UTC as the plan's JSON holds it (pydantic's form, as `Window` dumps its ends)."""
+    return TypeAdapter(datetime).dump_python(moment.astimezone(UTC), mode="json")
+
+
+def _reports_call(folded: str, window: Window | None) -> ToolCall:
+    status = next((name for name, pattern in _REPORT_STATUS.items() if pattern.search(folded)), None)
+    span = window.model_dump(mode="json") if window is not None else None
+    return ToolCall(tool="reports_list", args={"window": span, "status": status})
+
+
+def _call(
+    intent: str,
+    folded: str,
+    subject: Subject,
+    namespace: Namespace,
+    window: Window,
+    *,
+    explicit: bool,
+    at: datetime | None,
+    now: datetime,
+) -> ToolCall | Clarification:
+    span = window.model_dump(mode="json")
+    scoped = {"asset": subject.asset, "line": subject.line, "window": span}
+    builders: dict[str, Callable[[], ToolCall | Clarification]] = {
+        "stops": lambda: ToolCall(tool="stops", args=scoped),
+        "production": lambda: ToolCall(tool="production", args=scoped),
+        "quality_checks": lambda: ToolCall(tool="quality_checks", args=scoped),
+        "alarms": lambda: ToolCall(
+            tool="alarms",
+            args={"asset": subject.asset, "window": span, "active_at": _active_at(folded, at, now)},
+        ),
+        "notes": lambda: ToolCall(tool="notes", args={"asset": subject.asset, "window": span}),
+        "reports": lambda: _reports_call(folded, window if explicit else None),
+        "tag": lambda: _tag_call(folded, subject, namespace, span, explicit=explicit, at=at, now=now),
+    }
+    if intent in _KPI_KIND:
+        return ToolCall(tool="kpis", args={"kind": _KPI_KIND[intent], **scoped})
+    return builders[intent]()
+
+
+def _active_at(folded: str, at: datetime | None, now: datetime) -> Any:
+    """For "which alarms were active": the one clock time the question names ("a las 06:16"), else now."""
+    return _iso(at if at is not None else now) if _ACTIVE.search(folded) else None
+
+
+def _tag_call(
+    folded: str,
+    subject: Subject,
+    namespace: Namespace,
+    span: dict[str, Any],
+    *,
+    explicit: bool,
+    at: datetime | None,
+    now: datetime,
+) -> ToolCall | Clarification:
+    """tag_stats for a statistic or a window; tag_value_at at the one clock time named ("a las 10"), or now for
+    "now" or a question naming no time."""
+    tag = subject.tag
+    if tag is None and len(subject.tag_candidates) == 1 and subject.asset is None:
+        tag = subject.tag_candidates[0]
+    if tag is None:
+        own = [t for t in namespace.tags if subject.asset is None or t.asset == subject.asset]
+        if subject.tag_candidates:
+            named = {t.tag for t in own if t.quantity == subject.quantity}
+            reason = "which_tag" if named & set(subject.tag_candidates) else "unknown_tag"
+            return Clarification(reason=reason, candidates=subject.tag_candidates)
+        return Clarification(reason="which_tag", candidates=sorted(t.tag for t in own))
+    if _STATS.search(folded) or (explicit and at is None and not _NOW.search(folded)):
+        return ToolCall(tool="tag_stats", args={"tag": tag, "window": span})
+    return ToolCall(tool="tag_value_at", args={"tag": tag, "at": _iso(at if at is not None else now)})

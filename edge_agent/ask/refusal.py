@@ -1,0 +1,101 @@
+"""Questions the agent refuses before planning: commands and writes to the plant (it has no tool that writes, and
+says so rather than pretending), attempts to override its instructions, the future and what the plant's records do
+not hold, and requests that are not about the plant at all. Patterns match folded text (resolve.fold), es/en/pt."""
+
+from __future__ import annotations
+
+import re
+
+from edge_agent.ask.answers import Refusal, RefusalReason
+from edge_agent.ask.resolve import fold
+
+# A polite or indirect opening before a command: "por favor", "can you", "você pode", ...
+_POLITE = (
+    r"(?:(?:por favor|please|pls|porfa|agent|agente|oye|hey|ok|okay)[\s,:]*)*"
+    r"(?:(?:puedes|podrias|puede|podria|can you|could you|would you|will you|i want you to|quiero que|voce pode|"
+    r"pode|poderia|consegue|necesito que|preciso que)\s+)?"
+)
+# Command verbs (imperative, infinitive and the Portuguese subjunctive-imperative) that act on the plant or on the
+# agent's records. Only at the start of a sentence, and without the words that open questions as often as commands
+# there ("para" is also "for"; "open", "close", "change", "clear", "update" also adjectives and nouns).
+_COMMAND_VERBS = (
+    r"arranca|arrancar|arranque|enciende|encender|prende|prender|apaga|apagar|apague|deten|detener|parar|"
+    r"abre|abrir|abra|cierra|cerrar|feche|fechar|ajusta|ajustar|ajuste|cambia|cambiar|mude|mudar|altera|alterar|"
+    r"altere|pon|poner|coloca|sube|subir|baja|bajar|aumenta|aumentar|aumente|reduce|reducir|reduza|diminua|"
+    r"reconoce|reconocer|reconheca|reconhecer|borra|borrar|elimina|eliminar|exclua|excluir|deleta|deletar|aprueba|"
+    r"aprobar|aprove|aprovar|rechaza|rechazar|rejeite|rejeitar|reinicia|reiniciar|resetea|resetear|restablece|"
+    r"liga|ligar|ligue|desliga|desligar|desligue|inicia|iniciar|inicie|escribe|escribir|escreva|escrever|"
+    r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
+    r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|restart|reboot|bypass|override|"
+    r"write|publish|send|modify|edit|disable|enable"
+)
+_COMMAND = re.compile(rf"(?:^|[.;!?]\s*){_POLITE}(?:{_COMMAND_VERBS})\b")
+# Writes named mid-sentence by their object, wherever they stand.
+_WRITE_PHRASES = re.compile(
+    r"\b(?:set|change|cambia|cambiar|ajusta|ajustar|modifica|modificar|altera|alterar|altere|mude|mudar|write|"
+    r"escribe|escreva)\s+(?:(?:the|el|la|o|a|its|su|seu|sua)\s+)?(?:set ?point|consigna|valor|value|velocidad|speed|"
+    r"velocidade)\b"
+    r"|\b(?:start|stop|shut down|turn on|turn off|open|close|restart|reset)\s+(?:the\s+)?(?:pump|valve|compressor|"
+    r"line|motor|tank|p-?\d|c-?\d|t-?\d|l-?\d)"
+    r"|\b(?:arranca|arrancar|apaga|apagar|deten|detener|abre|abrir|abra|cierra|cerrar|feche|fechar|liga|ligar|"
+    r"desliga|desligar|reinicia|reiniciar)\s+(?:(?:el|la|los|las|o|a|os|as)\s+)?(?:bomba|valvula|compresor|"
+    r"compressor|linea|linha|motor|tanque|p-?\d|c-?\d|t-?\d|l-?\d)"
+    r"|\b(?:acknowledge|reconoce|reconocer|reconheca|reconhecer|silence|silencia|silenciar)\s+(?:(?:the|all|la|"
+    r"las|todas las|o|a|os|as|todos os)\s+)?(?:alarm|alarma|alarme)"
+    r"|\b(?:delete|remove|borra|borrar|elimina|eliminar|apague|apagar|exclua|excluir|approve|aprueba|aprobar|"
+    r"aprove|aprovar|reject|rechaza|rechazar|rejeite|rejeitar|sign)\s+(?:(?:the|this|that|el|este|ese|la|o|a|"
+    r"esse|este)\s+)?(?:report|reporte|informe|relatorio|note|nota|record|registro|entry|audit)"
+)
+_INJECTION = re.compile(
+    r"\b(?:ignore|ignora|ignorar|ignore as|disregard|forget|olvida|olvidate de|esqueca|esquece|desconsidera)\s+"
+    r"(?:(?:all|any|your|the|previous|prior|above|todas|todos|tus|las|los|suas|seus|as|os|anteriores|de)\s+)*"
+    r"(?:instructions|instrucciones|instrucoes|rules|reglas|regras|prompt|guidelines|directions|ordenes|ordens)"
+    r"|\bsystem prompt\b|\bprompt (?:del|do) sistema\b|\bdeveloper mode\b|\bmodo (?:desarrollador|"
+    r"desenvolvedor)\b|\bjailbreak\b|\bdan mode\b|\byou are now\b|\bahora eres\b|\bagora voce e\b|"
+    r"\b(?:act|actua|actue|aja|atue) (?:as|como)\b|\bpretend (?:to be|you are)\b|\bfinge (?:ser|que eres)\b|"
+    r"\bfinja (?:ser|que)\b|\b(?:reveal|show|print|muestra|revela|mostra|mostre|imprime) (?:your|tu|tus|seu|suas|"
+    r"sus|the|el|las|o|as) (?:system |hidden |secret )?(?:prompt|instructions|instrucciones|instrucoes)\b|"
+    r"\bnew instructions\b|\bnuevas instrucciones\b|\bnovas instrucoes\b|<\|?(?:im_start|system)|\[/?inst\]"
+)
+_OUTSIDE_DATA = re.compile(
+    r"\b(?:predict|forecast|will (?:fail|break|stop)|next (?:week|month|shift|year)|tomorrow|pronostica|"
+    r"pronostico|predice|prediccion|proxima semana|proximo mes|proximo turno|semana que viene|fallara|"
+    r"preve|previsao de falha|amanha|vai falhar|salary|salaries|salario|salarios|password|contrasena|senha|"
+    r"credentials|credenciales|credenciais)\b"
+    # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana"...
+    r"|(?<!esta )(?<!la )(?<!una )(?<!cada )\bmanana\b"
+)
+_OUT_OF_SCOPE = re.compile(
+    r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
+    r"que tiempo hace|recipe|receta|receita|football|futbol|futebol|soccer|president|presidente|capital of|"
+    r"capital de|translate|traduce|traduza|write (?:me )?(?:a|an|some) (?:story|essay|email|code|program)|"
+    r"escribe (?:me )?un (?:cuento|ensayo|correo|codigo|programa)|escreva (?:um|uma) (?:historia|redacao|email|"
+    r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme)\b"
+)
+
+_RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
+    (_INJECTION, "injection", "the question tries to change the agent's instructions"),
+    (_OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
+    (_COMMAND, "write_request", "the agent only reads plant data: it has no tool that acts on the plant or writes"),
+    (
+        _WRITE_PHRASES,
+        "write_request",
+        "the agent only reads plant data: it has no tool that acts on the plant or writes",
+    ),
+    (
+        _OUTSIDE_DATA,
+        "outside_data",
+        "the question asks for what the stored records do not hold (the future, people's data or secrets)",
+    ),
+)
+
+
+def classify(question: str, lang: str) -> Refusal | None:
+    """The refusal `question` gets before any planning, or None when it may be planned. `lang` is accepted for the
+    callers' symmetry; the patterns cover es/en/pt at once because people mix them (a Spanish question with an
+    English tag name)."""
+    folded = fold(question)
+    for pattern, reason, detail in _RULES:
+        if pattern.search(folded):
+            return Refusal(reason=reason, detail=detail)
+    return None

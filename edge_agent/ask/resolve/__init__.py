@@ -1,0 +1,18 @@
+"""A question's words resolved to what the tools take: its time window (site timezone, shifts) and its subject
+(line, asset, tag), or a Clarification with the candidates when a name is ambiguous or unknown."""
+
+from edge_agent.ask.answers import Clarification
+from edge_agent.ask.resolve.names import Subject, plural_assets, resolve_subject
+from edge_agent.ask.resolve.text import fold
+from edge_agent.ask.resolve.times import find_instant, find_window, resolve_window
+
+__all__ = [
+    "Clarification",
+    "Subject",
+    "find_instant",
+    "find_window",
+    "fold",
+    "plural_assets",
+    "resolve_subject",
+    "resolve_window",
+]

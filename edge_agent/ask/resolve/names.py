@@ -1,0 +1,277 @@
+"""The asset, line and tag a question names, resolved against the plant's namespace: never a guess.
+
+In order: ids as written ("P-101", "p101", "L1", "P-101.vibration_mm_s"), the site's aliases (`[ask] aliases`,
+"bomba 101" → P-101, matched exactly, then fuzzily with rapidfuzz: "bomva 101"), an equipment word and a number
+("la bomba 101", "pump 102", "línea 1"), an equipment word alone ("el compresor": the one compressor; "la bomba" with
+two pumps: which?), then the quantity the question names ("la vibración de la P-102" → P-102.vibration_mm_s) by the
+names people use for it (TagInfo.names, es/en/pt). An id the namespace does not have, a name matching several
+things or several subjects at once give a Clarification with the candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+from rapidfuzz import fuzz
+
+from edge_agent.ask.answers import Clarification
+from edge_agent.ask.resolve.text import fold
+from edge_agent.ask.tools import AssetInfo, Namespace, TagInfo
+
+# 85: "bomva 101" scores 88.9 against the alias "bomba 101", "bomba 11" against "bomba 101" 94.1 but differs in
+# its number (numbers must be equal, always); unrelated two-word phrases score under 60.
+PHRASE_CUTOFF = 85.0
+# 80 for one word of 5 letters or more: one letter wrong in five ("bomva" → "bomba", "vibrasion" → "vibracion").
+WORD_CUTOFF = 80.0
+_WORD_MIN = 5
+
+# Equipment words per kind (es/en/pt, folded) and the letters that open the kind's ids in the usual P&ID numbering
+# (P-101 a pump, C-201 or K-201 a compressor, T-301 a tank), so "la bomba 101" finds P-101 without an alias.
+_KINDS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    "pump": (frozenset({"bomba", "bombas", "pump", "pumps"}), ("p",)),
+    "compressor": (
+        frozenset({"compresor", "compresores", "compressor", "compressors", "compressores", "compresora"}),
+        ("c", "k"),
+    ),
+    "tank": (frozenset({"tanque", "tanques", "tank", "tanks", "deposito", "reservatorio"}), ("t", "tk")),
+}
+# The plural equipment words: "las bombas" speaks of every pump, not of one still to be chosen.
+_PLURALS = frozenset({"bombas", "pumps", "compresores", "compressors", "compressores", "tanques", "tanks"})
+_LINE_WORDS = frozenset({"linea", "lineas", "line", "lines", "linha", "linhas"})
+_TOKEN = re.compile(r"[a-z0-9]+")
+# An id as plants write them: one to three letters, a dash and digits ("P-999"), or letters and three or more digits.
+_ID_SHAPED = re.compile(r"(?<![a-z0-9])(?:[a-z]{1,3}-[0-9]{1,5}|[a-z]{1,2}[0-9]{3,5})(?![a-z0-9\-])")
+
+
+class Subject(BaseModel):
+    """What a question is about. `tag` is set when the question names one tag; `quantity` is the quantity it names
+    (e.g. "vibration"), and `tag_candidates` the tags that quantity may mean when it names none or several."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    line: str | None = None
+    asset: str | None = None
+    tag: str | None = None
+    quantity: str | None = None
+    tag_candidates: list[str] = Field(default_factory=list)
+
+
+def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> Subject | Clarification:
+    """The line, asset and tag `text` names (module docstring); an empty Subject when it names none."""
+    folded = fold(text)
+    tokens = _TOKEN.findall(folded)
+    assets = {a.asset: a for a in namespace.assets}
+    lines = {line.line for line in namespace.lines}
+    tags = {t.tag: t for t in namespace.tags}
+    known = set(assets) | lines | set(tags)
+
+    found_tags = {tag for tag in tags if _mentions(folded, fold(tag))}
+    found_assets = {a for a in assets if _mentions(folded, _id_pattern(a))}
+    found_lines = {line for line in lines if _mentions(folded, _id_pattern(line))}
+    unknown = sorted(
+        m.group(0) for m in _ID_SHAPED.finditer(folded) if not any(_id_matches(m.group(0), k) for k in known)
+    )
+    if unknown:
+        return Clarification(
+            reason="unknown_name", candidates=_same_letters(unknown[0], sorted(assets) + sorted(lines))
+        )
+
+    targets = {
+        fold(alias): target for alias, target in aliases.items() if target in known and _TOKEN.search(fold(alias))
+    }
+    for info in namespace.assets:
+        targets.update({fold(name): info.asset for name in info.names if _TOKEN.search(fold(name))})
+    by_alias = {target for alias, target in targets.items() if _mentions(folded, _phrase(alias))}
+    if not (found_tags or found_assets or found_lines or by_alias):
+        by_alias = _fuzzy_targets(tokens, targets)
+        if len(by_alias) > 1:  # nearly two aliases at once: which one?
+            return Clarification(reason="ambiguous_name", candidates=sorted(by_alias))
+    found_tags |= by_alias & set(tags)
+    found_assets |= by_alias & set(assets)
+    found_lines |= by_alias & lines
+
+    numbered = _numbered(tokens, namespace)
+    if isinstance(numbered, Clarification):
+        return numbered
+    found_assets |= numbered[0]
+    found_lines |= numbered[1]
+    found_assets |= {tags[tag].asset for tag in found_tags}
+
+    for found in (found_tags, found_assets, found_lines):
+        if len(found) > 1:
+            return Clarification(reason="several_subjects", candidates=sorted(found))
+    if not found_assets:
+        bare = _bare_kind(tokens, namespace.assets)
+        if isinstance(bare, Clarification):
+            return bare
+        found_assets = bare
+    if not found_lines and not found_assets and any(_is_word(t, _LINE_WORDS) for t in tokens):
+        if len(lines) != 1:
+            return Clarification(reason="ambiguous_name" if lines else "unknown_name", candidates=sorted(lines))
+        found_lines = set(lines)
+
+    asset = next(iter(found_assets), None)
+    line = next(iter(found_lines), None)
+    if found_tags:
+        tag = next(iter(found_tags))
+        return Subject(line=line, asset=asset, tag=tag, quantity=tags[tag].quantity, tag_candidates=[tag])
+    return _with_quantity(Subject(line=line, asset=asset), folded, tokens, namespace.tags)
+
+
+def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | None:
+    """ "las bombas", "the pumps": the plural equipment word as folded, and every asset of its kind (two or more);
+    None when `text` holds no such word, or its kind has fewer than two assets."""
+    for token in _TOKEN.findall(fold(text)):
+        if token in _PLURALS and (kind := _kind_of(token)) is not None:
+            assets = _assets_of_kind(kind, namespace.assets)
+            return (token, assets) if len(assets) > 1 else None
+    return None
+
+
+def _phrase(words: str) -> str:
+    return r"(?<![a-z0-9])" + r"\s+".join(re.escape(w) for w in words.split()) + r"(?![a-z0-9])"
+
+
+def _mentions(folded: str, pattern: str) -> bool:
+    if not pattern.startswith("(?<!"):
+        pattern = r"(?<![a-z0-9])" + re.escape(pattern) + r"(?![a-z0-9])"
+    return re.search(pattern, folded) is not None
+
+
+def _id_pattern(identifier: str) -> str:
+    """ "P-101" → matches "p-101", "p101", "p 101", "p_101" (its letter and digit runs, any one separator between)."""
+    runs = re.findall(r"[a-z]+|\d+", fold(identifier))
+    if not runs:
+        return _phrase(fold(identifier))
+    return r"(?<![a-z0-9])" + r"[\s\-_.]?".join(re.escape(r) for r in runs) + r"(?![a-z0-9])"
+
+
+def _id_matches(written: str, identifier: str) -> bool:
+    return (
+        re.fullmatch(_id_pattern(identifier).removeprefix(r"(?<![a-z0-9])").removesuffix(r"(?![a-z0-9])"), written)
+        is not None
+    )
+
+
+def _same_letters(written: str, ids: list[str]) -> list[str]:
+    """The known ids opening with the letters of an unknown one ("P-999" → the P-s), or all of them."""
+    same = [i for i in ids if _letters(fold(i)) == _letters(written)]
+    return same or ids
+
+
+def _letters(identifier: str) -> str:
+    opening = re.match(r"[a-z]*", identifier)
+    return opening.group(0) if opening is not None else ""
+
+
+def _digits(identifier: str) -> str | None:
+    """The number in an id, leading zeros dropped ("P-0101" → "101"); compared as text, whatever its length."""
+    runs = re.findall(r"[0-9]+", identifier)
+    return ("".join(runs).lstrip("0") or "0") if runs else None
+
+
+def _is_word(token: str, words: Iterable[str]) -> bool:
+    """`token` is one of `words`, or one letter off a word of five letters or more."""
+    if token in words:
+        return True
+    if len(token) < _WORD_MIN or token.isdigit():
+        return False
+    return any(len(w) >= _WORD_MIN and fuzz.ratio(token, w) >= WORD_CUTOFF for w in words)
+
+
+def _kind_of(token: str) -> str | None:
+    for kind, (words, _) in _KINDS.items():
+        if _is_word(token, words):
+            return kind
+    return None
+
+
+def _assets_of_kind(kind: str, assets: list[AssetInfo]) -> list[str]:
+    words, letters = _KINDS[kind]
+    out = []
+    for info in assets:
+        named = any(_is_word(t, words) for name in info.names for t in _TOKEN.findall(fold(name)))
+        if _letters(fold(info.asset)) in letters or named:
+            out.append(info.asset)
+    return sorted(out)
+
+
+def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[str]] | Clarification:
+    """Assets and lines named by an equipment word and a number: "bomba 101", "line 1"."""
+    assets: set[str] = set()
+    lines: set[str] = set()
+    for word, number in zip(tokens, tokens[1:], strict=False):
+        if not number.isdigit():
+            continue
+        kind = _kind_of(word)
+        if kind is not None:
+            of_kind = _assets_of_kind(kind, namespace.assets)
+            hits = [a for a in of_kind if _digits(a) == _digits(number)]
+            if not hits:
+                return Clarification(reason="unknown_name", candidates=of_kind or [a.asset for a in namespace.assets])
+            assets.update(hits)
+        elif _is_word(word, _LINE_WORDS):
+            all_lines = sorted(line.line for line in namespace.lines)
+            hits = [line for line in all_lines if _digits(line) == _digits(number)]
+            if not hits:
+                return Clarification(reason="unknown_name", candidates=all_lines)
+            lines.update(hits)
+    return assets, lines
+
+
+def _bare_kind(tokens: list[str], assets: list[AssetInfo]) -> set[str] | Clarification:
+    """ "el compresor" alone: the site's one compressor; "la bomba" with two pumps asks which."""
+    kinds = sorted({kind for token in tokens if (kind := _kind_of(token)) is not None})
+    if not kinds:
+        return set()
+    candidates = sorted({a for kind in kinds for a in _assets_of_kind(kind, assets)})
+    if len(candidates) == 1:
+        return set(candidates)
+    reason = "ambiguous_name" if candidates else "unknown_name"
+    return Clarification(reason=reason, candidates=candidates or sorted(a.asset for a in assets))
+
+
+def _fuzzy_targets(tokens: list[str], targets: dict[str, str]) -> set[str]:
+    """Targets whose alias the text nearly spells (PHRASE_CUTOFF), with the same numbers; several → all of them."""
+    found: set[str] = set()
+    for alias, target in targets.items():
+        words = _TOKEN.findall(alias)
+        if not words or len(" ".join(words)) < _WORD_MIN:
+            continue
+        numbers = [w for w in words if w.isdigit()]
+        for i in range(len(tokens) - len(words) + 1):
+            window = tokens[i : i + len(words)]
+            if [w for w in window if w.isdigit()] != numbers:
+                continue
+            if fuzz.ratio(" ".join(window), " ".join(words)) >= PHRASE_CUTOFF:
+                found.add(target)
+    return found
+
+
+def _name_score(folded: str, tokens: list[str], tag: TagInfo) -> int:
+    """How long a name of `tag` the text holds: exact phrases count their length, a near word (WORD_CUTOFF) 1."""
+    names = {fold(n) for group in tag.names.values() for n in group} | {fold(tag.quantity.replace("_", " "))}
+    best = max((len(n) for n in names if n and _mentions(folded, _phrase(n))), default=0)
+    if best == 0 and any(_is_word(t, {n for n in names if " " not in n}) for t in tokens):
+        return 1
+    return best
+
+
+def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[TagInfo]) -> Subject:
+    scores = {tag.tag: _name_score(folded, tokens, tag) for tag in tags}
+    named = {tag.tag: tag for tag in tags if scores[tag.tag] > 0}
+    if not named:
+        return subject
+    quantity = max(named.values(), key=lambda t: (scores[t.tag], t.tag)).quantity
+    scope = [t for t in named.values() if subject.asset is None or t.asset == subject.asset]
+    if not scope:  # the asset has no tag of that quantity: its own tags are the candidates
+        own = sorted(t.tag for t in tags if t.asset == subject.asset)
+        return subject.model_copy(update={"quantity": quantity, "tag_candidates": own})
+    top = max(scores[t.tag] for t in scope)
+    best = sorted(t.tag for t in scope if scores[t.tag] == top)
+    quantity = named[best[0]].quantity
+    if len(best) == 1 and subject.asset is not None:
+        return subject.model_copy(update={"tag": best[0], "quantity": quantity, "tag_candidates": best})
+    return subject.model_copy(update={"quantity": quantity, "tag_candidates": best})

@@ -1,0 +1,402 @@
+"""The time window a question speaks of, in the site's timezone and its `[[reports.shifts]]`, in es/en/pt.
+
+Deterministic: `now` and the timezone are arguments, the clock is never read, so a question asked again at the same
+`now` resolves to the same window. Rules, first match wins (text folded: lower case, no accents):
+
+- spans back from now: "las últimas 3 horas", "last 2 days" (N × 24 h), "last week" (the calendar week before this
+  one, Monday 00:00 to Monday 00:00), "this week", "last month", "this month";
+- a day: "hoy/today/hoje", "ayer/yesterday/ontem", "anteayer/anteontem", a weekday ("el lunes": the latest one up to
+  today), a date ("3 de marzo", "March 3", "2026-03-03", "3/3", "hace 2 días": read by dateparser);
+- within the day (or today): "last night/anoche/ontem à noite" (20:00 to 06:00 before the day named), a shift
+  ("turno A", "yesterday's shift B": the occurrence that starts on that day; alone, the latest that has started),
+  "este turno/this shift", "el turno anterior/last shift", an hour range ("entre las 10 y las 11", "from 10 to
+  11:30", "between 10pm and 2am": the latest that has started when no day is named), one clock time ("a las 10":
+  the hour from 10:00, the latest that has started; `find_instant` gives the instant itself), a part of the day
+  ("this morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta noche" 20:00–06:00);
+- the day alone: 00:00 to the next 00:00.
+
+A window still under way ends at `now`. A question with no time at all gets the current shift so far (today so far
+when no shift covers `now`). A window wholly in the future, or a shift the site does not have, gives a Clarification.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import dateparser
+
+from edge_agent.ask.answers import Clarification
+from edge_agent.ask.resolve.text import fold
+from edge_agent.ask.tools import Window
+from edge_agent.config import ShiftConfig
+
+# "Night" as people say it in the three languages: from dinner to the usual 06:00 start of the day shift.
+NIGHT_START = time(20, 0)
+NIGHT_END = time(6, 0)
+# Parts of the day: (start, end) local; the morning starts with the usual first shift (06:00).
+_PARTS: dict[str, tuple[time, time]] = {
+    "morning": (time(6, 0), time(12, 0)),
+    "afternoon": (time(12, 0), time(18, 0)),
+    "evening": (time(18, 0), time(22, 0)),
+}
+# Dates before 1970 are not read as dates: no plant record is that old, and year 1 has no UTC instant west of UTC.
+_FIRST_YEAR = 1970
+# The longest "last N hours/days" read: 31 days, the tools' default window budget (a longer one is refused there).
+_MAX_SPAN_H = 31 * 24
+
+_N = r"(\d{1,3}|un|una|uma|um|a|an|one|dos|two|duas|dois|tres|three|cuatro|four|quatro|cinco|five|seis|six)"
+_NUMBERS = {
+    "un": 1,
+    "una": 1,
+    "uma": 1,
+    "um": 1,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "dos": 2,
+    "two": 2,
+    "duas": 2,
+    "dois": 2,
+    "tres": 3,
+    "three": 3,
+    "cuatro": 4,
+    "four": 4,
+    "quatro": 4,
+    "cinco": 5,
+    "five": 5,
+    "seis": 6,
+    "six": 6,
+}
+_LAST = r"(?:last|past|previous|ultimas?|ultimos?|pasadas?|pasados?|passadas?|passados?)"
+_HOURS = re.compile(
+    rf"\b{_LAST}\s+(?:{_N}\s*)?(?:horas?|hours?|hrs?|h)\b"
+    rf"|\b{_N}\s*(?:horas?|hours?|h)\s+{_LAST}\b"
+)
+_DAYS = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:dias?|days?)\b|\b{_N}\s+(?:dias?|days?)\s+{_LAST}\b")
+_LAST_WEEK = re.compile(
+    r"\b(?:last week|previous week|(?:la |a )?semana pasada|(?:la |a )?semana passada|"
+    r"(?:la |a )?semana anterior)\b"
+)
+_THIS_WEEK = re.compile(r"\b(?:this week|esta semana|nesta semana)\b")
+_LAST_MONTH = re.compile(
+    r"\b(?:last month|previous month|(?:el |o )?mes pasado|(?:o )?mes passado|"
+    r"(?:el |o )?mes anterior)\b"
+)
+_THIS_MONTH = re.compile(r"\b(?:this month|este mes|neste mes)\b")
+
+_DAY_BEFORE = re.compile(r"\b(?:anteayer|antier|anteontem|day before yesterday)\b")
+_YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem)(?:'s)?\b")
+_TODAY = re.compile(
+    r"\b(?:hoy|today|hoje|tonight)(?:'s)?\b|\b(?:esta|this|nesta) (?:manana|morning|manha|"
+    r"tarde|afternoon|evening|noche|noite)\b"
+)
+_WEEKDAYS = {
+    0: "lunes|monday|segunda(?:-feira| feira)?",
+    1: "martes|tuesday|terca(?:-feira| feira)?",
+    2: "miercoles|wednesday|quarta(?:-feira| feira)?",
+    3: "jueves|thursday|quinta(?:-feira| feira)?",
+    4: "viernes|friday|sexta(?:-feira| feira)?",
+    5: "sabado|saturday",
+    6: "domingo|sunday",
+}
+_WEEKDAY = re.compile(r"\b(?:el|on|na|no|last|el pasado|o ultimo|a ultima)\s+(" + "|".join(_WEEKDAYS.values()) + r")\b")
+_MONTHS = (
+    r"(?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|"
+    r"janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro|january|february|march|"
+    r"april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|"
+    r"oct|nov|dec)"
+)
+_DATE = re.compile(
+    r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"
+    rf"|\b\d{{1,2}}\s+de\s+{_MONTHS}(?:\s+de\s+\d{{4}})?\b"
+    rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b"
+    rf"|\b(?:hace|ha|há)\s+{_N}\s+dias?\b|\b{_N}\s+days?\s+ago\b"
+)
+
+_LAST_NIGHT = re.compile(
+    r"\b(?:anoche|last night|yesterday night|overnight)\b"
+    r"|\b(?:ayer|ontem)\s+(?:(?:en la|por la|a la|de la|de|a|na|em|durante la)\s+)?(?:noche|noite)\b"
+    r"|\b(?:noche (?:pasada|anterior)|noite (?:passada|anterior))\b"
+)
+_TONIGHT = re.compile(r"\b(?:tonight|esta noche|esta noite|hoje a noite|hoy en la noche)\b")
+_PART = {
+    "morning": re.compile(r"\b(?:morning|manana|manha)\b"),
+    "afternoon": re.compile(r"\b(?:afternoon|tarde)\b"),
+    "evening": re.compile(r"\bevening\b"),
+}
+_THIS_SHIFT = re.compile(
+    r"\b(?:this shift|current shift|este turno|turno actual|turno atual|neste turno|deste "
+    r"turno|el turno|o turno|the shift)\b"
+)
+_PREVIOUS_SHIFT = re.compile(
+    r"\b(?:last shift|previous shift|turno anterior|ultimo turno|turno pasado|turno "
+    r"passado)\b"
+)
+_NAMED_SHIFT = re.compile(r"\b(?:turno|shift)\s+([a-z0-9]{1,12})\b|\b(?:the|el|o)\s+([a-z0-9]{1,12})\s+shift\b")
+_CLOCK = r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h)(?![a-z]))?"
+_HOUR_RANGE = re.compile(
+    rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_CLOCK}"
+    rf"(?:\s*-\s*|\s+(?:y|and|e|a|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_CLOCK}(?![\d:])"
+)
+_AT_CLOCK = re.compile(
+    rf"\b(?:a las|a la|at|around|as|hacia las|sobre las|por volta das|por volta de)\s+{_CLOCK}(?![\d:])"
+)
+# One-letter words that follow "turno"/"shift" without naming a shift ("turno y", "turno e", "turno a las 10").
+_NOT_SHIFT_NAMES = frozenset("yeoa")
+
+
+@dataclass(frozen=True)
+class _Site:
+    zone: ZoneInfo
+    now: datetime  # local, aware
+
+    def at(self, day: date, clock: time) -> datetime:
+        """The local wall time, as an aware datetime (a time skipped by a DST change lands after the jump)."""
+        return datetime.combine(day, clock, tzinfo=self.zone).astimezone(UTC).astimezone(self.zone)
+
+    @property
+    def today(self) -> date:
+        return self.now.date()
+
+
+def resolve_window(
+    text: str, lang: str, *, tz: str, shifts: list[ShiftConfig], now: datetime
+) -> Window | Clarification:
+    """The window `text` speaks of (module docstring for the rules); the current shift so far when it names none."""
+    found = find_window(text, lang, tz=tz, shifts=shifts, now=now)
+    if found is not None:
+        return found
+    site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
+    current = _current_shift(site, shifts)
+    start = current[0] if current is not None else site.at(site.today, time(0, 0))
+    return _window(start, site.now)
+
+
+def find_window(
+    text: str, lang: str, *, tz: str, shifts: list[ShiftConfig], now: datetime
+) -> Window | Clarification | None:
+    """As resolve_window, but None when `text` names no time at all (a planner then picks its own default).
+    `lang` is accepted for symmetry: the rules read es/en/pt at once, as people mix them."""
+    site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
+    folded = fold(text)
+    span = _span(folded, site)
+    if span is not None:
+        return span
+    day = _day(folded, site, lang)
+    if isinstance(day, Clarification):
+        return day
+    for rule in (_last_night, _shift, _hour_range, _at_clock, _part_of_day):
+        found = rule(folded, site, day, shifts)
+        if found is not None:
+            return found
+    if day is not None:
+        return _window(site.at(day, time(0, 0)), site.at(day + timedelta(days=1), time(0, 0)), site.now)
+    return None
+
+
+def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | Clarification | None:
+    """The instant `text` names with one clock time ("a las 10", "yesterday at 3pm"), in UTC; None when it names
+    none; a Clarification when it is still to come."""
+    site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
+    folded = fold(text)
+    day = _day(folded, site, lang)
+    if isinstance(day, Clarification):
+        return day
+    instant = _clock_time(folded, site, day)
+    if instant is not None and instant > site.now:
+        return Clarification(reason="future_window", candidates=[])
+    return None if instant is None else instant.astimezone(UTC)
+
+
+def _window(start: datetime, end: datetime, now: datetime | None = None) -> Window | Clarification:
+    """[start, end) clipped to `now`; a window that has not begun yet asks back instead."""
+    if now is not None:
+        end = min(end, now)
+    if end <= start:
+        return Clarification(reason="future_window", candidates=[])
+    return Window(start=start.astimezone(UTC), end=end.astimezone(UTC))
+
+
+def _count(word: str | None) -> int:
+    if word is None:
+        return 1
+    return int(word) if word.isdigit() else _NUMBERS[word]
+
+
+def _span(folded: str, site: _Site) -> Window | Clarification | None:
+    now = site.now
+    if match := _HOURS.search(folded):
+        hours = min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H)
+        return _window(now - timedelta(hours=max(hours, 1)), now)
+    if match := _DAYS.search(folded):
+        days = min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H // 24)
+        return _window(now - timedelta(days=max(days, 1)), now)
+    monday = site.today - timedelta(days=site.today.weekday())
+    if _LAST_WEEK.search(folded):
+        return _window(site.at(monday - timedelta(days=7), time(0, 0)), site.at(monday, time(0, 0)))
+    if _THIS_WEEK.search(folded):
+        return _window(site.at(monday, time(0, 0)), now)
+    first = site.today.replace(day=1)
+    if _LAST_MONTH.search(folded):
+        previous = (first - timedelta(days=1)).replace(day=1)
+        return _window(site.at(previous, time(0, 0)), site.at(first, time(0, 0)))
+    if _THIS_MONTH.search(folded):
+        return _window(site.at(first, time(0, 0)), now)
+    return None
+
+
+def _day(folded: str, site: _Site, lang: str) -> date | Clarification | None:
+    if _DAY_BEFORE.search(folded):
+        return site.today - timedelta(days=2)
+    if _YESTERDAY.search(folded):
+        return site.today - timedelta(days=1)
+    if _TODAY.search(folded):
+        return site.today
+    if match := _WEEKDAY.search(folded):
+        weekday = next(d for d, names in _WEEKDAYS.items() if re.fullmatch(names, match.group(1)))
+        return site.today - timedelta(days=(site.today.weekday() - weekday) % 7)
+    if match := _DATE.search(folded):
+        return _parse_date(match.group(0), site, lang)
+    return None
+
+
+def _parse_date(fragment: str, site: _Site, lang: str) -> date | Clarification | None:
+    """dateparser reads the date fragment (its month names, orders and "hace N días" cover es/en/pt)."""
+    language = lang if lang in ("es", "en", "pt") else "es"
+    settings = {
+        "RELATIVE_BASE": site.now.replace(tzinfo=None),
+        "PREFER_DATES_FROM": "past",
+        "RETURN_AS_TIMEZONE_AWARE": False,
+        "DATE_ORDER": "MDY" if language == "en" else "DMY",
+    }
+    try:
+        parsed = dateparser.parse(fragment, languages=[language], settings=settings)
+    except (ValueError, OverflowError, TypeError):  # "31/31", years past 9999: no date
+        return None
+    if parsed is None or parsed.year < _FIRST_YEAR:
+        return None
+    if parsed.date() > site.today:
+        return Clarification(reason="future_window", candidates=[])
+    return parsed.date()
+
+
+def _last_night(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+    if _LAST_NIGHT.search(folded):
+        # The night that ends on the morning of the day named (today: the night just past, or the one under way).
+        end_day = (day + timedelta(days=1)) if day is not None and day < site.today else site.today
+        return _window(site.at(end_day - timedelta(days=1), NIGHT_START), site.at(end_day, NIGHT_END), site.now)
+    if _TONIGHT.search(folded):
+        start = site.at(site.today, NIGHT_START)
+        if site.now < site.at(site.today, NIGHT_END):  # after midnight: the night under way began yesterday
+            start = site.at(site.today - timedelta(days=1), NIGHT_START)
+        return _window(start, start + timedelta(hours=10), site.now)
+    return None
+
+
+def _occurrence(site: _Site, shift: ShiftConfig, day: date) -> tuple[datetime, datetime]:
+    """The shift as it runs when it starts on `day`; an end at or before its start is on the next day."""
+    start_clock, end_clock = time.fromisoformat(shift.start), time.fromisoformat(shift.end)
+    end_day = day + timedelta(days=1) if end_clock <= start_clock else day
+    return site.at(day, start_clock), site.at(end_day, end_clock)
+
+
+def _latest_started(site: _Site, shift: ShiftConfig) -> tuple[datetime, datetime]:
+    today = _occurrence(site, shift, site.today)
+    return today if today[0] <= site.now else _occurrence(site, shift, site.today - timedelta(days=1))
+
+
+def _current_shift(site: _Site, shifts: list[ShiftConfig]) -> tuple[datetime, datetime] | None:
+    for shift in shifts:
+        start, end = _latest_started(site, shift)
+        if start <= site.now < end:
+            return start, end
+    return None
+
+
+def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+    if not shifts:
+        return None
+    if _PREVIOUS_SHIFT.search(folded):
+        ended = [_latest_started(site, shift) for shift in shifts]
+        ended = [
+            o if o[1] <= site.now else _occurrence(site, s, o[0].date() - timedelta(days=1))
+            for s, o in zip(shifts, ended, strict=True)
+        ]
+        start, end = max(ended)
+        return _window(start, end, site.now)
+    names = {fold(shift.name): shift for shift in shifts}
+    for match in _NAMED_SHIFT.finditer(folded):
+        name = match.group(1) or match.group(2)
+        if name in names:
+            shift = names[name]
+            start, end = _latest_started(site, shift) if day is None else _occurrence(site, shift, day)
+            return _window(start, end, site.now)
+        if len(name) == 1 and name not in _NOT_SHIFT_NAMES:  # "turno D": a shift name, not one the site has
+            return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
+    if day is None and _THIS_SHIFT.search(folded):
+        current = _current_shift(site, shifts)
+        if current is not None:
+            return _window(current[0], site.now)
+    return None
+
+
+def _clock(hour: str, minute: str | None, meridiem: str | None) -> time | None:
+    h, m = int(hour), int(minute or 0)
+    if meridiem is not None and meridiem.startswith("p") and h < 12:
+        h += 12
+    elif meridiem is not None and meridiem.startswith("a") and h == 12:
+        h = 0
+    return time(h, m) if h < 24 and m < 60 else None
+
+
+def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+    match = _HOUR_RANGE.search(folded)
+    if match is None:
+        return None
+    first, last = _clock(*match.group(1, 2, 3)), _clock(*match.group(4, 5, 6))
+    if first is None or last is None:
+        return None
+    if match.group(3) is None and match.group(6) is not None:  # "between 10 and 11pm": both pm, unless past the end
+        shared = _clock(match.group(1), match.group(2), match.group(6))
+        first = shared if shared is not None and shared < last else first
+    on = site.today if day is None else day
+    start = site.at(on, first)
+    if day is None and start > site.now:  # "between 10 and 11" at 09:00: yesterday's
+        on -= timedelta(days=1)
+        start = site.at(on, first)
+    end = site.at(on + timedelta(days=1) if last <= first else on, last)
+    return _window(start, end, site.now)
+
+
+def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
+    """The instant "a las 10", "at 10am", "às 10h" names: on the day named, else the latest 10:00 that has come."""
+    match = _AT_CLOCK.search(folded)
+    if match is None or _HOUR_RANGE.search(folded):
+        return None
+    clock = _clock(*match.group(1, 2, 3))
+    if clock is None:
+        return None
+    on = site.today if day is None else day
+    if day is None and site.at(on, clock) > site.now:
+        on -= timedelta(days=1)
+    return site.at(on, clock)
+
+
+def _at_clock(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+    """ "a las 10": the hour from 10:00."""
+    instant = _clock_time(folded, site, day)
+    return None if instant is None else _window(instant, instant + timedelta(hours=1), site.now)
+
+
+def _part_of_day(
+    folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
+) -> Window | Clarification | None:
+    for part, pattern in _PART.items():
+        if pattern.search(folded):
+            on = site.today if day is None else day
+            first, last = _PARTS[part]
+            return _window(site.at(on, first), site.at(on, last), site.now)
+    return None

@@ -1,0 +1,300 @@
+"""AskService: the Component that answers questions and tool calls over MQTT (docs/ask.md).
+
+Requests arrive on `edge/<site>/ask/request/<user>` (the level is the broker user: ACL `pattern write
+edge/+/ask/request/%u`) with an MQTT 5 Response Topic and Correlation Data; the answer goes to that topic, only under
+the user's own namespace `edge/<site>/ask/reply/<user>/...` (edge_agent.ask.topics), through the store outbox (QoS 1,
+so it survives a broker outage). A request without a Response Topic, or naming one outside the namespace, is counted
+(`unanswerable`) and dropped.
+
+Admission, in order: per-user throttle (`ask.throttle` per 60 s: `throttled`), the payload (a malformed one is
+refused `bad_request` naming the field and counted `invalid`, like a quarantined input), the queue (`ask.queue_max`:
+`queue_full`; `ask.per_user_max` per user: `queue_share_full`). A worker takes one request at a time and computes
+its answer in a thread, at the time the request was accepted (so it replays byte for byte); an answer not ready
+within `ask.deadline_s` is refused `deadline`. Every question gets one `ask.answered` audit entry and every tool
+call one `ask.tool_called` (edge_agent.ask.trail) before its reply is written.
+
+Isolation: nothing one message holds stops the service. Whatever handling one message raises is answered
+`internal_error` where a reply topic is known, counted, logged with its traceback, and the next message is read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from edge_agent.ask.metrics import ANSWER_SECONDS, BROKER_CONNECTED, QUEUE_DEPTH, REQUESTS
+from edge_agent.ask.pipeline import AskAnswer, answer_at, context_for, refused_answer
+from edge_agent.ask.request import QuestionRequest, ToolRequest, parse_ask
+from edge_agent.ask.throttle import UserThrottle
+from edge_agent.ask.tools import ToolError, run_tool
+from edge_agent.ask.topics import (
+    ANONYMOUS,
+    reply_namespace,
+    reply_topic_refusal,
+    request_topic,
+    reserved_filters,
+)
+from edge_agent.ask.trail import record_answer, record_tool_call
+from edge_agent.ask.transport import AskClient, AskClientFactory, AskMessage
+from edge_agent.audit import AuditSink
+from edge_agent.base.reply_topic import topic_user
+from edge_agent.base.types import utcnow
+from edge_agent.config import AgentConfig
+from edge_agent.reports.errors import RequestError
+from edge_agent.store import Store
+
+log = structlog.get_logger(component="ask")
+
+
+@dataclass(frozen=True)
+class ReplyTarget:
+    topic: str
+    correlation: bytes | None
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """A direct tool call's result (JSON), or the reason code and detail it was refused with."""
+
+    result: dict[str, Any] | None
+    reason: str | None
+    detail: str | None
+
+
+@dataclass(frozen=True)
+class Job:
+    request: QuestionRequest | ToolRequest
+    user: str | None
+    target: ReplyTarget
+    accepted_at: datetime
+
+
+class AskService:
+    """A `Component`: subscribe, admit, queue, answer one at a time, reply via the outbox."""
+
+    name = "ask"
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        store: Store,
+        audit: AuditSink | None,
+        client_id: str | None = None,
+        outbox_wake: Callable[[], None] | None = None,
+        *,
+        mqtt_client: AskClientFactory,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.audit = audit
+        self.client_id = client_id or f"{config.mqtt.client_id}-ask"
+        self.request_topic = request_topic(config)
+        self._reserved = reserved_filters(config)
+        # Unbounded as a Queue: ask.queue_max and ask.per_user_max are enforced when admitting.
+        self._queue: asyncio.Queue[Job] = asyncio.Queue()
+        self._waiting: collections.Counter[str] = collections.Counter()
+        self.throttle = UserThrottle(config.ask.throttle)
+        self._outbox_wake = outbox_wake
+        self._mqtt_client = mqtt_client
+        self.not_ready_reason: str | None = None
+
+    async def run(self, ready: asyncio.Event) -> None:
+        self.not_ready_reason = None
+        async with self._mqtt_client(self.config.mqtt, client_id=self.client_id) as client:
+            await client.wait_connected(timeout=self.config.daemon.ready_timeout_s)
+            await client.subscribe(f"{self.request_topic}/#", qos=1)
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self._worker(), name="ask-worker")
+                group.create_task(self._watch_connection(client), name="ask-connection")
+                ready.set()
+                log.info("ask_ready", request_topic=self.request_topic)
+                async for message in client.messages():
+                    await self.handle(message)
+                    await message.ack()
+
+    async def _watch_connection(self, client: AskClient) -> None:
+        where = f"{self.config.mqtt.host}:{self.config.mqtt.port}"
+        try:
+            while True:
+                BROKER_CONNECTED.set(1)
+                self.not_ready_reason = None
+                await client.wait_disconnected()
+                BROKER_CONNECTED.set(0)
+                self.not_ready_reason = f"ask service lost its broker connection to {where}; reconnecting"
+                await client.wait_connected()
+        finally:
+            BROKER_CONNECTED.set(0)
+
+    # --- admission ---------------------------------------------------------------------------------------------
+
+    async def handle(self, message: AskMessage) -> None:
+        """Admit or refuse one message. The isolation barrier: never raises (but for cancellation)."""
+        target: ReplyTarget | None = None
+        try:
+            if message.retain:  # a retained question would be asked again on every resubscribe
+                log.warning("retained_request_ignored", topic=message.topic)
+                return
+            user = topic_user(message.topic, self.request_topic)
+            target = self._target(message, user)
+            if target is None:
+                REQUESTS.labels("unanswerable").inc()
+                return
+            if user == "":
+                await self._refuse(target, "bad_request", f"publish to {self.request_topic}/<user>", "invalid")
+                return
+            if not self.throttle.allow(user or ANONYMOUS):
+                detail = f"more than {self.config.ask.throttle} requests in 60 s (ask.throttle)"
+                await self._refuse(target, "throttled", detail, "throttled")
+                return
+            try:
+                request = parse_ask(message.payload)
+            except RequestError as exc:
+                log.info("ask_invalid", user=user, field=exc.field, reason=exc.reason)
+                await self._refuse(target, "bad_request", f"{exc.field}: {exc.reason}", "invalid")
+                return
+            await self._admit(Job(request, user, target, utcnow()))
+        except Exception as exc:
+            REQUESTS.labels("internal_error").inc()
+            log.exception("ask_handling_failed", topic=message.topic)
+            if target is not None:
+                try:
+                    await self._reply(target, _internal_error(exc))
+                except Exception:
+                    log.exception("ask_error_reply_failed", topic=message.topic)
+
+    def _target(self, message: AskMessage, user: str | None) -> ReplyTarget | None:
+        topic = message.response_topic
+        if not topic:
+            log.warning("ask_without_response_topic", topic=message.topic)
+            return None
+        refusal = reply_topic_refusal(topic, reply_namespace(self.config, user or None), self._reserved)
+        if refusal is not None:
+            log.warning("reply_topic_refused", topic=message.topic, reply_topic=topic[:200], reason=refusal)
+            return None
+        return ReplyTarget(topic, message.correlation_data)
+
+    async def _admit(self, job: Job) -> None:
+        rules = self.config.ask
+        who = job.user or ANONYMOUS
+        if self._queue.qsize() >= rules.queue_max:
+            await self._refuse(job.target, "queue_full", f"{rules.queue_max} requests waiting (ask.queue_max)")
+            return
+        if self._waiting[who] >= rules.per_user_max:
+            detail = f"{rules.per_user_max} requests from {who} waiting (ask.per_user_max)"
+            await self._refuse(job.target, "queue_share_full", detail)
+            return
+        self._waiting[who] += 1
+        self._queue.put_nowait(job)
+        QUEUE_DEPTH.set(self._queue.qsize())
+
+    # --- answering ---------------------------------------------------------------------------------------------
+
+    async def _worker(self) -> None:
+        while True:
+            job = await self._queue.get()
+            who = job.user or ANONYMOUS
+            self._waiting[who] -= 1
+            if self._waiting[who] <= 0:
+                del self._waiting[who]
+            QUEUE_DEPTH.set(self._queue.qsize())
+            try:
+                await self._answer(job)
+            except Exception as exc:  # the audit entry or the reply failed: this request is lost, not the service
+                REQUESTS.labels("internal_error").inc()
+                log.exception("ask_answer_failed", user=job.user)
+                try:
+                    await self._reply(job.target, _internal_error(exc))
+                except Exception:
+                    log.exception("ask_error_reply_failed", user=job.user)
+            finally:
+                self._queue.task_done()
+
+    async def _answer(self, job: Job) -> None:
+        started = time.monotonic()
+        try:
+            # The thread is not stopped at the deadline (SQLite reads cannot be interrupted safely): its result is
+            # dropped unrecorded, and the deadline refusal is what gets audited and answered.
+            async with asyncio.timeout(self.config.ask.deadline_s):
+                outcome = await asyncio.to_thread(self._compute, job)
+        except TimeoutError:
+            outcome = self._deadline(job)
+        ANSWER_SECONDS.observe(time.monotonic() - started)
+        reply = await asyncio.to_thread(self._record, job, outcome)
+        await self._reply(job.target, reply)
+
+    def _compute(self, job: Job) -> AskAnswer | ToolOutcome:
+        """The answer or the tool's result at the accepted time; pure but for the store's reads (nothing recorded)."""
+        request = job.request
+        if isinstance(request, QuestionRequest):
+            return answer_at(
+                self.config, self.store, request.question, user=job.user, lang=request.lang, now=job.accepted_at
+            )
+        try:
+            output = run_tool(context_for(self.config, self.store, job.accepted_at), request.tool, request.args)
+        except ToolError as exc:
+            return ToolOutcome(None, exc.reason, exc.detail)
+        return ToolOutcome(output.model_dump(mode="json"), None, None)
+
+    def _deadline(self, job: Job) -> AskAnswer | ToolOutcome:
+        request = job.request
+        if isinstance(request, ToolRequest):
+            return ToolOutcome(None, "deadline", f"no result within {self.config.ask.deadline_s:g} s (ask.deadline_s)")
+        return refused_answer(
+            request.question,
+            user=job.user,
+            lang=request.lang,
+            now=job.accepted_at,
+            reason="deadline",
+            config=self.config,
+        )
+
+    def _record(self, job: Job, outcome: AskAnswer | ToolOutcome) -> dict[str, Any]:
+        """The audit entry (`ask.answered` or `ask.tool_called`), then the reply that cites it."""
+        request = job.request
+        if isinstance(outcome, AskAnswer):
+            assert isinstance(request, QuestionRequest)
+            if self.audit is not None:
+                entry = record_answer(self.audit, outcome, request.question, job.user)
+                outcome = outcome.model_copy(update={"audit_seq": entry})
+            REQUESTS.labels("deadline" if outcome.reason == "deadline" else outcome.status).inc()
+            log.info("ask_answered", user=job.user, status=outcome.status, reason=outcome.reason, seq=outcome.audit_seq)
+            return outcome.model_dump(mode="json")
+        assert isinstance(request, ToolRequest)
+        seq: int | None = None
+        if self.audit is not None:
+            seq = record_tool_call(self.audit, job.user, request.tool, request.args, outcome.result, outcome.reason)
+        log.info("ask_tool_called", user=job.user, tool=request.tool, reason=outcome.reason, seq=seq)
+        if outcome.result is not None:
+            REQUESTS.labels("answered").inc()
+            return {"status": "answered", "tool": request.tool, "result": outcome.result, "audit_seq": seq}
+        REQUESTS.labels("deadline" if outcome.reason == "deadline" else "refused").inc()
+        reply = {"status": "refused", "tool": request.tool, "reason": outcome.reason, "detail": outcome.detail}
+        return reply | {"audit_seq": seq}
+
+    # --- replies -----------------------------------------------------------------------------------------------
+
+    async def _refuse(self, target: ReplyTarget, reason: str, detail: str, outcome: str | None = None) -> None:
+        REQUESTS.labels(outcome or reason).inc()
+        log.info("ask_refused", reason=reason, detail=detail)
+        await self._reply(target, {"status": "refused", "reason": reason, "detail": detail})
+
+    async def _reply(self, target: ReplyTarget, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        properties = {"content_type": "application/json"}
+        if target.correlation is not None:
+            properties["correlation_data"] = target.correlation.hex()
+        await asyncio.to_thread(self.store.outbox_put, target.topic, data, 1, False, properties)
+        if self._outbox_wake is not None:
+            self._outbox_wake()
+
+
+def _internal_error(exc: Exception) -> dict[str, Any]:
+    return {"status": "refused", "reason": "internal_error", "detail": type(exc).__name__}

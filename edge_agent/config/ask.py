@@ -1,0 +1,28 @@
+"""Ask the plant: questions over MQTT answered from stored records (docs/ask.md)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from edge_agent.config.base import Section
+
+
+class AskConfig(Section):
+    enabled: bool = True
+    # What people call things → the asset, line or tag id: {"bomba 101" = "P-101"}. Looked up before fuzzy matching.
+    aliases: dict[str, str] = Field(default_factory=dict)
+    # 31 days: a month of a plant's records; the demo plant's ~112 000 tag samples a day make ~3.5 M rows, which the
+    # tools aggregate in SQL rather than load.
+    max_window_days: float = Field(31.0, gt=0, le=366)
+    # Rows one tool may read; more is refused (`outside_budget`) before anything is aggregated.
+    max_rows: int = Field(500_000, ge=1)
+    # Questions waiting; beyond this one is refused (`queue_full`). 16: a control room's worth of people at once.
+    queue_max: int = Field(16, ge=1)
+    # Questions one user may have waiting (`queue_share_full`): no one user holds the queue.
+    per_user_max: int = Field(4, ge=1)
+    # An answer not ready this long after it was taken from the queue is refused (`deadline`). Measured: a shift's
+    # question answers in well under 1 s on 2 cores; 20 s leaves room for a month's window.
+    deadline_s: float = Field(20.0, gt=0, le=600)
+    # Questions and tool calls per user in any sliding 60 s; beyond, refused (`throttled`). 30: an assistant makes
+    # a handful of tool calls per question a person asks.
+    throttle: int = Field(30, ge=1)

@@ -1,0 +1,444 @@
+"""The ask's resolution of a question's words: its time window in the site's timezone and shifts, and the asset,
+line and tag it names, in es/en/pt. Every expected window is worked out here in local wall time."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from edge_agent.ask.answers import Clarification
+from edge_agent.ask.resolve import Subject, find_instant, find_window, resolve_subject, resolve_window
+from edge_agent.ask.tools import AssetInfo, LineInfo, Namespace, TagInfo, Window
+from edge_agent.ask.tools.quantities import quantity_of
+from edge_agent.config import ShiftConfig
+from edge_agent.sim.plant import ASSETS, TANK, tag_names
+
+MEXICO = "America/Mexico_City"  # the demo site's zone: UTC-6 all year (no DST since 2022)
+SANTIAGO = "America/Santiago"  # DST: -03 until 2026-04-05 00:00, then -04; -03 again from 2026-09-06 00:00 (01:00)
+# configs/demo.toml's shifts: C crosses midnight.
+SHIFTS = [
+    ShiftConfig(name="A", start="06:00", end="14:00"),
+    ShiftConfig(name="B", start="14:00", end="22:00"),
+    ShiftConfig(name="C", start="22:00", end="06:00"),
+]
+ALIASES = {"bomba 101": "P-101", "la grande": "C-201", "línea principal": "L1"}
+
+
+def local(tz: str, year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=ZoneInfo(tz))
+
+
+def window(start: datetime, end: datetime) -> Window:
+    return Window(start=start, end=end)
+
+
+def plant_namespace(extra_tags: tuple[str, ...] = ()) -> Namespace:
+    """The simulated plant's namespace as build_namespace gives it (edge_agent/sim/plant.py: L1, P-101, P-102, C-201,
+    T-301), its assets named by their aliases."""
+    tags = []
+    for tag in [*tag_names(), *extra_tags]:
+        q = quantity_of(tag)
+        tags.append(TagInfo(tag=tag, asset=q.asset, quantity=q.quantity, unit=q.unit, names=q.names))
+    names: dict[str, list[str]] = {}
+    for alias, target in ALIASES.items():
+        names.setdefault(target, []).append(alias)
+    assets = sorted([spec.name for spec in ASSETS] + [TANK])
+    return Namespace(
+        record_ids=[],
+        record_count=0,
+        site="demo-plant",
+        timezone=MEXICO,
+        lines=[LineInfo(line="L1")],
+        assets=[AssetInfo(asset=a, line="L1", names=names.get(a, [])) for a in assets],
+        tags=tags,
+    )
+
+
+NAMESPACE = plant_namespace()
+
+
+class TestWindowMexicoCity:
+    """America/Mexico_City, asked on Wednesday 2026-03-11 at 10:30 local (16:30 UTC), during shift A."""
+
+    NOW = local(MEXICO, 2026, 3, 11, 10, 30)
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("¿cuántas paradas en el turno A?", "es", (2026, 3, 11, 6, 0), (2026, 3, 11, 10, 30)),  # so far
+            ("yesterday's shift B", "en", (2026, 3, 10, 14, 0), (2026, 3, 10, 22, 0)),
+            ("o turno B de ontem", "pt", (2026, 3, 10, 14, 0), (2026, 3, 10, 22, 0)),
+            # B today has not begun: "turno B" alone is the latest that has, yesterday's
+            ("turno B", "es", (2026, 3, 10, 14, 0), (2026, 3, 10, 22, 0)),
+            # C crosses midnight: the one that began yesterday at 22:00 and ended at 06:00 today
+            ("the C shift", "en", (2026, 3, 10, 22, 0), (2026, 3, 11, 6, 0)),
+            ("turno C de ayer", "es", (2026, 3, 10, 22, 0), (2026, 3, 11, 6, 0)),
+            ("turno C de anteayer", "es", (2026, 3, 9, 22, 0), (2026, 3, 10, 6, 0)),
+            ("el turno anterior", "es", (2026, 3, 10, 22, 0), (2026, 3, 11, 6, 0)),
+            ("this shift", "en", (2026, 3, 11, 6, 0), (2026, 3, 11, 10, 30)),
+            ("ayer", "es", (2026, 3, 10, 0, 0), (2026, 3, 11, 0, 0)),
+            ("yesterday", "en", (2026, 3, 10, 0, 0), (2026, 3, 11, 0, 0)),
+            ("ontem", "pt", (2026, 3, 10, 0, 0), (2026, 3, 11, 0, 0)),
+            ("hoy", "es", (2026, 3, 11, 0, 0), (2026, 3, 11, 10, 30)),
+            ("hoje", "pt", (2026, 3, 11, 0, 0), (2026, 3, 11, 10, 30)),
+            ("entre las 10 y las 11", "es", (2026, 3, 11, 10, 0), (2026, 3, 11, 10, 30)),  # under way: to now
+            ("between 8 and 9:15", "en", (2026, 3, 11, 8, 0), (2026, 3, 11, 9, 15)),
+            # 11:00 has not come today: yesterday's
+            ("entre as 11 e as 12", "pt", (2026, 3, 10, 11, 0), (2026, 3, 10, 12, 0)),
+            ("ayer de las 10 a las 11:30", "es", (2026, 3, 10, 10, 0), (2026, 3, 10, 11, 30)),
+            ("between 10pm and 2am yesterday", "en", (2026, 3, 10, 22, 0), (2026, 3, 11, 2, 0)),
+            ("between 2 and 3pm", "en", (2026, 3, 10, 14, 0), (2026, 3, 10, 15, 0)),
+            ("last night", "en", (2026, 3, 10, 20, 0), (2026, 3, 11, 6, 0)),
+            ("¿qué pasó anoche?", "es", (2026, 3, 10, 20, 0), (2026, 3, 11, 6, 0)),
+            ("ontem à noite", "pt", (2026, 3, 10, 20, 0), (2026, 3, 11, 6, 0)),
+            ("this morning", "en", (2026, 3, 11, 6, 0), (2026, 3, 11, 10, 30)),
+            ("esta mañana", "es", (2026, 3, 11, 6, 0), (2026, 3, 11, 10, 30)),
+            ("ontem de manhã", "pt", (2026, 3, 10, 6, 0), (2026, 3, 10, 12, 0)),
+            ("ayer por la tarde", "es", (2026, 3, 10, 12, 0), (2026, 3, 10, 18, 0)),
+            # one clock time: the hour from it, today's if it has come
+            ("a las 9", "es", (2026, 3, 11, 9, 0), (2026, 3, 11, 10, 0)),
+            ("at 11pm", "en", (2026, 3, 10, 23, 0), (2026, 3, 11, 0, 0)),
+            ("ontem às 10h", "pt", (2026, 3, 10, 10, 0), (2026, 3, 10, 11, 0)),
+            # calendar weeks from Monday: this one began Monday 2026-03-09
+            ("a semana passada", "pt", (2026, 3, 2, 0, 0), (2026, 3, 9, 0, 0)),
+            ("la semana pasada", "es", (2026, 3, 2, 0, 0), (2026, 3, 9, 0, 0)),
+            ("last week", "en", (2026, 3, 2, 0, 0), (2026, 3, 9, 0, 0)),
+            ("esta semana", "es", (2026, 3, 9, 0, 0), (2026, 3, 11, 10, 30)),
+            ("last month", "en", (2026, 2, 1, 0, 0), (2026, 3, 1, 0, 0)),
+            ("las últimas 3 horas", "es", (2026, 3, 11, 7, 30), (2026, 3, 11, 10, 30)),
+            ("the last hour", "en", (2026, 3, 11, 9, 30), (2026, 3, 11, 10, 30)),
+            ("últimos 2 dias", "pt", (2026, 3, 9, 10, 30), (2026, 3, 11, 10, 30)),
+            ("el lunes", "es", (2026, 3, 9, 0, 0), (2026, 3, 10, 0, 0)),
+            ("on friday", "en", (2026, 3, 6, 0, 0), (2026, 3, 7, 0, 0)),
+            ("el 3 de marzo", "es", (2026, 3, 3, 0, 0), (2026, 3, 4, 0, 0)),
+            ("on March 3", "en", (2026, 3, 3, 0, 0), (2026, 3, 4, 0, 0)),
+            ("em 5 de março", "pt", (2026, 3, 5, 0, 0), (2026, 3, 6, 0, 0)),
+            # a day and month without a year: the latest that has come, last year's March 20
+            ("el 20 de marzo", "es", (2025, 3, 20, 0, 0), (2025, 3, 21, 0, 0)),
+            ("2026-02-28", "en", (2026, 2, 28, 0, 0), (2026, 3, 1, 0, 0)),
+            ("hace 2 días", "es", (2026, 3, 9, 0, 0), (2026, 3, 10, 0, 0)),
+        ],
+    )
+    def test_named_windows(self, text: str, lang: str, start: tuple[int, ...], end: tuple[int, ...]) -> None:
+        """Each phrase resolves to its local window, held in UTC."""
+        got = resolve_window(text, lang, tz=MEXICO, shifts=SHIFTS, now=self.NOW)
+        assert got == window(local(MEXICO, *start), local(MEXICO, *end))
+
+    def test_instant(self) -> None:
+        """One clock time is an instant in UTC: 10:00 local today is 16:00 UTC; none named, None; to come, asks."""
+        assert find_instant("¿a las 10?", "es", tz=MEXICO, now=self.NOW) == datetime(2026, 3, 11, 16, 0, tzinfo=UTC)
+        assert find_instant("entre las 10 y las 11", "es", tz=MEXICO, now=self.NOW) is None
+        assert find_instant("hoy a las 11", "es", tz=MEXICO, now=self.NOW) == Clarification(
+            reason="future_window", candidates=[]
+        )
+
+    def test_utc_ends(self) -> None:
+        """Shift A so far is 12:00 to 16:30 UTC: Mexico City is six hours behind."""
+        got = resolve_window("turno A", "es", tz=MEXICO, shifts=SHIFTS, now=self.NOW.astimezone(UTC))
+        assert got == window(datetime(2026, 3, 11, 12, 0, tzinfo=UTC), datetime(2026, 3, 11, 16, 30, tzinfo=UTC))
+
+    def test_no_time_is_the_current_shift_so_far(self) -> None:
+        """A question naming no time gets the shift under way, from its start to now."""
+        assert find_window("¿cuántas paradas hubo?", "es", tz=MEXICO, shifts=SHIFTS, now=self.NOW) is None
+        got = resolve_window("¿cuántas paradas hubo?", "es", tz=MEXICO, shifts=SHIFTS, now=self.NOW)
+        assert got == window(local(MEXICO, 2026, 3, 11, 6, 0), self.NOW)
+
+    def test_no_time_after_midnight_is_the_night_shift_so_far(self) -> None:
+        """At 02:00 the shift under way is C, begun yesterday at 22:00."""
+        now = local(MEXICO, 2026, 3, 11, 2, 0)
+        got = resolve_window("alarms?", "en", tz=MEXICO, shifts=SHIFTS, now=now)
+        assert got == window(local(MEXICO, 2026, 3, 10, 22, 0), now)
+        assert resolve_window("turno C", "es", tz=MEXICO, shifts=SHIFTS, now=now) == got
+
+    def test_no_shifts_configured_is_today_so_far(self) -> None:
+        """Without `[[reports.shifts]]` a question naming no time gets today from local midnight."""
+        got = resolve_window("alarms?", "en", tz=MEXICO, shifts=[], now=self.NOW)
+        assert got == window(local(MEXICO, 2026, 3, 11, 0, 0), self.NOW)
+
+    def test_unknown_shift_asks_back(self) -> None:
+        """A shift the site does not have gives its shifts as the candidates."""
+        got = resolve_window("turno D", "es", tz=MEXICO, shifts=SHIFTS, now=self.NOW)
+        assert got == Clarification(reason="unknown_shift", candidates=["A", "B", "C"])
+
+    @pytest.mark.parametrize(
+        ("text", "lang"), [("this afternoon", "en"), ("esta noche", "es"), ("el 20 de marzo de 2026", "es")]
+    )
+    def test_future_window_asks_back(self, text: str, lang: str) -> None:
+        """A window that has not begun at `now` resolves to no window: nothing is stored for it."""
+        got = resolve_window(text, lang, tz=MEXICO, shifts=SHIFTS, now=self.NOW)
+        assert got == Clarification(reason="future_window", candidates=[])
+
+
+class TestWindowSantiago:
+    """America/Santiago observes DST: a day may be 23 or 25 hours, a night shift 7 or 9."""
+
+    def test_yesterday_of_25_hours(self) -> None:
+        """2026-04-04 in Santiago runs 00:00-03 to 00:00-04 the next day: 25 hours, 03:00 to 04:00 UTC."""
+        got = resolve_window("ayer", "es", tz=SANTIAGO, shifts=SHIFTS, now=local(SANTIAGO, 2026, 4, 5, 10, 0))
+        assert got == window(datetime(2026, 4, 4, 3, 0, tzinfo=UTC), datetime(2026, 4, 5, 4, 0, tzinfo=UTC))
+        assert isinstance(got, Window) and got.end - got.start == timedelta(hours=25)
+
+    def test_yesterday_of_23_hours_starts_after_the_jump(self) -> None:
+        """2026-09-06 00:00 does not exist in Santiago (clocks jump to 01:00-03): the day starts at 04:00 UTC."""
+        got = resolve_window("yesterday", "en", tz=SANTIAGO, shifts=SHIFTS, now=local(SANTIAGO, 2026, 9, 7, 10, 0))
+        assert got == window(datetime(2026, 9, 6, 4, 0, tzinfo=UTC), datetime(2026, 9, 7, 3, 0, tzinfo=UTC))
+        assert isinstance(got, Window) and got.end - got.start == timedelta(hours=23)
+
+    def test_night_shift_across_the_autumn_change(self) -> None:
+        """Shift C from 22:00-03 on 04-04 to 06:00-04 on 04-05 lasts 9 hours (01:00 to 10:00 UTC)."""
+        got = resolve_window(
+            "turno C de ayer", "es", tz=SANTIAGO, shifts=SHIFTS, now=local(SANTIAGO, 2026, 4, 5, 12, 0)
+        )
+        assert got == window(datetime(2026, 4, 5, 1, 0, tzinfo=UTC), datetime(2026, 4, 5, 10, 0, tzinfo=UTC))
+
+    def test_night_shift_across_the_spring_change(self) -> None:
+        """Shift C from 22:00-04 on 09-05 to 06:00-03 on 09-06 lasts 7 hours (02:00 to 09:00 UTC)."""
+        got = resolve_window("last shift", "en", tz=SANTIAGO, shifts=SHIFTS, now=local(SANTIAGO, 2026, 9, 6, 7, 0))
+        assert got == window(datetime(2026, 9, 6, 2, 0, tzinfo=UTC), datetime(2026, 9, 6, 9, 0, tzinfo=UTC))
+
+
+_FRAGMENTS = [
+    "turno",
+    "shift",
+    "A",
+    "B",
+    "C",
+    "D",
+    "ayer",
+    "yesterday",
+    "ontem",
+    "hoy",
+    "entre",
+    "between",
+    "las",
+    "as",
+    "10",
+    "11",
+    "y",
+    "and",
+    "e",
+    "pm",
+    "am",
+    ":",
+    "30",
+    "last",
+    "night",
+    "anoche",
+    "semana",
+    "pasada",
+    "passada",
+    "week",
+    "últimas",
+    "horas",
+    "hours",
+    "días",
+    "de",
+    "marzo",
+    "March",
+    "3",
+    "2026-13-45",
+    "99/99",
+    "mañana",
+    "morning",
+    "noche",
+    "tonight",
+    "el",
+    "lunes",
+    "hace",
+    "ago",
+    "-",
+    "¿",
+    "?",
+]
+_QUESTIONS = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_FRAGMENTS), max_size=12).map(" ".join))
+
+
+class TestWindowProperties:
+    @settings(max_examples=300)
+    @given(
+        text=_QUESTIONS,
+        lang=st.sampled_from(["es", "en", "pt", "xx"]),
+        tz=st.sampled_from([MEXICO, SANTIAGO]),
+        minutes=st.integers(0, 366 * 24 * 60),
+    )
+    def test_any_text_gives_a_past_window_or_a_clarification(self, text: str, lang: str, tz: str, minutes: int) -> None:
+        """Any text resolves, the same way twice, to a window ending by `now` or to a clarification."""
+        now = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=minutes)
+        got = resolve_window(text, lang, tz=tz, shifts=SHIFTS, now=now)
+        assert got == resolve_window(text, lang, tz=tz, shifts=SHIFTS, now=now)
+        assert isinstance(got, Window | Clarification)
+        if isinstance(got, Window):
+            assert got.start < got.end <= now
+
+
+class TestSubject:
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("¿cuántas paradas tuvo la P-101?", Subject(asset="P-101")),
+            ("stops of p101", Subject(asset="P-101")),
+            ("paradas da p 102", Subject(asset="P-102")),
+            # the alias of `[ask] aliases`, exactly and with a typo
+            ("¿cuántas paradas tuvo la bomba 101?", Subject(asset="P-101")),
+            ("¿cuántas paradas tuvo la bomva 101?", Subject(asset="P-101")),
+            ("alarmas de la grande", Subject(asset="C-201")),
+            ("OEE de la línea principal", Subject(line="L1")),
+            # an equipment word and a number, no alias needed
+            ("pump 102 stops", Subject(asset="P-102")),
+            ("o compressor 201", Subject(asset="C-201")),
+            ("qual foi o OEE da linha L1", Subject(line="L1")),
+            ("OEE of line 1", Subject(line="L1")),
+            # the only one of its kind
+            ("el compresor", Subject(asset="C-201")),
+            (
+                "tank level",
+                Subject(asset="T-301", tag="T-301.level_pct", quantity="level", tag_candidates=["T-301.level_pct"]),
+            ),
+            # quantities by the names people use
+            (
+                "¿cuál es la vibración de la P-102 ahora?",
+                Subject(
+                    asset="P-102",
+                    tag="P-102.vibration_mm_s",
+                    quantity="vibration",
+                    tag_candidates=["P-102.vibration_mm_s"],
+                ),
+            ),
+            (
+                "a vazão da P-101",
+                Subject(asset="P-101", tag="P-101.flow_m3h", quantity="flow", tag_candidates=["P-101.flow_m3h"]),
+            ),
+            (
+                "bearing temperature C-201",
+                Subject(
+                    asset="C-201",
+                    tag="C-201.bearing_temp_c",
+                    quantity="bearing_temperature",
+                    tag_candidates=["C-201.bearing_temp_c"],
+                ),
+            ),
+            (
+                "vibrasion de P-101",
+                Subject(
+                    asset="P-101",
+                    tag="P-101.vibration_mm_s",
+                    quantity="vibration",
+                    tag_candidates=["P-101.vibration_mm_s"],
+                ),
+            ),
+            (
+                "P-101.running",
+                Subject(asset="P-101", tag="P-101.running", quantity="running", tag_candidates=["P-101.running"]),
+            ),
+            # a quantity and no asset: which of them is left to the planner
+            (
+                "la vibración",
+                Subject(
+                    quantity="vibration",
+                    tag_candidates=["C-201.vibration_mm_s", "P-101.vibration_mm_s", "P-102.vibration_mm_s"],
+                ),
+            ),
+            # T-301 has no temperature: its own tags are the candidates
+            (
+                "highest temperature of T-301",
+                Subject(asset="T-301", quantity="bearing_temperature", tag_candidates=["T-301.level_pct"]),
+            ),
+            ("list the draft reports", Subject()),
+        ],
+    )
+    def test_names(self, text: str, expected: Subject) -> None:
+        """Ids, aliases, equipment words, and quantities resolve to the namespace's ids."""
+        assert resolve_subject(text, NAMESPACE, ALIASES) == expected
+
+    def test_typo_without_alias_by_equipment_word(self) -> None:
+        """ "bomva 101" with no alias at all still finds the one pump numbered 101."""
+        assert resolve_subject("paradas de la bomva 101", NAMESPACE, {}) == Subject(asset="P-101")
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("la bomba", Clarification(reason="ambiguous_name", candidates=["P-101", "P-102"])),
+            ("vibration of the pump", Clarification(reason="ambiguous_name", candidates=["P-101", "P-102"])),
+            ("¿cuántas paradas tuvo la P-999?", Clarification(reason="unknown_name", candidates=["P-101", "P-102"])),
+            (
+                "alarms of X-12",
+                Clarification(reason="unknown_name", candidates=["C-201", "P-101", "P-102", "T-301", "L1"]),
+            ),
+            ("bomba 103", Clarification(reason="unknown_name", candidates=["P-101", "P-102"])),
+            ("linha 2", Clarification(reason="unknown_name", candidates=["L1"])),
+            ("P-101 y P-102", Clarification(reason="several_subjects", candidates=["P-101", "P-102"])),
+        ],
+    )
+    def test_ambiguous_or_unknown_asks_back(self, text: str, expected: Clarification) -> None:
+        """A name matching several things or none asks back with the candidates, never a guess."""
+        assert resolve_subject(text, NAMESPACE, ALIASES) == expected
+
+    def test_alias_to_a_missing_id_is_not_used(self) -> None:
+        """An alias pointing at nothing the namespace holds resolves nothing."""
+        assert resolve_subject("la vieja", NAMESPACE, {"la vieja": "P-100"}) == Subject()
+
+    def test_unknown_tag_id_asks_back(self) -> None:
+        """A tag of an asset the namespace lacks is an unknown name, not the whole plant."""
+        got = resolve_subject("stops of P-999.vibration_mm_s", NAMESPACE, ALIASES)
+        assert got == Clarification(reason="unknown_name", candidates=["P-101", "P-102"])
+
+    def test_alias_without_letters_or_digits_is_not_used(self) -> None:
+        """An alias that folds to punctuation alone matches nothing (it would match everywhere)."""
+        assert resolve_subject("paradas de hoy", NAMESPACE, {"¿?": "P-101"}) == Subject()
+
+    def test_nearly_two_aliases_asks_back(self) -> None:
+        """A typo as close to two aliases of different assets names neither."""
+        aliases = {"bomba roja": "P-101", "bomba rosa": "P-102"}
+        got = resolve_subject("la bomba rota", NAMESPACE, aliases)
+        assert got == Clarification(reason="ambiguous_name", candidates=["P-101", "P-102"])
+
+    def test_number_must_match_exactly(self) -> None:
+        """ "bomba 102" is P-102, never the alias "bomba 101" however close it spells."""
+        assert resolve_subject("bomba 102", NAMESPACE, ALIASES) == Subject(asset="P-102")
+
+    @settings(max_examples=300)
+    @given(
+        text=st.one_of(
+            st.text(max_size=200),
+            st.lists(
+                st.sampled_from(
+                    [
+                        "P-101",
+                        "p102",
+                        "bomba",
+                        "bomva",
+                        "101",
+                        "la",
+                        "grande",
+                        "vibración",
+                        "temperatura",
+                        "L1",
+                        "línea",
+                        "P-999",
+                        "tanque",
+                        "compresor",
+                        "nivel",
+                        ".",
+                        "-",
+                        "0000101",
+                        "1" * 5000,
+                    ]
+                ),
+                max_size=8,
+            ).map(" ".join),
+        )
+    )
+    def test_any_text_resolves_to_namespace_ids(self, text: str) -> None:
+        """Any text gives, the same way twice, ids of the namespace or a clarification drawn from it."""
+        got = resolve_subject(text, NAMESPACE, ALIASES)
+        assert got == resolve_subject(text, NAMESPACE, ALIASES)
+        ids = {a.asset for a in NAMESPACE.assets} | {t.tag for t in NAMESPACE.tags} | {"L1"}
+        if isinstance(got, Subject):
+            assert {got.asset, got.line, got.tag} - {None} <= ids
+            assert set(got.tag_candidates) <= ids
+        else:
+            assert set(got.candidates) <= ids | {"A", "B", "C"}

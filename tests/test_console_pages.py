@@ -1,0 +1,594 @@
+"""The console's read pages (Now, Reports, a report and the records behind its facts, Alarms, Audit, Health): each
+page's HTML and its JSON contract at `<path>.json`, with exact figures from a store holding one hand-written shift
+(harness/shift.py) and a real audit log with a checkpoint, a witness's cosignature and its state; then Hypothesis
+over every query parameter (any string: 200, or a 400/404 that names it, never a 500).
+
+The app runs in process (httpx.ASGITransport); a signed-in visitor is a session made by the console's own session
+table, as a passkey sign-in makes it (the ceremony itself is tests/test_console_auth.py's)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import re
+import tarfile
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from edge_agent.audit import AuditLog
+from edge_agent.audit.anchor import Finding, WitnessStatus, keep_cosignature, write_marker, write_witness_state
+from edge_agent.audit.checkpoint import SignedNote
+from edge_agent.audit.witness_client import WitnessAnswer
+from edge_agent.base.broker import free_port
+from edge_agent.base.canonical import canonical_json, sha256_hex
+from edge_agent.config import AgentConfig
+from edge_agent.console.app import build_app
+from edge_agent.console.auth.credentials import CredentialStore
+from edge_agent.console.context import ConsoleContext
+from edge_agent.console.i18n import MESSAGES
+from edge_agent.console.middleware import CSP, ConsoleMiddleware
+from edge_agent.daemon import AgentStatus, ComponentStatus
+from edge_agent.reports.document import ReportRepository, decide, new_document
+from edge_agent.reports.facts import compute_facts
+from edge_agent.reports.narrative import Draft
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
+from edge_agent.signing import Cosigner, Signer
+from edge_agent.store import Store
+from harness.shift import SHIFT_START, TZ, record, shift_records
+
+ORIGIN = "https://localhost:8443"
+AUDIT_ORIGIN = "edge-agent/demo"
+WITNESS_URL = "https://witness.example/"
+# 18:00 UTC = 12:00 in Mexico City: six hours into shift A (06:00-14:00 local).
+NOW = SHIFT_START + timedelta(hours=6)
+PEOPLE = [{"name": n, "broker_user": f"{n}.mqtt"} for n in ("alice", "bob", "carol", "dave")]
+ROLES = {"alice": ["approver"], "bob": ["approver"], "carol": ["viewer"], "dave": ["auditor"]}
+
+
+@dataclass
+class DoctorCheck:  # what doctor's `Check` carries; doctor sits above the console, which reads these four fields
+    id: str
+    status: str
+    detail: str
+    fix: str | None = None
+
+
+def config_for(state_dir: Path) -> AgentConfig:
+    return AgentConfig.model_validate(
+        {
+            "site": {"id": "demo", "timezone": TZ},
+            "paths": {"state_dir": str(state_dir)},
+            "mqtt": {"username": "agent", "password": "agent-pw"},
+            "reports": {
+                "approvers": ["alice", "bob"],
+                "shifts": [{"name": "A", "start": "06:00", "end": "14:00"}],
+                "kpi": {"lines": [{"line": "L1", "ideal_rate_per_min": 5.0}], "alarm_review_days": 1},
+            },
+            "identities": PEOPLE,
+            "console": {"roles": ROLES},
+        }
+    )
+
+
+def plant() -> list[Any]:
+    """The hand-written shift, plus what the last hour holds: a stop of L1 still open, two alarms raised on P-102."""
+    extra = [
+        record(
+            "mes_event",
+            "P-102",
+            {"id": "mes-9", "ts": "x", "type": "downtime_start", "asset": "P-102", "line": "L1",
+             "reason": "no_material", "downtime_id": "D-2"},
+            330,
+        ),
+        record("alarm", "P-102", {"event_id": "e9", "message": "Temperatura alta", "severity": 500,
+                                  "condition": "HighTemp", "active": True}, 320),
+        record("alarm", "P-102", {"event_id": "e10", "message": "Temperatura alta", "severity": 500,
+                                  "condition": "HighTemp", "active": True}, 340),
+    ]  # fmt: skip
+    return shift_records() + extra
+
+
+@dataclass
+class Pages:
+    ctx: ConsoleContext
+    audit: AuditLog
+    store: Store
+    state_dir: Path
+    draft_id: str
+    approved_id: str
+    checkpoint_note: bytes
+
+    def client(self, name: str | None = "carol") -> httpx.AsyncClient:
+        cookies = {}
+        if name is not None:
+            session = self.ctx.sessions.new(self.ctx.now(), name)
+            cookies["session"] = self.ctx.sessions.cookie(session)
+        transport = httpx.ASGITransport(app=build_app(self.ctx))
+        return httpx.AsyncClient(transport=transport, base_url=ORIGIN, cookies=cookies)
+
+
+def shift_report(repo: ReportRepository, store: Store, request_id: str) -> str:
+    """A report of the whole shift made from the store's records through the facts wing, with one section."""
+    window = ResolvedWindow(start=SHIFT_START, end=SHIFT_START + timedelta(hours=8), shift="A", timezone=TZ)
+    request = ResolvedRequest(type="shift_summary", language="en", window=window, scope=Scope())
+    facts = compute_facts(store.records(window.start, window.end), request)
+    cited = [f.id for f in facts if f.kind in ("tag_stats", "downtime")]
+    body = {
+        "schema": "edge-agent.report.body/2",
+        "site": "demo",
+        "request": request.as_json(),
+        "facts": [f.model_dump(mode="json") for f in facts],
+        "narrative": "P-101 vibró y paró 85 minutos.",
+        "narrative_status": "complete",
+        "sections": [{"name": "summary", "status": "reference", "text": "P-101 vibró y paró 85 minutos.",
+                      "fact_ids": cited, "attempts": []}],
+    }  # fmt: skip
+    data = canonical_json(body)
+    document = new_document(
+        report_id=f"rpt-{request_id}",
+        request_id=request_id,
+        requested_by="operator",
+        requested_at="2026-11-29T20:00:00Z",
+        formats=["json"],
+        draft=Draft(body=body, body_bytes=data, body_sha256=sha256_hex(data)),
+        audit_requested=None,
+        audit_generated=None,
+    )
+    repo.insert(document, "0" * 64)
+    return str(document["report_id"])
+
+
+@pytest.fixture
+async def pages(tmp_path: Path) -> AsyncIterator[Pages]:
+    config = config_for(tmp_path)
+    store = Store(config.paths.store_path)
+    store.insert_records(plant())
+    audit = AuditLog.open(config.paths.audit_dir, origin=AUDIT_ORIGIN)
+    repo = ReportRepository.for_state_dir(tmp_path)
+    draft_id = shift_report(repo, store, "shift-a-draft")
+    approved_id = shift_report(repo, store, "shift-a-approved")
+    decide(repo, audit, report_id=approved_id, decision="approve", by="alice", via="console", four_eyes=False)
+    note = audit.checkpoint()
+    witness = Cosigner(Signer.generate("witness.example"))
+    text = SignedNote.parse(note).text
+    signature = witness.cosign(text, 1_780_000_000)
+    keep_cosignature(config.paths.audit_dir, note, WitnessAnswer("cosigned", audit.size, "cosigned", signature))
+    write_witness_state(
+        config.paths.audit_dir,
+        {WITNESS_URL: WitnessStatus(size=audit.size, state="cosigned", detail=f"cosigned size {audit.size}",
+                                    at="2026-11-29T17:59:00Z")},
+    )  # fmt: skip
+    credentials = CredentialStore.for_state_dir(tmp_path)
+    ctx = ConsoleContext(config, store, audit, repo, credentials, now=lambda: NOW)
+    try:
+        yield Pages(ctx, audit, store, tmp_path, draft_id, approved_id, note)
+    finally:
+        credentials.close()
+        repo.close()
+        audit.close()
+        store.close()
+
+
+async def get_json(pages: Pages, path: str, name: str = "carol") -> Any:
+    async with pages.client(name) as client:
+        response = await client.get(path)
+    assert response.status_code == 200, response.text[:500]
+    assert response.headers["content-type"] == "application/json"
+    return response.json()
+
+
+class TestAccess:
+    @pytest.mark.parametrize("path", ["/now", "/reports", "/alarms", "/health", "/audit", "/records?ids=1"])
+    async def test_a_visitor_not_signed_in_is_sent_to_sign_in_and_the_json_is_refused(
+        self, pages: Pages, path: str
+    ) -> None:
+        async with pages.client(None) as client:
+            page = await client.get(path)
+            data = await client.get(path.replace("?", ".json?") if "?" in path else path + ".json")
+        assert (page.status_code, page.headers["location"]) == (303, "/signin")
+        assert (data.status_code, data.json()) == (401, {"error": "sign in first"})
+
+    async def test_the_audit_page_is_for_auditors_only(self, pages: Pages) -> None:
+        async with pages.client("carol") as viewer, pages.client("dave") as auditor:
+            assert (await viewer.get("/audit.json")).status_code == 403
+            assert (await viewer.post("/audit/bundle", data={})).status_code == 403  # no CSRF token either
+            assert (await auditor.get("/audit.json")).status_code == 200
+
+    @pytest.mark.parametrize("path", ["/now", "/reports", "/alarms", "/health", "/records?ids=1,2"])
+    async def test_every_page_is_html_under_the_csp_with_no_inline_script(self, pages: Pages, path: str) -> None:
+        async with pages.client() as client:
+            page = await client.get(path)
+        assert page.status_code == 200, page.text[:500]
+        assert page.headers["content-security-policy"] == CSP
+        assert "<script>" not in page.text and not re.search(r"<script(?![^>]*\bsrc=)", page.text)
+        assert re.search(r"\son[a-z]+=", page.text) is None  # no inline event handlers
+        assert 'href="/now"' in page.text and "<h1>" in page.text
+
+
+class TestNow:
+    async def test_the_lines_state_oee_so_far_open_stops_and_last_hours_alarms(self, pages: Pages) -> None:
+        data = await get_json(pages, "/now.json")
+        assert data["at"] == "2026-11-29T18:00:00Z"
+        assert data["window"] == {
+            "start": "2026-11-29T12:00:00Z", "end": "2026-11-29T18:00:00Z", "shift": "A", "timezone": TZ,
+        }  # fmt: skip
+        # 6 h = 21 600 s; unplanned stops D-1 12:20-13:45 (5 100 s) and D-2 17:30-now (1 800 s): 14 700 s running.
+        # Availability 14 700 / 21 600 = 0.6806; performance 1 200 counted / (14 700 s × 5 per min = 1 225) = 0.9796.
+        [line] = data["lines"]
+        assert line["line"] == "L1" and line["state"] == "stopped"
+        assert (line["availability"], line["performance"], line["quality"]) == (0.6806, 0.9796, None)
+        assert (line["oee"], line["unplanned_downtime_s"]) == (None, 6900)
+        [stop] = data["open_stops"]
+        assert {k: stop[k] for k in ("asset", "reason", "since", "duration_s", "line")} == {
+            "asset": "P-102", "reason": "no_material", "since": "2026-11-29T17:30:00Z", "duration_s": 1800,
+            "line": "L1",
+        }  # fmt: skip
+        recent = data["alarms_last_hour"]
+        assert recent["count"] == 2
+        assert [(a["asset"], a["condition"], a["count"], a["last_at"]) for a in recent["top"]] == [
+            ("P-102", "HighTemp", 2, "2026-11-29T17:40:00Z")
+        ]
+
+    async def test_the_page_shows_the_same_figures(self, pages: Pages) -> None:
+        async with pages.client() as client:
+            page = (await client.get("/now")).text
+        assert "<td>68.1 %</td><td>98.0 %</td>" in page and "no_material" in page
+        assert '<span id="alarm-count">2</span>' in page
+
+    async def test_the_labels_follow_the_language(self, pages: Pages) -> None:
+        async with pages.client() as client:
+            es = (await client.get("/now", headers={"accept-language": "es-MX,es;q=0.9"})).text
+            pt = (await client.get("/now", headers={"accept-language": "pt-BR"})).text
+        assert "Paros abiertos" in es and "Paragens abertas" in pt
+
+    def test_every_language_has_every_word(self) -> None:
+        assert set(MESSAGES["es"]) == set(MESSAGES["en"]) == set(MESSAGES["pt"])
+
+
+class TestReports:
+    async def test_the_list_has_each_report_with_its_status(self, pages: Pages) -> None:
+        data = await get_json(pages, "/reports.json")
+        statuses = {r["report_id"]: r["status"] for r in data["reports"]}
+        assert statuses == {pages.draft_id: "draft", pages.approved_id: "approved"}
+        only = await get_json(pages, "/reports.json?status=approved")
+        assert [r["report_id"] for r in only["reports"]] == [pages.approved_id]
+
+    async def test_a_report_has_its_sections_facts_linked_to_records_and_who_signed(self, pages: Pages) -> None:
+        data = await get_json(pages, f"/reports/{pages.approved_id}.json")
+        assert data["status"] == "approved"
+        assert {k: data["signoff"][k] for k in ("by", "decision", "via")} == {
+            "by": "alice", "decision": "approve", "via": "console",
+        }  # fmt: skip
+        [section] = data["sections"]
+        facts = {f["id"]: f for f in data["facts"]}
+        assert section["fact_ids"] and all(i in facts for i in section["fact_ids"])
+        vibration = next(f for f in data["facts"] if f["subject"] == "P-101.vibration_mm_s")
+        # The five samples 3.1, 4.5, 7.86, 5.2, 4.0 are records 1-5 (harness/shift.py's order).
+        assert sorted(vibration["record_ids"]) == [1, 2, 3, 4, 5]
+        assert vibration["records_url"] == "/records?ids=" + ",".join(map(str, vibration["record_ids"]))
+        draft = await get_json(pages, f"/reports/{pages.draft_id}.json")
+        assert (draft["status"], draft["signoff"]) == ("draft", None)
+
+    async def test_the_trend_holds_the_cited_tags_samples(self, pages: Pages) -> None:
+        data = await get_json(pages, f"/reports/{pages.approved_id}.json")
+        trends = {t["tag"]: t for t in data["trends"]}
+        vibration = trends["P-101.vibration_mm_s"]
+        start = SHIFT_START.timestamp()
+        assert vibration["t"] == [start + 600 * i for i in range(5)]
+        assert vibration["v"] == [3.1, 4.5, 7.86, 5.2, 4.0]
+        assert trends["P-101.running"]["v"] == [1.0, 0.0, 1.0]
+        thin = await get_json(pages, f"/reports/{pages.approved_id}.json?points=10")
+        assert thin["trends"][0]["v"] == vibration["v"]  # 5 samples: under the limit, all kept
+
+    async def test_the_report_page_draws_its_charts_from_data_attributes(self, pages: Pages) -> None:
+        async with pages.client() as client:
+            page = (await client.get(f"/reports/{pages.approved_id}")).text
+            script = await client.get("/static/charts.js")
+            uplot = await client.get("/static/vendor/uPlot.iife.min.js")
+        assert 'data-chart="trend"' in page and "data-v='[3.1, 4.5, 7.86, 5.2, 4.0]'" in page
+        assert '<script src="/static/vendor/uPlot.iife.min.js" defer></script>' in page
+        assert script.status_code == 200 and uplot.status_code == 200 and "uPlot" in uplot.text
+        assert 'id="signed-by">alice (approve' in page
+
+    async def test_the_records_behind_a_fact(self, pages: Pages) -> None:
+        data = await get_json(pages, "/records.json?ids=3,1,999999")
+        assert [(r["id"], r["key"], r["value"]) for r in data["records"]] == [
+            (1, "P-101.vibration_mm_s", 3.1),
+            (3, "P-101.vibration_mm_s", 7.86),
+        ]
+        assert data["records"][0]["source_time"] == "2026-11-29T12:00:00Z"
+        assert (data["ids"], data["missing"]) == ([3, 1, 999999], [999999])
+
+    async def test_an_unknown_report_is_a_404(self, pages: Pages) -> None:
+        async with pages.client() as client:
+            page = await client.get("/reports/rpt-nothing")
+            data = await client.get("/reports/rpt-nothing.json")
+        assert page.status_code == 404 and "rpt-nothing" in page.text
+        assert (data.status_code, data.json()["field"]) == (404, "report_id")
+
+
+class TestStoreReads:
+    """The two store reads the pages added: records by id, and a tag's series thinned for a chart."""
+
+    def test_records_by_id_returns_those_stored_by_id_and_skips_the_rest(self, pages: Pages) -> None:
+        found = pages.store.records_by_id([5, 1, 5, 10**12])
+        assert [(r.id, r.key) for r in found] == [(1, "P-101.vibration_mm_s"), (5, "P-101.vibration_mm_s")]
+
+    def test_a_series_keeps_every_nth_sample_so_that_at_most_points_remain(self, tmp_path: Path) -> None:
+        with Store(tmp_path / "s.db") as store:
+            store.insert_records([record("tag_value", "T.x", float(i), i) for i in range(25)])
+            store.insert_records([record("tag_value", "T.y", 1.0, i) for i in range(25)])  # another tag: not read
+            start, end = SHIFT_START, SHIFT_START + timedelta(minutes=24)  # the sample at minute 24 is at the end
+            thinned = store.series("T.x", start, end, 10)
+            full = store.series("T.x", start, end, 100)
+        # 24 samples in the window, at most 10 points: every 3rd (ceil(24 / 10)), from the first.
+        assert [v for _, v in thinned] == [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0]
+        assert [v for _, v in full] == [float(i) for i in range(24)]
+        assert thinned[1][0] == SHIFT_START + timedelta(minutes=3)
+
+
+class TestAlarms:
+    async def test_the_review_rate_floods_and_bad_actors(self, pages: Pages) -> None:
+        # alarm_review_days = 1: the local day before now's (29 Nov 00:00-24:00 in Mexico City = 06:00-06:00 UTC)
+        # ends after NOW, so the review covers 28 Nov, which holds nothing; 2 days reach back over the shift.
+        data = await get_json(pages, "/alarms.json?days=2")
+        assert data["window"]["start"] == "2026-11-27T06:00:00Z" and data["window"]["end"] == "2026-11-29T06:00:00Z"
+        empty = all(c == 0 for c in data["series"]["counts"])
+        assert empty and len(data["series"]["counts"]) == 288  # 2 days of 10 minutes
+        assert data["series"]["benchmark_per_10min"] == 1 and data["series"]["benchmark_per_10min_max"] == 2
+
+    async def test_the_review_of_the_shifts_day(self, pages: Pages) -> None:
+        pages.ctx.now = lambda: NOW + timedelta(days=1)  # the 29th has ended: it is the day reviewed
+        data = await get_json(pages, "/alarms.json")
+        assert data["window"] == {
+            "start": "2026-11-29T06:00:00Z", "end": "2026-11-30T06:00:00Z", "shift": None, "timezone": TZ,
+        }  # fmt: skip
+        [rate] = data["rate"]
+        assert (rate["subject"], rate["count"], rate["per_10min_peak"], rate["rating"]) == ("all", 3, 1, "acceptable")
+        counts = data["series"]["counts"]
+        # Raised at 12:15 (P-101), 17:20 and 17:40 (P-102): intervals 37, 68 and 70 from 06:00.
+        assert len(counts) == 144 and sum(counts) == 3
+        assert [i for i, c in enumerate(counts) if c] == [37, 68, 70]
+        assert [(b["rank"], b["subject"], b["condition"], b["count"]) for b in data["bad_actors"]] == [
+            (1, "P-102", "HighTemp", 2),
+            (2, "P-101", "HighVibration", 1),
+        ]
+        assert data["flood_episodes"] == [] and data["flood"][0]["episodes_count"] == 0
+
+    async def test_the_page_charts_the_rate_against_the_benchmark(self, pages: Pages) -> None:
+        async with pages.client() as client:
+            page = (await client.get("/alarms")).text
+        assert 'data-chart="rate"' in page and 'data-benchmark="1"' in page and 'data-chart="bars"' not in page
+
+
+class TestAudit:
+    async def test_log_size_checkpoint_witness_and_its_cosignature(self, pages: Pages) -> None:
+        data = await get_json(pages, "/audit.json", "dave")
+        size = pages.audit.size
+        assert size == 2  # the log key's first entry and the approval
+        assert data["size"] == size and data["origin"] == AUDIT_ORIGIN
+        checkpoint = SignedNote.parse(pages.checkpoint_note).text.decode().splitlines()
+        assert data["checkpoint"] == {"size": size, "root": checkpoint[2]}
+        assert data["witnesses"] == [
+            {"url": WITNESS_URL, "state": "cosigned", "size": size, "detail": f"cosigned size {size}",
+             "at": "2026-11-29T17:59:00Z", "failures": 0, "cosigned_size": size}
+        ]  # fmt: skip
+        assert list(data["cosignatures"]) == ["witness.example"] and data["cosigned_size"] == size
+        assert data["findings"] == [] and data["blocked"] is None
+
+    async def test_rollback_findings_are_listed(self, pages: Pages) -> None:
+        write_marker(pages.ctx.config.paths.audit_dir, [Finding("witness:w", "the witness holds size 9, the log 1")])
+        data = await get_json(pages, "/audit.json", "dave")
+        assert data["findings"] == [{"key": "witness:w", "message": "the witness holds size 9, the log 1"}]
+
+    async def test_an_auditor_builds_and_downloads_the_bundle(self, pages: Pages) -> None:
+        async with pages.client("dave") as client:
+            page = await client.get("/audit")
+            csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+            bundle = await client.post("/audit/bundle", data={"csrf_token": csrf, "start": "", "end": ""})
+            bad = await client.post("/audit/bundle", data={"csrf_token": csrf, "start": "yesterday"})
+        assert bundle.status_code == 200, bundle.text[:300]
+        assert bundle.headers["content-disposition"] == 'attachment; filename="audit-bundle.tar.gz"'
+        with tarfile.open(fileobj=io.BytesIO(bundle.content), mode="r:gz") as tar:
+            names = tar.getnames()
+        assert any(n.endswith("entries.jsonl") for n in names)
+        assert any(n.endswith(f"{pages.approved_id}.json") for n in names)
+        lines = (pages.ctx.config.paths.audit_dir / "entries.jsonl").read_text().splitlines()
+        export = json.loads(lines[-1])
+        assert (export["event"], export["actor"]) == ("audit.export", "operator:dave")
+        assert bad.status_code == 400 and "start: an ISO-8601 time with an offset" in bad.text
+
+    async def test_a_streamed_answer_to_a_post_is_sent_whole(self, pages: Pages) -> None:
+        """The middleware replays the POST body it read for the CSRF check, then hands `receive` back to the server:
+        a StreamingResponse (as the bundle's FileResponse) waits for the client's real disconnect, so every chunk
+        arrives (200 chunks of 64 KiB: 12.5 MiB)."""
+        chunk = b"x" * 65536
+
+        async def chunks() -> AsyncIterator[bytes]:
+            for _ in range(200):
+                await asyncio.sleep(0)
+                yield chunk
+
+        async def stream(request: Request) -> Response:
+            await request.body()
+            return StreamingResponse(chunks(), media_type="application/octet-stream")
+
+        app = Starlette(routes=[Route("/stream", stream, methods=["POST"])],
+                        middleware=[Middleware(ConsoleMiddleware, ctx=pages.ctx)])  # fmt: skip
+        session = pages.ctx.sessions.new(pages.ctx.now(), "dave")
+        cookies = {"session": pages.ctx.sessions.cookie(session)}
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=ORIGIN, cookies=cookies) as client:
+            response = await client.post("/stream", data={"csrf_token": session.csrf, "q": "1"})
+        assert response.status_code == 200 and len(response.content) == 200 * len(chunk)
+
+
+class TestHealth:
+    async def test_outside_the_agent_the_page_says_so(self, pages: Pages) -> None:
+        assert await get_json(pages, "/health.json") == {"readiness": None, "doctor": None}
+
+    async def test_readiness_per_component_and_doctors_checks(self, pages: Pages) -> None:
+        status = AgentStatus(
+            phase="running",
+            ready=False,
+            flapping=[],
+            components=[
+                ComponentStatus(name="mqtt", state="ready", ready=True, restarts=0, restarts_in_window=0,
+                                flapping=False),
+                ComponentStatus(name="engine", state="starting", ready=False, restarts=1, restarts_in_window=1,
+                                flapping=False, last_error="model loading"),
+            ],
+        )  # fmt: skip
+        checks = [DoctorCheck("disk", "ok", "12 GiB free"), DoctorCheck("ntp", "warn", "not synced", "enable NTP")]
+        pages.ctx.readiness = lambda: status
+        pages.ctx.doctor_checks = lambda: checks
+        data = await get_json(pages, "/health.json")
+        assert data["readiness"]["ready"] is False
+        assert [(c["name"], c["state"], c["last_error"]) for c in data["readiness"]["components"]] == [
+            ("mqtt", "ready", None),
+            ("engine", "starting", "model loading"),
+        ]
+        assert data["doctor"] == [
+            {"id": "disk", "status": "ok", "detail": "12 GiB free", "fix": None},
+            {"id": "ntp", "status": "warn", "detail": "not synced", "fix": "enable NTP"},
+        ]
+
+
+# Every query parameter of every page, each with what it accepts.
+PARAMS = [
+    ("/reports", "limit"),
+    ("/reports", "status"),
+    ("/records", "ids"),
+    ("/alarms", "days"),
+    ("/now", "any"),
+    ("/health", "any"),
+]
+
+
+class TestQueryParameters:
+    @pytest.mark.parametrize(
+        ("path", "expected"),
+        [
+            ("/reports.json?limit=0", (400, "limit")),
+            ("/reports.json?limit=abc", (400, "limit")),
+            ("/reports.json?status=signed", (400, "status")),
+            ("/records.json", (400, "ids")),
+            ("/records.json?ids=1,,2", (400, "ids")),
+            ("/records.json?ids=0", (400, "ids")),
+            ("/records.json?ids=" + ",".join(["1"] * 201), (400, "ids")),
+            ("/alarms.json?days=32", (400, "days")),
+            ("/alarms.json?days=%EF%BC%91", (400, "days")),  # a fullwidth digit is no ASCII number
+        ],
+    )
+    async def test_a_bad_value_is_a_400_naming_the_parameter(
+        self, pages: Pages, path: str, expected: tuple[int, str]
+    ) -> None:
+        async with pages.client() as client:
+            response = await client.get(path)
+            page = await client.get(path.replace(".json", "", 1))
+        assert (response.status_code, response.json()["field"]) == expected
+        assert page.status_code == expected[0] and expected[1] in page.text
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(which=st.sampled_from(PARAMS), value=st.text(max_size=80), as_json=st.booleans())
+    async def test_any_string_is_a_200_or_a_clear_400_never_a_500(
+        self, pages: Pages, which: tuple[str, str], value: str, as_json: bool
+    ) -> None:
+        path, name = which
+        url = f"{path}{'.json' if as_json else ''}?{quote(name)}={quote(value, safe='')}"
+        async with pages.client() as client:
+            response = await client.get(url)
+        assert response.status_code in (200, 400), (url, response.status_code, response.text[:300])
+        if response.status_code == 400 and as_json:
+            assert response.json()["field"] == name
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(report_id=st.text(min_size=1, max_size=80), points=st.text(max_size=20))
+    async def test_any_report_id_and_points_is_a_page_a_400_or_a_404(
+        self, pages: Pages, report_id: str, points: str
+    ) -> None:
+        url = f"/reports/{quote(report_id, safe='')}.json?points={quote(points, safe='')}"
+        async with pages.client() as client:
+            response = await client.get(url)
+        assert response.status_code in (200, 400, 404), (url, response.status_code, response.text[:300])
+
+
+class TestBundleForm:
+    @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(start=st.text(max_size=40), end=st.text(max_size=40))
+    async def test_any_start_and_end_is_a_bundle_or_a_400_naming_the_field(
+        self, pages: Pages, start: str, end: str
+    ) -> None:
+        async with pages.client("dave") as client:
+            page = await client.get("/audit")
+            csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+            response = await client.post("/audit/bundle", data={"csrf_token": csrf, "start": start, "end": end})
+        assert response.status_code in (200, 400), response.text[:300]
+        if response.status_code == 400:
+            assert re.search(r"(start|end|bundle): ", response.text)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+AXE = Path(__file__).parent / "data" / "axe-core" / "axe.min.js"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make chromium)")
+async def test_axe_finds_no_serious_or_critical_violation_on_any_page(pages: Pages) -> None:
+    """axe-core 4.14 (tests/data/axe-core) in Chromium over every page, in English and Spanish, signed in as an
+    auditor (who reads them all). Served over http://localhost, a secure context, so the Secure cookie is sent; the
+    context bypasses the CSP only so that the test can inject axe."""
+    import uvicorn
+    from playwright.async_api import async_playwright
+
+    port = free_port()
+    base = f"http://localhost:{port}"
+    session = pages.ctx.sessions.new(pages.ctx.now(), "dave")
+    paths = [
+        "/now", "/reports", f"/reports/{pages.approved_id}", "/records?ids=1,2,3", "/alarms?days=2", "/audit",
+        "/health", "/reports?limit=0",
+    ]  # fmt: skip
+    server = uvicorn.Server(uvicorn.Config(build_app(pages.ctx), host="127.0.0.1", port=port, log_config=None))
+    serving = asyncio.create_task(server.serve())
+    found: dict[str, list[str]] = {}
+    try:
+        while not server.started:
+            await asyncio.sleep(0.05)
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            context = await browser.new_context(bypass_csp=True)
+            cookie = pages.ctx.sessions.cookie(session)
+            await context.add_cookies([{"name": "session", "value": cookie, "url": base}])
+            page = await context.new_page()
+            for lang in ("en", "es"):
+                await context.add_cookies([{"name": "lang", "value": lang, "url": base}])
+                for path in paths:
+                    await page.goto(base + path)
+                    assert page.url == base + path  # signed in: not sent to /signin
+                    await page.add_script_tag(path=str(AXE))
+                    result = await page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+                    bad = [v["id"] for v in result["violations"] if v["impact"] in ("serious", "critical")]
+                    if bad:
+                        found[f"{lang} {path}"] = bad
+            await browser.close()
+    finally:
+        server.should_exit = True
+        await serving
+    assert found == {}
