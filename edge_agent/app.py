@@ -6,11 +6,12 @@ import gc
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -56,6 +57,8 @@ class AgentContext:
     engine: Engine | None = None
     # Hourly in production (daemon/storage.py); tests shorten it to see a pass happen.
     retention_interval_s: float = RETENTION_INTERVAL_S
+    # doctor's cheap checks for the console's Health page, handed in by `edge-agent run` (doctor sits beside app)
+    doctor_checks: Callable[[], Sequence[Any]] | None = None
 
 
 def build_components(ctx: AgentContext) -> list[Component]:
@@ -96,7 +99,9 @@ def build_components(ctx: AgentContext) -> list[Component]:
     if config.console.enabled:
         from edge_agent.console.server import ConsoleServer  # only when used: uvicorn and the WebAuthn library
 
-        components.append(ConsoleServer(config, ctx.store, ctx.audit))
+        components.append(
+            ConsoleServer(config, ctx.store, ctx.audit, readiness=ctx.status, doctor_checks=ctx.doctor_checks)
+        )
     if config.ask.enabled and outbox is not None:
         components.append(AskService(config, ctx.store, ctx.audit, outbox_wake=outbox.wake, mqtt_client=MqttClient))
     # Intake last, so that it stops first.
@@ -111,7 +116,12 @@ def build_components(ctx: AgentContext) -> list[Component]:
     return components
 
 
-async def run_agent(config: AgentConfig, notifier: SdNotifier | None = None, config_path: Path | None = None) -> int:
+async def run_agent(
+    config: AgentConfig,
+    notifier: SdNotifier | None = None,
+    config_path: Path | None = None,
+    doctor_checks: Callable[[], Sequence[Any]] | None = None,
+) -> int:
     """Open the audit log and store, run every component under the supervisor until SIGTERM; returns the exit code.
 
     The audit log records the start (with the config's fingerprint and its security warnings, `config.security`)
@@ -126,7 +136,14 @@ async def run_agent(config: AgentConfig, notifier: SdNotifier | None = None, con
                 store, max_rows=config.store.batch_max_rows, max_delay_s=config.store.batch_max_delay_ms / 1000
             )
             supervisor = Supervisor(config.daemon, notifier)
-            ctx = AgentContext(config=config, store=store, writer=writer, audit=audit, status=supervisor.status)
+            ctx = AgentContext(
+                config=config,
+                store=store,
+                writer=writer,
+                audit=audit,
+                status=supervisor.status,
+                doctor_checks=doctor_checks,
+            )
             for component in build_components(ctx):
                 supervisor.add(component)
             _record_start(audit, config, config_path, supervisor)

@@ -12,6 +12,7 @@ pytest_plugins = [
     "tests.fixtures.notify",
     "tests.fixtures.reports",
     "tests.fixtures.install",
+    "tests.fixtures.browser",
 ]
 
 # Boundary properties run thousands of generated inputs in `make test`; a property that is slow per example sets a

@@ -98,7 +98,7 @@ class TestAnswers:
             (
                 "¿Cuántas paradas tuvo la P-101 en el turno A?",
                 "La bomba P-101 tuvo 1 parada en el turno A del 29 de noviembre: empezó a las 06:20 y duró 85 min."
-                " Su causa fue fuga en el sello mecánico.",
+                " Su causa fue una fuga en el sello mecánico.",
             ),
             (
                 "How many stops did P-101 have in shift A?",
@@ -108,7 +108,7 @@ class TestAnswers:
             (
                 "Quantas paradas teve a P-101 no turno A?",
                 "A bomba P-101 teve 1 parada no turno A de 29 de novembro: começou às 06:20 e durou 85 min."
-                " A causa foi vazamento no selo mecânico.",
+                " A causa foi um vazamento no selo mecânico.",
             ),
             (
                 "¿Cuál fue la vibración máxima de la P-101 en el turno A?",
@@ -181,7 +181,11 @@ class TestAnswers:
         answer = ask(three_stops, question)
         assert answer.status == "answered"
         assert answer.answer.startswith(expected)
-        worded = ("fuga en el sello mecánico (2 ", "vazamento no selo mecânico (2 ", "a mechanical seal leak (2 ")
+        worded = (
+            "una fuga en el sello mecánico (2 ",
+            "um vazamento no selo mecânico (2 ",
+            "a mechanical seal leak (2 ",
+        )
         assert any(cause in answer.answer for cause in worded)
 
     def test_the_answer_cites_its_records_and_window(self, one_stop: tuple[Store, AgentConfig]) -> None:
@@ -414,9 +418,9 @@ class TestWhatTheBenchFound:
     @pytest.mark.parametrize(
         ("lang", "code", "words"),
         [
-            ("es", "bearing_wear", "desgaste de rodamiento"),
+            ("es", "bearing_wear", "el desgaste de un rodamiento"),
             ("en", "valve_failure", "a valve failure"),
-            ("pt", "changeover", "troca de produto"),
+            ("pt", "changeover", "uma troca de produto"),
             ("es", "pump_jammed", "pump jammed"),  # a code the wording does not know: its words
         ],
     )

@@ -175,7 +175,9 @@ class TestAskCommand:
             reply = json.loads(out)
             assert reply["status"] == "answered"
             assert reply["answer"].startswith("La bomba P-101 tuvo 1 parada en el turno A del ")
-            assert reply["answer"].endswith(": empezó a las 06:20 y duró 85 min. Su causa fue fuga en el sello mecánico.")
+            assert reply["answer"].endswith(
+                ": empezó a las 06:20 y duró 85 min. Su causa fue una fuga en el sello mecánico."
+            )
             asked_at = datetime.fromisoformat(reply["asked_at"])
             ctx = ToolContext(store=running.store, config=running.config, now=asked_at)
             again = answer_question(

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import re
 import secrets
 import shutil
@@ -57,6 +56,7 @@ from edge_agent.reports.document import ReportRepository
 from edge_agent.signing import ApprovalError, PasskeyKey, Statement, statement_challenge, verify_approval
 from edge_agent.signing.passkey import PASSKEY_MEMBERS, b64url, from_b64url
 from harness.reports_service import seed_report
+from tests.fixtures.browser import needs_chromium
 
 SITE = {"id": "demo", "timezone": "UTC"}
 ORIGIN = "https://localhost:8443"
@@ -773,21 +773,9 @@ class TestServerAndCommandLine:
         assert refused.returncode == 1 and "gives 'alice' ['approver'], not 'admin'" in refused.stderr
 
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make chromium)")
-async def test_a_browser_enrols_a_passkey_signs_in_and_signs_a_draft_off(tmp_path: Path) -> None:
+@needs_chromium
+async def test_a_browser_enrols_a_passkey_signs_in_and_signs_a_draft_off(tmp_path: Path, chromium: str) -> None:
     """Chromium's virtual authenticator (CDP WebAuthn, ctap2, internal, resident key, user verified) through the
     page's own script: enrol, sign in, approve; the audit entry verifies offline. Served over http://localhost, a
     secure context, because Chromium refuses WebAuthn on a page with a certificate error (the TLS path is covered by
@@ -808,8 +796,8 @@ async def test_a_browser_enrols_a_passkey_signs_in_and_signs_a_draft_off(tmp_pat
             while not server.started:
                 await asyncio.sleep(0.05)
             async with async_playwright() as p:
-                browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                page = await browser.new_page()
+                browser = await p.chromium.connect_over_cdp(chromium)
+                page = await (await browser.new_context()).new_page()
                 cdp = await page.context.new_cdp_session(page)
                 await cdp.send("WebAuthn.enable")
                 await cdp.send(
@@ -831,7 +819,7 @@ async def test_a_browser_enrols_a_passkey_signs_in_and_signs_a_draft_off(tmp_pat
                 await expect(page.locator("#result")).to_have_text("Passkey registered. You can sign in now.")
                 await page.goto(f"{base}/signin")
                 await page.click("#signin")
-                await page.wait_for_url(f"{base}/")
+                await page.wait_for_url(f"{base}/now")
                 await page.goto(f"{base}/reports/{report_id}/sign")
                 await expect(page.locator("#who")).to_have_text("Signed in as alice")
                 await page.fill("textarea[name=comment]", "seen on the floor")

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 import re
+import ssl
 import tarfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -31,26 +32,36 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from edge_agent.app import AgentContext, build_components
+from edge_agent.ask.pipeline import ASK_VERSION, answer_at
+from edge_agent.ask.throttle import UserThrottle
+from edge_agent.ask.trail import answered, record_answer
 from edge_agent.audit import AuditLog
 from edge_agent.audit.anchor import Finding, WitnessStatus, keep_cosignature, write_marker, write_witness_state
 from edge_agent.audit.checkpoint import SignedNote
 from edge_agent.audit.witness_client import WitnessAnswer
 from edge_agent.base.broker import free_port
 from edge_agent.base.canonical import canonical_json, sha256_hex
-from edge_agent.config import AgentConfig
+from edge_agent.config import AgentConfig, DaemonConfig
 from edge_agent.console.app import build_app
 from edge_agent.console.auth.credentials import CredentialStore
 from edge_agent.console.context import ConsoleContext
 from edge_agent.console.i18n import MESSAGES
 from edge_agent.console.middleware import CSP, ConsoleMiddleware
+from edge_agent.console.server import ConsoleServer
+from edge_agent.console.views.ask import HISTORY_MAX, records_url
 from edge_agent.daemon import AgentStatus, ComponentStatus
+from edge_agent.daemon.supervisor import Supervisor
+from edge_agent.doctor.assemble import local_checks
 from edge_agent.reports.document import ReportRepository, decide, new_document
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.narrative import Draft
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.signing import Cosigner, Signer
-from edge_agent.store import Store
+from edge_agent.store import RecordWriter, Store
 from harness.shift import SHIFT_START, TZ, record, shift_records
+from tests.fixtures.browser import needs_chromium
+from tests.test_console_auth import self_signed
 
 ORIGIN = "https://localhost:8443"
 AUDIT_ORIGIN = "edge-agent/demo"
@@ -257,8 +268,10 @@ class TestNow:
             pt = (await client.get("/now", headers={"accept-language": "pt-BR"})).text
         assert "Paros abiertos" in es and "Paragens abertas" in pt
 
-    def test_every_language_has_every_word(self) -> None:
+    def test_every_language_has_every_word_and_none_hides_behind_a_dict_method(self) -> None:
         assert set(MESSAGES["es"]) == set(MESSAGES["en"]) == set(MESSAGES["pt"])
+        # Templates read `t.<key>`, and Jinja looks up attributes first: `t.values` would be dict.values.
+        assert [k for k in MESSAGES["en"] if hasattr(dict, k)] == []
 
 
 class TestReports:
@@ -469,6 +482,59 @@ class TestHealth:
             {"id": "ntp", "status": "warn", "detail": "not synced", "fix": "enable NTP"},
         ]
 
+    async def test_a_running_agent_shows_each_components_state_and_doctors_local_checks(self, tmp_path: Path) -> None:
+        """The agent's own composition (app.build_components) under a running Supervisor, the console among its
+        components over TLS: /health.json lists every component as the supervisor reports it, and doctor's cheap
+        checks as `edge-agent run` hands them in."""
+        cert_file, key_file = self_signed(tmp_path)
+        base = config_for(tmp_path).model_dump(mode="json", exclude_unset=True)
+        config = AgentConfig.model_validate(
+            base
+            | {
+                "mqtt": {"enabled": False},
+                "llm": {"enabled": False},
+                "health": {"enabled": False},
+                "console": {"enabled": True, "port": free_port(), "tls_cert_file": str(cert_file),
+                            "tls_key_file": str(key_file), "roles": ROLES},
+            }
+        )  # fmt: skip
+        config_path = tmp_path / "agent.toml"
+        config_path.write_text("")
+        with Store(config.paths.store_path) as store, AuditLog.open(config.paths.audit_dir, origin="o") as audit:
+            writer = RecordWriter(store)
+            supervisor = Supervisor(DaemonConfig(ready_timeout_s=10.0), handle_signals=False)
+            agent = AgentContext(config, store, writer, audit, supervisor.status,
+                                 doctor_checks=partial(local_checks, config_path, config))  # fmt: skip
+            components = build_components(agent)
+            for component in components:
+                supervisor.add(component)
+            running = asyncio.create_task(supervisor.run())
+            try:
+                [console] = [c for c in components if isinstance(c, ConsoleServer)]
+                while not supervisor.ready:
+                    assert not running.done(), running.result()
+                    await asyncio.sleep(0.05)
+                assert console.context is not None
+                cookie = console.context.sessions.cookie(console.context.sessions.new(console.context.now(), "carol"))
+                trust = ssl.create_default_context(cafile=str(cert_file))
+                url = f"https://localhost:{console.port}"
+                async with httpx.AsyncClient(verify=trust, base_url=url, cookies={"session": cookie}) as client:
+                    data = (await client.get("/health.json")).json()
+                    page = (await client.get("/health")).text
+            finally:
+                supervisor.request_stop("test")
+                await running
+        assert data["readiness"]["ready"] is True and data["readiness"]["phase"] == "running"
+        assert [(c["name"], c["state"], c["restarts"]) for c in data["readiness"]["components"]] == [
+            (c.name, "ready", 0) for c in components
+        ]
+        assert "console" in [c.name for c in components]
+        assert [c["id"] for c in data["doctor"]] == [
+            "config", "security", "state_dir", "audit_key", "audit_rollback", "disk", "clock"
+        ]  # fmt: skip
+        for c in components:
+            assert f'<tr><th scope="row">{c.name}</th><td>ready</td>' in page
+
 
 # Every query parameter of every page, each with what it accepts.
 PARAMS = [
@@ -544,14 +610,12 @@ class TestBundleForm:
             assert re.search(r"(start|end|bundle): ", response.text)
 
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 AXE = Path(__file__).parent / "data" / "axe-core" / "axe.min.js"
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make chromium)")
-async def test_axe_finds_no_serious_or_critical_violation_on_any_page(pages: Pages) -> None:
+@needs_chromium
+async def test_axe_finds_no_serious_or_critical_violation_on_any_page(pages: Pages, chromium: str) -> None:
     """axe-core 4.14 (tests/data/axe-core) in Chromium over every page, in English and Spanish, signed in as an
     auditor (who reads them all). Served over http://localhost, a secure context, so the Secure cookie is sent; the
     context bypasses the CSP only so that the test can inject axe."""
@@ -572,7 +636,7 @@ async def test_axe_finds_no_serious_or_critical_violation_on_any_page(pages: Pag
         while not server.started:
             await asyncio.sleep(0.05)
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = await p.chromium.connect_over_cdp(chromium)
             context = await browser.new_context(bypass_csp=True)
             cookie = pages.ctx.sessions.cookie(session)
             await context.add_cookies([{"name": "session", "value": cookie, "url": base}])
@@ -592,3 +656,99 @@ async def test_axe_finds_no_serious_or_critical_violation_on_any_page(pages: Pag
         server.should_exit = True
         await serving
     assert found == {}
+
+
+async def ask_as(pages: Pages, name: str, question: str, **headers: str) -> httpx.Response:
+    session = pages.ctx.sessions.new(pages.ctx.now(), name)
+    transport = httpx.ASGITransport(app=build_app(pages.ctx))
+    cookies = {"session": pages.ctx.sessions.cookie(session)}
+    async with httpx.AsyncClient(transport=transport, base_url=ORIGIN, cookies=cookies) as client:
+        path = "/ask" if headers else "/ask.json"
+        return await client.post(path, data={"question": question}, headers={"x-csrf-token": session.csrf, **headers})
+
+
+def ask_entries(pages: Pages) -> list[dict[str, Any]]:
+    lines = (pages.ctx.config.paths.audit_dir / "entries.jsonl").read_bytes().split(b"\n")[:-1]
+    return [e for e in map(json.loads, lines) if e["event"] == "ask.answered"]
+
+
+class TestAsk:
+    async def test_an_answer_is_audited_as_over_mqtt_with_the_identity_and_its_facts_link_their_records(
+        self, pages: Pages
+    ) -> None:
+        question = "How many stops did P-101 have in shift A?"
+        response = await ask_as(pages, "carol", question)
+        assert response.status_code == 200, response.text[:500]
+        data = response.json()
+        assert data["status"] == "answered" and data["answer"].startswith("Pump P-101 had 1 stop in shift A")
+        [entry] = ask_entries(pages)
+        assert (entry["actor"], entry["seq"], data["audit_seq"]) == ("ask", pages.audit.size - 1, entry["seq"])
+        # What the AskService records for the same question, user and accepted time, member for member.
+        same = answer_at(pages.ctx.config, pages.store, question, user="carol", lang=None, now=NOW)
+        assert entry["payload"] == {
+            "question_id": same.question_id, "question": question, "user": "carol",
+            "asked_at": NOW.isoformat(), "lang": "en", "ask_version": ASK_VERSION, "engine": None, **answered(same),
+        }  # fmt: skip
+        assert data["facts"] and all(f["records_url"] == records_url(f["ids"]) for f in data["facts"])
+        [stops] = [f for f in data["facts"] if f["ids"]]
+        async with pages.client() as client:
+            records = (await client.get(stops["records_url"].replace("/records", "/records.json"))).json()
+        assert [r["id"] for r in records["records"]] == stops["ids"]
+
+    async def test_htmx_gets_the_answer_fragment_and_a_plain_form_the_whole_page(self, pages: Pages) -> None:
+        fragment = await ask_as(pages, "carol", "How many stops did P-101 have in shift A?", **{"hx-request": "true"})
+        assert fragment.status_code == 200 and fragment.text.startswith('<section id="the-answer"')
+        assert '<a href="/records?ids=' in fragment.text and "<html" not in fragment.text
+        page = await ask_as(pages, "carol", "¿Cuántas paradas tuvo la P-101 en el turno A?", accept="text/html")
+        assert "<html" in page.text and "La bomba P-101 tuvo 1 parada" in page.text
+
+    async def test_the_history_is_the_persons_own_newest_first_over_console_and_mqtt(self, pages: Pages) -> None:
+        await ask_as(pages, "carol", "How many stops did P-101 have in shift A?")
+        await ask_as(pages, "alice", "What was the highest vibration of P-101 in shift A?")
+        # carol's broker user asked over MQTT: the AskService's entry, through the same trail.
+        mqtt = answer_at(pages.ctx.config, pages.store, "Qual foi a vibração máxima da P-101 no turno A?",
+                         user="carol.mqtt", lang=None, now=NOW)  # fmt: skip
+        record_answer(pages.audit, mqtt, "Qual foi a vibração máxima da P-101 no turno A?", "carol.mqtt")
+        history = (await get_json(pages, "/ask.json", "carol"))["history"]
+        assert [h["question"] for h in history] == [
+            "Qual foi a vibração máxima da P-101 no turno A?",
+            "How many stops did P-101 have in shift A?",
+        ]
+        assert [h["question"] for h in (await get_json(pages, "/ask.json", "bob"))["history"]] == []
+
+    async def test_the_history_keeps_the_newest_fifty(self, pages: Pages) -> None:
+        answer = answer_at(pages.ctx.config, pages.store, "How many stops did P-101 have in shift A?", user="carol",
+                           lang=None, now=NOW)  # fmt: skip
+        for i in range(HISTORY_MAX + 5):
+            record_answer(pages.audit, answer, f"question {i}", "carol")
+        history = (await get_json(pages, "/ask.json", "carol"))["history"]
+        assert [h["question"] for h in history] == [f"question {i}" for i in range(HISTORY_MAX + 4, 4, -1)]
+
+    async def test_a_question_without_the_token_too_long_or_too_often_is_refused(self, pages: Pages) -> None:
+        session = pages.ctx.sessions.new(pages.ctx.now(), "carol")
+        transport = httpx.ASGITransport(app=build_app(pages.ctx))
+        cookies = {"session": pages.ctx.sessions.cookie(session)}
+        async with httpx.AsyncClient(transport=transport, base_url=ORIGIN, cookies=cookies) as client:
+            forged = await client.post("/ask.json", data={"question": "How many stops?"})
+        assert forged.status_code == 403 and ask_entries(pages) == []
+        long = await ask_as(pages, "carol", "x" * 1001)
+        assert long.status_code == 400 and long.json()["field"] == "question"
+        pages.ctx.ask_throttle = UserThrottle(1)
+        assert (await ask_as(pages, "carol", "How many stops did P-101 have in shift A?")).status_code == 200
+        throttled = await ask_as(pages, "carol", "How many stops did P-101 have in shift A?")
+        assert throttled.status_code == 429 and "ask.throttle" in throttled.json()["error"]
+        assert len(ask_entries(pages)) == 1
+
+    @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(question=st.text(max_size=1100))
+    async def test_any_question_is_an_audited_answer_or_a_400_naming_it(self, pages: Pages, question: str) -> None:
+        pages.ctx.ask_throttle = UserThrottle(10**9)
+        before = len(ask_entries(pages))
+        response = await ask_as(pages, "carol", question)
+        if response.status_code == 400:
+            assert response.json()["field"] == "question" and not 1 <= len(question) <= 1000
+            assert len(ask_entries(pages)) == before
+            return
+        assert response.status_code == 200, response.text[:300]
+        assert response.json()["status"] in ("answered", "needs_clarification", "refused")
+        assert ask_entries(pages)[-1]["payload"]["question"] == question

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from functools import partial
 
 from edge_agent.audit import AuditError
 from edge_agent.cli.common import CliExit, add_config_option, load
@@ -21,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _run(args: argparse.Namespace) -> int:
     from edge_agent.app import run_agent  # the daemon's imports are not needed by the other commands
+    from edge_agent.doctor.assemble import local_checks
 
     config = load(args)
     # Before anything starts: a missing model, head or certificate is an error now, not after llm.start_timeout_s.
@@ -34,7 +36,9 @@ def _run(args: argparse.Namespace) -> int:
     except SdNotifyError as exc:
         raise CliExit(f"edge-agent: {exc}", 2) from exc
     try:
-        return asyncio.run(run_agent(config, notifier, config_path=args.config))
+        # The console's Health page shows doctor's cheap checks; doctor sits beside app, so they are handed in here.
+        doctor_checks = partial(local_checks, args.config, config)
+        return asyncio.run(run_agent(config, notifier, config_path=args.config, doctor_checks=doctor_checks))
     except (StoreError, AuditError) as exc:  # e.g. state directory not writable, or another agent holds the log
         raise CliExit(f"edge-agent: {exc}", 1) from exc
     finally:

@@ -17,9 +17,14 @@ from edge_agent.console.auth import ceremonies, enrolment
 from edge_agent.console.context import ConsoleContext
 from edge_agent.console.i18n import LANGUAGES
 from edge_agent.console.middleware import ConsoleMiddleware
-from edge_agent.console.views import alarms, audit, health, now, reports
+from edge_agent.console.views import alarms, ask, audit, health, now, reports
 
 STATIC = Path(__file__).parent / "static"
+
+
+async def home(request: Request) -> Response:
+    """The console opens on the Now page (where sign-in lands)."""
+    return RedirectResponse("/now", 303)
 
 
 async def switch_language(request: Request) -> Response:
@@ -33,6 +38,7 @@ async def switch_language(request: Request) -> Response:
 
 
 ROUTES: list[BaseRoute] = [
+    Route("/", home, methods=["GET"]),
     Route("/signin", ceremonies.signin_page, methods=["GET"]),
     Route("/signin/options", ceremonies.signin_options, methods=["POST"]),
     Route("/signin/verify", ceremonies.signin_verify, methods=["POST"]),
@@ -59,6 +65,10 @@ ROUTES: list[BaseRoute] = [
     Route("/audit", audit.view, methods=["GET"]),
     Route("/audit.json", audit.view, methods=["GET"]),
     Route("/audit/bundle", audit.bundle, methods=["POST"]),
+    Route("/ask", ask.view, methods=["GET"]),
+    Route("/ask.json", ask.view, methods=["GET"]),
+    Route("/ask", ask.ask, methods=["POST"]),
+    Route("/ask.json", ask.ask, methods=["POST"]),
     Route("/health", health.view, methods=["GET"]),
     Route("/health.json", health.view, methods=["GET"]),
     Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from edge_agent.ask.throttle import UserThrottle
 from edge_agent.base.types import utcnow
 from edge_agent.config import AgentConfig
 from edge_agent.config.identities import IdentityTable, identity_table
@@ -45,8 +46,8 @@ class ConsoleContext:
     policy: SignoffPolicy = field(init=False)
     sessions: Sessions = field(init=False)
     lockout: Lockout = field(init=False)
-    # The ask pipeline (docs/ask.md) when the agent runs one; None otherwise.
-    ask: Any | None = None
+    # The Ask page's per-person limit, `ask.throttle` questions in 60 s as over MQTT (edge_agent.ask.throttle).
+    ask_throttle: UserThrottle = field(init=False)
     # The Health page's sources, handed in by the agent (None outside it): the supervisor's readiness, and the latest
     # doctor checks (objects with id, status, detail, fix: doctor sits above the console, so it is not imported).
     readiness: Callable[[], AgentStatus] | None = None
@@ -59,6 +60,7 @@ class ConsoleContext:
         self.sessions = Sessions(
             session_secret(self.config.paths.state_dir), timedelta(seconds=console.session_max_age_s)
         )
+        self.ask_throttle = UserThrottle(self.config.ask.throttle)
         self.lockout = Lockout(
             console.max_failed_signins,
             timedelta(seconds=console.failed_signin_window_s),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import structlog
@@ -15,6 +15,7 @@ from edge_agent.config import AgentConfig
 from edge_agent.console.app import build_app
 from edge_agent.console.auth.credentials import CredentialStore
 from edge_agent.console.context import ConsoleContext
+from edge_agent.daemon import AgentStatus
 from edge_agent.reports.document import ReportRepository
 from edge_agent.store import Store
 
@@ -32,8 +33,18 @@ class ConsoleServer:
 
     name = "console"
 
-    def __init__(self, config: AgentConfig, store: Store | None, audit: Any) -> None:
+    def __init__(
+        self,
+        config: AgentConfig,
+        store: Store | None,
+        audit: Any,
+        *,
+        readiness: Callable[[], AgentStatus] | None = None,
+        doctor_checks: Callable[[], Sequence[Any]] | None = None,
+    ) -> None:
         self._config, self._store, self._audit = config, store, audit
+        # The Health page's sources: the supervisor's status (what /readyz serves) and doctor's cheap checks.
+        self._readiness, self._doctor_checks = readiness, doctor_checks
         self.port: int | None = None
         self.context: ConsoleContext | None = None
 
@@ -42,7 +53,15 @@ class ConsoleServer:
         repo = ReportRepository.for_state_dir(config.paths.state_dir)
         credentials = CredentialStore.for_state_dir(config.paths.state_dir)
         try:
-            self.context = ConsoleContext(config, self._store, self._audit, repo, credentials)
+            self.context = ConsoleContext(
+                config,
+                self._store,
+                self._audit,
+                repo,
+                credentials,
+                readiness=self._readiness,
+                doctor_checks=self._doctor_checks,
+            )
             server = _Server(
                 uvicorn.Config(
                     build_app(self.context),

@@ -60,6 +60,11 @@ def _run_local(probes: Sequence[Probe]) -> list[list[Check]]:
     return results
 
 
+def run_local(probes: Sequence[Probe]) -> list[Check]:
+    """Local probes' findings, in order, in the calling thread; never raises for a probe's sake."""
+    return [check for checks in _run_local(probes) for check in checks]
+
+
 async def _run_network(probe: AsyncProbe) -> list[Check]:
     try:
         async with asyncio.timeout(probe.timeout_s):

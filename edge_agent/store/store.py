@@ -250,7 +250,8 @@ class Store:
             where.append("source_time_us < ?")
             params.append(to_us(end))
         # Given keys, the window is read through (key, source_time); given kinds alone, through (kind, source_time).
-        # Left to choose, SQLite ties the two: one tag's 7 days through the kind index read every tag's (KEY_COST).
+        # Left to choose, SQLite ties the two: one tag's 7 days through the kind index read every tag's (60 480 rows
+        # in 109 ms through it, 48 ms through the key's, on a 30-day store).
         kind = "+kind" if keys is not None else "kind"  # a unary + keeps the column off any index
         for column, values in (("key", keys), (kind, kinds), ("source", sources)):
             if values is not None:

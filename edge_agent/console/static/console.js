@@ -82,7 +82,7 @@
     if (!options.ok) return result(options.data.error);
     const c = await navigator.credentials.get({ publicKey: requestOptions(options.data) });
     const done = await post("/signin/verify", JSON.stringify(assertionJSON(c)));
-    if (done.ok) window.location.assign("/");
+    if (done.ok) window.location.assign("/now");
     else result(done.data.error);
   }
 

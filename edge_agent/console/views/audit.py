@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from starlette.requests import Request
 from starlette.background import BackgroundTask
+from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
 from edge_agent.audit import AuditError, AuditLog
