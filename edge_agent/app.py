@@ -18,8 +18,9 @@ import structlog
 from edge_agent import __version__
 from edge_agent.ask.service import AskService
 from edge_agent.audit import AuditLog
-from edge_agent.audit.anchor import MARKER, AuditAnchor, Citation, checkpoint_topic, refuse_missing_log
+from edge_agent.audit.anchor import AuditAnchor, checkpoint_topic
 from edge_agent.audit.component import AuditCheckpointer, open_audit_log, witness_targets
+from edge_agent.audit.rollback import MARKER, Citation, refuse_missing_log
 from edge_agent.config import AgentConfig
 from edge_agent.config.identities import identity_table
 from edge_agent.config.security import security_warnings

@@ -20,7 +20,8 @@ from edge_agent.ask.evidence import StoreAnswerEvidence, recompute_answer
 from edge_agent.ask.pipeline import answer_at
 from edge_agent.ask.trail import record_answer
 from edge_agent.audit import AuditLog
-from edge_agent.audit.evidence import EVIDENCE, RECORDS
+from edge_agent.audit.evidence import EVIDENCE
+from edge_agent.audit.evidence_records import RECORDS
 from edge_agent.audit.export import export_bundle
 from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.manifest import BundleManifest, describe_files, sign_manifest

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from edge_agent.ask.pipeline import AskAnswer, answer_question, question_id
 from edge_agent.ask.tools import Namespace, ToolContext
-from edge_agent.ask.writer import Writer, wording
+from edge_agent.ask.wording import wording
+from edge_agent.ask.writer import Writer
 from edge_agent.base.types import Record
 from edge_agent.config import AgentConfig
 from edge_agent.store import Store

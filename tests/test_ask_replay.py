@@ -22,7 +22,7 @@ from edge_agent.ask.pipeline import ASK_VERSION, answer_at
 from edge_agent.ask.replay import AskReplay, ReplayError, find_answer, replay_answer
 from edge_agent.ask.trail import record_answer
 from edge_agent.audit import AuditLog
-from edge_agent.audit.anchor import read_lines
+from edge_agent.audit.rollback import read_lines
 from edge_agent.config import AgentConfig, load_config
 from edge_agent.store import Store
 from harness.shift import SHIFT_START, TZ, shift_records

@@ -18,20 +18,12 @@ from prometheus_client import REGISTRY
 from pydantic import ValidationError
 
 from edge_agent.audit import AuditLog, CheckpointError, Signer, Verifier
-from edge_agent.audit.anchor import (
-    COSIGNED,
-    LEGACY_ACCEPTED,
-    RECOVERED_EVENT,
-    WITNESS_STATE,
-    AuditAnchor,
-    checkpoint_topic,
-    finding_key,
-    judge_checkpoint,
-    read_lines,
-)
+from edge_agent.audit.anchor import AuditAnchor, checkpoint_topic
 from edge_agent.audit.checkpoint import Checkpoint, SignedNote, sign_checkpoint
 from edge_agent.audit.log import LATEST_CHECKPOINT, SIGNING_KEY, read_verifiers
+from edge_agent.audit.rollback import LEGACY_ACCEPTED, RECOVERED_EVENT, finding_key, judge_checkpoint, read_lines
 from edge_agent.audit.witness_client import WitnessTarget
+from edge_agent.audit.witness_state import COSIGNED, WITNESS_STATE
 from edge_agent.config import AgentConfig
 from edge_agent.doctor.audit_witness import witness_checks
 from edge_agent.publish.retained import read_retained

@@ -21,15 +21,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from edge_agent.audit import AuditLog, Signer
-from edge_agent.audit.evidence import (
-    EVIDENCE,
-    RECORDS,
-    absent_key,
-    decode_ids,
-    encode_ids,
-    parse_record,
-    record_line,
-)
+from edge_agent.audit.evidence import EVIDENCE
+from edge_agent.audit.evidence_records import RECORDS, absent_key, decode_ids, encode_ids, parse_record, record_line
 from edge_agent.audit.export import export_bundle
 from edge_agent.audit.log import read_verifiers
 from edge_agent.audit.manifest import BundleManifest, describe_files, sign_manifest
@@ -225,7 +218,7 @@ class TestExport:
         self, bundle: Path, kind: str, change: Any
     ) -> None:
         """Which records carry the key is part of the format: either change is a malformed line."""
-        from edge_agent.audit.evidence import EvidenceError
+        from edge_agent.audit.evidence_records import EvidenceError
 
         record = next(json.loads(x) for x in lines(bundle) if json.loads(x)["kind"] == kind)
         change(record)
@@ -429,7 +422,7 @@ class TestIds:
 
     @pytest.mark.parametrize("text", ["3-1", "1,1", "5,2", "1-", "a", "-1", "1-999999999"])
     def test_malformed_runs_are_refused(self, text: str) -> None:
-        from edge_agent.audit.evidence import EvidenceError
+        from edge_agent.audit.evidence_records import EvidenceError
 
         with pytest.raises(EvidenceError):
             decode_ids(text, "t", 1000)

@@ -18,24 +18,23 @@ import pytest
 
 from edge_agent.app import _store_citations, _store_has_data
 from edge_agent.audit import AuditLog, CheckpointError
-from edge_agent.audit.anchor import (
+from edge_agent.audit.anchor import AuditAnchor, checkpoint_topic
+from edge_agent.audit.checkpoint import Checkpoint, SignedNote
+from edge_agent.audit.export import export_bundle
+from edge_agent.audit.log import CHECKPOINTS, ENTRIES, LATEST_CHECKPOINT, read_verifiers
+from edge_agent.audit.rollback import (
     MARKER,
-    AuditAnchor,
     Citation,
     MissingLogError,
     check_citations,
-    checkpoint_topic,
     judge_checkpoint,
-    log_proofs,
     read_lines,
     read_marker,
     refuse_missing_log,
 )
-from edge_agent.audit.checkpoint import Checkpoint, SignedNote
-from edge_agent.audit.export import export_bundle
-from edge_agent.audit.log import CHECKPOINTS, ENTRIES, LATEST_CHECKPOINT, read_verifiers
 from edge_agent.audit.verify import verify_bundle, verify_log
 from edge_agent.audit.witness_client import WitnessTarget, submit
+from edge_agent.audit.witness_state import log_proofs
 from edge_agent.config import AgentConfig
 from edge_agent.config.mqtt import MqttConfig
 from edge_agent.doctor.audit_rollback import check_audit_rollback

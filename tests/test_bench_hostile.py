@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from bench.hostile import _MIB, FLOOD_MAX_PAYLOAD, _RssSampler, _tree, flood_payloads
+from bench.support.hostile_flood import _MIB, FLOOD_MAX_PAYLOAD, _RssSampler, _tree, flood_payloads
 from edge_agent.connectors.mqtt.client import PACKET_HEADROOM_BYTES
 from edge_agent.sim.hostile import Topics
 

@@ -11,24 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.llamacpp import (
-    DRAFT_COMPILED,
-    DRAFT_EAGER,
-    LLAMA,
-    NO_DRAFT,
-    RESTART_REPORTS,
-    Results,
-    Tally,
-    chat_prompts,
-    eager_conclusion,
-    headline_goal,
-    identical,
-    main,
-    markdown,
-    positive_int,
-    report_tokens,
-    vs_llama,
-)
+from bench.llamacpp import chat_prompts, main, positive_int
+from bench.support.llamacpp_results import DRAFT_COMPILED, DRAFT_EAGER, LLAMA, NO_DRAFT, RESTART_REPORTS, Results, Tally
+from bench.support.llamacpp_section import eager_conclusion, headline_goal, identical, markdown, report_tokens, vs_llama
 from edge_agent.llm.chat import render_chat
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -37,9 +37,10 @@ from edge_agent.ask.pipeline import ASK_VERSION, answer_at
 from edge_agent.ask.throttle import UserThrottle
 from edge_agent.ask.trail import answered, record_answer
 from edge_agent.audit import AuditLog
-from edge_agent.audit.anchor import Finding, WitnessStatus, keep_cosignature, write_marker, write_witness_state
 from edge_agent.audit.checkpoint import SignedNote
+from edge_agent.audit.rollback import Finding, write_marker
 from edge_agent.audit.witness_client import WitnessAnswer
+from edge_agent.audit.witness_state import WitnessStatus, keep_cosignature, write_witness_state
 from edge_agent.base.broker import free_port
 from edge_agent.base.canonical import canonical_json, sha256_hex
 from edge_agent.config import AgentConfig, DaemonConfig

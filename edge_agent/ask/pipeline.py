@@ -20,11 +20,12 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from edge_agent.ask.answers import Clarification, Refusal
 from edge_agent.ask.language import detect_language
+from edge_agent.ask.phrasing import Finding
 from edge_agent.ask.plan import Plan
 from edge_agent.ask.planner import reference_plan
 from edge_agent.ask.refusal import classify
 from edge_agent.ask.tools import Budget, Namespace, ToolContext, ToolError, build_namespace, run_tool
-from edge_agent.ask.writer import Finding, Writer, shift_of
+from edge_agent.ask.writer import Writer, shift_of
 from edge_agent.base.canonical import canonical_json, sha256_hex
 from edge_agent.base.types import to_utc
 from edge_agent.config import AgentConfig, ShiftConfig

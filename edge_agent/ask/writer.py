@@ -1,75 +1,27 @@
 """The answer writer: one to three sentences from the facts, in the question's language, written in code.
 
-Wordings are data (the narrative wing's wording/ask/v1/answers.toml, read through its face); this module picks them
-and fills them in. Every figure it writes is a value of a fact as the fact holds it (rounded to at most 2 decimals),
-a ratio as a percentage, seconds as whole minutes (seconds under a minute) or a time as HH:MM in the site's
-timezone. Subjects are named as people name them: "la vibración de la bomba P-102", "a linha L1", "pump P-101's
-vibration", with articles and contractions right (es "del", pt "da"/"do"/"na"/"no"), and counted nouns agree with
-their number ("1 parada", "3 paradas"). Plant text (a stop's reason, a note) is cut and quoted; a note that reads
-like an instruction is withheld.
+Wordings are data (the narrative wing's wording/ask/v1/answers.toml, read through its face by wording.py); this
+module picks them per fact and fills them in through `Phrasing` (phrasing.py), which says the names, numbers, times
+and plant text as the question's language does. A note that reads like an instruction is withheld.
 """
 
 from __future__ import annotations
 
-import functools
-import tomllib
-import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from edge_agent.ask.tools import Namespace
+from edge_agent.ask.phrasing import Finding, Phrasing
 from edge_agent.config import ShiftConfig
-from edge_agent.reports.narrative import read_wording
 
-# v1: the answer wordings as the writer first shipped them (es, en and pt in one file).
-WORDING_VERSION = "v1"
 # Sentences in an answer: the spec's "one to three" — each fact's main sentence first, then their details.
 MAX_SENTENCES = 3
-# Characters of plant text (a note, a reason) quoted in an answer: a sentence's worth.
-TEXT_MAX = 140
 # Assets listed by name in the namespace answer; the rest are counted.
 LIST_MAX = 8
 
 
-@functools.cache
-def wording() -> dict[str, Any]:
-    return tomllib.loads(read_wording("ask", WORDING_VERSION).raw.decode("utf-8"))
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One tool's fact with what it was computed over: its window fact's values (None without one) and arguments."""
-
-    kind: str
-    subject: str
-    values: dict[str, Any]
-    window: dict[str, Any] | None
-    args: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Label:
-    """A name with its article: ("la", "bomba P-101"); en has none for assets and lines."""
-
-    article: str
-    noun: str
-
-
-class Writer:
-    def __init__(self, lang: str, namespace: Namespace, shifts: Sequence[ShiftConfig]) -> None:
-        self.lang = lang
-        self.w = wording()[lang]
-        self.namespace = namespace
-        self.tz = ZoneInfo(namespace.timezone)
-        self.shifts = list(shifts)
-        self._assets = {a.asset: a for a in namespace.assets}
-        self._tags = {t.tag: t for t in namespace.tags}
-        self._lines = {line.line for line in namespace.lines}
-
+class Writer(Phrasing):
     # --- the answer --------------------------------------------------------------------------------------------
 
     def answer(self, findings: Sequence[Finding]) -> str:
@@ -372,161 +324,6 @@ class Writer:
             out.append(self.phrase("namespace.assets", list=self.join(names, self.w["and"])))
         return out
 
-    # --- names -------------------------------------------------------------------------------------------------
-
-    def label(self, name: str | None) -> Label:
-        """An asset, line or the site, with its article: es ("la", "bomba P-101"), pt ("a", "linha L1")."""
-        if name is None or name == self.namespace.site:
-            return _split(self.w["site"])
-        if name in self._lines and name not in self._assets:
-            return _split(self.w["line"].format(id=name))
-        kind = self.w["kinds"].get(name.split("-", 1)[0]) if "-" in name else None
-        return _split(kind.format(id=name)) if kind else Label("", self.w["asset"].format(id=name))
-
-    def tag(self, tag: str) -> Label:
-        """'la vibración de la bomba P-102' / "pump P-102's vibration" / 'a vibração da bomba P-102'."""
-        info = self._tags.get(tag)
-        asset = info.asset if info is not None else tag.partition(".")[0]
-        names = info.names.get(self.lang) if info is not None else None  # type: ignore[call-overload]
-        name = names[0] if names else tag
-        owner = self.label(asset)
-        if self.lang == "en":
-            return Label("", f"{owner.noun}'s {name}")
-        return Label(self._article(name), f"{name} {self.of(owner)}")
-
-    def subject(self, f: Finding) -> dict[str, str]:
-        """{Subject}: the finding's asset, line or the site, at a sentence's start."""
-        label = self.label(f.args.get("asset") or f.args.get("line"))
-        return {"Subject": self.cap(self.the(label))}
-
-    def the(self, label: Label) -> str:
-        return f"{label.article} {label.noun}" if label.article else label.noun
-
-    def of(self, label: Label) -> str:
-        """es de + el → del; pt de + a/o → da/do."""
-        contracted = {"es": {"el": "del"}, "pt": {"a": "da", "o": "do", "as": "das", "os": "dos"}}.get(self.lang, {})
-        if label.article in contracted:
-            return f"{contracted[label.article]} {label.noun}"
-        return f"of {label.noun}" if self.lang == "en" else f"de {self.the(label)}"
-
-    def in_(self, asset: str) -> str:
-        """es en la bomba P-101; pt na bomba P-101 (em + a); en on pump P-101."""
-        label = self.label(asset)
-        if self.lang == "pt" and label.article in ("a", "o"):
-            return f"n{label.article} {label.noun}"
-        return f"{'on' if self.lang == 'en' else 'en' if self.lang == 'es' else 'em'} {self.the(label)}"
-
-    def _article(self, noun: str) -> str:
-        """es la/el, pt a/o by the first word's gender (its ending, then the wording's exceptions)."""
-        word = noun.split()[0].casefold()
-        if word in self.w["feminine"]:
-            feminine = True
-        elif word in self.w["masculine"]:
-            feminine = False
-        else:
-            endings = (
-                ("a", "ción", "sión", "dad", "tad", "tud", "umbre")
-                if self.lang == "es"
-                else ("a", "ção", "são", "dade", "gem", "ência")
-            )
-            feminine = _bare(word).endswith(tuple(_bare(e) for e in endings))
-        if self.lang == "es":
-            return "la" if feminine else "el"
-        return "a" if feminine else "o"
-
-    # --- numbers, times, text ----------------------------------------------------------------------------------
-
-    def count(self, n: int, noun: str) -> str:
-        singular, plural = self.w["nouns"][noun]
-        return f"{self.number(n)} {singular if n == 1 else plural}"
-
-    def number(self, value: float | int | None) -> str:
-        if value is None:
-            return str(self.w["na"])
-        return _number(value)
-
-    def percent(self, ratio: float | None) -> str:
-        if ratio is None:
-            return str(self.w["na"])
-        return f"{_number(Decimal(repr(float(ratio))) * 100)} %"
-
-    def duration(self, seconds: float) -> str:
-        """Whole minutes (half up) from a minute on, else seconds, as the reports write them."""
-        if seconds < 60:
-            return f"{_number(seconds, 0)} {self.w['nouns']['second'][0]}"
-        return f"{_number(Decimal(repr(float(seconds))) / 60, 0)} {self.w['nouns']['minute'][0]}"
-
-    def unit(self, unit: str | None) -> str:
-        return f" {unit}" if unit else ""
-
-    def text(self, value: str) -> str:
-        """Plant text in an answer: one line without its closing period, cut at TEXT_MAX characters."""
-        line = " ".join(value.split()).rstrip(".")
-        return line if len(line) <= TEXT_MAX else line[: TEXT_MAX - 1] + "…"
-
-    def reason(self, code: str) -> str:
-        """A stop's reason code in the answer's language (wording's `reasons`), else with spaces for underscores."""
-        return self.text(str(self.w["reasons"].get(code) or code.replace("_", " ")))
-
-    def at(self, iso: str | datetime, f: Finding | None, form: str = "at") -> str:
-        """'a las 06:20' (es), 'at 06:20', 'às 06:20' (`form` "since": 'las 06:20', after "desde"); with the date
-        when the window spans days or is unknown, or the time falls on another day than the window's."""
-        local = _parse(iso).astimezone(self.tz)
-        with_date = f is None or f.window is None or self._spans_days(f.window)
-        if f is not None and f.window is not None:
-            with_date = with_date or local.date() != _parse(f.window["start"]).astimezone(self.tz).date()
-        one = local.hour == 1
-        hm = local.strftime("%H:%M")
-        if with_date:
-            return self.w["when"][f"{form}_date_one" if one else f"{form}_date"].format(hm=hm, date=self._date(local))
-        return self.w["when"][f"{form}_one" if one else form].format(hm=hm)
-
-    def during(self, f: Finding) -> str:
-        """The finding's window as people say it: a shift, a day, or between two times."""
-        if f.window is None:
-            return ""
-        when = self.w["when"]
-        start = _parse(f.window["start"]).astimezone(self.tz)
-        end = _parse(f.window["end"]).astimezone(self.tz)
-        shift = f.window.get("shift")
-        if shift:
-            return when["shift"].format(shift=shift, date=self._date(start))
-        if start.time() == end.time() == datetime.min.time() and end - start == timedelta(days=1):
-            return when["day"].format(date=self._date(start))
-        if not self._spans_days(f.window):
-            arts = {"es": ("la", "las"), "pt": ("a", "as"), "en": ("", "")}[self.lang]
-            return when["between"].format(
-                art_a=arts[start.hour != 1],
-                a=start.strftime("%H:%M"),
-                art_b=arts[end.hour != 1],
-                b=end.strftime("%H:%M"),
-                date=self._date(start),
-            )
-        return when["between_days"].format(
-            a=start.strftime("%H:%M"), date_a=self._date(start), b=end.strftime("%H:%M"), date_b=self._date(end)
-        )
-
-    def _spans_days(self, window: dict[str, Any]) -> bool:
-        start = _parse(window["start"]).astimezone(self.tz)
-        last = _parse(window["end"]).astimezone(self.tz) - timedelta(microseconds=1)
-        return start.date() != last.date()
-
-    def _date(self, local: datetime) -> str:
-        return str(self.w["date"]).format(day=local.day, month=self.w["months"][local.month - 1])
-
-    def join(self, names: Sequence[str], conjunction: str) -> str:
-        if len(names) <= 1:
-            return "".join(names)
-        return f"{', '.join(names[:-1])} {conjunction} {names[-1]}"
-
-    def cap(self, text: str) -> str:
-        return text[:1].upper() + text[1:]
-
-    def phrase(self, key: str, **values: Any) -> str:
-        text = str(self.w["phrases"][key]).format(**values)
-        # An empty placeholder ({during} of a window-less finding) leaves a double or a dangling space.
-        return " ".join(text.split()).replace(" .", ".").replace(" ,", ",").replace(" ;", ";").replace(" :", ":")
-
 
 def shift_of(start: datetime, end: datetime, tz: ZoneInfo, shifts: Sequence[ShiftConfig]) -> str | None:
     """The shift whose occurrence starts at `start` and ends at or after `end` (a shift so far), or None."""
@@ -542,28 +339,3 @@ def shift_of(start: datetime, end: datetime, tz: ZoneInfo, shifts: Sequence[Shif
         if end <= shift_end.astimezone(end.tzinfo):
             return shift.name
     return None
-
-
-def _split(text: str) -> Label:
-    article, _, noun = text.partition(" ")
-    return (
-        Label(article, noun)
-        if noun and article in ("el", "la", "los", "las", "o", "a", "os", "as")
-        else Label("", text)
-    )
-
-
-def _bare(word: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
-
-
-def _number(value: float | int | Decimal, places: int = 2) -> str:
-    """At most `places` decimals (half up), no trailing zeros, "." as the decimal point: 4.50 → "4.5"."""
-    exact = value if isinstance(value, Decimal) else Decimal(repr(value))
-    rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    text = format(rounded.normalize(), "f")
-    return "0" if text in ("-0", "") else text
-
-
-def _parse(value: str | datetime) -> datetime:
-    return value if isinstance(value, datetime) else datetime.fromisoformat(value)

@@ -30,31 +30,42 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 from prometheus_client import Counter, Gauge
 
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
-from edge_agent.audit.hasher import leaf_hash
-from edge_agent.audit.log import ENTRIES, LATEST_CHECKPOINT, AuditIntegrityError, AuditLog, iter_lines, read_verifiers
-from edge_agent.audit.merkle import MerkleTree
+from edge_agent.audit.log import LATEST_CHECKPOINT, AuditLog, read_verifiers
+from edge_agent.audit.rollback import (
+    LEGACY_ACCEPTED,
+    MARKER,
+    Citation,
+    Finding,
+    check_citations,
+    judge_checkpoint,
+    read_lines,
+    read_marker,
+    reason_of,
+    recovered_keys,
+    write_marker,
+)
 from edge_agent.audit.witness_client import WitnessAnswer, WitnessTarget, submit
+from edge_agent.audit.witness_state import (
+    WitnessStatus,
+    keep_cosignature,
+    log_proofs,
+    read_witness_state,
+    write_witness_state,
+)
 from edge_agent.base.backoff import backoff_delay
-from edge_agent.signing.keys import Verifier, write_durably
+from edge_agent.signing.keys import write_durably
 
 log = structlog.get_logger(component="audit")
 
-MARKER = "ROLLBACK"
-LEGACY_ACCEPTED = "accepted.jsonl"  # no longer read: findings are accepted in the log only
-WITNESS_STATE = "witnesses.json"
-COSIGNED = "cosigned"
 PUBLISHED = "published.json"
-RECOVERED_EVENT = "audit.recovered"
 # Retries (the broker at start, a witness that did not cosign): 1 s doubling to 5 min; a witness down for an hour
 # is asked about twelve times an hour, and one back up is asked again within five minutes.
 RETRY_INITIAL_S = 1.0
@@ -72,290 +83,9 @@ RETAINED_FOREIGN = Counter(
 )
 SIGNING_HELD = Gauge("edge_agent_audit_signing_held", "1 while signing waits for the retained checkpoint or a witness")
 
-_EXPECTED_EVENTS = {
-    "requested": ("report.requested",),
-    "generated": ("report.generated",),
-    "signoff": ("report.signed_off", "report.rejected"),
-}
-
 
 def checkpoint_topic(site_id: str) -> str:
     return f"edge/{site_id}/audit/checkpoint"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One sign of rollback (or, for a foreign retained checkpoint, of tampering with the broker). `key` is stable
-    across starts (what an `audit.recovered` entry names); `message` says it."""
-
-    key: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Citation:
-    """An audit seq a report in the store records (its document's `audit` member)."""
-
-    report_id: str
-    field: str  # requested | generated | signoff
-    seq: int
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A checkpoint kept outside, judged against the log: `consistent` (a prefix of it), `foreign` (not signed by this
-    log's key: ignored, warned about) or `inconsistent` (signed by it, and larger or of another root: a rollback)."""
-
-    kind: Literal["consistent", "foreign", "inconsistent"]
-    finding: Finding | None = None
-
-
-# -- checks (pure over the log's lines) ---------------------------------------------------------------------------
-
-
-def read_lines(audit_dir: Path) -> list[bytes]:
-    path = audit_dir / ENTRIES
-    return list(iter_lines(path)) if path.exists() else []
-
-
-def check_citations(lines: Sequence[bytes], citations: Iterable[Citation]) -> list[Finding]:
-    """Every cited seq must be an entry of the cited event for the cited report."""
-    findings: list[Finding] = []
-    for c in citations:
-        key = f"store:{c.report_id}:{c.field}:{c.seq}"
-        if c.seq >= len(lines):
-            findings.append(
-                Finding(
-                    key,
-                    f"store: report {c.report_id} cites audit entry {c.seq} as its {c.field} entry, but the log ends"
-                    f" at entry {len(lines) - 1}: entries were removed (rollback)",
-                )
-            )
-            continue
-        try:
-            entry = json.loads(lines[c.seq])
-            event, report_id = entry.get("event"), (entry.get("payload") or {}).get("report_id")
-        except (ValueError, AttributeError):
-            event, report_id = None, None
-        if event not in _EXPECTED_EVENTS.get(c.field, ()) or report_id != c.report_id:
-            findings.append(
-                Finding(
-                    key,
-                    f"store: report {c.report_id} cites audit entry {c.seq} as its {c.field} entry, but that entry"
-                    f" is {event} for {report_id}: the store is from another log (swapped store or log)",
-                )
-            )
-    return findings
-
-
-def finding_key(where: str, note: bytes) -> str:
-    """The stable key of a finding about a checkpoint kept outside: where, and a digest of its body."""
-    digest = hashlib.sha256(note.split(b"\n\n")[0]).hexdigest()[:16]
-    return f"{where}:{digest}"
-
-
-def judge_checkpoint(
-    lines: Sequence[bytes], note: bytes, origin: str, verifiers: Sequence[Verifier], where: str
-) -> Verdict:
-    """Any bytes found outside (the retained topic) against the log: foreign unless signed by one of the log's keys;
-    then inconsistent if larger than the log or of another root at its size."""
-    key = finding_key(where, note)
-    ignored = "ignored; this log's next checkpoint replaces it"
-    try:
-        parsed = SignedNote.parse(note)
-        checkpoint = Checkpoint.parse_body(parsed.text)
-    except CheckpointError as exc:
-        return Verdict("foreign", Finding(key, f"{where}: not a checkpoint ({exc}): {ignored}"))
-    if checkpoint.origin != origin:
-        message = f"{where}: a checkpoint of origin {checkpoint.origin!r}, this log is {origin!r}: {ignored}"
-        return Verdict("foreign", Finding(key, message))
-    try:
-        parsed.verified_by(verifiers)
-    except CheckpointError as exc:
-        message = f"{where}: a checkpoint of size {checkpoint.size} not signed by this log's key ({exc}): {ignored}"
-        return Verdict("foreign", Finding(key, message))
-    if checkpoint.size > len(lines):
-        return Verdict(
-            "inconsistent",
-            Finding(
-                key,
-                f"{where}: holds a signed checkpoint of size {checkpoint.size}, the log only {len(lines)} entries:"
-                " the log was rolled back",
-            ),
-        )
-    tree = MerkleTree([leaf_hash(line) for line in lines[: checkpoint.size]])
-    if checkpoint.size and tree.root(checkpoint.size) != checkpoint.root:
-        return Verdict(
-            "inconsistent",
-            Finding(
-                key,
-                f"{where}: the log's first {checkpoint.size} entries do not match the checkpoint published for that"
-                " size: history was rewritten",
-            ),
-        )
-    return Verdict("consistent")
-
-
-def recovered_keys(lines: Sequence[bytes], signed_size: int) -> set[str]:
-    """The finding keys `audit.recovered` entries name, among the first `signed_size` entries (those a signed
-    checkpoint covers: an entry appended without the key accepts nothing)."""
-    keys: set[str] = set()
-    for line in lines[:signed_size]:
-        if RECOVERED_EVENT.encode() not in line:
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict) or entry.get("event") != RECOVERED_EVENT:
-            continue
-        for found in (entry.get("payload") or {}).get("findings") or []:
-            if isinstance(found, dict) and isinstance(found.get("key"), str):
-                keys.add(found["key"])
-    return keys
-
-
-class MissingLogError(AuditIntegrityError):
-    """The audit directory is gone but the store holds data: starting would begin a new log without a word."""
-
-
-def refuse_missing_log(audit_dir: Path, store_has_data: bool) -> None:
-    """A store with data beside no audit log: refuse, naming the two ways on."""
-    if store_has_data and not (audit_dir / ENTRIES).exists():
-        raise MissingLogError(
-            f"the audit log {audit_dir / ENTRIES} is missing but the store holds data: refusing to start a new log"
-            " silently. Restore the audit directory from backup, or start a new log on purpose with"
-            " `edge-agent audit init --new-log --reason '…'`"
-        )
-
-
-# -- marker ---------------------------------------------------------------------------------------------------------
-
-
-def read_marker(audit_dir: Path) -> list[Finding] | None:
-    path = audit_dir / MARKER
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return [Finding(str(f["key"]), str(f["message"])) for f in data["findings"]]
-    except (ValueError, KeyError, TypeError):
-        return [Finding("marker:unreadable", f"{path} exists but cannot be read: a rollback was recorded earlier")]
-
-
-def write_marker(audit_dir: Path, findings: Sequence[Finding]) -> None:
-    data = {
-        "detected_at": datetime.now(UTC).isoformat(),
-        "findings": [{"key": f.key, "message": f.message} for f in findings],
-        "fix": "investigate, then: edge-agent audit recover --reason '…'",
-    }
-    write_durably(audit_dir / MARKER, json.dumps(data, indent=1, ensure_ascii=False).encode() + b"\n")
-
-
-def reason_of(findings: Sequence[Finding]) -> str:
-    more = f" (and {len(findings) - 1} more; see the ROLLBACK file)" if len(findings) > 1 else ""
-    return f"audit rollback detected: {findings[0].message}{more}"
-
-
-# -- witnesses' state -----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class WitnessStatus:
-    """What the agent knows of one witness: the size it holds, how the last exchange ended, and when to ask again.
-    `state` is an answer's kind, or `pending` (a checkpoint not yet sent)."""
-
-    size: int = 0
-    state: str = "pending"
-    detail: str = "not asked yet"
-    at: str | None = None
-    failures: int = 0  # exchanges without a cosignature since the last one
-    next_try: float = 0.0  # time.monotonic() of the next try; not kept in the file
-
-    @property
-    def failing(self) -> bool:
-        return self.state not in ("pending", "cosigned")
-
-
-def read_witness_state(audit_dir: Path) -> dict[str, WitnessStatus]:
-    """`witnesses.json`, per witness URL (an older file held only each witness's size)."""
-    path = audit_dir / WITNESS_STATE
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except ValueError:
-        return {}
-    states: dict[str, WitnessStatus] = {}
-    for url, value in raw.items() if isinstance(raw, dict) else ():
-        if isinstance(value, int):
-            states[url] = WitnessStatus(size=value)
-        elif isinstance(value, dict):
-            try:  # our own file, but a hand-edited one must not stop the agent: a bad record is a fresh start
-                states[url] = WitnessStatus(
-                    size=int(value.get("size", 0)),
-                    state=str(value.get("state", "pending")),
-                    detail=str(value.get("detail", "")),
-                    at=value.get("at") if isinstance(value.get("at"), str) else None,
-                    failures=int(value.get("failures", 0)),
-                )
-            except (TypeError, ValueError):
-                continue
-    return states
-
-
-def write_witness_state(audit_dir: Path, states: dict[str, WitnessStatus]) -> None:
-    data = {url: {k: v for k, v in asdict(s).items() if k != "next_try"} for url, s in sorted(states.items())}
-    write_durably(audit_dir / WITNESS_STATE, json.dumps(data, indent=1, ensure_ascii=False).encode() + b"\n")
-
-
-def log_proofs(lines: Sequence[bytes]) -> Callable[[int, int], list[bytes]]:
-    """Consistency proofs between two sizes of the log `lines` holds (the tree is built on the first call)."""
-    tree: list[MerkleTree] = []
-
-    def proof(old: int, new: int) -> list[bytes]:
-        if not tree:
-            tree.append(MerkleTree([leaf_hash(line) for line in lines]))
-        return tree[0].consistency_proof(old, new)
-
-    return proof
-
-
-def keep_cosignature(audit_dir: Path, note: bytes, answer: WitnessAnswer) -> None:
-    """Add a witness's cosignature to `cosigned` (the newest cosigned checkpoint, with every cosignature on it)."""
-    assert answer.signature is not None
-    parsed = SignedNote.parse(note)
-    path = audit_dir / COSIGNED
-    kept = list(parsed.signatures)
-    if path.exists():
-        try:
-            previous = SignedNote.parse(path.read_bytes())
-            if previous.text == parsed.text:
-                kept += [s for s in previous.signatures if s not in kept]
-        except CheckpointError:
-            pass
-    new = answer.signature
-    kept = [s for s in kept if (s.name, s.key_hash) != (new.name, new.key_hash)] + [new]
-    write_durably(path, SignedNote(parsed.text, tuple(kept)).encode())
-
-
-def with_cosignatures(audit_dir: Path, note: bytes, targets: Sequence[WitnessTarget] = ()) -> bytes:
-    """`note` with every cosignature kept for it in `cosigned` (asking `targets` first, if any, when it has none)."""
-    text = SignedNote.parse(note).text
-    path = audit_dir / COSIGNED
-    if targets and not (path.exists() and SignedNote.parse(path.read_bytes()).text == text):
-        states = read_witness_state(audit_dir)
-        proofs = log_proofs(read_lines(audit_dir))
-        for target in targets:
-            answer = submit(target, note, proofs, states.get(target.url, WitnessStatus()).size)
-            if answer.signature is not None:
-                keep_cosignature(audit_dir, note, answer)
-    if path.exists():
-        kept = SignedNote.parse(path.read_bytes())
-        if kept.text == text:
-            return kept.encode()
-    return note
-
-
-# -- the component --------------------------------------------------------------------------------------------------
 
 
 class AuditAnchor:

@@ -125,7 +125,7 @@ def export_bundle(
             raise ExportError(f"no signed checkpoint in {audit_dir} yet: stop the agent (it signs at shutdown)")
         note = latest.read_bytes()
     if cosign is not None:
-        note = cosign(note)  # the witnesses' cosignatures travel in the bundle's checkpoint (anchor.py)
+        note = cosign(note)  # the witnesses' cosignatures travel in the bundle's checkpoint (witness_state.py)
     checkpoint = Checkpoint.parse_body(SignedNote.parse(note).text)
 
     lines = _first_lines(audit_dir / "entries.jsonl", checkpoint.size)

@@ -1,10 +1,10 @@
-"""The audit log's rollback state: a rollback the agent found at start (`<audit>/ROLLBACK`, audit/anchor.py), or a
+"""The audit log's rollback state: a rollback the agent found at start (`<audit>/ROLLBACK`, audit/rollback.py), or a
 missing log beside a store that holds data."""
 
 from __future__ import annotations
 
-from edge_agent.audit.anchor import read_marker
 from edge_agent.audit.log import ENTRIES
+from edge_agent.audit.rollback import read_marker
 from edge_agent.config import AgentConfig
 from edge_agent.doctor.types import Check
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from edge_agent.audit.anchor import log_proofs, read_lines, read_witness_state
 from edge_agent.audit.component import witness_targets
 from edge_agent.audit.log import LATEST_CHECKPOINT
+from edge_agent.audit.rollback import read_lines
 from edge_agent.audit.witness_client import submit
+from edge_agent.audit.witness_state import log_proofs, read_witness_state
 from edge_agent.config import AgentConfig
 from edge_agent.doctor.types import Check
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from edge_agent.audit import AuditLog
 from edge_agent.audit.component import origin_for
-from edge_agent.audit.evidence import RECORDS
+from edge_agent.audit.evidence_records import RECORDS
 from edge_agent.audit.export import export_bundle
 from edge_agent.audit.log import ENTRIES
 from edge_agent.audit.verify import Problem, VerifyResult, verify_bundle, verify_log

@@ -6,47 +6,31 @@ qualifications and approvals it carries, and the signed manifest of its files.
 from __future__ import annotations
 
 import binascii
-import hashlib
 import json
 import tempfile
 from base64 import b64decode
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from edge_agent.audit import bundle
-from edge_agent.audit.approvals import (
-    ENROLLED_EVENT,
-    check_approvals,
-    describe_state,
-    security_states,
-    unsigned_signoff_state,
-)
 from edge_agent.audit.archive import extract_bundle
 from edge_agent.audit.binding import check_reports
 from edge_agent.audit.bundle import BundleError
-from edge_agent.audit.carried import CarriedEntry, CarriedError, check_carried
+from edge_agent.audit.carried import CarriedError
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
-from edge_agent.audit.entry import GENESIS_HASH, AuditEntry
-from edge_agent.audit.evidence import (
-    EvidenceCheck,
-    Recompute,
-    RecomputeAnswer,
-    answered_entries,
-    check_evidence,
-    describe,
-)
+from edge_agent.audit.entry import GENESIS_HASH
+from edge_agent.audit.evidence import Recompute, RecomputeAnswer
 from edge_agent.audit.log import iter_lines
 from edge_agent.audit.manifest import BundleManifest, check_manifest, list_files
 from edge_agent.audit.merkle import MerkleTree
 from edge_agent.audit.proof import ProofError, verify_consistency, verify_inclusion
+from edge_agent.audit.verify.approvals import _check_approvals
+from edge_agent.audit.verify.carried import _carried_config, _carried_enrolments
 from edge_agent.audit.verify.chain import ChainResult, Problem, VerifyResult, open_trusted, prev_hash_of, scan_chain
+from edge_agent.audit.verify.evidence import _check_evidence, _check_qualifications
 from edge_agent.signing import ApproverKey, CosignatureError, CosignerKey, Verifier, require_cosignatures
-
-_T = TypeVar("_T")
-_ONE, _MANY = TypeAdapter(CarriedEntry), TypeAdapter(list[CarriedEntry])
 
 
 def verify_bundle(
@@ -236,196 +220,6 @@ def _check_bundle(
         return
     carried = [line for _, line in sorted(before)]  # by seq: the config in force and the enrolments interleave
     result.problem = _check_approvals(lines, manifest, approver_keys, carried, result)
-
-
-def _carried_config(root: Path, manifest: BundleManifest, checkpoint: Checkpoint) -> list[tuple[int, bytes]]:
-    """The config.loaded entry in force at the window's start that the bundle carries (carried.py), at the seq the
-    signed manifest names, with that seq; none when it names none."""
-    path = root / bundle.CONFIG_IN_FORCE
-    seq = manifest.config_in_force
-    if seq is None:
-        if path.exists():
-            raise BundleError(f"{bundle.CONFIG_IN_FORCE} is present but {bundle.MANIFEST} names no entry")
-        return []
-    where = f"{bundle.CONFIG_IN_FORCE} (entry {seq})"
-    if not path.exists():
-        raise CarriedError(seq, f"{bundle.MANIFEST} names the config.loaded entry {seq}, but {where} is missing")
-    record = _read_carried(path, _ONE)
-    line = check_carried(
-        record, seq=seq, event="config.loaded", first_seq=manifest.first_seq, checkpoint=checkpoint, where=where
-    )
-    return [(seq, line)]
-
-
-def _carried_enrolments(root: Path, manifest: BundleManifest, checkpoint: Checkpoint) -> list[tuple[int, bytes]]:
-    """Every console.enrolled entry before the window that the bundle carries (carried.py), one for each seq the
-    signed manifest names, with its seq; none when it names none."""
-    path = root / bundle.ENROLMENTS_IN_FORCE
-    seqs = manifest.enrolments_in_force
-    if not seqs:
-        if path.exists():
-            raise BundleError(f"{bundle.ENROLMENTS_IN_FORCE} is present but {bundle.MANIFEST} names no entry")
-        return []
-    if not path.exists():
-        raise CarriedError(
-            seqs[0], f"{bundle.MANIFEST} names the console.enrolled entries {seqs}, but {path.name} is missing"
-        )
-    records = _read_carried(path, _MANY)
-    if len(records) != len(seqs):
-        raise CarriedError(seqs[0], f"{path.name} holds {len(records)} entries, {bundle.MANIFEST} names {len(seqs)}")
-    return [
-        (
-            seq,
-            check_carried(
-                record,
-                seq=seq,
-                event=ENROLLED_EVENT,
-                first_seq=manifest.first_seq,
-                checkpoint=checkpoint,
-                where=f"{path.name} (entry {seq})",
-            ),
-        )
-        for record, seq in zip(records, seqs, strict=True)
-    ]
-
-
-def _read_carried(path: Path, shape: TypeAdapter[_T]) -> _T:
-    try:
-        return shape.validate_json(path.read_bytes())
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise BundleError(f"{path.name} is malformed: {where}: {err['msg']}") from exc
-
-
-def _check_qualifications(root: Path, lines: Sequence[bytes], result: VerifyResult) -> str | None:
-    """Each `qualifications/<sha256>.json` (edge-agent qualify) hashes to its name, an exported `qualification` entry
-    records that sha256, and its `.sig` is a signature by a key the log has used. Checked before the signed
-    manifest, so a changed qualification is named."""
-    directory = root / bundle.QUALIFICATIONS
-    documents = sorted(directory.glob("*.json")) if directory.is_dir() else []
-    if not documents:
-        return None
-    recorded = {json.loads(line)["payload"].get("sha256") for line in lines if b'"event":"qualification"' in line}
-    keys = {k.key_string(): k for k in (Verifier.parse(t) for t in (root / bundle.KEYS).read_text().splitlines() if t)}
-    for path in documents:
-        where = f"{bundle.QUALIFICATIONS}/{path.name}"
-        data = path.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
-        if path.name != f"{digest}.json":
-            return f"{where}: its sha256 is {digest}, not its name"
-        if digest not in recorded:
-            return f"{where}: no exported qualification entry records it"
-        try:
-            key_line, signature = path.with_name(path.name + ".sig").read_text(encoding="ascii").splitlines()
-            key = keys[key_line]
-            valid = key.verify(b64decode(signature, validate=True), data)
-        except (OSError, ValueError, KeyError, binascii.Error):
-            valid = False
-        if not valid:
-            return f"{where}: no valid signature by a key of {bundle.KEYS} in {path.name}.sig"
-    result.notes.append(f"{len(documents)} qualification(s) recorded in the log and signed with its key")
-    return None
-
-
-def _check_evidence(
-    root: Path,
-    lines: Sequence[bytes],
-    recompute: Recompute | None,
-    recompute_answer: RecomputeAnswer | None,
-    result: VerifyResult,
-) -> str | None:
-    """The records behind the reports' facts and the answers (evidence.py): tied to the facts by record ids, and with
-    `recompute` every fact recomputed from them, with `recompute_answer` every answer. Checked before the signed
-    manifest, so a dropped or added record is named."""
-    directory = root / bundle.REPORTS  # every report file there is bound to the log (check_reports)
-    files = sorted(directory.glob("*.json")) if directory.is_dir() else []
-    documents = {path.name.removesuffix(".json"): json.loads(path.read_bytes()) for path in files}
-    answers = {e.seq: e for e in answered_entries(lines)}
-    check = check_evidence(root, documents, answers)
-    if check.problem is not None:
-        return check.problem
-    result.notes += check.notes
-    if recompute_answer is not None and answers:
-        reason = _recompute_answers(check, answers, recompute_answer, result)
-        if reason is not None:
-            return reason
-    if recompute is None:
-        return None
-    if not check.present and documents:
-        return "--recompute: the bundle carries no evidence (records.jsonl, evidence.json) to recompute from"
-    if check.without:
-        report_id, why = sorted(check.without.items())[0]
-        return f"--recompute: report {report_id} carries no evidence: {why}"
-    differences = [
-        d
-        for report_id, (records, settings) in sorted(check.inputs.items())
-        for d in recompute(report_id, documents[report_id], records, settings)
-    ]
-    if differences:
-        return f"{describe(differences)} (the exporter's fact rules: version {check.facts_version})"
-    facts = sum(len(documents[rid]["body"]["facts"]) for rid in check.inputs)
-    result.notes.append(
-        f"recomputed all {facts} facts of {len(check.inputs)} report(s) from the bundle's records: every one equal"
-    )
-    return None
-
-
-def _recompute_answers(
-    check: EvidenceCheck, answers: Mapping[int, AuditEntry], recompute_answer: RecomputeAnswer, result: VerifyResult
-) -> str | None:
-    """Every carried answer answered again from its records alone; an answered one that carries none fails, naming
-    it (a refusal or a clarification has no facts to recompute)."""
-    answered = [seq for seq, e in sorted(answers.items()) if e.payload.get("status") == "answered"]
-    if not check.present and answered:
-        return "--recompute: the bundle carries no evidence (records.jsonl, evidence.json) to recompute from"
-    for seq in answered:
-        if seq in check.answers_without:
-            return f"--recompute: answer {seq} carries no evidence: {check.answers_without[seq]}"
-    for seq, (records, settings) in sorted(check.answer_inputs.items()):
-        differences = recompute_answer(answers[seq], records, settings)
-        if differences:
-            question = answers[seq].payload.get("question_id")
-            return f"--recompute: answer {seq} (question {question}) differs: {'; '.join(differences[:10])}"
-    result.notes.append(
-        f"recomputed all {len(check.answer_inputs)} answer(s) from the bundle's records: every one equal"
-    )
-    return None
-
-
-def _check_approvals(
-    lines: Sequence[bytes],
-    manifest: BundleManifest,
-    approver_keys: Sequence[ApproverKey] | None,
-    before: Sequence[bytes],
-    result: VerifyResult,
-) -> Problem | None:
-    """Every recorded approval re-checked offline, and whether unsigned sign-off was allowed (approvals.py)."""
-    check = check_approvals(lines, approver_keys, before=before)
-    if check.problem is not None:
-        return Problem(check.problem.seq, str(check.problem))
-    seen = unsigned_signoff_state(security_states(lines), manifest.first_seq, manifest.last_seq)
-    stated = manifest.unsigned_signoff
-    if stated is not None and (seen == "on" and stated != "on" or seen == "off" and stated == "unknown"):
-        return Problem(
-            None,
-            f"{bundle.MANIFEST} says unsigned sign-off was {stated!r}, but the bundle's config.security entries"
-            f" say {seen!r}",
-        )
-    if stated is None:
-        result.notes.append(f"the manifest does not state unsigned sign-off (an older exporter); the entries: {seen}")
-    result.notes.append(describe_state(stated or seen))
-    if check.signed:
-        whose = (
-            f"against the {len(approver_keys)} approver key(s) given"
-            if approver_keys is not None
-            else "against the approver keys the log held at the time (each decision's config.loaded entry before it;"
-            " pass --approver-key NAME=KEY with the keys you hold to prove who signed)"
-        )
-        result.notes.append(f"{check.signed} signed approval(s) re-checked {whose}")
-    for seq, report_id, actor in check.unsigned:
-        result.notes.append(f"entry {seq}: the decision on report {report_id} by {actor} was recorded unsigned")
-    return None
 
 
 def _first_export_problem(manifest: BundleManifest, lines: Sequence[bytes], result: VerifyResult) -> Problem | None:

@@ -19,8 +19,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
 from edge_agent.audit import AuditError, AuditLog
-from edge_agent.audit.anchor import COSIGNED, read_marker, read_witness_state
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
+from edge_agent.audit.rollback import read_marker
+from edge_agent.audit.witness_state import COSIGNED, read_witness_state
 from edge_agent.console.access import requires
 from edge_agent.console.auth.ceremonies import context
 from edge_agent.console.views.page import refuse, respond

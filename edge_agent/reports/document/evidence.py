@@ -1,4 +1,4 @@
-"""The reports' side of a bundle's evidence (audit/evidence.py holds its format and the id checks): which records
+"""The reports' side of a bundle's evidence (audit/evidence*.py hold its format and the id checks): which records
 each report's facts came from, for `audit export`, and recomputing the facts from them, for `audit verify-bundle
 --recompute`. Both call the fact code the agent writes reports with (`facts.traced_facts`, `facts.compute_facts`)."""
 

@@ -6,7 +6,7 @@
 - `ask/<version>/answers.toml`: the ask answer writer's wordings, every language in one file.
 
 `read_wording` reads one file by kind, language and version and returns its bytes with its name (`v3/facts.es.txt`,
-the name a report records) and SHA-256. Parsing stays with each reader (`prompts`, `phrasebook`, `ask.writer`).
+the name a report records) and SHA-256. Parsing stays with each reader (`prompts`, `phrasebook`, `ask.wording`).
 """
 
 from __future__ import annotations
