@@ -294,7 +294,7 @@ class TestAdmission:
 
 @dataclass
 class Message:
-    """A received message as the MQTT client hands it to the service (edge_agent.ask.transport.AskMessage)."""
+    """A received message as the MQTT client hands it to the service (daemon.mqtt_transport.ServiceMessage)."""
 
     topic: str
     payload: bytes

@@ -43,11 +43,11 @@ from edge_agent.ask.topics import (
     reserved_filters,
 )
 from edge_agent.ask.trail import record_answer, record_tool_call
-from edge_agent.ask.transport import AskClient, AskClientFactory, AskMessage
 from edge_agent.audit import AuditSink
 from edge_agent.base.reply_topic import topic_user
 from edge_agent.base.types import utcnow
 from edge_agent.config import AgentConfig
+from edge_agent.daemon.mqtt_transport import ServiceClient, ServiceClientFactory, ServiceMessage
 from edge_agent.reports.errors import RequestError
 from edge_agent.store import Store
 
@@ -90,7 +90,7 @@ class AskService:
         client_id: str | None = None,
         outbox_wake: Callable[[], None] | None = None,
         *,
-        mqtt_client: AskClientFactory,
+        mqtt_client: ServiceClientFactory,
     ) -> None:
         self.config = config
         self.store = store
@@ -120,7 +120,7 @@ class AskService:
                     await self.handle(message)
                     await message.ack()
 
-    async def _watch_connection(self, client: AskClient) -> None:
+    async def _watch_connection(self, client: ServiceClient) -> None:
         where = f"{self.config.mqtt.host}:{self.config.mqtt.port}"
         try:
             while True:
@@ -135,7 +135,7 @@ class AskService:
 
     # --- admission ---------------------------------------------------------------------------------------------
 
-    async def handle(self, message: AskMessage) -> None:
+    async def handle(self, message: ServiceMessage) -> None:
         """Admit or refuse one message. The isolation barrier: never raises (but for cancellation)."""
         target: ReplyTarget | None = None
         try:
@@ -170,7 +170,7 @@ class AskService:
                 except Exception:
                     log.exception("ask_error_reply_failed", topic=message.topic)
 
-    def _target(self, message: AskMessage, user: str | None) -> ReplyTarget | None:
+    def _target(self, message: ServiceMessage, user: str | None) -> ReplyTarget | None:
         topic = message.response_topic
         if not topic:
             log.warning("ask_without_response_topic", topic=message.topic)

@@ -31,6 +31,7 @@ import structlog
 
 from edge_agent.base.reply_topic import topic_user
 from edge_agent.config import AgentConfig
+from edge_agent.daemon.mqtt_transport import ServiceClient, ServiceClientFactory
 from edge_agent.llm.types import Engine
 from edge_agent.reports.document import ReportRepository, SignoffPolicy, hold_approved, mqtt_signoff_refusal
 from edge_agent.reports.errors import SignoffError
@@ -48,7 +49,6 @@ from edge_agent.reports.service.topics import (
     reserved_filters,
     signoff_topic,
 )
-from edge_agent.reports.service.transport import ReportClient, ReportClientFactory
 from edge_agent.store import Store
 
 log = structlog.get_logger(component="reports")
@@ -69,7 +69,7 @@ class ReportService(Intake, Signoffs):
         client_id: str | None = None,
         outbox_wake: Callable[[], None] | None = None,
         *,
-        mqtt_client: ReportClientFactory,
+        mqtt_client: ServiceClientFactory,
     ) -> None:
         self.config = config
         self.store = store
@@ -120,7 +120,7 @@ class ReportService(Intake, Signoffs):
                     await self.handle(message)
                     await message.ack()
 
-    async def _watch_connection(self, client: ReportClient) -> None:
+    async def _watch_connection(self, client: ServiceClient) -> None:
         """Mirror the broker connection into `not_ready_reason` and edge_agent_reports_broker_connected."""
         where = f"{self.config.mqtt.host}:{self.config.mqtt.port}"
         try:

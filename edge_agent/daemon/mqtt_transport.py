@@ -1,9 +1,7 @@
-"""What the report service needs from an MQTT client, as Protocols.
-
-The service is handed a client factory by the composition root (`edge_agent.app` passes
-`edge_agent.connectors.mqtt.MqttClient`),
-so nothing under `edge_agent` below the root imports `connectors`: data flows connectors → store → reports, and the
-reports package does not reach back up for its transport.
+"""What a service needs from an MQTT client, as Protocols: the report service and the ask service are handed a client
+factory by the composition root (`edge_agent.app` passes `edge_agent.connectors.mqtt.MqttClient`), so nothing under
+`edge_agent` below the root imports the connectors: data flows connectors → store → reports, and the services do not
+reach back up for their transport.
 """
 
 from __future__ import annotations
@@ -15,8 +13,8 @@ from typing import Protocol
 from edge_agent.config.mqtt import MqttConfig
 
 
-class ReportMessage(Protocol):
-    """A received request or sign-off: acknowledged with `await ack()` once answered."""
+class ServiceMessage(Protocol):
+    """A received request, sign-off, question or tool call: acknowledged with `await ack()` once handled."""
 
     @property
     def topic(self) -> str: ...
@@ -32,7 +30,7 @@ class ReportMessage(Protocol):
     async def ack(self) -> None: ...
 
 
-class ReportClient(Protocol):
+class ServiceClient(Protocol):
     """A connected client: waits for its connection, subscribes, yields messages in arrival order."""
 
     async def wait_connected(self, timeout: float | None = None) -> None: ...
@@ -41,15 +39,12 @@ class ReportClient(Protocol):
 
     async def subscribe(self, topic_filter: str, qos: int = 1, timeout: float | None = None) -> None: ...
 
-    def messages(self) -> AsyncIterator[ReportMessage]: ...
+    def messages(self) -> AsyncIterator[ServiceMessage]: ...
 
 
-class ReportClientFactory(Protocol):
+class ServiceClientFactory(Protocol):
     """`factory(config, client_id=...)` → an async context manager that connects on enter and closes on exit."""
 
     def __call__(
         self, config: MqttConfig, client_id: str | None = None
-    ) -> AbstractAsyncContextManager[ReportClient]: ...
-
-
-__all__ = ["ReportClient", "ReportClientFactory", "ReportMessage"]
+    ) -> AbstractAsyncContextManager[ServiceClient]: ...
