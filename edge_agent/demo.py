@@ -1,13 +1,16 @@
-"""`make demo`: the plant simulator feeding the agent, one shift report requested over MQTT and printed, and
-`edge-agent audit verify` passing — every part a real process.
+"""`make demo`: the plant simulator feeding the agent, one shift report requested over MQTT and printed, the
+shift's console's address with a one-time enrol link, and `edge-agent audit verify` passing — every part a real
+process.
 
 Run as `python -m edge_agent.demo --config configs/demo.toml`. Starts its own Mosquitto on the config's port (unless
-one already listens there), the simulator, and `edge-agent run`; stops them all on the way out.
+one already listens there), the simulator, and `edge-agent run` (with the console over a self-signed certificate it
+makes for localhost and 127.0.0.1); stops them all on the way out.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import os
 import signal
@@ -23,12 +26,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
 from edge_agent.config import AgentConfig, load_config
+from edge_agent.config.console import ConsoleConfig
 
 # The engine loads torch and vLLM and warms up: minutes on a busy 2-core box.
 READY_TIMEOUT_S = 600.0
 # The simulator replays the last shift at high speed; this long is plenty for it to reach the wall clock.
 INGEST_TIMEOUT_S = 300.0
+# Two years, as docs/console.md's openssl command: a browser told to trust the demo's certificate keeps trusting it.
+CONSOLE_CERT_DAYS = 730
 
 
 def say(message: str) -> None:
@@ -118,6 +129,65 @@ def record_count(config_path: Path) -> int:
     return int(json.loads(out)["records"]["total"])
 
 
+def console_certificate(cert_file: Path, key_file: Path) -> bool:
+    """A self-signed P-256 certificate for localhost and 127.0.0.1 (PEM) and its key (PEM, 0600), made once: True when
+    made now, False when both files were already there."""
+    if cert_file.is_file() and key_file.is_file():
+        return False
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=CONSOLE_CERT_DAYS))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    key_file.parent.mkdir(parents=True, exist_ok=True)
+    key_file.unlink(missing_ok=True)
+    # Created 0600 rather than chmod-ed after: the key is never readable by others, even for an instant.
+    with os.fdopen(os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+        f.write(key_pem)
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return True
+
+
+def enrol_link(config_path: Path, console: ConsoleConfig) -> str:
+    """A one-time enrol link for the first identity `[console] roles` makes an approver, from `edge-agent console
+    enrol` itself."""
+    name = next(name for name, roles in console.roles.items() if "approver" in roles)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "edge_agent",
+            "console",
+            "enrol",
+            name,
+            "--role",
+            "approver",
+            "--config",
+            str(config_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
 def sparkplug_env(config: AgentConfig) -> dict[str, str]:
     """The agent as a Sparkplug host: [sparkplug] on, and its OPC UA sources kept for alarms and events but without
     their value nodes, which the simulator's edge node now publishes under the same tags (read twice, a report would
@@ -152,6 +222,10 @@ def main() -> int:
     run_dir = config.paths.state_dir / "run"
     run_dir.mkdir(parents=True, exist_ok=True)
     cli = [sys.executable, "-m", "edge_agent"]
+    console = config.console
+    if console.enabled and console.tls_cert_file is not None and console.tls_key_file is not None:
+        if console_certificate(console.tls_cert_file, console.tls_key_file):
+            say(f"made the console's self-signed certificate {console.tls_cert_file} (localhost, 127.0.0.1)")
     with ExitStack() as stack:
         mosquitto(config, stack, run_dir)
         # The agent first: the simulator replays the last hours at start, and MES/log messages published before the
@@ -205,6 +279,11 @@ def main() -> int:
         )
         if report.returncode != 0:
             raise SystemExit(f"demo: the report request failed (exit {report.returncode})")
+        if console.enabled:
+            say(
+                f"the shift's console, while the agent runs (`edge-agent run --config {args.config}`): "
+                f"{console.effective_origin}; one-time enrol link: {enrol_link(args.config, console)}"
+            )
         say("stopping the agent (SIGTERM)")
         agent.send_signal(signal.SIGTERM)
         agent.wait(config.daemon.shutdown_grace_s + 30)

@@ -122,16 +122,22 @@ class TestConfigCheckCommand:
         assert result.returncode == 0, result.stderr
 
     def test_the_demo_is_valid_where_its_model_is_prepared(self, tmp_path: Path) -> None:
-        """The demo names its model and head relative to where `make demo` runs it."""
+        """The demo names its model, head and console certificate relative to where `make demo` runs it (the
+        certificate and key are the demo's own, made before it starts the agent)."""
         for name in ("models/default", "models/eagle31-default"):
             (tmp_path / name).mkdir(parents=True)
-        result = subprocess.run(
-            [sys.executable, "-m", "edge_agent.cli", "config", "check", str(REPO / "configs" / "demo.toml")],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-        )
+        command = [sys.executable, "-m", "edge_agent.cli", "config", "check", str(REPO / "configs" / "demo.toml")]
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        missing = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert missing.returncode == 2
+        assert missing.stderr.splitlines()[1:] == [
+            "  console.tls_cert_file: file var/demo/console.crt does not exist",
+            "  console.tls_key_file: file var/demo/console.key does not exist",
+        ]
+        (tmp_path / "var" / "demo").mkdir(parents=True)
+        for name in ("console.crt", "console.key"):
+            (tmp_path / "var" / "demo" / name).write_text("-----BEGIN -----\n")
+        result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env)
         assert result.returncode == 0, result.stderr
 
     def test_the_gpu_example_is_valid_once_its_files_are_in_place(self, tmp_path: Path) -> None:

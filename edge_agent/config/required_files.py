@@ -34,6 +34,11 @@ def missing_files(config: AgentConfig) -> list[tuple[str, str]]:
             ("mqtt.tls.cert_file", tls.cert_file, "file"),
             ("mqtt.tls.key_file", tls.key_file, "file"),
         ]
+    if config.console.enabled:
+        wanted += [
+            ("console.tls_cert_file", config.console.tls_cert_file, "file"),
+            ("console.tls_key_file", config.console.tls_key_file, "file"),
+        ]
     for index, source in enumerate(config.opcua.sources):
         wanted += [
             (f"opcua.sources[{index}].client_cert", source.client_cert, "file"),
