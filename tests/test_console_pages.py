@@ -257,6 +257,25 @@ class TestNow:
             ("P-102", "HighTemp", 2, "2026-11-29T17:40:00Z")
         ]
 
+    async def test_a_stop_begun_before_the_shift_and_still_open_is_listed(self, pages: Pages) -> None:
+        """C-201 stopped an hour before shift A began and has not restarted: the Now page lists it with its start."""
+        pages.store.insert_records(
+            [
+                record(
+                    "mes_event",
+                    "C-201",
+                    {"id": "mes-0", "ts": "x", "type": "downtime_start", "asset": "C-201", "line": "L1",
+                     "reason": "maintenance", "downtime_id": "D-0", "planned": True},
+                    -60,
+                )
+            ]
+        )  # fmt: skip
+        data = await get_json(pages, "/now.json")
+        assert sorted((s["asset"], s["since"], s["duration_s"]) for s in data["open_stops"]) == [
+            ("C-201", "2026-11-29T11:00:00Z", 7 * 3600),
+            ("P-102", "2026-11-29T17:30:00Z", 1800),
+        ]
+
     async def test_the_page_shows_the_same_figures(self, pages: Pages) -> None:
         async with pages.client() as client:
             page = (await client.get("/now")).text

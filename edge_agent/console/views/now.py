@@ -21,6 +21,9 @@ from edge_agent.store import Store
 
 # What the OEE and stop facts read; tag samples (most of a shift's rows) are left in the store.
 SHIFT_KINDS = ("mes_event", "alarm", "log_line", "data_gap")
+# A stop still open may have begun before the shift: its start is looked for this far back, as far as a report's
+# KPIs look for earlier stops (the narrative wing's held ranges: two days).
+OPEN_STOP_LOOKBACK = timedelta(days=2)
 
 
 def current_window(config: AgentConfig, now: datetime) -> ResolvedWindow:
@@ -52,6 +55,7 @@ def now_data(store: Store, config: AgentConfig, now: datetime) -> dict[str, Any]
     shift = _facts(store, config, window, SHIFT_KINDS, "downtime_analysis")
     hour = ResolvedWindow(start=now - timedelta(hours=1), end=now, timezone=window.timezone)
     recent = _facts(store, config, hour, ("alarm",), "alarm_summary")
+    back = ResolvedWindow(start=window.start - OPEN_STOP_LOOKBACK, end=now, timezone=window.timezone)
     stops = [
         {
             "fact": f.id,
@@ -62,7 +66,7 @@ def now_data(store: Store, config: AgentConfig, now: datetime) -> dict[str, Any]
             "line": next(iter(f.ids), None),
             "record_ids": f.record_ids,
         }
-        for f in shift
+        for f in _facts(store, config, back, ("mes_event",), "downtime_analysis")
         if f.kind == "downtime" and f.values.get("open")
     ]
     stopped = {s["line"] for s in stops} | {s["asset"] for s in stops}
