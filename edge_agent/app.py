@@ -101,10 +101,22 @@ def build_components(ctx: AgentContext) -> list[Component]:
         from edge_agent.console.server import ConsoleServer  # only when used: uvicorn and the WebAuthn library
 
         components.append(
-            ConsoleServer(config, ctx.store, ctx.audit, readiness=ctx.status, doctor_checks=ctx.doctor_checks)
+            ConsoleServer(
+                config,
+                ctx.store,
+                ctx.audit,
+                readiness=ctx.status,
+                doctor_checks=ctx.doctor_checks,
+                engine=engine,
+            )
         )
+    if config.mcp.enabled:
+        from edge_agent.ask.mcp_http import McpHttpServer  # only when used: uvicorn and the SDK's HTTP transport
+
+        components.append(McpHttpServer(config, ctx.store, ctx.audit, engine))
     if config.ask.enabled and outbox is not None:
-        components.append(AskService(config, ctx.store, ctx.audit, outbox_wake=outbox.wake, mqtt_client=MqttClient))
+        ask = AskService(config, ctx.store, ctx.audit, outbox_wake=outbox.wake, mqtt_client=MqttClient, engine=engine)
+        components.append(ask)
     # Intake last, so that it stops first.
     if config.mqtt.enabled:
         components.append(MqttIngest(config.mqtt, ctx.store, ctx.writer, ctx.audit))

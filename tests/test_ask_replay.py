@@ -161,14 +161,15 @@ class TestRefusals:
         ("member", "value", "refused"),
         [
             ("ask_version", "0", f"the answer was computed by ask code version 0; this agent's is {ASK_VERSION}"),
-            ("engine", {"model_sha256": "ab"}, "the entry names an engine; the ask path has none to replay with"),
+            ("engine", {"model_sha256": "ab"}, "the entry's engine member holds no model output"),
             ("reason", "deadline", "the service refused it at its deadline"),
         ],
     )
     def test_an_answer_that_cannot_come_out_the_same_is_refused(
         self, plant: Plant, member: str, value: object, refused: str
     ) -> None:
-        """Another ask version, an engine, a deadline refusal: refused with why, nothing answered."""
+        """Another ask version, an engine member without the model's output, a deadline refusal: refused with why,
+        nothing answered."""
         lines = read_lines(plant.config.paths.audit_dir)
         payload = {**find_answer(lines, str(plant.seq)).payload, member: value}
         with AuditLog.open(plant.config.paths.audit_dir, "edge-agent/demo") as log:

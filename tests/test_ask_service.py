@@ -335,7 +335,7 @@ class TestQueue:
                 topic = f"edge/demo/ask/request/{user}"
                 message = Message(topic, b'{"question": "hola"}', f"edge/demo/ask/reply/{user}/q")
                 asyncio.run(service.handle(message))
-            assert service._queue.qsize() == 2
+            assert len(service._queue) == 2
             assert reasons(service) == ["queue_share_full", "queue_full"]
 
 
@@ -362,11 +362,11 @@ def test_any_payload_is_answered_or_queued_never_raised(idle_service: AskService
     """Any bytes on the request topic: exactly one of a refused reply in the outbox (reason bad_request) or one job
     queued; `handle` never raises."""
     store = idle_service.store
-    queued, sent = idle_service._queue.qsize(), len(store.outbox_pending(limit=10_000))
+    queued, sent = len(idle_service._queue), len(store.outbox_pending(limit=10_000))
     message = Message("edge/demo/ask/request/operator", payload, "edge/demo/ask/reply/operator/h")
     asyncio.run(idle_service.handle(message))
     replies = store.outbox_pending(limit=10_000)[sent:]
-    grew = idle_service._queue.qsize() - queued
+    grew = len(idle_service._queue) - queued
     if replies:
         (reply,) = replies
         assert grew == 0
@@ -374,6 +374,132 @@ def test_any_payload_is_answered_or_queued_never_raised(idle_service: AskService
         assert (data["status"], data["reason"]) == ("refused", "bad_request")
     else:
         assert grew == 1
-    while not idle_service._queue.empty():  # keep the queue under ask.queue_max and the user's share
-        idle_service._queue.get_nowait()
-        idle_service._waiting.clear()
+    idle_service._queue.clear()  # keep the queue under ask.queue_max and the user's share
+
+
+@contextmanager
+def store_held(store: Store) -> Iterator[None]:
+    """The store's lock held by another thread, as a long write holds it: every read the answers make waits."""
+    import threading
+
+    taken, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store._lock:
+            taken.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold, name="store-holder")
+    holder.start()
+    taken.wait(10)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(10)
+
+
+async def until(check: Any, timeout_s: float = 10.0) -> None:
+    """Wait (polling every 10 ms) until `check()` is true; AssertionError after `timeout_s`."""
+    async with asyncio.timeout(timeout_s):
+        while not check():
+            await asyncio.sleep(0.01)
+
+
+class TestWorkers:
+    async def test_two_users_questions_run_side_by_side(self, ask_broker: Broker, tmp_path: Path) -> None:
+        """ask.workers = 2: while the store is held, both users' questions are in progress at once; released, both
+        are answered, each byte for byte as the pipeline answers it alone at its accepted time."""
+        async with running_service(agent_config(tmp_path, ask_broker, workers=2)) as running:
+            queue = running.service._queue
+            with store_held(running.store):
+                asks = [
+                    asyncio.create_task(ask_agent(agent_config(tmp_path, ask_broker, user), {"question": QUESTION}))
+                    for user in ("supervisor", "operator")
+                ]
+                await until(lambda: queue.in_progress() == {"supervisor", "operator"})
+            replies = await asyncio.gather(*asks)
+            assert [r["status"] for r in replies] == ["answered", "answered"]
+            for reply, user in zip(replies, ("supervisor", "operator"), strict=True):
+                ctx = ToolContext(
+                    store=running.store, config=running.config, now=datetime.fromisoformat(reply["asked_at"])
+                )
+                alone = answer_question(
+                    ctx, QUESTION, user=user, lang=None, aliases={}, shifts=running.config.reports.shifts
+                )
+                assert alone.model_dump(mode="json") | {"audit_seq": reply["audit_seq"]} == reply
+
+    async def test_one_worker_answers_one_question_at_a_time(self, ask_broker: Broker, tmp_path: Path) -> None:
+        """ask.workers = 1: while the store is held, one question is in progress and the other waits in the queue."""
+        async with running_service(agent_config(tmp_path, ask_broker, workers=1)) as running:
+            queue = running.service._queue
+            with store_held(running.store):
+                asks = [
+                    asyncio.create_task(ask_agent(agent_config(tmp_path, ask_broker, user), {"question": QUESTION}))
+                    for user in ("supervisor", "operator")
+                ]
+                await until(lambda: len(queue.in_progress()) == 1 and len(queue) == 1)
+                await asyncio.sleep(0.3)  # a second worker, were there one, would have taken it by now
+                assert (len(queue.in_progress()), len(queue)) == (1, 1)
+            assert [r["status"] for r in await asyncio.gather(*asks)] == ["answered", "answered"]
+
+    async def test_a_users_questions_are_answered_one_at_a_time_in_order(
+        self, ask_broker: Broker, tmp_path: Path
+    ) -> None:
+        """ask.workers = 2, one user asking twice at once: one in progress, the other waiting although a worker is
+        free; the answers' audit entries come in the order asked."""
+        async with running_service(agent_config(tmp_path, ask_broker, workers=2)) as running:
+            queue = running.service._queue
+            supervisor = agent_config(tmp_path, ask_broker, "supervisor")
+            with store_held(running.store):
+                first = asyncio.create_task(ask_agent(supervisor, {"question": QUESTION}))
+                await until(lambda: queue.in_progress() == {"supervisor"})
+                second = asyncio.create_task(ask_agent(supervisor, {"question": "arranca la bomba P-101"}))
+                await until(lambda: queue.waiting("supervisor") == 1)
+                await asyncio.sleep(0.3)
+                assert (queue.in_progress(), len(queue)) == ({"supervisor"}, 1)
+            one, two = await first, await second
+            assert (one["status"], two["reason"]) == ("answered", "write_request")
+            assert one["audit_seq"] < two["audit_seq"]
+
+    async def test_a_users_share_of_the_queue_with_workers(self, ask_broker: Broker, tmp_path: Path) -> None:
+        """ask.per_user_max = 1, ask.workers = 2: a user's question in progress and one waiting fill their share (a
+        third is refused `queue_share_full`), while another user's question is taken by the free worker."""
+        config = agent_config(tmp_path, ask_broker, workers=2, per_user_max=1)
+        async with running_service(config) as running:
+            queue = running.service._queue
+            operator = agent_config(tmp_path, ask_broker, "operator")
+            supervisor = agent_config(tmp_path, ask_broker, "supervisor")
+            with store_held(running.store):
+                first = asyncio.create_task(ask_agent(operator, {"question": QUESTION}))
+                await until(lambda: queue.in_progress() == {"operator"})
+                second = asyncio.create_task(ask_agent(operator, {"question": QUESTION}))
+                await until(lambda: queue.waiting("operator") == 1)
+                other = asyncio.create_task(ask_agent(supervisor, {"question": QUESTION}))
+                await until(lambda: queue.in_progress() == {"operator", "supervisor"})
+                # Refused at admission; its reply is written once the store is free.
+                third = asyncio.create_task(ask_agent(operator, {"question": QUESTION}))
+                await asyncio.sleep(0.3)
+                assert (queue.waiting("operator"), len(queue)) == (1, 1)
+            replies = await asyncio.gather(first, second, other, third)
+            assert [r["status"] for r in replies[:3]] == ["answered", "answered", "answered"]
+            assert (replies[3]["status"], replies[3]["reason"]) == ("refused", "queue_share_full")
+
+    async def test_questions_past_their_deadline_free_their_workers(self, ask_broker: Broker, tmp_path: Path) -> None:
+        """ask.deadline_s = 0.5, ask.workers = 2: with the store held, both users' questions pass their deadline
+        side by side (both refusals audited while it is held: one worker would decide the second only after writing
+        the first's reply); once it is free, both replies say `deadline` and the next question is answered."""
+        async with running_service(agent_config(tmp_path, ask_broker, workers=2, deadline_s=0.5)) as running:
+            with store_held(running.store):
+                asks = [
+                    asyncio.create_task(ask_agent(agent_config(tmp_path, ask_broker, user), {"question": QUESTION}))
+                    for user in ("supervisor", "operator")
+                ]
+                await until(lambda: len(running.entries("ask.answered")) == 2)
+                entries = running.entries("ask.answered")
+                assert [e["payload"]["reason"] for e in entries] == ["deadline", "deadline"]
+            replies = await asyncio.gather(*asks)
+            assert [(r["status"], r["reason"]) for r in replies] == [("refused", "deadline")] * 2
+            assert sorted(r["audit_seq"] for r in replies) == sorted(e["seq"] for e in entries)
+            reply = await ask_agent(agent_config(tmp_path, ask_broker, "supervisor"), {"question": QUESTION})
+            assert reply["status"] == "answered"

@@ -707,7 +707,8 @@ class TestAsk:
         same = answer_at(pages.ctx.config, pages.store, question, user="carol", lang=None, now=NOW)
         assert entry["payload"] == {
             "question_id": same.question_id, "question": question, "user": "carol",
-            "asked_at": NOW.isoformat(), "lang": "en", "ask_version": ASK_VERSION, "engine": None, **answered(same),
+            "asked_at": NOW.isoformat(), "lang": "en", "ask_version": ASK_VERSION, "planner": "reference",
+            "engine": None, **answered(same),
         }  # fmt: skip
         assert data["facts"] and all(f["records_url"] == records_url(f["ids"]) for f in data["facts"])
         [stops] = [f for f in data["facts"] if f["ids"]]

@@ -81,6 +81,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("training", "training.recipes", "training.trainer"),
     ("training.narrator",),  # its corpus comes from the simulator's plant
     ("training.draft",),  # its report-specialist data are the narrator corpus' prompts
+    ("training.planner",),  # continues the narrator's adapter with the narrator's samples mixed in
     ("training.cli",),
     ("training.__main__",),
     # what the tests and the benches share (a random draft head comes from training.draft)

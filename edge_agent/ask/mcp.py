@@ -2,9 +2,11 @@
 
 It offers one MCP tool per entry of `TOOLS`, whose input and output schemas are that tool's pydantic models' JSON
 schemas, and `ask`, which takes a question and returns the agent's `AskAnswer`. The server runs nothing itself: it
-checks the arguments against the tool's input model, then sends the call to the running agent as one MQTT request
-(`ask_agent`), where it is checked again, run against the store within the budget and audited. It holds no store and
-no writer, so it is read-only by construction; every tool says so (`readOnlyHint`).
+checks the arguments against the tool's input model, then hands the call to the agent, where it is checked again, run
+against the store within the budget and audited. Two transports share this one server: on stdio (`edge-agent mcp`)
+the agent is reached as one MQTT request (`ask_agent`); over HTTPS (edge_agent.ask.mcp_http) the server runs inside
+the agent and the call is answered in process (edge_agent.ask.local_agent) as the token's user. The server holds no
+writer, so it is read-only by construction; every tool says so (`readOnlyHint`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from edge_agent.config import AgentConfig
 
 # One request to the agent: the payload in, its reply out (`ask_agent` bound to a config, a user and a timeout).
 AgentCall = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+# The call path for the request in hand: the stdio server's one (its user is fixed), or one per HTTP caller.
+AgentFor = Callable[[ServerRequestContext[Any]], AgentCall]
 
 # The key under the result's `_meta` that carries the audit entry the agent wrote for the call.
 AUDIT_SEQ_META = "edge-agent/audit_seq"
@@ -135,8 +139,9 @@ async def call_offered(tool: OfferedTool, arguments: dict[str, Any], call_agent:
     )
 
 
-def build_server(call_agent: AgentCall) -> Server[Any]:
-    """The MCP server: lists the offered tools and forwards each call through `call_agent`."""
+def build_server(agent_for: AgentFor) -> Server[Any]:
+    """The MCP server: lists the offered tools and forwards each call through `agent_for(ctx)`, the call path for
+    the request's caller."""
     offered = offered_tools()
     listing = types.ListToolsResult(tools=[tool.listing() for tool in offered.values()])
 
@@ -147,7 +152,7 @@ def build_server(call_agent: AgentCall) -> Server[Any]:
         tool = offered.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are {sorted(offered)}")
-        return await call_offered(tool, params.arguments or {}, call_agent)
+        return await call_offered(tool, params.arguments or {}, agent_for(ctx))
 
     return Server(
         "edge-agent",
@@ -171,9 +176,9 @@ async def serve_stdio(config: AgentConfig, user: str | None, timeout_s: float) -
         except TimeoutError as exc:
             raise TimeoutError(f"no reply from the agent within {timeout_s:g} s") from exc
 
-    server = build_server(call_agent)
+    server = build_server(lambda ctx: call_agent)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-__all__ = ["AUDIT_SEQ_META", "OfferedTool", "build_server", "offered_tools", "serve_stdio"]
+__all__ = ["AUDIT_SEQ_META", "AgentCall", "AgentFor", "OfferedTool", "build_server", "offered_tools", "serve_stdio"]

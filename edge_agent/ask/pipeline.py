@@ -22,7 +22,7 @@ from edge_agent.ask.answers import Clarification, Refusal
 from edge_agent.ask.language import detect_language
 from edge_agent.ask.phrasing import Finding
 from edge_agent.ask.plan import Plan
-from edge_agent.ask.planner import reference_plan
+from edge_agent.ask.planner import MAX_QUESTION_CHARS, Reading, plan_for, reference_plan
 from edge_agent.ask.refusal import classify
 from edge_agent.ask.tools import Budget, Namespace, ToolContext, ToolError, build_namespace, run_tool
 from edge_agent.ask.writer import Writer, shift_of
@@ -37,6 +37,8 @@ from edge_agent.store import Store
 ASK_VERSION = "1"
 
 Status = Literal["answered", "needs_clarification", "refused"]
+# Who planned: the reference planner in code, or the model's reading resolved in code (ask.model_planner).
+Planner = Literal["reference", "model"]
 Lang = Literal["es", "en", "pt"]
 # Tool errors that mean "which one?" rather than "no": the name resolved to nothing the store holds.
 CLARIFY_ERRORS = ("unknown_tag", "unknown_asset")
@@ -68,6 +70,7 @@ class AskAnswer(BaseModel):
     audit_seq: int | None = None
     reason: str | None = None
     candidates: list[str] = []
+    planner: Planner = "reference"
 
 
 def question_id(question: str, user: str | None, now: datetime) -> str:
@@ -83,9 +86,17 @@ def context_for(config: AgentConfig, store: Store, now: datetime) -> ToolContext
 
 
 def answer_at(
-    config: AgentConfig, store: Store, question: str, *, user: str | None, lang: str | None, now: datetime
+    config: AgentConfig,
+    store: Store,
+    question: str,
+    *,
+    user: str | None,
+    lang: str | None,
+    now: datetime,
+    reading: Reading | None = None,
 ) -> AskAnswer:
-    """`question` answered at `now` over `store` with the config's aliases and shifts (the service's answer)."""
+    """`question` answered at `now` over `store` with the config's aliases and shifts (the service's answer);
+    planned from the model's `reading` when one is given, else by the reference planner."""
     return answer_question(
         context_for(config, store, now),
         question,
@@ -93,6 +104,7 @@ def answer_at(
         lang=lang,
         aliases=config.ask.aliases,
         shifts=config.reports.shifts,
+        reading=reading,
     )
 
 
@@ -104,6 +116,7 @@ def answer_question(
     lang: str | None,
     aliases: Mapping[str, str],
     shifts: Sequence[ShiftConfig],
+    reading: Reading | None = None,
 ) -> AskAnswer:
     language: Lang = lang if lang in ("es", "en", "pt") else detect_language(question)  # type: ignore[assignment]
     head = {"question_id": question_id(question, user, ctx.now), "asked_at": ctx.now, "lang": language}
@@ -115,15 +128,14 @@ def answer_question(
     except ToolError as exc:
         return _refused(head, exc.reason, None, _empty_writer(ctx.config, language))
     writer = Writer(language, namespace, shifts)
-    planned = reference_plan(
-        question,
-        language,
-        namespace,
-        aliases=dict(aliases),
-        tz=ctx.config.site.timezone,
-        shifts=list(shifts),
-        now=ctx.now,
-    )
+    tz, known = ctx.config.site.timezone, dict(aliases)
+    if reading is not None and len(question) <= MAX_QUESTION_CHARS:
+        head["planner"] = "model"
+        planned = plan_for(
+            question, language, namespace, reading, aliases=known, tz=tz, shifts=list(shifts), now=ctx.now
+        )
+    else:
+        planned = reference_plan(question, language, namespace, aliases=known, tz=tz, shifts=list(shifts), now=ctx.now)
     if isinstance(planned, Refusal):
         return _refused(head, planned.reason, None, writer)
     if isinstance(planned, Clarification):

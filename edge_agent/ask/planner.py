@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -91,6 +92,29 @@ _REPORT_STATUS: dict[str, re.Pattern[str]] = {
 _KPI_KIND = {"oee": "oee", "reliability": "reliability", "alarm_performance": "alarm_performance"}
 
 
+# The intents a planner may name, in the order their calls are made (the model planner's schema lists them).
+INTENTS: tuple[str, ...] = tuple(_INTENTS)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a planner read in a question: the intents it asks about, the words naming its subject and the words
+    naming its time. The reference planner reads the whole question for both; a model planner names the spans."""
+
+    intents: list[str]
+    subject: str
+    time: str
+
+
+def keyword_intents(question: str) -> list[str]:
+    """The intents the question's keywords name (module docstring), in `INTENTS` order."""
+    folded = fold(question)
+    intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
+    if "alarm_performance" in intents and "alarms" in intents:
+        intents.remove("alarms")
+    return intents
+
+
 def reference_plan(
     question: str,
     lang: str,
@@ -107,16 +131,30 @@ def reference_plan(
     refusal = classify(question, lang)
     if refusal is not None:
         return refusal
+    reading = Reading(intents=keyword_intents(question), subject=question, time=question)
+    return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
+
+
+def plan_for(
+    question: str,
+    lang: str,
+    namespace: Namespace,
+    reading: Reading,
+    *,
+    aliases: dict[str, str],
+    tz: str,
+    shifts: list[ShiftConfig],
+    now: datetime,
+) -> Plan | Clarification | Refusal:
+    """The tool calls for what `reading` found in `question`: its window and subject resolved in code."""
     folded = fold(question)
-    intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
-    if "alarm_performance" in intents and "alarms" in intents:
-        intents.remove("alarms")
-    window = find_window(question, lang, tz=tz, shifts=shifts, now=now)
+    intents = [name for name in INTENTS if name in reading.intents]
+    window = find_window(reading.time, lang, tz=tz, shifts=shifts, now=now)
     if isinstance(window, Clarification):  # a shift the site lacks, or a window wholly in the future
         return window
     if intents == ["reports"]:
         return Plan(calls=[_reports_call(folded, window)])
-    subjects = _subjects(question, namespace, aliases)
+    subjects = _subjects(reading.subject, namespace, aliases)
     if isinstance(subjects, Clarification):
         return subjects
     if not intents and all(s.tag is not None or s.quantity is not None for s in subjects):
@@ -125,10 +163,10 @@ def reference_plan(
         return Refusal(reason="out_of_scope", detail="not a question about the plant's stored data")
     if len(subjects) > 1 and len(subjects) * len(intents) > PLURAL_MAX:
         return Clarification(reason="ambiguous_name", candidates=sorted(str(s.asset) for s in subjects))
-    span = window if window is not None else resolve_window(question, lang, tz=tz, shifts=shifts, now=now)
+    span = window if window is not None else resolve_window(reading.time, lang, tz=tz, shifts=shifts, now=now)
     if isinstance(span, Clarification):  # the current shift at its first instant: nothing stored yet
         return span
-    instant = find_instant(question, lang, tz=tz, now=now)
+    instant = find_instant(reading.time, lang, tz=tz, now=now)
     at = instant if isinstance(instant, datetime) else None  # in the future: the window above already asked back
     calls: list[ToolCall] = []
     for subject in subjects:

@@ -3,8 +3,11 @@ store's records, and whether the answer comes out byte for byte (canonical JSON 
 computes: `trail.answered`) as recorded.
 
 Refuses (nothing answered, `refused` says why) when the answer cannot come out the same for reasons other than the
-records: another ask version (`pipeline.ASK_VERSION`), an engine in the entry (the ask path has none), or a refusal
-the service made at its deadline (no answer was computed). The config's `[ask]` aliases and budget and
+records: another ask version (`pipeline.ASK_VERSION`), an engine member that holds no model output, or a refusal the
+service made at its deadline (no answer was computed). When the model read the question (`engine` in the entry), its
+recorded output is read again by the same code (`model_planner.reading_of`): what the agent resolved and computed
+from it is reproduced; that the model gives that output again is a property of the engine's fingerprint (same
+fingerprint and prompt, same tokens), recorded beside it. The config's `[ask]` aliases and budget and
 `[[reports.shifts]]` are today's: a change there shows as a difference, like a record changed or removed.
 """
 
@@ -15,9 +18,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from edge_agent.ask.model_planner import reading_of
 from edge_agent.ask.pipeline import ASK_VERSION, answer_at
 from edge_agent.ask.trail import ANSWERED_MEMBERS, answered
 from edge_agent.audit import AuditEntry, EntryFormatError
+from edge_agent.audit.view import ArchivedError
 from edge_agent.base.canonical import canonical_json, sha256_hex
 from edge_agent.config import AgentConfig
 from edge_agent.store import Store
@@ -63,7 +68,11 @@ def find_answer(lines: Sequence[bytes], key: str) -> AuditEntry:
         seq = int(key)
         if seq >= len(lines):
             raise ReplayError(f"the audit log has no entry {seq} (it ends at {len(lines) - 1})")
-        entry = _entry(lines[seq])
+        try:
+            line = lines[seq]
+        except ArchivedError as exc:
+            raise ReplayError(f"audit {exc}; replay it from that bundle's entries") from exc
+        entry = _entry(line)
         if entry.event != EVENT:
             raise ReplayError(f"audit entry {seq} is a {entry.event} entry, not {EVENT}")
         return entry
@@ -84,6 +93,8 @@ def replay_answer(config: AgentConfig, store: Store, entry: AuditEntry) -> AskRe
     refusal = _refusal(payload)
     if refusal is not None:
         return AskReplay(question_id, entry.seq, False, recorded_sha256, refused=refusal)
+    engine = payload.get("engine")
+    reading = reading_of(engine["output"], payload["question"])[0] if isinstance(engine, Mapping) else None
     answer = answer_at(
         config,
         store,
@@ -91,6 +102,7 @@ def replay_answer(config: AgentConfig, store: Store, entry: AuditEntry) -> AskRe
         user=payload["user"],
         lang=payload["lang"],
         now=datetime.fromisoformat(payload["asked_at"]),
+        reading=reading,
     )
     replayed = {"question_id": answer.question_id, **answered(answer)}
     differences = differ(recorded, replayed)
@@ -130,8 +142,9 @@ def _refusal(payload: Mapping[str, Any]) -> str | None:
     version = payload.get("ask_version")
     if version != ASK_VERSION:
         return f"the answer was computed by ask code version {version}; this agent's is {ASK_VERSION}"
-    if payload.get("engine") is not None:
-        return "the entry names an engine; the ask path has none to replay with"
+    engine = payload.get("engine")
+    if engine is not None and not (isinstance(engine, Mapping) and isinstance(engine.get("output"), str)):
+        return "the entry's engine member holds no model output to read the question again from"
     if payload.get("reason") == "deadline":
         return "the service refused it at its deadline (ask.deadline_s): no answer was computed to reproduce"
     return None

@@ -8,10 +8,12 @@ so it survives a broker outage). A request without a Response Topic, or naming o
 
 Admission, in order: per-user throttle (`ask.throttle` per 60 s: `throttled`), the payload (a malformed one is
 refused `bad_request` naming the field and counted `invalid`, like a quarantined input), the queue (`ask.queue_max`:
-`queue_full`; `ask.per_user_max` per user: `queue_share_full`). A worker takes one request at a time and computes
-its answer in a thread, at the time the request was accepted (so it replays byte for byte); an answer not ready
-within `ask.deadline_s` is refused `deadline`. Every question gets one `ask.answered` audit entry and every tool
-call one `ask.tool_called` (edge_agent.ask.trail) before its reply is written.
+`queue_full`; `ask.per_user_max` per user: `queue_share_full`). `ask.workers` workers each take the oldest request
+whose user has none in progress (edge_agent.ask.work_queue: a user's answers come in the order asked) and has it
+answered as every door answers one (edge_agent.ask.answerer): in the ask's own threads, one per worker, at the time
+the request was accepted (so it replays byte for byte, alone or beside others); an answer not ready within
+`ask.deadline_s` of being taken is refused `deadline`. Every question gets one `ask.answered` audit entry and every
+tool call one `ask.tool_called` (edge_agent.ask.trail) before its reply is written.
 
 Isolation: nothing one message holds stops the service. Whatever handling one message raises is answered
 `internal_error` where a reply topic is known, counted, logged with its traceback, and the next message is read.
@@ -20,21 +22,20 @@ Isolation: nothing one message holds stops the service. Whatever handling one me
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import structlog
 
+from edge_agent.ask.answerer import Answerer
 from edge_agent.ask.metrics import ANSWER_SECONDS, BROKER_CONNECTED, QUEUE_DEPTH, REQUESTS
-from edge_agent.ask.pipeline import AskAnswer, answer_at, context_for, refused_answer
 from edge_agent.ask.request import QuestionRequest, ToolRequest, parse_ask
 from edge_agent.ask.throttle import UserThrottle
-from edge_agent.ask.tools import ToolError, run_tool
 from edge_agent.ask.topics import (
     ANONYMOUS,
     reply_namespace,
@@ -42,12 +43,13 @@ from edge_agent.ask.topics import (
     request_topic,
     reserved_filters,
 )
-from edge_agent.ask.trail import record_answer, record_tool_call
+from edge_agent.ask.work_queue import AskQueue, Taken
 from edge_agent.audit import AuditSink
 from edge_agent.base.reply_topic import topic_user
 from edge_agent.base.types import utcnow
 from edge_agent.config import AgentConfig
 from edge_agent.daemon.mqtt_transport import ServiceClient, ServiceClientFactory, ServiceMessage
+from edge_agent.llm.types import Engine
 from edge_agent.reports.errors import RequestError
 from edge_agent.store import Store
 
@@ -61,15 +63,6 @@ class ReplyTarget:
 
 
 @dataclass(frozen=True)
-class ToolOutcome:
-    """A direct tool call's result (JSON), or the reason code and detail it was refused with."""
-
-    result: dict[str, Any] | None
-    reason: str | None
-    detail: str | None
-
-
-@dataclass(frozen=True)
 class Job:
     request: QuestionRequest | ToolRequest
     user: str | None
@@ -78,7 +71,7 @@ class Job:
 
 
 class AskService:
-    """A `Component`: subscribe, admit, queue, answer one at a time, reply via the outbox."""
+    """A `Component`: subscribe, admit, queue, answer `ask.workers` at a time, reply via the outbox."""
 
     name = "ask"
 
@@ -91,16 +84,16 @@ class AskService:
         outbox_wake: Callable[[], None] | None = None,
         *,
         mqtt_client: ServiceClientFactory,
+        engine: Engine | None = None,
     ) -> None:
         self.config = config
         self.store = store
         self.audit = audit
+        self.engine = engine  # reads questions when ask.planner = "model" (edge_agent.ask.answerer)
         self.client_id = client_id or f"{config.mqtt.client_id}-ask"
         self.request_topic = request_topic(config)
         self._reserved = reserved_filters(config)
-        # Unbounded as a Queue: ask.queue_max and ask.per_user_max are enforced when admitting.
-        self._queue: asyncio.Queue[Job] = asyncio.Queue()
-        self._waiting: collections.Counter[str] = collections.Counter()
+        self._queue: AskQueue[Job] = AskQueue(config.ask.queue_max, config.ask.per_user_max)
         self.throttle = UserThrottle(config.ask.throttle)
         self._outbox_wake = outbox_wake
         self._mqtt_client = mqtt_client
@@ -111,14 +104,22 @@ class AskService:
         async with self._mqtt_client(self.config.mqtt, client_id=self.client_id) as client:
             await client.wait_connected(timeout=self.config.daemon.ready_timeout_s)
             await client.subscribe(f"{self.request_topic}/#", qos=1)
-            async with asyncio.TaskGroup() as group:
-                group.create_task(self._worker(), name="ask-worker")
-                group.create_task(self._watch_connection(client), name="ask-connection")
-                ready.set()
-                log.info("ask_ready", request_topic=self.request_topic)
-                async for message in client.messages():
-                    await self.handle(message)
-                    await message.ack()
+            # The ask's own threads: a computation past its deadline keeps one until it ends (it is not stopped),
+            # never one of the threads the store's writers and the other components share.
+            executor = ThreadPoolExecutor(self.config.ask.workers, thread_name_prefix="ask")
+            answerer = Answerer(self.config, self.store, self.audit, self.engine, executor)
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for i in range(self.config.ask.workers):
+                        group.create_task(self._worker(answerer), name=f"ask-worker-{i}")
+                    group.create_task(self._watch_connection(client), name="ask-connection")
+                    ready.set()
+                    log.info("ask_ready", request_topic=self.request_topic, workers=self.config.ask.workers)
+                    async for message in client.messages():
+                        await self.handle(message)
+                        await message.ack()
+            finally:
+                executor.shutdown(wait=False, cancel_futures=True)
 
     async def _watch_connection(self, client: ServiceClient) -> None:
         where = f"{self.config.mqtt.host}:{self.config.mqtt.port}"
@@ -184,29 +185,23 @@ class AskService:
     async def _admit(self, job: Job) -> None:
         rules = self.config.ask
         who = job.user or ANONYMOUS
-        if self._queue.qsize() >= rules.queue_max:
-            await self._refuse(job.target, "queue_full", f"{rules.queue_max} requests waiting (ask.queue_max)")
-            return
-        if self._waiting[who] >= rules.per_user_max:
+        refusal = self._queue.admit(who, job)
+        if refusal == "queue_full":
+            await self._refuse(job.target, refusal, f"{rules.queue_max} requests waiting (ask.queue_max)")
+        elif refusal == "queue_share_full":
             detail = f"{rules.per_user_max} requests from {who} waiting (ask.per_user_max)"
-            await self._refuse(job.target, "queue_share_full", detail)
-            return
-        self._waiting[who] += 1
-        self._queue.put_nowait(job)
-        QUEUE_DEPTH.set(self._queue.qsize())
+            await self._refuse(job.target, refusal, detail)
+        QUEUE_DEPTH.set(len(self._queue))
 
     # --- answering ---------------------------------------------------------------------------------------------
 
-    async def _worker(self) -> None:
+    async def _worker(self, answerer: Answerer) -> None:
         while True:
-            job = await self._queue.get()
-            who = job.user or ANONYMOUS
-            self._waiting[who] -= 1
-            if self._waiting[who] <= 0:
-                del self._waiting[who]
-            QUEUE_DEPTH.set(self._queue.qsize())
+            taken: Taken[Job] = await self._queue.take()
+            job = taken.job
+            QUEUE_DEPTH.set(len(self._queue))
             try:
-                await self._answer(job)
+                await self._answer(job, answerer)
             except Exception as exc:  # the audit entry or the reply failed: this request is lost, not the service
                 REQUESTS.labels("internal_error").inc()
                 log.exception("ask_answer_failed", user=job.user)
@@ -215,69 +210,14 @@ class AskService:
                 except Exception:
                     log.exception("ask_error_reply_failed", user=job.user)
             finally:
-                self._queue.task_done()
+                self._queue.done(taken)
 
-    async def _answer(self, job: Job) -> None:
+    async def _answer(self, job: Job, answerer: Answerer) -> None:
         started = time.monotonic()
-        try:
-            # The thread is not stopped at the deadline (SQLite reads cannot be interrupted safely): its result is
-            # dropped unrecorded, and the deadline refusal is what gets audited and answered.
-            async with asyncio.timeout(self.config.ask.deadline_s):
-                outcome = await asyncio.to_thread(self._compute, job)
-        except TimeoutError:
-            outcome = self._deadline(job)
+        reply = await answerer.reply(job.request, user=job.user, now=job.accepted_at)
         ANSWER_SECONDS.observe(time.monotonic() - started)
-        reply = await asyncio.to_thread(self._record, job, outcome)
+        REQUESTS.labels("deadline" if reply.get("reason") == "deadline" else reply["status"]).inc()
         await self._reply(job.target, reply)
-
-    def _compute(self, job: Job) -> AskAnswer | ToolOutcome:
-        """The answer or the tool's result at the accepted time; pure but for the store's reads (nothing recorded)."""
-        request = job.request
-        if isinstance(request, QuestionRequest):
-            return answer_at(
-                self.config, self.store, request.question, user=job.user, lang=request.lang, now=job.accepted_at
-            )
-        try:
-            output = run_tool(context_for(self.config, self.store, job.accepted_at), request.tool, request.args)
-        except ToolError as exc:
-            return ToolOutcome(None, exc.reason, exc.detail)
-        return ToolOutcome(output.model_dump(mode="json"), None, None)
-
-    def _deadline(self, job: Job) -> AskAnswer | ToolOutcome:
-        request = job.request
-        if isinstance(request, ToolRequest):
-            return ToolOutcome(None, "deadline", f"no result within {self.config.ask.deadline_s:g} s (ask.deadline_s)")
-        return refused_answer(
-            request.question,
-            user=job.user,
-            lang=request.lang,
-            now=job.accepted_at,
-            reason="deadline",
-            config=self.config,
-        )
-
-    def _record(self, job: Job, outcome: AskAnswer | ToolOutcome) -> dict[str, Any]:
-        """The audit entry (`ask.answered` or `ask.tool_called`), then the reply that cites it."""
-        request = job.request
-        if isinstance(outcome, AskAnswer):
-            assert isinstance(request, QuestionRequest)
-            if self.audit is not None:
-                entry = record_answer(self.audit, outcome, request.question, job.user)
-                outcome = outcome.model_copy(update={"audit_seq": entry})
-            REQUESTS.labels("deadline" if outcome.reason == "deadline" else outcome.status).inc()
-            log.info("ask_answered", user=job.user, status=outcome.status, reason=outcome.reason, seq=outcome.audit_seq)
-            return outcome.model_dump(mode="json")
-        assert isinstance(request, ToolRequest)
-        seq: int | None = None
-        if self.audit is not None:
-            seq = record_tool_call(self.audit, job.user, request.tool, request.args, outcome.result, outcome.reason)
-        log.info("ask_tool_called", user=job.user, tool=request.tool, reason=outcome.reason, seq=seq)
-        if outcome.result is not None:
-            REQUESTS.labels("answered").inc()
-            return {"status": "answered", "tool": request.tool, "result": outcome.result, "audit_seq": seq}
-        REQUESTS.labels("deadline" if outcome.reason == "deadline" else "refused").inc()
-        reply = {"status": "refused", "tool": request.tool, "reason": outcome.reason, "detail": outcome.detail}
-        return reply | {"audit_seq": seq}
 
     # --- replies -----------------------------------------------------------------------------------------------
 

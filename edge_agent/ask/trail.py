@@ -14,9 +14,12 @@ ACTOR = "ask"
 ANSWERED_MEMBERS = ("status", "reason", "candidates", "plan", "cited", "facts_sha256", "answer")
 
 
-def record_answer(audit: AuditSink, answer: AskAnswer, question: str, user: str | None) -> int:
+def record_answer(
+    audit: AuditSink, answer: AskAnswer, question: str, user: str | None, engine: dict[str, Any] | None = None
+) -> int:
     """One `ask.answered` entry: what was asked, by whom, when (the accepted time the answer was computed at), in
-    which language, by which code (`ask_version`; `engine` null: no model takes part in an answer), then what
+    which language, by which code (`ask_version`), who planned (`planner`) and, when the model read the question,
+    its output and fingerprint (`engine`: `ModelReading.as_entry()`; null when no model took part), then what
     `answered(...)` gives; returns its seq."""
     payload: dict[str, Any] = {
         "question_id": answer.question_id,
@@ -25,7 +28,8 @@ def record_answer(audit: AuditSink, answer: AskAnswer, question: str, user: str 
         "asked_at": answer.asked_at.isoformat(),
         "lang": answer.lang,
         "ask_version": ASK_VERSION,
-        "engine": None,
+        "planner": answer.planner,
+        "engine": engine,
         **answered(answer),
     }
     return audit.append("ask.answered", ACTOR, payload).seq

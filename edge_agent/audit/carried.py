@@ -22,6 +22,7 @@ from edge_agent.audit.entry import AuditError
 from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.merkle import MerkleTree
 from edge_agent.audit.proof import ProofError, verify_inclusion
+from edge_agent.audit.view import numbered
 
 
 class CarriedEntry(BaseModel):
@@ -44,10 +45,11 @@ class CarriedError(AuditError):
 
 
 def entries_before(lines: Sequence[bytes], first: int, event: str) -> list[int]:
-    """The seqs of the `event` entries before entry `first`, oldest first (`lines[i]` is entry i)."""
+    """The seqs of the `event` entries before entry `first`, oldest first (`lines[i]` is entry i; of an archived
+    log, the lines it still holds: view.py retains the events carried)."""
     marker = f'"event":"{event}"'.encode()
     # The byte marker only skips the parse: a line it matches is parsed and its event compared.
-    return [seq for seq in range(first) if marker in lines[seq] and json.loads(lines[seq])["event"] == event]
+    return [seq for seq, line in numbered(lines, first) if marker in line and json.loads(line)["event"] == event]
 
 
 def carry(lines: Sequence[bytes], seq: int, tree: MerkleTree) -> CarriedEntry:

@@ -28,6 +28,7 @@ EVENTS = (
     "console.signin_failed",
     "console.signed_out",
     "audit.export",
+    "audit.archived",
     "key.rotated",
     "error",
 )

@@ -30,11 +30,11 @@ from edge_agent.audit.entry import AuditError, format_time
 from edge_agent.audit.evidence import AnswerSource, EvidenceSource, answered_entries, write_evidence
 from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.log import (
+    ENTRIES,
     KEYS,
     LATEST_CHECKPOINT,
     SIGNING_KEY,
     AuditLog,
-    iter_lines,
     read_signer,
     read_verifiers,
     signed_notes,
@@ -51,6 +51,7 @@ from edge_agent.audit.manifest import (
 from edge_agent.audit.merkle import MerkleTree
 from edge_agent.audit.summary import render_summary
 from edge_agent.audit.verify import VerifyResult, verify_bundle
+from edge_agent.audit.view import LogLines, leaf_hashes, read_log_lines, time_of
 from edge_agent.signing import Signer, Verifier
 
 _EXPORT_EVENT = b'"event":"audit.export"'
@@ -92,6 +93,7 @@ def export_bundle(
     cosign: Callable[[bytes], bytes] | None = None,
     evidence: EvidenceSource | None = None,
     answers: AnswerSource | None = None,
+    seqs: tuple[int, int] | None = None,
 ) -> ExportResult:
     """Write the bundle for entries with `start <= time <= end` (either open) to `out` (a dir, `*.tar.xz` or
     `*.tar.gz`).
@@ -104,7 +106,13 @@ def export_bundle(
     as_tar = suffix is not None
     if out.exists() and (as_tar or any(out.iterdir())):
         raise ExportError(f"{out} already exists; choose a new path")
-    previous_size = _previous_export_size(audit_dir / "entries.jsonl")
+    held = read_log_lines(audit_dir)
+    if seqs is not None and seqs[0] < held.view.first_kept:
+        raise ExportError(
+            f"entries {seqs[0]}..{min(seqs[1], held.view.first_kept - 1)} are archived in"
+            f" {held.view.where(seqs[0])}; export entries from {held.view.first_kept} on"
+        )
+    previous_size = _previous_export_size(held)
     recorded = log is not None
     if log is not None:
         log.append(
@@ -128,13 +136,13 @@ def export_bundle(
         note = cosign(note)  # the witnesses' cosignatures travel in the bundle's checkpoint (witness_state.py)
     checkpoint = Checkpoint.parse_body(SignedNote.parse(note).text)
 
-    lines = _first_lines(audit_dir / "entries.jsonl", checkpoint.size)
-    tree = MerkleTree([leaf_hash(line) for line in lines])
+    lines = _first_lines(audit_dir, checkpoint.size)
+    tree = MerkleTree(leaf_hashes(lines))
     if tree.root() != checkpoint.root:
         raise ExportError(
             f"the stored entries do not match checkpoint {checkpoint.size}; run `edge-agent audit verify` first"
         )
-    first, last = _select(lines, start, end)
+    first, last = _select(lines, start, end) if seqs is None else _in_range(lines, *seqs)
     previous_note = None
     if previous_size is not None and previous_size <= checkpoint.size:
         previous_note = dict(signed_notes(audit_dir)).get(previous_size)
@@ -147,7 +155,7 @@ def export_bundle(
     stage.mkdir()
     try:
         result = ExportResult(out, first, last, checkpoint.size, previous_size if previous_note else None, recorded)
-        exported = lines[first : last + 1]
+        exported = [lines[seq] for seq in range(first, last + 1)]
         signer = _write_core(stage, exported, first, tree, note, previous_note, previous_size, audit_dir)
         # The approval check's inputs from before the window: the approver keys in force at its start (the newest
         # config.loaded) and every passkey registered so far (console.enrolled); the window holds neither.
@@ -220,43 +228,50 @@ def write_archive(stage: Path, out: Path) -> None:
         tar.add(stage, arcname=out.name.removesuffix(suffix))
 
 
-def _previous_export_size(entries: Path) -> int | None:
-    """The checkpoint size recorded by the last `audit.export` entry, if any."""
+def _previous_export_size(lines: LogLines) -> int | None:
+    """The checkpoint size recorded by the last `audit.export` entry, if any (archived ones are retained)."""
     size = None
-    if entries.exists():
-        for line in iter_lines(entries):
-            if _EXPORT_EVENT in line:
-                data = json.loads(line)
-                if data.get("event") == "audit.export":
-                    size = data["payload"].get("checkpoint_size")
+    for line in lines:
+        if _EXPORT_EVENT in line:
+            data = json.loads(line)
+            if data.get("event") == "audit.export":
+                size = data["payload"].get("checkpoint_size")
     return size
 
 
-def _first_lines(entries: Path, count: int) -> list[bytes]:
-    lines: list[bytes] = []
-    for line in iter_lines(entries):
-        if len(lines) == count:
-            break
-        lines.append(line)
+def _first_lines(audit_dir: Path, count: int) -> LogLines:
+    lines = read_log_lines(audit_dir)
     if len(lines) < count:
-        raise ExportError(f"checkpoint covers {count} entries but {entries} holds {len(lines)}")
-    return lines
+        raise ExportError(f"checkpoint covers {count} entries but {audit_dir / ENTRIES} holds {len(lines)}")
+    return lines.prefix(count)
 
 
-def _time_of(line: bytes) -> str:
-    # Canonical lines end with "time":"<27 chars>"} (entry.py), so the time is at a fixed offset from the end.
-    return line[-29:-2].decode()
+def _in_range(lines: LogLines, first: int, last: int) -> tuple[int, int]:
+    if not 0 <= first <= last < len(lines):
+        raise ExportError(f"entries {first}..{last} are not in the signed log of {len(lines)} entries")
+    return first, last
 
 
-def _select(lines: Sequence[bytes], start: datetime | None, end: datetime | None) -> tuple[int, int]:
+def _select(lines: LogLines, start: datetime | None, end: datetime | None) -> tuple[int, int]:
     lo = format_time(start) if start else None
     hi = format_time(end) if end else None
+    kept = lines.view.first_kept
     chosen = [
-        i
-        for i, line in enumerate(lines)
-        if (lo is None or _time_of(line) >= lo) and (hi is None or _time_of(line) <= hi)
+        seq
+        for seq, line in lines.numbered()
+        if seq >= kept and (lo is None or time_of(line) >= lo) and (hi is None or time_of(line) <= hi)
     ]
     if not chosen:
+        archived = [
+            s.bundle
+            for s in lines.view.segments
+            if (lo is None or s.last_time >= lo) and (hi is None or s.first_time <= hi)
+        ]
+        if archived:
+            raise ExportError(
+                f"the entries between {lo or 'the start'} and {hi or 'the end'} are archived in"
+                f" {', '.join(archived)}: that bundle is their export (check it with `edge-agent audit verify-bundle`)"
+            )
         raise ExportError(f"no entries between {lo or 'the start'} and {hi or 'the end'}")
     # A contiguous range keeps the chain checkable inside the bundle; entries written with a clock that stepped back
     # fall inside it rather than leaving a gap.

@@ -419,6 +419,16 @@ class AuditLog:
                         os.close(self._lock_fd)  # releases the flock
                     self._closed = True
 
+    def close_keeping_lock(self) -> int:
+        """Close the log but keep the directory's lock, for an offline step on its files (`audit archive`'s
+        cutover): returns the lock's descriptor, which the caller closes to release it."""
+        with self._sync_lock:
+            self._check_open()
+            lock_fd, self._lock_fd = self._lock_fd, None
+        self.close()
+        assert lock_fd is not None, "a log opened with AuditLog.open holds its lock"
+        return lock_fd
+
     def _check_open(self) -> None:
         if self._closed:
             raise AuditError(f"audit log {self.path} is closed")

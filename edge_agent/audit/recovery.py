@@ -1,5 +1,6 @@
-"""Opening an audit log: the one process's lock, a torn last line cut off, the file scanned and held to its latest
-signed checkpoint, and a key rotation a crash interrupted finished or abandoned (see `log`'s crash safety)."""
+"""Opening an audit log: the one process's lock, an archive step a crash interrupted completed or undone
+(cutover.py), a torn last line cut off, the file scanned and held to its latest signed checkpoint, and a key
+rotation a crash interrupted finished or abandoned (see `log`'s crash safety)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from typing import Any
 import structlog
 
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, open_checkpoint
-from edge_agent.audit.entry import GENESIS_HASH, AuditEntry, EntryFormatError
+from edge_agent.audit.cutover import settle
+from edge_agent.audit.entry import AuditEntry, EntryFormatError
 from edge_agent.audit.errors import AuditIntegrityError, AuditKeyError, AuditLockedError
 from edge_agent.audit.files import (
     CHECKPOINTS,
@@ -29,6 +31,7 @@ from edge_agent.audit.files import (
 )
 from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.merkle import RootBuilder
+from edge_agent.audit.view import ARCHIVE_STATE, ARCHIVED_LEAVES, LogView, seq_of
 from edge_agent.signing import Signer, fsync_dir, write_durably
 
 log = structlog.get_logger(component="audit")
@@ -87,22 +90,28 @@ def repair_torn_tail(directory: Path, entries: Path) -> dict[str, Any] | None:
     return {"offset": keep, "bytes": len(torn), "sha256": digest}
 
 
-def scan(entries: Path, checkpoint_size: int | None) -> Tail:
-    """Leaf hashes of every line (for the root, and the root at the latest checkpoint's size), and a full check of
-    the last line (to extend the chain)."""
+def scan(view: LogView, checkpoint_size: int | None) -> Tail:
+    """Leaf hashes of every entry, archived ones from the view's leaf file (for the root, and the root at the
+    latest checkpoint's size), and a full check of the last line (to extend the chain)."""
+    entries = view.directory / ENTRIES
     builder = RootBuilder()
     last: bytes | None = None
     root_at_checkpoint: bytes | None = None
-    if entries.exists():
-        for line in iter_lines(entries):
-            if builder.size == checkpoint_size:
-                root_at_checkpoint = builder.root()
-            builder.append(leaf_hash(line))
-            last = line
+    for leaf in view.leaf_list():
+        if builder.size == checkpoint_size:
+            root_at_checkpoint = builder.root()
+        builder.append(leaf)
+    for line in view.kept_lines():
+        if last is None:
+            _check_first_kept(view, line)
+        if builder.size == checkpoint_size:
+            root_at_checkpoint = builder.root()
+        builder.append(leaf_hash(line))
+        last = line
     if builder.size == checkpoint_size:
         root_at_checkpoint = builder.root()
     if last is None:
-        return Tail(0, GENESIS_HASH, builder, root_at_checkpoint)
+        return Tail(builder.size, view.head_hash, builder, root_at_checkpoint)
     try:
         entry = AuditEntry.from_line(last)
     except EntryFormatError as exc:
@@ -110,6 +119,20 @@ def scan(entries: Path, checkpoint_size: int | None) -> Tail:
     if entry.seq != builder.size - 1:
         raise AuditIntegrityError(f"last entry of {entries} has seq {entry.seq} but is line {builder.size}")
     return Tail(builder.size, entry.entry_hash, builder, root_at_checkpoint)
+
+
+def _check_first_kept(view: LogView, line: bytes) -> None:
+    """entries.jsonl's first line is entry first_kept: else the archive files are missing or from another backup."""
+    try:
+        seq = seq_of(line)
+    except (ValueError, KeyError, TypeError):
+        return  # a damaged line: the checkpoints' roots no longer match, and the log is not signed again
+    if seq != view.first_kept:
+        raise AuditIntegrityError(
+            f"{view.directory / ENTRIES} starts at entry {seq}, not {view.first_kept}: entries are missing from its"
+            f" start, or the archive files ({ARCHIVE_STATE}, {ARCHIVED_LEAVES}) are missing or from another backup;"
+            " restore the whole audit directory from one backup"
+        )
 
 
 def read_latest_checkpoint(directory: Path, origin: str) -> tuple[Checkpoint | None, str | None]:
@@ -189,11 +212,12 @@ def recover(directory: Path, origin: str) -> Recovered:
     """The log in `directory` made ready to append to, under the caller's lock: a torn tail cut off, the file scanned
     and held to its latest checkpoint, an interrupted rotation finished, the signing key read (or created)."""
     entries = directory / ENTRIES
+    settle(directory)
     torn = repair_torn_tail(directory, entries)
     cut_partial_line(directory / CHECKPOINTS)
 
     last, blocked = read_latest_checkpoint(directory, origin)
-    tail = scan(entries, last.size if last else None)
+    tail = scan(LogView.read(directory), last.size if last else None)
     blocked = blocked or consistency_problem(last, tail)
     if blocked is not None:
         log.error("audit_log_inconsistent", error=blocked)

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Literal
 
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
-from edge_agent.audit.hasher import leaf_hash
-from edge_agent.audit.log import ENTRIES, AuditIntegrityError, iter_lines
+from edge_agent.audit.log import ENTRIES, AuditIntegrityError
 from edge_agent.audit.merkle import MerkleTree
+from edge_agent.audit.view import ArchivedError, LogLines, leaf_hashes, read_log_lines
 from edge_agent.signing.keys import Verifier, write_durably
 
 MARKER = "ROLLBACK"
@@ -58,9 +58,9 @@ class Verdict:
 # -- checks (pure over the log's lines) ---------------------------------------------------------------------------
 
 
-def read_lines(audit_dir: Path) -> list[bytes]:
-    path = audit_dir / ENTRIES
-    return list(iter_lines(path)) if path.exists() else []
+def read_lines(audit_dir: Path) -> LogLines:
+    """The log's lines by seq, archived entries included by their leaf hashes (view.py)."""
+    return read_log_lines(audit_dir)
 
 
 def check_citations(lines: Sequence[bytes], citations: Iterable[Citation]) -> list[Finding]:
@@ -78,7 +78,11 @@ def check_citations(lines: Sequence[bytes], citations: Iterable[Citation]) -> li
             )
             continue
         try:
-            entry = json.loads(lines[c.seq])
+            line = lines[c.seq]
+        except ArchivedError:
+            continue  # archived: its leaf hash is in the signed tree, its line in the archive bundle
+        try:
+            entry = json.loads(line)
             event, report_id = entry.get("event"), (entry.get("payload") or {}).get("report_id")
         except (ValueError, AttributeError):
             event, report_id = None, None
@@ -128,7 +132,7 @@ def judge_checkpoint(
                 " the log was rolled back",
             ),
         )
-    tree = MerkleTree([leaf_hash(line) for line in lines[: checkpoint.size]])
+    tree = MerkleTree(leaf_hashes(lines, checkpoint.size))
     if checkpoint.size and tree.root(checkpoint.size) != checkpoint.root:
         return Verdict(
             "inconsistent",

@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from edge_agent.audit.checkpoint import CheckpointError, SignedNote
-from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.merkle import MerkleTree
 from edge_agent.audit.rollback import read_lines
+from edge_agent.audit.view import leaf_hashes
 from edge_agent.audit.witness_client import WitnessAnswer, WitnessTarget, submit
 from edge_agent.signing.keys import write_durably
 
@@ -72,7 +72,7 @@ def log_proofs(lines: Sequence[bytes]) -> Callable[[int, int], list[bytes]]:
 
     def proof(old: int, new: int) -> list[bytes]:
         if not tree:
-            tree.append(MerkleTree([leaf_hash(line) for line in lines]))
+            tree.append(MerkleTree(leaf_hashes(lines)))
         return tree[0].consistency_proof(old, new)
 
     return proof

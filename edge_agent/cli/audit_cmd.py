@@ -1,4 +1,4 @@
-"""`edge-agent audit verify|export|verify-bundle|pubkey|rotate-key|recover|init|replay`.
+"""`edge-agent audit verify|export|verify-bundle|archive|pubkey|rotate-key|recover|init|replay`.
 
 This module adds the `audit` group, its `verify` action and what the actions share (the trust options, the
 configured origin, printing a verification); the other actions live in the modules of AUDIT_MODULES, each with a
@@ -22,8 +22,14 @@ if TYPE_CHECKING:
     from edge_agent.audit.verify import VerifyResult
 
 # Modules under edge_agent.cli, each adding its audit actions after `verify`: the bundle (export, verify-bundle),
-# starting over (recover, init), the signing key (pubkey, rotate-key), then replay.
-AUDIT_MODULES: tuple[str, ...] = ("audit_bundle_cmd", "audit_recover_cmd", "audit_keys_cmd", "audit_replay_cmd")
+# keeping the log small (archive), starting over (recover, init), the signing key (pubkey, rotate-key), then replay.
+AUDIT_MODULES: tuple[str, ...] = (
+    "audit_bundle_cmd",
+    "audit_archive_cmd",
+    "audit_recover_cmd",
+    "audit_keys_cmd",
+    "audit_replay_cmd",
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

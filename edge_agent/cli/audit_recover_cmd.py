@@ -76,6 +76,7 @@ def _init(args: argparse.Namespace) -> int:
     from edge_agent.audit import AuditError, AuditLog
     from edge_agent.audit.anchor import checkpoint_topic
     from edge_agent.audit.log import ENTRIES
+    from edge_agent.audit.view import ARCHIVE_STATE, ARCHIVED_LEAVES, ARCHIVED_LINES
     from edge_agent.publish.retained import read_retained
 
     config = load(args, setup_logging=False)
@@ -83,6 +84,12 @@ def _init(args: argparse.Namespace) -> int:
     audit_dir = config.paths.audit_dir
     if (audit_dir / ENTRIES).exists() and (audit_dir / ENTRIES).stat().st_size:
         raise CliExit(f"audit init: {audit_dir / ENTRIES} exists; a new log only replaces a missing one", 1)
+    if (audit_dir / ARCHIVE_STATE).exists():
+        raise CliExit(
+            f"audit init: {audit_dir / ARCHIVE_STATE} is the old log's (entries it archived): move it,"
+            f" {ARCHIVED_LEAVES} and {ARCHIVED_LINES} away with the old log first",
+            1,
+        )
     previous: bytes | None = None
     source = None
     if args.last_checkpoint is not None:

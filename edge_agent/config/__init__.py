@@ -27,6 +27,7 @@ from edge_agent.config.core import (
 from edge_agent.config.environment import ENV_PREFIX, apply_env
 from edge_agent.config.identities import Identities
 from edge_agent.config.llm import LlmConfig, SpeculativeConfig
+from edge_agent.config.mcp import McpConfig
 from edge_agent.config.mqtt import MqttConfig, RouteConfig, TlsConfig
 from edge_agent.config.opcua import NodeConfig, OpcuaConfig, OpcuaSourceConfig
 from edge_agent.config.qualify import QualifyConfig
@@ -51,6 +52,7 @@ class AgentConfig(Section):
     ask: AskConfig = Field(default_factory=AskConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
     sim: SimConfig = Field(default_factory=SimConfig)
     sparkplug: SparkplugConfig = Field(default_factory=SparkplugConfig)
     qualify: QualifyConfig = Field(default_factory=QualifyConfig)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from edge_agent.config.base import Section
@@ -9,6 +11,13 @@ from edge_agent.config.base import Section
 
 class AskConfig(Section):
     enabled: bool = True
+    # Who turns a question into tool calls: "reference", the planner in code (keywords; answers with no engine); or
+    # "model", the engine reading the question under a JSON schema (edge_agent.ask.model_planner), its reading
+    # resolved in code, the reference planner standing in when a reading breaks a rule or the engine fails.
+    planner: Literal["reference", "model"] = "reference"
+    # How long a question waits for the model's reading before the reference planner plans it: the engine may be
+    # writing a report (one generation at a time on a CPU). 5 s: a reading takes about 1 s on 2 cores.
+    model_timeout_s: float = Field(5.0, gt=0, le=60)
     # What people call things → the asset, line or tag id: {"bomba 101" = "P-101"}. Looked up before fuzzy matching.
     aliases: dict[str, str] = Field(default_factory=dict)
     # 31 days: a month of a plant's records; the demo plant's ~112 000 tag samples a day make ~3.5 M rows, which the
@@ -16,6 +25,11 @@ class AskConfig(Section):
     max_window_days: float = Field(31.0, gt=0, le=366)
     # Rows one tool may read; more is refused (`outside_budget`) before anything is aggregated.
     max_rows: int = Field(500_000, ge=1)
+    # Questions answered at once, each user's one at a time (edge_agent.ask.work_queue). 2, measured on 2 cores: a
+    # quick question asked behind another user's slow one (3 days of a 1 Hz tag, ~5 s) waited 5.2-5.4 s with 1 worker
+    # and 0.6-1.0 s with 2, the slow one no slower; more add no rate (an answer is Python under one GIL: bench.ask's
+    # 8 askers got 1.7-2.4x the one-at-a-time rate with 1, 2 and 4 alike).
+    workers: int = Field(2, ge=1, le=32)
     # Questions waiting; beyond this one is refused (`queue_full`). 16: a control room's worth of people at once.
     queue_max: int = Field(16, ge=1)
     # Questions one user may have waiting (`queue_share_full`): no one user holds the queue.

@@ -39,6 +39,8 @@ def missing_files(config: AgentConfig) -> list[tuple[str, str]]:
             ("console.tls_cert_file", config.console.tls_cert_file, "file"),
             ("console.tls_key_file", config.console.tls_key_file, "file"),
         ]
+    if config.mcp.enabled:
+        wanted += [("mcp.cert_file", config.mcp.cert_file, "file"), ("mcp.key_file", config.mcp.key_file, "file")]
     for index, source in enumerate(config.opcua.sources):
         wanted += [
             (f"opcua.sources[{index}].client_cert", source.client_cert, "file"),

@@ -19,6 +19,7 @@ from edge_agent.console.auth.credentials import CredentialStore
 from edge_agent.console.auth.lockout import Lockout
 from edge_agent.console.auth.sessions import Sessions
 from edge_agent.daemon import AgentStatus
+from edge_agent.llm.types import Engine
 from edge_agent.reports.document import ReportRepository, SignoffPolicy
 from edge_agent.store import Store
 
@@ -52,6 +53,8 @@ class ConsoleContext:
     # doctor checks (objects with id, status, detail, fix: doctor sits above the console, so it is not imported).
     readiness: Callable[[], AgentStatus] | None = None
     doctor_checks: Callable[[], Sequence[Any]] | None = None
+    # The agent's engine, which reads Ask questions when `ask.planner = "model"` (None: the reference planner).
+    engine: Engine | None = None
 
     def __post_init__(self) -> None:
         console = self.config.console

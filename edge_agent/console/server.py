@@ -16,6 +16,7 @@ from edge_agent.console.app import build_app
 from edge_agent.console.auth.credentials import CredentialStore
 from edge_agent.console.context import ConsoleContext
 from edge_agent.daemon import AgentStatus
+from edge_agent.llm.types import Engine
 from edge_agent.reports.document import ReportRepository
 from edge_agent.store import Store
 
@@ -41,8 +42,9 @@ class ConsoleServer:
         *,
         readiness: Callable[[], AgentStatus] | None = None,
         doctor_checks: Callable[[], Sequence[Any]] | None = None,
+        engine: Engine | None = None,
     ) -> None:
-        self._config, self._store, self._audit = config, store, audit
+        self._config, self._store, self._audit, self._engine = config, store, audit, engine
         # The Health page's sources: the supervisor's status (what /readyz serves) and doctor's cheap checks.
         self._readiness, self._doctor_checks = readiness, doctor_checks
         self.port: int | None = None
@@ -61,6 +63,7 @@ class ConsoleServer:
                 credentials,
                 readiness=self._readiness,
                 doctor_checks=self._doctor_checks,
+                engine=self._engine,
             )
             server = _Server(
                 uvicorn.Config(

@@ -117,7 +117,7 @@ class RemoteEngine:
 
     async def generate(self, messages: list[ChatMessage], params: GenerationParams) -> Completion:
         queued = time.monotonic()
-        body = {
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.model_dump() for m in messages],
             "max_tokens": params.max_tokens,
@@ -128,6 +128,11 @@ class RemoteEngine:
             "stream": False,
             "return_token_ids": True,
         }
+        if params.json_schema is not None:  # OpenAI's form, which vLLM's server and other OpenAI-compatible ones read
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": params.json_schema, "strict": True},
+            }
         async with self._slots:
             # The server would quietly shorten max_tokens to fit its context; a report must not be cut short, so
             # refuse up front like the local engine does.

@@ -29,6 +29,9 @@ class GenerationParams(_Frozen):
     temperature: float = Field(0.0, ge=0.0)
     seed: int = 0
     stop: list[str] = Field(default_factory=list)
+    # A JSON schema the output must match (structured outputs: vLLM's xgrammar backend constrains each token), so a
+    # planner's answer always parses. None: free text, and the field is left out of the fingerprint.
+    json_schema: dict[str, Any] | None = None
 
 
 class SpecStats(_Frozen):

@@ -227,6 +227,7 @@ class Runner:
             seed=params.seed,
             max_tokens=max_tokens,
             stop=list(params.stop),
+            structured_outputs=_structured(params.json_schema),
         )
         # Outputs and aborts name a request by the id given here (vLLM adds a suffix only internally).
         engine_id = f"r{rid}"
@@ -286,6 +287,14 @@ class Runner:
 
     def in_flight(self) -> list[int]:
         return [request.id for request in self.requests.values()]
+
+
+def _structured(schema: dict[str, Any] | None) -> Any:
+    """vLLM's structured-output settings for a schema: compact JSON (no whitespace between tokens: a plan reading
+    took 62 tokens with the grammar's free whitespace and about half that without)."""
+    from vllm.sampling_params import StructuredOutputsParams
+
+    return None if schema is None else StructuredOutputsParams(json=schema, disable_any_whitespace=True)
 
 
 def serve(channel: Channel, runner: Runner) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from edge_agent import __version__
 from edge_agent.audit.log import ENTRIES
+from edge_agent.audit.view import ArchiveStateError, read_log_lines
 from edge_agent.config import AgentConfig
 from edge_agent.doctor import Check as Finding
 from edge_agent.doctor import audit_witness, files, host, llm
@@ -142,15 +143,18 @@ def check_versions(found: dict[str, str | None]) -> Check:
 
 
 def last_loaded_config(audit_dir: Path) -> str | None:
-    """The sha256 of the config the agent last started with (its newest `config.loaded` entry), None if none."""
-    entries = audit_dir / ENTRIES
-    if not entries.is_file():
+    """The sha256 of the config the agent last started with (its newest `config.loaded` entry), None if none.
+    Archived `config.loaded` entries are kept whole beside the log (audit/view.py), so they count too."""
+    if not (audit_dir / ENTRIES).is_file():
         return None
     found = None
-    with open(entries, "rb") as f:
-        for line in f:
-            if b'"event":"config.loaded"' in line:
-                found = json.loads(line)["payload"]["sha256"]
+    try:
+        lines = read_log_lines(audit_dir)
+    except ArchiveStateError:
+        return None
+    for line in lines:
+        if b'"event":"config.loaded"' in line:
+            found = json.loads(line)["payload"]["sha256"]
     return found
 
 

@@ -48,27 +48,23 @@ class StoreReads:
         newest_first: bool = False,
     ) -> list[StoredRecord]:
         """Records with start <= source_time < end, oldest first (ties by id), or newest first."""
-        where: list[str] = ["1=1"]
-        params: list[int | str] = []
-        if start is not None:
-            where.append("source_time_us >= ?")
-            params.append(to_us(start))
-        if end is not None:
-            where.append("source_time_us < ?")
-            params.append(to_us(end))
-        # Given keys, the window is read through (key, source_time); given kinds alone, through (kind, source_time).
-        # Left to choose, SQLite ties the two: one tag's 7 days through the kind index read every tag's (60 480 rows
-        # in 109 ms through it, 48 ms through the key's, on a 30-day store).
-        kind = "+kind" if keys is not None else "kind"  # a unary + keeps the column off any index
-        for column, values in (("key", keys), (kind, kinds), ("source", sources)):
-            if values is not None:
-                where.append(f"{column} IN ({','.join('?' * len(values))})")
-                params.extend(values)
-        order = "source_time_us DESC, id DESC" if newest_first else "source_time_us, id"
-        sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(where)} ORDER BY {order}"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+        sql, params = _record_select(RECORD_COLUMNS, start, end, keys, kinds, sources, limit, newest_first)
         return [stored_record(row) for row in self._query(sql, params)]
+
+    def value_texts(
+        self,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        *,
+        keys: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[tuple[str, str | None]]:
+        """(key, value as its stored JSON text) of each record `records` returns for the same arguments, in its
+        order: for a reader that needs no more, without a StoredRecord built for each (most of the 4.6 ms the ask's
+        namespace took over 383 MES events)."""
+        sql, params = _record_select("key, value", start, end, keys, kinds, None, limit, False)
+        return [(key, value) for key, value in self._query(sql, params)]
 
     def records_by_id(self, ids: Sequence[int]) -> list[StoredRecord]:
         """The stored records of `ids` (those retention has not removed), by id. 500 ids per query: well under
@@ -150,3 +146,37 @@ class StoreReads:
             if last is None:
                 return total
             after, total = last, total + size
+
+
+def _record_select(
+    columns: str,
+    start: datetime | None,
+    end: datetime | None,
+    keys: Sequence[str] | None,
+    kinds: Sequence[str] | None,
+    sources: Sequence[str] | None,
+    limit: int | None,
+    newest_first: bool,
+) -> tuple[str, list[int | str]]:
+    """The SELECT of `columns` from records with start <= source_time < end (and keys, kinds, sources), ordered."""
+    where: list[str] = ["1=1"]
+    params: list[int | str] = []
+    if start is not None:
+        where.append("source_time_us >= ?")
+        params.append(to_us(start))
+    if end is not None:
+        where.append("source_time_us < ?")
+        params.append(to_us(end))
+    # Given keys, the window is read through (key, source_time); given kinds alone, through (kind, source_time).
+    # Left to choose, SQLite ties the two: one tag's 7 days through the kind index read every tag's (60 480 rows
+    # in 109 ms through it, 48 ms through the key's, on a 30-day store).
+    kind = "+kind" if keys is not None else "kind"  # a unary + keeps the column off any index
+    for column, values in (("key", keys), (kind, kinds), ("source", sources)):
+        if values is not None:
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            params.extend(values)
+    order = "source_time_us DESC, id DESC" if newest_first else "source_time_us, id"
+    sql = f"SELECT {columns} FROM records WHERE {' AND '.join(where)} ORDER BY {order}"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return sql, params

@@ -1,4 +1,4 @@
-"""The training commands, run from a checkout of the repository: `python -m training narrator|draft ...`.
+"""The training commands, run from a checkout of the repository: `python -m training narrator|planner|draft ...`.
 
 Each subcommand group lives in its own module with a `register(subparsers)`.
 
@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Sequence
 
 # Modules under training.cli, each adding its subcommands.
-COMMAND_MODULES: tuple[str, ...] = ("narrator_cmd", "draft_cmd")
+COMMAND_MODULES: tuple[str, ...] = ("narrator_cmd", "planner_cmd", "draft_cmd")
 
 
 def build_parser() -> argparse.ArgumentParser:

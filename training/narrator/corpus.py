@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from itertools import islice
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict
@@ -41,6 +41,7 @@ from edge_agent.sim.plant import ASSETS, OPERATORS, TANK, LogLine, tag_names
 from edge_agent.sim.records import Gap, plant_records
 
 Split = Literal["train", "test"]
+S = TypeVar("S", bound=BaseModel)
 
 # Disjoint seed ranges: a test split never shares a simulated day with training. 3 requests a seed make 10.4 sections
 # a seed (measured over 100 training seeds), so 600 seeds give about 6 200 samples, over the 3 000 asked for.
@@ -233,7 +234,7 @@ def build_samples(seeds: Iterable[int], split: Split, per_seed: int = REQUESTS_P
             )
 
 
-def write_corpus(path: Path | str, samples: Iterable[NarratorSample]) -> int:
+def write_corpus(path: Path | str, samples: Iterable[BaseModel]) -> int:
     """Samples as JSONL, one canonical-JSON object a line; written beside and renamed, so a crash leaves no half
     file; its directory is made when missing (a fresh checkout has no var/). Returns how many were written."""
     path = Path(path)
@@ -249,9 +250,14 @@ def write_corpus(path: Path | str, samples: Iterable[NarratorSample]) -> int:
 
 
 def read_corpus(path: Path | str, limit: int | None = None) -> list[NarratorSample]:
-    """The samples of a corpus file, or its first `limit` of them."""
+    """The samples of a narrator corpus file, or its first `limit` of them."""
+    return read_samples(path, NarratorSample, limit)
+
+
+def read_samples(path: Path | str, model: type[S], limit: int | None = None) -> list[S]:
+    """The samples of a corpus file of `model`'s, or its first `limit` of them."""
     with Path(path).open("rb") as lines:
-        return [NarratorSample.model_validate_json(line) for line in islice((x for x in lines if x.strip()), limit)]
+        return [model.model_validate_json(line) for line in islice((x for x in lines if x.strip()), limit)]
 
 
 __all__ = [
@@ -269,6 +275,7 @@ __all__ = [
     "draw_day",
     "draw_request",
     "read_corpus",
+    "read_samples",
     "report_records",
     "section_cases",
     "write_corpus",

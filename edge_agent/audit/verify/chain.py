@@ -53,7 +53,8 @@ class Problem:
 class ChainResult:
     """What a chain scan learned: counts, leaf-derived roots at requested sizes, keys named by rotation entries."""
 
-    count: int = 0
+    count: int = 0  # lines checked
+    size: int = 0  # leaves in the tree: the archived ones it was seeded with, then one per line checked
     head_hash: str = GENESIS_HASH
     problem: Problem | None = None
     roots: dict[int, bytes] = field(default_factory=dict)
@@ -70,11 +71,14 @@ def scan_chain(
     roots_at: Iterable[int] = (),
     keep_leaves: bool = False,
     strict: bool = False,
+    archived: Sequence[bytes] = (),
 ) -> ChainResult:
     """Check seq, prev_hash and entry_hash of every line; build the Merkle tree. Stops at the first bad entry.
 
     `strict` also parses every line into an AuditEntry (valid types, canonical encoding): about 8x slower,
-    and only adds something for entries after the last checkpoint, whose bytes no signature covers yet."""
+    and only adds something for entries after the last checkpoint, whose bytes no signature covers yet.
+    `archived`: the leaf hashes of the entries before `first_seq` that left the log (view.py); the tree starts with
+    them, so the roots at every size are the whole log's."""
     sha256 = hashlib.sha256
     want = sorted(set(roots_at))
     result = ChainResult(head_hash=prev_hash)
@@ -86,6 +90,11 @@ def scan_chain(
     while w < len(want) and want[w] == 0:
         result.roots[0] = builder.root()
         w += 1
+    for archived_leaf in archived:
+        builder.append(archived_leaf)
+        while w < len(want) and want[w] == builder.size:
+            result.roots[builder.size] = builder.root()
+            w += 1
     for line in lines:
         p = line.find(ENTRY_HASH_MARKER)
         if p < 0:
@@ -146,8 +155,9 @@ def scan_chain(
             result.roots[builder.size] = builder.root()
             w += 1
     result.count = seq - first_seq
+    result.size = builder.size
     result.head_hash = expected_prev.decode()
-    result.roots[result.count] = builder.root()
+    result.roots[builder.size] = builder.root()
     result.leaves = leaves
     return result
 
@@ -170,7 +180,8 @@ class VerifyResult:
     def summary(self) -> str:
         if self.problem is None:
             unsigned = self.entries - self.signed_size
-            tail = f"; {unsigned} newest entries not yet covered by a checkpoint" if unsigned else ""
+            # Negative for a bundle, whose checkpoint also covers entries after its window: nothing to say then.
+            tail = f"; {unsigned} newest entries not yet covered by a checkpoint" if unsigned > 0 else ""
             return (
                 f"OK: {self.entries} entries, hash chain intact, {self.checkpoints} checkpoint(s) verified,"
                 f" latest signed size {self.signed_size}, root {self.root}{tail}"

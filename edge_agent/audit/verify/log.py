@@ -7,13 +7,16 @@ entries name each key); those entries are themselves covered by the trusted chec
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_left
 from collections.abc import Sequence
 from pathlib import Path
 
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
-from edge_agent.audit.log import ENTRIES, KEYS, AuditKeyError, iter_lines, read_verifiers, signed_notes
+from edge_agent.audit.cutover import JOURNAL
+from edge_agent.audit.log import KEYS, AuditKeyError, read_verifiers, signed_notes
 from edge_agent.audit.verify.chain import ChainResult, Problem, VerifyResult, open_trusted, scan_chain
+from edge_agent.audit.view import ARCHIVE_STATE, ARCHIVED_LEAVES, ArchiveStateError, LogView
 from edge_agent.signing import CosignatureError, CosignerKey, SigningKeyError, Verifier, require_cosignatures
 
 
@@ -45,9 +48,9 @@ def check_checkpoint(
         note.verified_by(keys)
     except CheckpointError as exc:
         return None, Problem(None, f"{label}: signature: {exc}")
-    if checkpoint.size > chain.count:
-        missing = f"entries {chain.count}..{checkpoint.size - 1}"
-        return None, Problem(chain.count, f"{label} covers {missing}, which are missing (tail truncated)")
+    if checkpoint.size > chain.size:
+        missing = f"entries {chain.size}..{checkpoint.size - 1}"
+        return None, Problem(chain.size, f"{label} covers {missing}, which are missing (tail truncated)")
     computed = chain.roots.get(checkpoint.size)
     if computed != checkpoint.root:
         return None, Problem(
@@ -91,7 +94,22 @@ def _verify_log(
         return VerifyResult(0, 0, 0, "", Problem(None, f"{directory / KEYS}: {exc}"))
     anchor = pubkey or (known[-1] if known else None)
     untrusted_anchor = pubkey is None and anchor is not None
-    entries = directory / ENTRIES
+    if (directory / JOURNAL).exists():
+        return VerifyResult(
+            0,
+            0,
+            0,
+            "",
+            Problem(
+                None,
+                f"an archive step was interrupted ({directory / JOURNAL} exists): open the log (start the agent, or"
+                " run `edge-agent audit pubkey`) to finish it, then verify",
+            ),
+        )
+    try:
+        view = LogView.read(directory)
+    except ArchiveStateError as exc:
+        return VerifyResult(0, 0, 0, "", Problem(None, str(exc)))
     trusted_cp: Checkpoint | None = None
     if trusted is not None:
         try:
@@ -99,14 +117,25 @@ def _verify_log(
         except CheckpointError as exc:
             return VerifyResult(0, 0, 0, "", Problem(None, f"trusted checkpoint: {exc}"))
     chain = scan_chain(
-        iter_lines(entries) if entries.exists() else [],
+        view.kept_lines(),
+        first_seq=view.first_kept,
+        prev_hash=view.head_hash,
+        archived=view.leaf_list(),
         roots_at=[size for size, _ in notes] + ([trusted_cp.size] if trusted_cp else []),
         strict=strict,
     )
-    root = chain.roots[chain.count].hex()
-    result = VerifyResult(chain.count, 0, 0, root, chain.problem)
+    # Key rotations among the archived entries are kept whole (view.py): the older checkpoints' keys.
+    chain.key_schedule[:0] = _archived_rotations(view)
+    root = chain.roots[chain.size].hex()
+    result = VerifyResult(chain.size, 0, 0, root, chain.problem)
     if chain.problem is not None:
         return result
+    if view.archived:
+        bundles = ", ".join(s.bundle for s in view.segments) or f"the bundles {ARCHIVE_STATE} names"
+        result.notes.append(
+            f"{view.first_kept} entries (0..{view.first_kept - 1}) are archived in {bundles}: their leaf hashes in"
+            f" {ARCHIVED_LEAVES} are checked against every checkpoint, the chain from entry {view.first_kept}"
+        )
     if chain.key_schedule and pubkey is None and known and chain.key_schedule[-1][1] != known[-1].key_string():
         result.notes.append("keys.txt's newest key is not the one the log's last key.rotated entry names")
     latest: Checkpoint | None = None
@@ -115,6 +144,9 @@ def _verify_log(
         checkpoint, problem = check_checkpoint(note_bytes, size, chain, origin, known)
         if problem is not None:
             result.problem = _locate(problem, previous, size)
+            if view.archived and "were rewritten" in problem.reason:
+                found = result.problem
+                result.problem = Problem(found.seq, f"{found.reason} (or {directory / ARCHIVED_LEAVES} was changed)")
             return result
         assert checkpoint is not None
         previous = latest = checkpoint
@@ -131,9 +163,9 @@ def _verify_log(
             return result
         latest = checkpoint
     if latest is None:
-        if chain.count:
+        if chain.size:
             # open() signs a checkpoint right after creating the log, so a log without any was stripped of them.
-            result.problem = Problem(None, f"no signed checkpoint for {chain.count} entries (checkpoints deleted?)")
+            result.problem = Problem(None, f"no signed checkpoint for {chain.size} entries (checkpoints deleted?)")
         return result
     if anchor is not None:
         latest_note = SignedNote.parse(latest_path.read_bytes() if latest_path.exists() else notes[-1][1])
@@ -163,6 +195,16 @@ def _verify_log(
             " a re-keyed, re-signed log"
         )
     return result
+
+
+def _archived_rotations(view: LogView) -> list[tuple[int, str]]:
+    schedule = []
+    for seq, line in sorted(view.retained.items()):
+        if b'"event":"key.rotated"' in line:
+            data = json.loads(line)
+            if data.get("event") == "key.rotated":
+                schedule.append((seq, str(data["payload"].get("key"))))
+    return schedule
 
 
 def _against_trusted(trusted: Checkpoint, latest: Checkpoint, root_at_trusted: bytes | None) -> Problem | None:

@@ -1,23 +1,23 @@
 """Ask: a question to the agent's ask pipeline (docs/ask.md), answered in process and audited exactly as a question
-over MQTT is (`answer_at` at the accepted time, a refusal `deadline` past `ask.deadline_s`, one `ask.answered` entry
-through edge_agent.ask.trail) with the signed-in identity as the user; each fact of the answer links to its records;
-and the person's own history, the newest `HISTORY_MAX` `ask.answered` entries of theirs in the audit log."""
+over MQTT is (edge_agent.ask.answerer: the model's reading when the model plans, the answer at the accepted time, a
+refusal `deadline` past `ask.deadline_s`, one `ask.answered` entry) with the signed-in identity as the user; each
+fact of the answer links to its records; and the person's own history, the newest `HISTORY_MAX` `ask.answered`
+entries of theirs in the audit log."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections import deque
-from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from edge_agent.ask.pipeline import AskAnswer, answer_at, refused_answer
+from edge_agent.ask.answerer import Answerer
+from edge_agent.ask.pipeline import AskAnswer
 from edge_agent.ask.request import QuestionRequest
-from edge_agent.ask.trail import record_answer
 from edge_agent.audit.files import ENTRIES, iter_lines
 from edge_agent.console.access import requires
 from edge_agent.console.auth.ceremonies import context
@@ -92,19 +92,6 @@ async def view(request: Request) -> Response:
     return respond(request, "ask.html", data)
 
 
-async def _answer(ctx: ConsoleContext, question: str, user: str, lang: str | None, now: datetime) -> AskAnswer:
-    """As the AskService answers a question over MQTT: computed at the accepted time in a thread, refused
-    `deadline` past `ask.deadline_s` (the thread's late result is dropped unrecorded), then audited."""
-    assert ctx.store is not None
-    try:
-        async with asyncio.timeout(ctx.config.ask.deadline_s):
-            answer = await asyncio.to_thread(answer_at, ctx.config, ctx.store, question, user=user, lang=lang, now=now)
-    except TimeoutError:
-        answer = refused_answer(question, user=user, lang=lang, now=now, reason="deadline", config=ctx.config)
-    seq = await asyncio.to_thread(record_answer, ctx.audit, answer, question, user)
-    return answer.model_copy(update={"audit_seq": seq})
-
-
 @requires("read")
 async def ask(request: Request) -> Response:
     """POST the form's `question` (and optionally `lang`): the answer, as the fragment htmx swaps in (HX-Request),
@@ -122,7 +109,9 @@ async def ask(request: Request) -> Response:
         return refuse(request, 400, field, reason)
     if not ctx.ask_throttle.allow(name):
         return refuse(request, 429, "question", f"more than {ctx.config.ask.throttle} questions in 60 s (ask.throttle)")
-    answer = await _answer(ctx, asked.question, name, asked.lang, ctx.now())
+    assert ctx.store is not None
+    answerer = Answerer(ctx.config, ctx.store, ctx.audit, ctx.engine)  # as over MQTT (edge_agent.ask.answerer)
+    answer = await answerer.answer(asked.question, user=name, lang=asked.lang, now=ctx.now())
     data = answer_data(answer)
     if wants_json(request):
         return respond(request, "ask.html", data)

@@ -21,6 +21,7 @@ from starlette.responses import FileResponse, Response
 from edge_agent.audit import AuditError, AuditLog
 from edge_agent.audit.checkpoint import Checkpoint, CheckpointError, SignedNote
 from edge_agent.audit.rollback import read_marker
+from edge_agent.audit.view import read_archive_state
 from edge_agent.audit.witness_state import COSIGNED, read_witness_state
 from edge_agent.console.access import requires
 from edge_agent.console.auth.ceremonies import context
@@ -62,9 +63,15 @@ def audit_data(log: AuditLog, audit_dir: Path) -> dict[str, Any]:
         for url, w in sorted(read_witness_state(audit_dir).items())
     ]
     findings = read_marker(audit_dir) or []
+    archive = read_archive_state(audit_dir)
     return {
         "origin": log.origin,
         "size": log.size,
+        # Entries moved into archive bundles (`audit archive`): how many, and the bundles that hold them.
+        "archived": {
+            "entries": archive.first_kept if archive else 0,
+            "bundles": [s.bundle for s in archive.segments] if archive else [],
+        },
         "head_hash": log.head_hash,
         "checkpoint": None
         if checkpoint is None

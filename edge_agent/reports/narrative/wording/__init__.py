@@ -3,7 +3,8 @@
 - `prompts/<version>/section.<language>.txt`: a narrative section's prompt (what the model is told);
 - `prompts/<version>/facts.<language>.txt`: the prompts' phrasebook (what the model is shown, fact by fact);
 - `phrasebook/<version>/<language>.toml`: the reference writer's wordings;
-- `ask/<version>/answers.toml`: the ask answer writer's wordings, every language in one file.
+- `ask/<version>/answers.toml`: the ask answer writer's wordings, every language in one file;
+- `ask/<version>/planner.txt`: the model planner's instructions (the question's language is the model's to read).
 
 `read_wording` reads one file by kind, language and version and returns its bytes with its name (`v3/facts.es.txt`,
 the name a report records) and SHA-256. Parsing stays with each reader (`prompts`, `phrasebook`, `ask.wording`).
@@ -20,7 +21,7 @@ from edge_agent.base.canonical import sha256_hex
 from edge_agent.reports.errors import TemplateError
 from edge_agent.reports.request import Language
 
-WordingKind = Literal["section", "facts", "reference", "ask"]
+WordingKind = Literal["section", "facts", "reference", "ask", "planner"]
 KINDS: tuple[str, ...] = get_args(WordingKind)
 LANGUAGES: tuple[str, ...] = get_args(Language)
 _DIR = Path(__file__).resolve().parent
@@ -30,6 +31,7 @@ _FILES: dict[str, tuple[str, str]] = {
     "facts": ("prompts", "facts.{language}.txt"),
     "reference": ("phrasebook", "{language}.toml"),
     "ask": ("ask", "answers.toml"),
+    "planner": ("ask", "planner.txt"),
 }
 _VERSION = re.compile(r"v\d+")
 
