@@ -12,7 +12,7 @@ MODEL_STAMP := $(MODEL_DIR)/manifest.json
 DRAFT_STAMP := models/eagle31-default/manifest.json
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench draft narrator draft-narrator venv cxx mosquitto systemd-analyze chromium model install dist clean
+.PHONY: demo test lint bench draft narrator planner draft-narrator venv cxx mosquitto systemd-analyze chromium model install dist clean
 DESTDIR ?=
 EXTRA ?= auto
 
@@ -118,6 +118,15 @@ narrator: venv
 	$(BIN)/edge-agent model prepare --no-narrator --out var/narrator/base
 	$(BIN)/python -m training narrator train --config configs/narrator.toml
 	$(BIN)/python -m training narrator export --config configs/narrator.toml
+	$(BIN)/edge-agent model prepare --out $(MODEL_DIR)
+
+# The ask's model planner (configs/planner.toml): questions → readings from simulated plants, the narrator adapter
+# continued on them with narrator samples mixed in (resumable), the export over the shipped adapter, the re-prepared
+# default model. `make narrator` runs first (its corpus is the mix's, its base the plain model trained on).
+planner: venv
+	$(BIN)/python -m training planner data --config configs/planner.toml
+	$(BIN)/python -m training planner train --config configs/planner.toml
+	$(BIN)/python -m training planner export --config configs/planner.toml
 	$(BIN)/edge-agent model prepare --out $(MODEL_DIR)
 
 # The specialist's EAGLE-3.1 head (configs/draft-narrator.toml): on-policy answers of the merged model to report

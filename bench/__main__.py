@@ -28,6 +28,7 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "engine": ("engine", []),
     "reports": ("reports", []),
     "narrative": ("narrative", []),
+    "ask_planner": ("ask_planner", []),
     "report_speed": ("report_speed", ["--other-mode"]),
     "hostile": ("hostile", []),
     "draft": ("draft", ["--prompts", "4", "--max-tokens", "64"]),

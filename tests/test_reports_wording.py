@@ -16,7 +16,7 @@ from edge_agent.reports.narrative import WordingMissing, read_wording
 from edge_agent.reports.narrative.wording import KINDS, LANGUAGES, wording_name
 
 HOME = Path(__file__).resolve().parents[1] / "edge_agent" / "reports" / "narrative" / "wording"
-FOLDERS = {"section": "prompts", "facts": "prompts", "reference": "phrasebook", "ask": "ask"}
+FOLDERS = {"section": "prompts", "facts": "prompts", "reference": "phrasebook", "ask": "ask", "planner": "ask"}
 
 
 def every_file() -> list[tuple[str, str, str | None, Path]]:
@@ -27,7 +27,7 @@ def every_file() -> list[tuple[str, str, str | None, Path]]:
             continue
         folder, version, name = path.relative_to(HOME).parts
         if folder == "ask":
-            found.append(("ask", version, None, path))
+            found.append(("planner" if name == "planner.txt" else "ask", version, None, path))
         elif folder == "phrasebook":
             found.append(("reference", version, path.stem, path))
         else:
@@ -38,7 +38,8 @@ def every_file() -> list[tuple[str, str, str | None, Path]]:
 
 class TestTheHome:
     def test_it_holds_the_prompts_the_phrasebook_and_the_ask_wording(self) -> None:
-        """Templates v2 and v3, the reference phrasebook v1 and the ask answers v1, nothing in the old places."""
+        """Templates v2 and v3, the reference phrasebook v1, the ask answers v1 and the model planner's instructions
+        v1, nothing in the old places."""
         versions = {(kind, version) for kind, version, _, _ in every_file()}
         assert versions == {
             ("section", "v2"),
@@ -47,6 +48,7 @@ class TestTheHome:
             ("facts", "v3"),
             ("reference", "v1"),
             ("ask", "v1"),
+            ("planner", "v1"),
         }
         narrative = HOME.parent
         assert not list((narrative / "prompts").rglob("*.txt"))

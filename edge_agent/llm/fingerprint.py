@@ -56,7 +56,4 @@ def engine_fingerprint(
 
 
 def request_fingerprint(base: dict[str, Any], params: GenerationParams) -> dict[str, Any]:
-    """`base` plus the sampling settings; a free-text request's settings dump without `json_schema`, so the
-    fingerprints of requests made before structured outputs existed are unchanged."""
-    unset = {"json_schema"} if params.json_schema is None else set()
-    return base | {"sampling": params.model_dump(mode="json", exclude=unset)}
+    return base | {"sampling": params.model_dump(mode="json")}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from edge_agent.base.canonical import canonical_json, sha256_hex
 
@@ -30,8 +30,17 @@ class GenerationParams(_Frozen):
     seed: int = 0
     stop: list[str] = Field(default_factory=list)
     # A JSON schema the output must match (structured outputs: vLLM's xgrammar backend constrains each token), so a
-    # planner's answer always parses. None: free text, and the field is left out of the fingerprint.
+    # planner's answer always parses. None: free text.
     json_schema: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_schema(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A free-text request dumps without `json_schema`: its wire bytes and its fingerprint (reports recorded
+        before structured outputs existed replay with theirs) are what they were."""
+        dumped: dict[str, Any] = handler(self)
+        if self.json_schema is None:
+            dumped.pop("json_schema", None)
+        return dumped
 
 
 class SpecStats(_Frozen):
