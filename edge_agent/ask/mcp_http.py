@@ -13,15 +13,12 @@ session a token could share with another) with JSON responses, and refuses a bod
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import Generator
 from functools import partial
 from typing import Any
 
 import mcp_types as types
 import structlog
-import uvicorn
 from mcp.server import ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -37,6 +34,7 @@ from edge_agent.ask.mcp import AgentCall, build_server
 from edge_agent.ask.mcp_tokens import TokenError, TokenFile, Tokens
 from edge_agent.audit import AuditSink
 from edge_agent.config import AgentConfig
+from edge_agent.daemon.tls_server import serve_tls
 from edge_agent.llm.types import Engine
 from edge_agent.store import Store
 
@@ -164,12 +162,6 @@ def build_app(
     return TokenGate(Starlette(routes=routes), tokens), manager
 
 
-class _Server(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None]:
-        yield  # the agent's supervisor owns SIGTERM and SIGINT
-
-
 class McpHttpServer:
     """A component: ready once listening over TLS with a readable tokens file; `port` is the bound port (useful when
     configured as 0)."""
@@ -192,36 +184,23 @@ class McpHttpServer:
         agent = LocalAgent(self._config, self._store, self._audit, mcp.max_concurrent_calls, self._engine)
         await self.tokens.current()  # append what waits for the audit log, and say at once if the file is unusable
         app, manager = build_app(agent, self.tokens, mcp.max_request_bytes)
-        server = _Server(
-            uvicorn.Config(
+        assert mcp.cert_file is not None and mcp.key_file is not None  # config check's rule when enabled
+        async with manager.run():
+            await serve_tls(
                 app,
                 host=mcp.listen,
                 port=mcp.port,
-                lifespan="off",
-                log_config=None,
-                access_log=False,
-                server_header=False,
+                cert_file=mcp.cert_file,
+                key_file=mcp.key_file,
+                ready=ready,
+                listening=self._listening,
+                what="MCP server",
                 limit_concurrency=MAX_CONNECTIONS,
-                ssl_certfile=str(mcp.cert_file),
-                ssl_keyfile=str(mcp.key_file),
             )
-        )
-        async with manager.run():
-            task = asyncio.create_task(server.serve())
-            try:
-                while not server.started:
-                    if task.done():
-                        task.result()  # a bind or certificate failure: raised as the component's crash
-                        raise RuntimeError("the MCP server stopped before it listened")
-                    await asyncio.sleep(0.05)
-                self.port = server.servers[0].sockets[0].getsockname()[1]
-                log.info("mcp_listening", host=mcp.listen, port=self.port, tls=True, path=PATH)
-                ready.set()
-                await asyncio.shield(task)
-            finally:
-                server.should_exit = True
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+
+    def _listening(self, port: int) -> None:
+        self.port = port
+        log.info("mcp_listening", host=self._config.mcp.listen, port=port, tls=True, path=PATH)
 
 
 __all__ = ["PATH", "UNAUTHORIZED", "McpHttpServer", "TokenGate", "TokenView", "bearer", "build_app", "caller"]

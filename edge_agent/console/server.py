@@ -4,29 +4,22 @@ inside the agent process, so it shares the agent's audit log and reads the same 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import structlog
-import uvicorn
 
 from edge_agent.config import AgentConfig
 from edge_agent.console.app import build_app
 from edge_agent.console.auth.credentials import CredentialStore
 from edge_agent.console.context import ConsoleContext
 from edge_agent.daemon import AgentStatus
+from edge_agent.daemon.tls_server import serve_tls
 from edge_agent.llm.types import Engine
 from edge_agent.reports.document import ReportRepository
 from edge_agent.store import Store
 
 log = structlog.get_logger(component="console")
-
-
-class _Server(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None]:
-        yield  # the agent's supervisor owns SIGTERM and SIGINT
 
 
 class ConsoleServer:
@@ -65,34 +58,21 @@ class ConsoleServer:
                 doctor_checks=self._doctor_checks,
                 engine=self._engine,
             )
-            server = _Server(
-                uvicorn.Config(
-                    build_app(self.context),
-                    host=console.host,
-                    port=console.port,
-                    lifespan="off",
-                    log_config=None,
-                    access_log=False,
-                    server_header=False,
-                    ssl_certfile=str(console.tls_cert_file),
-                    ssl_keyfile=str(console.tls_key_file),
-                )
+            assert console.tls_cert_file is not None and console.tls_key_file is not None  # config check's rule
+            await serve_tls(
+                build_app(self.context),
+                host=console.host,
+                port=console.port,
+                cert_file=console.tls_cert_file,
+                key_file=console.tls_key_file,
+                ready=ready,
+                listening=self._listening,
+                what="console server",
             )
-            task = asyncio.create_task(server.serve())
-            try:
-                while not server.started:
-                    if task.done():
-                        task.result()  # a bind or certificate failure: raised as the component's crash
-                        raise RuntimeError("the console server stopped before it listened")
-                    await asyncio.sleep(0.05)
-                self.port = server.servers[0].sockets[0].getsockname()[1]
-                log.info("console_listening", host=console.host, port=self.port, tls=True)
-                ready.set()
-                await asyncio.shield(task)
-            finally:
-                server.should_exit = True
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
         finally:
             credentials.close()
             repo.close()
+
+    def _listening(self, port: int) -> None:
+        self.port = port
+        log.info("console_listening", host=self._config.console.host, port=port, tls=True)

@@ -86,10 +86,17 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    trainer = _trainer(args)
+    return export(_trainer(args), args.out, "narrator")
+
+
+def export(trainer, out: Path | None, command: str) -> int:  # noqa: ANN001  (the torch-heavy trainer type)
+    """Write the adapter of `trainer`'s last checkpoint to `out` (None: the recipe's [export] dir); exit 1 without
+    a checkpoint, a warning when training has not run its steps."""
     if trainer.step == 0:
-        raise CliExit(f"training: {trainer.config.work_dir}: no checkpoint; run `python -m training narrator train`", 1)
+        raise CliExit(
+            f"training: {trainer.config.work_dir}: no checkpoint; run `python -m training {command} train`", 1
+        )
     if trainer.step < trainer.config.steps:
         print(f"warning: exporting at step {trainer.step} of {trainer.config.steps}", file=sys.stderr)
-    print(trainer.export(args.out))
+    print(trainer.export(out))
     return 0

@@ -4,10 +4,10 @@ continued on it with narrator samples mixed in (resumably), and the export `edge
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from edge_agent.cli.common import CliExit
+from training.cli.narrator_cmd import export
 
 DEFAULT_RECIPE = Path("configs/planner.toml")
 
@@ -85,10 +85,4 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    trainer = _trainer(args)
-    if trainer.step == 0:
-        raise CliExit(f"training: {trainer.config.work_dir}: no checkpoint; run `python -m training planner train`", 1)
-    if trainer.step < trainer.config.steps:
-        print(f"warning: exporting at step {trainer.step} of {trainer.config.steps}", file=sys.stderr)
-    print(trainer.export(args.out))
-    return 0
+    return export(_trainer(args), args.out, "planner")
