@@ -109,6 +109,8 @@ def summarize(rows: list[dict[str, Any]], answerable: int) -> dict[str, Any]:
         "same_plan": sum(r["same_plan"] for r in rows),
         "answerable": answerable,
         "right": sum(r.get("verdict") == "right" for r in asked),
+        # right by the model's own plan: its reading followed, not the reference planner standing in
+        "right_by_model": sum(r.get("verdict") == "right" and r["rejected"] is None for r in asked),
         "to_refuse": len(refuse),
         "refused": sum(r["status"] in ("refused", "needs_clarification") for r in refuse),
         "reading_p50_s": statistics.median(seconds),
@@ -120,12 +122,15 @@ def summarize(rows: list[dict[str, Any]], answerable: int) -> dict[str, Any]:
 
 def markdown(s: dict[str, Any], config: AgentConfig) -> tuple[str, str, str]:
     right = s["right"] / s["answerable"]
+    own = s["right_by_model"] / s["answerable"]
     rows = [
         f"| readings that parse under the schema | {s['parses']}/{s['questions']} | all |",
         f"| readings followed (spans in the question) | {s['followed']}/{s['questions']} | — |",
         f"| plans equal to the reference planner's | {s['same_plan']}/{s['questions']} | — |",
         f"| answered with the right figure and a determining record | {s['right']}/{s['answerable']} ({right:.1%}) "
         f"| ≥ {RIGHT_GOAL:.0%} |",
+        f"| of those, planned from the model's own reading (followed) | {s['right_by_model']}/{s['answerable']} "
+        f"({own:.1%}) | ≥ {RIGHT_GOAL:.0%} |",
         f"| commands, out of scope, unknown assets, injections refused or asked back | {s['refused']}/{s['to_refuse']} "
         "| — |",
         f"| the reading: p50 / p95 engine request → reply | {s['reading_p50_s']:.2f} s / "
@@ -144,9 +149,11 @@ def markdown(s: dict[str, Any], config: AgentConfig) -> tuple[str, str, str]:
     )
     headline = (
         f"{s['parses']}/{s['questions']} readings parse, {s['same_plan']} plans as the reference's, "
-        f"{s['right']}/{s['answerable']} right; reading p50 {s['reading_p50_s']:.2f} s"
+        f"{s['right']}/{s['answerable']} right, {s['right_by_model']} by the model's own plan; reading p50 "
+        f"{s['reading_p50_s']:.2f} s"
     )
-    goal = f"≥ {RIGHT_GOAL:.0%} right with the model planner: {met(right >= RIGHT_GOAL)}"
+    goal = f"≥ {RIGHT_GOAL:.0%} right by the model's own plan (not the reference planner standing in): "
+    goal += met(own >= RIGHT_GOAL)
     return body, headline, goal
 
 

@@ -106,6 +106,8 @@ _ASK: dict[str, dict[str, tuple[str, ...]]] = {
             "¿cuánto desecho hubo en {s}{t}?",
             "piezas buenas de {s}{t}",
             "¿cuál fue la producción de {s}{t}?",
+            "¿cuánto produjo {s}{t}?",
+            "¿cuánta producción hubo en {s}{t}?",
         ),
         "en": (
             "how much did {s} produce{t}?",
@@ -113,12 +115,15 @@ _ASK: dict[str, dict[str, tuple[str, ...]]] = {
             "how much scrap on {s}{t}?",
             "what was the output of {s}{t}",
             "good parts from {s}{t}?",
+            "how much did {s} make{t}?",
         ),
         "pt": (
             "quanto produziu {s}{t}?",
             "produção de {s}{t}",
             "quanto refugo teve {s}{t}?",
             "qual foi a produção de {s}{t}?",
+            "quanto {s} produziu{t}?",
+            "quanto teve de refugo {s}{t}?",
         ),
     },
     "quality_checks": {
@@ -181,6 +186,36 @@ _TAG: dict[str, tuple[str, ...]] = {
     "en": ("what was {q}{t}?", "what was the {st} of {q}{t}?", "{q}{t}", "{st} of {q}{t}?", "show me {q}{t}"),
     "pt": ("qual foi {q}{t}?", "qual foi o {st} de {q}{t}?", "{q}{t}", "quanto marcava {q}{t}?"),
 }
+# A statistic written between the measured value and its asset ("la vibración máxima de la P-101"), agreeing with the
+# value's article; English puts it before ("the highest vibration of P-101"), outside the subject's words.
+_STAT_INSIDE = {
+    "es": {"la": ("máxima", "mínima", "promedio", "media"), "el": ("máximo", "mínimo", "promedio", "medio")},
+    "pt": {"a": ("máxima", "mínima", "média"), "o": ("máximo", "mínimo", "médio")},
+}
+_STAT_BEFORE = ("highest", "lowest", "average", "maximum", "minimum", "peak")
+_TAG_INSIDE = {
+    "es": ("¿cuál fue {a} {q}{t}?", "{a} {q}{t}", "¿cuál fue {a} {q}{t}?"),
+    "en": ("what was the {st} {q}{t}?", "the {st} {q}{t}", "{st} {q}{t}?"),
+    "pt": ("qual foi {a} {q}{t}?", "{a} {q}{t}"),
+}
+# Questions about the whole site: no subject.
+_SITE: dict[str, dict[str, tuple[str, ...]]] = {
+    "alarms": {
+        "es": ("¿cuántas alarmas sonaron{t}?", "¿qué alarmas se activaron{t}?", "alarmas{t}"),
+        "en": ("how many alarms were there{t}?", "which alarms went off{t}?", "alarms{t}"),
+        "pt": ("quantos alarmes houve{t}?", "quais alarmes dispararam{t}?", "alarmes{t}"),
+    },
+    "stops": {
+        "es": ("¿cuántas paradas hubo{t}?", "paradas{t}"),
+        "en": ("how many stops were there{t}?", "stops{t}"),
+        "pt": ("quantas paradas houve{t}?", "paradas{t}"),
+    },
+    "production": {
+        "es": ("¿cuánto se produjo{t}?", "producción{t}"),
+        "en": ("how much was produced{t}?", "production{t}"),
+        "pt": ("quanto se produziu{t}?", "produção{t}"),
+    },
+}
 _STATS = {
     "es": ("máximo", "mínimo", "promedio", "valor máximo", "pico"),
     "en": ("maximum", "minimum", "average", "highest value", "peak", "mean"),
@@ -236,7 +271,7 @@ _LEAVE = {
 # Shares of the question kinds (of 100): one intent on an asset or line (eight intents), a measured value, two
 # intents, reports, questions to leave alone. A measured value at 10, about the share of each other intent once the
 # two-intent questions count: at 28 (r1) the model answered "tag" for stops and production questions.
-_MIX = (("one", 60), ("tag", 10), ("two", 16), ("reports", 6), ("leave", 8))
+_MIX = (("one", 54), ("tag", 12), ("two", 14), ("site", 6), ("reports", 6), ("leave", 8))
 
 
 class PlannerSample(BaseModel):
@@ -424,9 +459,21 @@ def draw(rng: random.Random, lang: Lang) -> tuple[str, list[str], str | None, st
         name, article = _QUANTITIES[rng.choice(list(_QUANTITIES))][lang]
         phrase = _contract(f"{article} {name} {_OF[lang]} {_asset_phrase(rng, lang, asset)}".strip())
         subject = phrase if rng.random() < 0.7 else phrase.removeprefix(f"{article} ")
-        template = rng.choice(_TAG[lang]).replace("{st}", rng.choice(_STATS[lang]))
+        if rng.random() < 0.5:  # the statistic among the subject's words (es, pt) or just before them (en)
+            named = _asset_phrase(rng, lang, asset)
+            if lang == "en":
+                subject = f"{name} of {named}"
+                template = rng.choice(_TAG_INSIDE[lang]).replace("{st}", rng.choice(_STAT_BEFORE))
+            else:
+                subject = _contract(f"{name} {rng.choice(_STAT_INSIDE[lang][article])} {_OF[lang]} {named}")
+                template = rng.choice(_TAG_INSIDE[lang]).replace("{a}", article)
+        else:
+            template = rng.choice(_TAG[lang]).replace("{st}", rng.choice(_STATS[lang]))
         question = _fill(template.replace("{q}", subject), "", time)
         return question, ["tag"], subject, time
+    if kind == "site":
+        intent = rng.choice(list(_SITE))
+        return _fill(rng.choice(_SITE[intent][lang]), "", time), [intent], None, time
     on_line = kind != "tag" and rng.random() < 0.3
     subject = _line_phrase(rng, lang) if on_line else _asset_phrase(rng, lang, rng.choice(assets))
     if kind == "two":
