@@ -188,7 +188,7 @@ _TAG: dict[str, tuple[str, ...]] = {
 }
 # A statistic written between the measured value and its asset ("la vibración máxima de la P-101"), agreeing with the
 # value's article; English puts it before ("the highest vibration of P-101"), outside the subject's words.
-_STAT_INSIDE = {
+_STAT_INSIDE: dict[str, dict[str, tuple[str, ...]]] = {
     "es": {"la": ("máxima", "mínima", "promedio", "media"), "el": ("máximo", "mínimo", "promedio", "medio")},
     "pt": {"a": ("máxima", "mínima", "média"), "o": ("máximo", "mínimo", "médio")},
 }
