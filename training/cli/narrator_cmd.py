@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from edge_agent.cli.common import CliExit
@@ -15,13 +16,21 @@ DEFAULT_RECIPE = Path("configs/narrator.toml")
 def register(subparsers: argparse._SubParsersAction) -> None:
     narrator = subparsers.add_parser("narrator", help="train and export the report narrator's LoRA adapter")
     sub = narrator.add_subparsers(dest="narrator_command", required=True, metavar="ACTION")
-    for name, help_, func in (
+    actions = (
         ("data", "build the corpus (section prompts → reference texts) from the training seeds' simulated days", _data),
         ("train", "train the adapter on the corpus' train split; resumes from the work dir's checkpoint", _train),
         ("export", "write the adapter directory (weights, config, manifest) from the last checkpoint", _export),
-    ):
+    )
+    add_actions(sub, actions, DEFAULT_RECIPE)
+
+
+def add_actions(
+    sub: argparse._SubParsersAction, actions: tuple[tuple[str, str, Callable[..., int]], ...], recipe: Path
+) -> None:
+    """The data|train|export actions of an adapter's training, each with --config and --device."""
+    for name, help_, func in actions:
         p = sub.add_parser(name, help=help_)
-        p.add_argument("--config", type=Path, default=DEFAULT_RECIPE, help=f"recipe TOML (default {DEFAULT_RECIPE})")
+        p.add_argument("--config", type=Path, default=recipe, help=f"recipe TOML (default {recipe})")
         p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="where it trains (default: the recipe's)")
         if name == "train":
             p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from edge_agent.cli.common import CliExit
-from training.cli.narrator_cmd import export
+from training.cli.narrator_cmd import add_actions, export
 
 DEFAULT_RECIPE = Path("configs/planner.toml")
 
@@ -15,7 +15,7 @@ DEFAULT_RECIPE = Path("configs/planner.toml")
 def register(subparsers: argparse._SubParsersAction) -> None:
     planner = subparsers.add_parser("planner", help="train the ask's model planner into the narrator's adapter")
     sub = planner.add_subparsers(dest="planner_command", required=True, metavar="ACTION")
-    for name, help_, func in (
+    actions = (
         ("data", "build the planner's corpus (questions → readings) from its training seeds", _data),
         (
             "train",
@@ -23,15 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             _train,
         ),
         ("export", "write the adapter directory (weights, config, manifest) from the last checkpoint", _export),
-    ):
-        p = sub.add_parser(name, help=help_)
-        p.add_argument("--config", type=Path, default=DEFAULT_RECIPE, help=f"recipe TOML (default {DEFAULT_RECIPE})")
-        p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="where it trains (default: the recipe's)")
-        if name == "train":
-            p.add_argument("--no-progress", action="store_true", help="no progress bar")
-        if name == "export":
-            p.add_argument("--out", type=Path, help="adapter directory (default: the recipe's [export] dir)")
-        p.set_defaults(func=func)
+    )
+    add_actions(sub, actions, DEFAULT_RECIPE)
 
 
 def _recipe(args: argparse.Namespace):  # noqa: ANN202  (the recipe type lives with the torch-heavy trainer)
