@@ -42,6 +42,12 @@ T = TypeVar("T")
 ToolOutcome = tuple[dict[str, Any] | None, str | None, str | None]
 
 
+def refusal(reason: str, detail: str, tool: str | None = None) -> dict[str, Any]:
+    """A refused request's reply, as every door sends it (`tool` for a tool call's)."""
+    reply: dict[str, Any] = {"status": "refused", "reason": reason, "detail": detail}
+    return reply | ({"tool": tool} if tool is not None else {})
+
+
 class Answerer:
     """Answers questions and tool calls over `store`, audited to `audit`; `engine` reads questions when the config
     asks for the model planner (None: the reference planner plans every question)."""
@@ -99,7 +105,8 @@ class Answerer:
         log.info("ask_tool_called", user=user, tool=tool, reason=reason, seq=seq)
         if result is not None:
             return {"status": "answered", "tool": tool, "result": result, "audit_seq": seq}
-        return {"status": "refused", "tool": tool, "reason": reason, "detail": detail, "audit_seq": seq}
+        assert reason is not None and detail is not None  # a tool refused names why (ToolError, the deadline)
+        return refusal(reason, detail, tool) | {"audit_seq": seq}
 
     async def read(self, question: str, lang: str | None) -> ModelReading | None:
         """The model's reading of `question`, or None: no model planner, a question the rules refuse before any
@@ -135,4 +142,4 @@ def _loaded(engine: Engine) -> bool:
     return bool(getattr(engine, "ready", getattr(engine, "loaded", True)))
 
 
-__all__ = ["Answerer", "ToolOutcome"]
+__all__ = ["Answerer", "ToolOutcome", "refusal"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import structlog
 
-from edge_agent.ask.answerer import Answerer
+from edge_agent.ask.answerer import Answerer, refusal
 from edge_agent.ask.request import parse_ask
 from edge_agent.ask.throttle import UserThrottle
 from edge_agent.audit import AuditSink
@@ -26,11 +26,6 @@ from edge_agent.reports.errors import RequestError
 from edge_agent.store import Store
 
 log = structlog.get_logger(component="mcp")
-
-
-def refusal(reason: str, detail: str, tool: str | None = None) -> dict[str, Any]:
-    reply: dict[str, Any] = {"status": "refused", "reason": reason, "detail": detail}
-    return reply | ({"tool": tool} if tool is not None else {})
 
 
 class LocalAgent:
@@ -66,4 +61,4 @@ class LocalAgent:
             return refusal("internal_error", type(exc).__name__)
 
 
-__all__ = ["LocalAgent", "refusal"]
+__all__ = ["LocalAgent"]

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from edge_agent.audit import AuditSink
-from edge_agent.signing.keys import fsync_dir
+from edge_agent.signing import write_durably
 
 ADDED_EVENT = "mcp.token_added"
 REVOKED_EVENT = "mcp.token_revoked"
@@ -194,16 +194,8 @@ class TokenFile:
 
     def _write(self, tokens: Tokens) -> None:
         """Replace the file with `tokens` so that a crash leaves the old file or the new one, 0600 either way."""
-        tmp = self.path.with_name(self.path.name + ".tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(tokens.model_dump_json(indent=2).encode("utf-8") + b"\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o600)  # a tmp left by an earlier crash keeps its old mode through O_CREAT
-            os.replace(tmp, self.path)
-            fsync_dir(self.path.parent)
+            write_durably(self.path, tokens.model_dump_json(indent=2).encode("utf-8") + b"\n", mode=0o600)
         except OSError as exc:
             raise TokenError(f"{self.path}: {exc.strerror or exc}") from exc
 

@@ -86,10 +86,15 @@ class ModelReading:
         }
 
 
+@functools.cache
+def _instructions() -> str:
+    """wording/ask/<version>/planner.txt, read once (a question must not read a file)."""
+    return read_wording("planner", PLANNER_VERSION).raw.decode("utf-8")
+
+
 def planner_messages(question: str) -> list[ChatMessage]:
-    """The chat the model reads: the instructions (wording/ask/<version>/planner.txt), then the question."""
-    instructions = read_wording("planner", PLANNER_VERSION).raw.decode("utf-8")
-    return [ChatMessage(role="system", content=instructions), ChatMessage(role="user", content=f"Q: {question}")]
+    """The chat the model reads: the instructions, then the question."""
+    return [ChatMessage(role="system", content=_instructions()), ChatMessage(role="user", content=f"Q: {question}")]
 
 
 def planner_params(seed: int = 0) -> GenerationParams:

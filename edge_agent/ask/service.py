@@ -32,7 +32,7 @@ from typing import Any
 
 import structlog
 
-from edge_agent.ask.answerer import Answerer
+from edge_agent.ask.answerer import Answerer, refusal
 from edge_agent.ask.metrics import ANSWER_SECONDS, BROKER_CONNECTED, QUEUE_DEPTH, REQUESTS
 from edge_agent.ask.request import QuestionRequest, ToolRequest, parse_ask
 from edge_agent.ask.throttle import UserThrottle
@@ -224,7 +224,7 @@ class AskService:
     async def _refuse(self, target: ReplyTarget, reason: str, detail: str, outcome: str | None = None) -> None:
         REQUESTS.labels(outcome or reason).inc()
         log.info("ask_refused", reason=reason, detail=detail)
-        await self._reply(target, {"status": "refused", "reason": reason, "detail": detail})
+        await self._reply(target, refusal(reason, detail))
 
     async def _reply(self, target: ReplyTarget, payload: dict[str, Any]) -> None:
         data = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -237,4 +237,4 @@ class AskService:
 
 
 def _internal_error(exc: Exception) -> dict[str, Any]:
-    return {"status": "refused", "reason": "internal_error", "detail": type(exc).__name__}
+    return refusal("internal_error", type(exc).__name__)

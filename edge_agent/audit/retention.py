@@ -24,6 +24,7 @@ from edge_agent.audit.export import export_bundle
 from edge_agent.audit.files import ENTRIES, iter_lines
 from edge_agent.audit.hasher import leaf_hash
 from edge_agent.audit.log import AuditLog
+from edge_agent.audit.manifest import file_sha256
 from edge_agent.audit.view import ArchiveSegment, ArchiveState, LogView, is_retained, time_of
 
 ARCHIVED_EVENT = "audit.archived"
@@ -121,7 +122,7 @@ def record_archive(
     exported = export_bundle(audit_dir, bundle, reports_dir=reports_dir, log=log, actor=actor, seqs=(first, last))
     if exported.verification is None or not exported.verification.ok:
         raise ArchiveError(f"the archive bundle {bundle} does not verify; the log is unchanged")
-    bundle_sha256 = _file_sha256(bundle)
+    bundle_sha256 = file_sha256(bundle)
     cut = _cutover_for(view, before)
     leaves_sha256 = hashlib.sha256(cut.leaves).hexdigest()
     lines = view.lines()
@@ -182,11 +183,3 @@ def _cutover_for(view: LogView, before: int) -> _Cut:
         seq += 1
     assert seq == before, f"entries.jsonl ends before entry {before}"
     return _Cut(leaves=b"".join(leaves), lines=b"".join(retained), kept_from=offset)
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()

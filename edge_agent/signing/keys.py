@@ -151,10 +151,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_durably(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a crash leaves the old file or the new one, never a torn one."""
+def write_durably(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace `path` with `data` so that a crash leaves the old file or the new one, never a torn one. `mode` (0o600
+    for a secret's file) is the new file's from its first byte, whatever mode a temporary left by a crash had."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if mode is None else mode)
+    with os.fdopen(fd, "wb") as f:
+        if mode is not None:
+            os.fchmod(f.fileno(), mode)
         f.write(data)
         f.flush()
         os.fsync(f.fileno())

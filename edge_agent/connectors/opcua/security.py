@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,8 @@ from asyncua.crypto import cert_gen, security_policies
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from edge_agent.signing import write_durably
 
 # One year, asyncua's own default: long enough not to surprise a plant, short enough to be rotated.
 CERT_VALID_DAYS = 365
@@ -146,11 +147,5 @@ def message_security_mode(mode: str) -> ua.MessageSecurityMode:
 
 
 def _write_private(path: Path, data: bytes, mode: int = 0o600) -> None:
-    # Create with the final mode, then rename: the key is never readable by others, even for an instant.
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    # Created with the final mode, then renamed: the key is never readable by others, even for an instant.
+    write_durably(path, data, mode=mode)
