@@ -249,6 +249,32 @@ class TestClarification:
         assert answer.answer.startswith("¿Quiere decir la bomba P-101")
         assert answer.facts == []
 
+    def test_an_absent_quantity_asks_back_naming_the_assets_tags(self, one_stop: tuple[Store, AgentConfig]) -> None:
+        """P-101 has no pressure tag: the answer asks which of its tags, by the names people use."""
+        answer = ask(one_stop, "¿Cuál fue la presión de la P-101 en el turno A?")
+        assert (answer.status, answer.reason) == ("needs_clarification", "unknown_tag")
+        assert answer.answer.startswith("¿Quiere decir la ") and "P-101.vibration_mm_s" not in answer.answer
+        assert "la vibración de la bomba P-101" in answer.answer
+
+
+class TestWindowNames:
+    def test_part_of_a_shift_is_not_called_the_shift(self, one_stop: tuple[Store, AgentConfig]) -> None:
+        """06:00-12:00 lies in shift A (06:00-14:00) but is not shift A: the answer names the hours."""
+        answer = ask(one_stop, "¿Cuál fue la vibración máxima de la P-101 entre las 6 y las 12?")
+        (window,) = [f for f in answer.facts if f.kind == "window"]
+        assert window.values["shift"] is None
+        assert "entre las 06:00 y las 12:00" in answer.answer and "turno A" not in answer.answer
+
+    def test_a_whole_shift_and_a_shift_so_far_are_called_the_shift(self, one_stop: tuple[Store, AgentConfig]) -> None:
+        """Shift A ended (06:00-14:00, asked at 14:30) and shift A under way (06:00 to 08:00, asked then) are both
+        named as shift A."""
+        for now in (NOW, SHIFT_START + timedelta(hours=2)):
+            (window,) = [f for f in ask(one_stop, "paradas en el turno A", now=now).facts if f.kind == "window"]
+            assert (window.values["shift"], window.values["end"]) == (
+                "A",
+                min(now, NOW - timedelta(minutes=30)).isoformat(),
+            )
+
 
 class TestReplay:
     def test_the_same_question_gives_the_same_bytes(self, one_stop: tuple[Store, AgentConfig]) -> None:

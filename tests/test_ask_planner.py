@@ -268,6 +268,21 @@ class TestPlan:
                 ),
             ),
             ("paradas del turno D", Clarification(reason="unknown_shift", candidates=["A", "B", "C"])),
+            # a quantity the plant has no tag of: asked back with the asset's tags, not refused as out of scope
+            (
+                "what was the C-201 discharge pressure at 10am yesterday",
+                Clarification(
+                    reason="unknown_tag",
+                    candidates=["C-201.bearing_temp_c", "C-201.flow_m3h", "C-201.running", "C-201.vibration_mm_s"],
+                ),
+            ),
+            (
+                "corriente del motor de la bomba 101",
+                Clarification(
+                    reason="unknown_tag",
+                    candidates=["P-101.bearing_temp_c", "P-101.flow_m3h", "P-101.running", "P-101.vibration_mm_s"],
+                ),
+            ),
         ],
     )
     def test_clarifications(self, question: str, expected: Clarification) -> None:
@@ -287,6 +302,19 @@ class TestPlan:
         """Refused questions get no plan."""
         got = plan(question)
         assert isinstance(got, Refusal) and got.reason == reason
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            ("¿cuántos rechazos hubo en la línea 1?", "es"),
+            ("how many rejects did L1 make", "en"),
+            ("refugos da L1", "pt"),
+        ],
+    )
+    def test_rejects_are_a_production_question(self, question: str, lang: str) -> None:
+        """Rejects ("rechazos", "rejects", "refugos") are the scrap the production tool counts."""
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and [c.tool for c in got.calls] == ["production"]
 
     @pytest.mark.parametrize("question", ["paradas de esta tarde", "¿qué alarmas hubo esta noche?"])
     def test_future_window_asks_back(self, question: str) -> None:

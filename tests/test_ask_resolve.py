@@ -165,6 +165,35 @@ class TestWindowMexicoCity:
         assert got == Clarification(reason="unknown_shift", candidates=["A", "B", "C"])
 
     @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            # the one shift starting 18:00-04:00 is C; the latest begun is last night's
+            ("paradas del turno de noche", "es", (2026, 3, 10, 22, 0), (2026, 3, 11, 6, 0)),
+            ("yesterday's night shift", "en", (2026, 3, 10, 22, 0), (2026, 3, 11, 6, 0)),
+            ("o turno da noite de anteontem", "pt", (2026, 3, 9, 22, 0), (2026, 3, 10, 6, 0)),
+            ("el turno de la mañana", "es", (2026, 3, 11, 6, 0), (2026, 3, 11, 10, 30)),  # A, so far
+            ("the afternoon shift", "en", (2026, 3, 10, 14, 0), (2026, 3, 10, 22, 0)),  # today's B has not begun
+            ("turno da tarde de ontem", "pt", (2026, 3, 10, 14, 0), (2026, 3, 10, 22, 0)),
+        ],
+    )
+    def test_a_shift_called_by_its_part_of_the_day(
+        self, text: str, lang: str, start: tuple[int, ...], end: tuple[int, ...]
+    ) -> None:
+        """ "el turno de noche", "the morning shift": the site's one shift starting in that part of the day."""
+        got = resolve_window(text, lang, tz=MEXICO, shifts=SHIFTS, now=self.NOW)
+        assert got == window(local(MEXICO, *start), local(MEXICO, *end))
+
+    def test_a_part_of_the_day_two_shifts_start_in_asks_back(self) -> None:
+        """With two shifts starting in the night (18:00 and 00:00) "el turno de noche" is not guessed."""
+        shifts = [
+            ShiftConfig(name="1", start="06:00", end="18:00"),
+            ShiftConfig(name="2", start="18:00", end="00:00"),
+            ShiftConfig(name="3", start="00:00", end="06:00"),
+        ]
+        got = resolve_window("el turno de noche", "es", tz=MEXICO, shifts=shifts, now=self.NOW)
+        assert got == Clarification(reason="unknown_shift", candidates=["1", "2", "3"])
+
+    @pytest.mark.parametrize(
         ("text", "lang"), [("this afternoon", "en"), ("esta noche", "es"), ("el 20 de marzo de 2026", "es")]
     )
     def test_future_window_asks_back(self, text: str, lang: str) -> None:

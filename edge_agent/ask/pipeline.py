@@ -33,8 +33,8 @@ from edge_agent.store import Store
 
 # The version of the ask's code (refusals, planner, tools, writer): raise it with any change that gives another answer
 # or other facts for the same question, config and records. Each `ask.answered` entry records it, and `audit replay`
-# refuses an answer of another version (it would differ for that reason alone). 1: the first slice's code.
-ASK_VERSION = "1"
+# refuses an answer of another version (it would differ for that reason alone).
+ASK_VERSION = "2"
 
 Status = Literal["answered", "needs_clarification", "refused"]
 # Who planned: the reference planner in code, or the model's reading resolved in code (ask.model_planner).
@@ -150,7 +150,7 @@ def answer_question(
             if exc.reason in CLARIFY_ERRORS:
                 return _clarify(head, exc.reason, [], planned, writer)
             return _refused(head, exc.reason, planned, writer)
-        window = _window_fact(call.args.get("window"), namespace, shifts, windows, facts)
+        window = _window_fact(call.args.get("window"), namespace, shifts, windows, facts, ctx.now)
         values = output.model_dump(mode="json", exclude={"record_ids"})
         subject = _subject(call.args, namespace.site)
         fact = AnswerFact(id=_fact_id(facts), kind=call.tool, subject=subject, values=values, ids=output.record_ids)
@@ -192,6 +192,7 @@ def _window_fact(
     shifts: Sequence[ShiftConfig],
     seen: dict[str, AnswerFact],
     facts: list[AnswerFact],
+    now: datetime,
 ) -> AnswerFact | None:
     """The window fact of a call's `window` argument, added to `facts` the first time that window is met."""
     if not isinstance(window, Mapping):
@@ -203,7 +204,7 @@ def _window_fact(
             "start": start.isoformat(),
             "end": end.isoformat(),
             "timezone": namespace.timezone,
-            "shift": shift_of(start, end, ZoneInfo(namespace.timezone), shifts),
+            "shift": shift_of(start, end, ZoneInfo(namespace.timezone), shifts, now),
         }
         seen[key] = AnswerFact(id=_fact_id(facts), kind="window", subject=namespace.site, values=values, ids=[])
         facts.append(seen[key])

@@ -59,8 +59,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
     ),
     "production": re.compile(
         r"\b(?:production|produced|produce|make|output|produccion|produjo|producido|producida|fabrico|"
-        r"producao|produziu|produzido|scrap|desecho|desechos|desperdicio|merma|refugo|sucata|rechazo|good parts|"
-        r"piezas buenas|pecas boas)\b"
+        r"producao|produziu|produzido|scrap|scrapped|rejects|desecho|desechos|desperdicios?|mermas?|refugos?|"
+        r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas)\b"
     ),
     "quality_checks": re.compile(
         r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"

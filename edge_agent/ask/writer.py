@@ -40,11 +40,17 @@ class Writer(Phrasing):
 
     def clarification(self, reason: str, candidates: Sequence[str]) -> str:
         if candidates:
-            names = [self.the(self.label(c)) if c in self._assets or c in self._lines else c for c in candidates]
+            names = [self._candidate(c) for c in candidates]
             return self.phrase("clarify.candidates", list=self.join(names, self.w["or"]))
         key = {"unknown_name": "unknown", "unknown_tag": "unknown", "unknown_asset": "unknown"}.get(reason)
         key = key or ("future" if reason == "future_window" else "other")
         return self.phrase(f"clarify.{key}")
+
+    def _candidate(self, name: str) -> str:
+        """A candidate as people say it: "la bomba P-101", "la vibración de la bomba P-101"; else as written."""
+        if name in self._tags:
+            return self.the(self.tag(name))
+        return self.the(self.label(name)) if name in self._assets or name in self._lines else name
 
     def refusal(self, reason: str) -> str:
         key = f"refused.{reason}"
@@ -325,8 +331,9 @@ class Writer(Phrasing):
         return out
 
 
-def shift_of(start: datetime, end: datetime, tz: ZoneInfo, shifts: Sequence[ShiftConfig]) -> str | None:
-    """The shift whose occurrence starts at `start` and ends at or after `end` (a shift so far), or None."""
+def shift_of(start: datetime, end: datetime, tz: ZoneInfo, shifts: Sequence[ShiftConfig], now: datetime) -> str | None:
+    """The shift whose occurrence is [start, end), or starts at `start` and is under way at `end` = `now` (a shift
+    so far); None for any other window (yesterday 06:00-12:00 is part of shift A, not shift A)."""
     local = start.astimezone(tz)
     for shift in shifts:
         h, m = map(int, shift.start.split(":"))
@@ -336,6 +343,6 @@ def shift_of(start: datetime, end: datetime, tz: ZoneInfo, shifts: Sequence[Shif
         shift_end = local.replace(hour=eh, minute=em)
         if (eh, em) <= (h, m):
             shift_end += timedelta(days=1)
-        if end <= shift_end.astimezone(end.tzinfo):
+        if end == shift_end or (end == now and end < shift_end):
             return shift.name
     return None

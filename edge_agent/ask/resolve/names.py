@@ -19,6 +19,8 @@ from rapidfuzz import fuzz
 from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve.text import fold
 from edge_agent.ask.tools import AssetInfo, Namespace, TagInfo
+from edge_agent.ask.tools.models import Language
+from edge_agent.ask.tools.quantities import CANONICAL, NAMES
 
 # 85: "bomva 101" scores 88.9 against the alias "bomba 101", "bomba 11" against "bomba 101" 94.1 but differs in
 # its number (numbers must be equal, always); unrelated two-word phrases score under 60.
@@ -250,6 +252,14 @@ def _fuzzy_targets(tokens: list[str], targets: dict[str, str]) -> set[str]:
     return found
 
 
+def _names_quantity(folded: str, tokens: list[str], names: dict[Language, list[str]]) -> bool:
+    """The text holds one of a quantity's names, as a phrase or one word a letter off (WORD_CUTOFF)."""
+    folded_names = {fold(n) for group in names.values() for n in group}
+    return any(_mentions(folded, _phrase(n)) for n in folded_names) or any(
+        _is_word(t, {n for n in folded_names if " " not in n}) for t in tokens
+    )
+
+
 def _name_score(folded: str, tokens: list[str], tag: TagInfo) -> int:
     """How long a name of `tag` the text holds: exact phrases count their length, a near word (WORD_CUTOFF) 1."""
     names = {fold(n) for group in tag.names.values() for n in group} | {fold(tag.quantity.replace("_", " "))}
@@ -263,7 +273,12 @@ def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[
     scores = {tag.tag: _name_score(folded, tokens, tag) for tag in tags}
     named = {tag.tag: tag for tag in tags if scores[tag.tag] > 0}
     if not named:
-        return subject
+        # A quantity the plant has no tag of ("la presión del compresor"): asked back with the tags there are.
+        absent = next((q for q, names in NAMES.items() if _names_quantity(folded, tokens, names)), None)
+        if absent is None:
+            return subject
+        own = sorted(t.tag for t in tags if subject.asset is None or t.asset == subject.asset)
+        return subject.model_copy(update={"quantity": CANONICAL.get(absent, absent), "tag_candidates": own})
     quantity = max(named.values(), key=lambda t: (scores[t.tag], t.tag)).quantity
     scope = [t for t in named.values() if subject.asset is None or t.asset == subject.asset]
     if not scope:  # the asset has no tag of that quantity: its own tags are the candidates

@@ -8,7 +8,9 @@ Deterministic: `now` and the timezone are arguments, the clock is never read, so
 - a day: "hoy/today/hoje", "ayer/yesterday/ontem", "anteayer/anteontem", a weekday ("el lunes": the latest one up to
   today), a date ("3 de marzo", "March 3", "2026-03-03", "3/3", "hace 2 días": read by dateparser);
 - within the day (or today): "last night/anoche/ontem à noite" (20:00 to 06:00 before the day named), a shift
-  ("turno A", "yesterday's shift B": the occurrence that starts on that day; alone, the latest that has started),
+  ("turno A", "yesterday's shift B": the occurrence that starts on that day; alone, the latest that has started;
+  "el turno de noche", "the morning shift", "turno da tarde": the one shift starting 18:00-04:00, 04:00-10:00 or
+  10:00-18:00, asked back when the site has none or several),
   "este turno/this shift", "el turno anterior/last shift", an hour range ("entre las 10 y las 11", "from 10 to
   11:30", "between 10pm and 2am": the latest that has started when no day is named), one clock time ("a las 10":
   the hour from 10:00, the latest that has started; `find_instant` gives the instant itself), a part of the day
@@ -135,6 +137,33 @@ _PREVIOUS_SHIFT = re.compile(
     r"\b(?:last shift|previous shift|turno anterior|ultimo turno|turno pasado|turno "
     r"passado)\b"
 )
+# A shift called by the part of the day it starts in ("el turno de noche", "the morning shift", "turno da tarde"):
+# the site's one shift starting in that span of clock hours, [first, last), wrapping past midnight for the night.
+_SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
+    "morning": (
+        re.compile(
+            r"\b(?:morning shift|day shift|turno (?:de (?:la )?)?manana|turno matutino|turno da manha|turno de dia|"
+            r"turno diurno)\b"
+        ),
+        time(4, 0),
+        time(10, 0),
+    ),
+    "afternoon": (
+        re.compile(
+            r"\b(?:afternoon shift|evening shift|turno (?:de (?:la )?)?tarde|turno vespertino|turno da tarde)\b"
+        ),
+        time(10, 0),
+        time(18, 0),
+    ),
+    "night": (
+        re.compile(
+            r"\b(?:night shift|graveyard shift|turno (?:de (?:la )?)?noche|turno nocturno|turno da noite|"
+            r"turno noturno)\b"
+        ),
+        time(18, 0),
+        time(4, 0),
+    ),
+}
 _NAMED_SHIFT = re.compile(r"\b(?:turno|shift)\s+([a-z0-9]{1,12})\b|\b(?:the|el|o)\s+([a-z0-9]{1,12})\s+shift\b")
 _CLOCK = r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h)(?![a-z]))?"
 _HOUR_RANGE = re.compile(
@@ -336,11 +365,23 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
             return _window(start, end, site.now)
         if len(name) == 1 and name not in _NOT_SHIFT_NAMES:  # "turno D": a shift name, not one the site has
             return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
+    for pattern, first, last in _SHIFT_BY_PART.values():
+        if pattern.search(folded):
+            starting = [s for s in shifts if _starts_within(time.fromisoformat(s.start), first, last)]
+            if len(starting) != 1:  # no shift, or several, start then: which one?
+                return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
+            start, end = _latest_started(site, starting[0]) if day is None else _occurrence(site, starting[0], day)
+            return _window(start, end, site.now)
     if day is None and _THIS_SHIFT.search(folded):
         current = _current_shift(site, shifts)
         if current is not None:
             return _window(current[0], site.now)
     return None
+
+
+def _starts_within(clock: time, first: time, last: time) -> bool:
+    """`clock` in [first, last), the span wrapping past midnight when it ends before it starts."""
+    return first <= clock < last if first < last else clock >= first or clock < last
 
 
 def _clock(hour: str, minute: str | None, meridiem: str | None) -> time | None:
