@@ -51,6 +51,8 @@ class TestLanguage:
             ("list the draft reports", "en"),
             ("a produção da linha", "pt"),
             ("P-101", "es"),  # nothing telling: Spanish, the demo plant's language
+            ("hola como estas", "es"),  # "como" is Spanish as much as Portuguese
+            ("olá, como foi a produção?", "pt"),
         ],
     )
     def test_detects(self, question: str, lang: str) -> None:
@@ -94,6 +96,9 @@ class TestRefusal:
             ("predict when P-101 will fail", "en", "outside_data"),
             ("qual será a produção amanhã?", "pt", "outside_data"),
             ("what is the operators' salary?", "en", "outside_data"),
+            ("zera o contador de produção da linha 1", "pt", "write_request"),
+            ("reconhece os alarmes do tanque, por favor", "pt", "write_request"),
+            ("cerrá la válvula de la línea 1", "es", "write_request"),
         ],
     )
     def test_refused(self, question: str, lang: str, reason: str) -> None:
@@ -302,6 +307,50 @@ class TestPlan:
         """Refused questions get no plan."""
         got = plan(question)
         assert isinstance(got, Refusal) and got.reason == reason
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "tools"),
+        [
+            ("number of QC checks on line 1 during shift A yesterday", "en", ["quality_checks"]),
+            ("¿Cuántos metros cúbicos sacó la línea L1 ayer?", "es", ["production"]),
+            ("cuantas piezas malas hubo ayer", "es", ["production"]),
+            # how a thing went: its stops and alarms
+            ("¿qué pasó con la P-101 ayer?", "es", ["stops", "alarms"]),
+            ("how did the compressor do last night", "en", ["stops", "alarms"]),
+            ("o que aconteceu com a linha ontem?", "pt", ["stops", "alarms"]),
+        ],
+    )
+    def test_plain_words_for_the_tools(self, question: str, lang: str, tools: list[str]) -> None:
+        """QC, "sacó", "piezas malas", "what happened": the tools people mean by them."""
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and [c.tool for c in got.calls] == tools
+
+    def test_alarms_standing_at_a_time_are_the_active_ones(self) -> None:
+        """ "standing at 9 pm yesterday": the alarms active at 21:00, not those raised in that hour only."""
+        got = plan("How many alarms were standing on C-201 at 9 pm yesterday?", "en")
+        assert isinstance(got, Plan) and got.calls[0].args["active_at"] == "2026-03-11T03:00:00Z"
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "How much did the Houston plant produce yesterday?",
+            "cuánto produjo la planta de Lima ayer",
+            "what happened in the world cup",
+        ],
+    )
+    def test_another_site_or_the_news_is_out_of_scope(self, question: str) -> None:
+        """Another site by name, or "what happened" with no asset, line or time of ours: refused, not answered
+        with this plant's figures."""
+        got = plan(question, "en")
+        assert isinstance(got, Refusal) and got.reason == "out_of_scope"
+
+    @pytest.mark.parametrize(
+        "question",
+        ["cuánto produjo la planta ayer", "¿cuánto produjo la planta de las 6 a las 12?", "the whole plant's stops"],
+    )
+    def test_our_own_plant_is_not_another_site(self, question: str) -> None:
+        """The site's own words ("la planta", "the whole plant") and times after "de" are not another site."""
+        assert isinstance(plan(question, "es"), Plan)
 
     @pytest.mark.parametrize(
         ("question", "lang"),

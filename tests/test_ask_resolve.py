@@ -121,6 +121,27 @@ class TestWindowMexicoCity:
             ("el 20 de marzo", "es", (2025, 3, 20, 0, 0), (2025, 3, 21, 0, 0)),
             ("2026-02-28", "en", (2026, 2, 28, 0, 0), (2026, 3, 1, 0, 0)),
             ("hace 2 días", "es", (2026, 3, 9, 0, 0), (2026, 3, 10, 0, 0)),
+            # hour ranges as people shorten them
+            ("ayer de 6 a 12", "es", (2026, 3, 10, 6, 0), (2026, 3, 10, 12, 0)),
+            ("min vibration C-201 yesterday 6 to 12", "en", (2026, 3, 10, 6, 0), (2026, 3, 10, 12, 0)),
+            ("ontem das 6 às 12", "pt", (2026, 3, 10, 6, 0), (2026, 3, 10, 12, 0)),
+            ("entre las 2 y las 4 de la tarde de ayer", "es", (2026, 3, 10, 14, 0), (2026, 3, 10, 16, 0)),
+            # the part of the day after a clock time is its am/pm; noon is 12:00
+            ("ayer a las 3 de la tarde", "es", (2026, 3, 10, 15, 0), (2026, 3, 10, 16, 0)),
+            ("ontem às 8 da noite", "pt", (2026, 3, 10, 20, 0), (2026, 3, 10, 21, 0)),
+            ("ontem ao meio-dia", "pt", (2026, 3, 10, 12, 0), (2026, 3, 10, 13, 0)),
+            ("yesterday at noon", "en", (2026, 3, 10, 12, 0), (2026, 3, 10, 13, 0)),
+            # shifts by their order in [[reports.shifts]], and "B shift"
+            ("yesterday's second shift", "en", (2026, 3, 10, 14, 0), (2026, 3, 10, 22, 0)),
+            ("el primer turno de ayer", "es", (2026, 3, 10, 6, 0), (2026, 3, 10, 14, 0)),
+            ("turno 2 de ontem", "pt", (2026, 3, 10, 14, 0), (2026, 3, 10, 22, 0)),
+            ("yesterday's B shift", "en", (2026, 3, 10, 14, 0), (2026, 3, 10, 22, 0)),
+            # a whole month: with its year, or the latest begun
+            ("¿cuántas paradas hubo en marzo de 2019?", "es", (2019, 3, 1, 0, 0), (2019, 4, 1, 0, 0)),
+            ("in January 2018", "en", (2018, 1, 1, 0, 0), (2018, 2, 1, 0, 0)),
+            ("em janeiro de 2018", "pt", (2018, 1, 1, 0, 0), (2018, 2, 1, 0, 0)),
+            ("en febrero", "es", (2026, 2, 1, 0, 0), (2026, 3, 1, 0, 0)),
+            ("during December", "en", (2025, 12, 1, 0, 0), (2026, 1, 1, 0, 0)),
         ],
     )
     def test_named_windows(self, text: str, lang: str, start: tuple[int, ...], end: tuple[int, ...]) -> None:
@@ -182,6 +203,18 @@ class TestWindowMexicoCity:
         """ "el turno de noche", "the morning shift": the site's one shift starting in that part of the day."""
         got = resolve_window(text, lang, tz=MEXICO, shifts=SHIFTS, now=self.NOW)
         assert got == window(local(MEXICO, *start), local(MEXICO, *end))
+
+    @pytest.mark.parametrize("text", ["may I know the flow of P-101?", "P-101 a 102", "el marco de la bomba"])
+    def test_words_that_only_look_like_times_are_not(self, text: str) -> None:
+        """ "may" is a verb, "marco" a frame, "101 a 102" two ids: the current shift so far, as with no time."""
+        got = resolve_window(text, "en", tz=MEXICO, shifts=SHIFTS, now=self.NOW)
+        assert got == window(local(MEXICO, 2026, 3, 11, 6, 0), self.NOW)
+
+    def test_an_ordinal_past_the_sites_shifts_asks_back(self) -> None:
+        """Two shifts and "the third shift": which one?"""
+        two = SHIFTS[:2]
+        got = resolve_window("third shift", "en", tz=MEXICO, shifts=two, now=self.NOW)
+        assert got == Clarification(reason="unknown_shift", candidates=["A", "B"])
 
     def test_a_part_of_the_day_two_shifts_start_in_asks_back(self) -> None:
         """With two shifts starting in the night (18:00 and 00:00) "el turno de noche" is not guessed."""
@@ -377,6 +410,28 @@ class TestSubject:
                 Subject(asset="T-301", quantity="bearing_temperature", tag_candidates=["T-301.level_pct"]),
             ),
             ("list the draft reports", Subject()),
+            # abbreviations and ids read aloud
+            (
+                "max vib p101 ayer",
+                Subject(
+                    asset="P-101",
+                    tag="P-101.vibration_mm_s",
+                    quantity="vibration",
+                    tag_candidates=["P-101.vibration_mm_s"],
+                ),
+            ),
+            (
+                "bearing temp on P102",
+                Subject(
+                    asset="P-102",
+                    tag="P-102.bearing_temp_c",
+                    quantity="bearing_temperature",
+                    tag_candidates=["P-102.bearing_temp_c"],
+                ),
+            ),
+            ("paradas de la bomba uno cero dos", Subject(asset="P-102")),
+            ("stops of pump one oh one", Subject(asset="P-101")),
+            ("las dos paradas de la P-101", Subject(asset="P-101")),  # one number word is not an id
         ],
     )
     def test_names(self, text: str, expected: Subject) -> None:

@@ -22,7 +22,7 @@ from training.planner.corpus import TEST_SEEDS, TRAIN_SEEDS, build_samples, read
 from training.planner.train import mixed_samples
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH_QUESTIONS = REPO / "bench" / "data" / "ask_questions.toml"
+BENCH_QUESTIONS = [REPO / "bench" / "data" / name for name in ("ask_questions.toml", "ask_questions_blind.toml")]
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +60,11 @@ class TestCorpus:
         assert any(len(json.loads(s.target)["intents"]) == 2 for s in corpus)
 
     def test_held_out_questions_are_not_in_the_corpus(self) -> None:
-        """bench.ask's questions (hand-written, held out) appear in neither split."""
-        held = tomllib.loads(BENCH_QUESTIONS.read_text(encoding="utf-8"))
-        questions = {fold(q["q"]).strip(" ?¿") for kind in ("answerable", "refuse") for q in held[kind]}
+        """bench.ask's questions (both files, held out) appear in neither split."""
+        held = [tomllib.loads(path.read_text(encoding="utf-8")) for path in BENCH_QUESTIONS]
+        questions = {
+            fold(q["q"]).strip(" ?¿") for data in held for kind in ("answerable", "refuse") for q in data[kind]
+        }
         every = [*build_samples(TRAIN_SEEDS, "train"), *build_samples(TEST_SEEDS, "test")]
         assert not questions & {fold(s.question).strip(" ?¿") for s in every}
 

@@ -86,6 +86,13 @@ def window(spec: str, now: datetime) -> tuple[datetime, datetime]:
         )
         current = next(i for i, (s, e) in enumerate(occurrences) if s <= now < e)
         start, end = occurrences[current - 1]
+    elif kind == "curshift":  # the shift under way, from its start to now ("so far this shift")
+        occurrences = sorted(
+            (local(n, b["start"], today), local(n, b["end"], today) + timedelta(days=b["end"] <= b["start"]))
+            for n in (-2, -1, 0)
+            for b in SHIFTS
+        )
+        start, end = next((s, e) for s, e in occurrences if s <= now < e)
     elif kind == "night":
         n = int(parts[0])
         start, end = local(n - 1, "20:00", today), local(n, "06:00", today)
@@ -247,7 +254,13 @@ def made_up(reply: dict[str, Any]) -> set[str]:
     return set(NUMBER.findall(reply["answer"])) - grounded_numbers(reply)
 
 
+# A count of zero said in words: "no tuvo alarmas", "had no stops", "não teve alarmes", "nenhuma parada".
+_NONE = re.compile(r"\b(?:no|none|not|ningun[oa]?|nao|não|nenhum[a]?)\b", re.IGNORECASE)
+
+
 def _in_text(figure: str, text: str) -> bool:
+    if figure == "0" and _NONE.search(text):
+        return True
     return re.search(rf"(?<![\d.]){re.escape(figure)}(?!\d|\.\d)", text) is not None
 
 

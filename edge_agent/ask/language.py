@@ -8,23 +8,25 @@ from typing import Literal
 Language = Literal["es", "en", "pt"]
 
 # Words frequent in questions of one language and rare in the other two (accents kept: "é", "não", "à" tell
-# Portuguese from Spanish where the folded words are the same).
+# Portuguese from Spanish where the folded words are the same; "como", both languages' and often unaccented in
+# Spanish, tells neither).
 _WORDS: dict[Language, frozenset[str]] = {
     "es": frozenset(
         "el la los las del al y que cuál cuáles cuántas cuántos cuánto cuánta qué hubo tuvo fue ayer hoy anoche "
         "turno entre paradas parada alarmas notas dejaron semana pasada mañana ahora esta este por cómo dónde "
         "cuándo producción desecho calidad vibración temperatura es son hay lista muestra dame reportes informes "
-        "borradores y las se un una".split()
+        "borradores y las se un una hola buenos buenas dime puedes pasó estuvo está estás están cuál cuáles".split()
     ),
     "en": frozenset(
         "the what was were how many much did of in on at and between yesterday today last night shift stops "
         "alarms notes week this morning now is are which list show me reports draft highest lowest average "
-        "temperature vibration production scrap quality make made by for".split()
+        "temperature vibration production scrap quality make made by for hello hi please happened what's".split()
     ),
     "pt": frozenset(
         "o os as da do das dos na no nas nos qual quais quantas quantos quanto foi teve houve ontem hoje turno "
-        "entre paradas alarmes notas deixaram semana passada manhã agora esta este por como onde quando produção "
-        "refugo qualidade vibração temperatura é são há lista mostre relatórios rascunhos e um uma não à".split()
+        "entre paradas alarmes notas deixaram semana passada manhã agora esta este por onde quando produção "
+        "refugo qualidade vibração temperatura é são há lista mostre relatórios rascunhos e um uma não à olá oi "
+        "você aconteceu ficou".split()
     ),
 }
 # Letters only one of the three writes.

@@ -6,7 +6,8 @@ order of `_INTENTS`, at most `plan.MAX_CALLS`); resolve the window (`resolve_win
 the question names no time; reports: no window) and the subject (`resolve_subject`); fill in each tool's arguments.
 MTBF/MTTR asked with no time are over the last RELIABILITY_DAYS days (a shift holds too few failures). A plural
 equipment word ("las bombas", "the pumps") asks the question of each asset of that kind, when the calls are at
-most PLURAL_MAX. A question with no intent it knows is refused as out of scope; a window wholly in the future, a
+most PLURAL_MAX. A question naming no intent but asking how things went ("¿qué pasó con la P-101 ayer?") gets the
+stops and alarms. A question with no intent it knows is refused as out of scope; a window wholly in the future, a
 name that is ambiguous or unknown, or a tag question naming no one tag, asks back (with the candidates).
 """
 
@@ -51,7 +52,10 @@ _NOW = re.compile(
     r"\b(?:now|right now|ahora|agora|current|currently|actual|actualmente|atual|atualmente|en este momento|"
     r"neste momento|latest|last value|ultimo valor)\b"
 )
-_ACTIVE = re.compile(r"\b(?:active|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas)\b")
+_ACTIVE = re.compile(
+    r"\b(?:active|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas|standing|vigentes?|"
+    r"en curso|em aberto|abertos|in alarm|unacknowledged|sin reconocer)\b"
+)
 _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detenciones?|se paro|se detuvo|parou|pararam|"
@@ -60,11 +64,13 @@ _INTENTS: dict[str, re.Pattern[str]] = {
     "production": re.compile(
         r"\b(?:production|produced|produce|make|output|produccion|produjo|producido|producida|fabrico|"
         r"producao|produziu|produzido|scrap|scrapped|rejects|desecho|desechos|desperdicios?|mermas?|refugos?|"
-        r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas)\b"
+        r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
+        r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|salio|salieron|"
+        r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3))\b"
     ),
     "quality_checks": re.compile(
         r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"
-        r"controles? de calidad|pruebas de calidad)\b"
+        r"controles? de calidad|pruebas de calidad|qc|qa|controle de qualidade|controles de qualidade)\b"
     ),
     "alarm_performance": re.compile(
         r"\b(?:alarm (?:performance|rate|floods?|kpis?)|desempeno de (?:las )?alarmas|inundacion de alarmas|"
@@ -88,6 +94,15 @@ _REPORT_STATUS: dict[str, re.Pattern[str]] = {
     "approved": re.compile(r"\b(?:approved|aprobados?|aprobadas?|aprovados?|aprovadas?|signed|firmados?)\b"),
     "rejected": re.compile(r"\b(?:rejected|rechazados?|rechazadas?|rejeitados?|rejeitadas?)\b"),
 }
+# "What happened with P-101 yesterday?": a question naming no intent but asking how a thing went is answered with
+# its stops and alarms, the two things a shift hands over first.
+_OVERVIEW = re.compile(
+    r"\b(?:que (?:paso|ha pasado|sucedio|ocurrio|hubo)|novedades|como (?:estuvo|le fue|fue|anduvo|ha ido)|resumen|"
+    r"what happened|what went on|how (?:did|was|were|has)\b.*\b(?:do|doing|going|go)\b|how was|summary|summari[sz]e|"
+    r"overview|status|estado|situacion|situacao|o que (?:aconteceu|houve|rolou)|como (?:foi|esteve|andou)|resumo|"
+    r"novidades)\b"
+)
+OVERVIEW_INTENTS = ("stops", "alarms")
 # The intents answered by the kpis tool, and the kind each asks for.
 _KPI_KIND = {"oee": "oee", "reliability": "reliability", "alarm_performance": "alarm_performance"}
 
@@ -131,8 +146,47 @@ def reference_plan(
     refusal = classify(question, lang)
     if refusal is not None:
         return refusal
-    reading = Reading(intents=keyword_intents(question), subject=question, time=question)
+    intents = keyword_intents(question)
+    if not intents and _OVERVIEW.search(fold(question)) and _names_plant(question, lang, namespace, aliases, tz, now):
+        intents = list(OVERVIEW_INTENTS)
+    reading = Reading(intents=intents, subject=question, time=question)
     return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
+
+
+# "the Houston plant", "la planta de Lima", "a fábrica de Campinas": a site by its name (capitalised before "plant"
+# in English; after a preposition in Spanish and Portuguese). Words that describe rather than name are not one.
+_SITE_NAMED_EN = re.compile(r"\b([A-Z][\w-]{2,})\s+(?:[Pp]lant|[Ss]ite|[Ff]actory|[Mm]ill|[Ff]acility)\b")
+_SITE_NAMED = re.compile(
+    r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede)\s+(?:de|del|da|do|en|em)\s+([a-z][a-z0-9-]{2,})\b"
+)
+_NOT_A_SITE_NAME = frozenset(
+    "the this that our whole entire main other same treatment water power pumping process production bottling "
+    "what which my your its their all every "
+    "esta este toda entera nuestra nossa essa inteira principal agua tratamiento tratamento bombeo producao "
+    "produccion proceso processo energia potable todo inteiro misma mesma las los una uno ayer hoy hoje ontem "
+    "manana manha tarde noche noite turno semana".split()
+)
+
+
+def other_site(question: str, site: str) -> str | None:
+    """The name of a site other than `site` (its id, word by word) that the question asks about, or None."""
+    own = set(re.findall(r"[a-z0-9]+", fold(site)))
+    named = [m.group(1) for m in _SITE_NAMED_EN.finditer(question)]
+    named += [m.group(1) for m in _SITE_NAMED.finditer(fold(question))]
+    for name in (fold(n) for n in named):
+        if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
+            return name
+    return None
+
+
+def _names_plant(
+    question: str, lang: str, namespace: Namespace, aliases: dict[str, str], tz: str, now: datetime
+) -> bool:
+    """The question names an asset or a line, or a time: "what happened" is then about the plant, not the news."""
+    subject = resolve_subject(question, namespace, aliases)
+    if not isinstance(subject, Subject) or subject.asset is not None or subject.line is not None:
+        return True  # a name to ask back about counts as naming the plant
+    return find_window(question, lang, tz=tz, shifts=[], now=now) is not None
 
 
 def plan_for(
@@ -148,6 +202,8 @@ def plan_for(
 ) -> Plan | Clarification | Refusal:
     """The tool calls for what `reading` found in `question`: its window and subject resolved in code."""
     folded = fold(question)
+    if (site := other_site(question, namespace.site)) is not None:
+        return Refusal(reason="out_of_scope", detail=f"the agent answers for its own site only, not {site!r}")
     intents = [name for name in INTENTS if name in reading.intents]
     window = find_window(reading.time, lang, tz=tz, shifts=shifts, now=now)
     if isinstance(window, Clarification):  # a shift the site lacks, or a window wholly in the future

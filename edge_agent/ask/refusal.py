@@ -25,6 +25,7 @@ _COMMAND_VERBS = (
     r"reconoce|reconocer|reconheca|reconhecer|borra|borrar|elimina|eliminar|exclua|excluir|deleta|deletar|aprueba|"
     r"aprobar|aprove|aprovar|rechaza|rechazar|rejeite|rejeitar|reinicia|reiniciar|resetea|resetear|restablece|"
     r"liga|ligar|ligue|desliga|desligar|desligue|inicia|iniciar|inicie|escribe|escribir|escreva|escrever|"
+    r"zera|zerar|zere|reconhece|silencia|silenciar|silencie|cerra|abri|frena|frenar|resetar|resete|reseta|"
     r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"

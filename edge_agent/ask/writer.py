@@ -25,18 +25,20 @@ class Writer(Phrasing):
     # --- the answer --------------------------------------------------------------------------------------------
 
     def answer(self, findings: Sequence[Finding]) -> str:
-        """Each finding's first sentence, then their further ones, to at most MAX_SENTENCES. Findings of one kind
-        (the same question of several assets: "las bombas") give their first sentences only: a further one ("the
-        main cause was...") would not say whose it is."""
+        """Each finding's first sentence, then their further ones, to at most MAX_SENTENCES, each finding's together
+        (its "the main cause was..." right after its own count). Findings of one kind (the same question of several
+        assets: "las bombas") give their first sentences only: a further one would not say whose it is."""
         per_fact = [self.sentences(f) for f in findings]
         if len({f.kind for f in findings}) < len(findings):
             per_fact = [s[:1] for s in per_fact]
-        chosen: list[str] = []
+        taken = [0] * len(per_fact)
         depth = 0
-        while len(chosen) < MAX_SENTENCES and any(len(s) > depth for s in per_fact):
-            chosen += [s[depth] for s in per_fact if len(s) > depth][: MAX_SENTENCES - len(chosen)]
+        while sum(taken) < MAX_SENTENCES and any(len(s) > depth for s in per_fact):
+            for i, sentences in enumerate(per_fact):
+                if len(sentences) > depth and sum(taken) < MAX_SENTENCES:
+                    taken[i] += 1
             depth += 1
-        return " ".join(chosen)
+        return " ".join(sentence for sentences, n in zip(per_fact, taken, strict=True) for sentence in sentences[:n])
 
     def clarification(self, reason: str, candidates: Sequence[str]) -> str:
         if candidates:

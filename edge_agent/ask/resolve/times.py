@@ -111,6 +111,27 @@ _MONTHS = (
     r"april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|"
     r"oct|nov|dec)"
 )
+_MONTH_NUMBERS: tuple[tuple[str, ...], ...] = (
+    ("enero", "janeiro", "january"),
+    ("febrero", "fevereiro", "february"),
+    ("marzo", "marco", "march"),
+    ("abril", "april"),
+    ("mayo", "maio", "may"),
+    ("junio", "junho", "june"),
+    ("julio", "julho", "july"),
+    ("agosto", "august"),
+    ("septiembre", "setiembre", "setembro", "september"),
+    ("octubre", "outubro", "october"),
+    ("noviembre", "novembro", "november"),
+    ("diciembre", "dezembro", "december"),
+)
+_MONTH_NAMES = "|".join(name for names in _MONTH_NUMBERS for name in names)
+# A whole month: "en marzo de 2019", "in January 2018", "em janeiro de 2018", "durante marzo" (no year: the latest
+# March that has begun). Not a day of it ("3 de marzo" is a date, read below).
+_MONTH = re.compile(
+    rf"(?<!\d )(?<!\d de )(?<!\d of )\b(?:(?:en|in|em|durante|during|de|of|for)\s+)?({_MONTH_NAMES})"
+    rf"(?:(?:\s+(?:de|of|del))?\s+(\d{{4}}))?\b(?!\s+\d{{1,2}}\b)"
+)
 _DATE = re.compile(
     r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"
     rf"|\b\d{{1,2}}\s+de\s+{_MONTHS}(?:\s+de\s+\d{{4}})?\b"
@@ -164,14 +185,31 @@ _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
         time(4, 0),
     ),
 }
-_NAMED_SHIFT = re.compile(r"\b(?:turno|shift)\s+([a-z0-9]{1,12})\b|\b(?:the|el|o)\s+([a-z0-9]{1,12})\s+shift\b")
-_CLOCK = r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h)(?![a-z]))?"
+_NAMED_SHIFT = re.compile(
+    r"\b(?:turno|shift)\s+([a-z0-9]{1,12})\b|\b(?:the|el|o)\s+([a-z0-9]{1,12})\s+shift\b"
+    r"|\b(?:yesterday'?s|today'?s|last|this)\s+([a-z0-9])\s+shift\b"
+)
+# The part of the day after a clock time says am or pm: "a las 3 de la tarde" is 15:00, "às 8 da noite" 20:00.
+_PM_WORDS = ("pm", "p.m.", "de la tarde", "de la noche", "da tarde", "da noite", "in the afternoon", "in the evening")
+_CLOCK = (
+    r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|de la (?:manana|tarde|noche)|"
+    r"da (?:manha|tarde|noite)|in the (?:morning|afternoon|evening))(?![a-z]))?"
+)
 _HOUR_RANGE = re.compile(
     rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_CLOCK}"
-    rf"(?:\s*-\s*|\s+(?:y|and|e|a|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_CLOCK}(?![\d:])"
+    rf"(?:\s*-\s*|\s+(?:y|and|e|a|as|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_CLOCK}(?![\d:])"
+    # "yesterday 6 to 12", "ayer 6-12": two clock times alone, never digits of an id ("P-101 a 102")
+    rf"|(?<![\w.:/-]){_CLOCK}(?:\s*-\s*|\s+(?:to|till|until|hasta|ate|a|as)\s+){_CLOCK}(?![\w:/-])"
 )
 _AT_CLOCK = re.compile(
     rf"\b(?:a las|a la|at|around|as|hacia las|sobre las|por volta das|por volta de)\s+{_CLOCK}(?![\d:])"
+)
+_NOON = re.compile(r"\b(?:mediodia|meio[- ]dia|noon|midday)\b")
+_MIDNIGHT = re.compile(r"\b(?:medianoche|meia[- ]noite|midnight)\b")
+# "el primer turno", "second shift", "terceiro turno", "turno 2": the site's shifts in their configured order.
+_ORDINAL_SHIFT = re.compile(
+    r"\b(?:(primer|primero|first|1st|primeiro)|(segundo|second|2nd)|(tercer|tercero|third|3rd|terceiro))\s+"
+    r"(?:turno|shift)\b"
 )
 # One-letter words that follow "turno"/"shift" without naming a shift ("turno y", "turno e", "turno a las 10").
 _NOT_SHIFT_NAMES = frozenset("yeoa")
@@ -269,11 +307,29 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
     if _THIS_WEEK.search(folded):
         return _window(site.at(monday, time(0, 0)), now)
     first = site.today.replace(day=1)
+    if (month := _month(folded, site)) is not None:
+        return month
     if _LAST_MONTH.search(folded):
         previous = (first - timedelta(days=1)).replace(day=1)
         return _window(site.at(previous, time(0, 0)), site.at(first, time(0, 0)))
     if _THIS_MONTH.search(folded):
         return _window(site.at(first, time(0, 0)), now)
+    return None
+
+
+def _month(folded: str, site: _Site) -> Window | Clarification | None:
+    """A whole calendar month the text names with its year, or with a preposition and no year (the latest begun)."""
+    for match in _MONTH.finditer(folded):
+        name, year = match.group(1), match.group(2)
+        if year is None and not re.match(r"(?:en|in|em|durante|during|for)\s", match.group(0)):
+            continue  # "may" alone is a verb, "marco" a frame: a month needs its year or "en/in/em"
+        number = next(i for i, names in enumerate(_MONTH_NUMBERS, start=1) if name in names)
+        on = int(year) if year is not None else site.today.year - (number > site.today.month)
+        if on < _FIRST_YEAR or on > site.today.year + 1:
+            return None
+        start = date(on, number, 1)
+        after = date(on + number // 12, number % 12 + 1, 1)
+        return _window(site.at(start, time(0, 0)), site.at(after, time(0, 0)), site.now)
     return None
 
 
@@ -357,8 +413,16 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
         start, end = max(ended)
         return _window(start, end, site.now)
     names = {fold(shift.name): shift for shift in shifts}
+    if (ordinal := _ORDINAL_SHIFT.search(folded)) is not None:
+        nth = ordinal.lastindex or 1  # the group that matched: 1st, 2nd or 3rd
+        if nth > len(shifts):
+            return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
+        start, end = _latest_started(site, shifts[nth - 1]) if day is None else _occurrence(site, shifts[nth - 1], day)
+        return _window(start, end, site.now)
     for match in _NAMED_SHIFT.finditer(folded):
-        name = match.group(1) or match.group(2)
+        name = match.group(1) or match.group(2) or match.group(3)
+        if name not in names and name.isdigit() and 1 <= int(name) <= len(shifts):  # "turno 2": the second
+            name = fold(shifts[int(name) - 1].name)
         if name in names:
             shift = names[name]
             start, end = _latest_started(site, shift) if day is None else _occurrence(site, shift, day)
@@ -386,7 +450,7 @@ def _starts_within(clock: time, first: time, last: time) -> bool:
 
 def _clock(hour: str, minute: str | None, meridiem: str | None) -> time | None:
     h, m = int(hour), int(minute or 0)
-    if meridiem is not None and meridiem.startswith("p") and h < 12:
+    if meridiem is not None and meridiem in _PM_WORDS and h < 12:
         h += 12
     elif meridiem is not None and meridiem.startswith("a") and h == 12:
         h = 0
@@ -397,11 +461,13 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
     match = _HOUR_RANGE.search(folded)
     if match is None:
         return None
-    first, last = _clock(*match.group(1, 2, 3)), _clock(*match.group(4, 5, 6))
+    groups = match.groups()
+    h1, m1, mer1, h2, m2, mer2 = groups[:6] if groups[0] is not None else groups[6:]
+    first, last = _clock(h1, m1, mer1), _clock(h2, m2, mer2)
     if first is None or last is None:
         return None
-    if match.group(3) is None and match.group(6) is not None:  # "between 10 and 11pm": both pm, unless past the end
-        shared = _clock(match.group(1), match.group(2), match.group(6))
+    if mer1 is None and mer2 is not None:  # "between 10 and 11pm": both pm, unless past the end
+        shared = _clock(h1, m1, mer2)
         first = shared if shared is not None and shared < last else first
     on = site.today if day is None else day
     start = site.at(on, first)
@@ -414,10 +480,15 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
 
 def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
     """The instant "a las 10", "at 10am", "às 10h" names: on the day named, else the latest 10:00 that has come."""
-    match = _AT_CLOCK.search(folded)
-    if match is None or _HOUR_RANGE.search(folded):
+    if _HOUR_RANGE.search(folded):
         return None
-    clock = _clock(*match.group(1, 2, 3))
+    match = _AT_CLOCK.search(folded)
+    if match is not None:
+        clock = _clock(*match.group(1, 2, 3))
+    elif _NOON.search(folded) or _MIDNIGHT.search(folded):
+        clock = time(12, 0) if _NOON.search(folded) else time(0, 0)
+    else:
+        return None
     if clock is None:
         return None
     on = site.today if day is None else day
