@@ -54,9 +54,10 @@ class Gap:
 
 def _event(alarm: AlarmEvent, site: str) -> Event:
     """The fields of the AlarmConditionType event the simulator's server fires for `alarm` (`PlantServer.fire_alarm`),
-    with a deterministic EventId (the server's is a random uuid4 hex, sent as its UTF-8 bytes)."""
+    with a deterministic EventId (the server's is a random uuid4 hex, sent as its UTF-8 bytes). The condition is part
+    of it: a flood's conditions of one asset clear at one instant, and the store keeps one record per EventId."""
     event = Event()
-    event_id = idempotency_key(site, alarm.asset, iso(alarm.time), str(alarm.active))[:32]
+    event_id = idempotency_key(site, alarm.asset, alarm.condition, iso(alarm.time), str(alarm.active))[:32]
     event.add_property("EventId", event_id.encode(), ua.VariantType.ByteString)
     event.add_property("Time", alarm.time, ua.VariantType.DateTime)
     event.add_property("ReceiveTime", alarm.time, ua.VariantType.DateTime)
