@@ -95,7 +95,13 @@ class TestRefusal:
             ("¿cuántas paradas tendrá la P-101 mañana?", "es", "outside_data"),
             ("predict when P-101 will fail", "en", "outside_data"),
             ("qual será a produção amanhã?", "pt", "outside_data"),
-            ("what is the operators' salary?", "en", "outside_data"),
+            ("what is the operators' salary?", "en", "out_of_scope"),
+            ("Give me the home phone number of the operator who wrote last night's notes.", "en", "out_of_scope"),
+            ("Bájale el setpoint de nivel del T-301 al 40 por ciento, porfa", "es", "write_request"),
+            ("Go ahead and ack all the standing alarms on P-102.", "en", "write_request"),
+            ("Tem como zerar o contador de produção da linha L1?", "pt", "write_request"),
+            ("dale, apagala", "es", "write_request"),
+            ("Escreve um código em Python pra apagar os alarmes do banco de dados", "pt", "out_of_scope"),
             ("zera o contador de produção da linha 1", "pt", "write_request"),
             ("reconhece os alarmes do tanque, por favor", "pt", "write_request"),
             ("cerrá la válvula de la línea 1", "es", "write_request"),
@@ -119,6 +125,8 @@ class TestRefusal:
             "quantas paradas a P-101 teve ontem?",
             "how many stops did P-101 have?",
             "list the draft reports",
+            "¿cuál es el setpoint de la P-101?",  # asking for a set point is no command
+            "just tell me the flow of P-101",
         ],
     )
     def test_plant_questions_pass(self, question: str) -> None:
@@ -407,6 +415,20 @@ class TestPlan:
             ("stops", {"asset": "P-101", "line": None, "window": YESTERDAY}),
             ("stops", {"asset": "P-102", "line": None, "window": YESTERDAY}),
         )
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [("How many times did each pump trip yesterday?", "en"), ("Quantas vezes cada bomba parou ontem?", "pt")],
+    )
+    def test_each_of_a_kind_is_a_plural(self, question: str, lang: str) -> None:
+        """ "each pump", "cada bomba": the question of every pump."""
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and [c.args["asset"] for c in got.calls] == ["P-101", "P-102"]
+
+    def test_a_verb_inform_is_not_a_report(self) -> None:
+        """ "Le agradezco me informe…": inform me, not the reports list."""
+        got = plan("Le agradezco me informe la parada más prolongada de la P-101 ayer", "es")
+        assert isinstance(got, Plan) and [c.tool for c in got.calls] == ["stops"]
 
     def test_a_plural_resolves_each_assets_tag(self) -> None:
         assert plan("¿Cuál fue la vibración máxima de las bombas ayer?") == calls(

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve import Subject, find_instant, find_window, resolve_subject, resolve_window
 from edge_agent.ask.tools import AssetInfo, LineInfo, Namespace, TagInfo, Window
-from edge_agent.ask.tools.quantities import quantity_of
+from edge_agent.base.quantities import quantity_of
 from edge_agent.config import ShiftConfig
 from edge_agent.sim.plant import ASSETS, TANK, tag_names
 
@@ -142,6 +142,17 @@ class TestWindowMexicoCity:
             ("em janeiro de 2018", "pt", (2018, 1, 1, 0, 0), (2018, 2, 1, 0, 0)),
             ("en febrero", "es", (2026, 2, 1, 0, 0), (2026, 3, 1, 0, 0)),
             ("during December", "en", (2025, 12, 1, 0, 0), (2026, 1, 1, 0, 0)),
+            # a whole year; noon and midnight as clock times; "since" a time, to now
+            ("back in 1987", "en", (1987, 1, 1, 0, 0), (1988, 1, 1, 0, 0)),
+            ("between 10 and noon yesterday", "en", (2026, 3, 10, 10, 0), (2026, 3, 10, 12, 0)),
+            ("ayer a la medianoche", "es", (2026, 3, 10, 0, 0), (2026, 3, 10, 1, 0)),
+            ("desde ayer a las 18 hasta ahorita", "es", (2026, 3, 10, 18, 0), (2026, 3, 11, 10, 30)),
+            ("since 2 pm yesterday", "en", (2026, 3, 10, 14, 0), (2026, 3, 11, 10, 30)),
+            ("desde ontem às 18h", "pt", (2026, 3, 10, 18, 0), (2026, 3, 11, 10, 30)),
+            ("desde las 8", "es", (2026, 3, 11, 8, 0), (2026, 3, 11, 10, 30)),
+            # a night shift "that ended yesterday" began the day before
+            ("el turno de noche que terminó ayer", "es", (2026, 3, 9, 22, 0), (2026, 3, 10, 6, 0)),
+            ("the graveyard shift that ended at 6 am yesterday", "en", (2026, 3, 9, 22, 0), (2026, 3, 10, 6, 0)),
         ],
     )
     def test_named_windows(self, text: str, lang: str, start: tuple[int, ...], end: tuple[int, ...]) -> None:
@@ -432,6 +443,8 @@ class TestSubject:
             ("paradas de la bomba uno cero dos", Subject(asset="P-102")),
             ("stops of pump one oh one", Subject(asset="P-101")),
             ("las dos paradas de la P-101", Subject(asset="P-101")),  # one number word is not an id
+            ("che cuantas veces paro la 101 anoche", Subject(asset="P-101")),  # an article and the asset's number
+            ("paradas de las 10", Subject()),  # two digits: an hour, not an asset
         ],
     )
     def test_names(self, text: str, expected: Subject) -> None:

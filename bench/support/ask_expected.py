@@ -96,6 +96,8 @@ def window(spec: str, now: datetime) -> tuple[datetime, datetime]:
     elif kind == "night":
         n = int(parts[0])
         start, end = local(n - 1, "20:00", today), local(n, "06:00", today)
+    elif kind == "since":  # "since:-1:18": from yesterday 18:00 up to now ("desde ayer a las 18", "since 6 pm")
+        start, end = local(int(parts[0]), f"{parts[1]}:00", today), now
     else:
         raise ValueError(f"unknown window {spec!r}")
     return start.astimezone(UTC), min(end, now).astimezone(UTC)

@@ -66,6 +66,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"producao|produziu|produzido|scrap|scrapped|rejects|desecho|desechos|desperdicios?|mermas?|refugos?|"
         r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
         r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|salio|salieron|"
+        r"put out|product|throughput|"
         r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3))\b"
     ),
     "quality_checks": re.compile(
@@ -86,7 +87,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"\b(?:mtbf|mttr|reliability|confiabilidad|fiabilidad|confiabilidade|mean time between failures?|"
         r"tiempo medio entre fallas|tempo medio entre falhas)\b"
     ),
-    "reports": re.compile(r"\b(?:reports?|reportes?|informes?|relatorios?)\b"),
+    # "me informe", "le reporte": the verbs (inform me), not the documents
+    "reports": re.compile(r"(?<!\bme )(?<!\ble )(?<!\bnos )(?<!\bse )\b(?:reports?|reportes?|informes?|relatorios?)\b"),
     "tag": _STATS,
 }
 _REPORT_STATUS: dict[str, re.Pattern[str]] = {

@@ -11,9 +11,11 @@ from edge_agent.ask.resolve import fold
 
 # A polite or indirect opening before a command: "por favor", "can you", "você pode", ...
 _POLITE = (
-    r"(?:(?:por favor|please|pls|porfa|agent|agente|oye|hey|ok|okay)[\s,:]*)*"
+    r"(?:(?:por favor|please|pls|porfa|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|"
+    r"bora|vai)[\s,:]*)*"
     r"(?:(?:puedes|podrias|puede|podria|can you|could you|would you|will you|i want you to|quiero que|voce pode|"
-    r"pode|poderia|consegue|necesito que|preciso que)\s+)?"
+    r"pode|poderia|consegue|necesito que|preciso que|tem como|da pra|da para|is it possible to|"
+    r"would it be possible to|es posible|se puede|seria posible)\s+)?"
 )
 # Command verbs (imperative, infinitive and the Portuguese subjunctive-imperative) that act on the plant or on the
 # agent's records. Only at the start of a sentence, and without the words that open questions as often as commands
@@ -30,10 +32,13 @@ _COMMAND_VERBS = (
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
 )
-_COMMAND = re.compile(rf"(?:^|[.;!?]\s*){_POLITE}(?:{_COMMAND_VERBS})\b")
+# A pronoun may hang on a Spanish command: "bájale", "apágala", "páralo".
+_COMMAND = re.compile(rf"(?:^|[.;!?]\s*){_POLITE}(?:{_COMMAND_VERBS})(?:le|la|lo|les|las|los)?\b")
 # Writes named mid-sentence by their object, wherever they stand.
 _WRITE_PHRASES = re.compile(
-    r"\b(?:set|change|cambia|cambiar|ajusta|ajustar|modifica|modificar|altera|alterar|altere|mude|mudar|write|"
+    # a set point given a value: "el setpoint de nivel del T-301 al 40 por ciento", "set point to 80"
+    r"\b(?:set ?point|consigna)\b.{0,60}?\b(?:al?|to|para|em|en)\s+\d"
+    r"|\b(?:set|change|cambia|cambiar|ajusta|ajustar|modifica|modificar|altera|alterar|altere|mude|mudar|write|"
     r"escribe|escreva)\s+(?:(?:the|el|la|o|a|its|su|seu|sua)\s+)?(?:set ?point|consigna|valor|value|velocidad|speed|"
     r"velocidade)\b"
     r"|\b(?:start|stop|shut down|turn on|turn off|open|close|restart|reset)\s+(?:the\s+)?(?:pump|valve|compressor|"
@@ -61,22 +66,28 @@ _INJECTION = re.compile(
 _OUTSIDE_DATA = re.compile(
     r"\b(?:predict|forecast|will (?:fail|break|stop)|next (?:week|month|shift|year)|tomorrow|pronostica|"
     r"pronostico|predice|prediccion|proxima semana|proximo mes|proximo turno|semana que viene|fallara|"
-    r"preve|previsao de falha|amanha|vai falhar|salary|salaries|salario|salarios|password|contrasena|senha|"
-    r"credentials|credenciales|credenciais)\b"
+    r"preve|previsao de falha|amanha|vai falhar)\b"
     # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana"...
     r"|(?<!esta )(?<!la )(?<!una )(?<!cada )\bmanana\b"
+)
+# People's personal data and secrets: not plant data, whatever the records hold.
+_PERSONAL = re.compile(
+    r"\b(?:salary|salaries|salario|salarios|password|contrasena|senha|credentials|credenciales|credenciais|"
+    r"phone numbers?|telefonos?|telefones?|celular|cellphone|home address|direccion de su casa|endereco|"
+    r"email address|correo personal|cpf|curp|rut|dni|cedula)\b"
 )
 _OUT_OF_SCOPE = re.compile(
     r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
     r"que tiempo hace|recipe|receta|receita|football|futbol|futebol|soccer|president|presidente|capital of|"
     r"capital de|translate|traduce|traduza|write (?:me )?(?:a|an|some) (?:story|essay|email|code|program)|"
-    r"escribe (?:me )?un (?:cuento|ensayo|correo|codigo|programa)|escreva (?:um|uma) (?:historia|redacao|email|"
+    r"escribe (?:me )?un (?:cuento|ensayo|correo|codigo|programa)|escrev[ae] (?:um|uma) (?:historia|redacao|email|"
     r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme)\b"
 )
 
 _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_INJECTION, "injection", "the question tries to change the agent's instructions"),
     (_OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
+    (_PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
     (_COMMAND, "write_request", "the agent only reads plant data: it has no tool that acts on the plant or writes"),
     (
         _WRITE_PHRASES,
@@ -86,7 +97,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (
         _OUTSIDE_DATA,
         "outside_data",
-        "the question asks for what the stored records do not hold (the future, people's data or secrets)",
+        "the question asks for what the stored records do not hold: the future",
     ),
 )
 

@@ -20,7 +20,7 @@ from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve.text import fold
 from edge_agent.ask.tools import AssetInfo, Namespace, TagInfo
 from edge_agent.ask.tools.models import Language
-from edge_agent.ask.tools.quantities import CANONICAL, NAMES
+from edge_agent.base.quantities import CANONICAL, NAMES
 
 # 85: "bomva 101" scores 88.9 against the alias "bomba 101", "bomba 11" against "bomba 101" 94.1 but differs in
 # its number (numbers must be equal, always); unrelated two-word phrases score under 60.
@@ -45,6 +45,14 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
     "temperature": ("temp",),
     "bearing_temperature": ("bearing temp", "temp rodamiento", "temp cojinete", "temp mancal", "temp"),
 }
+# "la 101", "the 201": an asset by its number alone after an article, when the number has three digits or more
+# (fewer are hours, counts and shift numbers) and one asset has it.
+_ARTICLES = frozenset({"la", "el", "a", "o", "the"})
+_BARE_NUMBER_DIGITS = 3
+# "each pump", "cada bomba", "every compressor": every asset of the kind, as a plural.
+_EACH = re.compile(
+    r"\b(?:each|every|cada|ambas|ambos|both)\s+(?:(?:of the|one of the|de las|de los|uma das|um dos)\s+)?([a-z]+)"
+)
 # The plural equipment words: "las bombas" speaks of every pump, not of one still to be chosen.
 _PLURALS = frozenset({"bombas", "pumps", "compresores", "compressors", "compressores", "tanques", "tanks"})
 _LINE_WORDS = frozenset({"linea", "lineas", "line", "lines", "linha", "linhas"})
@@ -145,8 +153,10 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
 def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | None:
     """ "las bombas", "the pumps": the plural equipment word as folded, and every asset of its kind (two or more);
     None when `text` holds no such word, or its kind has fewer than two assets."""
-    for token in _TOKEN.findall(fold(text)):
-        if token in _PLURALS and (kind := _kind_of(token)) is not None:
+    folded = fold(text)
+    words = [m.group(1) for m in _EACH.finditer(folded)] + [t for t in _TOKEN.findall(folded) if t in _PLURALS]
+    for token in words:
+        if (kind := _kind_of(token)) is not None:
             assets = _assets_of_kind(kind, namespace.assets)
             return (token, assets) if len(assets) > 1 else None
     return None
@@ -226,7 +236,8 @@ def _assets_of_kind(kind: str, assets: list[AssetInfo]) -> list[str]:
 
 
 def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[str]] | Clarification:
-    """Assets and lines named by an equipment word and a number: "bomba 101", "line 1"."""
+    """Assets and lines named by an equipment word and a number ("bomba 101", "line 1"), or by an article and an
+    asset's own number of three digits or more ("la 101", "o 201": the one asset numbered so)."""
     assets: set[str] = set()
     lines: set[str] = set()
     for word, number in zip(tokens, tokens[1:], strict=False):
@@ -245,6 +256,9 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
             if not hits:
                 return Clarification(reason="unknown_name", candidates=all_lines)
             lines.update(hits)
+        elif word in _ARTICLES and len(number) >= _BARE_NUMBER_DIGITS:
+            hits = [a.asset for a in namespace.assets if _digits(a.asset) == _digits(number)]
+            assets.update(hits if len(hits) == 1 else [])
     return assets, lines
 
 
@@ -289,6 +303,7 @@ def _name_score(folded: str, tokens: list[str], tag: TagInfo) -> int:
     """How long a name of `tag` the text holds: exact phrases count their length, a near word (WORD_CUTOFF) 1."""
     names = {fold(n) for group in tag.names.values() for n in group} | {fold(tag.quantity.replace("_", " "))}
     names |= set(_SHORT_NAMES.get(tag.quantity, ()))
+    names |= {f"{n}s" for n in names if n and not n.endswith("s")}  # "temps", "bearing temps", "flows"
     best = max((len(n) for n in names if n and _mentions(folded, _phrase(n))), default=0)
     if best == 0 and any(_is_word(t, {n for n in names if " " not in n}) for t in tokens):
         return 1

@@ -202,10 +202,20 @@ _HOUR_RANGE = re.compile(
     rf"|(?<![\w.:/-]){_CLOCK}(?:\s*-\s*|\s+(?:to|till|until|hasta|ate|a|as)\s+){_CLOCK}(?![\w:/-])"
 )
 _AT_CLOCK = re.compile(
-    rf"\b(?:a las|a la|at|around|as|hacia las|sobre las|por volta das|por volta de)\s+{_CLOCK}(?![\d:])"
+    rf"\b(?:a las|a la|at|around|as|al|ao|hacia las|sobre las|por volta das|por volta de)\s+{_CLOCK}(?![\d:])"
 )
-_NOON = re.compile(r"\b(?:mediodia|meio[- ]dia|noon|midday)\b")
+# Noon and midnight are clock times: read as "12:00" and "0:00" before any rule ("between 10 and noon").
+_NOON = re.compile(r"\b(?:mediodia|meio[- ]dia|(?:12 )?noon|midday)\b")
 _MIDNIGHT = re.compile(r"\b(?:medianoche|meia[- ]noite|midnight)\b")
+# "desde ayer a las 18 (hasta ahora)", "since 2 pm yesterday", "desde ontem às 18h": from that time to now.
+_SINCE = re.compile(
+    r"\b(?:desde|since|a partir de|a partir das)\s+(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem)\s+)?"
+    rf"(?:(?:a las|a la|at|as|las|la|the)\s+)?{_CLOCK}(?![\d:])"
+)
+# A night shift "that ended yesterday" is the one that began the day before.
+_ENDED = re.compile(r"\b(?:termino|acabo|finalizo|ended|finished|terminou|acabou)\b")
+# A whole year: "en 1987", "back in 1987", "em 2009", "de 2009".
+_YEAR = re.compile(r"\b(?:in|en|em|de|del|do|during|durante|year|ano)\s+((?:19|20)\d\d)\b")
 # "el primer turno", "second shift", "terceiro turno", "turno 2": the site's shifts in their configured order.
 _ORDINAL_SHIFT = re.compile(
     r"\b(?:(primer|primero|first|1st|primeiro)|(segundo|second|2nd)|(tercer|tercero|third|3rd|terceiro))\s+"
@@ -248,14 +258,14 @@ def find_window(
     """As resolve_window, but None when `text` names no time at all (a planner then picks its own default).
     `lang` is accepted for symmetry: the rules read es/en/pt at once, as people mix them."""
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
-    folded = fold(text)
+    folded = _clock_words(fold(text))
     span = _span(folded, site)
     if span is not None:
         return span
     day = _day(folded, site, lang)
     if isinstance(day, Clarification):
         return day
-    for rule in (_last_night, _shift, _hour_range, _at_clock, _part_of_day):
+    for rule in (_last_night, _shift, _hour_range, _since, _at_clock, _part_of_day):
         found = rule(folded, site, day, shifts)
         if found is not None:
             return found
@@ -268,7 +278,7 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
     """The instant `text` names with one clock time ("a las 10", "yesterday at 3pm"), in UTC; None when it names
     none; a Clarification when it is still to come."""
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
-    folded = fold(text)
+    folded = _clock_words(fold(text))
     day = _day(folded, site, lang)
     if isinstance(day, Clarification):
         return day
@@ -276,6 +286,11 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
     if instant is not None and instant > site.now:
         return Clarification(reason="future_window", candidates=[])
     return None if instant is None else instant.astimezone(UTC)
+
+
+def _clock_words(folded: str) -> str:
+    """Noon and midnight written as clock times: "ao meio-dia" → "ao 12:00", "midnight" → "0:00"."""
+    return _MIDNIGHT.sub("0:00", _NOON.sub("12:00", folded))
 
 
 def _window(start: datetime, end: datetime, now: datetime | None = None) -> Window | Clarification:
@@ -309,6 +324,10 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
     first = site.today.replace(day=1)
     if (month := _month(folded, site)) is not None:
         return month
+    if (year := _YEAR.search(folded)) is not None and not _DATE.search(folded):
+        on = int(year.group(1))
+        if on <= site.today.year:
+            return _window(site.at(date(on, 1, 1), time(0, 0)), site.at(date(on + 1, 1, 1), time(0, 0)), now)
     if _LAST_MONTH.search(folded):
         previous = (first - timedelta(days=1)).replace(day=1)
         return _window(site.at(previous, time(0, 0)), site.at(first, time(0, 0)))
@@ -417,16 +436,13 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
         nth = ordinal.lastindex or 1  # the group that matched: 1st, 2nd or 3rd
         if nth > len(shifts):
             return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
-        start, end = _latest_started(site, shifts[nth - 1]) if day is None else _occurrence(site, shifts[nth - 1], day)
-        return _window(start, end, site.now)
+        return _shift_window(site, shifts[nth - 1], day, folded)
     for match in _NAMED_SHIFT.finditer(folded):
         name = match.group(1) or match.group(2) or match.group(3)
         if name not in names and name.isdigit() and 1 <= int(name) <= len(shifts):  # "turno 2": the second
             name = fold(shifts[int(name) - 1].name)
         if name in names:
-            shift = names[name]
-            start, end = _latest_started(site, shift) if day is None else _occurrence(site, shift, day)
-            return _window(start, end, site.now)
+            return _shift_window(site, names[name], day, folded)
         if len(name) == 1 and name not in _NOT_SHIFT_NAMES:  # "turno D": a shift name, not one the site has
             return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
     for pattern, first, last in _SHIFT_BY_PART.values():
@@ -434,13 +450,24 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
             starting = [s for s in shifts if _starts_within(time.fromisoformat(s.start), first, last)]
             if len(starting) != 1:  # no shift, or several, start then: which one?
                 return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
-            start, end = _latest_started(site, starting[0]) if day is None else _occurrence(site, starting[0], day)
-            return _window(start, end, site.now)
+            return _shift_window(site, starting[0], day, folded)
     if day is None and _THIS_SHIFT.search(folded):
         current = _current_shift(site, shifts)
         if current is not None:
             return _window(current[0], site.now)
     return None
+
+
+def _shift_window(site: _Site, shift: ShiftConfig, day: date | None, folded: str) -> Window | Clarification:
+    """The shift's occurrence that starts on `day` (the latest begun when None) — or, for a shift past midnight
+    "that ended" on `day`, the one that began the day before."""
+    if day is None:
+        start, end = _latest_started(site, shift)
+    else:
+        start, end = _occurrence(site, shift, day)
+        if _ENDED.search(folded) and end.date() != day:
+            start, end = _occurrence(site, shift, day - timedelta(days=1))
+    return _window(start, end, site.now)
 
 
 def _starts_within(clock: time, first: time, last: time) -> bool:
@@ -478,17 +505,28 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
     return _window(start, end, site.now)
 
 
+def _since(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+    """ "desde ayer a las 18": from that clock time (on the day named, else the latest that has come) to now."""
+    match = _SINCE.search(folded)
+    if match is None:
+        return None
+    clock = _clock(*match.group(1, 2, 3))
+    if clock is None:
+        return None
+    on = site.today if day is None else day
+    if day is None and site.at(on, clock) > site.now:
+        on -= timedelta(days=1)
+    return _window(site.at(on, clock), site.now)
+
+
 def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
     """The instant "a las 10", "at 10am", "às 10h" names: on the day named, else the latest 10:00 that has come."""
     if _HOUR_RANGE.search(folded):
         return None
     match = _AT_CLOCK.search(folded)
-    if match is not None:
-        clock = _clock(*match.group(1, 2, 3))
-    elif _NOON.search(folded) or _MIDNIGHT.search(folded):
-        clock = time(12, 0) if _NOON.search(folded) else time(0, 0)
-    else:
+    if match is None or _SINCE.search(folded):
         return None
+    clock = _clock(*match.group(1, 2, 3))
     if clock is None:
         return None
     on = site.today if day is None else day
