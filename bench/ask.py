@@ -1,10 +1,11 @@
 """Ask benchmark: held-out questions answered right, refusals refused, and the latency of a question over MQTT.
 
-    .venv/bin/python -m bench.ask [--concurrent 8] [--rounds 2] [--workers N] [--questions FILE] [--no-write]
+    .venv/bin/python -m bench.ask [--concurrent 8] [--rounds 2] [--workers N] [--questions FILE...] [--no-write]
 
 Starts a private Mosquitto, the agent's AskService (at the default `[ask]` settings) and the outbox publisher, stores
 a simulated plant history of seed SEED (from 20:00 the day before yesterday, site time, up to a minute ago), then:
-  accuracy  every question of bench/data/ask_questions.toml, one at a time over MQTT. An answerable question counts
+  accuracy  every question of bench/data/ask_questions*.toml (ours, and sets written blind by writers who never saw
+            the ask's code), one at a time over MQTT, counted per file. An answerable question counts
             as right when the figure it asks for, computed here in plain Python from the stored records (never
             through the ask's tools or the facts wing), is in the answer's text and in its facts, and the facts cite
             at least one record that determines it (the maximum's sample for a maximum, a counted stop's record for
@@ -50,7 +51,7 @@ COMMAND = ".venv/bin/python -m bench.ask"
 # Reports timed alone, then beside the askers: 10 (~0.3 s each alone) see a run's spread in a few seconds.
 REPORT_RUNS = 10
 REPO = Path(__file__).resolve().parent.parent
-QUESTIONS = REPO / "bench" / "data" / "ask_questions.toml"
+QUESTIONS = sorted((REPO / "bench" / "data").glob("ask_questions*.toml"))
 # The issue's goals (bench.ask at the defaults, 2 cores).
 RIGHT_GOAL = 0.95
 REFUSED_GOAL = 0.98
@@ -159,8 +160,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from edge_agent.connectors.mqtt import MqttClient
     from edge_agent.publish.outbox import OutboxPublisher
 
-    data = tomllib.loads(args.questions.read_text(encoding="utf-8"))
-    answerable, refuse = data["answerable"], data["refuse"]
+    answerable: list[dict[str, Any]] = []
+    refuse: list[dict[str, Any]] = []
+    for path in args.questions:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        name = str(path.resolve().relative_to(REPO))
+        answerable += [{**q, "file": name} for q in data["answerable"]]
+        refuse += [{**q, "file": name} for q in data["refuse"]]
     now = utcnow()
     with tempfile.TemporaryDirectory() as tmp:
         broker = Broker(Path(tmp))
@@ -247,7 +253,6 @@ async def measure(
     result["concurrent"]["changed"] = len(changed)
     result["concurrent"]["changed_questions"] = sorted(set(changed))
     result["workers"] = config.ask.workers
-    result["questions_file"] = str(args.questions.resolve().relative_to(REPO))
     asked_beside = [t for times in beside for t in times]
     result["report"] = {
         "runs": REPORT_RUNS,
@@ -289,6 +294,20 @@ def summarize(
         for o in outcomes
         if o["reply"].get("status") == "answered" and made_up(o["reply"])
     ]
+    files = sorted({q["file"] for q in [*answerable, *refuse]})
+    by_file = {
+        name: {
+            "right": sum(v == "right" for q, v in zip(answerable, verdicts, strict=True) if q["file"] == name),
+            "answerable": sum(q["file"] == name for q in answerable),
+            "refused": sum(
+                r.get("status") in ("refused", "needs_clarification")
+                for q, r in zip(refuse, refused, strict=True)
+                if q["file"] == name
+            ),
+            "to_refuse": sum(q["file"] == name for q in refuse),
+        }
+        for name in files
+    }
     by_lang = {
         lang: f"{sum(v == 'right' for q, v in zip(answerable, verdicts, strict=True) if q['lang'] == lang)}/"
         f"{sum(q['lang'] == lang for q in answerable)}"
@@ -299,6 +318,7 @@ def summarize(
         "answerable": len(answerable),
         "right": verdicts.count("right"),
         "right_by_lang": by_lang,
+        "by_file": by_file,
         "wrong": wrong,
         "to_refuse": len(refuse),
         "refused": len(refuse) - len(answered_anyway),
@@ -345,11 +365,17 @@ def markdown(result: dict[str, Any], concurrent: int) -> tuple[str, str, str]:
         f"| {concurrent} askers beside those reports: p95 | {r['questions_beside_p95_s']:.3f} s "
         f"({r['questions_beside']} questions) | ≤ {CONCURRENT_P95_GOAL_S:.0f} s |",
     ]
+    rows[2:2] = [
+        f"| … of which `{name}` | {f['right']}/{f['answerable']} right, {f['refused']}/{f['to_refuse']} refused | — |"
+        for name, f in result["by_file"].items()
+    ]
     misses = "".join(f"\n- missed: “{w['q']}” — {w['why']}" for w in result["wrong"])
     misses += "".join(f"\n- answered, not refused: “{w['q']}”" for w in result["answered_anyway"])
     misses += "".join(f"\n- number not in its facts: “{w['q']}” {w['numbers']}" for w in result["invented"])
     body = (
-        f"Held-out questions ({result['questions_file']}) about a simulated plant history of seed {result['seed']} "
+        f"Held-out questions ({', '.join(f'`{n}`' for n in result['by_file'])}: ours, and sets written blind by "
+        "writers who saw neither the ask's code, its tests nor its corpus) about a simulated plant history of seed "
+        f"{result['seed']} "
         "(a seed no test and no training corpus uses), asked over MQTT through the AskService at the default "
         f"`[ask]` settings (`workers` {result['workers']}) but the per-user throttle (lifted: each asker asks far "
         "more than 30 a minute); each expected figure computed by the bench from the stored records alone. The "
@@ -392,7 +418,13 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=8, help="askers at once (default 8)")
     parser.add_argument("--rounds", type=int, default=1, help="times each asker asks the answerable questions")
     parser.add_argument("--workers", type=int, help="ask.workers (default: the config's default)")
-    parser.add_argument("--questions", type=Path, default=QUESTIONS, help=f"the questions (default {QUESTIONS.name})")
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        nargs="+",
+        default=QUESTIONS,
+        help="question files (default: bench/data/ask_questions*.toml)",
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args()
     result = asyncio.run(run(args))
