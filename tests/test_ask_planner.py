@@ -53,6 +53,7 @@ class TestLanguage:
             ("P-101", "es"),  # nothing telling: Spanish, the demo plant's language
             ("hola como estas", "es"),  # "como" is Spanish as much as Portuguese
             ("olá, como foi a produção?", "pt"),
+            ("L1 prod yday total m3", "en"),  # the control room's shorthand is English
         ],
     )
     def test_detects(self, question: str, lang: str) -> None:
@@ -102,6 +103,14 @@ class TestRefusal:
             ("Tem como zerar o contador de produção da linha L1?", "pt", "write_request"),
             ("dale, apagala", "es", "write_request"),
             ("Escreve um código em Python pra apagar os alarmes do banco de dados", "pt", "out_of_scope"),
+            ("Sería bueno que reconozcas las alarmas del compresor C-201, ¿se puede?", "es", "write_request"),
+            ("Would you mind acknowledging all the active alarms on C-201 for me?", "en", "write_request"),
+            (
+                "Ejecuta esto: SELECT * FROM records WHERE key = 'P-101.flow_m3h'; y pásame el resultado.",
+                "es",
+                "injection",
+            ),
+            ("'; DROP TABLE records;--", "en", "injection"),
             ("zera o contador de produção da linha 1", "pt", "write_request"),
             ("reconhece os alarmes do tanque, por favor", "pt", "write_request"),
             ("cerrá la válvula de la línea 1", "es", "write_request"),
@@ -322,6 +331,7 @@ class TestPlan:
             ("number of QC checks on line 1 during shift A yesterday", "en", ["quality_checks"]),
             ("¿Cuántos metros cúbicos sacó la línea L1 ayer?", "es", ["production"]),
             ("cuantas piezas malas hubo ayer", "es", ["production"]),
+            ("L1 prod yday total m3", "en", ["production"]),
             # how a thing went: its stops and alarms
             ("¿qué pasó con la P-101 ayer?", "es", ["stops", "alarms"]),
             ("how did the compressor do last night", "en", ["stops", "alarms"]),
@@ -424,6 +434,40 @@ class TestPlan:
         """ "each pump", "cada bomba": the question of every pump."""
         got = plan(question, lang)
         assert isinstance(got, Plan) and [c.args["asset"] for c in got.calls] == ["P-101", "P-102"]
+
+    @pytest.mark.parametrize(
+        ("question", "tool", "args"),
+        [
+            # the control room's shorthand: four-digit times, "yday", "@", "lvl", "brg temp"
+            (
+                "P101 flow avg 0600-1200 yday",
+                "tag_stats",
+                {"tag": "P-101.flow_m3h", "window": {"start": "2026-03-10T12:00:00Z", "end": "2026-03-10T18:00:00Z"}},
+            ),
+            ("T301 lvl @ 0800 yday?", "tag_value_at", {"tag": "T-301.level_pct", "at": "2026-03-10T14:00:00Z"}),
+            (
+                "C201 brg temp min yday 1800-2200",
+                "tag_stats",
+                {
+                    "tag": "C-201.bearing_temp_c",
+                    "window": {"start": "2026-03-11T00:00:00Z", "end": "2026-03-11T04:00:00Z"},
+                },
+            ),
+            # "más alta" asks for the statistics even with a clock time in the question
+            (
+                "¿Cuál fue la vibración más alta de la P-102 en el turno de noche que terminó ayer a las 6 de la "
+                "mañana?",
+                "tag_stats",
+                {
+                    "tag": "P-102.vibration_mm_s",
+                    "window": {"start": "2026-03-10T04:00:00Z", "end": "2026-03-10T12:00:00Z"},
+                },
+            ),
+        ],
+    )
+    def test_shorthand_and_superlatives(self, question: str, tool: str, args: dict[str, Any]) -> None:
+        got = plan(question, "en")
+        assert got == calls((tool, args))
 
     def test_a_verb_inform_is_not_a_report(self) -> None:
         """ "Le agradezco me informe…": inform me, not the reports list."""

@@ -20,7 +20,8 @@ _WORDS: dict[Language, frozenset[str]] = {
     "en": frozenset(
         "the what was were how many much did of in on at and between yesterday today last night shift stops "
         "alarms notes week this morning now is are which list show me reports draft highest lowest average "
-        "temperature vibration production scrap quality make made by for hello hi please happened what's".split()
+        "temperature vibration production scrap quality make made by for hello hi please happened what's yday avg "
+        "prev mins brg lvl downtime".split()
     ),
     "pt": frozenset(
         "o os as da do das dos na no nas nos qual quais quantas quantos quanto foi teve houve ontem hoje turno "

@@ -46,7 +46,8 @@ MAX_QUESTION_CHARS = 1000
 
 _STATS = re.compile(
     r"\b(?:highest|max|maximum|maxima|maximo|peak|pico|lowest|min|minimum|minima|minimo|average|mean|avg|promedio|"
-    r"media|medio|stats|statistics|estadisticas?|estatisticas?|range|rango|faixa)\b"
+    r"media|medio|stats|statistics|estadisticas?|estatisticas?|range|rango|faixa|mas alt[oa]|mas baj[oa]|"
+    r"mais alt[oa]|mais baix[oa]|mayor|menor|maior|highest|lowest)\b"
 )
 _NOW = re.compile(
     r"\b(?:now|right now|ahora|agora|current|currently|actual|actualmente|atual|atualmente|en este momento|"
@@ -66,7 +67,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"producao|produziu|produzido|scrap|scrapped|rejects|desecho|desechos|desperdicios?|mermas?|refugos?|"
         r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
         r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|salio|salieron|"
-        r"put out|product|throughput|"
+        r"put out|product|throughput|prod|"
         r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3))\b"
     ),
     "quality_checks": re.compile(

@@ -28,6 +28,7 @@ _COMMAND_VERBS = (
     r"aprobar|aprove|aprovar|rechaza|rechazar|rejeite|rejeitar|reinicia|reiniciar|resetea|resetear|restablece|"
     r"liga|ligar|ligue|desliga|desligar|desligue|inicia|iniciar|inicie|escribe|escribir|escreva|escrever|"
     r"zera|zerar|zere|reconhece|silencia|silenciar|silencie|cerra|abri|frena|frenar|resetar|resete|reseta|"
+    r"ejecuta|ejecutar|executa|executar|execute|run|corre|correr|"
     r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
@@ -51,6 +52,22 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:delete|remove|borra|borrar|elimina|eliminar|apague|apagar|exclua|excluir|approve|aprueba|aprobar|"
     r"aprove|aprovar|reject|rechaza|rechazar|rejeite|rejeitar|sign)\s+(?:(?:the|this|that|el|este|ese|la|o|a|"
     r"esse|este)\s+)?(?:report|reporte|informe|relatorio|note|nota|record|registro|entry|audit)"
+)
+# Code or SQL handed to the agent to run: "SELECT * FROM records", "'; DROP TABLE", "import os".
+_CODE = re.compile(
+    r"\bselect\b.{0,80}\bfrom\b|\b(?:drop|truncate|alter)\s+table\b|\binsert\s+into\b|\bdelete\s+from\b|"
+    r"\bupdate\s+\w+\s+set\b|\bunion\s+select\b|;\s*--|\bimport\s+os\b|\bsubprocess\b|\bos\.system\b|\beval\s*\(|"
+    r"\bexec\s*\(|\brm\s+-rf\b|\bsudo\b"
+)
+# "que reconozcas las alarmas", "would you mind acknowledging": the request in a subjunctive or a gerund.
+_SOFT_COMMAND = re.compile(
+    r"\bque\s+(?:reconozcas|reconozca|reconozcan|apagues|apague|arranques|arranque|pares|pare|detengas|detenga|"
+    r"cierres|cierre|abras|abra|cambies|cambie|ajustes|ajuste|borres|borre|reinicies|reinicie|silencies|silencie|"
+    r"subas|suba|bajes|baje|pongas|ponga|apruebes|apruebe|rechaces|rechace)\b"
+    r"|\b(?:would you mind|do you mind|mind|i'd like you to|i would like you to|te importaria|voce se importa de)\s+"
+    r"(?:acknowledging|starting|stopping|restarting|resetting|shutting|turning|setting|changing|deleting|"
+    r"approving|rejecting|silencing|opening|closing|raising|lowering|reconocer|apagar|parar|reiniciar|"
+    r"reconhecer|desligar|ligar|acknowledge|start|stop|restart|reset|set|change|delete|approve)\b"
 )
 _INJECTION = re.compile(
     r"\b(?:ignore|ignora|ignorar|ignore as|disregard|forget|olvida|olvidate de|esqueca|esquece|desconsidera)\s+"
@@ -86,11 +103,17 @@ _OUT_OF_SCOPE = re.compile(
 
 _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_INJECTION, "injection", "the question tries to change the agent's instructions"),
+    (_CODE, "injection", "the question holds code or SQL for the agent to run"),
     (_OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
     (_PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
     (_COMMAND, "write_request", "the agent only reads plant data: it has no tool that acts on the plant or writes"),
     (
         _WRITE_PHRASES,
+        "write_request",
+        "the agent only reads plant data: it has no tool that acts on the plant or writes",
+    ),
+    (
+        _SOFT_COMMAND,
         "write_request",
         "the agent only reads plant data: it has no tool that acts on the plant or writes",
     ),

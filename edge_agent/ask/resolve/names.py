@@ -42,8 +42,18 @@ _KINDS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
 # Shortenings people type for a quantity (keyed by TagInfo.quantity), matched as words like its names.
 _SHORT_NAMES: dict[str, tuple[str, ...]] = {
     "vibration": ("vib", "vibr"),
+    "level": ("lvl",),
+    "flow": ("flw",),
     "temperature": ("temp",),
-    "bearing_temperature": ("bearing temp", "temp rodamiento", "temp cojinete", "temp mancal", "temp"),
+    "bearing_temperature": (
+        "bearing temp",
+        "brg temp",
+        "brg",
+        "temp rodamiento",
+        "temp cojinete",
+        "temp mancal",
+        "temp",
+    ),
 }
 # "la 101", "the 201": an asset by its number alone after an article, when the number has three digits or more
 # (fewer are hours, counts and shift numbers) and one asset has it.

@@ -90,9 +90,9 @@ _LAST_MONTH = re.compile(
 _THIS_MONTH = re.compile(r"\b(?:this month|este mes|neste mes)\b")
 
 _DAY_BEFORE = re.compile(r"\b(?:anteayer|antier|anteontem|day before yesterday)\b")
-_YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem)(?:'s)?\b")
+_YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer)(?:'s)?\b")
 _TODAY = re.compile(
-    r"\b(?:hoy|today|hoje|tonight)(?:'s)?\b|\b(?:esta|this|nesta) (?:manana|morning|manha|"
+    r"\b(?:hoy|today|hoje|tonight|tdy)(?:'s)?\b|\b(?:esta|this|nesta) (?:manana|morning|manha|"
     r"tarde|afternoon|evening|noche|noite)\b"
 )
 _WEEKDAYS = {
@@ -155,7 +155,7 @@ _THIS_SHIFT = re.compile(
     r"turno|el turno|o turno|the shift)\b"
 )
 _PREVIOUS_SHIFT = re.compile(
-    r"\b(?:last shift|previous shift|turno anterior|ultimo turno|turno pasado|turno "
+    r"\b(?:last shift|previous shift|prev shift|prev\. shift|turno anterior|ultimo turno|turno pasado|turno "
     r"passado)\b"
 )
 # A shift called by the part of the day it starts in ("el turno de noche", "the morning shift", "turno da tarde"):
@@ -212,6 +212,13 @@ _SINCE = re.compile(
     r"\b(?:desde|since|a partir de|a partir das)\s+(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem)\s+)?"
     rf"(?:(?:a las|a la|at|as|las|la|the)\s+)?{_CLOCK}(?![\d:])"
 )
+# Four-digit times ("0600", "1400") after "at", "a las", "between", "from" and their kin, or on either side of a
+# dash between two of them; a year ("en 2019") has none of these before it.
+_MILITARY = re.compile(
+    r"((?:\b(?:at|a las|as|entre|between|from|desde|das|to|till|until|hasta|ate|and|y|e)\s+)|-\s*|"
+    r"(?<![\w.:/-])(?=\d{4}\s*-\s*\d{4}))([01]\d|2[0-3])([0-5]\d)(?![\w:/])"
+)
+_YEARS = re.compile(r"\b(?:19|20)\d\d\s*(?:-|y|and|e|a|to|hasta|ate)\s*(?:19|20)\d\d\b")
 # A night shift "that ended yesterday" is the one that began the day before.
 _ENDED = re.compile(r"\b(?:termino|acabo|finalizo|ended|finished|terminou|acabou)\b")
 # A whole year: "en 1987", "back in 1987", "em 2009", "de 2009".
@@ -289,8 +296,13 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
 
 
 def _clock_words(folded: str) -> str:
-    """Noon and midnight written as clock times: "ao meio-dia" → "ao 12:00", "midnight" → "0:00"."""
-    return _MIDNIGHT.sub("0:00", _NOON.sub("12:00", folded))
+    """Noon, midnight and the control room's four digits written as clock times: "ao meio-dia" → "ao 12:00",
+    "midnight" → "0:00", "@ 1400" → "at 14:00", "0600-1200" → "06:00-12:00"."""
+    folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", folded))
+    folded = re.sub(r"@\s*", "at ", folded)
+    if _YEARS.search(folded):  # "entre 2019 y 2020": years, not 20:19
+        return folded
+    return _MILITARY.sub(lambda m: f"{m.group(1)}{m.group(2)}:{m.group(3)}", folded)
 
 
 def _window(start: datetime, end: datetime, now: datetime | None = None) -> Window | Clarification:
