@@ -111,6 +111,12 @@ class TestRefusal:
                 "injection",
             ),
             ("'; DROP TABLE records;--", "en", "injection"),
+            (
+                "Put a note in the log saying the seal on P-101 got changed, then tell me the flow.",
+                "en",
+                "write_request",
+            ),
+            ("Aproveita e apaga os alarmes velhos do tanque, depois me diz quantos tinha.", "pt", "write_request"),
             ("zera o contador de produção da linha 1", "pt", "write_request"),
             ("reconhece os alarmes do tanque, por favor", "pt", "write_request"),
             ("cerrá la válvula de la línea 1", "es", "write_request"),
@@ -332,6 +338,9 @@ class TestPlan:
             ("¿Cuántos metros cúbicos sacó la línea L1 ayer?", "es", ["production"]),
             ("cuantas piezas malas hubo ayer", "es", ["production"]),
             ("L1 prod yday total m3", "en", ["production"]),
+            ("¿Cuántos controles de calidad dieron fuera de rango ayer en la L1?", "es", ["quality_checks"]),
+            ("Quantas paragens teve a P-102 ontem?", "pt", ["stops"]),
+            ("Quanto tempo durou a avaria mais longa da P-101 ontem?", "pt", ["stops"]),
             # how a thing went: its stops and alarms
             ("¿qué pasó con la P-101 ayer?", "es", ["stops", "alarms"]),
             ("how did the compressor do last night", "en", ["stops", "alarms"]),
@@ -354,6 +363,8 @@ class TestPlan:
             "How much did the Houston plant produce yesterday?",
             "cuánto produjo la planta de Lima ayer",
             "what happened in the world cup",
+            "¿Cuántas paradas tuvo ayer la planta potabilizadora de Guayaquil?",
+            "¿Cómo salió Peñarol anoche?",
         ],
     )
     def test_another_site_or_the_news_is_out_of_scope(self, question: str) -> None:
@@ -364,7 +375,12 @@ class TestPlan:
 
     @pytest.mark.parametrize(
         "question",
-        ["cuánto produjo la planta ayer", "¿cuánto produjo la planta de las 6 a las 12?", "the whole plant's stops"],
+        [
+            "cuánto produjo la planta ayer",
+            "¿cuánto produjo la planta de las 6 a las 12?",
+            "the whole plant's stops",
+            "cuánto produjo la planta de tratamiento ayer",
+        ],
     )
     def test_our_own_plant_is_not_another_site(self, question: str) -> None:
         """The site's own words ("la planta", "the whole plant") and times after "de" are not another site."""

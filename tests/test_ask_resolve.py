@@ -150,6 +150,8 @@ class TestWindowMexicoCity:
             ("since 2 pm yesterday", "en", (2026, 3, 10, 14, 0), (2026, 3, 11, 10, 30)),
             ("desde ontem às 18h", "pt", (2026, 3, 10, 18, 0), (2026, 3, 11, 10, 30)),
             ("desde las 8", "es", (2026, 3, 11, 8, 0), (2026, 3, 11, 10, 30)),
+            ("from 6 PM yesterday till now", "en", (2026, 3, 10, 18, 0), (2026, 3, 11, 10, 30)),
+            ("ontem de manhã, das 6h ao meio-dia", "pt", (2026, 3, 10, 6, 0), (2026, 3, 10, 12, 0)),
             # a night shift "that ended yesterday" began the day before
             ("el turno de noche que terminó ayer", "es", (2026, 3, 9, 22, 0), (2026, 3, 10, 6, 0)),
             ("the graveyard shift that ended at 6 am yesterday", "en", (2026, 3, 9, 22, 0), (2026, 3, 10, 6, 0)),
@@ -445,6 +447,16 @@ class TestSubject:
             ("las dos paradas de la P-101", Subject(asset="P-101")),  # one number word is not an id
             ("che cuantas veces paro la 101 anoche", Subject(asset="P-101")),  # an article and the asset's number
             ("paradas de las 10", Subject()),  # two digits: an hour, not an asset
+            (
+                "a vibração mais alta da 101",
+                Subject(
+                    asset="P-101",
+                    tag="P-101.vibration_mm_s",
+                    quantity="vibration",
+                    tag_candidates=["P-101.vibration_mm_s"],
+                ),
+            ),
+            ("quanto tempo durou a avaria da P-101", Subject(asset="P-101")),  # "tempo" is time, not "temps"
         ],
     )
     def test_names(self, text: str, expected: Subject) -> None:

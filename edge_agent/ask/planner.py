@@ -60,13 +60,14 @@ _ACTIVE = re.compile(
 _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detenciones?|se paro|se detuvo|parou|pararam|"
-        r"failures?|fallas?|fallos?|falhas?|averias?|trips?|tripped|down|parados?|detenid[oa]s?)\b"
+        r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|parados?|"
+        r"detenid[oa]s?)\b"
     ),
     "production": re.compile(
         r"\b(?:production|produced|produce|make|output|produccion|produjo|producido|producida|fabrico|"
         r"producao|produziu|produzido|scrap|scrapped|rejects|desecho|desechos|desperdicios?|mermas?|refugos?|"
         r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
-        r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|salio|salieron|"
+        r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|"
         r"put out|product|throughput|prod|"
         r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3))\b"
     ),
@@ -159,15 +160,17 @@ def reference_plan(
 # "the Houston plant", "la planta de Lima", "a fábrica de Campinas": a site by its name (capitalised before "plant"
 # in English; after a preposition in Spanish and Portuguese). Words that describe rather than name are not one.
 _SITE_NAMED_EN = re.compile(r"\b([A-Z][\w-]{2,})\s+(?:[Pp]lant|[Ss]ite|[Ff]actory|[Mm]ill|[Ff]acility)\b")
+# A site word, up to two describing words ("la planta potabilizadora de Guayaquil"), a preposition, the name.
 _SITE_NAMED = re.compile(
-    r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede)\s+(?:de|del|da|do|en|em)\s+([a-z][a-z0-9-]{2,})\b"
+    r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede|plant|site|factory|mill)(?:\s+[a-z]+){0,2}?\s+"
+    r"(?:de|del|da|do|en|em|in|of|at)\s+([a-z][a-z0-9-]{2,})\b"
 )
 _NOT_A_SITE_NAME = frozenset(
     "the this that our whole entire main other same treatment water power pumping process production bottling "
     "what which my your its their all every "
     "esta este toda entera nuestra nossa essa inteira principal agua tratamiento tratamento bombeo producao "
     "produccion proceso processo energia potable todo inteiro misma mesma las los una uno ayer hoy hoje ontem "
-    "manana manha tarde noche noite turno semana".split()
+    "manana manha tarde noche noite turno semana zona area sector linea linha line hoje today yesterday".split()
 )
 
 
@@ -218,6 +221,8 @@ def plan_for(
         return subjects
     if not intents and all(s.tag is not None or s.quantity is not None for s in subjects):
         intents = ["tag"]
+    if "tag" in intents and len(intents) > 1 and all(s.tag is None and s.quantity is None for s in subjects):
+        intents.remove("tag")  # "controles fuera de rango": the range is the checks', no tag is named
     if not intents:
         return Refusal(reason="out_of_scope", detail="not a question about the plant's stored data")
     if len(subjects) > 1 and len(subjects) * len(intents) > PLURAL_MAX:

@@ -12,7 +12,7 @@ from edge_agent.ask.resolve import fold
 # A polite or indirect opening before a command: "por favor", "can you", "você pode", ...
 _POLITE = (
     r"(?:(?:por favor|please|pls|porfa|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|"
-    r"bora|vai)[\s,:]*)*"
+    r"bora|vai|aproveita e|aprovecha y|de paso|while you're at it|and then|e depois|y luego|then)[\s,:]*)*"
     r"(?:(?:puedes|podrias|puede|podria|can you|could you|would you|will you|i want you to|quiero que|voce pode|"
     r"pode|poderia|consegue|necesito que|preciso que|tem como|da pra|da para|is it possible to|"
     r"would it be possible to|es posible|se puede|seria posible)\s+)?"
@@ -28,7 +28,8 @@ _COMMAND_VERBS = (
     r"aprobar|aprove|aprovar|rechaza|rechazar|rejeite|rejeitar|reinicia|reiniciar|resetea|resetear|restablece|"
     r"liga|ligar|ligue|desliga|desligar|desligue|inicia|iniciar|inicie|escribe|escribir|escreva|escrever|"
     r"zera|zerar|zere|reconhece|silencia|silenciar|silencie|cerra|abri|frena|frenar|resetar|resete|reseta|"
-    r"ejecuta|ejecutar|executa|executar|execute|run|corre|correr|"
+    r"ejecuta|ejecutar|executa|executar|execute|run|corre|correr|put|add|anota|anotar|registra|registre|"
+    r"adiciona|adicione|"
     r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
@@ -47,6 +48,9 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:arranca|arrancar|apaga|apagar|deten|detener|abre|abrir|abra|cierra|cerrar|feche|fechar|liga|ligar|"
     r"desliga|desligar|reinicia|reiniciar)\s+(?:(?:el|la|los|las|o|a|os|as)\s+)?(?:bomba|valvula|compresor|"
     r"compressor|linea|linha|motor|tanque|p-?\d|c-?\d|t-?\d|l-?\d)"
+    r"|\b(?:apaga|apagar|borra|borrar|elimina|eliminar|delete|remove|clear|limpa|limpar|limpia|limpiar|exclui|"
+    r"excluir)\s+(?:(?:os|as|los|las|the|all|all the|todos os|todas as|todas las|todos los)\s+)?(?:alarmes|alarmas|"
+    r"alarms|notas|notes|registros|records|eventos|events|datos|dados|data)\b"
     r"|\b(?:acknowledge|reconoce|reconocer|reconheca|reconhecer|silence|silencia|silenciar)\s+(?:(?:the|all|la|"
     r"las|todas las|o|a|os|as|todos os)\s+)?(?:alarm|alarma|alarme)"
     r"|\b(?:delete|remove|borra|borrar|elimina|eliminar|apague|apagar|exclua|excluir|approve|aprueba|aprobar|"

@@ -57,7 +57,7 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
 }
 # "la 101", "the 201": an asset by its number alone after an article, when the number has three digits or more
 # (fewer are hours, counts and shift numbers) and one asset has it.
-_ARTICLES = frozenset({"la", "el", "a", "o", "the"})
+_ARTICLES = frozenset({"la", "el", "a", "o", "the", "da", "do", "del", "al", "na", "no"})
 _BARE_NUMBER_DIGITS = 3
 # "each pump", "cada bomba", "every compressor": every asset of the kind, as a plural.
 _EACH = re.compile(
@@ -312,9 +312,10 @@ def _names_quantity(folded: str, tokens: list[str], names: dict[Language, list[s
 def _name_score(folded: str, tokens: list[str], tag: TagInfo) -> int:
     """How long a name of `tag` the text holds: exact phrases count their length, a near word (WORD_CUTOFF) 1."""
     names = {fold(n) for group in tag.names.values() for n in group} | {fold(tag.quantity.replace("_", " "))}
-    names |= set(_SHORT_NAMES.get(tag.quantity, ()))
-    names |= {f"{n}s" for n in names if n and not n.endswith("s")}  # "temps", "bearing temps", "flows"
-    best = max((len(n) for n in names if n and _mentions(folded, _phrase(n))), default=0)
+    # Shortenings and plurals only as written: "temps" is a letter off "tempo" (time), "vibs" off nothing useful.
+    exact = names | set(_SHORT_NAMES.get(tag.quantity, ()))
+    exact |= {f"{n}s" for n in exact if n and not n.endswith("s")}  # "temps", "bearing temps", "flows"
+    best = max((len(n) for n in exact if n and _mentions(folded, _phrase(n))), default=0)
     if best == 0 and any(_is_word(t, {n for n in names if " " not in n}) for t in tokens):
         return 1
     return best

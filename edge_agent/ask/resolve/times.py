@@ -197,7 +197,7 @@ _CLOCK = (
 )
 _HOUR_RANGE = re.compile(
     rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_CLOCK}"
-    rf"(?:\s*-\s*|\s+(?:y|and|e|a|as|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_CLOCK}(?![\d:])"
+    rf"(?:\s*-\s*|\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_CLOCK}(?![\d:])"
     # "yesterday 6 to 12", "ayer 6-12": two clock times alone, never digits of an id ("P-101 a 102")
     rf"|(?<![\w.:/-]){_CLOCK}(?:\s*-\s*|\s+(?:to|till|until|hasta|ate|a|as)\s+){_CLOCK}(?![\w:/-])"
 )
@@ -209,7 +209,8 @@ _NOON = re.compile(r"\b(?:mediodia|meio[- ]dia|(?:12 )?noon|midday)\b")
 _MIDNIGHT = re.compile(r"\b(?:medianoche|meia[- ]noite|midnight)\b")
 # "desde ayer a las 18 (hasta ahora)", "since 2 pm yesterday", "desde ontem às 18h": from that time to now.
 _SINCE = re.compile(
-    r"\b(?:desde|since|a partir de|a partir das)\s+(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem)\s+)?"
+    r"\b(?:desde|since|from|a partir de|a partir das)\s+"
+    r"(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem)\s+)?"
     rf"(?:(?:a las|a la|at|as|las|la|the)\s+)?{_CLOCK}(?![\d:])"
 )
 # Four-digit times ("0600", "1400") after "at", "a las", "between", "from" and their kin, or on either side of a
