@@ -23,8 +23,8 @@ from edge_agent.ask.tools.event_memo import EVENTS, EventMemo, EventSummary, sum
 from edge_agent.ask.tools.facts import record_ids
 from edge_agent.ask.tools.models import AssetInfo, LineInfo, TagInfo
 from edge_agent.ask.tools.namespace import RECENT, _most
-from edge_agent.ask.tools.quantities import quantity_of
 from edge_agent.ask.tools.records import KEYS_MAX
+from edge_agent.base.quantities import quantity_of
 from edge_agent.base.types import Record
 from edge_agent.config import AgentConfig
 from edge_agent.reports.facts import DATA_GAP

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from edge_agent.ask.plan import Plan, plan_schema
 from edge_agent.ask.tools import TOOLS, Budget, ToolContext, ToolError, ToolOutput, build_namespace, run_tool
-from edge_agent.ask.tools.quantities import quantity_of
+from edge_agent.base.quantities import quantity_of
 from edge_agent.base.types import Record
 from edge_agent.config import AgentConfig
 from edge_agent.reports.document import ReportRepository

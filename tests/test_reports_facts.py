@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from edge_agent.base.types import Record, StoredRecord, idempotency_key, ids_sha256
-from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts, round_value
+from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts, round_value, traced_facts, traced_tag_stats
 from edge_agent.reports.narrative import report_records
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
 from edge_agent.store import Store
@@ -60,6 +60,44 @@ class TestTagStats:
         assert fact.record_ids == [1, 3, 5, 2, 4]  # min (id 1), max (3), first (1), last (5), then the rest
         assert fact.record_count == 5
         assert fact.record_ids_sha256 == ids_sha256([1, 2, 3, 4, 5])
+
+
+class TestTagStatsAlone:
+    """`traced_tag_stats`: the tag statistics of `traced_facts` without the other sections, from full records or
+    the store's light rows (what the ask's `tag_stats` reads)."""
+
+    @staticmethod
+    def of_report(records: list[StoredRecord], req: ResolvedRequest) -> list[tuple[Any, ...]]:
+        traced = [(f, s) for f, s in traced_facts(records, req) if f.kind == "tag_stats"]
+        return [(f.model_copy(update={"id": ""}), s) for f, s in traced]
+
+    @staticmethod
+    def alone(records: Any, req: ResolvedRequest) -> list[tuple[Any, ...]]:
+        return [(f.model_copy(update={"id": ""}), s) for f, s in traced_tag_stats(records, req)]
+
+    def test_the_reports_tag_stats_from_records_and_from_light_rows(self, tmp_path: Path) -> None:
+        """Bad samples (skipped), states, other kinds, records outside the window and a scope: the same facts and
+        sources, whether from StoredRecords or from `Store.record_rows`, in any order."""
+        extra = [
+            rec("tag_value", "P-101.vibration_mm_s", 99.0, 5, quality="bad"),
+            rec("tag_value", "P-101.vibration_mm_s", float("nan"), 6),
+            rec("tag_value", "P-101.vibration_mm_s", 2.5, -10),
+            rec("tag_value", "C-201.temp_c", 40.125, 7),
+            rec("tag_value", "C-201.temp_c", 40.125, 9),
+        ]
+        with Store(tmp_path / "store.sqlite3") as store:
+            store.insert_records([*shift_records(), *extra])
+            records = store.records()
+            rows = store.record_rows()
+        shuffled = list(rows)
+        random.Random(3).shuffle(shuffled)
+        for req in (request(), request("asset_history", assets=["C-201"]), request(hours=40 / 60)):
+            expected = self.of_report(records, req)
+            assert expected  # the case is not empty
+            assert self.alone(records, req) == expected
+            assert self.alone(rows, req) == expected
+            assert self.alone(shuffled, req) == expected
+        assert self.alone(rows, request("alarm_summary")) == []  # no tags section, no tag statistics
 
 
 class TestAlarms:

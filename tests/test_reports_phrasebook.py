@@ -92,12 +92,25 @@ class TestShippedFiles:
     def test_load_reads_every_language_of_the_version(self) -> None:
         """The loader gives one book a language, named and hashed like the prompt files."""
         loaded = load_phrasebooks()
-        assert REFERENCE_PHRASEBOOK_VERSION == "v1"
+        assert REFERENCE_PHRASEBOOK_VERSION == "v2"
         assert list(loaded) == list(LANGUAGES)
         for language, book in loaded.items():
-            assert book.name == f"v1/{language}.toml"
+            assert book.name == f"v2/{language}.toml"
             assert book.sha256 == sha256_hex(raw(language))
             assert book.phrases == {k: tuple(v) for k, v in data(language)["phrases"].items()}
+
+    def test_the_earlier_version_still_loads(self) -> None:
+        """v1 stays as it was (r8's wordings, tags by their ids): a new wording is a new directory."""
+        v1 = load_phrasebooks("v1")
+        assert v1["es"].phrases["pv.peak"][1] == "{tag} alcanzó {max} {max_at}, frente a una media de {mean}."
+        assert v1["es"].words.kinds == {} and v1["es"].words.quantities == {}
+
+    def test_every_language_names_the_same_asset_kinds_and_quantities(self) -> None:
+        """v2's `kinds` and `quantities` (what names a tag) have the same keys everywhere, each kind naming {id}."""
+        loaded = load_phrasebooks()
+        assert {tuple(b.words.kinds) for b in loaded.values()} == {("P", "C", "T", "V", "M")}
+        assert {tuple(b.words.quantities) for b in loaded.values()} == {("running",)}
+        assert all("{id}" in kind for b in loaded.values() for kind in b.words.kinds.values())
 
     def test_a_missing_version_names_the_file(self) -> None:
         """No v0 directory: the error names the file it looked for."""
@@ -121,6 +134,17 @@ class TestErrors:
         en["phrases"]["dt.extra"] = ["a", "b", "c"]
         with pytest.raises(PhrasebookError, match=r"v1/en\.toml: phrases\.dt\.extra: not in the es file"):
             check_parity(books(en=en))
+
+    def test_an_asset_kind_missing_in_one_language(self) -> None:
+        """Asset kinds are keys too, and a kind must name {id}."""
+        pt = data("pt")
+        del pt["words"]["kinds"]["C"]
+        with pytest.raises(PhrasebookError, match=r"v1/pt\.toml: words\.kinds\.C: missing"):
+            check_parity(books(pt=pt))
+        es = data("es")
+        es["words"]["kinds"]["C"] = "el compresor"
+        with pytest.raises(PhrasebookError, match=r"words\.kinds: Value error, 'el compresor' must name \{id\}"):
+            phrasebook_from_data("v1/es.toml", es)
 
     def test_a_noun_missing_in_one_language(self) -> None:
         """Nouns and topics are keys too."""

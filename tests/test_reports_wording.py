@@ -38,8 +38,8 @@ def every_file() -> list[tuple[str, str, str | None, Path]]:
 
 class TestTheHome:
     def test_it_holds_the_prompts_the_phrasebook_and_the_ask_wording(self) -> None:
-        """Templates v2 and v3, the reference phrasebook v1, the ask answers v1 and the model planner's instructions
-        v1, nothing in the old places."""
+        """Templates v2 and v3, the reference phrasebook v1 and v2, the ask answers v1 and the model planner's
+        instructions v1, nothing in the old places."""
         versions = {(kind, version) for kind, version, _, _ in every_file()}
         assert versions == {
             ("section", "v2"),
@@ -47,6 +47,7 @@ class TestTheHome:
             ("facts", "v2"),
             ("facts", "v3"),
             ("reference", "v1"),
+            ("reference", "v2"),
             ("ask", "v1"),
             ("planner", "v1"),
         }

@@ -26,7 +26,7 @@ from edge_agent.daemon.storage import RETENTION_DELETED, RetentionComponent, ret
 from edge_agent.store import Inserted, MigrationError, RecordWriter, RetentionPolicy, Store, StoreError
 from edge_agent.store.migrations import MIGRATIONS
 from edge_agent.store.retention import OUTBOX, QUARANTINE, RECORDS
-from edge_agent.store.rows import INSERT_RECORD, record_row
+from edge_agent.store.rows import INSERT_RECORD, json_value, record_row
 
 T0 = datetime(2026, 11, 29, 6, 0, tzinfo=UTC)
 
@@ -95,6 +95,36 @@ class TestRecords:
         """A JSON value holding a lone surrogate (what the escape "\\ud800" decodes to) is stored: no failed batch."""
         store.insert_records([rec(1, value={"text": "a\ud800b", "\udcff": 1}), rec(2)])
         assert [r.value for r in store.records()] == [{"text": "a\ud800b", "\udcff": 1}, 2.0]
+
+    def test_light_rows_are_the_records_fields_in_the_same_order(self, store: Store) -> None:
+        """`record_rows` returns what `records` does for the same arguments (a lone surrogate, a null and an object
+        value, another kind under the key), as its id, kind, key, source time, value and quality."""
+        store.insert_records(
+            [rec(5), rec(1, value={"text": "a\ud800b"}), rec(3, key="C-201.temp"), rec(2, value=None, quality="bad")]
+        )
+        store.insert_records([rec(4, kind="data_gap", value=7)])
+        window = (T0 + timedelta(seconds=1), T0 + timedelta(seconds=5))
+        for start, end, keys in [(None, None, None), (*window, ["P-101.vibration"])]:
+            for kinds, limit in [(None, None), (["tag_value"], None), (None, 3)]:
+                full = store.records(start, end, keys=keys, kinds=kinds, limit=limit)
+                rows = store.record_rows(start, end, keys=keys, kinds=kinds, limit=limit)
+                assert rows == [(r.id, r.kind, r.key, r.source_time, r.value, r.quality) for r in full]
+                assert [r.source_time.tzinfo for r in rows] == [UTC] * len(rows)
+
+    @pytest.mark.parametrize(
+        "text",
+        ["3.14159", "3", "-0.0", "1e400", "NaN", "-Infinity", '{"a": [1, {"b": null}]}', '"x\\ud800"', "true", "null"]
+        + [" 1", "1 ", "\t2\n", "[1] ", "1 2", "", "   ", "nul", "[1,", '{"a": 1}x', "12345678901234567890123"],
+    )
+    def test_a_stored_value_reads_as_json_loads_reads_it(self, text: str) -> None:
+        """`json_value` (the store's reader of a value's text) gives what json.loads gives, or raises as it does."""
+        try:
+            expected: object = json.loads(text)
+        except json.JSONDecodeError:
+            with pytest.raises(json.JSONDecodeError):
+                json_value(text)
+            return
+        assert repr(json_value(text)) == repr(expected)
 
     def test_grouped_insert_counts_new_rows_per_group(self, store: Store) -> None:
         assert store.insert_records_grouped([[rec(1)], [rec(1), rec(2)], []]) == [Inserted(1), Inserted(1), Inserted(0)]

@@ -22,7 +22,7 @@ from edge_agent.audit import AuditEntry
 from edge_agent.audit.evidence import AnswerEvidence
 from edge_agent.base.types import StoredRecord
 from edge_agent.config import AgentConfig
-from edge_agent.store import Store
+from edge_agent.store import Store, StoredRow
 
 # Tools that read the report repository, which a bundle carries as reports, not as records.
 REPORT_TOOLS = frozenset({"reports_list", "report_get"})
@@ -67,6 +67,19 @@ class ReadingStore(Store):
         # The namespace reads the week's MES events this way: the records behind the texts are evidence too.
         self._kept(super().records(start, end, keys=keys, kinds=kinds, limit=limit))
         return super().value_texts(start, end, keys=keys, kinds=kinds, limit=limit)
+
+    def record_rows(
+        self,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        *,
+        keys: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[StoredRow]:
+        # The tag statistics read their samples this way: the records behind the rows are evidence too.
+        self._kept(super().records(start, end, keys=keys, kinds=kinds, limit=limit))
+        return super().record_rows(start, end, keys=keys, kinds=kinds, limit=limit)
 
     def records_by_id(self, ids: Sequence[int]) -> list[StoredRecord]:
         return self._kept(super().records_by_id(ids))

@@ -7,12 +7,14 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from edge_agent.base.types import OutboxMessage, QuarantineItem, Record, StoredRecord, to_utc
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
+# A decoder as json.loads' own (its defaults), called without its whitespace checks (`json_value`).
+_DECODER = json.JSONDecoder()
 
 
 def to_us(value: datetime) -> int:
@@ -23,6 +25,23 @@ def to_us(value: datetime) -> int:
 
 def from_us(value: int) -> datetime:
     return _EPOCH + timedelta(microseconds=value)
+
+
+def json_value(text: str | None) -> Any:
+    """A stored value's JSON text as json.loads reads it (None: no value). The text the store writes (`_json_text`)
+    starts and ends with its value, so one call of the decoder's scanner reads it (0.3 µs for a number against 1 µs:
+    a day of one tag every 30 s is 2 880 of them); any other text goes through json.loads itself."""
+    if text is None:
+        return None
+    if type(text) is str:
+        try:
+            value, end = _DECODER.raw_decode(text)
+        except json.JSONDecodeError:  # no value at its first character (leading whitespace, nothing): json.loads says
+            pass
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)
 
 
 def storable(text: str) -> str:
@@ -116,12 +135,34 @@ def stored_record(row: Sequence[Any]) -> StoredRecord:
         key=row[3],
         source_time=from_us(row[4]),
         received_time=from_us(row[5]),
-        value=json.loads(row[6]) if row[6] is not None else None,
+        value=json_value(row[6]),
         quality=row[7],
         raw=row[8],
         idempotency_key=row[9],
         historical=bool(row[10]),
     )
+
+
+class StoredRow(NamedTuple):
+    """A stored record's fields that a reader of many tag values needs (the report facts' `FactRecord`): its id,
+    kind, key, source time, value and quality, without the rest (its source, received time, raw bytes, idempotency
+    key) or a StoredRecord's validation: a third of the cost of one or less (about 1.5 µs a row against 5.5; a day of
+    one tag every 30 s is 2 880 rows)."""
+
+    id: int
+    kind: str
+    key: str
+    source_time: datetime
+    value: Any
+    quality: str
+
+
+ROW_COLUMNS = "id, kind, key, source_time_us, value, quality"
+
+
+def stored_row(row: Sequence[Any]) -> StoredRow:
+    """A row of ROW_COLUMNS as a StoredRow: each field as `stored_record` reads it."""
+    return StoredRow(row[0], row[1], row[2], from_us(row[3]), json_value(row[4]), row[5])
 
 
 QUARANTINE_COLUMNS = "id, source, topic, raw, reason, received_time_us"

@@ -10,8 +10,9 @@ from edge_agent.ask.tools.context import ToolContext
 from edge_agent.ask.tools.models import RECORD_IDS_MAX, FactSummary, Window
 from edge_agent.ask.tools.records import resolved_window
 from edge_agent.base.types import StoredRecord
-from edge_agent.reports.facts import Fact, traced_facts
+from edge_agent.reports.facts import Fact, traced_facts, traced_tag_stats
 from edge_agent.reports.request import ReportType, ResolvedRequest, Scope
+from edge_agent.store import StoredRow
 
 # A report lists 24 stops and causes; a tool lists up to this many internally so that its counts (planned,
 # unplanned, open) cover every stop of a 31-day window (the simulator makes ~8 a day) before it cuts its own lists.
@@ -45,6 +46,13 @@ def window_facts(
     kpi_config = ctx.config.reports.kpi if kpi else None
     traced = traced_facts(rows, request, list_max=LIST_MAX, notes_max=NOTES_MAX, kpi=kpi_config)
     return [Traced(fact, sources) for fact, sources in traced]
+
+
+def tag_stats_facts(rows: Sequence[StoredRow], window: Window) -> list[Traced]:
+    """The `tag_stats` facts `window_facts` gives for tag values alone (an asset history without scope), from the
+    store's light rows (`traced_tag_stats`): the same figures and record ids, without a StoredRecord per sample."""
+    request = ResolvedRequest(type="asset_history", language="en", window=resolved_window(window), scope=Scope())
+    return [Traced(fact, sources) for fact, sources in traced_tag_stats(rows, request)]
 
 
 def of_kind(facts: Iterable[Traced], *kinds: str) -> list[Traced]:

@@ -11,8 +11,8 @@ from edge_agent.ask.tools.errors import ToolError
 from edge_agent.ask.tools.event_memo import EVENTS, EventMemo
 from edge_agent.ask.tools.facts import record_ids
 from edge_agent.ask.tools.models import AssetInfo, LineInfo, Namespace, NamespaceInput, TagInfo
-from edge_agent.ask.tools.quantities import quantity_of
 from edge_agent.ask.tools.records import KEYS_MAX
+from edge_agent.base.quantities import quantity_of
 from edge_agent.config import AgentConfig
 from edge_agent.reports.facts import DATA_GAP
 from edge_agent.store import Store

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from edge_agent.ask.tools.context import ToolContext
 from edge_agent.ask.tools.errors import ToolError
@@ -12,11 +13,12 @@ from edge_agent.ask.tools.models import Window
 from edge_agent.base.types import StoredRecord
 from edge_agent.reports.narrative import held_ranges
 from edge_agent.reports.request import ResolvedWindow
-from edge_agent.store import from_us, to_us
+from edge_agent.store import StoredRow, from_us, to_us
 
 # The distinct keys one look-up lists at most: the simulator has 17, a large site a few thousand (one per tag).
 KEYS_MAX = 20_000
 _EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
+R = TypeVar("R", StoredRecord, StoredRow)
 
 
 def data_span(ctx: ToolContext) -> tuple[datetime, datetime] | None:
@@ -61,7 +63,20 @@ class Reader:
         keys: Sequence[str] | None = None,
         kinds: Sequence[str] | None = None,
     ) -> list[StoredRecord]:
-        rows = self.ctx.store.records(start, end, keys=keys, kinds=kinds, limit=self.left + 1)
+        return self._counted(self.ctx.store.records(start, end, keys=keys, kinds=kinds, limit=self.left + 1))
+
+    def rows(
+        self,
+        start: datetime | None,
+        end: datetime | None,
+        *,
+        keys: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+    ) -> list[StoredRow]:
+        """`read`'s records as the store's light rows (`Store.record_rows`), within the same budget."""
+        return self._counted(self.ctx.store.record_rows(start, end, keys=keys, kinds=kinds, limit=self.left + 1))
+
+    def _counted(self, rows: list[R]) -> list[R]:
         if len(rows) > self.left:
             raise ToolError("outside_budget", f"more than {self.ctx.budget.max_rows} records to read")
         self.left -= len(rows)

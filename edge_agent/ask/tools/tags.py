@@ -6,10 +6,10 @@ from datetime import timedelta
 
 from edge_agent.ask.tools.context import ToolContext
 from edge_agent.ask.tools.errors import ToolError
-from edge_agent.ask.tools.facts import of_kind, window_facts
+from edge_agent.ask.tools.facts import tag_stats_facts
 from edge_agent.ask.tools.models import TagStatsInput, TagStatsOutput, TagValueAtInput, TagValueAtOutput
-from edge_agent.ask.tools.quantities import quantity_of
 from edge_agent.ask.tools.records import Reader, check_window, require_tag
+from edge_agent.base.quantities import quantity_of
 from edge_agent.reports.request import from_iso
 
 
@@ -18,8 +18,8 @@ def tag_stats(ctx: ToolContext, args: TagStatsInput) -> TagStatsOutput:
     report over that window states them (bad-quality samples and non-numbers left out)."""
     require_tag(ctx, args.tag)
     check_window(ctx, args.window)
-    rows = Reader(ctx).read(args.window.start, args.window.end, keys=[args.tag], kinds=["tag_value"])
-    stats = of_kind(window_facts(ctx, rows, args.window, "asset_history"), "tag_stats")
+    rows = Reader(ctx).rows(args.window.start, args.window.end, keys=[args.tag], kinds=["tag_value"])
+    stats = tag_stats_facts(rows, args.window)
     unit = quantity_of(args.tag).unit
     if not stats:
         return TagStatsOutput(

@@ -2,7 +2,16 @@
 them (OEE, MTBF/MTTR, ISA-18.2 alarm performance). Code outside the wing uses these names only."""
 
 from edge_agent.reports.facts.builder import Fact, round_value
-from edge_agent.reports.facts.compute import FACTS_VERSION, compute_facts, is_ratio, traced_facts
+from edge_agent.reports.facts.compute import FACTS_VERSION, compute_facts, is_ratio, traced_facts, traced_tag_stats
 from edge_agent.reports.facts.gaps import DATA_GAP
 
-__all__ = ["compute_facts", "DATA_GAP", "Fact", "FACTS_VERSION", "is_ratio", "round_value", "traced_facts"]
+__all__ = [
+    "compute_facts",
+    "DATA_GAP",
+    "Fact",
+    "FACTS_VERSION",
+    "is_ratio",
+    "round_value",
+    "traced_facts",
+    "traced_tag_stats",
+]

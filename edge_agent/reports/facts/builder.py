@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Context, Decimal
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +21,24 @@ DECIMALS = 2
 MEASURED_ABS_MAX = 1e15
 # OPC UA alarms & conditions severities are 1..1000 (Part 9); a missing one reads as 0.
 SEVERITY_MAX = 1000
+
+
+class FactRecord(Protocol):
+    """What the builder, the tag facts and the record selection (`compute.in_scope`) read of a record: a
+    `StoredRecord`, or the store's lighter `StoredRow` (`Store.record_rows`) for a reader of many tag values."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def source_time(self) -> datetime: ...
+    @property
+    def value(self) -> Any: ...
+    @property
+    def quality(self) -> str: ...
 
 
 class Fact(BaseModel):
@@ -55,17 +74,17 @@ class Builder:
         self.facts: list[Fact] = []
         # Per fact, every record id behind it (what `record_ids_sha256` hashes): the evidence an export carries.
         self.sources: list[frozenset[int]] = []
-        self.skipped: dict[int, tuple[StoredRecord, str]] = {}
+        self.skipped: dict[int, tuple[FactRecord, str]] = {}
 
     def add(
         self,
         kind: str,
         values: dict[str, Any],
-        records: Sequence[StoredRecord],
+        records: Sequence[FactRecord],
         *,
         subject: str = "",
         ids: Iterable[str] = (),
-        key_records: Sequence[StoredRecord] = (),
+        key_records: Sequence[FactRecord] = (),
     ) -> None:
         ordered: list[int] = []
         for r in [*key_records, *records]:
@@ -88,7 +107,7 @@ class Builder:
             )
         )
 
-    def skip(self, record: StoredRecord, reason: str) -> None:
+    def skip(self, record: FactRecord, reason: str) -> None:
         """A record a section reads but cannot use; the first reason given for it is the one reported."""
         self.skipped.setdefault(record.id, (record, reason))
 

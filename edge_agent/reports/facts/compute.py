@@ -26,13 +26,14 @@ fact saying it is incomplete.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from edge_agent.base.types import StoredRecord
 from edge_agent.config.kpi import KpiConfig
 from edge_agent.reports.facts.alarms import alarm_facts
-from edge_agent.reports.facts.builder import Builder, Fact
+from edge_agent.reports.facts.builder import Builder, Fact, FactRecord
 from edge_agent.reports.facts.gaps import DATA_GAP, data_gap_facts
 from edge_agent.reports.facts.kpi import kpi_facts
 from edge_agent.reports.facts.mes import downtime_facts, production_facts, quality_facts
@@ -44,9 +45,10 @@ from edge_agent.reports.request import ResolvedRequest, Scope, iso
 # settings. Export bundles record it beside the code version (`audit export`), so an auditor who recomputes a
 # bundle's facts (`audit verify-bundle --recompute`) knows which rules made them. 1: the rules of 0.2.0.
 FACTS_VERSION = "1"
+R = TypeVar("R", bound=FactRecord)
 
 
-def record_asset(record: StoredRecord) -> str | None:
+def record_asset(record: FactRecord) -> str | None:
     """The asset a record is about: tag `P-101.vibration_mm_s` → `P-101`; alarms and MES events key by asset; a data
     gap of a tag → the tag's asset (a gap keyed by a whole source, without a `.`, is about no single asset)."""
     if record.kind == "tag_value":
@@ -58,7 +60,7 @@ def record_asset(record: StoredRecord) -> str | None:
     return None
 
 
-def in_scope(record: StoredRecord, scope: Scope) -> bool:
+def in_scope(record: FactRecord, scope: Scope) -> bool:
     """Scope filters apply where a record carries the attribute: assets (log lines: mentioned in the text),
     line (MES events with a `line`), area (log lines, by the last topic level)."""
     value = record.value if isinstance(record.value, dict) else {}
@@ -123,8 +125,7 @@ def traced_facts(
     """`compute_facts`, each fact with every record id behind it (the ids its `record_ids_sha256` hashes; its
     `record_ids` lists at most `RECORD_IDS_MAX` of them): what an export bundle carries as evidence."""
     start, end = request.window.start, request.window.end
-    scoped = sorted((r for r in records if in_scope(r, request.scope)), key=lambda r: (r.source_time, r.id))
-    rows = [r for r in scoped if start <= r.source_time < end]
+    scoped, rows = _selected(records, request)
     b = Builder()
     b.add(
         "window",
@@ -147,6 +148,26 @@ def traced_facts(
     return list(zip(b.numbered(), b.sources, strict=True))
 
 
+def traced_tag_stats(records: Sequence[FactRecord], request: ResolvedRequest) -> list[tuple[Fact, frozenset[int]]]:
+    """The `tag_stats` facts `traced_facts` gives for the same records and request (its tags section: the same
+    figures, record ids and ids behind each), without the other sections: for a reader of tag values alone, which
+    may hand in the store's light rows (`Store.record_rows`) instead of a StoredRecord per sample. Numbered among
+    themselves (F01, F02, ...), not as in the whole report."""
+    if "tags" not in _SECTIONS[request.type]:
+        return []
+    _, rows = _selected(records, request)
+    b = Builder()
+    tag_facts(b, {"tag_value": [r for r in rows if r.kind == "tag_value"]}, request.window.end, 0)
+    return list(zip(b.numbered(), b.sources, strict=True))
+
+
+def _selected(records: Iterable[R], request: ResolvedRequest) -> tuple[list[R], list[R]]:
+    """The records in the request's scope, oldest first (ties by id), and those of them within its window."""
+    start, end = request.window.start, request.window.end
+    scoped = sorted((r for r in records if in_scope(r, request.scope)), key=lambda r: (r.source_time, r.id))
+    return scoped, [r for r in scoped if start <= r.source_time < end]
+
+
 def _counts(b: Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
     values = {f"{kind}_count": len(by_kind.get(kind, [])) for kind in ("tag_value", "alarm", "mes_event", "log_line")}
     b.add("record_counts", values, [r for rs in by_kind.values() for r in rs])
@@ -154,7 +175,7 @@ def _counts(b: Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, l
 
 def _skipped(b: Builder) -> int:
     """One `skipped_records` fact per record kind and reason; returns how many records were skipped."""
-    groups: dict[tuple[str, str], list[StoredRecord]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[FactRecord]] = defaultdict(list)
     for record, reason in b.skipped.values():
         groups[(record.kind, reason)].append(record)
     for (kind, reason), rs in sorted(groups.items()):
@@ -163,7 +184,7 @@ def _skipped(b: Builder) -> int:
     return len(b.skipped)
 
 
-_SECTION_FUNCS = {
+_SECTION_FUNCS: dict[str, Callable[[Builder, dict[str, list[StoredRecord]], datetime, int], None]] = {
     "counts": _counts,
     "tags": tag_facts,
     "states": state_facts,

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from itertools import pairwise
 from typing import Any
 
 from edge_agent.base.types import StoredRecord
-from edge_agent.reports.facts.builder import Builder, is_number, measure_problem, round_value
+from edge_agent.reports.facts.builder import Builder, FactRecord, is_number, measure_problem, round_value
 from edge_agent.reports.request import iso
 
 
-def tag_facts(b: Builder, by_kind: dict[str, list[StoredRecord]], end: datetime, list_max: int) -> None:
-    per_tag: dict[str, list[StoredRecord]] = defaultdict(list)
+def tag_facts(b: Builder, by_kind: Mapping[str, Sequence[FactRecord]], end: datetime, list_max: int) -> None:
+    per_tag: dict[str, list[FactRecord]] = defaultdict(list)
     for r in by_kind.get("tag_value", []):
         if isinstance(r.value, (bool, str)):
             continue  # a state: `state_facts` reads it

@@ -1,6 +1,6 @@
 """The narrative wing: sections, prompts and the phrasebook, the reference writer, prose and grounding checks, the
-draft a report's narrative is generated into, and the wording every writer reads (`wording/`, the ask writer's too).
-Code outside the wing uses these names only."""
+draft a report's narrative is generated into, the wording every writer reads (`wording/`, the ask writer's too), and
+how a tag is named as people say it (`names.Grammar`, `tag_grammar`). Code outside the wing uses these names only."""
 
 from edge_agent.reports.narrative.generate import (
     GROUNDING_RULES,
@@ -12,6 +12,8 @@ from edge_agent.reports.narrative.generate import (
     report_records,
     section_prompts,
 )
+from edge_agent.reports.narrative.names import Grammar, Label, split_label
+from edge_agent.reports.narrative.phrasebook import tag_grammar
 from edge_agent.reports.narrative.prompts import (
     TEMPLATE_VERSION,
     Phrasebook,
@@ -36,9 +38,12 @@ __all__ = [
     "fact_sentence",
     "format_time",
     "generation_params",
+    "Grammar",
     "GROUNDING_RULES",
     "held_ranges",
     "KPI_SECTIONS",
+    "Label",
+    "split_label",
     "load_phrasebook",
     "load_template",
     "Phrasebook",
@@ -55,6 +60,7 @@ __all__ = [
     "sentences",
     "spans_days",
     "split_sections",
+    "tag_grammar",
     "Template",
     "TEMPLATE_VERSION",
     "WordingFile",

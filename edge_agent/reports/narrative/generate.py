@@ -39,7 +39,7 @@ from edge_agent.reports.narrative.prompts import (
     load_phrasebook,
     load_template,
 )
-from edge_agent.reports.narrative.prose import prose_problems
+from edge_agent.reports.narrative.prose import dedupe_lists, prose_problems
 from edge_agent.reports.narrative.reference import REFERENCE_VERSION, reference_text
 from edge_agent.reports.narrative.sections import KPI_SECTIONS, Section, split_sections
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow
@@ -54,21 +54,25 @@ BODY_SCHEMA = "edge-agent.report.body/2"
 # only to what the note is about (grounding.check_note_ties); v7: a note's time and the author said with it must be
 # one note's; v8: a note said to be left while a stop went on, or after it, was (grounding.check_note_when); v9: the
 # process-values section rests on its `sections.TAGS_MAX` top peaks only, the tags its prompt shows; v10: a
-# percentage is read against the ratio facts (`facts.is_ratio`, the plant KPIs') × 100, and a ratio only as one.
-GROUNDING_RULES = "v10"
+# percentage is read against the ratio facts (`facts.is_ratio`, the plant KPIs') × 100, and a ratio only as one;
+# v11: a tag named as people say it ("la vibración de la bomba P-101", "pump P-101's vibration") binds the figures
+# after it to that tag's facts, as its id does (`grounding.tag_named`), not to every fact of the asset; and the
+# model's text is checked with an item said twice in one list said once (`clean_narrative`, `prose.dedupe_lists`).
+GROUNDING_RULES = "v11"
 # Stops and alarms this far before a window are loaded with it, for the KPIs alone: a standing alarm raised up to
 # 2 days earlier is seen (stale after 24 h), and MTBF/MTTR may look back `reports.kpi.lookback_days` (at most 2).
 KPI_HISTORY = timedelta(days=2)
 
 
 def clean_narrative(text: str, truncated: bool = False) -> str:
-    """The model's text as published: one paragraph, anything after a fence marker dropped, and when the token
-    limit cut it (`truncated`), only up to the last full sentence."""
+    """The model's text as published: one paragraph, anything after a fence marker dropped, an item said twice in a
+    list said once (`prose.dedupe_lists`: "juan.perez, juan.perez, john.smith"), and when the token limit cut it
+    (`truncated`), only up to the last full sentence."""
     for marker in ("<<<", "NOTE>>>"):
         text = text.split(marker, 1)[0]
     # A small model often opens by echoing a header ("Hechos:", "FACTS:"): not part of the narrative.
     text = re.sub(r"^\s*[^\n.:]{1,20}:\s*\n", "", text)
-    text = " ".join(text.split())
+    text = dedupe_lists(" ".join(text.split()))
     if truncated:
         cut = max(text.rfind(". "), text.rfind(".\n"), len(text) - 1 if text.endswith(".") else -1)
         text = text[: cut + 1] if cut >= 0 else ""

@@ -7,6 +7,10 @@ Binding (`check_bound`): a figure (number, time, date, duration) said after an a
 must be a figure of a fact naming that id, or of the window. "P-101.flow_m3h peaked at 887.86" fails when 887.86 is
 C-201.flow_m3h's maximum, although 887.86 is a fact. `section_grounding` applies it to every section; in the notes
 the notes' own figures are bound to nothing, since a note's time follows the asset the note is about.
+A tag named as people say it names that tag (`tag_named`): an asset id with one of its tags' quantity names before
+it ("la vibración de la bomba P-101", "the vibration of pump P-101", "a vazão do compressor C-201") or after it in
+the possessive ("pump P-101's vibration") binds the figures after it to that tag's facts, as "P-101.vibration_mm_s"
+does; "la vibración de la bomba P-101 llegó a 57.56" fails when 57.56 is P-101's bearing temperature.
 
 The longest stop (`check_longest`): a sentence calling a stop the longest (es/en/pt) may name only assets, times
 and durations of the longest stop (the `downtime_longest` fact, over every stop of the window; a listed stop as
@@ -21,30 +25,90 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import defaultdict
 
+from edge_agent.base.quantities import quantity_of
 from edge_agent.reports.facts import Fact
 from edge_agent.reports.narrative.claims import SENTENCE_END, Claim, GroundingResult, Offence, check_narrative
 from edge_agent.reports.narrative.note_grounding import check_note_ties, check_note_when
 from edge_agent.reports.narrative.sections import Section
 
+# What may stand between a quantity's name and its asset's id, in es/en/pt: "de", "of", articles and contractions,
+# "en"/"on"/"in"; then one word right before the id, the asset's kind ("la vibración de la bomba P-101").
+_LINKS = r"(?:de|del|la|el|da|do|of|the|a|o|en|em|na|no|on|in)"
+# How far before an asset id its tag's name is looked for: a long name with its links, not the sentence's start.
+_NAME_REACH = 120
+
+
+def tag_names(facts: list[Fact]) -> dict[str, dict[str, set[str]]]:
+    """Per asset, each name of a tag the facts name (every language's, `base.quantities`, and the key's own words,
+    folded) → the tags so called: {"P-101": {"vibración": {"P-101.vibration_mm_s"}, ...}}."""
+    names: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for fact in facts:
+        for ident in fact.ids:
+            asset, dot, measure = ident.partition(".")
+            if not dot or not asset or not measure:
+                continue
+            q = quantity_of(ident)
+            for said in [*(n for per_language in q.names.values() for n in per_language), q.quantity]:
+                key = " ".join(said.replace("_", " ").split()).casefold()
+                if key:
+                    names[asset][key].add(ident)
+    return names
+
+
+def _name_pattern(names: list[str]) -> str:
+    """The names, longest first, as one alternation; a space in a name matches any run of spaces."""
+    return "|".join(r"\s+".join(map(re.escape, n.split())) for n in sorted(names, key=len, reverse=True))
+
+
+def tag_named(narrative: str, claim: Claim, names: dict[str, dict[str, set[str]]], start: int) -> set[str]:
+    """The tags an asset id claim names by a quantity's name, in its sentence (which begins at `start`): before it,
+    joined by `_LINKS` and the asset's kind ("la temperatura del rodamiento de la bomba P-101"), or after it in the
+    possessive ("pump P-101's vibration"). Empty when no name of the asset's tags is joined to it."""
+    called = names.get(claim.text)
+    if not called:
+        return set()
+    pattern = _name_pattern(list(called))
+    before = re.compile(rf"(?<!\w)({pattern})(?:\s+{_LINKS})*(?:\s+[^\W\d_]+)?\s+$", re.I)
+    said = before.search(narrative, max(start, claim.start - _NAME_REACH), claim.start)
+    if said is None:
+        after = re.compile(rf"(?:'s|’s)\s+({pattern})(?!\w)", re.I)
+        said = after.match(narrative, claim.end, claim.end + _NAME_REACH)
+    if said is None:
+        return set()
+    return set(called.get(" ".join(said.group(1).split()).casefold(), set()))
+
 
 def check_bound(narrative: str, facts: list[Fact], tz_name: str, free: frozenset[str] = frozenset()) -> GroundingResult:
     """`check_narrative`, plus binding: in a sentence, each figure after an id must be a fact of that id's (or the
-    window's); the nearest id before it is the one it is said of. A figure of a `free` fact (a note's time, which
-    follows the asset the note is about, or how many notes are not listed) is bound to nothing."""
+    window's); the nearest id before it is the one it is said of. An asset id with a tag's name joined to it
+    (`tag_named`) is that tag's id. A figure of a `free` fact (a note's time, which follows the asset the note is
+    about, or how many notes are not listed) is bound to nothing."""
     result = check_narrative(narrative, facts, tz_name)
+    names = tag_names(facts)
+    of_tag = {
+        ident: {f.id for f in facts if ident in f.ids}
+        for per_asset in names.values()
+        for t in per_asset.values()
+        for ident in t
+    }
     window = {f.id for f in facts if f.kind == "window"} | free
     ends = [m.end() for m in SENTENCE_END.finditer(narrative)]
     offending = list(result.offending)
     subject: Claim | None = None
+    subject_facts: set[str] = set()
     sentence = 0
     for claim in result.claims:
         here = bisect.bisect_right(ends, claim.start)  # sentence ends at or before the claim
         if here != sentence:
             subject, sentence = None, here
         if claim.kind == "id":
-            subject = claim
-        elif subject is not None and not set(claim.fact_ids) & (set(subject.fact_ids) | window):
+            subject, subject_facts = claim, set(claim.fact_ids)
+            tags = tag_named(narrative, claim, names, ends[here - 1] if here else 0)
+            if tags:
+                subject_facts = set().union(*(of_tag[t] for t in tags))
+        elif subject is not None and not set(claim.fact_ids) & (subject_facts | window):
             reason = f"no fact of {subject.text} has this figure"
             offending.append(Offence(start=claim.start, end=claim.end, text=claim.text, kind="binding", reason=reason))
     offending.sort(key=lambda o: o.start)

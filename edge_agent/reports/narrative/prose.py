@@ -25,6 +25,33 @@ _GRAMMATICAL_DOUBLES = frozenset({"had", "that", "on"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+# A list of one-word items ("juan.perez, john.smith y otros", "P-101, C-201 and T-301"): items open with a letter
+# (figures are never touched), joined by commas and a last "y"/"e"/"and".
+_ITEM = r"[^\W\d_][\w.\-]*(?<![.\-])"
+_JOIN = r"(?:,\s+|\s+(?:y|e|and)\s+)"
+_LIST = re.compile(rf"(?<![\w.\-]){_ITEM}(?:{_JOIN}{_ITEM})+(?![\w\-])")
+
+
+def dedupe_lists(text: str) -> str:
+    """`text` with an item said twice in one list said once: "juan.perez, juan.perez, john.smith y otros" →
+    "juan.perez, john.smith y otros". A small model lists a note's author once per note (the prompt fences each note
+    with its author); the reference writer names each author once (`slots.notes`). Lists without a repeat stay as
+    written, byte for byte."""
+
+    def once(m: re.Match[str]) -> str:
+        items = re.split(_JOIN, m.group(0))
+        seen = list(dict.fromkeys(items))
+        if len(seen) == len(items):
+            return m.group(0)
+        if len(seen) == 1:
+            return seen[0]
+        last = re.findall(_JOIN, m.group(0))[-1]
+        joiner = last if last.strip() != "," else ", "
+        return ", ".join(seen[:-1]) + joiner + seen[-1]
+
+    return _LIST.sub(once, text)
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 

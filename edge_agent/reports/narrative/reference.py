@@ -8,7 +8,7 @@ left out where it would read as more than one sentence. Counts the facts do not 
 changes) are never written as figures: a figure the check cannot trace is one the model must not learn to write.
 
 Each kind of sentence has at least three wordings per language, kept as data in the reference phrasebook
-(`wording/phrasebook/v1/<lang>.toml`) and written out by `phrasebook.writer.SectionWriter`; the wording is chosen from a
+(`wording/phrasebook/v2/<lang>.toml`) and written out by `phrasebook.writer.SectionWriter`; the wording is chosen from a
 hash of the section's content, so the same facts always give the same text and different reports read differently.
 Each sentence is a slot, a list of candidates, richest first (`slots/`, one module per kind of section); the first
 that passes the grounding check on its own is kept (a reason such as `seal_2` is an id no fact names), and a section
@@ -36,8 +36,11 @@ from edge_agent.reports.request import ResolvedRequest
 # tag statistics peaks first (`sections.tag_peak`), and that hash reads them in that order (the same tags are named,
 # some in other wordings); r7: that section holds only the `sections.TAGS_MAX` top peaks, which the hash reads (the
 # same tags are named, some in other wordings); r8: the plant KPIs' sections (`oee`, `maintenance`,
-# `alarm_performance`), their wordings only added to the phrasebook: every earlier section's text is unchanged.
-REFERENCE_VERSION = "r8"
+# `alarm_performance`), their wordings only added to the phrasebook: every earlier section's text is unchanged;
+# r9: phrasebook v2, tags named as people say them ("la vibración de la bomba P-101", "pump P-101's vibration",
+# `SectionWriter.tag`) and their figures with the unit their key names ("9.12 mm/s"), in the process values'
+# peaks and state changes; every other section's text is unchanged.
+REFERENCE_VERSION = "r9"
 # An alarm performance review says rate, floods, the worst flood, the top alarms, chattering/standing/stale and the
 # priority mix: six sentences, each short.
 SECTION_SENTENCES = {"alarm_performance": 6}

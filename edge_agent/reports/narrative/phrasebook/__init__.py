@@ -1,4 +1,4 @@
-"""The reference writer's phrasebook: its wordings per language, as data (`wording/phrasebook/v1/<language>.toml`),
+"""The reference writer's phrasebook: its wordings per language, as data (`wording/phrasebook/v2/<language>.toml`),
 checked at load.
 
 It sits beside `reports.prompts`' phrasebook, not in it. That one (`wording/prompts/v3/facts.<language>.txt`) is
@@ -27,11 +27,15 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from edge_agent.base.canonical import sha256_hex
 from edge_agent.reports.errors import TemplateError
+from edge_agent.reports.narrative.names import Grammar
 from edge_agent.reports.narrative.wording import WordingMissing, read_wording
 from edge_agent.reports.request import Language
 
 # v1: the wordings of reference writer r7, moved out of reference.py unchanged (the same texts, byte for byte).
-REFERENCE_PHRASEBOOK_VERSION = "v1"
+# v2: v1 with tags named as people say them (reference writer r9): the process values' sentences write `{tag}` as
+# "la vibración de la bomba P-101" and open with `{Tag}`, worded so no article meets "de" ("el de {tag}" is gone);
+# `[words]` gains what names a tag (`kinds`, `feminine`, `masculine`, `quantities`: `narrative.names.Grammar`).
+REFERENCE_PHRASEBOOK_VERSION = "v2"
 LANGUAGES: tuple[str, ...] = get_args(Language)
 # At least three wordings a kind: reports on different facts read differently.
 MIN_WORDINGS = 3
@@ -110,6 +114,20 @@ class Words(BaseModel):
     change: Template
     change_short: Template
     topic: dict[str, str]
+    # A tag as people say it (`names.Grammar`): assets by their id's prefix, nouns the gender rule gets wrong, and a
+    # quantity's name where a report says it otherwise than `base.quantities.NAMES` first does. Absent in v1.
+    kinds: dict[str, str] = {}
+    feminine: tuple[str, ...] = ()
+    masculine: tuple[str, ...] = ()
+    quantities: dict[str, str] = {}
+
+    @field_validator("kinds")
+    @classmethod
+    def _kind_fields(cls, value: dict[str, str]) -> dict[str, str]:
+        for text in value.values():
+            if fields(text) != {"id"}:
+                raise ValueError(f"{text!r} must name {{id}}, and only it")
+        return value
 
     @field_validator(*WORD_FIELDS)
     @classmethod
@@ -162,6 +180,8 @@ def _shape(book: ReferencePhrasebook) -> dict[str, frozenset[str]]:
     shape = {f"phrases.{kind}": frozenset().union(*map(placeholders, v)) for kind, v in book.phrases.items()}
     shape |= {f"words.nouns.{noun}": frozenset() for noun in book.words.nouns}
     shape |= {f"words.topic.{topic}": frozenset() for topic in book.words.topic}
+    shape |= {f"words.kinds.{kind}": frozenset() for kind in book.words.kinds}
+    shape |= {f"words.quantities.{quantity}": frozenset() for quantity in book.words.quantities}
     return shape
 
 
@@ -199,6 +219,12 @@ def load_reference_phrasebook(language: str, version: str = REFERENCE_PHRASEBOOK
     return load_phrasebooks(version)[language]
 
 
+def tag_grammar(language: str, version: str = REFERENCE_PHRASEBOOK_VERSION) -> Grammar:
+    """How `language` names assets and tags (`names.Grammar`), from its phrasebook's `[words]`."""
+    w = load_reference_phrasebook(language, version).words
+    return Grammar(language, w.kinds, frozenset(w.feminine), frozenset(w.masculine), w.quantities)
+
+
 __all__ = [
     "LANGUAGES",
     "REFERENCE_PHRASEBOOK_VERSION",
@@ -211,4 +237,5 @@ __all__ = [
     "parse_phrasebook",
     "phrasebook_from_data",
     "placeholders",
+    "tag_grammar",
 ]

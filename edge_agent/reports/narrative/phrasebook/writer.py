@@ -1,7 +1,7 @@
 """How the reference writer says things: one section's wordings, times, spans, counts and names, in its language.
 
 `reference` decides what a section says (which facts, in which order, with which fallbacks); a `SectionWriter` turns
-each of those into text, with the wordings and grammar of the reference phrasebook (`v1/<language>.toml`) and the
+each of those into text, with the wordings and grammar of the reference phrasebook (`v2/<language>.toml`) and the
 figures of the prompts' phrasebook (`format_number`, `format_duration`, `format_time`), so the grounding check reads
 every figure back exactly.
 """
@@ -15,8 +15,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from edge_agent.base.canonical import CanonicalJsonError, canonical_json, sha256_hex
+from edge_agent.base.quantities import quantity_of
 from edge_agent.reports.facts import Fact
-from edge_agent.reports.narrative.phrasebook import ReferencePhrasebook, Words, load_reference_phrasebook
+from edge_agent.reports.narrative.names import Grammar
+from edge_agent.reports.narrative.phrasebook import ReferencePhrasebook, Words, load_reference_phrasebook, tag_grammar
 from edge_agent.reports.narrative.prompts import (
     Phrasebook,
     format_duration,
@@ -114,6 +116,21 @@ class SectionWriter:
     def name(self, subject: str) -> str:
         """An asset or tag as the facts name it (ids are checked by the grounding check), cleaned like record text."""
         return safe_text(subject, self.book)
+
+    @property
+    def grammar(self) -> Grammar:
+        return tag_grammar(self.request.language)
+
+    def tag(self, subject: str) -> str:
+        """A tag as people say it, with its article (`names.Grammar.tag`): "la vibración de la bomba P-101", "pump
+        P-101's vibration"; a key that names no quantity of an asset as the facts name it. Cleaned like record text."""
+        label = self.grammar.tag(subject)
+        return self.name(subject) if label is None else safe_text(label.the, self.book)
+
+    def figure(self, value: float | int, subject: str, with_unit: bool = True) -> str:
+        """A tag's value with its unit when its key has one ("9.12 mm/s"; `base.quantities`), as written."""
+        unit = quantity_of(subject).unit if with_unit else None
+        return f"{format_number(value)} {unit}" if unit else format_number(value)
 
     def inline(self, value: Any, max_chars: int = 80) -> str | None:
         """Record text fit to stand inside a sentence, or None (empty, withheld, or reads as more than one)."""

@@ -1,4 +1,8 @@
-"""The process values section's slots: the highest peak, the other peaks, and the state changes."""
+"""The process values section's slots: the highest peak, the other peaks, and the state changes.
+
+A tag is written as people say it ("la vibración de la bomba P-101", `SectionWriter.tag`) and its figures with the
+unit its key names ("9.12 mm/s"); each peak slot's last candidate drops the units, for a unit the grounding check
+would read as something else (a tag in seconds: "12 s" is read as a duration)."""
 
 from __future__ import annotations
 
@@ -12,35 +16,39 @@ def process_value_slots(w: SectionWriter) -> list[Slot]:
     slots: list[Slot] = []
     stats = of(w.section.facts, "tag_stats")  # `split_sections` keeps the top peaks, highest first (`tag_peak`)
     if stats:
-        top = stats[0].values
+        top, tag = stats[0].values, stats[0].subject
         slots.append(
             [
                 w.phrase(
                     "pv.peak",
-                    tag=w.name(stats[0].subject),
-                    max=format_number(top["max"]),
+                    tag=w.tag(tag),
+                    max=w.figure(top["max"], tag, units),
                     max_at=w.at(top["max_at"]),
-                    mean=format_number(top["mean"]),
+                    mean=w.figure(top["mean"], tag, units),
                 )
+                for units in (True, False)
             ]
         )
     if len(stats) > 1:
-        items = [
-            w.words.peak_item.format(
-                tag=w.name(f.subject),
-                max=format_number(f.values["max"]),
-                at=w.at(f.values["max_at"]),
-                mean=format_number(f.values["mean"]),
-            )
-            for f in stats[1:]
-        ]
-        slots.append([w.phrase("pv.peaks", items=w.listing(items))])
+        slots.append([w.phrase("pv.peaks", items=w.listing(_peaks(w, stats[1:], units))) for units in (True, False)])
     slots.append(_states(w))
     return slots
 
 
+def _peaks(w: SectionWriter, stats: list[Fact], units: bool) -> list[str]:
+    return [
+        w.words.peak_item.format(
+            tag=w.tag(f.subject),
+            max=w.figure(f.values["max"], f.subject, units),
+            at=w.at(f.values["max_at"]),
+            mean=w.figure(f.values["mean"], f.subject, units),
+        )
+        for f in stats
+    ]
+
+
 def _change(w: SectionWriter, f: Fact, with_values: bool) -> str:
-    v, tag = f.values, w.name(f.subject)
+    v, tag = f.values, w.tag(f.subject)
     from_, to = w.inline(v["from"], 40), w.inline(v["to"], 40)
     values = with_values and from_ is not None and to is not None
     if values:
@@ -66,7 +74,7 @@ def _states(w: SectionWriter) -> Slot:
         from_, to = w.inline(v["from"], 40), w.inline(v["to"], 40)
         if from_ is None or to is None:
             return []
-        return [w.phrase("pv.state.one", tag=w.name(changes[0].subject), from_=from_, to=to, at=w.at(v["at"]))]
+        return [w.phrase("pv.state.one", tag=w.tag(changes[0].subject), from_=from_, to=to, at=w.at(v["at"]))]
     return [
         w.phrase("pv.state.many", first=_change(w, changes[0], full), last=_change(w, changes[-1], full))
         for full in (True, False)

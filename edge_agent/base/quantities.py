@@ -1,11 +1,15 @@
 """What a tag measures, read from its key: `P-101.vibration_mm_s` is P-101's vibration in mm/s. The unit is the key's
-suffix, the quantity the words before it, and people's names for the quantity come from a small table in es/en/pt."""
+suffix, the quantity the words before it, and people's names for the quantity come from a small table in es/en/pt.
+
+It sits in base, below both of its readers: the ask's tools and resolver (a tag asked about by the names people
+use) and the reports' narrative (a tag written as people say it, and read back so by the grounding check)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
-from edge_agent.ask.tools.models import Language
+# The languages the names are kept in (the reports' and the ask's `Language`: the same three).
+Language = Literal["es", "en", "pt"]
 
 # Key suffix → unit, longest first where one ends another (`_mm_s` before `_s`).
 UNITS: tuple[tuple[str, str], ...] = (

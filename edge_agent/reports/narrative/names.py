@@ -1,0 +1,115 @@
+"""Assets and tags as people name them, per language (pure): "la bomba P-101", "la vibración de la bomba P-101",
+"el caudal del compresor C-201" (de + el → del), "pump P-101's vibration", "a vibração da bomba P-101".
+
+Grammar only. What a tag measures and what people call it come from `base.quantities` (the key's words, its unit,
+the names in es/en/pt); the wording comes from the caller's wording file, in the shape the ask's answer wordings
+already have: `kinds` (an asset id's prefix → its noun with its article, "P" = "la bomba {id}"), `feminine` and
+`masculine` (the nouns whose gender the ending rule gets wrong), and `quantities` (a quantity's name in a report
+where it is not the first of `base.quantities.NAMES`: "estado de marcha" for `running`).
+
+The articles follow the ask's `Phrasing` (`ask/phrasing.py`), which names tags the same way: es la/el and pt a/o by
+the first word's ending, then the wording's exceptions; es "de el" → "del", pt "de a/o" → "da/do"; en has no article
+and names a tag by its owner ("pump P-101's vibration"). The grounding check reads such a name back as the tag's
+(`grounding.tag_named`).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from edge_agent.base.quantities import quantity_of
+
+# A noun of these endings is feminine (es, pt), unless the wording says otherwise.
+FEMININE_ENDINGS = {
+    "es": ("a", "ción", "sión", "dad", "tad", "tud", "umbre"),
+    "pt": ("a", "ção", "são", "dade", "gem", "ência"),
+}
+# "de" and the article, contracted: es de + el → del; pt de + a/o → da/do.
+CONTRACTED = {"es": {"el": "del"}, "pt": {"a": "da", "o": "do", "as": "das", "os": "dos"}}
+ARTICLES = ("el", "la", "los", "las", "o", "a", "os", "as")
+
+
+@dataclass(frozen=True)
+class Label:
+    """A name with its article: ("la", "bomba P-101"); en has none ("", "pump P-101")."""
+
+    article: str
+    noun: str
+
+    @property
+    def the(self) -> str:
+        return f"{self.article} {self.noun}" if self.article else self.noun
+
+
+def split_label(text: str) -> Label:
+    """ "la bomba P-101" → ("la", "bomba P-101"); a text without a leading article has none."""
+    article, _, noun = text.partition(" ")
+    return Label(article, noun) if noun and article in ARTICLES else Label("", text)
+
+
+def _bare(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """One language's way of naming assets and tags, with its wording's data."""
+
+    language: str
+    kinds: Mapping[str, str]
+    feminine: frozenset[str] = frozenset()
+    masculine: frozenset[str] = frozenset()
+    quantities: Mapping[str, str] | None = None
+
+    def asset(self, asset: str) -> Label:
+        """An asset with its article when its id's prefix names a kind: es ("la", "bomba P-101"), en ("", "pump
+        P-101"); else the id alone."""
+        kind = self.kinds.get(asset.split("-", 1)[0]) if "-" in asset else None
+        return split_label(kind.format(id=asset)) if kind else Label("", asset)
+
+    def article(self, noun: str) -> str:
+        """es la/el, pt a/o by the first word's gender (its ending, then the wording's exceptions); en none."""
+        if self.language not in FEMININE_ENDINGS:
+            return ""
+        word = noun.split()[0].casefold() if noun.split() else ""
+        if word in self.feminine:
+            feminine = True
+        elif word in self.masculine:
+            feminine = False
+        else:
+            feminine = _bare(word).endswith(tuple(_bare(e) for e in FEMININE_ENDINGS[self.language]))
+        if self.language == "es":
+            return "la" if feminine else "el"
+        return "a" if feminine else "o"
+
+    def of(self, label: Label) -> str:
+        """ "de la bomba P-101", "del compresor C-201", "da bomba P-101", "of pump P-101"."""
+        contracted = CONTRACTED.get(self.language, {})
+        if label.article in contracted:
+            return f"{contracted[label.article]} {label.noun}"
+        return f"of {label.noun}" if self.language == "en" else f"de {label.the}"
+
+    def quantity(self, tag: str) -> str:
+        """What the tag measures, as a report calls it: the wording's name, else the first of its names."""
+        q = quantity_of(tag)
+        override = (self.quantities or {}).get(q.quantity)
+        if override:
+            return override
+        names = next((v for language, v in q.names.items() if language == self.language), None)
+        return names[0] if names else q.quantity.replace("_", " ")
+
+    def tag(self, tag: str) -> Label | None:
+        """ "la vibración de la bomba P-101" / "pump P-101's vibration" / "a vibração da bomba P-101"; None for a key
+        that is not `<asset>.<measure>` (it names no quantity of an asset)."""
+        asset, dot, measure = tag.partition(".")
+        if not dot or not asset or not measure:
+            return None
+        name, owner = self.quantity(tag), self.asset(asset)
+        if self.language == "en":
+            return Label("", f"{owner.noun}'s {name}")
+        return Label(self.article(name), f"{name} {self.of(owner)}")
+
+
+__all__ = ["ARTICLES", "CONTRACTED", "FEMININE_ENDINGS", "Grammar", "Label", "split_label"]

@@ -1,0 +1,212 @@
+"""Tags as people name them: the grammar (`narrative.names`), the reference writer's process-values sentences, the
+grounding check reading such a name back as the tag's, and a list's repeated item said once."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from edge_agent.base.quantities import quantity_of
+from edge_agent.reports.facts import Fact
+from edge_agent.reports.narrative import Section
+from edge_agent.reports.narrative.generate import clean_narrative
+from edge_agent.reports.narrative.grounding import check_bound, section_grounding, tag_named, tag_names
+from edge_agent.reports.narrative.names import Grammar
+from edge_agent.reports.narrative.phrasebook import tag_grammar
+from edge_agent.reports.narrative.prose import dedupe_lists, prose_problems
+from edge_agent.reports.narrative.reference import reference_text
+from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
+from edge_agent.sim.plant import tag_names as plant_tags
+from harness.shift import SHIFT_START, TZ
+from tests.fixtures.reports import fact
+
+WINDOW = Fact(
+    id="F01",
+    kind="window",
+    subject="A",
+    values={"start_at": "2026-11-29T12:00:00Z", "end_at": "2026-11-29T20:00:00Z", "duration_s": 28800},
+    record_ids=[],
+    record_count=0,
+    record_ids_sha256="-",
+)
+
+
+def stats(fid: str, tag: str, low: float, high: float, mean: float, minute: int) -> Fact:
+    at = f"2026-11-29T{12 + minute // 60:02d}:{minute % 60:02d}:00Z"
+    values = {"min": low, "min_at": "2026-11-29T12:05:00Z", "max": high, "max_at": at, "mean": mean}
+    return fact(fid, "tag_stats", tag, **values, samples_count=480, first=low, last=mean)
+
+
+VIBRATION = stats("F02", "P-101.vibration_mm_s", 0.5, 9.12, 2.53, 160)
+BEARING = stats("F03", "P-101.bearing_temp_c", 30.58, 57.56, 46.53, 161)
+FLOW = stats("F04", "C-201.flow_m3h", 800.1, 887.86, 846.53, 162)
+FACTS = [WINDOW, VIBRATION, BEARING, FLOW]
+
+
+def request(language: str) -> ResolvedRequest:
+    window = ResolvedWindow(start=SHIFT_START, end=SHIFT_START + timedelta(hours=8), shift="A", timezone=TZ)
+    return ResolvedRequest(type="shift_summary", language=language, window=window, scope=Scope())
+
+
+def offences(text: str) -> list[tuple[str, str]]:
+    return [(o.text, o.kind) for o in check_bound(text, FACTS, TZ).offending]
+
+
+class TestGrammar:
+    @pytest.mark.parametrize(
+        ("language", "tag", "said"),
+        [
+            ("es", "P-101.vibration_mm_s", "la vibración de la bomba P-101"),
+            ("es", "C-201.vibration_mm_s", "la vibración del compresor C-201"),
+            ("es", "P-101.flow_m3h", "el caudal de la bomba P-101"),
+            ("es", "P-101.bearing_temp_c", "la temperatura del rodamiento de la bomba P-101"),
+            ("es", "T-301.level_pct", "el nivel del tanque T-301"),
+            ("es", "P-101.running", "el estado de marcha de la bomba P-101"),
+            ("es", "X-9.current_a", "la corriente de X-9"),
+            ("en", "P-101.vibration_mm_s", "pump P-101's vibration"),
+            ("en", "C-201.flow_m3h", "compressor C-201's flow"),
+            ("en", "P-101.running", "pump P-101's run state"),
+            ("pt", "P-101.vibration_mm_s", "a vibração da bomba P-101"),
+            ("pt", "C-201.flow_m3h", "a vazão do compressor C-201"),
+            ("pt", "T-301.level_pct", "o nível do tanque T-301"),
+            ("pt", "P-101.running", "o estado de funcionamento da bomba P-101"),
+        ],
+    )
+    def test_a_tag_as_people_say_it(self, language: str, tag: str, said: str) -> None:
+        """Articles agree with the quantity's gender, "de" contracts with the owner's article (del, da, do)."""
+        label = tag_grammar(language).tag(tag)
+        assert label is not None and label.the == said
+
+    def test_a_key_that_names_no_quantity_of_an_asset_has_no_name(self) -> None:
+        assert tag_grammar("es").tag("flow_total") is None
+        assert tag_grammar("es").tag(".flow") is None
+
+    def test_the_wording_s_exceptions_win_over_the_ending(self) -> None:
+        """pt "vazão" ends like a masculine noun; the phrasebook lists it as feminine."""
+        bare = Grammar("pt", {"P": "a bomba {id}"})
+        assert bare.article("vazão") == "o"
+        assert tag_grammar("pt").article("vazão") == "a"
+
+
+class TestGrounding:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "La vibración de la bomba P-101 alcanzó 9.12 mm/s a las 08:40, frente a una media de 2.53 mm/s.",
+            "La temperatura del rodamiento de la bomba P-101 llegó a 57.56 °C.",
+            "El caudal del compresor C-201 llegó a 887.86 m³/h a las 08:42.",
+            "Pump P-101's vibration reached 9.12 mm/s at 08:40.",
+            "The vibration of pump P-101 peaked at 9.12.",
+            "A vibração da bomba P-101 atingiu 9.12 mm/s às 08:40.",
+            "A vazão do compressor C-201 atingiu 887.86 m³/h.",
+        ],
+    )
+    def test_a_tag_named_by_people_s_name_passes_with_its_own_figures(self, text: str) -> None:
+        assert offences(text) == []
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "La vibración de la bomba P-101 llegó a 57.56 a las 08:41.",
+            "Pump P-101's vibration reached 57.56 at 08:41.",
+            "The vibration of pump P-101 peaked at 57.56 at 08:41.",
+            "A vibração da bomba P-101 atingiu 57.56 às 08:41.",
+        ],
+    )
+    def test_another_tag_s_figure_after_the_name_is_refused(self, text: str) -> None:
+        """57.56 and 08:41 are P-101's bearing temperature's: a fact of P-101, but not of its vibration."""
+        assert offences(text) == [("57.56", "binding"), ("08:41", "binding")]
+
+    def test_nothing_else_is_loosened(self) -> None:
+        """An asset alone still binds every figure of its tags; a tag id binds its own; a name the asset has no tag
+        of leaves the asset's binding as it was; another asset's figure stays refused."""
+        assert offences("En P-101 se llegó a 57.56 y 9.12.") == []
+        assert offences("P-101.vibration_mm_s alcanzó 57.56.") == [("57.56", "binding")]
+        assert offences("La presión de la bomba P-101 llegó a 57.56.") == []
+        assert offences("La vibración de la bomba P-101 llegó a 887.86.") == [("887.86", "binding")]
+        assert offences("La vibración de la bomba P-101 llegó a 99.99.") == [("99.99", "number")]
+
+    def test_a_name_far_from_the_id_is_not_joined_to_it(self) -> None:
+        """Only linking words and one word (the asset's kind) may stand between the name and the id."""
+        assert offences("La vibración subió mucho después en la bomba P-101, hasta 57.56.") == []
+
+    def test_every_name_the_reference_writer_gives_binds_back_to_its_tag(self) -> None:
+        """For each tag of the demo plant, in every language, the writer's name is read as that tag and no other."""
+        tags = plant_tags()
+        facts = [fact(f"F{i:02d}", "tag_stats", tag, max=1.0) for i, tag in enumerate(tags)]
+        names = tag_names(facts)
+        for language in ("es", "en", "pt"):
+            grammar = tag_grammar(language)
+            for tag in tags:
+                label = grammar.tag(tag)
+                assert label is not None
+                text = f"{label.the[:1].upper()}{label.the[1:]} llegó a 1.0."
+                asset = quantity_of(tag).asset
+                (claim,) = [c for c in check_bound(text, facts, TZ).claims if c.kind == "id"]
+                assert claim.text == asset
+                assert tag_named(text, claim, names, 0) == {tag}, (language, text)
+
+
+class TestReferenceWriter:
+    SECTION = Section("process_values", WINDOW, (VIBRATION, BEARING, FLOW), ())
+
+    @pytest.mark.parametrize(
+        ("language", "opening", "named"),
+        [
+            ("es", "la vibración de la bomba P-101", ("el caudal del compresor C-201", "9.12 mm/s", "57.56 °C")),
+            ("en", "pump P-101's vibration", ("compressor C-201's flow", "9.12 mm/s", "887.86 m³/h")),
+            ("pt", "a vibração da bomba P-101", ("a vazão do compressor C-201", "9.12 mm/s", "46.53 °C")),
+        ],
+    )
+    def test_tags_are_named_as_people_say_them_with_units(
+        self, language: str, opening: str, named: tuple[str, ...]
+    ) -> None:
+        text = reference_text(self.SECTION, request(language))
+        assert ".vibration_mm_s" not in text and "_c " not in text and ".flow_m3h" not in text, text
+        assert opening.casefold() in text.casefold(), text
+        assert all(n in text for n in named), text
+        assert text[:1].isupper()
+        assert section_grounding(text, self.SECTION, TZ).ok
+
+    def test_a_state_change_is_named_too(self) -> None:
+        change = fact("F05", "state_change", "P-101.running", **{"from": "on", "to": "off"}, at="2026-11-29T14:41:00Z")
+        section = Section("process_values", WINDOW, (change,), ())
+        assert reference_text(section, request("es")) in (
+            "El estado de marcha de la bomba P-101 pasó de on a off a las 08:41.",
+            "A las 08:41, el estado de marcha de la bomba P-101 cambió de on a off.",
+            "Solo el estado de marcha de la bomba P-101 cambió de estado: de on a off, a las 08:41.",
+        )
+
+
+class TestRepeatedListItems:
+    @pytest.mark.parametrize(
+        ("text", "once"),
+        [
+            (
+                "Durante el turno dejaron notas juan.perez, juan.perez, john.smith y otros.",
+                "Durante el turno dejaron notas juan.perez, john.smith y otros.",
+            ),
+            (
+                "No período deixaram notas john.smith, juan.perez, juan.perez e outros.",
+                "No período deixaram notas john.smith, juan.perez e outros.",
+            ),
+            ("Notes were left by ana.silva and ana.silva.", "Notes were left by ana.silva."),
+            ("Paradas en P-101, C-201 y P-101.", "Paradas en P-101 y C-201."),
+        ],
+    )
+    def test_an_item_said_twice_in_a_list_is_said_once(self, text: str, once: str) -> None:
+        assert dedupe_lists(text) == once
+        assert clean_narrative(text) == once
+        assert prose_problems(once, []) == []
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Dejaron notas juan.perez, john.smith y otros.",
+            "Fallaron 2, 2 y 3 controles.",  # figures are never touched
+            "P-101.vibration_mm_s alcanzó 9.12, y P-101.vibration_mm_s bajó.",
+        ],
+    )
+    def test_anything_else_is_left_as_written(self, text: str) -> None:
+        assert dedupe_lists(text) == text
