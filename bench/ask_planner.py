@@ -25,7 +25,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from bench.ask import QUESTIONS, RIGHT_GOAL, percentile
+from bench.ask import OUR_QUESTIONS, RIGHT_GOAL, percentile
 from bench.report import RunInfo, met, write_section
 from bench.support.ask_expected import SEED, SHIFTS, TZ, expectations, history, verdict
 from edge_agent.ask.model_planner import PlanDraft, read_question
@@ -48,7 +48,7 @@ def planner_config(config: AgentConfig, state: Path) -> AgentConfig:
 
 
 async def run(config: AgentConfig) -> dict[str, Any]:
-    data = tomllib.loads(QUESTIONS.read_text(encoding="utf-8"))
+    data = tomllib.loads(OUR_QUESTIONS.read_text(encoding="utf-8"))
     questions = [*data["answerable"], *data["refuse"]]
     now = utcnow()
     rows: list[dict[str, Any]] = []

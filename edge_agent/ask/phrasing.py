@@ -10,7 +10,6 @@ them: "la vibración de la bomba P-102", "a linha L1", "pump P-101's vibration",
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,6 +20,7 @@ from zoneinfo import ZoneInfo
 from edge_agent.ask.tools import Namespace
 from edge_agent.ask.wording import wording
 from edge_agent.config import ShiftConfig
+from edge_agent.reports.narrative import Grammar, Label, split_label
 
 # Characters of plant text (a note, a reason) quoted in an answer: a sentence's worth.
 TEXT_MAX = 140
@@ -37,14 +37,6 @@ class Finding:
     args: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Label:
-    """A name with its article: ("la", "bomba P-101"); en has none for assets and lines."""
-
-    article: str
-    noun: str
-
-
 class Phrasing:
     """The answer's language for one namespace: the base of `Writer` (writer.py), which writes the sentences."""
 
@@ -57,17 +49,24 @@ class Phrasing:
         self._assets = {a.asset: a for a in namespace.assets}
         self._tags = {t.tag: t for t in namespace.tags}
         self._lines = {line.line for line in namespace.lines}
+        # Articles, contractions and asset kinds: the reports' grammar, over the answer wording's data.
+        self.grammar = Grammar(
+            lang,
+            kinds=self.w["kinds"],
+            feminine=frozenset(self.w["feminine"]),
+            masculine=frozenset(self.w["masculine"]),
+        )
 
     # --- names -------------------------------------------------------------------------------------------------
 
     def label(self, name: str | None) -> Label:
         """An asset, line or the site, with its article: es ("la", "bomba P-101"), pt ("a", "linha L1")."""
         if name is None or name == self.namespace.site:
-            return _split(self.w["site"])
+            return split_label(self.w["site"])
         if name in self._lines and name not in self._assets:
-            return _split(self.w["line"].format(id=name))
-        kind = self.w["kinds"].get(name.split("-", 1)[0]) if "-" in name else None
-        return _split(kind.format(id=name)) if kind else Label("", self.w["asset"].format(id=name))
+            return split_label(self.w["line"].format(id=name))
+        label = self.grammar.asset(name)
+        return label if label.noun != name else Label("", self.w["asset"].format(id=name))
 
     def tag(self, tag: str) -> Label:
         """'la vibración de la bomba P-102' / "pump P-102's vibration" / 'a vibração da bomba P-102'."""
@@ -78,7 +77,7 @@ class Phrasing:
         owner = self.label(asset)
         if self.lang == "en":
             return Label("", f"{owner.noun}'s {name}")
-        return Label(self._article(name), f"{name} {self.of(owner)}")
+        return Label(self.grammar.article(name), f"{name} {self.of(owner)}")
 
     def subject(self, f: Finding) -> dict[str, str]:
         """{Subject}: the finding's asset, line or the site, at a sentence's start."""
@@ -86,14 +85,11 @@ class Phrasing:
         return {"Subject": self.cap(self.the(label))}
 
     def the(self, label: Label) -> str:
-        return f"{label.article} {label.noun}" if label.article else label.noun
+        return label.the
 
     def of(self, label: Label) -> str:
         """es de + el → del; pt de + a/o → da/do."""
-        contracted = {"es": {"el": "del"}, "pt": {"a": "da", "o": "do", "as": "das", "os": "dos"}}.get(self.lang, {})
-        if label.article in contracted:
-            return f"{contracted[label.article]} {label.noun}"
-        return f"of {label.noun}" if self.lang == "en" else f"de {self.the(label)}"
+        return self.grammar.of(label)
 
     def in_(self, asset: str) -> str:
         """es en la bomba P-101; pt na bomba P-101 (em + a); en on pump P-101."""
@@ -101,24 +97,6 @@ class Phrasing:
         if self.lang == "pt" and label.article in ("a", "o"):
             return f"n{label.article} {label.noun}"
         return f"{'on' if self.lang == 'en' else 'en' if self.lang == 'es' else 'em'} {self.the(label)}"
-
-    def _article(self, noun: str) -> str:
-        """es la/el, pt a/o by the first word's gender (its ending, then the wording's exceptions)."""
-        word = noun.split()[0].casefold()
-        if word in self.w["feminine"]:
-            feminine = True
-        elif word in self.w["masculine"]:
-            feminine = False
-        else:
-            endings = (
-                ("a", "ción", "sión", "dad", "tad", "tud", "umbre")
-                if self.lang == "es"
-                else ("a", "ção", "são", "dade", "gem", "ência")
-            )
-            feminine = _bare(word).endswith(tuple(_bare(e) for e in endings))
-        if self.lang == "es":
-            return "la" if feminine else "el"
-        return "a" if feminine else "o"
 
     # --- numbers, times, text ----------------------------------------------------------------------------------
 
@@ -212,19 +190,6 @@ class Phrasing:
         text = str(self.w["phrases"][key]).format(**values)
         # An empty placeholder ({during} of a window-less finding) leaves a double or a dangling space.
         return " ".join(text.split()).replace(" .", ".").replace(" ,", ",").replace(" ;", ";").replace(" :", ":")
-
-
-def _split(text: str) -> Label:
-    article, _, noun = text.partition(" ")
-    return (
-        Label(article, noun)
-        if noun and article in ("el", "la", "los", "las", "o", "a", "os", "as")
-        else Label("", text)
-    )
-
-
-def _bare(word: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
 def _number(value: float | int | Decimal, places: int = 2) -> str:

@@ -40,6 +40,13 @@ _COMMAND = re.compile(rf"(?:^|[.;!?]\s*){_POLITE}(?:{_COMMAND_VERBS})(?:le|la|lo
 _WRITE_PHRASES = re.compile(
     # a set point given a value: "el setpoint de nivel del T-301 al 40 por ciento", "set point to 80"
     r"\b(?:set ?point|consigna)\b.{0,60}?\b(?:al?|to|para|em|en)\s+\d"
+    # a limit or a recorded result changed: "the alarm limit of P-101 is raised to 9", "alterar o resultado"
+    r"|\b(?:limits?|limites?|umbral|threshold|resultado|result|status)\b.{0,60}?\b(?:raised|lowered|increased|"
+    r"decreased|changed|set|adjusted|modified|subido|bajado|cambiado|ajustado|modificado|alterado|mudado|aumentado|"
+    r"reduzido|elevado)\b"
+    r"|\b(?:alterar|altere|mudar|mude|cambiar|cambie|change|modify|modificar|modifique|edit|editar|raise|lower|"
+    r"subir|bajar|suba|baje)\b.{0,40}?\b(?:limits?|limites?|umbral|threshold|resultado|result)\b"
+    r"|\bsee to it that\b|\bmake sure (?:that )?(?:the )?\w+ (?:is|gets) (?:raised|lowered|changed|set|reset)\b"
     r"|\b(?:set|change|cambia|cambiar|ajusta|ajustar|modifica|modificar|altera|alterar|altere|mude|mudar|write|"
     r"escribe|escreva)\s+(?:(?:the|el|la|o|a|its|su|seu|sua)\s+)?(?:set ?point|consigna|valor|value|velocidad|speed|"
     r"velocidade)\b"
@@ -83,6 +90,14 @@ _INJECTION = re.compile(
     r"\bfinja (?:ser|que)\b|\b(?:reveal|show|print|muestra|revela|mostra|mostre|imprime) (?:your|tu|tus|seu|suas|"
     r"sus|the|el|las|o|as) (?:system |hidden |secret )?(?:prompt|instructions|instrucciones|instrucoes)\b|"
     r"\bnew instructions\b|\bnuevas instrucciones\b|\bnovas instrucoes\b|<\|?(?:im_start|system)|\[/?inst\]"
+    # instructions set aside, a role speaking, "from now on", the agent's own configuration or keys asked for
+    r"|\b(?:set|put|leave|deja|pon|deixa)\s+(?:your|the|all|tus|las|suas|as)?\s*(?:instructions|instrucciones|"
+    r"instrucoes|rules|reglas|regras)\s+(?:aside|de lado|a un lado)\b"
+    r"|(?:^|[\s>.:;])(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
+    r"|</?[a-z][\w-]*>|\b(?:from now on|a partir de agora|de ahora en adelante|desde ahora)\b"
+    r"|\b(?:print|show|dump|reveal|muestra|mostra|mostre|imprime|revela)\s+(?:me\s+)?(?:your|the|tu|su|a|sua|la)?\s*"
+    r"(?:full\s+|entire\s+|complete\s+|completa\s+)?(?:configuration|config|configuracion|configuracao|"
+    r"api keys?|private keys?|secrets?|tokens?|credentials|environment)\b"
 )
 _OUTSIDE_DATA = re.compile(
     r"\b(?:predict|forecast|will (?:fail|break|stop)|next (?:week|month|shift|year)|tomorrow|pronostica|"

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz
 
 from edge_agent.ask.answers import Clarification
+from edge_agent.ask.resolve.numbers import spelled_numbers
 from edge_agent.ask.resolve.text import fold
 from edge_agent.ask.tools import AssetInfo, Namespace, TagInfo
 from edge_agent.ask.tools.models import Language
@@ -67,20 +68,6 @@ _EACH = re.compile(
 _PLURALS = frozenset({"bombas", "pumps", "compresores", "compressors", "compressores", "tanques", "tanks"})
 _LINE_WORDS = frozenset({"linea", "lineas", "line", "lines", "linha", "linhas"})
 _TOKEN = re.compile(r"[a-z0-9]+")
-# Digit words of es/en/pt ("uno cero dos", "one oh two", "um zero dois"): read as digits only in runs of two or more.
-_DIGIT_WORDS = {
-    **dict.fromkeys(("cero", "zero", "oh"), "0"),
-    **dict.fromkeys(("uno", "one", "um"), "1"),
-    **dict.fromkeys(("dos", "two", "dois"), "2"),
-    **dict.fromkeys(("tres", "three"), "3"),
-    **dict.fromkeys(("cuatro", "four", "quatro"), "4"),
-    **dict.fromkeys(("cinco", "five"), "5"),
-    **dict.fromkeys(("seis", "six"), "6"),
-    **dict.fromkeys(("siete", "seven", "sete"), "7"),
-    **dict.fromkeys(("ocho", "eight", "oito"), "8"),
-    **dict.fromkeys(("nueve", "nine", "nove"), "9"),
-}
-_SPELLED_RUN = re.compile(rf"\b(?:{'|'.join(_DIGIT_WORDS)})(?:\s+(?:{'|'.join(_DIGIT_WORDS)}))+\b")
 # An id as plants write them: one to three letters, a dash and digits ("P-999"), or letters and three or more digits.
 _ID_SHAPED = re.compile(r"(?<![a-z0-9])(?:[a-z]{1,3}-[0-9]{1,5}|[a-z]{1,2}[0-9]{3,5})(?![a-z0-9\-])")
 
@@ -100,7 +87,7 @@ class Subject(BaseModel):
 
 def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> Subject | Clarification:
     """The line, asset and tag `text` names (module docstring); an empty Subject when it names none."""
-    folded = _digits_spelled(fold(text))
+    folded = spelled_numbers(fold(text))
     tokens = _TOKEN.findall(folded)
     assets = {a.asset: a for a in namespace.assets}
     lines = {line.line for line in namespace.lines}
@@ -170,11 +157,6 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
             assets = _assets_of_kind(kind, namespace.assets)
             return (token, assets) if len(assets) > 1 else None
     return None
-
-
-def _digits_spelled(folded: str) -> str:
-    """ "la bomba uno cero dos" → "la bomba 102": two or more digit words in a row, as people read an id aloud."""
-    return _SPELLED_RUN.sub(lambda m: "".join(_DIGIT_WORDS[w] for w in m.group(0).split()), folded)
 
 
 def _phrase(words: str) -> str:

@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo
 import dateparser
 
 from edge_agent.ask.answers import Clarification
+from edge_agent.ask.resolve.numbers import spelled_numbers
 from edge_agent.ask.resolve.text import fold
 from edge_agent.ask.tools import Window
 from edge_agent.config import ShiftConfig
@@ -193,7 +194,7 @@ _NAMED_SHIFT = re.compile(
 _PM_WORDS = ("pm", "p.m.", "de la tarde", "de la noche", "da tarde", "da noite", "in the afternoon", "in the evening")
 _CLOCK = (
     r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|de la (?:manana|tarde|noche)|"
-    r"da (?:manha|tarde|noite)|in the (?:morning|afternoon|evening))(?![a-z]))?"
+    r"de la madrugada|da (?:manha|tarde|noite|madrugada)|in the (?:morning|afternoon|evening))(?![a-z]))?"
 )
 _HOUR_RANGE = re.compile(
     rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_CLOCK}"
@@ -297,9 +298,10 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
 
 
 def _clock_words(folded: str) -> str:
-    """Noon, midnight and the control room's four digits written as clock times: "ao meio-dia" → "ao 12:00",
+    """Numbers in words as digits ("a las diez"), noon, midnight and the control room's four digits written as clock
+    times: "ao meio-dia" → "ao 12:00",
     "midnight" → "0:00", "@ 1400" → "at 14:00", "0600-1200" → "06:00-12:00"."""
-    folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", folded))
+    folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", spelled_numbers(folded)))
     folded = re.sub(r"@\s*", "at ", folded)
     if _YEARS.search(folded):  # "entre 2019 y 2020": years, not 20:19
         return folded
