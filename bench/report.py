@@ -57,8 +57,30 @@ _GOAL = re.compile(r"^- \*\*Goal:\*\* (?P<text>.*)$", re.M)
 _TITLE = re.compile(r"^## (?P<text>.*)$", re.M)
 
 
+# The widest int8 instructions the CPU has, best first: at int8 the compiled engine's kernels follow them, and its
+# text with them (one commit's bench.narrative: 99.2 % of sections on one install, 96.7 % on this AVX-512 VNNI one).
+_INT8_ISA = ("amx_int8", "avx512_vnni", "avx_vnni", "avx512f", "avx2")
+
+
+def cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name and its widest int8 instructions ("AMD EPYC (avx512_vnni)"); "" where `cpuinfo`
+    cannot be read."""
+    try:
+        info = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    model = " ".join(fields.get("model name\t", fields.get("model name", "")).split()).replace(",", "")
+    flags = set(fields.get("flags\t\t", fields.get("flags", "")).split())
+    isa = next((name for name in _INT8_ISA if name in flags), "")
+    return f"{model} ({isa})" if model and isa else model
+
+
 def machine() -> str:
-    return f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    named = cpu()
+    return (
+        f"{platform.machine()}{' ' + named if named else ''}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    )
 
 
 def commit() -> str:

@@ -315,7 +315,7 @@ def test_every_header_names_command_date_machine_and_commit(tmp_path: Path) -> N
         assert sections
         for name, body in sections:
             headers = re.findall(
-                r"^Command: `[^`]+` — \d{4}-\d\d-\d\d \d\d:\d\d UTC, (\S+, \d+ CPUs, Python [\d.]+), commit (\S+)$",
+                r"^Command: `[^`]+` — \d{4}-\d\d-\d\d \d\d:\d\d UTC, ([^,]+, \d+ CPUs, Python [\d.]+), commit (\S+)$",
                 body,
                 re.M,
             )
@@ -323,6 +323,20 @@ def test_every_header_names_command_date_machine_and_commit(tmp_path: Path) -> N
             assert re.fullmatch(r"[0-9a-f]{7,}|unknown", headers[0][1]), name
             assert body.count("**Headline:** ") == 1 and body.count("**Goal:** ") == 1, name
             assert f"<!-- history:{name} -->" in body and f"<!-- /history:{name} -->" in body, name
+
+
+def test_the_machine_names_its_cpu_and_int8_instructions(tmp_path: Path) -> None:
+    """A run names the CPU's model and its widest int8 instructions: the compiled int8 engine's text follows them."""
+    from bench.report import cpu
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\nmodel name\t: AMD EPYC 9R14, 96-Core\nflags\t\t: fpu avx2 avx512f avx512_vnni\n"
+    )
+    assert cpu(cpuinfo) == "AMD EPYC 9R14 96-Core (avx512_vnni)"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Old Xeon\nflags\t\t: fpu sse2\n")
+    assert cpu(cpuinfo) == "Old Xeon"
+    assert cpu(tmp_path / "missing") == ""
 
 
 def test_commit_is_the_checkout_head_or_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
