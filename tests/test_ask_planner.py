@@ -383,6 +383,7 @@ class TestPlan:
             "what happened in the world cup",
             "¿Cuántas paradas tuvo ayer la planta potabilizadora de Guayaquil?",
             "¿Cómo salió Peñarol anoche?",
+            "stops at the plant in Pune yesterday",
         ],
     )
     def test_another_site_or_the_news_is_out_of_scope(self, question: str) -> None:
@@ -398,6 +399,8 @@ class TestPlan:
             "¿cuánto produjo la planta de las 6 a las 12?",
             "the whole plant's stops",
             "cuánto produjo la planta de tratamiento ayer",
+            "How many plant stops in shift A?",
+            "plant output in January",
         ],
     )
     def test_our_own_plant_is_not_another_site(self, question: str) -> None:

@@ -47,7 +47,7 @@ MAX_QUESTION_CHARS = 1000
 _STATS = re.compile(
     r"\b(?:highest|max|maximum|maxima|maximo|peak|pico|lowest|min|minimum|minima|minimo|average|mean|avg|promedio|"
     r"media|medio|stats|statistics|estadisticas?|estatisticas?|range|rango|faixa|mas alt[oa]|mas baj[oa]|"
-    r"mais alt[oa]|mais baix[oa]|mayor|menor|maior|highest|lowest)\b"
+    r"mais alt[oa]|mais baix[oa]|mayor|menor|maior)\b"
 )
 _NOW = re.compile(
     r"\b(?:now|right now|ahora|agora|current|currently|actual|actualmente|atual|atualmente|en este momento|"
@@ -157,27 +157,33 @@ def reference_plan(
     return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
 
 
-# "the Houston plant", "la planta de Lima", "a fábrica de Campinas": a site by its name (capitalised before "plant"
-# in English; after a preposition in Spanish and Portuguese). Words that describe rather than name are not one.
-_SITE_NAMED_EN = re.compile(r"\b([A-Z][\w-]{2,})\s+(?:[Pp]lant|[Ss]ite|[Ff]actory|[Mm]ill|[Ff]acility)\b")
-# A site word, up to two describing words ("la planta potabilizadora de Guayaquil"), a preposition, the name.
+# "the Houston plant", "the plant in Pune", "la planta de Lima", "a fábrica de Campinas": a site by its name
+# (capitalised in English, where "plant stops in shift A" is no site; after a preposition in Spanish and Portuguese,
+# after up to two describing words: "la planta potabilizadora de Guayaquil"). Describing words are not a name.
+_SITE_NAMED_EN = re.compile(
+    r"\b([A-Z][\w-]{2,})\s+(?:[Pp]lant|[Ss]ite|[Ff]actory|[Mm]ill|[Ff]acility)\b"
+    r"|\b(?:[Pp]lant|[Ss]ite|[Ff]actory|[Mm]ill|[Ff]acility)\s+(?:in|at|of)\s+([A-Z][\w-]{2,})\b"
+)
 _SITE_NAMED = re.compile(
-    r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede|plant|site|factory|mill)(?:\s+[a-z]+){0,2}?\s+"
-    r"(?:de|del|da|do|en|em|in|of|at)\s+([a-z][a-z0-9-]{2,})\b"
+    r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede)(?:\s+[a-z]+){0,2}?\s+(?:de|del|da|do|en|em)\s+"
+    r"([a-z][a-z0-9-]{2,})\b"
 )
 _NOT_A_SITE_NAME = frozenset(
     "the this that our whole entire main other same treatment water power pumping process production bottling "
     "what which my your its their all every "
     "esta este toda entera nuestra nossa essa inteira principal agua tratamiento tratamento bombeo producao "
     "produccion proceso processo energia potable todo inteiro misma mesma las los una uno ayer hoy hoje ontem "
-    "manana manha tarde noche noite turno semana zona area sector linea linha line hoje today yesterday".split()
+    "manana manha tarde noche noite turno semana zona area sector linea linha line hoje today yesterday dia "
+    "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre janeiro "
+    "fevereiro marco maio junho julho setembro outubro novembro dezembro january february march april may june "
+    "july august september october november december shift night morning".split()
 )
 
 
 def other_site(question: str, site: str) -> str | None:
     """The name of a site other than `site` (its id, word by word) that the question asks about, or None."""
     own = set(re.findall(r"[a-z0-9]+", fold(site)))
-    named = [m.group(1) for m in _SITE_NAMED_EN.finditer(question)]
+    named = [m.group(1) or m.group(2) for m in _SITE_NAMED_EN.finditer(question)]
     named += [m.group(1) for m in _SITE_NAMED.finditer(fold(question))]
     for name in (fold(n) for n in named):
         if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
