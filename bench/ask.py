@@ -376,7 +376,8 @@ def markdown(result: dict[str, Any], concurrent: int) -> tuple[str, str, str]:
     misses += "".join(f"\n- number not in its facts: “{w['q']}” {w['numbers']}" for w in result["invented"])
     body = (
         f"Held-out questions ({', '.join(f'`{n}`' for n in result['by_file'])}: ours, and sets written blind by "
-        "writers who saw neither the ask's code, its tests nor its corpus) about a simulated plant history of seed "
+        "writers who saw neither the ask's code, its tests nor its corpus; each blind file's header says how the ask "
+        "did when the file was first asked, before any change made for it) about a simulated plant history of seed "
         f"{result['seed']} "
         "(a seed no test and no training corpus uses), asked over MQTT through the AskService at the default "
         f"`[ask]` settings (`workers` {result['workers']}) but the per-user throttle (lifted: each asker asks far "
