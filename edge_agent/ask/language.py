@@ -15,7 +15,7 @@ _WORDS: dict[Language, frozenset[str]] = {
         "el la los las del al y que cuál cuáles cuántas cuántos cuánto cuánta qué hubo tuvo fue ayer hoy anoche "
         "turno entre paradas parada alarmas notas dejaron semana pasada mañana ahora esta este por cómo dónde "
         "cuándo producción desecho calidad vibración temperatura es son hay lista muestra dame reportes informes "
-        "borradores y las se un una hola buenos buenas dime puedes pasó estuvo está estás están cuál cuáles".split()
+        "borradores y las se un una hola buenos buenas dime puedes pasó estuvo estás están cuál cuáles".split()
     ),
     "en": frozenset(
         "the what was were how many much did of in on at and between yesterday today last night shift stops "
@@ -27,7 +27,7 @@ _WORDS: dict[Language, frozenset[str]] = {
         "o os as da do das dos na no nas nos qual quais quantas quantos quanto foi teve houve ontem hoje turno "
         "entre paradas alarmes notas deixaram semana passada manhã agora esta este por onde quando produção "
         "refugo qualidade vibração temperatura é são há lista mostre relatórios rascunhos e um uma não à olá oi "
-        "você aconteceu ficou".split()
+        "você aconteceu ficou bem nível".split()
     ),
 }
 # Letters only one of the three writes.

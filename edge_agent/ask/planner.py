@@ -29,6 +29,7 @@ from edge_agent.ask.resolve import (
     find_instant,
     find_window,
     fold,
+    only_asset,
     plural_assets,
     resolve_subject,
     resolve_window,
@@ -165,7 +166,8 @@ _SITE_NAMED_EN = re.compile(
     r"|\b(?:[Pp]lant|[Ss]ite|[Ff]actory|[Mm]ill|[Ff]acility)\s+(?:in|at|of)\s+([A-Z][\w-]{2,})\b"
 )
 _SITE_NAMED = re.compile(
-    r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede)(?:\s+[a-z]+){0,2}?\s+(?:de|del|da|do|en|em)\s+"
+    r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede|central|estacion|estacao|refineria|refinaria|mina|"
+    r"ingenio|complejo|complexo)(?:\s+[a-z]+){0,2}?\s+(?:de|del|da|do|en|em)\s+"
     r"([a-z][a-z0-9-]{2,})\b"
 )
 _NOT_A_SITE_NAME = frozenset(
@@ -258,10 +260,16 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
     if isinstance(subject, Subject):
         return [subject]
     plural = plural_assets(question, namespace)
-    if plural is None or subject.reason != "ambiguous_name":
+    if plural is None or subject.reason not in ("ambiguous_name", "several_subjects"):
         return subject
     word, assets = plural
-    each = [resolve_subject(re.sub(rf"\b{word}\b", asset, fold(question)), namespace, aliases) for asset in assets]
+    if subject.reason == "several_subjects":  # "cada bomba, la P-101 y la P-102": the assets it names, each
+        named = [c for c in subject.candidates if c in assets]
+        if len(named) != len(subject.candidates) or len(named) > PLURAL_MAX:
+            return subject
+        each = [resolve_subject(only_asset(question, asset, named), namespace, aliases) for asset in named]
+    else:
+        each = [resolve_subject(re.sub(rf"\b{word}\b", asset, fold(question)), namespace, aliases) for asset in assets]
     if any(isinstance(s, Clarification) for s in each):
         return subject
     return [s for s in each if isinstance(s, Subject)]

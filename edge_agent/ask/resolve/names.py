@@ -159,6 +159,15 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
     return None
 
 
+def only_asset(text: str, asset: str, named: list[str]) -> str:
+    """`text` folded with every asset of `named` but `asset` taken out: "la P-101 y la P-102" asked of one of them."""
+    folded = spelled_numbers(fold(text))
+    for other in named:
+        if other != asset:
+            folded = re.sub(_id_pattern(other), " ", folded)
+    return folded
+
+
 def _phrase(words: str) -> str:
     return r"(?<![a-z0-9])" + r"\s+".join(re.escape(w) for w in words.split()) + r"(?![a-z0-9])"
 

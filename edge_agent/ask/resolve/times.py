@@ -341,8 +341,9 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
         return month
     if (year := _YEAR.search(folded)) is not None and not _DATE.search(folded):
         on = int(year.group(1))
-        if on <= site.today.year:
-            return _window(site.at(date(on, 1, 1), time(0, 0)), site.at(date(on + 1, 1, 1), time(0, 0)), now)
+        if on > site.today.year:
+            return Clarification(reason="future_window", candidates=[])
+        return _window(site.at(date(on, 1, 1), time(0, 0)), site.at(date(on + 1, 1, 1), time(0, 0)), now)
     if _LAST_MONTH.search(folded):
         previous = (first - timedelta(days=1)).replace(day=1)
         return _window(site.at(previous, time(0, 0)), site.at(first, time(0, 0)))
@@ -359,8 +360,10 @@ def _month(folded: str, site: _Site) -> Window | Clarification | None:
             continue  # "may" alone is a verb, "marco" a frame: a month needs its year or "en/in/em"
         number = next(i for i, names in enumerate(_MONTH_NUMBERS, start=1) if name in names)
         on = int(year) if year is not None else site.today.year - (number > site.today.month)
-        if on < _FIRST_YEAR or on > site.today.year + 1:
+        if on < _FIRST_YEAR:
             return None
+        if on > site.today.year:  # "janeiro de 2031": nothing is stored for it yet
+            return Clarification(reason="future_window", candidates=[])
         start = date(on, number, 1)
         after = date(on + number // 12, number % 12 + 1, 1)
         return _window(site.at(start, time(0, 0)), site.at(after, time(0, 0)), site.now)
