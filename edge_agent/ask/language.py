@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
 
-Language = Literal["es", "en", "pt"]
+from edge_agent.base.types import Language
 
 # Words frequent in questions of one language and rare in the other two (accents kept: "é", "não", "à" tell
 # Portuguese from Spanish where the folded words are the same; "como", both languages' and often unaccented in

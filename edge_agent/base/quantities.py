@@ -6,10 +6,9 @@ use) and the reports' narrative (a tag written as people say it, and read back s
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-# The languages the names are kept in (the reports' and the ask's `Language`: the same three).
-Language = Literal["es", "en", "pt"]
+from edge_agent.base.types import Language
 
 # Key suffix → unit, longest first where one ends another (`_mm_s` before `_s`).
 UNITS: tuple[tuple[str, str], ...] = (

@@ -5,9 +5,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# The languages the agent writes and reads: reports, answers and the names of tags.
+Language = Literal["es", "en", "pt"]
 
 
 def utcnow() -> datetime:

@@ -17,12 +17,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from edge_agent.base.canonical import ascii_json, sha256_hex
+from edge_agent.base.types import Language
 from edge_agent.base.values import ValueDomainError, check_json_domain
 from edge_agent.config.reports import ShiftConfig
 from edge_agent.reports.errors import RequestError
 
 ReportType = Literal["shift_summary", "alarm_summary", "downtime_analysis", "asset_history", "alarm_performance"]
-Language = Literal["es", "en", "pt"]
 Format = Literal["json", "markdown", "html"]
 
 # 1 MiB: a request is a few hundred bytes; anything near this is a mistake or an attack.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz
@@ -292,24 +293,27 @@ def _fuzzy_targets(tokens: list[str], targets: dict[str, str]) -> set[str]:
     return found
 
 
+def _match_length(folded: str, tokens: list[str], names: set[str], exact: AbstractSet[str] = frozenset()) -> int:
+    """How long a name of `names` (or of `exact`, matched only as written) the text holds as a phrase; 1 for a word
+    a letter off one of `names` (WORD_CUTOFF); 0 for none."""
+    best = max((len(n) for n in names | set(exact) if n and _mentions(folded, _phrase(n))), default=0)
+    if best == 0 and any(_is_word(t, {n for n in names if " " not in n}) for t in tokens):
+        return 1
+    return best
+
+
 def _names_quantity(folded: str, tokens: list[str], names: dict[Language, list[str]]) -> bool:
-    """The text holds one of a quantity's names, as a phrase or one word a letter off (WORD_CUTOFF)."""
-    folded_names = {fold(n) for group in names.values() for n in group}
-    return any(_mentions(folded, _phrase(n)) for n in folded_names) or any(
-        _is_word(t, {n for n in folded_names if " " not in n}) for t in tokens
-    )
+    """The text holds one of a quantity's names (`_match_length`)."""
+    return _match_length(folded, tokens, {fold(n) for group in names.values() for n in group}) > 0
 
 
 def _name_score(folded: str, tokens: list[str], tag: TagInfo) -> int:
-    """How long a name of `tag` the text holds: exact phrases count their length, a near word (WORD_CUTOFF) 1."""
+    """How long a name of `tag` the text holds (`_match_length`)."""
     names = {fold(n) for group in tag.names.values() for n in group} | {fold(tag.quantity.replace("_", " "))}
     # Shortenings and plurals only as written: "temps" is a letter off "tempo" (time), "vibs" off nothing useful.
     exact = names | set(_SHORT_NAMES.get(tag.quantity, ()))
     exact |= {f"{n}s" for n in exact if n and not n.endswith("s")}  # "temps", "bearing temps", "flows"
-    best = max((len(n) for n in exact if n and _mentions(folded, _phrase(n))), default=0)
-    if best == 0 and any(_is_word(t, {n for n in names if " " not in n}) for t in tokens):
-        return 1
-    return best
+    return _match_length(folded, tokens, names, exact)
 
 
 def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[TagInfo]) -> Subject:

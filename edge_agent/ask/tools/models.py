@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from edge_agent.base.types import Language
+
 # The longest tag, asset or line id a tool accepts; the store's keys are MQTT topic levels and OPC UA node ids, far
 # shorter in practice (the simulator's longest is 22 characters).
 ID_CHARS_MAX = 256
@@ -72,9 +74,6 @@ class AssetInfo(BaseModel):
     asset: str
     line: str | None
     names: list[str]
-
-
-Language = Literal["es", "en", "pt"]
 
 
 class TagInfo(BaseModel):
