@@ -6,13 +6,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from edge_agent.base.quantities import quantity_of
 from edge_agent.reports.facts import Fact
 from edge_agent.reports.narrative import Section
 from edge_agent.reports.narrative.generate import clean_narrative
 from edge_agent.reports.narrative.grounding import check_bound, section_grounding, tag_named, tag_names
-from edge_agent.reports.narrative.names import Grammar
+from edge_agent.reports.narrative.names import Grammar, said_with_names
 from edge_agent.reports.narrative.phrasebook import tag_grammar
 from edge_agent.reports.narrative.prose import dedupe_lists, prose_problems
 from edge_agent.reports.narrative.reference import reference_text
@@ -146,6 +148,76 @@ class TestGrounding:
                 (claim,) = [c for c in check_bound(text, facts, TZ).claims if c.kind == "id"]
                 assert claim.text == asset
                 assert tag_named(text, claim, names, 0) == {tag}, (language, text)
+
+
+TAGS = [f.subject for f in FACTS[1:]]
+
+
+class TestTheModelsTextSaidWithNames:
+    """A model-written section is published with the keys it copied from its prompt said as people say them
+    (`names.said_with_names`, grounding rules v12)."""
+
+    @pytest.mark.parametrize(
+        ("language", "model", "published"),
+        [
+            (
+                "es",
+                "P-101.vibration_mm_s alcanzó 9.12 a las 08:40. Otros picos: C-201.flow_m3h (máximo 887.86).",
+                "La vibración de la bomba P-101 alcanzó 9.12 a las 08:40. Otros picos: el caudal del compresor C-201"
+                " (máximo 887.86).",
+            ),
+            (
+                "es",
+                "El pico del C-201.flow_m3h y de P-101.bearing_temp_c.",
+                "El pico del caudal del compresor C-201 y de la temperatura del rodamiento de la bomba P-101.",
+            ),
+            (
+                "es",
+                "Subió al C-201.flow_m3h; la P-101.vibration_mm_s bajó.",
+                "Subió al caudal del compresor C-201; la vibración de la bomba P-101 bajó.",
+            ),
+            (
+                "en",
+                "P-101.vibration_mm_s peaked at 9.12; the C-201.flow_m3h rose.",
+                "Pump P-101's vibration peaked at 9.12; compressor C-201's flow rose.",
+            ),
+            (
+                "pt",
+                "A P-101.vibration_mm_s atingiu 9.12, no C-201.flow_m3h e pelo P-101.bearing_temp_c.",
+                "A vibração "
+                "da bomba P-101 atingiu 9.12, na vazão do compressor C-201 e pela temperatura do rolamento da bomba "
+                "P-101.",
+            ),
+        ],
+    )
+    def test_each_key_is_said_by_its_name_with_the_article_it_takes(
+        self, language: str, model: str, published: str
+    ) -> None:
+        assert said_with_names(model, TAGS, tag_grammar(language)) == published
+
+    def test_what_is_no_tag_of_the_section_stays_as_written(self) -> None:
+        """An asset alone, a key the facts do not name, a key inside a longer word: untouched."""
+        text = "P-101 paró; P-102.flow_m3h y XP-101.vibration_mm_s2 no."
+        assert said_with_names(text, TAGS, tag_grammar("es")) == text
+
+    @pytest.mark.parametrize("language", ["es", "en", "pt"])
+    def test_the_published_text_passes_the_check_the_model_s_did(self, language: str) -> None:
+        model = "P-101.vibration_mm_s alcanzó 9.12 a las 08:40, media 2.53; C-201.flow_m3h llegó a 887.86."
+        assert offences(model) == []
+        assert offences(said_with_names(model, TAGS, tag_grammar(language))) == []
+
+    @given(st.text(max_size=200), st.sampled_from(["es", "en", "pt"]))
+    def test_any_text_without_a_key_is_returned_as_it_came(self, text: str, language: str) -> None:
+        if not any(t.casefold() in text.casefold() for t in TAGS):
+            assert said_with_names(text, TAGS, tag_grammar(language)) == text
+
+    @given(st.lists(st.sampled_from([*TAGS, " ", "de ", "del ", "la ", "the ", ". ", "x", "no ", ","]), max_size=12))
+    def test_no_key_is_left_and_every_name_is_said_once_per_key(self, parts: list[str]) -> None:
+        text = " ".join(parts)  # a key glued to another is no key (`test_what_is_no_tag...`)
+        for language in ("es", "en", "pt"):
+            said = said_with_names(text, TAGS, tag_grammar(language))
+            assert not any(t in said for t in TAGS), said
+            assert said.count(" P-101") + said.count("P-101's") >= sum(text.count(t) for t in TAGS if "P-101" in t)
 
 
 class TestReferenceWriter:

@@ -29,6 +29,8 @@ from edge_agent.config.reports import ReportsConfig
 from edge_agent.llm.types import Completion, Engine, GenerationParams, PromptTooLong
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts
 from edge_agent.reports.narrative.grounding import GroundingResult, Offence, section_grounding
+from edge_agent.reports.narrative.names import said_with_names
+from edge_agent.reports.narrative.phrasebook import tag_grammar
 from edge_agent.reports.narrative.prompts import (
     TEMPLATE_VERSION,
     Phrasebook,
@@ -57,8 +59,10 @@ BODY_SCHEMA = "edge-agent.report.body/2"
 # percentage is read against the ratio facts (`facts.is_ratio`, the plant KPIs') × 100, and a ratio only as one;
 # v11: a tag named as people say it ("la vibración de la bomba P-101", "pump P-101's vibration") binds the figures
 # after it to that tag's facts, as its id does (`grounding.tag_named`), not to every fact of the asset; and the
-# model's text is checked with an item said twice in one list said once (`clean_narrative`, `prose.dedupe_lists`).
-GROUNDING_RULES = "v11"
+# model's text is checked with an item said twice in one list said once (`clean_narrative`, `prose.dedupe_lists`);
+# v12: the model's text, once it passes, is published with its tags named as people say them
+# (`names.said_with_names`: "la vibración de la bomba P-101" for "P-101.vibration_mm_s") and checked again as such.
+GROUNDING_RULES = "v12"
 # Stops and alarms this far before a window are loaded with it, for the KPIs alone: a standing alarm raised up to
 # 2 days earlier is seen (stale after 24 h), and MTBF/MTTR may look back `reports.kpi.lookback_days` (at most 2).
 KPI_HISTORY = timedelta(days=2)
@@ -177,6 +181,11 @@ def section_prompts(facts: list[Fact], request: ResolvedRequest, config: Reports
     return SectionPrompts(template, book, items)
 
 
+def section_tags(section: Section) -> set[str]:
+    """The tags a section's facts name ("P-101.vibration_mm_s"), which its published text says by their names."""
+    return {i for f in section.grounding_facts() for i in f.ids if "." in i}
+
+
 def check_section(text: str, section: Section, request: ResolvedRequest, book: Phrasebook) -> GroundingResult:
     """Grounded on the section's facts, and prose: a prose problem is an offence like an ungrounded figure."""
     result = section_grounding(text, section, request.window.timezone)
@@ -233,6 +242,9 @@ async def _write_section(
         last = completion
         text = clean_narrative(completion.text, truncated=completion.finish_reason == "length")
         result = check_section(text, section, request, prompt.phrasebook)
+        if result.ok:  # published with its tags named as people say them, and checked as published
+            text = said_with_names(text, section_tags(section), tag_grammar(request.language))
+            result = check_section(text, section, request, prompt.phrasebook)
         attempts.append(_attempt(strict, prompt, completion, result))
         run.append(_run(section.name, strict, completion))
         if result.ok:

@@ -15,8 +15,9 @@ and names a tag by its owner ("pump P-101's vibration"). The grounding check rea
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from edge_agent.base.quantities import quantity_of
@@ -29,6 +30,43 @@ FEMININE_ENDINGS = {
 # "de" and the article, contracted: es de + el → del; pt de + a/o → da/do.
 CONTRACTED = {"es": {"el": "del"}, "pt": {"a": "da", "o": "do", "as": "das", "os": "dos"}}
 ARTICLES = ("el", "la", "los", "las", "o", "a", "os", "as")
+# The word before a tag's id that its name's article replaces or joins: an article (dropped; pt "a"/"o" read as
+# one), a preposition fused with one (split back), or a bare preposition (kept); each → the preposition it leaves.
+_BEFORE = {
+    "es": {"el": "", "la": "", "los": "", "las": "", "del": "de", "al": "a", "de": "de", "a": "a"},
+    "pt": {
+        "a": "",
+        "o": "",
+        "os": "",
+        "as": "",
+        "da": "de",
+        "do": "de",
+        "na": "em",
+        "no": "em",
+        "pela": "por",
+        "pelo": "por",
+        "à": "a",
+        "ao": "a",
+        "de": "de",
+        "em": "em",
+        "por": "por",
+    },
+    "en": {"the": ""},
+}
+# A preposition fused with the name's article: es de + el → del, a + el → al; pt de + a → da, em + o → no, ...
+_FUSE = {
+    "es": {("de", "el"): "del", ("a", "el"): "al"},
+    "pt": {
+        ("de", "a"): "da",
+        ("de", "o"): "do",
+        ("em", "a"): "na",
+        ("em", "o"): "no",
+        ("por", "a"): "pela",
+        ("por", "o"): "pelo",
+        ("a", "a"): "à",
+        ("a", "o"): "ao",
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -112,4 +150,33 @@ class Grammar:
         return Label(self.article(name), f"{name} {self.of(owner)}")
 
 
-__all__ = ["ARTICLES", "CONTRACTED", "FEMININE_ENDINGS", "Grammar", "Label", "split_label"]
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def said_with_names(text: str, tags: Iterable[str], grammar: Grammar) -> str:
+    """`text` with each of `tags` written as people name it ("P-101.vibration_mm_s alcanzó 9.12" → "La vibración de
+    la bomba P-101 alcanzó 9.12"): an article before the id gives way to the name's own, a preposition fused with
+    one is split and fused again with the name's ("del C-201.flow_m3h" → "del caudal del compresor C-201", "de
+    P-101.vibration_mm_s" → "de la vibración de la bomba P-101"), and a name opening a sentence is capitalised."""
+    named = {t.casefold(): label for t in set(tags) if (label := grammar.tag(t)) is not None}
+    if not named:
+        return text
+    before = _BEFORE.get(grammar.language, {})
+    words = "|".join(re.escape(w) for w in sorted(before, key=len, reverse=True))
+    ids = "|".join(re.escape(t) for t in sorted(named, key=len, reverse=True))
+    pattern = re.compile(rf"(?:(?<!\w)(?P<word>{words})\s+)?(?<![\w.-])(?P<tag>{ids})(?![\w-])", re.I)
+
+    def name(match: re.Match[str]) -> str:
+        label = named[match.group("tag").casefold()]
+        word = match.group("word") or ""
+        preposition = before.get(word.casefold(), "")
+        fused = _FUSE.get(grammar.language, {}).get((preposition, label.article))
+        said = f"{fused} {label.noun}" if fused else " ".join(p for p in (preposition, label.the) if p)
+        opening = re.search(r"(?:^|[.!?]\s+)$", text[: match.start()]) is not None
+        return _capital(said) if opening or word[:1].isupper() else said
+
+    return pattern.sub(name, text)
+
+
+__all__ = ["ARTICLES", "CONTRACTED", "FEMININE_ENDINGS", "Grammar", "Label", "said_with_names", "split_label"]
