@@ -4,6 +4,7 @@ binds a KPI to its value and asset, and the alarm_performance request."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from edge_agent.reports.narrative import (
     split_sections,
 )
 from edge_agent.reports.narrative.grounding import check_narrative, section_grounding
+from edge_agent.reports.narrative.phrasebook import load_reference_phrasebook
 from edge_agent.reports.request import parse_request, resolve
 from edge_agent.store import Store
 from harness.shift import SHIFT_START, TZ, record, stored
@@ -63,6 +65,29 @@ class TestSections:
         text = reference_text(section, request.model_copy(update={"language": language}))
         assert _ok(text, section), text
         assert "%" in text or name == "maintenance"
+
+    @pytest.mark.parametrize("language", ["es", "en", "pt"])
+    def test_kpi_wordings_read_right_whatever_the_counts(self, language: str) -> None:
+        """Reference writer r10: no wording agrees a verb with a count ("1 falla durante el turno dan"), none puts an
+        article before an asset id ("A C-201"); every wording of a line with no planned stop leaves them out."""
+        phrases = load_reference_phrasebook(language).phrases
+        for wording in phrases["mt.asset"]:
+            assert not re.search(r"\{failures\} \{during\} \w", wording), wording
+            assert not re.search(r"\b(?:A|a|O|o|La|la|El|el) \{asset\}", wording), wording
+        assert all("{planned}" not in w for w in phrases["oee.time_unplanned"])
+
+    @pytest.mark.parametrize("language", ["es", "en", "pt"])
+    def test_a_line_with_no_planned_stop_says_so(self, language: str) -> None:
+        section = _section("oee", language)
+        facts = tuple(
+            f.model_copy(update={"values": {**f.values, "planned_downtime_s": 0}}) if f.kind == "oee" else f
+            for f in section.facts
+        )
+        request = _request().model_copy(update={"language": language})
+        text = reference_text(Section("oee", section.window, facts, section.related), request)
+        said = {"es": "paradas planificadas", "en": "no planned", "pt": "paradas planejadas"}[language]
+        assert said in text.casefold() and " 0 s" not in text, text
+        assert not re.search(r"otros|a further|mais \d", text), text
 
     def test_prompt_shows_ratios_as_percentages(self) -> None:
         user = build_prompt(_section("oee"), _request()).user

@@ -243,11 +243,11 @@ class TestNotesAndQuality:
 
 class TestDeterminism:
     def test_same_input_same_text_and_version(self, shift: list[StoredRecord]) -> None:
-        """Twice the same sections give the same text; the version is r9."""
+        """Twice the same sections give the same text; the version is r10."""
         req = request("pt")
         first = [reference_text(s, req) for s in sections(shift, req).values()]
         assert first == [reference_text(s, req) for s in sections(shift, req).values()]
-        assert REFERENCE_VERSION == "r9"
+        assert REFERENCE_VERSION == "r10"
 
     def test_different_reports_read_differently(self) -> None:
         """A single stop of different lengths is worded in more than one way."""

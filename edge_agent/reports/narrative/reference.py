@@ -39,8 +39,10 @@ from edge_agent.reports.request import ResolvedRequest
 # `alarm_performance`), their wordings only added to the phrasebook: every earlier section's text is unchanged;
 # r9: phrasebook v2, tags named as people say them ("la vibración de la bomba P-101", "pump P-101's vibration",
 # `SectionWriter.tag`) and their figures with the unit their key names ("9.12 mm/s"), in the process values'
-# peaks and state changes; every other section's text is unchanged.
-REFERENCE_VERSION = "r9"
+# peaks and state changes; every other section's text is unchanged. r10: the maintenance sentence no longer
+# agrees its verb with a count ("1 falla ... dan": "con 1 falla ..., el MTTR fue de"), pt names no article before an
+# asset id ("A C-201"), and a line with no planned stop says so (`oee.time_unplanned`, not "otros 0 s").
+REFERENCE_VERSION = "r10"
 # An alarm performance review says rate, floods, the worst flood, the top alarms, chattering/standing/stale and the
 # priority mix: six sentences, each short.
 SECTION_SENTENCES = {"alarm_performance": 6}

@@ -31,7 +31,9 @@ def oee_slots(w: SectionWriter) -> list[Slot]:
                 "lost": w.dur(v["unplanned_downtime_s"]),
                 "planned": w.dur(v["planned_downtime_s"]),
             }
-            slots.append([w.phrase("oee.time", line=w.name(f.subject), **fields)])
+            # No planned stop: said so, not "and planned stops a further 0 s".
+            key = "oee.time" if v["planned_downtime_s"] else "oee.time_unplanned"
+            slots.append([w.phrase(key, line=w.name(f.subject), **fields)])
     return slots
 
 
