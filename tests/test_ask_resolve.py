@@ -457,6 +457,20 @@ class TestSubject:
                 ),
             ),
             ("quanto tempo durou a avaria da P-101", Subject(asset="P-101")),  # "tempo" is time, not "temps"
+            # chat shortenings of equipment words, an id with its dash said
+            ("how many stops did the compr have yest", Subject(asset="C-201")),
+            ("paros de la bba 102", Subject(asset="P-102")),
+            (
+                "temperatura maxima de la p guion ciento uno",
+                Subject(
+                    asset="P-101",
+                    tag="P-101.bearing_temp_c",
+                    quantity="bearing_temperature",
+                    tag_candidates=["P-101.bearing_temp_c"],
+                ),
+            ),
+            ("c dash 201 stops", Subject(asset="C-201")),
+            ("how many leave days do I have left", Subject()),  # "leave" is two letters off "level", not one
         ],
     )
     def test_names(self, text: str, expected: Subject) -> None:
@@ -480,6 +494,22 @@ class TestSubject:
             ("bomba 103", Clarification(reason="unknown_name", candidates=["P-101", "P-102"])),
             ("linha 2", Clarification(reason="unknown_name", candidates=["L1"])),
             ("P-101 y P-102", Clarification(reason="several_subjects", candidates=["P-101", "P-102"])),
+            # a line by a short id the site lacks ("L3" where it has "L1"): never the one line it has
+            (
+                "How much did line L3 produce on shift B yesterday?",
+                Clarification(reason="unknown_name", candidates=["L1"]),
+            ),
+            ("¿Cuánto produjo la línea L2 ayer?", Clarification(reason="unknown_name", candidates=["L1"])),
+            ("qual foi a produção da L4 ontem", Clarification(reason="unknown_name", candidates=["L1"])),
+            # equipment the plant has none of: never the whole plant
+            (
+                "How many stops did the chiller have yesterday?",
+                Clarification(reason="unknown_name", candidates=["C-201", "P-101", "P-102", "T-301"]),
+            ),
+            (
+                "Quantas paragens teve a caldeira ontem?",
+                Clarification(reason="unknown_name", candidates=["C-201", "P-101", "P-102", "T-301"]),
+            ),
         ],
     )
     def test_ambiguous_or_unknown_asks_back(self, text: str, expected: Clarification) -> None:

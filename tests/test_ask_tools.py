@@ -422,6 +422,18 @@ class TestBudgetAndData:
             assert refusal(plant, name, window=window) == "outside_data"
         assert refusal(plant, "tag_stats", tag="P-101.vibration_mm_s", window=window) == "outside_data"
 
+    def test_an_alarm_raised_before_the_data_is_no_data_of_its_day(self, tmp_path: Path) -> None:
+        """A condition standing when the agent connected comes with the time it was raised, two days before any tag
+        value: the data still begins at the oldest tag value, so that day's stops are not "none" but outside it."""
+        standing = record("alarm", "T-301", {"condition": "LevelTransmitterFault", "severity": 500}, -2 * 24 * 60)
+        with Store(tmp_path / "store.sqlite3") as store:
+            store.insert_records([standing, *shift_records()])
+            ctx = ToolContext(store, config(tmp_path), SHIFT_END)
+            day_before = SHIFT_START - timedelta(days=2)
+            window = {"start": day_before.isoformat(), "end": (day_before + timedelta(days=1)).isoformat()}
+            assert refusal(ctx, "stops", window=window) == "outside_data"
+            assert run(ctx, "stops", window=WINDOW)["count"] == 1
+
     def test_an_empty_store(self, tmp_path: Path) -> None:
         with Store(tmp_path / "store.sqlite3") as store:
             ctx = ToolContext(store, config(tmp_path), SHIFT_END)

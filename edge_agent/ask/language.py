@@ -26,7 +26,8 @@ _WORDS: dict[Language, frozenset[str]] = {
         "o os as da do das dos na no nas nos qual quais quantas quantos quanto foi teve houve ontem hoje turno "
         "entre paradas alarmes notas deixaram semana passada manhã agora esta este por onde quando produção "
         "refugo qualidade vibração temperatura é são há lista mostre relatórios rascunhos e um uma não à olá oi "
-        "você aconteceu ficou bem nível".split()
+        "você aconteceu ficou bem nível estivesse tivesse fosse ótimo muito pra pro vc tá em ao pela pelo isso essa "
+        "esse até também depois parou tinha estava mancal vazão paragem paragens registos".split()
     ),
 }
 # Letters only one of the three writes.

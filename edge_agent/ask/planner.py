@@ -29,6 +29,7 @@ from edge_agent.ask.resolve import (
     find_instant,
     find_window,
     fold,
+    listed,
     only_asset,
     plural_assets,
     resolve_subject,
@@ -62,7 +63,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detenciones?|se paro|se detuvo|parou|pararam|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|parados?|"
-        r"detenid[oa]s?)\b"
+        r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?|panes?|interrupciones|interrupcoes)\b"
     ),
     "production": re.compile(
         r"\b(?:production|produced|produce|make|output|produccion|produjo|producido|producida|fabrico|"
@@ -260,16 +261,22 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
     if isinstance(subject, Subject):
         return [subject]
     plural = plural_assets(question, namespace)
-    if plural is None or subject.reason not in ("ambiguous_name", "several_subjects"):
-        return subject
-    word, assets = plural
-    if subject.reason == "several_subjects":  # "cada bomba, la P-101 y la P-102": the assets it names, each
+    several = subject.reason == "several_subjects"
+    if several and (plural is not None or listed(question)):
+        # "cada bomba, la P-101 y la P-102", "P-101, P-102 and C-201": the assets it names, each
+        assets = {a.asset for a in namespace.assets}
         named = [c for c in subject.candidates if c in assets]
         if len(named) != len(subject.candidates) or len(named) > PLURAL_MAX:
             return subject
         each = [resolve_subject(only_asset(question, asset, named), namespace, aliases) for asset in named]
+    elif plural is None or subject.reason != "ambiguous_name":
+        return subject
     else:
-        each = [resolve_subject(re.sub(rf"\b{word}\b", asset, fold(question)), namespace, aliases) for asset in assets]
+        word, assets_of_kind = plural
+        each = [
+            resolve_subject(re.sub(rf"\b{word}\b", asset, fold(question)), namespace, aliases)
+            for asset in assets_of_kind
+        ]
     if any(isinstance(s, Clarification) for s in each):
         return subject
     return [s for s in each if isinstance(s, Subject)]

@@ -12,7 +12,8 @@ from edge_agent.ask.resolve import fold
 # A polite or indirect opening before a command: "por favor", "can you", "você pode", ...
 _POLITE = (
     r"(?:(?:por favor|please|pls|porfa|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|"
-    r"bora|vai|aproveita e|aprovecha y|de paso|while you're at it|and then|e depois|y luego|then)[\s,:]*)*"
+    r"bora|vai|aproveita e|aprovecha y|de paso|while you're at it|and then|e depois|y luego|then|y despues|"
+    r"despues|luego|depois|e entao|entao|after that|afterwards)[\s,:]*)*"
     r"(?:(?:puedes|podrias|puede|podria|can you|could you|would you|will you|i want you to|quiero que|voce pode|"
     r"pode|poderia|consegue|necesito que|preciso que|tem como|da pra|da para|is it possible to|"
     r"would it be possible to|es posible|se puede|seria posible)\s+)?"
@@ -31,13 +32,35 @@ _COMMAND_VERBS = (
     r"ejecuta|ejecutar|executa|executar|execute|run|corre|correr|put|add|anota|anotar|registra|registre|"
     r"adiciona|adicione|borre|apague|detenga|pare|arranque|cierre|reinicie|suba|baje|cambie|elimine|reconozca|"
     r"silencie|encienda|prenda|amend|rewrite|corrige|corregir|corrija|modifica|modifique|edita|edite|manda|mande|"
-    r"envia|envie|send|email|text|call|llama|llame|telefona|"
+    r"envia|envie|send|email|text|call|llama|llame|telefona|detene|subi|pone|ponha|ponga|coloque|muda|"
+    r"bypassea|puentea|fuerza|forzar|force|forca|forcar|"
     r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
 )
-# A pronoun may hang on a Spanish command: "bájale", "apágala", "páralo".
-_COMMAND = re.compile(rf"(?:^|[.;!?]\s*){_POLITE}(?:{_COMMAND_VERBS})(?:le|la|lo|les|las|los)?\b")
+# A pronoun may hang on a Spanish command: "bájale", "apágala", "páralo", "silenciame"; a name may be called first
+# ("Tchê, muda...", "Mate, stop...").
+_COMMAND = re.compile(
+    rf"(?:^|[.;!?]\s*)(?:[a-z']+,\s*)?{_POLITE}(?:{_COMMAND_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
+)
+# The verbs that act whatever stands before them once asked for: "mate, can you reset the trip", "¿me puedes
+# apagar...?", "por que você não reseta...", "why don't you restart C-201" (not "run", "call", "text": they also read).
+_ACTING_VERBS = "|".join(v for v in _COMMAND_VERBS.split("|") if v not in {"run", "call", "text", "corre", "correr"})
+_ASKED_TO_ACT = re.compile(
+    r"\b(?:(?:can|could|would|will) you|(?:me |nos )?(?:puedes|podrias|puede|podria|pueden|podes)|(?:voce |tu )?"
+    r"(?:pode|poderia|podia|consegue|da pra|da para|tem como)|why (?:don'?t|do not|not) you|why not|"
+    r"(?:por ?que|pq|xq) (?:no|(?:voce |tu )?nao)(?: me)?)\s+(?:please\s+|por favor\s+|just\s+|logo\s+|ya\s+)?"
+    rf"(?:{_ACTING_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
+)
+# A command on a condition or a wish: "if the vibration goes above 8, stop it", "se passar de 70, para a bomba",
+# "seria ótimo se a P-102 estivesse parada", "it would be great if P-101 were off".
+_CONDITIONAL_COMMAND = re.compile(
+    r"\b(?:si|se|if|when|whenever|cuando|quando|caso|once)\b[^.?!]{0,100},\s*(?:then\s+|entonces\s+|entao\s+|"
+    rf"please\s+|por favor\s+)?(?:{_ACTING_VERBS}|para|pare|shut|turn|switch)(?:le|la|lo|me)?\b"
+    r"|\b(?:seria|would be|it'?d be)\s+(?:[a-z]+\s+){0,2}(?:if|se|si)\b[^.?!]{0,80}\b(?:parad[ao]s?|apagad[ao]s?|"
+    r"desligad[ao]s?|ligad[ao]s?|encendid[ao]s?|prendid[ao]s?|detenid[ao]s?|cerrad[ao]s?|abiert[ao]s?|"
+    r"fechad[ao]s?|abert[ao]s?|off|on|stopped|running|shut|closed|open|reset|silenced|silenciad[ao]s?)\b"
+)
 # Writes named mid-sentence by their object, wherever they stand.
 _WRITE_PHRASES = re.compile(
     # a command with its object pronoun, wherever it stands: "apáguela", "súbale", "desliga-a", "páralo"
@@ -51,7 +74,7 @@ _WRITE_PHRASES = re.compile(
     r"mensagem|sms|whatsapp|text|message|report|reporte|informe|relatorio)\b"
     r"|[\w.+-]+@[\w-]+\.[\w.]+"
     # a set point given a value: "el setpoint de nivel del T-301 al 40 por ciento", "set point to 80"
-    r"|\b(?:set ?point|consigna)\b.{0,60}?\b(?:al?|to|para|em|en)\s+\d"
+    r"|\b(?:set ?point|consigna)\b.{0,60}?\b(?:al?|to|para|pra|em|en)\s+\d"
     # a limit or a recorded result changed: "the alarm limit of P-101 is raised to 9", "alterar o resultado"
     r"|\b(?:limits?|limites?|umbral|threshold|resultado|result|status)\b.{0,60}?\b(?:raised|lowered|increased|"
     r"decreased|changed|set|adjusted|modified|subido|bajado|cambiado|ajustado|modificado|alterado|mudado|aumentado|"
@@ -62,6 +85,20 @@ _WRITE_PHRASES = re.compile(
     # a report changed to say something: "amend yesterday's report to say…"
     r"|\b(?:amend|rewrite|falsify|change|edit|modify|corrige|corrija|modifica|modifique|altera|altere|cambia|cambie)\b"
     r".{0,40}?\b(?:report|reporte|informe|relatorio|note|nota|record|registro)\b"
+    # a verb and its particle: "shut it down", "turn P-101 off", "fire it back up"
+    r"|\b(?:shut|turn|switch|power|knock|bring)\s+(?:it|them|that|this|[a-z]{1,3}-?\d{1,4}|the\s+[a-z]+)\s+"
+    r"(?:down|off|on|offline|back on)\b|\bfire\s+(?:it|them|[a-z]{1,3}-?\d{1,4})\s+(?:back\s+)?up\b"
+    # a mode set: "ponha o interlock em bypass", "put P-101 in manual", "deja la bomba en automático"
+    r"|\b(?:pon|ponga|ponha|poe|coloca|coloque|put|set|place|deja|deje|deixa|deixe|switch|pasa|passa|pase|passe)\b"
+    r"[^.?!]{0,50}\b(?:em|en|in|into|on|a|al|para)\s+(?:modo\s+)?(?:bypass|manual|automatico|auto|automatic|"
+    r"mantenimiento|manutencao|maintenance|local|remoto|remote|standby|servicio|servico)\b"
+    r"|\bbypass\w*\b[^.?!]{0,40}\b(?:interlocks?|enclavamientos?|intertravamentos?|trips?|safety|seguridad|"
+    r"seguranca|alarms?|alarmas?|alarmes?)\b|\b(?:interlocks?|enclavamientos?|intertravamentos?|trips?|"
+    r"alarms?|alarmas?|alarmes?)\b[^.?!]{0,40}\b(?:em|en|in|on|into)\s+bypass\b"
+    # a record marked: "mark the A shift report as approved", "marca la nota como leída"
+    r"|\b(?:mark|flag|marca|marcar|marque|marcale)\b[^.?!]{0,50}\b(?:as|como)\s+(?:approved|passed|done|complete|"
+    r"completed|read|acknowledged|resolved|closed|ok|failed|reviewed|aprobad[ao]|leid[ao]|resuelt[ao]|cerrad[ao]|"
+    r"revisad[ao]|aprovad[ao]|lid[ao]|resolvid[ao]|fechad[ao]|feito|hecho|reconocid[ao]|reconhecid[ao])\b"
     r"|\bsee to it that\b|\bmake sure (?:that )?(?:the )?\w+ (?:is|gets) (?:raised|lowered|changed|set|reset)\b"
     r"|\b(?:set|change|cambia|cambiar|ajusta|ajustar|modifica|modificar|altera|alterar|altere|mude|mudar|write|"
     r"escribe|escreva)\s+(?:(?:the|el|la|o|a|its|su|seu|sua)\s+)?(?:set ?point|consigna|valor|value|velocidad|speed|"
@@ -73,7 +110,8 @@ _WRITE_PHRASES = re.compile(
     r"compressor|linea|linha|motor|tanque|p-?\d|c-?\d|t-?\d|l-?\d)"
     r"|\b(?:apaga|apagar|borra|borrar|elimina|eliminar|delete|remove|clear|limpa|limpar|limpia|limpiar|exclui|"
     r"excluir)\s+(?:(?:os|as|los|las|the|all|all the|todos os|todas as|todas las|todos los)\s+)?(?:alarmes|alarmas|"
-    r"alarms|notas|notes|registros|records|eventos|events|datos|dados|data)\b"
+    r"alarms|notas|notes|registros|registos|records|eventos|events|datos|dados|data|logs?|historico|historial|"
+    r"history)\b"
     r"|\b(?:acknowledge|reconoce|reconocer|reconheca|reconhecer|silence|silencia|silenciar)\s+(?:(?:the|all|la|"
     r"las|todas las|o|a|os|as|todos os)\s+)?(?:alarm|alarma|alarme)"
     r"|\b(?:delete|remove|borra|borrar|elimina|eliminar|apague|apagar|exclua|excluir|approve|aprueba|aprobar|"
@@ -85,6 +123,8 @@ _CODE = re.compile(
     r"\bselect\b.{0,80}\bfrom\b|\b(?:drop|truncate|alter)\s+table\b|\binsert\s+into\b|\bdelete\s+from\b|"
     r"\bupdate\s+\w+\s+set\b|\bunion\s+select\b|;\s*--|\bimport\s+os\b|\bsubprocess\b|\bos\.system\b|\beval\s*\(|"
     r"\bexec\s*\(|\brm\s+-rf\b|\bsudo\b"
+    # a JSON object (its quotes are folded away): { role : system , ...}, { action : stop , ...}
+    r"|\{\s*'?[\w-]+'?\s*:"
 )
 # "que reconozcas las alarmas", "would you mind acknowledging": the request in a subjunctive or a gerund.
 _SOFT_COMMAND = re.compile(
@@ -111,6 +151,13 @@ _INJECTION = re.compile(
     r"instrucoes|rules|reglas|regras)\s+(?:aside|de lado|a un lado)\b"
     r"|(?:^|[\s>.:;])(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
     r"|</?[a-z][\w-]*>|\b(?:from now on|a partir de agora|de ahora en adelante|desde ahora)\b"
+    # a part to play, or everything said before set aside
+    r"|\brole-? ?play\w*\b|\blet'?s pretend\b|\bjuego de rol(?:es)?\b|\bjuguemos a\b|\bfaz de conta\b|"
+    r"\bvamos fingir\b|\bimagin(?:e|a) (?:que )?(?:you are|you're|eres|es|voce e|tu es)\b"
+    r"|\byou'?re (?:now )?(?:the|a|an|my)\b[^.?!]{0,60}\bnow\b"
+    r"|\b(?:ignore|ignora|ignorar|ignoren|olvida|olvidate de|olvide|esqueca|esquece|esquecer|forget|disregard|"
+    r"desconsidera)\s+(?:all|everything|todo|tudo)\b\s*(?:(?:lo|o) que|que|what|you|previous|above|before|"
+    r"anterior|antes|de antes|lo anterior|o anterior|that)\b"
     r"|\b(?:print|show|dump|reveal|muestra|mostra|mostre|imprime|revela)\s+(?:me\s+)?(?:your|the|tu|su|a|sua|la)?\s*"
     r"(?:full\s+|entire\s+|complete\s+|completa\s+)?(?:configuration|config|configuracion|configuracao|"
     r"api keys?|private keys?|secrets?|tokens?|credentials|environment)\b"
@@ -126,7 +173,9 @@ _OUTSIDE_DATA = re.compile(
 _PERSONAL = re.compile(
     r"\b(?:salary|salaries|salario|salarios|password|contrasena|senha|credentials|credenciales|credenciais|"
     r"phone numbers?|telefonos?|telefones?|celular|cellphone|home address|direccion de su casa|endereco|"
-    r"email address|correo personal|cpf|curp|rut|dni|cedula)\b"
+    r"email address|correo personal|cpf|curp|rut|dni|cedula|leave days?|days off|vacations?|vacaciones|ferias|"
+    r"dias de folga|folgas?|dias de permiso|payroll|nomina|payslip|holerite|contracheque|sick leave|"
+    r"licencia medica|aguinaldo|decimo terceiro|overtime pay)\b"
 )
 _OUT_OF_SCOPE = re.compile(
     r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
@@ -144,6 +193,16 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_COMMAND, "write_request", "the agent only reads plant data: it has no tool that acts on the plant or writes"),
     (
         _WRITE_PHRASES,
+        "write_request",
+        "the agent only reads plant data: it has no tool that acts on the plant or writes",
+    ),
+    (
+        _ASKED_TO_ACT,
+        "write_request",
+        "the agent only reads plant data: it has no tool that acts on the plant or writes",
+    ),
+    (
+        _CONDITIONAL_COMMAND,
         "write_request",
         "the agent only reads plant data: it has no tool that acts on the plant or writes",
     ),

@@ -16,6 +16,7 @@ from collections.abc import Set as AbstractSet
 
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
 
 from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve.numbers import spelled_numbers
@@ -27,20 +28,34 @@ from edge_agent.base.quantities import CANONICAL, NAMES
 # 85: "bomva 101" scores 88.9 against the alias "bomba 101", "bomba 11" against "bomba 101" 94.1 but differs in
 # its number (numbers must be equal, always); unrelated two-word phrases score under 60.
 PHRASE_CUTOFF = 85.0
-# 80 for one word of 5 letters or more: one letter wrong in five ("bomva" → "bomba", "vibrasion" → "vibracion").
-WORD_CUTOFF = 80.0
+# One letter wrong, missing or extra in a word of 5 letters or more ("bomva" → "bomba", "vibrasion" → "vibracion");
+# two from 9 letters. Not a similarity ratio: "leave" scores 80 against "level" (two edits in five letters).
 _WORD_MIN = 5
+_WORD_EDITS = ((9, 2), (_WORD_MIN, 1))
 
 # Equipment words per kind (es/en/pt, folded) and the letters that open the kind's ids in the usual P&ID numbering
 # (P-101 a pump, C-201 or K-201 a compressor, T-301 a tank), so "la bomba 101" finds P-101 without an alias.
 _KINDS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
-    "pump": (frozenset({"bomba", "bombas", "pump", "pumps"}), ("p",)),
+    "pump": (frozenset({"bomba", "bombas", "pump", "pumps", "bba"}), ("p",)),
     "compressor": (
-        frozenset({"compresor", "compresores", "compressor", "compressors", "compressores", "compresora"}),
+        frozenset({"compresor", "compresores", "compressor", "compressors", "compressores", "compresora", "compr"}),
         ("c", "k"),
     ),
-    "tank": (frozenset({"tanque", "tanques", "tank", "tanks", "deposito", "reservatorio"}), ("t", "tk")),
+    "tank": (frozenset({"tanque", "tanques", "tank", "tanks", "deposito", "reservatorio", "tq"}), ("t", "tk")),
 }
+# Equipment of other kinds ("the chiller", "la caldera"): named with no asset of the plant's found, the question is
+# about equipment the plant does not have (or calls otherwise): asked back with the assets there are, never answered
+# for the whole plant. Not "motor", "valvula", "filtro": a tag's, a stop reason's or an alarm's words as often.
+_OTHER_EQUIPMENT = frozenset(
+    "chiller chillers enfriador resfriador caldera calderas caldeira caldeiras boiler boilers horno forno furnace "
+    "oven turbina turbine ventilador soplador blower fan mezclador misturador mixer agitador agitator reactor "
+    "reator secador secadora dryer molino moinho mill chancadora trituradora britador crusher intercambiador "
+    "trocador exchanger condensador condenser evaporador evaporator generador gerador generator transformador "
+    "transformer extrusora extruder centrifuga centrifuge esteira conveyor silo tolva hopper autoclave envasadora "
+    "llenadora enchedora filler etiquetadora labeler robot robo".split()
+)
+# An id read aloud with its dash said: "p guion ciento uno", "c dash 201", "p hífen 101".
+_SAID_DASH = re.compile(r"\b([a-z]{1,3})\s+(?:guion|dash|hyphen|hifen|traco|raya)\s+(?=\d)")
 # Shortenings people type for a quantity (keyed by TagInfo.quantity), matched as words like its names.
 _SHORT_NAMES: dict[str, tuple[str, ...]] = {
     "vibration": ("vib", "vibr"),
@@ -65,6 +80,10 @@ _BARE_NUMBER_DIGITS = 3
 _EACH = re.compile(
     r"\b(?:each|every|cada|ambas|ambos|both)\s+(?:(?:of the|one of the|de las|de los|uma das|um dos)\s+)?([a-z]+)"
 )
+# "as bombas pararam quantas vezes, cada uma": each one of the equipment word the question names.
+_EACH_ONE = re.compile(r"\b(?:cada (?:uno|una|um|uma|qual)|each(?: one| of them)?|ambas|ambos|both)\b")
+# Several assets named as a list ("P-101, P-102 and C-201") are each asked about; with "or" the asker is asked which.
+_OR = re.compile(r"\b(?:or|ou)\b|(?<![,ye] )\bo\s+(?:(?:la|el)\s+)?[a-z]{1,3}[\s\-_.]?\d")
 # The plural equipment words: "las bombas" speaks of every pump, not of one still to be chosen.
 _PLURALS = frozenset({"bombas", "pumps", "compresores", "compressors", "compressores", "tanques", "tanks"})
 _LINE_WORDS = frozenset({"linea", "lineas", "line", "lines", "linha", "linhas"})
@@ -88,7 +107,7 @@ class Subject(BaseModel):
 
 def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> Subject | Clarification:
     """The line, asset and tag `text` names (module docstring); an empty Subject when it names none."""
-    folded = spelled_numbers(fold(text))
+    folded = said(text)
     tokens = _TOKEN.findall(folded)
     assets = {a.asset: a for a in namespace.assets}
     lines = {line.line for line in namespace.lines}
@@ -99,7 +118,10 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     found_assets = {a for a in assets if _mentions(folded, _id_pattern(a))}
     found_lines = {line for line in lines if _mentions(folded, _id_pattern(line))}
     unknown = sorted(
-        m.group(0) for m in _ID_SHAPED.finditer(folded) if not any(_id_matches(m.group(0), k) for k in known)
+        m.group(0)
+        for shaped in (_ID_SHAPED, _line_shaped(lines))
+        for m in shaped.finditer(folded)
+        if not any(_id_matches(m.group(0), k) for k in known)
     )
     if unknown:
         return Clarification(
@@ -135,6 +157,8 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
         if isinstance(bare, Clarification):
             return bare
         found_assets = bare
+    if not (found_assets or found_lines or found_tags) and _OTHER_EQUIPMENT.intersection(tokens):
+        return Clarification(reason="unknown_name", candidates=sorted(assets))
     if not found_lines and not found_assets and any(_is_word(t, _LINE_WORDS) for t in tokens):
         if len(lines) != 1:
             return Clarification(reason="ambiguous_name" if lines else "unknown_name", candidates=sorted(lines))
@@ -148,11 +172,25 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     return _with_quantity(Subject(line=line, asset=asset), folded, tokens, namespace.tags)
 
 
+def said(text: str) -> str:
+    """`text` folded, numbers in words read as digits and a said dash written ("p guion ciento uno" → "p-101")."""
+    return _SAID_DASH.sub(r"\1-", spelled_numbers(fold(text)))
+
+
+def listed(text: str) -> bool:
+    """The assets `text` names are a list to answer each of ("P-101, P-102 and C-201"), not a choice ("P-101 or
+    P-102", "la P-101 o la P-102")."""
+    return _OR.search(said(text)) is None
+
+
 def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | None:
-    """ "las bombas", "the pumps": the plural equipment word as folded, and every asset of its kind (two or more);
-    None when `text` holds no such word, or its kind has fewer than two assets."""
+    """ "las bombas", "the pumps", "cada bomba", "as bombas, cada uma": the equipment word as folded, and every asset
+    of its kind (two or more); None when `text` holds no such word, or its kind has fewer than two assets."""
     folded = fold(text)
-    words = [m.group(1) for m in _EACH.finditer(folded)] + [t for t in _TOKEN.findall(folded) if t in _PLURALS]
+    tokens = _TOKEN.findall(folded)
+    words = [m.group(1) for m in _EACH.finditer(folded)] + [t for t in tokens if t in _PLURALS]
+    if _EACH_ONE.search(folded):
+        words += [t for t in tokens if _kind_of(t) is not None]
     for token in words:
         if (kind := _kind_of(token)) is not None:
             assets = _assets_of_kind(kind, namespace.assets)
@@ -162,7 +200,7 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
 
 def only_asset(text: str, asset: str, named: list[str]) -> str:
     """`text` folded with every asset of `named` but `asset` taken out: "la P-101 y la P-102" asked of one of them."""
-    folded = spelled_numbers(fold(text))
+    folded = said(text)
     for other in named:
         if other != asset:
             folded = re.sub(_id_pattern(other), " ", folded)
@@ -185,6 +223,14 @@ def _id_pattern(identifier: str) -> str:
     if not runs:
         return _phrase(fold(identifier))
     return r"(?<![a-z0-9])" + r"[\s\-_.]?".join(re.escape(r) for r in runs) + r"(?![a-z0-9])"
+
+
+def _line_shaped(lines: AbstractSet[str]) -> re.Pattern[str]:
+    """A line's id as people shorten it, with the letters of the site's lines: "L3" where the site has "L1"."""
+    letters = sorted({_letters(fold(line)) for line in lines} - {""})
+    if not letters:
+        return re.compile(r"(?!)")
+    return re.compile(rf"(?<![a-z0-9])(?:{'|'.join(map(re.escape, letters))})-?[0-9]{{1,3}}(?![a-z0-9\-])")
 
 
 def _id_matches(written: str, identifier: str) -> bool:
@@ -212,12 +258,18 @@ def _digits(identifier: str) -> str | None:
 
 
 def _is_word(token: str, words: Iterable[str]) -> bool:
-    """`token` is one of `words`, or one letter off a word of five letters or more."""
+    """`token` is one of `words`, or a letter off one of five letters or more (two off one of nine: `_WORD_EDITS`)."""
     if token in words:
         return True
     if len(token) < _WORD_MIN or token.isdigit():
         return False
-    return any(len(w) >= _WORD_MIN and fuzz.ratio(token, w) >= WORD_CUTOFF for w in words)
+    return any(
+        Levenshtein.distance(token, w, score_cutoff=_edits(w)) <= _edits(w) for w in words if len(w) >= _WORD_MIN
+    )
+
+
+def _edits(word: str) -> int:
+    return next(edits for length, edits in _WORD_EDITS if len(word) >= length)
 
 
 def _kind_of(token: str) -> str | None:
@@ -295,7 +347,7 @@ def _fuzzy_targets(tokens: list[str], targets: dict[str, str]) -> set[str]:
 
 def _match_length(folded: str, tokens: list[str], names: set[str], exact: AbstractSet[str] = frozenset()) -> int:
     """How long a name of `names` (or of `exact`, matched only as written) the text holds as a phrase; 1 for a word
-    a letter off one of `names` (WORD_CUTOFF); 0 for none."""
+    a letter off one of `names` (`_is_word`); 0 for none."""
     best = max((len(n) for n in names | set(exact) if n and _mentions(folded, _phrase(n))), default=0)
     if best == 0 and any(_is_word(t, {n for n in names if " " not in n}) for t in tokens):
         return 1

@@ -22,8 +22,10 @@ R = TypeVar("R", StoredRecord, StoredRow)
 
 
 def data_span(ctx: ToolContext) -> tuple[datetime, datetime] | None:
-    """The source times of the oldest and newest stored records (two index look-ups), or None when there are none."""
-    oldest = ctx.store.records(limit=1)
+    """The source times of the oldest and newest stored records (index look-ups), or None when there are none. The
+    oldest is the oldest tag value where there are any: an alarm standing when the agent connected comes with the
+    time it was raised (the demo's transmitter fault, two days before anything else), which is no data of that day."""
+    oldest = ctx.store.records(limit=1, kinds=["tag_value"]) or ctx.store.records(limit=1)
     newest = ctx.store.records(limit=1, newest_first=True)
     if not oldest or not newest:
         return None
