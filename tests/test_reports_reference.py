@@ -68,17 +68,18 @@ class TestShiftFixture:
         [
             (
                 "es",
-                "La única parada durante el turno fue la de P-101 por mechanical_seal_leak, entre las 06:20 y las "
-                "07:45, 85 min en total.",
+                "La única parada durante el turno fue la de P-101 por una fuga en el sello mecánico, entre las 06:20 y "
+                "las 07:45, 85 min en total.",
             ),
             (
                 "en",
-                "There was a single stop during the shift: P-101 for mechanical_seal_leak, from 06:20 to 07:45 "
+                "There was a single stop during the shift: P-101 for a mechanical seal leak, from 06:20 to 07:45 "
                 "(85 min).",
             ),
             (
                 "pt",
-                "Houve uma única parada durante o turno: P-101 por mechanical_seal_leak, das 06:20 às 07:45 (85 min).",
+                "Houve uma única parada durante o turno: P-101 por um vazamento no selo mecânico, das 06:20 às 07:45 "
+                "(85 min).",
             ),
         ],
     )
@@ -92,7 +93,7 @@ class TestShiftFixture:
         req = request("es")
         assert assert_guarantees(sections(shift, req)["alarms"], req) == (
             "Solo saltó 1 alarma durante el turno, «Vibración alta» en P-101, a las 06:15. Poco después de la misma "
-            "alarma, el equipo se detuvo a las 06:20 por mechanical_seal_leak."
+            "alarma, el equipo se detuvo a las 06:20 por una fuga en el sello mecánico."
         )
 
     @pytest.mark.parametrize("language", ["es", "en", "pt"])
@@ -105,20 +106,22 @@ class TestShiftFixture:
             assert_guarantees(section, req)
 
     @pytest.mark.parametrize(
-        ("language", "tie", "withheld"),
+        ("language", "tie", "withheld", "reason"),
         [
-            ("es", "juan.perez", "retenida para revisión"),
-            ("en", "juan.perez", "held for review"),
-            ("pt", "juan.perez", "retida para revisão"),
+            ("es", "juan.perez", "retenida para revisión", "una fuga en el sello mecánico"),
+            ("en", "juan.perez", "held for review", "a mechanical seal leak"),
+            ("pt", "juan.perez", "retida para revisão", "um vazamento no selo mecânico"),
         ],
     )
-    def test_notes_tie_the_asset_and_withhold_the_flagged_note(self, language: str, tie: str, withheld: str) -> None:
+    def test_notes_tie_the_asset_and_withhold_the_flagged_note(
+        self, language: str, tie: str, withheld: str, reason: str
+    ) -> None:
         """The note naming P-101 is tied to its 85 min stop; the injected note is withheld, its text never used."""
         req = request(language)
         text = assert_guarantees(sections(stored(shift_records(injection=True)), req)["notes"], req)
-        assert tie in text and "P-101" in text and "85 min" in text and "mechanical_seal_leak" in text
+        assert tie in text and "P-101" in text and "85 min" in text and reason in text
         assert withheld in text or "retuvo para revisión" in text or "withheld for review" in text
-        assert "99.9" not in text and "ignora" not in text and "sello" not in text
+        assert "99.9" not in text and "ignora" not in text and "cambió el sello" not in text
 
     def test_production_with_unit(self, shift: list[StoredRecord]) -> None:
         """Production per asset with its unit."""
@@ -135,14 +138,22 @@ class TestDowntimeSalience:
         rs += stop("P-102", "overload", 440, None, 5)
         return stored(rs)
 
-    @pytest.mark.parametrize("language", ["es", "en", "pt"])
-    def test_longest_cause_first_then_most_frequent(self, language: str) -> None:
-        """Cavitation lost the most time, bearing_wear happened most: named in that order; total, longest, open."""
+    @pytest.mark.parametrize(
+        ("language", "cavitation", "bearing_wear"),
+        [
+            ("es", "la cavitación", "el desgaste de un rodamiento"),
+            ("en", "cavitation", "bearing wear"),
+            ("pt", "a cavitação", "o desgaste de um rolamento"),
+        ],
+    )
+    def test_longest_cause_first_then_most_frequent(self, language: str, cavitation: str, bearing_wear: str) -> None:
+        """Cavitation lost the most time, bearing wear happened most: named in that order, as people say them;
+        total, longest, open."""
         req = request(language)
         text = assert_guarantees(sections(self.records(), req)["downtime"], req)
         # total (5 stops, 30 + 50 + 40 = 120 min), causes, longest (cavitation, 50 min), open (overload)
         assert "5 " in text and "120 min" in text
-        assert text.index("cavitation") < text.index("bearing_wear")
+        assert text.index(cavitation) < text.index(bearing_wear) and "_" not in text
         assert "50 min" in text and "overload" in text
         assert len(reference_sentences(sections(self.records(), req)["downtime"], req)) == 4
 

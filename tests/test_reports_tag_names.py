@@ -195,6 +195,37 @@ class TestTheModelsTextSaidWithNames:
     ) -> None:
         assert said_with_names(model, TAGS, tag_grammar(language)) == published
 
+    @pytest.mark.parametrize(
+        ("language", "model", "published"),
+        [
+            (
+                "es",
+                "La más larga fue la de P-101 por mechanical_seal_leak.",
+                "La más larga fue la de P-101 por una fuga en el sello mecánico.",
+            ),
+            (
+                "es",
+                "La causa principal fue cavitation; luego el bearing_wear.",
+                "La causa principal fue la cavitación; luego el desgaste de un rodamiento.",
+            ),
+            ("en", "P-101 stopped for the mechanical_seal_leak.", "P-101 stopped for a mechanical seal leak."),
+            (
+                "pt",
+                "A P-101 parou por cavitation e por bearing_wear.",
+                "A P-101 parou pela cavitação e pelo desgaste de um rolamento.",
+            ),
+        ],
+    )
+    def test_a_stop_reason_is_said_as_people_say_it(self, language: str, model: str, published: str) -> None:
+        reasons = ["mechanical_seal_leak", "cavitation", "bearing_wear"]
+        assert said_with_names(model, TAGS, tag_grammar(language), reasons) == published
+
+    def test_a_reason_written_in_words_stays_as_written(self) -> None:
+        """Only codes the wording names, or codes with underscores, are renamed: a plant's own words are kept."""
+        text = "La parada fue por Falla eléctrica en tablero."
+        assert said_with_names(text, [], tag_grammar("es"), ["Falla eléctrica en tablero"]) == text
+        assert said_with_names("por seal_blown", [], tag_grammar("es"), ["seal_blown"]) == "por seal blown"
+
     def test_what_is_no_tag_of_the_section_stays_as_written(self) -> None:
         """An asset alone, a key the facts do not name, a key inside a longer word: untouched."""
         text = "P-101 paró; P-102.flow_m3h y XP-101.vibration_mm_s2 no."

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 from edge_agent.ask.tools import Namespace
 from edge_agent.ask.wording import wording
 from edge_agent.config import ShiftConfig
-from edge_agent.reports.narrative import Grammar, Label, split_label
+from edge_agent.reports.narrative import Label, split_label, tag_grammar
 
 # Characters of plant text (a note, a reason) quoted in an answer: a sentence's worth.
 TEXT_MAX = 140
@@ -49,13 +49,8 @@ class Phrasing:
         self._assets = {a.asset: a for a in namespace.assets}
         self._tags = {t.tag: t for t in namespace.tags}
         self._lines = {line.line for line in namespace.lines}
-        # Articles, contractions and asset kinds: the reports' grammar, over the answer wording's data.
-        self.grammar = Grammar(
-            lang,
-            kinds=self.w["kinds"],
-            feminine=frozenset(self.w["feminine"]),
-            masculine=frozenset(self.w["masculine"]),
-        )
+        # Articles, contractions, asset kinds and stop reasons: the reports' grammar and its words.
+        self.grammar = tag_grammar(lang)
 
     # --- names -------------------------------------------------------------------------------------------------
 
@@ -129,8 +124,8 @@ class Phrasing:
         return line if len(line) <= TEXT_MAX else line[: TEXT_MAX - 1] + "…"
 
     def reason(self, code: str) -> str:
-        """A stop's reason code in the answer's language (wording's `reasons`), else with spaces for underscores."""
-        return self.text(str(self.w["reasons"].get(code) or code.replace("_", " ")))
+        """A stop's reason code as the reports say it (`names.Grammar.reason`), else with spaces for underscores."""
+        return self.text(self.grammar.reason(code).the)
 
     def at(self, iso: str | datetime, f: Finding | None, form: str = "at") -> str:
         """'a las 06:20' (es), 'at 06:20', 'às 06:20' (`form` "since": 'las 06:20', after "desde"); with the date

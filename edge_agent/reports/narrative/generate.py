@@ -60,8 +60,9 @@ BODY_SCHEMA = "edge-agent.report.body/2"
 # v11: a tag named as people say it ("la vibración de la bomba P-101", "pump P-101's vibration") binds the figures
 # after it to that tag's facts, as its id does (`grounding.tag_named`), not to every fact of the asset; and the
 # model's text is checked with an item said twice in one list said once (`clean_narrative`, `prose.dedupe_lists`);
-# v12: the model's text, once it passes, is published with its tags named as people say them
-# (`names.said_with_names`: "la vibración de la bomba P-101" for "P-101.vibration_mm_s") and checked again as such.
+# v12: the model's text, once it passes, is published with its tags and stop reasons named as people say them
+# (`names.said_with_names`: "la vibración de la bomba P-101" for "P-101.vibration_mm_s", "por una fuga en el sello
+# mecánico" for "por mechanical_seal_leak") and checked again as such.
 GROUNDING_RULES = "v12"
 # Stops and alarms this far before a window are loaded with it, for the KPIs alone: a standing alarm raised up to
 # 2 days earlier is seen (stale after 24 h), and MTBF/MTTR may look back `reports.kpi.lookback_days` (at most 2).
@@ -186,6 +187,11 @@ def section_tags(section: Section) -> set[str]:
     return {i for f in section.grounding_facts() for i in f.ids if "." in i}
 
 
+def section_reasons(section: Section) -> set[str]:
+    """The stop reasons a section's facts give ("cavitation"), which its published text says as people do."""
+    return {r for f in section.grounding_facts() if isinstance(r := f.values.get("reason"), str)}
+
+
 def check_section(text: str, section: Section, request: ResolvedRequest, book: Phrasebook) -> GroundingResult:
     """Grounded on the section's facts, and prose: a prose problem is an offence like an ungrounded figure."""
     result = section_grounding(text, section, request.window.timezone)
@@ -242,8 +248,9 @@ async def _write_section(
         last = completion
         text = clean_narrative(completion.text, truncated=completion.finish_reason == "length")
         result = check_section(text, section, request, prompt.phrasebook)
-        if result.ok:  # published with its tags named as people say them, and checked as published
-            text = said_with_names(text, section_tags(section), tag_grammar(request.language))
+        if result.ok:  # published with its tags and stop reasons named as people say them, and checked as published
+            grammar = tag_grammar(request.language)
+            text = said_with_names(text, section_tags(section), grammar, section_reasons(section))
             result = check_section(text, section, request, prompt.phrasebook)
         attempts.append(_attempt(strict, prompt, completion, result))
         run.append(_run(section.name, strict, completion))

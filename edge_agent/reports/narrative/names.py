@@ -100,6 +100,18 @@ class Grammar:
     feminine: frozenset[str] = frozenset()
     masculine: frozenset[str] = frozenset()
     quantities: Mapping[str, str] | None = None
+    reasons: Mapping[str, str] | None = None
+
+    def reason(self, code: str) -> Label:
+        """A stop's reason code as people say it: es ("la", "cavitación"), en ("a", "mechanical seal leak"); a code
+        the wording does not list, with spaces for its underscores ("seal leak")."""
+        said = (self.reasons or {}).get(code)
+        return split_label(said) if said else Label("", code.replace("_", " "))
+
+    def join(self, preposition: str, label: Label) -> str:
+        """ "por" and ("a", "cavitação") → "pela cavitação"; es "de"/"a" + "el" → "del"/"al"; else both words."""
+        fused = _FUSE.get(self.language, {}).get((preposition, label.article))
+        return f"{fused} {label.noun}" if fused else " ".join(p for p in (preposition, label.the) if p)
 
     def asset(self, asset: str) -> Label:
         """An asset with its article when its id's prefix names a kind: es ("la", "bomba P-101"), en ("", "pump
@@ -154,12 +166,16 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def said_with_names(text: str, tags: Iterable[str], grammar: Grammar) -> str:
+def said_with_names(text: str, tags: Iterable[str], grammar: Grammar, reasons: Iterable[str] = ()) -> str:
     """`text` with each of `tags` written as people name it ("P-101.vibration_mm_s alcanzó 9.12" → "La vibración de
     la bomba P-101 alcanzó 9.12"): an article before the id gives way to the name's own, a preposition fused with
     one is split and fused again with the name's ("del C-201.flow_m3h" → "del caudal del compresor C-201", "de
-    P-101.vibration_mm_s" → "de la vibración de la bomba P-101"), and a name opening a sentence is capitalised."""
+    P-101.vibration_mm_s" → "de la vibración de la bomba P-101"), and a name opening a sentence is capitalised.
+    Each of `reasons` (stop reason codes) is said the same way: "por mechanical_seal_leak" → "por una fuga en el
+    sello mecánico", pt "por cavitation" → "pela cavitação"."""
     named = {t.casefold(): label for t in set(tags) if (label := grammar.tag(t)) is not None}
+    # Codes the wording names, and codes ("mechanical_seal_leak"); a reason written in words stays as written.
+    named |= {c.casefold(): grammar.reason(c) for c in set(reasons) if c in (grammar.reasons or {}) or "_" in c}
     if not named:
         return text
     before = _BEFORE.get(grammar.language, {})
@@ -170,9 +186,7 @@ def said_with_names(text: str, tags: Iterable[str], grammar: Grammar) -> str:
     def name(match: re.Match[str]) -> str:
         label = named[match.group("tag").casefold()]
         word = match.group("word") or ""
-        preposition = before.get(word.casefold(), "")
-        fused = _FUSE.get(grammar.language, {}).get((preposition, label.article))
-        said = f"{fused} {label.noun}" if fused else " ".join(p for p in (preposition, label.the) if p)
+        said = grammar.join(before.get(word.casefold(), ""), label)
         opening = re.search(r"(?:^|[.!?]\s+)$", text[: match.start()]) is not None
         return _capital(said) if opening or word[:1].isupper() else said
 

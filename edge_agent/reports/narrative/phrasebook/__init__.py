@@ -120,6 +120,8 @@ class Words(BaseModel):
     feminine: tuple[str, ...] = ()
     masculine: tuple[str, ...] = ()
     quantities: dict[str, str] = {}
+    # A stop's reason code as people say it, with its article; a code not listed keeps its words. Absent in v1.
+    reasons: dict[str, str] = {}
 
     @field_validator("kinds")
     @classmethod
@@ -182,6 +184,7 @@ def _shape(book: ReferencePhrasebook) -> dict[str, frozenset[str]]:
     shape |= {f"words.topic.{topic}": frozenset() for topic in book.words.topic}
     shape |= {f"words.kinds.{kind}": frozenset() for kind in book.words.kinds}
     shape |= {f"words.quantities.{quantity}": frozenset() for quantity in book.words.quantities}
+    shape |= {f"words.reasons.{code}": frozenset() for code in book.words.reasons}
     return shape
 
 
@@ -220,9 +223,10 @@ def load_reference_phrasebook(language: str, version: str = REFERENCE_PHRASEBOOK
 
 
 def tag_grammar(language: str, version: str = REFERENCE_PHRASEBOOK_VERSION) -> Grammar:
-    """How `language` names assets and tags (`names.Grammar`), from its phrasebook's `[words]`."""
+    """How `language` names assets, tags and stop reasons (`names.Grammar`), from its phrasebook's `[words]`: the
+    reports' and the ask's answers' one copy."""
     w = load_reference_phrasebook(language, version).words
-    return Grammar(language, w.kinds, frozenset(w.feminine), frozenset(w.masculine), w.quantities)
+    return Grammar(language, w.kinds, frozenset(w.feminine), frozenset(w.masculine), w.quantities, w.reasons)
 
 
 __all__ = [

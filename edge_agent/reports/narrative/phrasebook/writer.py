@@ -139,9 +139,16 @@ class SectionWriter:
             return None
         return text
 
+    def reason(self, code: Any) -> str | None:
+        """A stop's reason as people say it ("la cavitación", "una fuga en el sello mecánico": `names.Grammar.reason`),
+        or None where `inline` has none (record text is cleaned, withheld or left out as `inline` does)."""
+        text = self.inline(code)
+        return None if text is None else self.grammar.reason(text).the
+
     def cause(self, reason: Any) -> str:
+        """ " por la cavitación", pt " pela cavitação" (the preposition fused with the reason's article), or ""."""
         text = self.inline(reason)
-        return f" {self.words.for_} {text}" if text else ""
+        return f" {self.grammar.join(self.words.for_, self.grammar.reason(text))}" if text else ""
 
     def alarm(self, fact: Fact, named: str | None) -> str:
         """The alarm with its noun, as the templates use it after an article: "alarma «X» de P-101"."""

@@ -53,7 +53,7 @@ def _stop(w: SectionWriter, fact: Fact, closed: str | None, open_: str) -> Slot:
 def _causes(w: SectionWriter, causes: list[Fact], total: Fact | None) -> Slot:
     """The cause that cost the most time (rank 1), then the most frequent (ties: the better ranked). Past
     `list_facts_max` causes the unlisted ones may hold more stops: frequency is claimed only when they cannot."""
-    top = w.inline(causes[0].values["reason"])
+    top = w.reason(causes[0].values["reason"])
     if top is None:
         return []
     if len(causes) == 1 and (total is None or causes[0].values["count"] == total.values["count"]):
@@ -62,7 +62,7 @@ def _causes(w: SectionWriter, causes: list[Fact], total: Fact | None) -> Slot:
     unlisted = total.values["count"] - sum(f.values["count"] for f in causes) if total is not None else 0
     if frequent_fact.values["count"] <= unlisted:
         return []
-    frequent = w.inline(frequent_fact.values["reason"])
+    frequent = w.reason(frequent_fact.values["reason"])
     if frequent_fact is causes[0] or frequent is None:
         return [w.phrase("dt.cause_same", reason=top)]
     return [w.phrase("dt.cause_split", reason=top, frequent=frequent)]
