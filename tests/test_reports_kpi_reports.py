@@ -89,6 +89,22 @@ class TestSections:
         assert said in text.casefold() and " 0 s" not in text, text
         assert not re.search(r"otros|a further|mais \d", text), text
 
+    @pytest.mark.parametrize(
+        ("language", "said"),
+        [("es", "sin recuento de desecho"), ("en", "no scrap count"), ("pt", "sem contagem de refugo")],
+    )
+    def test_why_an_oee_is_not_computable_is_said_in_words(self, language: str, said: str) -> None:
+        section = _section("oee", language)
+        facts = tuple(
+            f.model_copy(update={"values": {**f.values, "oee": None, "quality": None, "missing": "scrap"}})
+            if f.kind == "oee"
+            else f
+            for f in section.facts
+        )
+        request = _request().model_copy(update={"language": language})
+        text = reference_text(Section("oee", section.window, facts, section.related), request)
+        assert said in text and "(scrap)" not in text and "of scrap" not in text, text
+
     def test_prompt_shows_ratios_as_percentages(self) -> None:
         user = build_prompt(_section("oee"), _request()).user
         assert "availability 88.89 %, performance 90 %, quality 97 %, OEE 77.6 %" in user

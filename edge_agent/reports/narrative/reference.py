@@ -43,7 +43,8 @@ from edge_agent.reports.request import ResolvedRequest
 # agrees its verb with a count ("1 falla ... dan": "con 1 falla ..., el MTTR fue de"), pt names no article before an
 # asset id ("A C-201"), and a line with no planned stop says so (`oee.time_unplanned`, not "otros 0 s"); a stop's
 # reason is said as people say it (`[words.reasons]`, the ask's answers' too): "por la cavitación", "pela cavitação",
-# "for a mechanical seal leak", not "por cavitation"; "se debieron a {reason}" became "tuvieron el mismo motivo:".
+# "for a mechanical seal leak", not "por cavitation"; "se debieron a {reason}" became "tuvieron el mismo motivo:";
+# why an OEE is not computable is said in words ("sin recuento de desecho", `[words.missing]`), not its code ("scrap").
 REFERENCE_VERSION = "r10"
 # An alarm performance review says rate, floods, the worst flood, the top alarms, chattering/standing/stale and the
 # priority mix: six sentences, each short.

@@ -122,6 +122,8 @@ class Words(BaseModel):
     quantities: dict[str, str] = {}
     # A stop's reason code as people say it, with its article; a code not listed keeps its words. Absent in v1.
     reasons: dict[str, str] = {}
+    # Why a KPI cannot be computed, per code of a fact's `missing` ("scrap": "sin recuento de desecho"). Absent in v1.
+    missing: dict[str, str] = {}
 
     @field_validator("kinds")
     @classmethod
@@ -185,6 +187,7 @@ def _shape(book: ReferencePhrasebook) -> dict[str, frozenset[str]]:
     shape |= {f"words.kinds.{kind}": frozenset() for kind in book.words.kinds}
     shape |= {f"words.quantities.{quantity}": frozenset() for quantity in book.words.quantities}
     shape |= {f"words.reasons.{code}": frozenset() for code in book.words.reasons}
+    shape |= {f"words.missing.{code}": frozenset() for code in book.words.missing}
     return shape
 
 

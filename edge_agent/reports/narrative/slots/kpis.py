@@ -22,7 +22,8 @@ def oee_slots(w: SectionWriter) -> list[Slot]:
             slots.append([w.phrase("oee.full", line=line, **ratios)])
         else:
             del ratios["oee"]
-            slots.append([w.phrase("oee.partial", line=line, missing=w.inline(v["missing"]) or "-", **ratios)])
+            missing = [w.words.missing.get(code, code.replace("_", " ")) for code in v["missing"].split(", ") if code]
+            slots.append([w.phrase("oee.partial", line=line, missing="; ".join(missing) or "-", **ratios)])
     for f in lines[: MAX_SENTENCES - len(slots)]:
         v = f.values
         if v["planned_busy_time_s"] > 0:
