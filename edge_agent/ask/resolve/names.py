@@ -36,13 +36,15 @@ _WORD_EDITS = ((9, 2), (_WORD_MIN, 1))
 # Equipment words per kind (es/en/pt, folded) and the letters that open the kind's ids in the usual P&ID numbering
 # (P-101 a pump, C-201 or K-201 a compressor, T-301 a tank), so "la bomba 101" finds P-101 without an alias.
 _KINDS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
-    "pump": (frozenset({"bomba", "bombas", "pump", "pumps", "bba"}), ("p",)),
+    "pump": (frozenset({"bomba", "bombas", "pump", "pumps"}), ("p",)),
     "compressor": (
-        frozenset({"compresor", "compresores", "compressor", "compressors", "compressores", "compresora", "compr"}),
+        frozenset({"compresor", "compresores", "compressor", "compressors", "compressores", "compresora"}),
         ("c", "k"),
     ),
-    "tank": (frozenset({"tanque", "tanques", "tank", "tanks", "deposito", "reservatorio", "tq"}), ("t", "tk")),
+    "tank": (frozenset({"tanque", "tanques", "tank", "tanks", "deposito", "reservatorio"}), ("t", "tk")),
 }
+# Shortenings people type for an equipment word, matched only as written ("compr" is a letter off "compa", a buddy).
+_SHORT_KINDS = {"compr": "compressor", "bba": "pump", "tq": "tank"}
 # Equipment of other kinds ("the chiller", "la caldera"): named with no asset of the plant's found, the question is
 # about equipment the plant does not have (or calls otherwise): asked back with the assets there are, never answered
 # for the whole plant. Not "motor", "valvula", "filtro": a tag's, a stop reason's or an alarm's words as often.
@@ -273,6 +275,8 @@ def _edits(word: str) -> int:
 
 
 def _kind_of(token: str) -> str | None:
+    if token in _SHORT_KINDS:
+        return _SHORT_KINDS[token]
     for kind, (words, _) in _KINDS.items():
         if _is_word(token, words):
             return kind

@@ -41,6 +41,11 @@ _TEENS = {
     "veintidos": 22,
     "veintitres": 23,
     "veinticuatro": 24,
+    "veinticinco": 25,
+    "veintiseis": 26,
+    "veintisiete": 27,
+    "veintiocho": 28,
+    "veintinueve": 29,
 }
 _TENS = {
     **dict.fromkeys(("veinte", "twenty", "vinte"), 20),

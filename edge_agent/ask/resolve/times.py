@@ -6,16 +6,27 @@ Deterministic: `now` and the timezone are arguments, the clock is never read, so
 - spans back from now: "las últimas 3 horas", "last 2 days" (N × 24 h), "last week" (the calendar week before this
   one, Monday 00:00 to Monday 00:00), "this week", "last month", "this month";
 - a day: "hoy/today/hoje", "ayer/yesterday/ontem", "anteayer/anteontem", a weekday ("el lunes": the latest one up to
-  today), a date ("3 de marzo", "March 3", "2026-03-03", "3/3", "hace 2 días": read by dateparser);
-- within the day (or today): "last night/anoche/ontem à noite" (20:00 to 06:00 before the day named), a shift
-  ("turno A", "yesterday's shift B": the occurrence that starts on that day; alone, the latest that has started;
+  today), days back ("hace 2 días", "há uma semana": 7 days, "a month ago": the same day of last month), a date
+  ("3 de marzo", "March 3", "2026-03-03", "3/3": read by dateparser);
+- an hour range whose two ends say their own days ("de las 8 de la noche de anteayer a las 6 de la mañana de ayer",
+  "from 8 pm on the 4th to 6 am on the 5th");
+- within the day (or today): "last night/anoche/ontem à noite" (20:00 to 06:00 before the day named; "antenoche", "the
+  night before last" the one before; hours said in it run across midnight: "anoche de 11 a 2" is 23:00 to 02:00),
+  a shift ("turno A", "yesterday's shift B", "in B shift", "in A shift" (a capital A mid-sentence; "in a shift" is
+  the article): the occurrence that starts on that day; alone, the latest that has started;
   "el turno de noche", "the morning shift", "turno da tarde": the one shift starting 18:00-04:00, 04:00-10:00 or
-  10:00-18:00, asked back when the site has none or several),
-  "este turno/this shift", "el turno anterior/last shift", an hour range ("entre las 10 y las 11", "from 10 to
-  11:30", "between 10pm and 2am": the latest that has started when no day is named), one clock time ("a las 10":
-  the hour from 10:00, the latest that has started; `find_instant` gives the instant itself), a part of the day
-  ("this morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta noche" 20:00–06:00);
+  10:00-18:00, asked back when the site has none or several), "este turno/this shift", "el turno anterior/last
+  shift/the shift before this one", an hour range ("entre las 10 y las 11", "from 10 to 11:30", "between 10pm and
+  2am": the latest that has started when no day is named), "before noon/antes de las 10/after 3pm"
+  (from the day's start to that time or from it to the day's end; a part of the day named bounds it instead), one
+  clock time ("a las 10": the hour from 10:00, the latest that has started; `find_instant` gives the instant itself),
+  a part of the day ("this morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00,
+  "tonight/esta noche" 20:00–06:00);
 - the day alone: 00:00 to the next 00:00.
+
+Clock times are read as people say them: "las once y media", "a las 11 y 20", "11 menos cuarto", "meio-dia e meia",
+"quinze para as onze", "half past ten", "quarter to 11", British "half ten" (10:30), "a la una"; a bare hour is after
+noon when the afternoon or evening is named ("ayer por la tarde a las 3"), and the night's own in a night named.
 
 A window still under way ends at `now`. A question with no time at all gets the current shift so far (today so far
 when no shift covers `now`). A window wholly in the future, or a shift the site does not have, gives a Clarification.
@@ -24,8 +35,10 @@ when no shift covers `now`). A window wholly in the future, or a shift the site 
 from __future__ import annotations
 
 import re
+from calendar import monthrange
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from functools import partial
 from zoneinfo import ZoneInfo
 
 import dateparser
@@ -90,7 +103,11 @@ _LAST_MONTH = re.compile(
 )
 _THIS_MONTH = re.compile(r"\b(?:this month|este mes|neste mes)\b")
 
-_DAY_BEFORE = re.compile(r"\b(?:anteayer|antier|anteontem|day before yesterday)\b")
+# "antenoche", "the night before last" are the night that began the day before yesterday (read in `_night_of`).
+_DAY_BEFORE = re.compile(
+    r"\b(?:anteayer|antier|anteontem|antes de (?:ayer|ontem)|day before yesterday|antenoche|anteanoche|"
+    r"night before last)\b"
+)
 _YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer)(?:'s)?\b")
 _TODAY = re.compile(
     r"\b(?:hoy|today|hoje|tonight|tdy)(?:'s)?\b|\b(?:esta|this|nesta) (?:manana|morning|manha|"
@@ -137,12 +154,17 @@ _DATE = re.compile(
     r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"
     rf"|\b\d{{1,2}}\s+de\s+{_MONTHS}(?:\s+de\s+\d{{4}})?\b"
     rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b"
-    rf"|\b(?:hace|ha|há)\s+{_N}\s+dias?\b|\b{_N}\s+days?\s+ago\b"
+)
+# "hace una semana", "há três dias", "faz um mês", "a week ago", "2 days back": the day that many days, weeks (7
+# days) or months (the same day of that month, or its last) before today.
+_AGO = re.compile(
+    rf"\b(?:hace|ha|faz)\s+{_N}\s+(dias?|semanas?|mes|meses)\b|\b{_N}\s+(days?|weeks?|months?)\s+(?:ago|back)\b"
 )
 
 _LAST_NIGHT = re.compile(
-    r"\b(?:anoche|last night|yesterday night|overnight)\b"
-    r"|\b(?:ayer|ontem)\s+(?:(?:en la|por la|a la|de la|de|a|na|em|durante la)\s+)?(?:noche|noite)\b"
+    r"\b(?:anoche|antenoche|anteanoche|last night|yesterday night|overnight|night before last)\b"
+    r"|\b(?:ayer|ontem|anteayer|antier|anteontem)\s+(?:(?:en la|por la|a la|de la|de|a|na|em|durante la)\s+)?"
+    r"(?:noche|noite)\b"
     r"|\b(?:noche (?:pasada|anterior)|noite (?:passada|anterior))\b"
 )
 _TONIGHT = re.compile(r"\b(?:tonight|esta noche|esta noite|hoje a noite|hoy en la noche)\b")
@@ -158,6 +180,10 @@ _THIS_SHIFT = re.compile(
 _PREVIOUS_SHIFT = re.compile(
     r"\b(?:last shift|previous shift|prev shift|prev\. shift|turno anterior|ultimo turno|turno pasado|turno "
     r"passado)\b"
+    # "the shift before this one", "the one before this shift", "el turno antes de este", "o turno antes deste"
+    r"|\b(?:shift|turno|one|uno)\s+(?:(?:right|just|justo)\s+)?(?:before|antes(?:\s+(?:de|del|do|da))?|"
+    r"anterior(?:\s+(?:a|al|ao))?)\s+(?:this|the current|current|este|esta|deste|desta|esse|desse|el actual|"
+    r"o atual|actual|atual)\b"
 )
 # A shift called by the part of the day it starts in ("el turno de noche", "the morning shift", "turno da tarde"):
 # the site's one shift starting in that span of clock hours, [first, last), wrapping past midnight for the night.
@@ -189,9 +215,19 @@ _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
 _NAMED_SHIFT = re.compile(
     r"\b(?:turno|shift)\s+([a-z0-9]{1,12})\b|\b(?:the|el|o)\s+([a-z0-9]{1,12})\s+shift\b"
     r"|\b(?:yesterday'?s|today'?s|last|this)\s+([a-z0-9])\s+shift\b"
+    # "during b shift": a letter before "shift" other than the article "a" (or "i"); "A shift" is read before folding
+    r"|(?<![\w'-])([b-hj-z])\s+shift\b"
 )
-# The part of the day after a clock time says am or pm: "a las 3 de la tarde" is 15:00, "às 8 da noite" 20:00.
+# "in A shift", "yesterday A shift": a capital A before "shift" mid-sentence is the shift, which folded would read as
+# the article ("in a shift"); opening a sentence it may be the article, and is left so.
+_CAPITAL_A_SHIFT = re.compile(r"(?<=[\w,;:] )A\s+(?i:shift)\b")
+# The part of the day after a clock time says am or pm: "a las 3 de la tarde" is 15:00, "às 8 da noite" 20:00; "las
+# 12 de la noche" is midnight.
 _PM_WORDS = ("pm", "p.m.", "de la tarde", "de la noche", "da tarde", "da noite", "in the afternoon", "in the evening")
+_NIGHT_WORDS = ("de la noche", "da noite")
+# A bare hour (no am/pm) in a question that names the afternoon or evening elsewhere is after noon: "ayer por la tarde
+# a las 3" is 15:00.
+_AFTERNOON = re.compile(r"(?<!\bgood )(?<!\bboa )\b(?:afternoon|tarde|evening)\b")  # not the greetings
 _CLOCK = (
     r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|de la (?:manana|tarde|noche)|"
     r"de la madrugada|da (?:manha|tarde|noite|madrugada)|in the (?:morning|afternoon|evening))(?![a-z]))?"
@@ -208,11 +244,100 @@ _AT_CLOCK = re.compile(
 # Noon and midnight are clock times: read as "12:00" and "0:00" before any rule ("between 10 and noon").
 _NOON = re.compile(r"\b(?:mediodia|meio[- ]dia|(?:12 )?noon|midday)\b")
 _MIDNIGHT = re.compile(r"\b(?:medianoche|meia[- ]noite|midnight)\b")
+# Hour words that alone read as articles ("las dos bombas" is both pumps) are the hour after a clock word when a clock
+# goes on after them or they end the phrase: "a la una", "a las dos y media", "à uma e meia", "at one pm".
+_ARTICLE_HOUR_VALUES = {
+    "la una": "la 1",
+    "las dos": "las 2",
+    "a uma": "as 1",  # "à uma", folded
+    "da uma": "da 1",
+    "at one": "at 1",
+    "to one": "to 1",
+    "past one": "past 1",
+    "half one": "half 1",
+}
+_ARTICLE_HOURS = re.compile(
+    rf"\b(?:{'|'.join(_ARTICLE_HOUR_VALUES)})\b"
+    r"(?=\s+(?:(?:y|e|and|a|as|to|till|until|hasta|ate)\s+(?:(?:las|as)\s+)?(?:\d+|dos|media|meia|"
+    r"(?:un |um )?(?:cuarto|quarto))|menos|(?:de la|da) (?:manana|tarde|noche|madrugada|manha|noite)|en punto|"
+    r"em ponto|o'?clock|am|pm|horas?|h|\d+|de (?:ayer|hoy|anteayer)|ayer|hoy|ontem|hoje|yesterday|today)\b"
+    r"|\s*(?:[?.,!;-]|$))"
+)
+# The word that brings a clock time ("a las", "às", "at"), but not the first end of "entre las 10 y 11".
+_CLOCK_LEAD = r"(?:(?<=\bla )|(?<=\blas )|(?<=\ba )|(?<=\bas )|(?<=\bat )|(?<=\bao ))(?<!entre las )(?<!entre as )"
+# Minutes said with the hour (folded text, numbers already digits), each with the sign of its minutes: after the hour
+# ("11 y media", "meio-dia e meia" → "12:00 e meia", "a las 11 y 20", "quarter past 10", British "half 10", "at 10 30")
+# or before it ("11 menos cuarto", "quarter to 11", "at 20 to 11", "15 para as 11" → "as 10:45", keeping its "as").
+_MINUTE_WORDS = {"media": 30, "meia": 30, "half": 30, "cuarto": 15, "quarto": 15, "quarter": 15}
+_SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
+    (
+        re.compile(r"\b(?P<hour>\d{1,2})(?::00)?\s+(?:y|e)\s+(?:(?:un|um)\s+)?(?P<minutes>media|meia|cuarto|quarto)\b"),
+        1,
+    ),
+    (re.compile(rf"{_CLOCK_LEAD}(?P<hour>\d{{1,2}})\s+(?:y|e)\s+(?P<minutes>\d{{1,2}})\b(?![:\d])"), 1),
+    (
+        re.compile(
+            rf"{_CLOCK_LEAD}(?P<hour>\d{{1,2}})\s+menos\s+(?:(?:un|um)\s+)?(?P<minutes>cuarto|quarto|\d{{1,2}})\b(?!:)"
+        ),
+        -1,
+    ),
+    (
+        re.compile(
+            r"\b(?:a\s+)?(?P<minutes>half|quarter|\d{1,2})\s+(?:minutes\s+)?past\s+(?P<hour>\d{1,2})(?::00)?\b(?!:)"
+        ),
+        1,
+    ),
+    (re.compile(r"\b(?:a\s+)?(?P<minutes>quarter)\s+(?:to|till?|before)\s+(?P<hour>\d{1,2})(?::00)?\b(?!:)"), -1),
+    (re.compile(r"(?<=\bat )(?P<minutes>\d{1,2})\s+(?:minutes\s+)?to\s+(?P<hour>\d{1,2})(?::00)?\b(?!:)"), -1),
+    (
+        re.compile(
+            r"\b(?:um\s+)?(?P<minutes>quarto|\d{1,2})\s+(?:minutos\s+)?(?:para|pras?)\s+(?P<lead>as|a)\s+"
+            r"(?P<hour>\d{1,2})(?::00)?\b(?!:)"
+        ),
+        -1,
+    ),
+    (re.compile(r"\b(?P<minutes>half)\s+(?P<hour>\d{1,2})\b(?![:\d])"), 1),
+    (re.compile(rf"{_CLOCK_LEAD}(?P<hour>\d{{1,2}})\s+(?P<minutes>[0-5]\d)\b(?![:\d])"), 1),
+)
 # "desde ayer a las 18 (hasta ahora)", "since 2 pm yesterday", "desde ontem às 18h": from that time to now.
 _SINCE = re.compile(
     r"\b(?:desde|since|from|a partir de|a partir das)\s+"
     r"(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem)\s+)?"
     rf"(?:(?:a las|a la|at|as|las|la|the)\s+)?{_CLOCK}(?![\d:])"
+)
+# "before noon", "b4 10am", "antes del mediodía", "hasta las 10": from the day's start to that time; "after 3pm",
+# "después del mediodía", "depois das 14h": from it to the day's end (a part of the day named bounds both instead).
+_BEFORE = re.compile(
+    r"\b(?:before|b4|until|till|antes\s+(?:del?|do|das?|de\s+las?)|hasta|ate)\s+"
+    rf"(?:(?:the|las?|as?)\s+)?{_CLOCK}(?![\d:])"
+)
+_AFTER = re.compile(
+    rf"\b(?:after|despues\s+(?:del?|de\s+las?)|depois\s+(?:do|das?|de))\s+(?:(?:the|las?|as?)\s+)?{_CLOCK}(?![\d:])"
+)
+# A day said with one end of an hour range, before or after its clock time: "ayer a las 8", "de anteayer",
+# "del 4", "on the 5th", "do dia 5"; days back from today.
+_DAYS_BACK = {
+    "day before yesterday": 2,
+    "anteayer": 2,
+    "antier": 2,
+    "anteontem": 2,
+    "ayer": 1,
+    "ontem": 1,
+    "yesterday": 1,
+    "hoy": 0,
+    "hoje": 0,
+    "today": 0,
+}
+_DAY_WORD = "|".join(_DAYS_BACK)
+_RANGE_END = (
+    rf"(?:({_DAY_WORD})\s+(?:(?:a las|a la|at|as|las|la)\s+)?)?{_CLOCK}"
+    rf"(?:,?\s+(?:(?:de|del|do|da|on|of)\s+)?(?:(?:el|o|the|dia)\s+){{0,2}}"
+    rf"(?:({_DAY_WORD})|(\d{{1,2}})(?:st|nd|rd|th)?)\b)?"
+)
+# "entre las 8 de la noche de anteayer y las 6 de la mañana de ayer", "from 8 pm on the 4th to 6 am on the 5th".
+_DATED_RANGE = re.compile(
+    rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_RANGE_END}"
+    rf"(?:\s*-\s*|,?\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_RANGE_END}(?![\d:])"
 )
 # Four-digit times ("0600", "1400") after "at", "a las", "between", "from" and their kin, or on either side of a
 # dash between two of them; a year ("en 2019") has none of these before it.
@@ -267,14 +392,14 @@ def find_window(
     """As resolve_window, but None when `text` names no time at all (a planner then picks its own default).
     `lang` is accepted for symmetry: the rules read es/en/pt at once, as people mix them."""
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
-    folded = _clock_words(fold(text))
+    folded = _folded(text)
     span = _span(folded, site)
     if span is not None:
         return span
     day = _day(folded, site, lang)
     if isinstance(day, Clarification):
         return day
-    for rule in (_last_night, _shift, _hour_range, _since, _at_clock, _part_of_day):
+    for rule in (_dated_range, _night, _shift, _hour_range, _since, _bounded, _at_clock, _part_of_day):
         found = rule(folded, site, day, shifts)
         if found is not None:
             return found
@@ -287,7 +412,7 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
     """The instant `text` names with one clock time ("a las 10", "yesterday at 3pm"), in UTC; None when it names
     none; a Clarification when it is still to come."""
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
-    folded = _clock_words(fold(text))
+    folded = _folded(text)
     day = _day(folded, site, lang)
     if isinstance(day, Clarification):
         return day
@@ -297,15 +422,36 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
     return None if instant is None else instant.astimezone(UTC)
 
 
+def _folded(text: str) -> str:
+    """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article)."""
+    return _clock_words(fold(_CAPITAL_A_SHIFT.sub("shift A", text)))
+
+
 def _clock_words(folded: str) -> str:
-    """Numbers in words as digits ("a las diez"), noon, midnight and the control room's four digits written as clock
-    times: "ao meio-dia" → "ao 12:00",
-    "midnight" → "0:00", "@ 1400" → "at 14:00", "0600-1200" → "06:00-12:00"."""
+    """Numbers in words as digits ("a las diez"), noon, midnight, minutes said in words and the control room's four
+    digits written as clock times: "ao meio-dia" → "ao 12:00", "midnight" → "0:00", "a las once y media" →
+    "a las 11:30", "@ 1400" → "at 14:00", "0600-1200" → "06:00-12:00"."""
     folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", spelled_numbers(folded)))
+    folded = _ARTICLE_HOURS.sub(lambda m: _ARTICLE_HOUR_VALUES[m.group(0)], folded)
+    for pattern, sign in _SAID_MINUTES:
+        folded = pattern.sub(partial(_minutes_said, sign), folded)
     folded = re.sub(r"@\s*", "at ", folded)
     if _YEARS.search(folded):  # "entre 2019 y 2020": years, not 20:19
         return folded
     return _MILITARY.sub(lambda m: f"{m.group(1)}{m.group(2)}:{m.group(3)}", folded)
+
+
+def _minutes_said(sign: int, match: re.Match[str]) -> str:
+    """The clock time "H:MM" that an hour and minutes said before (`sign` -1) or after it name; unchanged if none."""
+    said = match.group("minutes")
+    minutes = _MINUTE_WORDS[said] if said in _MINUTE_WORDS else int(said)
+    hour = int(match.group("hour"))
+    if hour > 24 or not 0 < minutes < 60:
+        return match.group(0)
+    if sign < 0:
+        hour, minutes = (hour - 1) % 24, 60 - minutes
+    lead = match.groupdict().get("lead")
+    return f"{lead} {hour % 24}:{minutes:02d}" if lead else f"{hour % 24}:{minutes:02d}"
 
 
 def _window(start: datetime, end: datetime, now: datetime | None = None) -> Window | Clarification:
@@ -380,9 +526,32 @@ def _day(folded: str, site: _Site, lang: str) -> date | Clarification | None:
     if match := _WEEKDAY.search(folded):
         weekday = next(d for d, names in _WEEKDAYS.items() if re.fullmatch(names, match.group(1)))
         return site.today - timedelta(days=(site.today.weekday() - weekday) % 7)
+    if match := _AGO.search(folded):
+        return _ago(match, site.today)
     if match := _DATE.search(folded):
         return _parse_date(match.group(0), site, lang)
     return None
+
+
+def _ago(match: re.Match[str], today: date) -> date:
+    """The day "hace 3 días", "há uma semana", "a month ago" names, counted back from `today`."""
+    count, unit = _count(match.group(1) or match.group(3)), match.group(2) or match.group(4)
+    if unit.startswith("m"):  # months: the same day of the month, or the last day of a shorter one
+        index = today.year * 12 + today.month - 1 - count
+        year, month = divmod(index, 12)
+        return date(year, month + 1, min(today.day, monthrange(year, month + 1)[1]))
+    return today - timedelta(days=count * (7 if unit.startswith(("s", "w")) else 1))
+
+
+def _day_of_month(site: _Site, number: int) -> date | None:
+    """The latest day numbered `number` up to today: this month's, or last month's while this one's is to come."""
+    month = site.today.replace(day=1)
+    if number > site.today.day:
+        month = (month - timedelta(days=1)).replace(day=1)
+    try:
+        return month.replace(day=number)
+    except ValueError:  # "el 31" of a 30-day month, "the 0th"
+        return None
 
 
 def _parse_date(fragment: str, site: _Site, lang: str) -> date | Clarification | None:
@@ -405,17 +574,36 @@ def _parse_date(fragment: str, site: _Site, lang: str) -> date | Clarification |
     return parsed.date()
 
 
-def _last_night(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+def _night_of(folded: str, site: _Site, day: date | None) -> date | None:
+    """The evening the night named begins on: "anoche" the one before the day named (today: the night just past, or
+    the one under way), "antenoche" the day before yesterday's; "tonight" today's, yesterday's while still under way."""
     if _LAST_NIGHT.search(folded):
-        # The night that ends on the morning of the day named (today: the night just past, or the one under way).
-        end_day = (day + timedelta(days=1)) if day is not None and day < site.today else site.today
-        return _window(site.at(end_day - timedelta(days=1), NIGHT_START), site.at(end_day, NIGHT_END), site.now)
+        return day if day is not None and day < site.today else site.today - timedelta(days=1)
     if _TONIGHT.search(folded):
-        start = site.at(site.today, NIGHT_START)
-        if site.now < site.at(site.today, NIGHT_END):  # after midnight: the night under way began yesterday
-            start = site.at(site.today - timedelta(days=1), NIGHT_START)
-        return _window(start, start + timedelta(hours=10), site.now)
+        after_midnight = site.now < site.at(site.today, NIGHT_END)
+        return site.today - timedelta(days=1) if after_midnight else site.today
     return None
+
+
+def _night(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+    """A night named: the hours said within it ("anoche de 11 a 2", "last night at 11"), else 20:00 to 06:00."""
+    evening = _night_of(folded, site, day)
+    if evening is None:
+        return None
+    within = _hour_range(folded, site, day, shifts)
+    if within is None:
+        within = _at_clock(folded, site, day, shifts)
+    if within is not None:
+        return within
+    return _window(site.at(evening, NIGHT_START), site.at(evening + timedelta(days=1), NIGHT_END), site.now)
+
+
+def _on_night(site: _Site, evening: date, clock: time, meridiem: str | None) -> datetime:
+    """A clock time in the night beginning on `evening`: from noon on, that evening; before noon, the next morning.
+    An hour said bare is the night's own: 7 to 11 in the evening, 12 midnight, 1 to 6 in the morning."""
+    if meridiem in (None, "h", "hs", "hrs") and NIGHT_END.hour < clock.hour <= 12:
+        clock = clock.replace(hour=(clock.hour + 12) % 24)
+    return site.at(evening if clock >= time(12, 0) else evening + timedelta(days=1), clock)
 
 
 def _occurrence(site: _Site, shift: ShiftConfig, day: date) -> tuple[datetime, datetime]:
@@ -456,7 +644,7 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
             return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
         return _shift_window(site, shifts[nth - 1], day, folded)
     for match in _NAMED_SHIFT.finditer(folded):
-        name = match.group(1) or match.group(2) or match.group(3)
+        name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name not in names and name.isdigit() and 1 <= int(name) <= len(shifts):  # "turno 2": the second
             name = fold(shifts[int(name) - 1].name)
         if name in names:
@@ -497,9 +685,44 @@ def _clock(hour: str, minute: str | None, meridiem: str | None) -> time | None:
     h, m = int(hour), int(minute or 0)
     if meridiem is not None and meridiem in _PM_WORDS and h < 12:
         h += 12
+    elif meridiem in _NIGHT_WORDS and h == 12:
+        h = 0
     elif meridiem is not None and meridiem.startswith("a") and h == 12:
         h = 0
     return time(h, m) if h < 24 and m < 60 else None
+
+
+def _said_clock(hour: str, minute: str | None, meridiem: str | None, rest: str) -> time | None:
+    """The clock time read with `_clock`; a bare hour before noon is after it when `rest` (the question without the
+    time) names the afternoon or the evening."""
+    clock = _clock(hour, minute, meridiem)
+    if clock is not None and meridiem is None and 0 < clock.hour < 12 and _AFTERNOON.search(rest):
+        return clock.replace(hour=clock.hour + 12)
+    return clock
+
+
+def _without(folded: str, match: re.Match[str]) -> str:
+    return folded[: match.start()] + " " + folded[match.end() :]
+
+
+def _dated_range(
+    folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
+) -> Window | Clarification | None:
+    """An hour range whose two ends each say their day: from the first to the second, across the days between."""
+    match = _DATED_RANGE.search(folded)
+    if match is None:
+        return None
+    ends = []
+    for before, hour, minute, meridiem, after, number in (match.groups()[:6], match.groups()[6:]):
+        clock = _clock(hour, minute, meridiem)
+        if before or after:
+            on: date | None = site.today - timedelta(days=_DAYS_BACK[before or after])
+        else:
+            on = _day_of_month(site, int(number)) if number else None
+        if clock is None or on is None:
+            return None  # an end without its own day: an hour range on the day named, read below
+        ends.append(site.at(on, clock))
+    return _window(ends[0], ends[1], site.now) if ends[0] < ends[1] else None
 
 
 def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
@@ -508,12 +731,15 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
         return None
     groups = match.groups()
     h1, m1, mer1, h2, m2, mer2 = groups[:6] if groups[0] is not None else groups[6:]
-    first, last = _clock(h1, m1, mer1), _clock(h2, m2, mer2)
+    rest = _without(folded, match)
+    first, last = _said_clock(h1, m1, mer1, rest), _said_clock(h2, m2, mer2, rest)
     if first is None or last is None:
         return None
     if mer1 is None and mer2 is not None:  # "between 10 and 11pm": both pm, unless past the end
         shared = _clock(h1, m1, mer2)
         first = shared if shared is not None and shared < last else first
+    if (evening := _night_of(folded, site, day)) is not None:  # "anoche de 11 a 2": across midnight
+        return _window(_on_night(site, evening, first, mer1), _on_night(site, evening, last, mer2), site.now)
     on = site.today if day is None else day
     start = site.at(on, first)
     if day is None and start > site.now:  # "between 10 and 11" at 09:00: yesterday's
@@ -537,16 +763,44 @@ def _since(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
     return _window(site.at(on, clock), site.now)
 
 
-def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
-    """The instant "a las 10", "at 10am", "às 10h" names: on the day named, else the latest 10:00 that has come."""
-    if _HOUR_RANGE.search(folded):
+def _bounded(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+    """ "before noon", "antes das 10h", "after 3pm": from the start of the day (or of the part of it named: "de manhã
+    antes do meio-dia" from 06:00) to that time, or from it to the end; with no day named, the latest begun."""
+    before = _BEFORE.search(folded)
+    match = before or _AFTER.search(folded)
+    if match is None:
         return None
-    match = _AT_CLOCK.search(folded)
-    if match is None or _SINCE.search(folded):
-        return None
-    clock = _clock(*match.group(1, 2, 3))
+    rest = _without(folded, match)
+    hour, minute, meridiem = match.group(1, 2, 3)
+    clock = _said_clock(hour, minute, meridiem, rest)
     if clock is None:
         return None
+    first, last = next((_PARTS[p] for p, pattern in _PART.items() if pattern.search(rest)), (time(0, 0), time(0, 0)))
+    on = site.today if day is None else day
+    if before is not None:
+        start, end = site.at(on, first if first < clock else time(0, 0)), site.at(on, clock)
+    else:
+        start = site.at(on, clock)
+        end = site.at(on, last) if clock < last else site.at(on + timedelta(days=1), time(0, 0))
+    if day is None and start > site.now:  # "after 3pm" at 09:00: yesterday's
+        return _bounded(folded, site, on - timedelta(days=1), shifts)
+    return _window(start, end, site.now)
+
+
+def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
+    """The instant "a las 10", "at 10am", "às 10h" names: on the day named (in the night named: `_on_night`), else the
+    latest 10:00 that has come. A clock time ending a range, "since", "before" or "after" is no instant."""
+    if any(pattern.search(folded) for pattern in (_HOUR_RANGE, _DATED_RANGE, _SINCE, _BEFORE, _AFTER)):
+        return None
+    match = _AT_CLOCK.search(folded)
+    if match is None:
+        return None
+    hour, minute, meridiem = match.group(1, 2, 3)
+    clock = _said_clock(hour, minute, meridiem, _without(folded, match))
+    if clock is None:
+        return None
+    if (evening := _night_of(folded, site, day)) is not None:
+        return _on_night(site, evening, clock, meridiem)
     on = site.today if day is None else day
     if day is None and site.at(on, clock) > site.now:
         on -= timedelta(days=1)

@@ -1,0 +1,418 @@
+"""Time phrasings people use that the ask's window rules read (edge_agent/ask/resolve/times.py), in es/en/pt: the
+night before last and hours said in a night, hour ranges whose ends say their own days, minutes said in words, "before
+noon"/"after noon", a shift letter folding would take for an article, the shift before this one, and days back.
+
+Asked, like the bench's probe, on Sunday 2026-12-06 at 03:04 in Mexico City (09:04 UTC): shift C under way since
+22:00 on the 5th; "yesterday" is the 5th, the day before it the 4th. Every expected time is local wall time."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from edge_agent.ask.answers import Clarification
+from edge_agent.ask.resolve import find_instant, find_window, resolve_window
+from edge_agent.ask.tools import Window
+from edge_agent.config import ShiftConfig
+
+MEXICO = "America/Mexico_City"  # UTC-6 all year
+SHIFTS = [
+    ShiftConfig(name="A", start="06:00", end="14:00"),
+    ShiftConfig(name="B", start="14:00", end="22:00"),
+    ShiftConfig(name="C", start="22:00", end="06:00"),
+]
+NOW = datetime(2026, 12, 6, 3, 4, tzinfo=ZoneInfo(MEXICO))
+
+Clock = tuple[int, int, int]  # day of December 2026, hour, minute
+
+
+def at(day: int, hour: int = 0, minute: int = 0, month: int = 12) -> datetime:
+    return datetime(2026, month, day, hour, minute, tzinfo=ZoneInfo(MEXICO))
+
+
+def window_of(text: str, lang: str, now: datetime = NOW) -> Window | Clarification:
+    return resolve_window(text, lang, tz=MEXICO, shifts=SHIFTS, now=now)
+
+
+def assert_window(text: str, lang: str, start: Clock, end: Clock, now: datetime = NOW) -> None:
+    assert window_of(text, lang, now) == Window(start=at(*start), end=at(*end))
+
+
+class TestNights:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            # the night before last: 20:00 on the 4th to 06:00 on the 5th; an hour range in it runs across midnight
+            (
+                "¿Cuántas alarmas hubo en toda la planta antenoche, de 8 de la noche a 6 de la mañana de ayer?",
+                "es",
+                (4, 20, 0),
+                (5, 6, 0),
+            ),
+            ("paros de la P-101 anteanoche", "es", (4, 20, 0), (5, 6, 0)),
+            ("alarms the night before last", "en", (4, 20, 0), (5, 6, 0)),
+            ("alarmes anteontem à noite", "pt", (4, 20, 0), (5, 6, 0)),
+            ("anteayer por la noche", "es", (4, 20, 0), (5, 6, 0)),
+            # bare hours in a night are the night's: 11 is 23:00, 2 is 02:00 the next morning
+            ("anoche de 11 a 2", "es", (5, 23, 0), (6, 2, 0)),
+            ("last night between 10pm and 2am", "en", (5, 22, 0), (6, 2, 0)),
+            ("ontem à noite das 22h às 2h", "pt", (5, 22, 0), (6, 2, 0)),
+            ("anoche entre las 10 y las 11 de la noche", "es", (5, 22, 0), (5, 23, 0)),
+            ("the night before last from 9 to 5", "en", (4, 21, 0), (5, 5, 0)),
+            ("last night at 11", "en", (5, 23, 0), (6, 0, 0)),
+            ("anoche a las 12", "es", (6, 0, 0), (6, 1, 0)),  # midnight
+        ],
+    )
+    def test_nights(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """A night named, alone or with the hours said in it."""
+        assert_window(text, lang, start, end)
+
+    def test_an_instant_in_the_night(self) -> None:
+        """ "anoche a las 11 y media" is 23:30 on the evening the night began."""
+        got = find_instant("anoche a las 11 y media", "es", tz=MEXICO, now=NOW)
+        assert got == at(5, 23, 30).astimezone(UTC)
+
+    def test_tonight_under_way_after_midnight(self) -> None:
+        """At 03:04 "esta noche" is the night that began yesterday at 20:00, so far."""
+        assert window_of("esta noche", "es") == Window(start=at(5, 20, 0), end=NOW)
+
+
+class TestRangesWithTheirOwnDays:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("entre las 8 de la noche de anteayer y las 6 de la mañana de ayer", "es"),
+            ("de las 8 de la noche del 4 a las 6 de la mañana del 5", "es"),
+            ("from 8 pm on the 4th to 6 am on the 5th", "en"),
+            ("between 8pm the day before yesterday and 6am yesterday", "en"),
+            ("das 20h do dia 4 às 6h do dia 5", "pt"),
+            ("de anteontem às 20h até ontem às 6h", "pt"),
+        ],
+    )
+    def test_each_end_on_its_day(self, text: str, lang: str) -> None:
+        """20:00 on the 4th to 06:00 on the 5th, whichever way the days are said."""
+        assert_window(text, lang, (4, 20, 0), (5, 6, 0))
+
+    def test_a_range_over_more_than_a_day(self) -> None:
+        """ "desde ayer a las 6 hasta hoy a las 2": 20 hours, to 02:00 today."""
+        assert_window("desde ayer a las 6 hasta hoy a las 2", "es", (5, 6, 0), (6, 2, 0))
+
+    def test_no_instant_in_a_dated_range(self) -> None:
+        """ "a las 6 de la mañana del 5" ends a range: no instant of its own."""
+        text = "de las 8 de la noche del 4 a las 6 de la mañana del 5"
+        assert find_instant(text, "es", tz=MEXICO, now=NOW) is None
+
+
+class TestMinutesInWords:
+    @pytest.mark.parametrize(
+        ("text", "lang", "expected"),
+        [
+            ("cuantas alarmas activas habia ayer a las once y media de la mañana", "es", (5, 11, 30)),
+            ("ayer a las 11 y media", "es", (5, 11, 30)),
+            ("ayer a las diez y cuarto", "es", (5, 10, 15)),
+            ("ayer a las once menos cuarto", "es", (5, 10, 45)),
+            ("ayer a las nueve y veinte", "es", (5, 9, 20)),
+            ("ayer a las 3 menos 10 de la tarde", "es", (5, 14, 50)),
+            ("ayer a la una y media", "es", (5, 1, 30)),
+            ("ayer a las dos y media de la tarde", "es", (5, 14, 30)),
+            ("ayer al mediodía y media", "es", (5, 12, 30)),
+            ("ontem às onze e meia", "pt", (5, 11, 30)),
+            ("ontem às 10 e quinze", "pt", (5, 10, 15)),
+            ("ontem ao meio-dia e meia", "pt", (5, 12, 30)),
+            ("ontem quinze para as onze", "pt", (5, 10, 45)),
+            ("ontem à uma e meia da tarde", "pt", (5, 13, 30)),
+            ("cheers, flow on p102 at half ten yesterday morning?", "en", (5, 10, 30)),
+            ("yesterday at half past ten", "en", (5, 10, 30)),
+            ("yesterday at quarter past ten", "en", (5, 10, 15)),
+            ("yesterday at a quarter to eleven", "en", (5, 10, 45)),
+            ("yesterday at twenty to eleven", "en", (5, 10, 40)),
+            ("yesterday at ten thirty", "en", (5, 10, 30)),
+            ("yesterday at one pm", "en", (5, 13, 0)),
+        ],
+    )
+    def test_instants(self, text: str, lang: str, expected: Clock) -> None:
+        """The instant named, and the hour from it as the window."""
+        instant = at(*expected)
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) == instant.astimezone(UTC)
+        assert window_of(text, lang) == Window(start=instant, end=instant + timedelta(hours=1))
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("ayer de 10 y media a 11 y cuarto", "es", (5, 10, 30), (5, 11, 15)),
+            ("ayer entre las 10 y media y las 11", "es", (5, 10, 30), (5, 11, 0)),
+            ("between half past ten and eleven yesterday", "en", (5, 10, 30), (5, 11, 0)),
+            ("ontem das dez e meia às onze e um quarto", "pt", (5, 10, 30), (5, 11, 15)),
+            # the first end of "entre las 10 y 11" is an hour, not 10:11
+            ("ayer entre las 10 y 11", "es", (5, 10, 0), (5, 11, 0)),
+            ("ayer entre la una y las dos", "es", (5, 1, 0), (5, 2, 0)),
+        ],
+    )
+    def test_ranges(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """Minutes in words at either end of a range."""
+        assert_window(text, lang, start, end)
+
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("las dos bombas ayer", "es"),  # both pumps
+            ("compare a uma e a outra ontem", "pt"),  # the one and the other
+            ("in a shift yesterday", "en"),
+        ],
+    )
+    def test_article_words_stay_words(self, text: str, lang: str) -> None:
+        """ "dos", "uma" and "a" read as hours only where a clock goes on: these name the day and no instant."""
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) is None
+        assert_window(text, lang, (5, 0, 0), (6, 0, 0))
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "expected"),
+        [
+            ("ayer por la tarde a las 3", "es", (5, 15, 0)),
+            ("yesterday evening at 7", "en", (5, 19, 0)),
+            ("good afternoon, flow at 10 yesterday?", "en", (5, 10, 0)),  # a greeting names no part of the day
+            ("boa tarde, vazão ontem às 10", "pt", (5, 10, 0)),
+        ],
+    )
+    def test_a_bare_hour_in_the_afternoon(self, text: str, lang: str, expected: Clock) -> None:
+        """The afternoon or evening named elsewhere makes a bare hour pm."""
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) == at(*expected).astimezone(UTC)
+
+
+class TestBeforeAndAfter:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("whats the avg vib of the compressor yesterday b4 noon", "en", (5, 0, 0), (5, 12, 0)),
+            ("yesterday before 10am", "en", (5, 0, 0), (5, 10, 0)),
+            ("vibración de ayer antes del mediodía", "es", (5, 0, 0), (5, 12, 0)),
+            ("ayer hasta las 10", "es", (5, 0, 0), (5, 10, 0)),
+            ("ontem antes do meio-dia", "pt", (5, 0, 0), (5, 12, 0)),
+            # a part of the day named bounds the window instead of the day
+            ("quantos alarmes a p102 deu ontem de manha antes do meio dia", "pt", (5, 6, 0), (5, 12, 0)),
+            ("yesterday in the morning before noon", "en", (5, 6, 0), (5, 12, 0)),
+            ("ayer por la tarde después del mediodía", "es", (5, 12, 0), (5, 18, 0)),
+            ("yesterday after noon", "en", (5, 12, 0), (6, 0, 0)),
+            ("ayer después de las 3 de la tarde", "es", (5, 15, 0), (6, 0, 0)),
+            ("ontem depois das 14h", "pt", (5, 14, 0), (6, 0, 0)),
+            # no day named: the latest begun ("after 3pm" at 03:04 is yesterday's; "before noon", today's so far)
+            ("after 3pm", "en", (5, 15, 0), (6, 0, 0)),
+        ],
+    )
+    def test_bounded(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """From the day's (or the part's) start to the time, or from it to the end."""
+        assert_window(text, lang, start, end)
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) is None
+
+    def test_before_noon_today_so_far(self) -> None:
+        assert window_of("antes del mediodía", "es") == Window(start=at(6, 0, 0), end=NOW)
+
+
+class TestShifts:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            # a capital A mid-sentence is the shift; folding alone would make it the article
+            ("sir how many quality checks failed in line L1 in A shift yesterday", "en", (5, 6, 0), (5, 14, 0)),
+            ("P-102 max bearing temperature yesterday A shift please revert", "en", (5, 6, 0), (5, 14, 0)),
+            ("lol anyway how many minutes was c two oh one down during b shift yest", "en", (5, 14, 0), (5, 22, 0)),
+            ("stops in C shift the day before yesterday", "en", (4, 22, 0), (5, 6, 0)),
+            # the shift before the one under way (C since 22:00): yesterday's B
+            ("how many quality checks on L1 in the shift before this one", "en", (5, 14, 0), (5, 22, 0)),
+            ("the one before this shift", "en", (5, 14, 0), (5, 22, 0)),
+            ("paros en el turno antes de este", "es", (5, 14, 0), (5, 22, 0)),
+            ("paradas no turno antes deste", "pt", (5, 14, 0), (5, 22, 0)),
+            ("el turno anterior al actual", "es", (5, 14, 0), (5, 22, 0)),
+        ],
+    )
+    def test_shifts(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        assert_window(text, lang, start, end)
+
+    def test_a_sentence_opening_with_a_shift_is_the_article(self) -> None:
+        """ "A shift ..." opening the question may be the article: the day, no shift."""
+        assert_window("A shift supervisor asked: how many stops yesterday?", "en", (5, 0, 0), (6, 0, 0))
+
+    def test_an_unknown_letter_asks_back(self) -> None:
+        got = window_of("stops in d shift yesterday", "en")
+        assert got == Clarification(reason="unknown_shift", candidates=["A", "B", "C"])
+
+
+class TestDaysBack:
+    @pytest.mark.parametrize(
+        ("text", "lang", "day", "month"),
+        [
+            ("cuantos paros tuvo la p101 hace una semana", "es", 29, 11),
+            ("hace 3 días", "es", 3, 12),
+            ("hace tres dias", "es", 3, 12),
+            ("hace dos semanas", "es", 22, 11),
+            ("hace un mes", "es", 6, 11),
+            ("há três dias", "pt", 3, 12),
+            ("ha tres dias", "pt", 3, 12),
+            ("faz uma semana", "pt", 29, 11),
+            ("Qual era o nível do T-301 há um mês?", "pt", 6, 11),
+            ("a week ago", "en", 29, 11),
+            ("three days ago", "en", 3, 12),
+            ("2 days back", "en", 4, 12),
+            ("a month ago", "en", 6, 11),
+        ],
+    )
+    def test_the_day_that_far_back(self, text: str, lang: str, day: int, month: int) -> None:
+        """The whole day, 00:00 to 00:00, that many days, weeks or months before today."""
+        start = at(day, month=month)
+        assert window_of(text, lang) == Window(start=start, end=at(day, month=month) + timedelta(days=1))
+
+    def test_a_month_back_from_a_longer_month(self) -> None:
+        """On 31 March, a month ago is the last day of February."""
+        now = datetime(2026, 3, 31, 12, 0, tzinfo=ZoneInfo(MEXICO))
+        got = window_of("hace un mes", "es", now)
+        assert got == Window(start=at(28, month=2), end=at(1, month=3))
+
+    def test_days_back_with_a_shift(self) -> None:
+        """ "turno A hace 3 días": that day's shift A."""
+        assert_window("turno A hace 3 días", "es", (3, 6, 0), (3, 14, 0))
+
+
+# Hours and minutes as said in each language, for the property below.
+_HOUR_WORDS = {
+    "es": "una dos tres cuatro cinco seis siete ocho nueve diez once doce".split(),
+    "pt": "uma duas três quatro cinco seis sete oito nove dez onze doze".split(),
+    "en": "one two three four five six seven eight nine ten eleven twelve".split(),
+}
+# (how the minutes are said around the hour word {h}, minutes past the hour; negative: before it)
+_SAID: dict[str, list[tuple[str, int]]] = {
+    "es": [
+        ("ayer {a} {h}", 0),
+        ("ayer {a} {h} y media", 30),
+        ("ayer {a} {h} y cuarto", 15),
+        ("ayer {a} {h} menos cuarto", -15),
+        ("ayer {a} {h} y veinte", 20),
+        ("ayer {a} {h} y diez", 10),
+        ("ayer {a} {h} y veinticinco", 25),
+        ("ayer {a} {h} menos diez", -10),
+        ("{a} {h} y media de ayer", 30),
+    ],
+    "pt": [
+        ("ontem {a} {h}", 0),
+        ("ontem {a} {h} e meia", 30),
+        ("ontem {a} {h} e quinze", 15),
+        ("ontem {a} {h} e um quarto", 15),
+        ("ontem {a} {h} e vinte", 20),
+        ("ontem {a} {h} e dez", 10),
+        ("ontem quinze para {a} {h}", -15),
+        ("ontem vinte para {a} {h}", -20),
+    ],
+    "en": [
+        ("yesterday at {h} o'clock", 0),
+        ("yesterday at half past {h}", 30),
+        ("yesterday at quarter past {h}", 15),
+        ("yesterday at a quarter to {h}", -15),
+        ("yesterday at twenty past {h}", 20),
+        ("yesterday at ten to {h}", -10),
+        ("yesterday at half {h}", 30),
+        ("yesterday at {h} thirty", 30),
+        ("yesterday at {h} fifteen", 15),
+    ],
+}
+_LEADS = {"es": ("a la", "a las"), "pt": ("à", "às"), "en": ("at", "at")}
+
+
+class TestSaidClockProperty:
+    @settings(max_examples=300)
+    @given(lang=st.sampled_from(["es", "pt", "en"]), hour=st.integers(1, 12), form=st.integers(0, 8))
+    def test_any_hour_and_minutes_said_is_that_clock_time(self, lang: str, hour: int, form: int) -> None:
+        """Every hour word with every way of saying minutes resolves to that clock time yesterday, as an instant and
+        as the hour from it."""
+        said, minutes = _SAID[lang][form % len(_SAID[lang])]
+        lead = _LEADS[lang][0 if hour == 1 else 1]
+        if said.startswith("ontem") and "para" in said:
+            lead = "a" if hour == 1 else "as"  # "quinze para a uma", "vinte para as onze"
+        text = said.format(a=lead, h=_HOUR_WORDS[lang][hour - 1])
+        expected = at(5, hour) + timedelta(minutes=minutes)  # "a quarter to one" is 00:45
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) == expected.astimezone(UTC), text
+        assert window_of(text, lang) == Window(start=expected, end=expected + timedelta(hours=1)), text
+
+    @settings(max_examples=300)
+    @given(
+        words=st.lists(
+            st.sampled_from(
+                [
+                    "antenoche",
+                    "anoche",
+                    "the night before last",
+                    "anteontem à noite",
+                    "de",
+                    "a",
+                    "las",
+                    "às",
+                    "at",
+                    "entre",
+                    "y",
+                    "e",
+                    "once",
+                    "doce",
+                    "una",
+                    "dos",
+                    "uma",
+                    "one",
+                    "11",
+                    "12",
+                    "0",
+                    "99",
+                    "media",
+                    "meia",
+                    "cuarto",
+                    "quarto",
+                    "menos",
+                    "half",
+                    "quarter",
+                    "past",
+                    "to",
+                    "para",
+                    "b4",
+                    "before",
+                    "after",
+                    "antes del",
+                    "depois do",
+                    "noon",
+                    "meio-dia",
+                    "in A shift",
+                    "a shift",
+                    "b shift",
+                    "before this one",
+                    "hace",
+                    "há",
+                    "semana",
+                    "mês",
+                    "days",
+                    "ago",
+                    "back",
+                    "del 4",
+                    "on the 31st",
+                    "de ayer",
+                    "de la noche",
+                    "de la tarde",
+                    "pm",
+                    "?",
+                ]
+            ),
+            max_size=14,
+        ).map(" ".join),
+        minutes=st.integers(0, 366 * 24 * 60),
+    )
+    def test_any_mix_of_the_new_words_resolves(self, words: str, minutes: int) -> None:
+        """Any mix of these words gives, the same way twice, a window ending by `now` or a clarification, and an
+        instant no later than `now`; never an exception."""
+        now = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=minutes)
+        got = resolve_window(words, "es", tz=MEXICO, shifts=SHIFTS, now=now)
+        assert got == resolve_window(words, "es", tz=MEXICO, shifts=SHIFTS, now=now)
+        if isinstance(got, Window):
+            assert got.start < got.end <= now
+        else:
+            assert isinstance(got, Clarification)
+        assert find_window(words, "es", tz=MEXICO, shifts=SHIFTS, now=now) in (None, got)
+        instant = find_instant(words, "es", tz=MEXICO, now=now)
+        assert instant is None or isinstance(instant, Clarification) or instant <= now
