@@ -471,6 +471,16 @@ class TestSubject:
             ),
             ("c dash 201 stops", Subject(asset="C-201")),
             ("how many leave days do I have left", Subject()),  # "leave" is two letters off "level", not one
+            ("cuantos paros hubo en el turno anterior compa", Subject()),  # "compa" is a buddy, not "compr"
+            (
+                "Esse trem da P-101 vibrou quanto no máximo",
+                Subject(
+                    asset="P-101",
+                    tag="P-101.vibration_mm_s",
+                    quantity="vibration",
+                    tag_candidates=["P-101.vibration_mm_s"],
+                ),
+            ),
         ],
     )
     def test_names(self, text: str, expected: Subject) -> None:

@@ -65,6 +65,15 @@ class TestNights:
             ("the night before last from 9 to 5", "en", (4, 21, 0), (5, 5, 0)),
             ("last night at 11", "en", (5, 23, 0), (6, 0, 0)),
             ("anoche a las 12", "es", (6, 0, 0), (6, 1, 0)),  # midnight
+            # a night from one day to the next: the first day's evening
+            ("Quantos alarmes disparou o T-301 na noite de anteontem para ontem?", "pt", (4, 20, 0), (5, 6, 0)),
+            ("produção da L1 na noite de ontem para hoje", "pt", (5, 20, 0), (6, 3, 4)),
+            ("la noche de anteayer a ayer", "es", (4, 20, 0), (5, 6, 0)),
+            ("the night from yesterday to today", "en", (5, 20, 0), (6, 3, 4)),
+            # the small hours: midnight to 06:00 of the day named
+            ("a C-201 teve qtas paradas ontem de madrugada?", "pt", (5, 0, 0), (5, 6, 0)),
+            ("paradas de la P-101 ayer en la madrugada", "es", (5, 0, 0), (5, 6, 0)),
+            ("stops yesterday in the small hours", "en", (5, 0, 0), (5, 6, 0)),
         ],
     )
     def test_nights(self, text: str, lang: str, start: Clock, end: Clock) -> None:
@@ -239,6 +248,25 @@ class TestShifts:
     def test_an_unknown_letter_asks_back(self) -> None:
         got = window_of("stops in d shift yesterday", "en")
         assert got == Clarification(reason="unknown_shift", candidates=["A", "B", "C"])
+
+
+class TestLongSpans:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start"),
+        [
+            ("how many stops last 3 months", "en", at(6, 3, 4, month=9)),
+            ("paradas de los últimos 2 meses", "es", at(6, 3, 4, month=10)),
+            ("P-101 stops in the last 40 days", "en", at(27, 3, 4, month=10)),
+        ],
+    )
+    def test_a_long_span_is_read_whole(self, text: str, lang: str, start: datetime) -> None:
+        """Read as long as it is said: the tools refuse what is over the plant's `ask.max_window_days`, rather
+        than the words being read as 31 days."""
+        assert window_of(text, lang) == Window(start=start, end=NOW)
+
+    def test_q_in_chat_is_no_shift(self) -> None:
+        """ "no turno q ta rolando agora": "q" is "que", the shift under way."""
+        assert window_of("temp max do compressor no turno q ta rolando agora", "pt") == Window(start=at(5, 22), end=NOW)
 
 
 class TestDaysBack:

@@ -58,9 +58,10 @@ _OTHER_EQUIPMENT = frozenset(
 )
 # An id read aloud with its dash said: "p guion ciento uno", "c dash 201", "p hífen 101".
 _SAID_DASH = re.compile(r"\b([a-z]{1,3})\s+(?:guion|dash|hyphen|hifen|traco|raya)\s+(?=\d)")
-# Shortenings people type for a quantity (keyed by TagInfo.quantity), matched as words like its names.
+# Shortenings people type for a quantity, and its verb ("vibrou quanto"), keyed by TagInfo.quantity, matched as
+# written.
 _SHORT_NAMES: dict[str, tuple[str, ...]] = {
-    "vibration": ("vib", "vibr"),
+    "vibration": ("vib", "vibr", "vibro", "vibrou", "vibraba", "vibrava", "vibrated", "vibrating", "vibrando"),
     "level": ("lvl",),
     "flow": ("flw",),
     "temperature": ("temp",),

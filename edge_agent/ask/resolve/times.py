@@ -54,14 +54,16 @@ NIGHT_START = time(20, 0)
 NIGHT_END = time(6, 0)
 # Parts of the day: (start, end) local; the morning starts with the usual first shift (06:00).
 _PARTS: dict[str, tuple[time, time]] = {
+    "small_hours": (time(0, 0), time(6, 0)),
     "morning": (time(6, 0), time(12, 0)),
     "afternoon": (time(12, 0), time(18, 0)),
     "evening": (time(18, 0), time(22, 0)),
 }
 # Dates before 1970 are not read as dates: no plant record is that old, and year 1 has no UTC instant west of UTC.
 _FIRST_YEAR = 1970
-# The longest "last N hours/days" read: 31 days, the tools' default window budget (a longer one is refused there).
-_MAX_SPAN_H = 31 * 24
+# The longest "last N hours/days/months" read whole: ten years, past any `ask.max_window_days` (the tools refuse a
+# window over the plant's budget, so "the last 40 days" is refused there rather than read as 31).
+_MAX_SPAN_H = 3660 * 24
 
 _N = r"(\d{1,3}|un|una|uma|um|a|an|one|dos|two|duas|dois|tres|three|cuatro|four|quatro|cinco|five|seis|six)"
 _NUMBERS = {
@@ -92,6 +94,7 @@ _HOURS = re.compile(
     rf"|\b{_N}\s*(?:horas?|hours?|h)\s+{_LAST}\b"
 )
 _DAYS = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:dias?|days?)\b|\b{_N}\s+(?:dias?|days?)\s+{_LAST}\b")
+_MONTHS_SPAN = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:months?|mes|meses)\b|\b{_N}\s+(?:months?|mes|meses)\s+{_LAST}\b")
 _LAST_WEEK = re.compile(
     r"\b(?:last week|previous week|(?:la |a )?semana pasada|(?:la |a )?semana passada|"
     r"(?:la |a )?semana anterior)\b"
@@ -167,8 +170,21 @@ _LAST_NIGHT = re.compile(
     r"(?:noche|noite)\b"
     r"|\b(?:noche (?:pasada|anterior)|noite (?:passada|anterior))\b"
 )
+# "la noche de anteayer a ayer", "a noite de ontem para hoje", "the night from yesterday to today": the first day's.
+_DAYS_BACK = {
+    **dict.fromkeys(("anteayer", "antier", "anteontem", "antes de ayer", "antes de ontem", "day before yesterday"), 2),
+    **dict.fromkeys(("ayer", "ontem", "yesterday"), 1),
+    **dict.fromkeys(("hoy", "hoje", "today"), 0),
+}
+_NIGHT_FROM = re.compile(
+    r"\b(?:noche|noite|night)\s+(?:de|del|from|of)\s+("
+    + "|".join(sorted(_DAYS_BACK, key=len, reverse=True))
+    + r")\s+(?:para|pra|a|al|ao|to|into|till|until|hasta|ate)\s+(?:(?:o|el|la)\s+)?[a-z]"
+)
 _TONIGHT = re.compile(r"\b(?:tonight|esta noche|esta noite|hoje a noite|hoy en la noche)\b")
 _PART = {
+    # "de madrugada", "the small hours": midnight to 06:00 ("a las 3 de la madrugada" is a clock time, read first)
+    "small_hours": re.compile(r"\b(?:madrugada|madrugadita|small hours|wee hours|early hours)\b"),
     "morning": re.compile(r"\b(?:morning|manana|manha)\b"),
     "afternoon": re.compile(r"\b(?:afternoon|tarde)\b"),
     "evening": re.compile(r"\bevening\b"),
@@ -356,7 +372,7 @@ _ORDINAL_SHIFT = re.compile(
     r"(?:turno|shift)\b"
 )
 # One-letter words that follow "turno"/"shift" without naming a shift ("turno y", "turno e", "turno a las 10").
-_NOT_SHIFT_NAMES = frozenset("yeoa")
+_NOT_SHIFT_NAMES = frozenset("yeoaqk")  # words of one letter: y, e, o, a; chat's "q"/"k" for "que"
 
 
 @dataclass(frozen=True)
@@ -477,6 +493,9 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
     if match := _DAYS.search(folded):
         days = min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H // 24)
         return _window(now - timedelta(days=max(days, 1)), now)
+    if match := _MONTHS_SPAN.search(folded):  # "the last 3 months": from that day three months back
+        months = min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H // 24 // 31)
+        return _window(site.at(_months_before(site.today, max(months, 1)), site.now.time()), now)
     monday = site.today - timedelta(days=site.today.weekday())
     if _LAST_WEEK.search(folded):
         return _window(site.at(monday - timedelta(days=7), time(0, 0)), site.at(monday, time(0, 0)))
@@ -536,11 +555,16 @@ def _day(folded: str, site: _Site, lang: str) -> date | Clarification | None:
 def _ago(match: re.Match[str], today: date) -> date:
     """The day "hace 3 días", "há uma semana", "a month ago" names, counted back from `today`."""
     count, unit = _count(match.group(1) or match.group(3)), match.group(2) or match.group(4)
-    if unit.startswith("m"):  # months: the same day of the month, or the last day of a shorter one
-        index = today.year * 12 + today.month - 1 - count
-        year, month = divmod(index, 12)
-        return date(year, month + 1, min(today.day, monthrange(year, month + 1)[1]))
+    if unit.startswith("m"):
+        return _months_before(today, count)
     return today - timedelta(days=count * (7 if unit.startswith(("s", "w")) else 1))
+
+
+def _months_before(today: date, count: int) -> date:
+    """The same day of the month `count` months back, or the last day of a shorter month."""
+    index = today.year * 12 + today.month - 1 - count
+    year, month = divmod(index, 12)
+    return date(year, month + 1, min(today.day, monthrange(year, month + 1)[1]))
 
 
 def _day_of_month(site: _Site, number: int) -> date | None:
@@ -576,7 +600,10 @@ def _parse_date(fragment: str, site: _Site, lang: str) -> date | Clarification |
 
 def _night_of(folded: str, site: _Site, day: date | None) -> date | None:
     """The evening the night named begins on: "anoche" the one before the day named (today: the night just past, or
-    the one under way), "antenoche" the day before yesterday's; "tonight" today's, yesterday's while still under way."""
+    the one under way), "antenoche" the day before yesterday's; "tonight" today's, yesterday's while still under way;
+    "la noche de anteayer a ayer", "a noite de ontem para hoje": the first day's."""
+    if (spanned := _NIGHT_FROM.search(folded)) is not None:
+        return site.today - timedelta(days=_DAYS_BACK[spanned.group(1)])
     if _LAST_NIGHT.search(folded):
         return day if day is not None and day < site.today else site.today - timedelta(days=1)
     if _TONIGHT.search(folded):
