@@ -626,6 +626,11 @@ class TestPlan:
         got = plan(question, "en")
         assert isinstance(got, Plan) and [c.tool for c in got.calls] == ["stops"]
 
+    def test_half_past_is_an_instant_not_a_mean(self) -> None:
+        """ "¿qué caudal tenía … a las diez y media?": the value at 10:30 ("media" is the half here, not the mean)."""
+        got = plan("¿Qué caudal tenía la P-102 ayer a las diez y media de la mañana?")
+        assert isinstance(got, Plan) and [c.tool for c in got.calls] == ["tag_value_at"]
+
     def test_a_year_to_come_asks_back(self) -> None:
         """ "em janeiro de 2031": nothing is stored for it yet."""
         assert plan("Qual era o nível do tanque T-301 em janeiro de 2031?", "pt") == Clarification(

@@ -74,6 +74,11 @@ class TestNights:
             ("a C-201 teve qtas paradas ontem de madrugada?", "pt", (5, 0, 0), (5, 6, 0)),
             ("paradas de la P-101 ayer en la madrugada", "es", (5, 0, 0), (5, 6, 0)),
             ("stops yesterday in the small hours", "en", (5, 0, 0), (5, 6, 0)),
+            ("ontem de manhãzinha", "pt", (5, 5, 0), (5, 8, 0)),  # early morning
+            ("yesterday early in the morning", "en", (5, 5, 0), (5, 8, 0)),
+            # a weekday's night: the hours said in it are the night's
+            ("longest stop on line L1 on Friday night between 9 and 11", "en", (4, 21, 0), (4, 23, 0)),
+            ("el viernes por la noche", "es", (4, 20, 0), (5, 6, 0)),
         ],
     )
     def test_nights(self, text: str, lang: str, start: Clock, end: Clock) -> None:
@@ -248,6 +253,32 @@ class TestShifts:
     def test_an_unknown_letter_asks_back(self) -> None:
         got = window_of("stops in d shift yesterday", "en")
         assert got == Clarification(reason="unknown_shift", candidates=["A", "B", "C"])
+
+
+class TestDayNumbers:
+    @pytest.mark.parametrize(
+        ("text", "lang", "day"),
+        [
+            ("dime cuántas paradas tuvo el compresor C-201 el 5.", "es", 5),
+            ("paradas del C-201 el día 4", "es", 4),
+            ("Kindly tell me how many stops P-101 had on the 5th.", "en", 5),
+            ("quantas paragens teve a bomba P-102 no dia 5?", "pt", 5),
+        ],
+    )
+    def test_a_day_by_its_number(self, text: str, lang: str, day: int) -> None:
+        """The latest day of that number up to today, whole."""
+        assert window_of(text, lang) == Window(start=at(day), end=at(day) + timedelta(days=1))
+
+    @pytest.mark.parametrize("text", ["the 5 stops of P-101", "el 5 % de desecho", "el 5:30"])
+    def test_a_number_that_is_no_day(self, text: str) -> None:
+        assert window_of(text, "es") == window_of("", "es")
+
+    def test_quarter_to_one_in_the_afternoon(self) -> None:
+        """ "quarter to one" is 00:45 as a bare hour is before noon; with the afternoon named, 12:45."""
+        afternoon = find_instant("level at quarter to one yesterday afternoon", "en", tz=MEXICO, now=NOW)
+        assert afternoon == at(5, 12, 45).astimezone(UTC)
+        night = find_instant("level at quarter to one yesterday", "en", tz=MEXICO, now=NOW)
+        assert night == at(5, 0, 45).astimezone(UTC)
 
 
 class TestLongSpans:

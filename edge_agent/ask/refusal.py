@@ -142,7 +142,7 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:set|change|cambia|cambiar|ajusta|ajustar|modifica|modificar|altera|alterar|altere|mude|mudar|write|"
     r"escribe|escreva)\s+(?:(?:the|el|la|o|a|its|su|seu|sua)\s+)?(?:set ?point|consigna|valor|value|velocidad|speed|"
     r"velocidade)\b"
-    r"|\b(?:start|stop|shut down|turn on|turn off|open|close|restart|reset)\s+(?:the\s+)?(?:(?!(?:of|on|in|at|for|from|by|with|alarms?|events?|times?)\b)[a-z]+\s+){0,2}?"
+    r"|\b(?:start|stop|shut down|turn on|turn off|open|close|restart|reset)\s+(?:the\s+(?:[a-z]+\s+){0,2}?)?"
     r"(?:pump|valve|compressor|line|motor|tank|breaker|feeder|p-?\d|c-?\d|t-?\d|l-?\d)"
     r"|(?<!\bse )(?<!\ba )(?<!\bque )(?<!\bpara )(?<!\bde )"
     r"\b(?:arranca|arrancar|apaga|apagar|deten|detener|abre|abrir|abra|cierra|cerrar|feche|fechar|fecha|liga|ligar|"

@@ -55,6 +55,7 @@ NIGHT_END = time(6, 0)
 # Parts of the day: (start, end) local; the morning starts with the usual first shift (06:00).
 _PARTS: dict[str, tuple[time, time]] = {
     "small_hours": (time(0, 0), time(6, 0)),
+    "early_morning": (time(5, 0), time(8, 0)),
     "morning": (time(6, 0), time(12, 0)),
     "afternoon": (time(12, 0), time(18, 0)),
     "evening": (time(18, 0), time(22, 0)),
@@ -160,6 +161,12 @@ _DATE = re.compile(
 )
 # "hace una semana", "há três dias", "faz um mês", "a week ago", "2 days back": the day that many days, weeks (7
 # days) or months (the same day of that month, or its last) before today.
+# A day by its number alone: "el 5", "el día 5", "on the 5th", "no dia 5" (not "el 5 de la tarde", "the 5 stops").
+_DAY_NUMBER = re.compile(
+    r"\b(?:on the|on|the)\s+(\d{1,2})(?:st|nd|rd|th)\b"
+    r"|\b(?:el|el dia|no dia|o dia|do dia|dia)\s+(\d{1,2})\b(?!\s*(?::|h\b|hs\b|horas?|am\b|pm\b|y\b|e\b|de la|da|"
+    r"do|de|min|minutos|a las|%|\.\d|,\d))"
+)
 _AGO = re.compile(
     rf"\b(?:hace|ha|faz)\s+{_N}\s+(dias?|semanas?|mes|meses)\b|\b{_N}\s+(days?|weeks?|months?)\s+(?:ago|back)\b"
 )
@@ -169,13 +176,26 @@ _LAST_NIGHT = re.compile(
     r"|\b(?:ayer|ontem|anteayer|antier|anteontem)\s+(?:(?:en la|por la|a la|de la|de|a|na|em|durante la)\s+)?"
     r"(?:noche|noite)\b"
     r"|\b(?:noche (?:pasada|anterior)|noite (?:passada|anterior))\b"
+    # a day's night by its weekday: "Friday night", "el viernes por la noche", "na sexta à noite"
+    r"|\b(?:" + "|".join(_WEEKDAYS.values()) + r")\s+(?:(?:en la|por la|a la|de la|de|a|na|em|at|durante la)\s+)?"
+    r"(?:noche|noite|night)\b"
 )
-# "la noche de anteayer a ayer", "a noite de ontem para hoje", "the night from yesterday to today": the first day's.
+# A day word and how many days back from today it is.
 _DAYS_BACK = {
-    **dict.fromkeys(("anteayer", "antier", "anteontem", "antes de ayer", "antes de ontem", "day before yesterday"), 2),
-    **dict.fromkeys(("ayer", "ontem", "yesterday"), 1),
-    **dict.fromkeys(("hoy", "hoje", "today"), 0),
+    "day before yesterday": 2,
+    "anteayer": 2,
+    "antier": 2,
+    "anteontem": 2,
+    "antes de ayer": 2,
+    "antes de ontem": 2,
+    "ayer": 1,
+    "ontem": 1,
+    "yesterday": 1,
+    "hoy": 0,
+    "hoje": 0,
+    "today": 0,
 }
+# "la noche de anteayer a ayer", "a noite de ontem para hoje", "the night from yesterday to today": the first day's.
 _NIGHT_FROM = re.compile(
     r"\b(?:noche|noite|night)\s+(?:de|del|from|of)\s+("
     + "|".join(sorted(_DAYS_BACK, key=len, reverse=True))
@@ -185,6 +205,11 @@ _TONIGHT = re.compile(r"\b(?:tonight|esta noche|esta noite|hoje a noite|hoy en l
 _PART = {
     # "de madrugada", "the small hours": midnight to 06:00 ("a las 3 de la madrugada" is a clock time, read first)
     "small_hours": re.compile(r"\b(?:madrugada|madrugadita|small hours|wee hours|early hours)\b"),
+    # "de manhãzinha", "early in the morning", "a primera hora": 05:00 to 08:00
+    "early_morning": re.compile(
+        r"\b(?:manhazinha|mananita|early morning|early in the morning|first thing in the morning|a primera hora|"
+        r"de manha cedo|manha cedo|temprano en la manana|bien temprano)\b"
+    ),
     "morning": re.compile(r"\b(?:morning|manana|manha)\b"),
     "afternoon": re.compile(r"\b(?:afternoon|tarde)\b"),
     "evening": re.compile(r"\bevening\b"),
@@ -331,19 +356,7 @@ _AFTER = re.compile(
     rf"\b(?:after|despues\s+(?:del?|de\s+las?)|depois\s+(?:do|das?|de))\s+(?:(?:the|las?|as?)\s+)?{_CLOCK}(?![\d:])"
 )
 # A day said with one end of an hour range, before or after its clock time: "ayer a las 8", "de anteayer",
-# "del 4", "on the 5th", "do dia 5"; days back from today.
-_DAYS_BACK = {
-    "day before yesterday": 2,
-    "anteayer": 2,
-    "antier": 2,
-    "anteontem": 2,
-    "ayer": 1,
-    "ontem": 1,
-    "yesterday": 1,
-    "hoy": 0,
-    "hoje": 0,
-    "today": 0,
-}
+# "del 4", "on the 5th", "do dia 5" (`_DAYS_BACK`).
 _DAY_WORD = "|".join(_DAYS_BACK)
 _RANGE_END = (
     rf"(?:({_DAY_WORD})\s+(?:(?:a las|a la|at|as|las|la)\s+)?)?{_CLOCK}"
@@ -363,7 +376,9 @@ _MILITARY = re.compile(
 )
 _YEARS = re.compile(r"\b(?:19|20)\d\d\s*(?:-|y|and|e|a|to|hasta|ate)\s*(?:19|20)\d\d\b")
 # A night shift "that ended yesterday" is the one that began the day before.
-_ENDED = re.compile(r"\b(?:termino|acabo|finalizo|ended|finished|terminou|acabou)\b")
+_ENDED = re.compile(
+    r"\b(?:termino|acabo|finalizo|ended|finished|finish|finishes|ends|terminou|acabou|termina|acaba|finaliza)\b"
+)
 # A whole year: "en 1987", "back in 1987", "em 2009", "de 2009".
 _YEAR = re.compile(r"\b(?:in|en|em|de|del|do|during|durante|year|ano)\s+((?:19|20)\d\d)\b")
 # "el primer turno", "second shift", "terceiro turno", "turno 2": the site's shifts in their configured order.
@@ -547,6 +562,10 @@ def _day(folded: str, site: _Site, lang: str) -> date | Clarification | None:
         return site.today - timedelta(days=(site.today.weekday() - weekday) % 7)
     if match := _AGO.search(folded):
         return _ago(match, site.today)
+    if (match := _DAY_NUMBER.search(folded)) is not None and 1 <= (
+        number := int(match.group(1) or match.group(2))
+    ) <= 31:
+        return _day_of_month(site, number)
     if match := _DATE.search(folded):
         return _parse_date(match.group(0), site, lang)
     return None
@@ -723,7 +742,8 @@ def _said_clock(hour: str, minute: str | None, meridiem: str | None, rest: str) 
     """The clock time read with `_clock`; a bare hour before noon is after it when `rest` (the question without the
     time) names the afternoon or the evening."""
     clock = _clock(hour, minute, meridiem)
-    if clock is not None and meridiem is None and 0 < clock.hour < 12 and _AFTERNOON.search(rest):
+    # 00:45 is "quarter to one": in the afternoon, 12:45 (midnight itself, 0:00, stays)
+    if clock is not None and meridiem is None and clock.hour < 12 and clock != time(0, 0) and _AFTERNOON.search(rest):
         return clock.replace(hour=clock.hour + 12)
     return clock
 
