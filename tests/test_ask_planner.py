@@ -196,6 +196,7 @@ class TestRefusal:
             ("Era bom que reconhecesses já todos os alarmes do tanque T-301.", "pt", "write_request"),
             ("ojalá apagues la P-101", "es", "write_request"),
             ("Regista uma nota no livro de turno: troquei o rolamento da P-102.", "pt", "write_request"),
+            ("Pará la P-101 ya, que está vibrando feo", "es", "write_request"),  # voseo, told by its accent
             ("How many leave days do I have left this year?", "en", "out_of_scope"),
             ("¿cuántos días de vacaciones me quedan?", "es", "out_of_scope"),
         ],

@@ -226,37 +226,46 @@ _OUT_OF_SCOPE = re.compile(
     r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme)\b"
 )
 
+_ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
 _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_INJECTION, "injection", "the question tries to change the agent's instructions"),
     (_CODE, "injection", "the question holds code or SQL for the agent to run"),
     (_OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
     (_PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
-    (_COMMAND, "write_request", "the agent only reads plant data: it has no tool that acts on the plant or writes"),
+    (_COMMAND, "write_request", _ACTS),
     (
         _WRITE_PHRASES,
         "write_request",
-        "the agent only reads plant data: it has no tool that acts on the plant or writes",
+        _ACTS,
     ),
     (
         _ASKED_TO_ACT,
         "write_request",
-        "the agent only reads plant data: it has no tool that acts on the plant or writes",
+        _ACTS,
     ),
     (
         _CONDITIONAL_COMMAND,
         "write_request",
-        "the agent only reads plant data: it has no tool that acts on the plant or writes",
+        _ACTS,
     ),
     (
         _SOFT_COMMAND,
         "write_request",
-        "the agent only reads plant data: it has no tool that acts on the plant or writes",
+        _ACTS,
     ),
     (
         _OUTSIDE_DATA,
         "outside_data",
         "the question asks for what the stored records do not hold: the future",
     ),
+)
+
+
+# Voseo commands, told by their accent from the words they fold to ("pará la P-101" is "stop it", "para la P-101" is
+# "for P-101"): read in the text as written, lower-cased.
+_VOSEO = re.compile(
+    r"\b(?:pará|apagá|prendé|encendé|cerrá|abrí|reiniciá|reseteá|silenciá|bajá|subí|frená|arrancá|detené|poné|"
+    r"cambiá|borrá|reconocé|desconectá|conectá)(?:la|lo|le|las|los|me)?\b"
 )
 
 
@@ -268,4 +277,6 @@ def classify(question: str, lang: str) -> Refusal | None:
     for pattern, reason, detail in _RULES:
         if pattern.search(folded):
             return Refusal(reason=reason, detail=detail)
+    if _VOSEO.search(question.casefold()):
+        return Refusal(reason="write_request", detail=_ACTS)
     return None

@@ -61,7 +61,7 @@ _SAID_DASH = re.compile(r"\b([a-z]{1,3})\s+(?:guion|dash|hyphen|hifen|traco|raya
 # Shortenings people type for a quantity, and its verb ("vibrou quanto"), keyed by TagInfo.quantity, matched as
 # written.
 _SHORT_NAMES: dict[str, tuple[str, ...]] = {
-    "vibration": ("vib", "vibr", "vibro", "vibrou", "vibraba", "vibrava", "vibrated", "vibrating", "vibrando"),
+    "vibration": ("vib", "vibr", "vibro", "vibrou", "vibraba", "vibrava", "vibrated"),
     "level": ("lvl",),
     "flow": ("flw",),
     "temperature": ("temp",),
