@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import statistics
 import tempfile
 import time
@@ -51,7 +52,28 @@ COMMAND = ".venv/bin/python -m bench.ask"
 # Reports timed alone, then beside the askers: 10 (~0.3 s each alone) see a run's spread in a few seconds.
 REPORT_RUNS = 10
 REPO = Path(__file__).resolve().parent.parent
-QUESTIONS = sorted((REPO / "bench" / "data").glob("ask_questions*.toml"))
+# In the order they were written: ours, blind, blind2, ..., blind10 (not blind10 before blind2).
+QUESTIONS = sorted((REPO / "bench" / "data").glob("ask_questions*.toml"), key=lambda p: (len(p.stem), p.stem))
+# A blind file's header records how the ask did when it was first asked, before any change made for it: "First
+# asked (…): right 73/82 (…), refused 27/27", "First run (…): 65/71 right … and 30/34 refused", over comment lines.
+_FIRST_SEEN = re.compile(r"First asked|First run|Asked first")
+_RIGHT = re.compile(r"right (\d+)/(\d+)|(\d+)/(\d+) right")
+_REFUSED = re.compile(r"refused (\d+)/(\d+)|(\d+)/(\d+) refused")
+
+
+def first_seen(text: str) -> dict[str, int] | None:
+    """The first-asked counts a question file's header records, or None (our own file has none)."""
+    header = " ".join(line.lstrip("# ") for line in text.splitlines() if line.startswith("#"))
+    marker = _FIRST_SEEN.search(header)
+    said = header[marker.end() : marker.end() + 400] if marker else ""
+    right, refused = _RIGHT.search(said), _REFUSED.search(said)
+    if right is None or refused is None:
+        return None
+    r = [int(g) for g in right.groups() if g is not None]
+    f = [int(g) for g in refused.groups() if g is not None]
+    return {"right": r[0], "answerable": r[1], "refused": f[0], "to_refuse": f[1]}
+
+
 # Our own hand-written held-out file: the one bench.ask_planner reads (a model reading takes ~1 s a question).
 OUR_QUESTIONS = REPO / "bench" / "data" / "ask_questions.toml"
 # The issue's goals (bench.ask at the defaults, 2 cores).
@@ -164,9 +186,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     answerable: list[dict[str, Any]] = []
     refuse: list[dict[str, Any]] = []
+    seen: dict[str, dict[str, int] | None] = {}
     for path in args.questions:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
         name = str(path.resolve().relative_to(REPO))
+        seen[name] = first_seen(text)
         answerable += [{**q, "file": name} for q in data["answerable"]]
         refuse += [{**q, "file": name} for q in data["refuse"]]
     now = utcnow()
@@ -187,6 +212,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 async with asyncio.timeout(60):
                     await asyncio.gather(*(e.wait() for e in ready))
                 result = await measure(config, store, now, answerable, refuse, wanted, args)
+                for name, counts in result["by_file"].items():
+                    counts["first_seen"] = seen.get(name)
             finally:
                 for task in tasks:
                     task.cancel()
@@ -296,7 +323,7 @@ def summarize(
         for o in outcomes
         if o["reply"].get("status") == "answered" and made_up(o["reply"])
     ]
-    files = sorted({q["file"] for q in [*answerable, *refuse]})
+    files = list(dict.fromkeys(q["file"] for q in [*answerable, *refuse]))  # in the order asked
     by_file = {
         name: {
             "right": sum(v == "right" for q, v in zip(answerable, verdicts, strict=True) if q["file"] == name),
@@ -368,9 +395,25 @@ def markdown(result: dict[str, Any], concurrent: int) -> tuple[str, str, str]:
         f"({r['questions_beside']} questions) | ≤ {CONCURRENT_P95_GOAL_S:.0f} s |",
     ]
     rows[2:2] = [
-        f"| … of which `{name}` | {f['right']}/{f['answerable']} right, {f['refused']}/{f['to_refuse']} refused | — |"
+        f"| … of which `{name}` | {f['right']}/{f['answerable']} right, {f['refused']}/{f['to_refuse']} refused"
+        + (
+            f" (first seen: {seen['right']}/{seen['answerable']}, {seen['refused']}/{seen['to_refuse']})"
+            if seen
+            else ""
+        )
+        + " | — |"
         for name, f in result["by_file"].items()
+        for seen in [f.get("first_seen")]
     ]
+    firsts = [f["first_seen"] for f in result["by_file"].values() if f.get("first_seen")]
+    if firsts:
+        total = {k: sum(f[k] for f in firsts) for k in ("right", "answerable", "refused", "to_refuse")}
+        rows[2 + len(result["by_file"]) : 2 + len(result["by_file"])] = [
+            f"| the {len(firsts)} blind sets as first asked, before any change made for them (new wording) | "
+            f"{total['right']}/{total['answerable']} right ({total['right'] / total['answerable']:.1%}), "
+            f"{total['refused']}/{total['to_refuse']} refused ({total['refused'] / total['to_refuse']:.1%}) | "
+            f"≥ {RIGHT_GOAL:.0%} / ≥ {REFUSED_GOAL:.0%} |"
+        ]
     misses = "".join(f"\n- missed: “{w['q']}” — {w['why']}" for w in result["wrong"])
     misses += "".join(f"\n- answered, not refused: “{w['q']}”" for w in result["answered_anyway"])
     misses += "".join(f"\n- number not in its facts: “{w['q']}” {w['numbers']}" for w in result["invented"])

@@ -397,3 +397,33 @@ def test_bandwidth_limit_note_reads_the_recorded_bandwidth(tmp_path: Path, monke
         f"once per pass; a limit, not a forecast): plain {fp32 / 2:.1f} tok/s is 50 % of its {fp32:.0f} (one token "
         f"per target pass); drafted {int8 / 4:.1f} tok/s is 25 % of its {int8:.0f} (τ = 3.00, k = 4 draft passes)."
     )
+
+
+@pytest.mark.parametrize(
+    ("header", "counts"),
+    [
+        (
+            "# First asked (2026-12-06 09:34 UTC, before any change): right 73/82 (es 25/27), refused 27/27",
+            (73, 82, 27, 27),
+        ),
+        ("# First asked (09:04 UTC): 58/72 right (es 19/24, en 19/24),\n# 24/29 refused.", (58, 72, 24, 29)),
+        ("# First run (06:14 UTC): 65/71 right\n# (es 23/24) and 30/34 refused. Missed: …", (65, 71, 30, 34)),
+        ("# Asked first before any change (06:01 UTC): 57/70 right (es 24/25)\n# and 29/32 refused", (57, 70, 29, 32)),
+    ],
+)
+def test_a_blind_file_s_first_seen_counts_are_read_from_its_header(header: str, counts: tuple[int, ...]) -> None:
+    """bench.ask reports each blind set as first asked (new wording) beside how it does now."""
+    from bench.ask import first_seen
+
+    got = first_seen(header + '\n\n[[refuse]]\nq = "right 1/1"\nlang = "en"\n')
+    assert got == dict(zip(("right", "answerable", "refused", "to_refuse"), counts, strict=True))
+
+
+def test_our_question_file_has_no_first_seen_and_the_blind_files_are_asked_in_the_order_written() -> None:
+    from bench.ask import QUESTIONS, first_seen
+
+    names = [q.stem for q in QUESTIONS]
+    assert names[:3] == ["ask_questions", "ask_questions_blind", "ask_questions_blind2"]
+    assert names.index("ask_questions_blind9") < names.index("ask_questions_blind10")
+    assert first_seen(QUESTIONS[0].read_text()) is None
+    assert all(first_seen(q.read_text()) is not None for q in QUESTIONS[1:])
