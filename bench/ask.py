@@ -368,6 +368,15 @@ def summarize(
     }
 
 
+def first_seen_total(result: dict[str, Any]) -> dict[str, int] | None:
+    """The blind sets' first-asked counts summed (`sets`: how many), or None when no file records any."""
+    firsts = [f["first_seen"] for f in result["by_file"].values() if f.get("first_seen")]
+    if not firsts:
+        return None
+    total = {k: sum(f[k] for f in firsts) for k in ("right", "answerable", "refused", "to_refuse")}
+    return {**total, "sets": len(firsts)}
+
+
 def markdown(result: dict[str, Any], concurrent: int) -> tuple[str, str, str]:
     """The section's body, headline and goal line."""
     right = result["right"] / result["answerable"]
@@ -405,11 +414,10 @@ def markdown(result: dict[str, Any], concurrent: int) -> tuple[str, str, str]:
         for name, f in result["by_file"].items()
         for seen in [f.get("first_seen")]
     ]
-    firsts = [f["first_seen"] for f in result["by_file"].values() if f.get("first_seen")]
-    if firsts:
-        total = {k: sum(f[k] for f in firsts) for k in ("right", "answerable", "refused", "to_refuse")}
+    total = first_seen_total(result)
+    if total is not None:
         rows[2 + len(result["by_file"]) : 2 + len(result["by_file"])] = [
-            f"| the {len(firsts)} blind sets as first asked, before any change made for them (new wording) | "
+            f"| the {total['sets']} blind sets as first asked, before any change made for them (new wording) | "
             f"{total['right']}/{total['answerable']} right ({total['right'] / total['answerable']:.1%}), "
             f"{total['refused']}/{total['to_refuse']} refused ({total['refused'] / total['to_refuse']:.1%}) | "
             f"≥ {RIGHT_GOAL:.0%} / ≥ {REFUSED_GOAL:.0%} |"
@@ -436,8 +444,12 @@ def markdown(result: dict[str, Any], concurrent: int) -> tuple[str, str, str]:
         + (misses + "\n" if misses else "")
         + f"\nLoad average at the end of the run: {os.getloadavg()[0]:.1f} (other jobs share these CPUs).\n"
     )
+    # New wording is what the goal is about: the blind sets as first asked, where there are any.
+    if total is not None:
+        right, refused = total["right"] / total["answerable"], total["refused"] / total["to_refuse"]
+    seen = f" (as first asked: {right:.1%} right, {refused:.1%} refused)" if total is not None else ""
     headline = (
-        f"{result['right']}/{result['answerable']} right, {result['refused']}/{result['to_refuse']} refused; "
+        f"{result['right']}/{result['answerable']} right, {result['refused']}/{result['to_refuse']} refused{seen}; "
         f"p50 {s['p50_s']:.2f} s, p95 {s['p95_s']:.2f} s; {concurrent} at once {ratio:.1f}× the rate, "
         f"p95 {c['p95_s']:.2f} s"
     )
@@ -452,7 +464,8 @@ def markdown(result: dict[str, Any], concurrent: int) -> tuple[str, str, str]:
         and r["questions_beside_p95_s"] <= CONCURRENT_P95_GOAL_S
     )
     goal = (
-        f"≥ {RIGHT_GOAL:.0%} right, ≥ {REFUSED_GOAL:.0%} refused, no made-up number, p50 ≤ {P50_GOAL_S} s, "
+        f"≥ {RIGHT_GOAL:.0%} right, ≥ {REFUSED_GOAL:.0%} refused{' as first asked' if total else ''}, "
+        f"no made-up number, p50 ≤ {P50_GOAL_S} s, "
         f"p95 ≤ {P95_GOAL_S} s, {concurrent} at once ≥ {CONCURRENT_RATE_GOAL:.0f}× the rate with p95 ≤ "
         f"{CONCURRENT_P95_GOAL_S:.0f} s (beside reports too): {met(ok)}"
     )
