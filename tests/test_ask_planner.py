@@ -209,6 +209,43 @@ class TestRefusal:
     @pytest.mark.parametrize(
         "question",
         [
+            "oye plebe reiniciala ya",
+            "hey bro apaga la 101",
+            "reinicie todas las alarmas",
+            "porfa cierren la valvula de la linea 1",
+            "plebe reinicien el compresor",
+            "vai, desligue a P-102",
+            "bora zerar o contador",
+        ],
+    )
+    def test_a_command_form_anywhere_acting_on_the_plant_is_refused(self, question: str) -> None:
+        """Spanish and Portuguese command forms (tú, vos, usted, ustedes, infinitive, with a pronoun), generated
+        from each verb's stem, followed by what they act on, wherever they stand."""
+        got = classify(question, "es")
+        assert got is not None and got.reason == "write_request"
+
+    @settings(max_examples=200)
+    @given(
+        verb=st.sampled_from(["apaga", "apague", "apaguen", "reinicie", "resetea", "desligue", "cierren", "detenga"]),
+        before=st.sampled_from(["", "oye ", "bro ", "ya ", "mano, ", "che "]),
+        what=st.sampled_from(["la P-101", "el compresor", "todas las alarmas", "a bomba", "ya la 102"]),
+    )
+    def test_any_command_form_with_its_object_is_refused(self, verb: str, before: str, what: str) -> None:
+        got = classify(f"{before}{verb} {what}", "es")
+        assert got is not None and got.reason == "write_request"
+
+    @settings(max_examples=200)
+    @given(
+        read=st.sampled_from(["se", "cuando", "¿cuándo", "¿a qué hora", "¿quién", "volvió a", "para", "quando"]),
+        verb=st.sampled_from(["apaga", "arranca", "reinicia", "desliga", "arrancar", "apagar"]),
+    )
+    def test_a_command_form_read_as_a_question_passes(self, read: str, verb: str) -> None:
+        """ "¿cuándo arranca la P-101?", "se apaga sola", "volvió a arrancar": the verb is read, not ordered."""
+        assert classify(f"{read} {verb} la P-101?", "es") is None
+
+    @pytest.mark.parametrize(
+        "question",
+        [
             "¿cuántas paradas tuvo la bomba 101 en el turno A y por qué?",
             "Para la línea L1, ¿cuál fue el OEE?",  # "para" is "for" here
             "why did the pump stop yesterday?",

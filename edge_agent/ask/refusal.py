@@ -71,6 +71,10 @@ _CONDITIONAL_COMMAND = re.compile(
     r"desligad[ao]s?|ligad[ao]s?|encendid[ao]s?|prendid[ao]s?|detenid[ao]s?|cerrad[ao]s?|abiert[ao]s?|"
     r"fechad[ao]s?|abert[ao]s?|off|on|stopped|running|shut|closed|open|reset|silenced|silenciad[ao]s?)\b"
 )
+# Not after what makes a command form a read: "se apaga sola", "volvió a arrancar", "cuándo arranca", "quién apaga".
+_READ_BEFORE = "".join(
+    rf"(?<!\b{w} )" for w in ("se", "que", "a", "de", "para", "cuando", "quando", "hora", "quien", "quem", "lo")
+)
 # Writes named mid-sentence by their object, wherever they stand.
 _WRITE_PHRASES = re.compile(
     # a command with its object pronoun, wherever it stands: "apáguela", "súbale", "desliga-a", "páralo"
@@ -144,7 +148,7 @@ _WRITE_PHRASES = re.compile(
     r"velocidade)\b"
     r"|\b(?:start|stop|shut down|turn on|turn off|open|close|restart|reset)\s+(?:the\s+(?:[a-z]+\s+){0,2}?)?"
     r"(?:pump|valve|compressor|line|motor|tank|breaker|feeder|p-?\d|c-?\d|t-?\d|l-?\d)"
-    r"|(?<!\bse )(?<!\ba )(?<!\bque )(?<!\bpara )(?<!\bde )"
+    rf"|{_READ_BEFORE}"
     r"\b(?:arranca|arrancar|apaga|apagar|deten|detener|abre|abrir|abra|cierra|cerrar|feche|fechar|fecha|liga|ligar|"
     r"desliga|desligar|reinicia|reiniciar)\s+(?:(?:el|la|los|las|o|a|os|as)\s+)?(?:bomba|valvula|compresor|"
     r"compressor|linea|linha|motor|tanque|p-?\d|c-?\d|t-?\d|l-?\d)"
@@ -166,6 +170,54 @@ _CODE = re.compile(
     r"\bexec\s*\(|\brm\s+-rf\b|\bsudo\b"
     # a JSON object (its quotes are folded away): { role : system , ...}, { action : stop , ...}
     r"|\{\s*'?[\w-]+'?\s*:"
+)
+# The command forms of the Spanish and Portuguese verbs that act on a plant or its records, in every person people
+# give orders in (tú, vos, usted, ustedes, nosotros, the infinitive of a headline), generated from each verb's stem
+# rather than listed form by form; a stem whose spelling changes before e gives that form too (apag → apagu).
+_ES_AR = {
+    "apag": "apagu", "arranc": "arranqu", "reinici": "", "resete": "", "silenci": "", "ajust": "", "cambi": "",
+    "borr": "", "elimin": "", "bloque": "", "desbloque": "", "activ": "", "desactiv": "", "habilit": "",
+    "deshabilit": "", "calibr": "", "desconect": "", "conect": "", "purg": "purgu", "aument": "", "baj": "",
+    "modific": "modifiqu", "fren": "", "desenerg": "desenergu",
+}  # fmt: skip
+_PT_AR = {
+    "deslig": "desligu", "lig": "ligu", "reinici": "", "reset": "", "silenci": "", "fech": "", "ajust": "", "mud": "",
+    "alter": "", "apag": "apagu", "bloque": "", "desbloque": "", "ativ": "", "desativ": "", "habilit": "",
+    "desabilit": "", "zer": "", "baix": "", "aument": "", "desconect": "", "conect": "",
+}  # fmt: skip
+# Verbs whose stem changes or that are irregular: their forms as said (folded). Not "para" ("for") nor "por".
+_IRREGULAR = (
+    "cierra cierre cierren cerra cerrar aprueba apruebe aprueben aproba aprobar fuerce fuercen forza forzar "
+    "enciende encienda enciendan encende encender prende prenda prendan prender abre abra abran abri abrir "
+    "sube suba suban subi subir reconoce reconozca reconozcan reconocer deten detenga detengan detene detener "
+    "ponga pongan pone poner pare paren parar reconhece reconheca reconhecam reconhecer abram ponha ponham"
+).split()
+
+
+def _command_forms() -> list[str]:
+    forms = set(_IRREGULAR)
+    for stem, soft in _ES_AR.items():
+        before_e = soft or stem
+        forms |= {f"{stem}a", f"{before_e}e", f"{before_e}en", f"{stem}ar", f"{before_e}emos", f"{before_e}es"}
+    for stem, soft in _PT_AR.items():
+        before_e = soft or stem
+        forms |= {f"{stem}a", f"{before_e}e", f"{before_e}em", f"{stem}ar", f"{before_e}emos"}
+    return sorted(forms, key=len, reverse=True)
+
+
+# What such a form acts on, right after it (up to two words between: "apaga ya la P-101", "reinicie todas las
+# alarmas"): an id or an asset's number, an equipment word, alarms, records, everything, or "now" ("apágala ya").
+_ACTED_ON = (
+    r"(?:(?:el|la|los|las|o|a|os|as|todo|toda|todos|todas|esa|ese|esta|este|essa|esse|essas|esses|ya|ja|ahora|agora|"
+    r"de una|logo|porfa|xfa)\s+){0,2}"
+    r"(?:[a-z]{1,3}-?\d{2,5}|\d{3,5}|bombas?|compresor(?:es)?|compressor(?:es)?|tanques?|linea|linha|valvulas?|"
+    r"motor(?:es)?|equipos?|equipamentos?|maquinas?|alarmas?|alarmes?|interlocks?|enclavamientos?|"
+    r"intertravamentos?|setpoint|consigna|notas?|registros?|registos?|reportes?|informes?|relatorios?|todo|tudo|"
+    r"todas|todos|ya|ja|ahora|agora)\b"
+)
+_COMMAND_FORM = re.compile(
+    rf"{_READ_BEFORE}\b(?:{'|'.join(_command_forms())})"
+    rf"(?:(?:la|lo|las|los|le|les|me|nos)\b|-(?:a|o|as|os|lhe|la|lo)\b|\s+{_ACTED_ON})"
 )
 # "que reconozcas las alarmas", "would you mind acknowledging": the request in a subjunctive or a gerund.
 _SOFT_COMMAND = re.compile(
@@ -233,31 +285,12 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
     (_PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
     (_COMMAND, "write_request", _ACTS),
-    (
-        _WRITE_PHRASES,
-        "write_request",
-        _ACTS,
-    ),
-    (
-        _ASKED_TO_ACT,
-        "write_request",
-        _ACTS,
-    ),
-    (
-        _CONDITIONAL_COMMAND,
-        "write_request",
-        _ACTS,
-    ),
-    (
-        _SOFT_COMMAND,
-        "write_request",
-        _ACTS,
-    ),
-    (
-        _OUTSIDE_DATA,
-        "outside_data",
-        "the question asks for what the stored records do not hold: the future",
-    ),
+    (_WRITE_PHRASES, "write_request", _ACTS),
+    (_ASKED_TO_ACT, "write_request", _ACTS),
+    (_COMMAND_FORM, "write_request", _ACTS),
+    (_CONDITIONAL_COMMAND, "write_request", _ACTS),
+    (_SOFT_COMMAND, "write_request", _ACTS),
+    (_OUTSIDE_DATA, "outside_data", "the question asks for what the stored records do not hold: the future"),
 )
 
 
