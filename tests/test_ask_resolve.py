@@ -473,6 +473,15 @@ class TestSubject:
             ("how many leave days do I have left", Subject()),  # "leave" is two letters off "level", not one
             ("cuantos paros hubo en el turno anterior compa", Subject()),  # "compa" is a buddy, not "compr"
             (
+                "vibración promedio de la p-10l ayer",
+                Subject(
+                    asset="P-101",
+                    tag="P-101.vibration_mm_s",
+                    quantity="vibration",
+                    tag_candidates=["P-101.vibration_mm_s"],
+                ),
+            ),  # "l" typed for "1"
+            (
                 "Esse trem da P-101 vibrou quanto no máximo",
                 Subject(
                     asset="P-101",

@@ -281,6 +281,26 @@ class TestDayNumbers:
         assert night == at(5, 0, 45).astimezone(UTC)
 
 
+class TestBlindSets13To15:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("quality checks on L1 since 6 yesterday evening", "en", (5, 18, 0), (6, 3, 4)),
+            ("L1's total production on yesterday's back shift", "en", (5, 14, 0), (5, 22, 0)),
+            ("alarms in the back half of yesterday's B shift", "en", (5, 18, 0), (5, 22, 0)),
+            ("paradas en la primera mitad del turno A de ayer", "es", (5, 6, 0), (5, 10, 0)),
+            ("¿Cuántos m3 produjo la línea L1 en la guardia anterior?", "es", (5, 14, 0), (5, 22, 0)),
+            ("alarms on T-301 kahapon", "en", (5, 0, 0), (6, 0, 0)),
+        ],
+    )
+    def test_windows(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        assert_window(text, lang, start, end)
+
+    def test_last_year_is_the_calendar_year_before(self) -> None:
+        got = window_of("scrap de la L1 el año pasado", "es")
+        assert got == Window(start=at(1, month=1) - timedelta(days=365), end=at(1, month=1))
+
+
 class TestLongSpans:
     @pytest.mark.parametrize(
         ("text", "lang", "start"),

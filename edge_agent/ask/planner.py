@@ -31,6 +31,7 @@ from edge_agent.ask.resolve import (
     fold,
     listed,
     only_asset,
+    other_equipment,
     plural_assets,
     resolve_subject,
     resolve_window,
@@ -64,6 +65,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detenciones?|se paro|se detuvo|parou|pararam|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|parados?|"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?|panes?|interrupciones|interrupcoes)\b"
+        # "how many minutes was it off" (Scots "aff"): off as stopped, after what is or was
+        r"|\b(?:was|were|been|stayed|it)\s+(?:[a-z0-9-]+\s+)?(?:off|aff)\b"  # not "went off": alarms do
     ),
     "production": re.compile(
         r"\b(?:production|produced|produce|make|output|produccion|produjo|producido|producida|fabrico|"
@@ -152,11 +155,36 @@ def reference_plan(
     refusal = classify(question, lang)
     if refusal is not None:
         return refusal
-    intents = keyword_intents(question)
+    # What is asked and when come from the sentence that asks, where a message has others beside it ("Luis dice que
+    # estaba a 80% toda la tarde. ¿Cuál fue el mínimo ayer?"); the subject from the whole message.
+    asked = asked_sentence(question)
+    intents = keyword_intents(asked)
+    if not intents and not _names_a_quantity(asked, namespace, aliases):  # "¿y ayer?": what the message asked before
+        intents = keyword_intents(question)
     if not intents and _OVERVIEW.search(fold(question)) and _names_plant(question, lang, namespace, aliases, tz, now):
         intents = list(OVERVIEW_INTENTS)
-    reading = Reading(intents=intents, subject=question, time=question)
+    timed = asked if find_window(asked, lang, tz=tz, shifts=shifts, now=now) is not None else question
+    reading = Reading(intents=intents, subject=question, time=timed)
     return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
+
+
+# A greeting opening a message, with what follows it up to its punctuation ("Afternoon all.", "Buenas, acá cerrando
+# el turno:", "Bom dia, caros."): "afternoon" there is no window.
+_GREETING = re.compile(
+    r"^\s*[¡¿]?(?:(?:good\s+)?(?:morning|afternoon|evening|day)|buen(?:os|as)?\s+(?:d[ií]as?|tardes|noches)|buenas|"
+    r"bom\s+dia|boa\s+(?:tarde|noite)|hola|ol[aá]|hello|hi|hey)\b[^.!?,:;]{0,30}[.!?,:;]\s*",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")  # a colon too: "O João acha que …: qual era…?"
+
+
+def asked_sentence(question: str) -> str:
+    """The sentence a message asks in, as written: the last one ending in "?" where the message has several, else the
+    message without a greeting opening it (its case kept: "in A shift" is the shift, "in a shift" the article)."""
+    text = _GREETING.sub("", question, count=1)
+    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+    asking = [s for s in sentences if s.rstrip().endswith("?")]
+    return asking[-1] if len(sentences) > 1 and asking else text
 
 
 # "the Houston plant", "the plant in Pune", "la planta de Lima", "a fábrica de Campinas": a site by its name
@@ -176,6 +204,9 @@ _NOT_A_SITE_NAME = frozenset(
     "what which my your its their all every "
     "esta este toda entera nuestra nossa essa inteira principal agua tratamiento tratamento bombeo producao "
     "produccion proceso processo energia potable todo inteiro misma mesma las los una uno ayer hoy hoje ontem "
+    "embotellado envasado envase engarrafamento celulosa celulose papel cemento cimento cerveza cervejaria bebidas "
+    "alimentos lacteos laticinios acero aco quimicos quimica fibra concentradora fundicion fundicao refinacion "
+    "refino azucar acucar etanol mineria mineracao pulpa "
     "manana manha tarde noche noite turno semana zona area sector linea linha line hoje today yesterday dia "
     "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre janeiro "
     "fevereiro marco maio junho julho setembro outubro novembro dezembro january february march april may june "
@@ -192,6 +223,12 @@ def other_site(question: str, site: str) -> str | None:
         if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
             return name
     return None
+
+
+def _names_a_quantity(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:
+    """The text names a tag's quantity ("qual era a vazão…"): a tag question, whatever the rest of the message says."""
+    subject = resolve_subject(text, namespace, aliases)
+    return isinstance(subject, Subject) and (subject.tag is not None or subject.quantity is not None)
 
 
 def _names_plant(
@@ -228,6 +265,9 @@ def plan_for(
     subjects = _subjects(reading.subject, namespace, aliases)
     if isinstance(subjects, Clarification):
         return subjects
+    if all(s.asset is None and s.tag is None for s in subjects) and other_equipment(asked_sentence(question)):
+        # "¿Cuántas paradas tuvo el digestor? El de la línea de fibra": equipment the plant has none of, asked about
+        return Clarification(reason="unknown_name", candidates=sorted(a.asset for a in namespace.assets))
     if not intents and all(s.tag is not None or s.quantity is not None for s in subjects):
         intents = ["tag"]
     if "tag" in intents and len(intents) > 1 and all(s.tag is None and s.quantity is None for s in subjects):
@@ -258,9 +298,19 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
     """The one subject the question names; or, for a plural equipment word ("las bombas"), the subject of each
     asset of that kind (the question asked with the asset's id in the word's place)."""
     subject = resolve_subject(question, namespace, aliases)
-    if isinstance(subject, Subject):
-        return [subject]
     plural = plural_assets(question, namespace)
+    if isinstance(subject, Subject):
+        if subject.asset is None or plural is None or subject.asset in plural[1]:
+            return [subject]
+        # "el compresor C-201 y las dos bombas": the asset named and each of the kind's, when that is few enough
+        word, of_kind = plural
+        named = [subject.asset, *of_kind]
+        if len(named) > PLURAL_MAX:
+            return [subject]
+        texts = [only_asset(question, subject.asset, named)]
+        texts += [re.sub(rf"\b{word}\b", asset, only_asset(question, asset, named)) for asset in of_kind]
+        each = [resolve_subject(text, namespace, aliases) for text in texts]
+        return [s for s in each if isinstance(s, Subject)] if all(isinstance(s, Subject) for s in each) else [subject]
     several = subject.reason == "several_subjects"
     if several and (plural is not None or listed(question)):
         # "cada bomba, la P-101 y la P-102", "P-101, P-102 and C-201": the assets it names, each

@@ -34,6 +34,7 @@ _COMMAND_VERBS = (
     r"silencie|encienda|prenda|amend|rewrite|corrige|corregir|corrija|modifica|modifique|edita|edite|manda|mande|"
     r"envia|envie|send|email|text|call|llama|llame|telefona|detene|subi|pone|ponha|ponga|coloque|muda|"
     r"bypassea|puentea|fuerza|forzar|force|forca|forcar|wipe|purge|page|notify|ping|avisa|avise|avisale|notifica|"
+    r"bump|kill|lock out|lockout|isolate|drain|vent|flush|"
     r"notifique|log|file|submit|export|exporta|exportar|exporte|"
     r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|restart|reboot|bypass|override|"
@@ -84,11 +85,12 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:desliga|desligue|liga|ligue|feche|fecha|abre|abra|reinicia|reinicie|para|pare|apaga|apague|aumenta|"
     r"aumente|baixa|baixe|sobe|suba)-(?:a|o|as|os|lhe)\b"
     # sending something to someone
-    r"|\b(?:manda|mande|mandar|envia|envie|enviar|send|forward|reenvia)\b.{0,40}?\b(?:e-?mail|correo|mensaje|"
+    r"|\b(?:manda|mande|mandar|envia|envie|enviar|send|forward|reenvia)(?:me|melo|mela|nos|noslo|selo|sela|lo|la)?\b"
+    r".{0,40}?\b(?:e-?mail|correo|mensaje|"
     r"mensagem|sms|whatsapp|text|message|report|reporte|informe|relatorio)\b"
     r"|[\w.+-]+@[\w-]+\.[\w.]+"
     # a set point given a value: "el setpoint de nivel del T-301 al 40 por ciento", "set point to 80"
-    r"|\b(?:set ?point|consigna)\b.{0,60}?\b(?:al?|to|para|pra|em|en)\s+\d"
+    r"|\b(?:set ?point|consigna)\b.{0,60}?\b(?:al?|to|para|pra|em|en|up|down|by)\s+(?:by\s+)?\d"
     # a limit or a recorded result changed: "the alarm limit of P-101 is raised to 9", "alterar o resultado"
     r"|\b(?:limits?|limites?|umbral|threshold|resultado|result|status)\b.{0,60}?\b(?:raised|lowered|increased|"
     r"decreased|changed|set|adjusted|modified|subido|bajado|cambiado|ajustado|modificado|alterado|mudado|aumentado|"
@@ -111,7 +113,8 @@ _WRITE_PHRASES = re.compile(
     r"alarms?|alarmas?|alarmes?)\b[^.?!]{0,40}\b(?:em|en|in|on|into)\s+bypass\b"
     # a record marked: "mark the A shift report as approved", "marca la nota como leída"
     r"|\b(?:mark|flag|marca|marcar|marque|marcale)\b[^.?!]{0,50}\b(?:as|como)\s+(?:approved|passed|done|complete|"
-    r"completed|read|acknowledged|resolved|closed|ok|failed|reviewed|aprobad[ao]|leid[ao]|resuelt[ao]|cerrad[ao]|"
+    r"completed|read|acknowledged|resolved|closed|ok|failed|reviewed|false positive|falso positivo|falsa alarma|"
+    r"falso alarme|invalid[ao]?|atendid[ao]|aprobad[ao]|leid[ao]|resuelt[ao]|cerrad[ao]|"
     r"revisad[ao]|aprovad[ao]|lid[ao]|resolvid[ao]|fechad[ao]|feito|hecho|reconocid[ao]|reconhecid[ao])\b"
     # a record written: "log a note that…", "open a ticket", "create a work order", "registra una nota"
     r"|\b(?:log|file|create|open|submit|raise|crea|crear|cria|criar|abre|abrir|abra|levanta|levantar|registra|"
@@ -142,6 +145,21 @@ _WRITE_PHRASES = re.compile(
     r"hoja de calculo)\b"
     # authorised to act: "I authorise you to wipe…", "te autorizo a…"
     r"|\b(?:i )?authori[sz]e you to\b|\bte autorizo a\b|\bautorizo (?:voce|vc|te) a\b"
+    # written in a log: "note in the log that…", "anotá en la bitácora", "regista no livro de turno"
+    r"|\b(?:note|log|record|write|enter|put|anota|anote|apunta|apunte|registra|registre|regista|registe|escribe|"
+    r"escreve|escreva)\s+(?:it\s+|down\s+|esto\s+|isso\s+)?(?:in|on|into|en|na|no|em)\s+(?:the\s+|la\s+|el\s+|o\s+|"
+    r"a\s+)?(?:shift\s+)?(?:log|logbook|record|bitacora|libro|livro|diario|registro|registo|caderno)\b"
+    # wanted done: "I'd like the alarms on T-301 cleared", "we need P-101 off" (not "I'd like to know…")
+    r"|\b(?:i'?d like|i would like|i want|we want|i need|we need|quiero|queremos|necesito|quero|preciso)\s+"
+    r"(?!to\s|saber|ver|conocer|know|see)(?:[a-z0-9-]+\s+){1,4}?(?:cleared|reset|acknowledged|silenced|restarted|shut "
+    r"down|shutdown|turned off|switched off|bypassed|off|apagad[ao]s?|desligad[ao]s?|reiniciad[ao]s?|"
+    r"reconocid[ao]s?|silenciad[ao]s?)\b"
+    # a tag or asset set to a value: "set P-101.running to false"
+    r"|\b(?:set|put|write|change|update|force|forzar|pon|poner|coloca|muda|mudar)\s+[a-z]{1,3}-?\d{2,5}(?:\.[a-z_]+)?\s+"
+    r"(?:to|a|al|en|para|em)\s+"
+    # exported: "genera un PDF", "export a CSV"
+    r"|\b(?:genera|generar|gera|gerar|generate|make|create|crea|crear|cria|criar|export|exporta|exportar)\s+(?:me\s+)?"
+    r"(?:un|una|um|uma|a|an|the|el|la|o)?\s*(?:pdf|csv|excel|xlsx|spreadsheet|planilha|hoja de calculo)\b"
     r"|\bsee to it that\b|\bmake sure (?:that )?(?:the )?\w+ (?:is|gets) (?:raised|lowered|changed|set|reset)\b"
     r"|\b(?:set|change|cambia|cambiar|ajusta|ajustar|modifica|modificar|altera|alterar|altere|mude|mudar|write|"
     r"escribe|escreva)\s+(?:(?:the|el|la|o|a|its|su|seu|sua)\s+)?(?:set ?point|consigna|valor|value|velocidad|speed|"
@@ -157,8 +175,7 @@ _WRITE_PHRASES = re.compile(
     r"alarms|notas|notes|registros|registos|records|eventos|events|datos|dados|data|logs?|historico|historial|"
     r"history)\b"
     r"|\b(?:acknowledge|reconoce|reconocer|reconheca|reconhecer|silence|silencia|silenciar|ack|clear|wipe|purge)\s+"
-    r"(?:(?:the|all|every|each|active|standing|these|those|la|las|todas|los|todos|o|a|os|as|esas|essas)\s+){0,3}"
-    r"(?:alarm|alarma|alarme)"
+    r"(?:[a-z]+\s+){0,3}(?:alarm|alarma|alarme)"
     r"|\b(?:delete|remove|borra|borrar|elimina|eliminar|apague|apagar|exclua|excluir|approve|aprueba|aprobar|"
     r"aprove|aprovar|reject|rechaza|rechazar|rejeite|rejeitar|sign)\s+(?:(?:the|this|that|el|este|ese|la|o|a|"
     r"esse|este)\s+)?(?:report|reporte|informe|relatorio|note|nota|record|registro|entry|audit)"
@@ -194,14 +211,26 @@ _IRREGULAR = (
 ).split()
 
 
-def _command_forms() -> list[str]:
-    forms = set(_IRREGULAR)
+# The subjunctive (and infinitive) of the irregular ones, which follow "que" and "hay que" as a request.
+_IRREGULAR_AFTER_QUE = (
+    "cierres cierre cierren cerrar apruebes apruebe aprobar fuerces forzar enciendas encienda encender prendas prenda "
+    "prender abras abra abrir subas suba subir reconozcas reconozca reconocer detengas detenga detener pongas ponga "
+    "poner pares pare parar reconhecas reconheca reconhecer ponhas ponha"
+).split()
+
+
+def _command_forms(after_que: bool = False) -> list[str]:
+    """Every command form (module comment above); with `after_que` only those a request puts after "que" or "hay
+    que": the subjunctive and the infinitive ("que le subas", "hay que resetear"), not "que arranca" (it starts)."""
+    forms = set(_IRREGULAR_AFTER_QUE if after_que else _IRREGULAR)
     for stem, soft in _ES_AR.items():
         before_e = soft or stem
-        forms |= {f"{stem}a", f"{before_e}e", f"{before_e}en", f"{stem}ar", f"{before_e}emos", f"{before_e}es"}
+        forms |= {f"{before_e}e", f"{before_e}en", f"{stem}ar", f"{before_e}emos", f"{before_e}es"}
+        forms |= set() if after_que else {f"{stem}a"}
     for stem, soft in _PT_AR.items():
         before_e = soft or stem
-        forms |= {f"{stem}a", f"{before_e}e", f"{before_e}em", f"{stem}ar", f"{before_e}emos"}
+        forms |= {f"{before_e}e", f"{before_e}em", f"{stem}ar", f"{before_e}emos", f"{before_e}es"}
+        forms |= set() if after_que else {f"{stem}a"}
     return sorted(forms, key=len, reverse=True)
 
 
@@ -218,6 +247,12 @@ _ACTED_ON = (
 _COMMAND_FORM = re.compile(
     rf"{_READ_BEFORE}\b(?:{'|'.join(_command_forms())})"
     rf"(?:(?:la|lo|las|los|le|les|me|nos)\b|-(?:a|o|as|os|lhe|la|lo)\b|\s+{_ACTED_ON})"
+)
+# A request after "que" or "hay que", with a pronoun between: "necesito que le subas el flujo", "hay que resetear la
+# alarma", "quero que desligues", "temos que zerar".
+_REQUESTED = re.compile(
+    r"\b(?:que|hay que|tenemos que|temos que|tem que|tiene que|tienes que|hace falta)\s+(?:(?:le|la|lo|les|las|los|me|"
+    rf"nos|se|lhe)\s+)?(?:{'|'.join(_command_forms(after_que=True))})(?:la|lo|las|los|le|les|me)?\b"
 )
 # "que reconozcas las alarmas", "would you mind acknowledging": the request in a subjunctive or a gerund.
 _SOFT_COMMAND = re.compile(
@@ -244,6 +279,7 @@ _INJECTION = re.compile(
     r"instrucoes|rules|reglas|regras)\s+(?:aside|de lado|a un lado)\b"
     r"|(?:^|[\s>.:;])(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
     r"|</?[a-z][\w-]*>|\b(?:from now on|a partir de agora|de ahora en adelante|desde ahora)\b"
+    r"|\b(?:admin(?:istrator)?|root|sudo|developer|system)\s+override\b|\boverride\s*:"
     # a part to play, or everything said before set aside
     r"|\brole-? ?play\w*\b|\blet'?s pretend\b|\bjuego de rol(?:es)?\b|\bjuguemos a\b|\bfaz de conta\b|"
     r"\bvamos fingir\b|\bimagin(?:e|a) (?:que )?(?:you are|you're|eres|es|voce e|tu es)\b"
@@ -258,9 +294,12 @@ _INJECTION = re.compile(
 _OUTSIDE_DATA = re.compile(
     r"\b(?:predict|forecast|will (?:fail|break|stop)|next (?:week|month|shift|year)|tomorrow|pronostica|"
     r"pronostico|predice|prediccion|proxima semana|proximo mes|proximo turno|semana que viene|fallara|"
-    r"preve|previsao de falha|amanha|vai falhar)\b"
+    r"preve|previsao de falha|amanha|vai falhar|probability|probabilidad|probabilidade|likelihood|how likely|"
+    r"que tan probable|qual a chance)\b"
+    r"|\b(?:next|proximas?|proximos?)\s+(?:\d+|few|couple of|two|three|four|five|six|dos|tres|cuatro|duas|quatro)\s+"
+    r"(?:hours?|days?|shifts?|horas|dias|turnos)\b"
     # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana"...
-    r"|(?<!esta )(?<!la )(?<!una )(?<!cada )\bmanana\b"
+    r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!turno de )(?<!guardia de )\bmanana\b"
 )
 # People's personal data and secrets: not plant data, whatever the records hold.
 _PERSONAL = re.compile(
@@ -288,6 +327,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_WRITE_PHRASES, "write_request", _ACTS),
     (_ASKED_TO_ACT, "write_request", _ACTS),
     (_COMMAND_FORM, "write_request", _ACTS),
+    (_REQUESTED, "write_request", _ACTS),
     (_CONDITIONAL_COMMAND, "write_request", _ACTS),
     (_SOFT_COMMAND, "write_request", _ACTS),
     (_OUTSIDE_DATA, "outside_data", "the question asks for what the stored records do not hold: the future"),

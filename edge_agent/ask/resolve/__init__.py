@@ -2,7 +2,7 @@
 (line, asset, tag), or a Clarification with the candidates when a name is ambiguous or unknown."""
 
 from edge_agent.ask.answers import Clarification
-from edge_agent.ask.resolve.names import Subject, listed, only_asset, plural_assets, resolve_subject
+from edge_agent.ask.resolve.names import Subject, listed, only_asset, other_equipment, plural_assets, resolve_subject
 from edge_agent.ask.resolve.text import fold
 from edge_agent.ask.resolve.times import find_instant, find_window, resolve_window
 
@@ -14,6 +14,7 @@ __all__ = [
     "fold",
     "listed",
     "only_asset",
+    "other_equipment",
     "plural_assets",
     "resolve_subject",
     "resolve_window",

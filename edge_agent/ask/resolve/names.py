@@ -54,8 +54,11 @@ _OTHER_EQUIPMENT = frozenset(
     "reator secador secadora dryer molino moinho mill chancadora trituradora britador crusher intercambiador "
     "trocador exchanger condensador condenser evaporador evaporator generador gerador generator transformador "
     "transformer extrusora extruder centrifuga centrifuge esteira conveyor silo tolva hopper autoclave envasadora "
-    "llenadora enchedora filler etiquetadora labeler robot robo".split()
+    "llenadora enchedora filler etiquetadora labeler robot robo digestor digester".split()
 )
+# An id whose digits hold a letter typed for the digit it looks like: "p-10l", "c-2o1" (one letter among the digits).
+_LETTER_DIGIT = re.compile(r"(?<![a-z0-9])[a-z]{1,3}-(?=\d*[lo]\d*(?![a-z0-9]))(?=[\dlo]{3,5}(?![a-z0-9]))[\dlo]+")
+_AS_DIGIT = str.maketrans({"l": "1", "o": "0"})
 # An id read aloud with its dash said: "p guion ciento uno", "c dash 201", "p hífen 101".
 _SAID_DASH = re.compile(r"\b([a-z]{1,3})\s+(?:guion|dash|hyphen|hifen|traco|raya)\s+(?=\d)")
 # Shortenings people type for a quantity, and its verb ("vibrou quanto"), keyed by TagInfo.quantity, matched as
@@ -176,8 +179,15 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
 
 
 def said(text: str) -> str:
-    """`text` folded, numbers in words read as digits and a said dash written ("p guion ciento uno" → "p-101")."""
-    return _SAID_DASH.sub(r"\1-", spelled_numbers(fold(text)))
+    """`text` folded, numbers in words read as digits, a said dash written ("p guion ciento uno" → "p-101") and an
+    id's digit typed as the letter like it ("p-10l" → "p-101", "c-2o1" → "c-201")."""
+    folded = _SAID_DASH.sub(r"\1-", spelled_numbers(fold(text)))
+    return _LETTER_DIGIT.sub(lambda m: m.group(0).translate(_AS_DIGIT), folded)
+
+
+def other_equipment(text: str) -> bool:
+    """`text` names equipment of a kind the plant has none of (`_OTHER_EQUIPMENT`: "el digestor", "the chiller")."""
+    return bool(_OTHER_EQUIPMENT.intersection(_TOKEN.findall(said(text))))
 
 
 def listed(text: str) -> bool:
@@ -193,7 +203,7 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
     tokens = _TOKEN.findall(folded)
     words = [m.group(1) for m in _EACH.finditer(folded)] + [t for t in tokens if t in _PLURALS]
     if _EACH_ONE.search(folded):
-        words += [t for t in tokens if _kind_of(t) is not None]
+        words += [t for t in tokens if _kind_of(t, fuzzy=False) is not None]
     for token in words:
         if (kind := _kind_of(token)) is not None:
             assets = _assets_of_kind(kind, namespace.assets)
@@ -275,11 +285,12 @@ def _edits(word: str) -> int:
     return next(edits for length, edits in _WORD_EDITS if len(word) >= length)
 
 
-def _kind_of(token: str) -> str | None:
+def _kind_of(token: str, fuzzy: bool = True) -> str | None:
+    """The equipment kind `token` names; a letter off one only where `fuzzy` ("bomva 101": a number follows)."""
     if token in _SHORT_KINDS:
         return _SHORT_KINDS[token]
     for kind, (words, _) in _KINDS.items():
-        if _is_word(token, words):
+        if token in words or (fuzzy and _is_word(token, words)):
             return kind
     return None
 
@@ -323,7 +334,8 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
 
 def _bare_kind(tokens: list[str], assets: list[AssetInfo]) -> set[str] | Clarification:
     """ "el compresor" alone: the site's one compressor; "la bomba" with two pumps asks which."""
-    kinds = sorted({kind for token in tokens if (kind := _kind_of(token)) is not None})
+    # exact words only: "thanks" is a letter off "tanks", "compa" off "compr"
+    kinds = sorted({kind for token in tokens if (kind := _kind_of(token, fuzzy=False)) is not None})
     if not kinds:
         return set()
     candidates = sorted({a for kind in kinds for a in _assets_of_kind(kind, assets)})

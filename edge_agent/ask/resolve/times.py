@@ -106,13 +106,16 @@ _LAST_MONTH = re.compile(
     r"(?:el |o )?mes anterior)\b"
 )
 _THIS_MONTH = re.compile(r"\b(?:this month|este mes|neste mes)\b")
+_LAST_YEAR = re.compile(
+    r"\b(?:last year|previous year|(?:el )?ano pasado|(?:o )?ano passado|(?:el |o )?ano anterior)\b"
+)
 
 # "antenoche", "the night before last" are the night that began the day before yesterday (read in `_night_of`).
 _DAY_BEFORE = re.compile(
     r"\b(?:anteayer|antier|anteontem|antes de (?:ayer|ontem)|day before yesterday|antenoche|anteanoche|"
     r"night before last)\b"
 )
-_YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer)(?:'s)?\b")
+_YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer|kahapon)(?:'s)?\b")
 _TODAY = re.compile(
     r"\b(?:hoy|today|hoje|tonight|tdy)(?:'s)?\b|\b(?:esta|this|nesta) (?:manana|morning|manha|"
     r"tarde|afternoon|evening|noche|noite)\b"
@@ -172,7 +175,7 @@ _AGO = re.compile(
 )
 
 _LAST_NIGHT = re.compile(
-    r"\b(?:anoche|antenoche|anteanoche|last night|yesterday night|overnight|night before last)\b"
+    r"\b(?:anoche|antenoche|anteanoche|last night|yesterday night|overnight|night before last|kagabi)\b"
     r"|\b(?:ayer|ontem|anteayer|antier|anteontem)\s+(?:(?:en la|por la|a la|de la|de|a|na|em|durante la)\s+)?"
     r"(?:noche|noite)\b"
     r"|\b(?:noche (?:pasada|anterior)|noite (?:passada|anterior))\b"
@@ -239,7 +242,8 @@ _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
     ),
     "afternoon": (
         re.compile(
-            r"\b(?:afternoon shift|evening shift|turno (?:de (?:la )?)?tarde|turno vespertino|turno da tarde)\b"
+            r"\b(?:afternoon shift|evening shift|back shift|turno (?:de (?:la )?)?tarde|turno vespertino|"
+            r"turno da tarde)\b"
         ),
         time(10, 0),
         time(18, 0),
@@ -376,6 +380,8 @@ _MILITARY = re.compile(
 )
 _YEARS = re.compile(r"\b(?:19|20)\d\d\s*(?:-|y|and|e|a|to|hasta|ate)\s*(?:19|20)\d\d\b")
 # A night shift "that ended yesterday" is the one that began the day before.
+# The first or second half of a shift: "the back half of B shift", "la segunda mitad del turno", "a primeira metade".
+_HALF = re.compile(r"\b(?:(first|front|primera|primeira)|second|back|segunda|ultima)\s+(?:half|mitad|metade)\b")
 _ENDED = re.compile(
     r"\b(?:termino|acabo|finalizo|ended|finished|finish|finishes|ends|terminou|acabou|termina|acaba|finaliza)\b"
 )
@@ -454,8 +460,12 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
 
 
 def _folded(text: str) -> str:
-    """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article)."""
-    return _clock_words(fold(_CAPITAL_A_SHIFT.sub("shift A", text)))
+    """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), and
+    a mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C"."""
+    return _clock_words(_GUARDIA.sub("turno", fold(_CAPITAL_A_SHIFT.sub("shift A", text))))
+
+
+_GUARDIA = re.compile(r"\bguardia\b(?! de )")
 
 
 def _clock_words(folded: str) -> str:
@@ -524,6 +534,9 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
         if on > site.today.year:
             return Clarification(reason="future_window", candidates=[])
         return _window(site.at(date(on, 1, 1), time(0, 0)), site.at(date(on + 1, 1, 1), time(0, 0)), now)
+    if _LAST_YEAR.search(folded):
+        year = site.today.year - 1
+        return _window(site.at(date(year, 1, 1), time(0, 0)), site.at(date(year + 1, 1, 1), time(0, 0)))
     if _LAST_MONTH.search(folded):
         previous = (first - timedelta(days=1)).replace(day=1)
         return _window(site.at(previous, time(0, 0)), site.at(first, time(0, 0)))
@@ -719,6 +732,9 @@ def _shift_window(site: _Site, shift: ShiftConfig, day: date | None, folded: str
         start, end = _occurrence(site, shift, day)
         if _ENDED.search(folded) and end.date() != day:
             start, end = _occurrence(site, shift, day - timedelta(days=1))
+    if (half := _HALF.search(folded)) is not None:  # "the back half of yesterday's B shift": 18:00 to 22:00
+        middle = start + (end - start) / 2
+        start, end = (start, middle) if half.group(1) else (middle, end)
     return _window(start, end, site.now)
 
 
@@ -801,7 +817,7 @@ def _since(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
     match = _SINCE.search(folded)
     if match is None:
         return None
-    clock = _clock(*match.group(1, 2, 3))
+    clock = _said_clock(*match.group(1, 2, 3), _without(folded, match))  # "since 6 yesterday evening": 18:00
     if clock is None:
         return None
     on = site.today if day is None else day
