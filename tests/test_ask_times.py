@@ -291,6 +291,7 @@ class TestBlindSets13To15:
             ("paradas en la primera mitad del turno A de ayer", "es", (5, 6, 0), (5, 10, 0)),
             ("¿Cuántos m3 produjo la línea L1 en la guardia anterior?", "es", (5, 14, 0), (5, 22, 0)),
             ("alarms on T-301 kahapon", "en", (5, 0, 0), (6, 0, 0)),
+            ("quantas paragens houve na linha desde a meia-noite", "pt", (6, 0, 0), (6, 3, 4)),
         ],
     )
     def test_windows(self, text: str, lang: str, start: Clock, end: Clock) -> None:

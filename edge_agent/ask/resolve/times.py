@@ -348,7 +348,7 @@ _SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
 _SINCE = re.compile(
     r"\b(?:desde|since|from|a partir de|a partir das)\s+"
     r"(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem)\s+)?"
-    rf"(?:(?:a las|a la|at|as|las|la|the)\s+)?{_CLOCK}(?![\d:])"
+    rf"(?:(?:a las|a la|at|as|las|la|the|a|o)\s+)?{_CLOCK}(?![\d:])"  # "desde a meia-noite"
 )
 # "before noon", "b4 10am", "antes del mediodía", "hasta las 10": from the day's start to that time; "after 3pm",
 # "después del mediodía", "depois das 14h": from it to the day's end (a part of the day named bounds both instead).
