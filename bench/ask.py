@@ -277,6 +277,12 @@ async def measure(
         for asker in askers:
             await asker.__aexit__(None, None, None)
     concurrent = [t for times in per_person for t in times]
+    # A window open to now ("hasta ahora", the shift so far) holds more the later it is asked: each figure as of the
+    # moment the service accepted its question (a stop still open had grown a minute past the bench's start).
+    wanted = [
+        expectations(q, store, datetime.fromisoformat(o["reply"]["asked_at"])) if o["reply"].get("asked_at") else w
+        for q, w, o in zip(answerable, wanted, outcomes, strict=False)
+    ]
     result = summarize(answerable, refuse, wanted, outcomes, single, single_elapsed, concurrent, concurrent_elapsed)
     changed = [q["q"] for user, q, reply in at_once if reply != alone_at(config, store, user, q, reply)]
     result["concurrent"]["changed"] = len(changed)
