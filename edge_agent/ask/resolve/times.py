@@ -535,8 +535,8 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
             return Clarification(reason="future_window", candidates=[])
         return _window(site.at(date(on, 1, 1), time(0, 0)), site.at(date(on + 1, 1, 1), time(0, 0)), now)
     if _LAST_YEAR.search(folded):
-        year = site.today.year - 1
-        return _window(site.at(date(year, 1, 1), time(0, 0)), site.at(date(year + 1, 1, 1), time(0, 0)))
+        last = site.today.year - 1
+        return _window(site.at(date(last, 1, 1), time(0, 0)), site.at(date(last + 1, 1, 1), time(0, 0)))
     if _LAST_MONTH.search(folded):
         previous = (first - timedelta(days=1)).replace(day=1)
         return _window(site.at(previous, time(0, 0)), site.at(first, time(0, 0)))
@@ -817,7 +817,8 @@ def _since(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
     match = _SINCE.search(folded)
     if match is None:
         return None
-    clock = _said_clock(*match.group(1, 2, 3), _without(folded, match))  # "since 6 yesterday evening": 18:00
+    hour, minute, meridiem = match.group(1, 2, 3)
+    clock = _said_clock(hour, minute, meridiem, _without(folded, match))  # "since 6 yesterday evening": 18:00
     if clock is None:
         return None
     on = site.today if day is None else day
