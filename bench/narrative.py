@@ -38,6 +38,7 @@ from edge_agent.reports.narrative import (
     safe_text,
     sentences,
     split_sections,
+    tag_grammar,
 )
 from edge_agent.reports.request import ResolvedRequest, Scope
 from edge_agent.sim.plant import ASSETS
@@ -66,7 +67,10 @@ def salience(section: Section, text: str, request: ResolvedRequest) -> dict[str,
     out = {}
     causes = [f for f in section.facts if f.kind == "downtime_cause" and f.values["rank"] == 1]
     if section.name == "downtime" and causes:
-        out["top_cause"] = safe_text(str(causes[0].values["reason"]), book) in text
+        # by its code or as people say it ("cavitation", "la cavitación": the reports' `[words.reasons]`)
+        code = safe_text(str(causes[0].values["reason"]), book)
+        said = tag_grammar(request.language).reason(code).noun
+        out["top_cause"] = code in text or said.casefold() in text.casefold()
     tops = [f for f in section.facts if f.kind == "top_alarm" and f.values["rank"] == 1]
     if section.name == "alarms" and tops:
         top = tops[0]
