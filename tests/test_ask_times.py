@@ -297,6 +297,12 @@ class TestBlindSets13To15:
     def test_windows(self, text: str, lang: str, start: Clock, end: Clock) -> None:
         assert_window(text, lang, start, end)
 
+    def test_last_month_by_name_is_the_latest_ended(self) -> None:
+        """ "last March" in December: March of this year; "last December" in December: last year's."""
+        assert window_of("P-101's flow last March", "en") == Window(start=at(1, month=3), end=at(1, month=4))
+        got = window_of("stops in last December", "en")
+        assert got == Window(start=at(1) - timedelta(days=365), end=at(1, month=1))
+
     def test_last_year_is_the_calendar_year_before(self) -> None:
         got = window_of("scrap de la L1 el año pasado", "es")
         assert got == Window(start=at(1, month=1) - timedelta(days=365), end=at(1, month=1))

@@ -60,6 +60,13 @@ _ACTIVE = re.compile(
     r"\b(?:active|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas|standing|vigentes?|"
     r"en curso|em aberto|abertos|in alarm|unacknowledged|sin reconocer)\b"
 )
+# An asset failing, said as a verb ("did P-101 fail", "ha fallado", "avariou"): its stops, when nothing else is asked.
+_FAILED = re.compile(
+    r"\b(?:fail|fails|failed|failing|fallo|fallado|fallaron|falla|fallan|falhou|falharam|falha|avariou|avariaram|"
+    r"averio|averiado|se averio|quebrou|se rompio)\b"
+)
+# "how long was P-101 out": out of service.
+_OUT = re.compile(r"\b(?:was|were|been|it)\s+(?:[a-z0-9-]+\s+)?out\b(?!\s+of\s+(?:range|spec|limits?|tolerance))")
 _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detenciones?|se paro|se detuvo|parou|pararam|"
@@ -136,6 +143,8 @@ def keyword_intents(question: str) -> list[str]:
     intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
     if "alarm_performance" in intents and "alarms" in intents:
         intents.remove("alarms")
+    if not intents and (_FAILED.search(folded) or _OUT.search(folded)):  # "did P-101 fail", "how long was it out"
+        intents = ["stops"]  # (a check fails too: not when checks are asked about)
     return intents
 
 

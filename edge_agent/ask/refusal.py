@@ -34,7 +34,7 @@ _COMMAND_VERBS = (
     r"silencie|encienda|prenda|amend|rewrite|corrige|corregir|corrija|modifica|modifique|edita|edite|manda|mande|"
     r"envia|envie|send|email|text|call|llama|llame|telefona|detene|subi|pone|ponha|ponga|coloque|muda|"
     r"bypassea|puentea|fuerza|forzar|force|forca|forcar|wipe|purge|page|notify|ping|avisa|avise|avisale|notifica|"
-    r"bump|kill|lock out|lockout|isolate|drain|vent|flush|"
+    r"bump|kill|lock out|lockout|isolate|drain|vent|flush|trigger|simulate|cycle|pulse|refresh|jog|prime|"
     r"notifique|log|file|submit|export|exporta|exportar|exporte|"
     r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|restart|reboot|bypass|override|"
@@ -126,8 +126,9 @@ _WRITE_PHRASES = re.compile(
     r"alterar|atualiza|atualize|atualizar)\s+(?:the|el|la|los|las|o|a|os|as|its|su|seu|sua)\s+[^.?!]{0,50}?\b"
     r"(?:to|a|al|para|pra|por|em|en)\s+[a-z0-9]"
     # must be done: "P-101 needs to be shut down", "a bomba tem de ser desligada", "it's time to restart C-201"
-    r"|\b(?:needs?|must|should|tem (?:de|que)|tiene que|tienen que|debe|deve|hay que|precisa|has to|have to)\s+"
-    r"(?:to\s+)?(?:be\s+|ser\s+)?(?:shut down|shutdown|stopped|started|restarted|reset|turned (?:off|on)|"
+    r"|\b(?:needs?|must|should|will|shall|(?:is|are) going to|tem (?:de|que)|tiene que|tienen que|debe|deve|hay que|"
+    r"precisa|has to|have to|va a|vai|va)\s+(?:to\s+)?(?:be\s+|ser\s+|quedar\s+|ficar\s+|estar\s+)?"
+    r"(?:shut down|shutdown|stopped|started|restarted|reset|turned (?:off|on)|"
     r"switched (?:off|on)|closed|opened|acknowledged|silenced|bypassed|apagad[ao]|parad[ao]|desligad[ao]|"
     r"ligad[ao]|reiniciad[ao]|reconocid[ao]|reconhecid[ao]|cerrad[ao]|abiert[ao]|fechad[ao]|abert[ao]|"
     r"detenid[ao]|encendid[ao])\b"
@@ -160,6 +161,7 @@ _WRITE_PHRASES = re.compile(
     # exported: "genera un PDF", "export a CSV"
     r"|\b(?:genera|generar|gera|gerar|generate|make|create|crea|crear|cria|criar|export|exporta|exportar)\s+(?:me\s+)?"
     r"(?:un|una|um|uma|a|an|the|el|la|o)?\s*(?:pdf|csv|excel|xlsx|spreadsheet|planilha|hoja de calculo)\b"
+    r"|\bby\s+(?:triggering|tripping|forcing|simulating)\b"
     r"|\bsee to it that\b|\bmake sure (?:that )?(?:the )?\w+ (?:is|gets) (?:raised|lowered|changed|set|reset)\b"
     r"|\b(?:set|change|cambia|cambiar|ajusta|ajustar|modifica|modificar|altera|alterar|altere|mude|mudar|write|"
     r"escribe|escreva)\s+(?:(?:the|el|la|o|a|its|su|seu|sua)\s+)?(?:set ?point|consigna|valor|value|velocidad|speed|"
@@ -302,6 +304,12 @@ _OUTSIDE_DATA = re.compile(
     r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!turno de )(?<!guardia de )\bmanana\b"
 )
 # People's personal data and secrets: not plant data, whatever the records hold.
+# Money: the plant's records hold no costs ("¿cuántos euros nos costó la parada?", "cost us in dollars").
+_MONEY = re.compile(
+    r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
+    r"euros?|reais|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
+    r"perdidas economicas|financial loss)\b|[$€£]\s?\d"
+)
 _PERSONAL = re.compile(
     r"\b(?:salary|salaries|salario|salarios|password|contrasena|senha|credentials|credenciales|credenciais|"
     r"phone numbers?|telefonos?|telefones?|celular|cellphone|home address|direccion de su casa|endereco|"
@@ -323,6 +331,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_CODE, "injection", "the question holds code or SQL for the agent to run"),
     (_OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
     (_PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
+    (_MONEY, "out_of_scope", "the plant's records hold no costs or money"),
     (_COMMAND, "write_request", _ACTS),
     (_WRITE_PHRASES, "write_request", _ACTS),
     (_ASKED_TO_ACT, "write_request", _ACTS),

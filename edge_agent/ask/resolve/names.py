@@ -42,6 +42,7 @@ _KINDS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
         ("c", "k"),
     ),
     "tank": (frozenset({"tanque", "tanques", "tank", "tanks", "deposito", "reservatorio"}), ("t", "tk")),
+    "motor": (frozenset({"motor", "motores", "motors"}), ("m",)),  # "el motor 4" where the plant has none: which?
 }
 # Shortenings people type for an equipment word, matched only as written ("compr" is a letter off "compa", a buddy).
 _SHORT_KINDS = {"compr": "compressor", "bba": "pump", "tq": "tank"}

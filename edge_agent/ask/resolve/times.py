@@ -154,7 +154,8 @@ _MONTH_NAMES = "|".join(name for names in _MONTH_NUMBERS for name in names)
 # A whole month: "en marzo de 2019", "in January 2018", "em janeiro de 2018", "durante marzo" (no year: the latest
 # March that has begun). Not a day of it ("3 de marzo" is a date, read below).
 _MONTH = re.compile(
-    rf"(?<!\d )(?<!\d de )(?<!\d of )\b(?:(?:en|in|em|durante|during|de|of|for)\s+)?({_MONTH_NAMES})"
+    r"(?<!\d )(?<!\d de )(?<!\d of )\b(?:(?:en|in|em|durante|during|de|of|for|last|this past|past)\s+)?"
+    rf"({_MONTH_NAMES})"
     rf"(?:(?:\s+(?:de|of|del))?\s+(\d{{4}}))?\b(?!\s+\d{{1,2}}\b)"
 )
 _DATE = re.compile(
@@ -549,10 +550,11 @@ def _month(folded: str, site: _Site) -> Window | Clarification | None:
     """A whole calendar month the text names with its year, or with a preposition and no year (the latest begun)."""
     for match in _MONTH.finditer(folded):
         name, year = match.group(1), match.group(2)
-        if year is None and not re.match(r"(?:en|in|em|durante|during|for)\s", match.group(0)):
+        if year is None and not re.match(r"(?:en|in|em|durante|during|for|last|this past|past)\s", match.group(0)):
             continue  # "may" alone is a verb, "marco" a frame: a month needs its year or "en/in/em"
         number = next(i for i, names in enumerate(_MONTH_NUMBERS, start=1) if name in names)
-        on = int(year) if year is not None else site.today.year - (number > site.today.month)
+        ended = re.match(r"(?:last|this past|past)\s", match.group(0)) is not None  # "last March": the latest ended
+        on = int(year) if year is not None else site.today.year - (number > site.today.month - ended)
         if on < _FIRST_YEAR:
             return None
         if on > site.today.year:  # "janeiro de 2031": nothing is stored for it yet
