@@ -27,8 +27,6 @@ FEMININE_ENDINGS = {
     "es": ("a", "ción", "sión", "dad", "tad", "tud", "umbre"),
     "pt": ("a", "ção", "são", "dade", "gem", "ência"),
 }
-# "de" and the article, contracted: es de + el → del; pt de + a/o → da/do.
-CONTRACTED = {"es": {"el": "del"}, "pt": {"a": "da", "o": "do", "as": "das", "os": "dos"}}
 ARTICLES = ("el", "la", "los", "las", "o", "a", "os", "as")
 # The word before a tag's id that its name's article replaces or joins: an article (dropped; pt "a"/"o" read as
 # one), a preposition fused with one (split back), or a bare preposition (kept); each → the preposition it leaves.
@@ -53,12 +51,14 @@ _BEFORE = {
     },
     "en": {"the": ""},
 }
-# A preposition fused with the name's article: es de + el → del, a + el → al; pt de + a → da, em + o → no, ...
+# A preposition fused with the article after it: es de + el → del, a + el → al; pt de + a → da, em + o → no, ...
 _FUSE = {
     "es": {("de", "el"): "del", ("a", "el"): "al"},
     "pt": {
         ("de", "a"): "da",
         ("de", "o"): "do",
+        ("de", "as"): "das",
+        ("de", "os"): "dos",
         ("em", "a"): "na",
         ("em", "o"): "no",
         ("por", "a"): "pela",
@@ -136,10 +136,7 @@ class Grammar:
 
     def of(self, label: Label) -> str:
         """ "de la bomba P-101", "del compresor C-201", "da bomba P-101", "of pump P-101"."""
-        contracted = CONTRACTED.get(self.language, {})
-        if label.article in contracted:
-            return f"{contracted[label.article]} {label.noun}"
-        return f"of {label.noun}" if self.language == "en" else f"de {label.the}"
+        return f"of {label.noun}" if self.language == "en" else self.join("de", label)
 
     def quantity(self, tag: str) -> str:
         """What the tag measures, as a report calls it: the wording's name, else the first of its names."""
@@ -193,4 +190,4 @@ def said_with_names(text: str, tags: Iterable[str], grammar: Grammar, reasons: I
     return pattern.sub(name, text)
 
 
-__all__ = ["ARTICLES", "CONTRACTED", "FEMININE_ENDINGS", "Grammar", "Label", "said_with_names", "split_label"]
+__all__ = ["ARTICLES", "FEMININE_ENDINGS", "Grammar", "Label", "said_with_names", "split_label"]

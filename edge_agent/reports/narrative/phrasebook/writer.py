@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 from edge_agent.base.canonical import CanonicalJsonError, canonical_json, sha256_hex
 from edge_agent.base.quantities import quantity_of
 from edge_agent.reports.facts import Fact
-from edge_agent.reports.narrative.names import Grammar
+from edge_agent.reports.narrative.names import Grammar, Label
 from edge_agent.reports.narrative.phrasebook import ReferencePhrasebook, Words, load_reference_phrasebook, tag_grammar
 from edge_agent.reports.narrative.prompts import (
     Phrasebook,
@@ -139,16 +139,21 @@ class SectionWriter:
             return None
         return text
 
-    def reason(self, code: Any) -> str | None:
-        """A stop's reason as people say it ("la cavitación", "una fuga en el sello mecánico": `names.Grammar.reason`),
-        or None where `inline` has none (record text is cleaned, withheld or left out as `inline` does)."""
+    def _reason(self, code: Any) -> Label | None:
+        """A stop's reason as people say it (`names.Grammar.reason`), or None where `inline` has none (record text
+        is cleaned, withheld or left out as `inline` does)."""
         text = self.inline(code)
-        return None if text is None else self.grammar.reason(text).the
+        return None if text is None else self.grammar.reason(text)
+
+    def reason(self, code: Any) -> str | None:
+        """ "la cavitación", "una fuga en el sello mecánico", or None."""
+        label = self._reason(code)
+        return None if label is None else label.the
 
     def cause(self, reason: Any) -> str:
         """ " por la cavitación", pt " pela cavitação" (the preposition fused with the reason's article), or ""."""
-        text = self.inline(reason)
-        return f" {self.grammar.join(self.words.for_, self.grammar.reason(text))}" if text else ""
+        label = self._reason(reason)
+        return "" if label is None else f" {self.grammar.join(self.words.for_, label)}"
 
     def alarm(self, fact: Fact, named: str | None) -> str:
         """The alarm with its noun, as the templates use it after an article: "alarma «X» de P-101"."""
