@@ -221,7 +221,7 @@ _IRREGULAR = (
 _IRREGULAR_AFTER_QUE = (
     "cierres cierre cierren cerrar apruebes apruebe aprobar fuerces forzar enciendas encienda encender prendas prenda "
     "prender abras abra abrir subas suba subir reconozcas reconozca reconocer detengas detenga detener pongas ponga "
-    "poner pares pare parar reconhecas reconheca reconhecer ponhas ponha"
+    "poner pares pare parar reconhecas reconheca reconhecer ponhas ponha reconozcan rechaces rechace"
 ).split()
 
 
@@ -260,12 +260,9 @@ _REQUESTED = re.compile(
     r"\b(?:que|hay que|tenemos que|temos que|tem que|tiene que|tienes que|hace falta)\s+(?:(?:le|la|lo|les|las|los|me|"
     rf"nos|se|lhe)\s+)?(?:{'|'.join(_command_forms(after_que=True))})(?:la|lo|las|los|le|les|me)?\b"
 )
-# "que reconozcas las alarmas", "would you mind acknowledging": the request in a subjunctive or a gerund.
+# "would you mind acknowledging": the request in a gerund (one in the subjunctive, "que reconozcas", is `_REQUESTED`).
 _SOFT_COMMAND = re.compile(
-    r"\bque\s+(?:reconozcas|reconozca|reconozcan|apagues|apague|arranques|arranque|pares|pare|detengas|detenga|"
-    r"cierres|cierre|abras|abra|cambies|cambie|ajustes|ajuste|borres|borre|reinicies|reinicie|silencies|silencie|"
-    r"subas|suba|bajes|baje|pongas|ponga|apruebes|apruebe|rechaces|rechace)\b"
-    r"|\b(?:would you mind|do you mind|mind|i'd like you to|i would like you to|te importaria|voce se importa de)\s+"
+    r"\b(?:would you mind|do you mind|mind|i'd like you to|i would like you to|te importaria|voce se importa de)\s+"
     r"(?:acknowledging|starting|stopping|restarting|resetting|shutting|turning|setting|changing|deleting|"
     r"approving|rejecting|silencing|opening|closing|raising|lowering|reconocer|apagar|parar|reiniciar|"
     r"reconhecer|desligar|ligar|acknowledge|start|stop|restart|reset|set|change|delete|approve)\b"
