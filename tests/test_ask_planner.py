@@ -270,6 +270,61 @@ class TestRefusal:
     @pytest.mark.parametrize(
         "question",
         [
+            # verbs no list holds, told by what follows them
+            "Bounce the P-101 real quick",
+            "Kick the compressor back on",
+            "Silenciame esa alarma de la P-102 que ya me tiene loco",
+            "Bota a bomba P-101 pra rodar, meu rei.",
+            "Religa o compressor C-201",
+            "Desarma el breaker de la P-102",
+            "Can you bleed the line on P-102?",
+            "mark the A shift report as approved for me thx mate",
+            "Tchê, muda o setpoint de vazão da P-102 pra 100 m3/h",
+            # after a question, and with the object hung on the verb
+            "¿Cuál fue la vibración máxima de la P-101 ayer? Y después detenela",
+            "What was the highest vibration on P-101 yesterday, and then shut it down please",
+            "Qual foi a vazão máxima da P-101 ontem? E depois desliga ela",
+            "Por que você não reseta logo o alarme do T-301?",
+        ],
+    )
+    def test_a_verb_taking_equipment_or_records_is_refused_whatever_the_verb(self, question: str) -> None:
+        """A clause that opens with a word which is neither a question nor a read, followed by equipment, alarms or
+        records (or the verb's object pronoun), is a command: no list of acting verbs is needed."""
+        got = classify(question, "es")
+        assert got is not None and got.reason == "write_request"
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "¿Arrancó la P-101 ayer?",  # a past tense
+            "Quantas paradas a linha L1 teve ontem, contando as dos equipamentos?",  # a gerund
+            "Poderia informar o refugo da linha L1 ontem?",  # the verb takes the scrap, not the line
+            "Buenas, ¿me regala el caudal promedio de la bomba P-101 de ayer?",
+            "y tb el nivel del tanque ayer a las 22hs cuanto era",
+            "how many stops P-101 had in B shift yesterday, need it for the RCA",
+            "Sácame la vibración de la P-101",
+            "Hola, la P-101 paró ayer?",
+            "Vale, y la P-102?",
+        ],
+    )
+    def test_a_read_shaped_like_a_command_passes(self, question: str) -> None:
+        assert classify(question, "es") is None
+
+    @settings(max_examples=300)
+    @given(
+        verb=st.text(alphabet="bcdfghjklmnpqrstvwxz", min_size=3, max_size=8).map(lambda s: f"{s}a"),
+        det=st.sampled_from(["the", "la", "el", "a", "o", "todas las", "all the", "esa"]),
+        what=st.sampled_from(["P-101", "bomba", "pump", "compresor", "alarmas", "alarm log", "valvula", "C-201"]),
+        before=st.sampled_from(["", "please ", "por favor ", "can you ", "y luego ", "ok. ", "¿Cuántas paradas? Y "]),
+    )
+    def test_any_unknown_verb_on_equipment_is_refused(self, verb: str, det: str, what: str, before: str) -> None:
+        """Whatever the made-up verb (ending as a command does), it is refused once it takes the plant's things."""
+        got = classify(f"{before}{verb} {det} {what}", "es")
+        assert got is not None and got.reason == "write_request"
+
+    @pytest.mark.parametrize(
+        "question",
+        [
             "¿cuántas paradas tuvo la bomba 101 en el turno A y por qué?",
             "Para la línea L1, ¿cuál fue el OEE?",  # "para" is "for" here
             "why did the pump stop yesterday?",
