@@ -529,6 +529,16 @@ class TestSubject:
                 "Quantas paragens teve a caldeira ontem?",
                 Clarification(reason="unknown_name", candidates=["C-201", "P-101", "P-102", "T-301"]),
             ),
+            # other trades' equipment: a mine's thickener, a water plant's scrubber, a mill's kiln
+            *(
+                (question, Clarification(reason="unknown_name", candidates=["C-201", "P-101", "P-102", "T-301"]))
+                for question in (
+                    "How many stops did the scrubber have yesterday?",
+                    "¿Cuántas paradas tuvo el espesador ayer?",
+                    "max temp of the kiln yesterday",
+                    "quantas paradas teve a paletizadora ontem",
+                )
+            ),
         ],
     )
     def test_ambiguous_or_unknown_asks_back(self, text: str, expected: Clarification) -> None:

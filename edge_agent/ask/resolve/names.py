@@ -55,7 +55,20 @@ _OTHER_EQUIPMENT = frozenset(
     "reator secador secadora dryer molino moinho mill chancadora trituradora britador crusher intercambiador "
     "trocador exchanger condensador condenser evaporador evaporator generador gerador generator transformador "
     "transformer extrusora extruder centrifuga centrifuge esteira conveyor silo tolva hopper autoclave envasadora "
-    "llenadora enchedora filler etiquetadora labeler robot robo digestor digester".split()
+    "llenadora enchedora filler etiquetadora labeler robot robo digestor digester "
+    # the kinds of other trades' plants: mining, water, food and drink, pulp, cement, oil and gas, power
+    "scrubber scrubbers lavador kiln kilns compactor compactadora clarifier clarificador clarificadores "
+    "thickener thickeners espesador espesadores espessador cyclone ciclon ciclone hidrociclon hydrocyclone prensa "
+    "prensas criba cribas zaranda peneira peneiras elevador elevadores elevator crane grua guindaste forklift "
+    "montacargas empilhadeira winch hoist polipasto pasteurizer pasteurizador pasteurizadora homogenizer "
+    "homogeneizador fermenter fermentador fermentadores burner quemador queimador incinerator incinerador "
+    "freezer congelador grinder moledora pulverizer pulverizador separator separador separadora decanter "
+    "decantador decantadores inyectora injetora palletizer paletizadora paletizador packer "
+    "empacadora embaladora capper tapadora bottler embotelladora sealer selladora seladora sterilizer "
+    "esterilizador clorador chlorinator alimentador dosificador dosificadora dosador camion camiones caminhao "
+    "truck trucks excavadora escavadeira excavator cargador carregadeira loader perforadora perfuratriz "
+    "refinador refiner calandra inversor inverter rectificador retificador rectifier subestacion subestacao "
+    "substation chancador molinos moinhos mills crushers boilers chancadoras trituradoras".split()
 )
 # An id whose digits hold a letter typed for the digit it looks like: "p-10l", "c-2o1" (one letter among the digits).
 _LETTER_DIGIT = re.compile(r"(?<![a-z0-9])[a-z]{1,3}-(?=\d*[lo]\d*(?![a-z0-9]))(?=[\dlo]{3,5}(?![a-z0-9]))[\dlo]+")
