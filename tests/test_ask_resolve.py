@@ -549,6 +549,32 @@ class TestSubject:
         """An alias pointing at nothing the namespace holds resolves nothing."""
         assert resolve_subject("la vieja", NAMESPACE, {"la vieja": "P-100"}) == Subject()
 
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "max discharge temperature of C-201 yesterday",
+            "temperatura máxima del devanado de la P-101",
+            "temperatura do óleo do C-201",
+            "gearbox vibration on P-102",
+        ],
+    )
+    def test_a_measuring_point_the_tag_is_not_at_is_no_tag(self, text: str) -> None:
+        """A temperature or vibration said of a point other than the tag's (the bearing's) is not that tag."""
+        got = resolve_subject(text, NAMESPACE, ALIASES)
+        assert isinstance(got, Subject) and got.tag is None and got.quantity not in {"bearing_temperature", "vibration"}
+
+    @pytest.mark.parametrize(
+        ("text", "tag"),
+        [
+            ("caudal de descarga de la P-101", "P-101.flow_m3h"),  # a pump's flow is its discharge's
+            ("max bearing temperature of C-201", "C-201.bearing_temp_c"),
+            ("temperatura do mancal da P-101", "P-101.bearing_temp_c"),
+        ],
+    )
+    def test_the_tags_own_point_or_a_flows_discharge_is_the_tag(self, text: str, tag: str) -> None:
+        got = resolve_subject(text, NAMESPACE, ALIASES)
+        assert isinstance(got, Subject) and got.tag == tag
+
     def test_unknown_tag_id_asks_back(self) -> None:
         """A tag of an asset the namespace lacks is an unknown name, not the whole plant."""
         got = resolve_subject("stops of P-999.vibration_mm_s", NAMESPACE, ALIASES)

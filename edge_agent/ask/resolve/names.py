@@ -70,6 +70,16 @@ _OTHER_EQUIPMENT = frozenset(
     "refinador refiner calandra inversor inverter rectificador retificador rectifier subestacion subestacao "
     "substation chancador molinos moinhos mills crushers boilers chancadoras trituradoras".split()
 )
+# Where on a machine a temperature or a vibration is measured, when it is not where the plant's tag measures it
+# ("the discharge temperature", "la temperatura del devanado", "vibração do motor"): asked back, never answered with
+# the bearing's. Not for a flow: a pump's flow is its discharge's.
+_POINTED = frozenset({"bearing_temperature", "temperature", "vibration"})
+_POINTS = frozenset(
+    "discharge descarga suction succion succao inlet outlet entrada salida saida winding windings devanado "
+    "devanados enrolamento bobinado oil aceite oleo lube gas ambient ambiente stator estator rotor exhaust escape "
+    "casing carcasa carcaca seal sello selo gearbox reductor reductora redutor coupling acople acoplamento motor "
+    "shaft eje eixo housing cabezal cabecote cylinder cilindro".split()
+)
 # An id whose digits hold a letter typed for the digit it looks like: "p-10l", "c-2o1" (one letter among the digits).
 _LETTER_DIGIT = re.compile(r"(?<![a-z0-9])[a-z]{1,3}-(?=\d*[lo]\d*(?![a-z0-9]))(?=[\dlo]{3,5}(?![a-z0-9]))[\dlo]+")
 _AS_DIGIT = str.maketrans({"l": "1", "o": "0"})
@@ -399,6 +409,14 @@ def _name_score(folded: str, tokens: list[str], tag: TagInfo) -> int:
     return _match_length(folded, tokens, names, exact)
 
 
+def _other_point(tokens: list[str], tag: TagInfo) -> str | None:
+    """A measuring point the text names for a temperature or a vibration other than the tag's own (`_POINTS`)."""
+    if tag.quantity not in _POINTED:
+        return None
+    own = {w for group in tag.names.values() for n in group for w in _TOKEN.findall(fold(n))}
+    return next((t for t in tokens if t in _POINTS and t not in own), None)
+
+
 def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[TagInfo]) -> Subject:
     scores = {tag.tag: _name_score(folded, tokens, tag) for tag in tags}
     named = {tag.tag: tag for tag in tags if scores[tag.tag] > 0}
@@ -417,6 +435,10 @@ def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[
     top = max(scores[t.tag] for t in scope)
     best = sorted(t.tag for t in scope if scores[t.tag] == top)
     quantity = named[best[0]].quantity
+    point = _other_point(tokens, named[best[0]])
+    if point is not None:  # "the discharge temperature" where the tag is the bearing's: a point the plant lacks
+        own = sorted(t.tag for t in tags if subject.asset is None or t.asset == subject.asset)
+        return subject.model_copy(update={"quantity": f"{point}_{quantity}", "tag_candidates": own})
     if len(best) == 1 and subject.asset is not None:
         return subject.model_copy(update={"tag": best[0], "quantity": quantity, "tag_candidates": best})
     return subject.model_copy(update={"quantity": quantity, "tag_candidates": best})
