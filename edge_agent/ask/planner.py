@@ -26,6 +26,7 @@ from edge_agent.ask.plan import MAX_CALLS, Plan, ToolCall
 from edge_agent.ask.refusal import classify
 from edge_agent.ask.resolve import (
     Subject,
+    asked_sentence,
     find_instant,
     find_window,
     fold,
@@ -50,7 +51,8 @@ MAX_QUESTION_CHARS = 1000
 _STATS = re.compile(
     r"\b(?:highest|max|maximum|maxima|maximo|peak|pico|lowest|min|minimum|minima|minimo|average|mean|avg|promedio|"
     r"media|medio|stats|statistics|estadisticas?|estatisticas?|range|rango|faixa|mas alt[oa]|mas baj[oa]|"
-    r"mais alt[oa]|mais baix[oa]|mayor|menor|maior)\b"
+    r"mais alt[oa]|mais baix[oa]|mayor|menor|maior|prom|hottest|coldest|warmest|mas caliente|mas fri[oa]|"
+    r"mais quente|mais fri[oa])\b"
 )
 _NOW = re.compile(
     r"\b(?:now|right now|ahora|agora|current|currently|actual|actualmente|atual|atualmente|en este momento|"
@@ -70,7 +72,7 @@ _OUT = re.compile(r"\b(?:was|were|been|it)\s+(?:[a-z0-9-]+\s+)?out\b(?!\s+of\s+(
 _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detenciones?|se paro|se detuvo|parou|pararam|"
-        r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|parados?|"
+        r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|doon|parados?|"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?|panes?|interrupciones|interrupcoes)\b"
         # "how many minutes was it off" (Scots "aff"): off as stopped, after what is or was
         r"|\b(?:was|were|been|stayed|it)\s+(?:[a-z0-9-]+\s+)?(?:off|aff)\b"  # not "went off": alarms do
@@ -80,11 +82,14 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"producao|produziu|produzido|scrap|scrapped|rejects|desecho|desechos|desperdicios?|mermas?|refugos?|"
         r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
         r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|"
-        r"put out|product|throughput|prod|"
+        r"put out|product|throughput|prod|producidos|producidas|produzidos|produzidas|"
+        # what a plant sends out: "how much water'd we push out", "pumped out", "turned out"
+        r"(?:push|pushed|pump|pumped|turn|turned|ship|shipped|send|sent)\s+out|"
         r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3))\b"
     ),
     "quality_checks": re.compile(
         r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"
+        r"analises|analyses|ensayos|ensaios|"
         r"controles? de calidad|pruebas de calidad|qc|qa|controle de qualidade|controles de qualidade)\b"
     ),
     "alarm_performance": re.compile(
@@ -119,6 +124,17 @@ _OVERVIEW = re.compile(
     r"novidades)\b"
 )
 OVERVIEW_INTENTS = ("stops", "alarms")
+# A report a figure is wanted for, not asked about: "for the monthly report", "pra fechar o relatório".
+_FOR_A_REPORT = re.compile(
+    r"\b(?:for|para|pra|pro|pal|to close|to finish|fechar|cerrar|terminar|llenar|preencher)\s+(?:the|my|our|this|el|"
+    r"la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?)\b"
+)
+# A time the asking sentence points back to ("en ese turno", "that day", "naquela noite"): the message names it.
+_THAT_TIME = re.compile(
+    r"\b(?:ese|esa|aquel|aquella|mismo|misma|that|the same|esse|essa|aquele|aquela|mesmo|mesma|nesse|nessa|"
+    r"naquele|naquela)\s+(?:turno|shift|dia|day|noche|night|noite|periodo|period|rato|horario|tarde|manana|"
+    r"morning|afternoon|manha)\b"
+)
 # The intents answered by the kpis tool, and the kind each asks for.
 _KPI_KIND = {"oee": "oee", "reliability": "reliability", "alarm_performance": "alarm_performance"}
 
@@ -143,6 +159,8 @@ def keyword_intents(question: str) -> list[str]:
     intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
     if "alarm_performance" in intents and "alarms" in intents:
         intents.remove("alarms")
+    if "reports" in intents and len(intents) > 1 and _FOR_A_REPORT.search(folded):
+        intents.remove("reports")  # "for the condition monitoring report, give me the max vibration": its purpose
     if not intents and (_FAILED.search(folded) or _OUT.search(folded)):  # "did P-101 fail", "how long was it out"
         intents = ["stops"]  # (a check fails too: not when checks are asked about)
     return intents
@@ -173,27 +191,10 @@ def reference_plan(
     if not intents and _OVERVIEW.search(fold(question)) and _names_plant(question, lang, namespace, aliases, tz, now):
         intents = list(OVERVIEW_INTENTS)
     timed = asked if find_window(asked, lang, tz=tz, shifts=shifts, now=now) is not None else question
+    if timed is asked and asked != question and _THAT_TIME.search(fold(asked)):
+        timed = question  # "…los tiempos muertos del turno A de ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"
     reading = Reading(intents=intents, subject=question, time=timed)
     return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
-
-
-# A greeting opening a message, with what follows it up to its punctuation ("Afternoon all.", "Buenas, acá cerrando
-# el turno:", "Bom dia, caros."): "afternoon" there is no window.
-_GREETING = re.compile(
-    r"^\s*[¡¿]?(?:(?:good\s+)?(?:morning|afternoon|evening|day)|buen(?:os|as)?\s+(?:d[ií]as?|tardes|noches)|buenas|"
-    r"bom\s+dia|boa\s+(?:tarde|noite)|hola|ol[aá]|hello|hi|hey)\b[^.!?,:;]{0,30}[.!?,:;]\s*",
-    re.IGNORECASE,
-)
-_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")  # a colon too: "O João acha que …: qual era…?"
-
-
-def asked_sentence(question: str) -> str:
-    """The sentence a message asks in, as written: the last one ending in "?" where the message has several, else the
-    message without a greeting opening it (its case kept: "in A shift" is the shift, "in a shift" the article)."""
-    text = _GREETING.sub("", question, count=1)
-    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
-    asking = [s for s in sentences if s.rstrip().endswith("?")]
-    return asking[-1] if len(sentences) > 1 and asking else text
 
 
 # "the Houston plant", "the plant in Pune", "la planta de Lima", "a fábrica de Campinas": a site by its name

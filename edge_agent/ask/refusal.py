@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 from edge_agent.ask.answers import Refusal, RefusalReason
-from edge_agent.ask.resolve import fold
+from edge_agent.ask.resolve import asked_sentence, fold
 
 # A polite or indirect opening before a command: "por favor", "can you", "você pode", ...
 _POLITE = (
-    r"(?:(?:por favor|please|pls|porfa|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|"
+    r"(?:(?:por favor|please|pls|porfa|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|abeg|"
     r"bora|vai|aproveita e|aprovecha y|de paso|while you're at it|and then|e depois|y luego|then|y despues|"
     r"despues|luego|depois|e entao|entao|after that|afterwards)[\s,:]*)*"
     r"(?:(?:puedes|podrias|puede|podria|can you|could you|would you|will you|i want you to|quiero que|voce pode|"
@@ -37,7 +37,7 @@ _COMMAND_VERBS = (
     r"bump|kill|lock out|lockout|isolate|drain|vent|flush|trigger|simulate|cycle|pulse|refresh|jog|prime|"
     r"notifique|log|file|submit|export|exporta|exportar|exporte|"
     r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
-    r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|restart|reboot|bypass|override|"
+    r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|rst|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
 )
 # A pronoun may hang on a Spanish command: "bájale", "apágala", "páralo", "silenciame"; a name may be called first
@@ -74,7 +74,8 @@ _CONDITIONAL_COMMAND = re.compile(
 )
 # Not after what makes a command form a read: "se apaga sola", "volvió a arrancar", "cuándo arranca", "quién apaga".
 _READ_BEFORE = "".join(
-    rf"(?<!\b{w} )" for w in ("se", "que", "a", "de", "para", "cuando", "quando", "hora", "quien", "quem", "lo")
+    rf"(?<!\b{w} )"
+    for w in ("se", "que", "a", "de", "para", "pra", "pa", "cuando", "quando", "hora", "quien", "quem", "lo")
 )
 # Writes named mid-sentence by their object, wherever they stand.
 _WRITE_PHRASES = re.compile(
@@ -103,7 +104,8 @@ _WRITE_PHRASES = re.compile(
     r".{0,40}?\b(?:report|reporte|informe|relatorio|note|nota|record|registro)\b"
     # a verb and its particle: "shut it down", "turn P-101 off", "fire it back up"
     r"|\b(?:shut|turn|switch|power|knock|bring)\s+(?:it|them|that|this|[a-z]{1,3}-?\d{1,4}|the\s+[a-z]+)\s+"
-    r"(?:down|off|on|offline|back on)\b|\bfire\s+(?:it|them|[a-z]{1,3}-?\d{1,4})\s+(?:back\s+)?up\b"
+    r"(?:down|doon|off|aff|on|offline|back on)\b"
+    r"|\b(?:shut|switch|turn|power)\s+(?:doon|aff)\b|\bfire\s+(?:it|them|[a-z]{1,3}-?\d{1,4})\s+(?:back\s+)?up\b"
     # a mode set: "ponha o interlock em bypass", "put P-101 in manual", "deja la bomba en automático"
     r"|\b(?:pon|ponga|ponha|poe|coloca|coloque|put|set|place|deja|deje|deixa|deixe|switch|pasa|passa|pase|passe)\b"
     r"[^.?!]{0,50}\b(?:em|en|in|into|on|a|al|para)\s+(?:modo\s+)?(?:bypass|manual|automatico|auto|automatic|"
@@ -112,7 +114,8 @@ _WRITE_PHRASES = re.compile(
     r"seguranca|alarms?|alarmas?|alarmes?)\b|\b(?:interlocks?|enclavamientos?|intertravamentos?|trips?|"
     r"alarms?|alarmas?|alarmes?)\b[^.?!]{0,40}\b(?:em|en|in|on|into)\s+bypass\b"
     # a record marked: "mark the A shift report as approved", "marca la nota como leída"
-    r"|\b(?:mark|flag|marca|marcar|marque|marcale)\b[^.?!]{0,50}\b(?:as|como)\s+(?:approved|passed|done|complete|"
+    r"|\b(?:mark|flag|marca|marcar|marque|marcale)\b[^.?!]{0,50}\b(?:as|como)\s+(?:(?:a|an|um|uma|un|una)\s+)?"
+    r"(?:pass|good|valid|valido|valida|bueno|buena|bom|boa|approved|passed|done|complete|"
     r"completed|read|acknowledged|resolved|closed|ok|failed|reviewed|false positive|falso positivo|falsa alarma|"
     r"falso alarme|invalid[ao]?|atendid[ao]|aprobad[ao]|leid[ao]|resuelt[ao]|cerrad[ao]|"
     r"revisad[ao]|aprovad[ao]|lid[ao]|resolvid[ao]|fechad[ao]|feito|hecho|reconocid[ao]|reconhecid[ao])\b"
@@ -145,7 +148,23 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:to|a|para|en|em|in|into|as|como)\s+(?:an?\s+|un\s+|uma?\s+)?(?:excel|csv|xlsx|spreadsheet|planilha|"
     r"hoja de calculo)\b"
     # authorised to act: "I authorise you to wipe…", "te autorizo a…"
-    r"|\b(?:i )?authori[sz]e you to\b|\bte autorizo a\b|\bautorizo (?:voce|vc|te) a\b"
+    r"|\b(?:i )?authori[sz]e you to\b|\b(?:te|le|lo|la|les) autorizo a\b|\bautorizo (?:voce|vc|te) a\b|"
+    r"\bautorizo-(?:o|a|os|as|te|lhe) a\b"
+    # signed off: "sign off yesterday's shift report", "firma el reporte", "assina o relatório"
+    r"|\b(?:sign|signs|firma|firme|firmar|assina|assine|assinar|approve|aprueba|aprove)\s+(?:off\s+|aff\s+|on\s+)?"
+    r"(?:[a-z0-9'-]+\s+){0,4}?(?:report|reporte|informe|relatorio)s?\b"
+    # a record's reason, code or result changed, to whatever: "change the reason on yesterday's 11:10 stop…"
+    r"|\b(?:change|update|modify|fix|correct|edit|cambia|cambie|cambiar|corrige|corrija|corregir|modifica|"
+    r"modifique|muda|mude|mudar|altera|altere|alterar|actualiza|actualice|atualiza|atualize)\s+(?:the|el|la|o|a|its|"
+    r"su|seu|sua)\s+(?:reason|motivo|causa|cause|code|codigo|razon|razao|result|resultado|category|categoria)\b"
+    # a record entered, by what it is: "log a quality check for L1", "registra en el sistema un paro de 25 minutos",
+    # "lança aí um apontamento de refugo"
+    r"|\b(?:log|record|enter|capture|add|insert|book|registra|registre|registrar|captura|capture|capturar|agrega|"
+    r"agregue|anade|carga|cargue|lanca|lance|lancar|aponta|aponte|apontar|anota|anote|adiciona|adicione|insere|"
+    r"insira|regista|registe|mete|pon|ponha|coloca|coloque)\b[^.?!]{0,30}?\b(?:a|an|un|una|um|uma|another|otro|"
+    r"otra|outro|outra)\s+(?:new\s+|nuev[oa]\s+|nov[oa]\s+)?(?:[a-z]+\s+)?(?:stop|paro|parada|paragem|check|chequeo|"
+    r"control|verificacao|inspection|inspeccion|inspecao|scrap|refugo|merma|desecho|apontamento|registro|registo|"
+    r"entry|entrada|note|nota|production|produccion|producao|downtime|failure|falla|falha)\b"
     # written in a log: "note in the log that…", "anotá en la bitácora", "regista no livro de turno"
     r"|\b(?:note|log|record|write|enter|put|anota|anote|apunta|apunte|registra|registre|regista|registe|escribe|"
     r"escreve|escreva)\s+(?:it\s+|down\s+|esto\s+|isso\s+)?(?:in|on|into|en|na|no|em)\s+(?:the\s+|la\s+|el\s+|o\s+|"
@@ -162,6 +181,13 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:genera|generar|gera|gerar|generate|make|create|crea|crear|cria|criar|export|exporta|exportar)\s+(?:me\s+)?"
     r"(?:un|una|um|uma|a|an|the|el|la|o)?\s*(?:pdf|csv|excel|xlsx|spreadsheet|planilha|hoja de calculo)\b"
     r"|\bby\s+(?:triggering|tripping|forcing|simulating)\b"
+    # an act given as a noun: "dar uma religada na P-102", "dale un arranque", "give it a restart"
+    r"|\b(?:da|dar|de|dale|dele|give|gimme)\s+(?:it\s+|him\s+)?(?:a|an|un|una|uma|um)\s+(?:re)?(?:ligad|desligad|"
+    r"reiniciad|resetad|zerad|apagad|fechad|arrancad)(?:inh|it)?a\b|\b(?:da|dar|de|dale|dele|give|gimme)\s+(?:it\s+)?"
+    r"(?:a|an|un|una|uma|um)\s+(?:arranque|reinicio|reset|restart|kick|bump|jog|apagon)\b"
+    # a whole message naming an asset and a state to put it in: "p101 off", "P-102 on now"
+    r"|^[a-z]{1,3}-?\d{2,5}\s+(?:off|on|stop|start|reset|rst|trip)(?:\s+(?:ya|ja|now|ahora|agora|asap|pls|please|"
+    r"por favor|ahorita))*\s*[.!]*$"
     # passed on for someone to act: "flag this for maintenance", "escala esto a mantenimiento", "encaminha para…"
     r"|\b(?:flag|escalate|escala|escalar|encaminha|encaminhe|deriva|derive|pasale|passa)\s+(?:this|it|that|esto|eso|"
     r"isso|isto|[a-z]{1,3}-?\d{2,5})?\s*(?:for|to|a|al|para|pra)\s+(?:the\s+)?(?:maintenance|mantenimiento|"
@@ -170,7 +196,9 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:set|change|cambia|cambiar|ajusta|ajustar|modifica|modificar|altera|alterar|altere|mude|mudar|write|"
     r"escribe|escreva)\s+(?:(?:the|el|la|o|a|its|su|seu|sua)\s+)?(?:set ?point|consigna|valor|value|velocidad|speed|"
     r"velocidade)\b"
-    r"|\b(?:start|stop|shut down|turn on|turn off|open|close|restart|reset)\s+(?:the\s+(?:[a-z]+\s+){0,2}?)?"
+    r"|(?<!\bthe )(?<!\ba )(?<!\blongest )(?<!\bshortest )(?<!\blast )(?<!\bfirst )(?<!\beach )(?<!\bper )"
+    r"(?<!\bthat )(?<!\bnext )(?<!\bany )(?<!\bone )(?<!\bunplanned )(?<!\bplanned )"
+    r"\b(?:start|stop|shut down|turn on|turn off|open|close|restart|reset)\s+(?:the\s+(?:[a-z]+\s+){0,2}?)?"
     r"(?:pump|valve|compressor|line|motor|tank|breaker|feeder|p-?\d|c-?\d|t-?\d|l-?\d)"
     rf"|{_READ_BEFORE}"
     r"\b(?:arranca|arrancar|apaga|apagar|deten|detener|abre|abrir|abra|cierra|cerrar|feche|fechar|fecha|liga|ligar|"
@@ -205,8 +233,8 @@ _ES_AR = {
 }  # fmt: skip
 _PT_AR = {
     "deslig": "desligu", "lig": "ligu", "reinici": "", "reset": "", "silenci": "", "fech": "", "ajust": "", "mud": "",
-    "alter": "", "apag": "apagu", "bloque": "", "desbloque": "", "ativ": "", "desativ": "", "habilit": "",
-    "desabilit": "", "zer": "", "baix": "", "aument": "", "desconect": "", "conect": "",
+    "alter": "", "apag": "apagu", "bloque": "", "desbloque": "", "ativ": "", "desativ": "", "desactiv": "",
+    "habilit": "", "desabilit": "", "zer": "", "baix": "", "aument": "", "desconect": "", "conect": "",
 }  # fmt: skip
 # Verbs whose stem changes or that are irregular: their forms as said (folded). Not "para" ("for") nor "por".
 _IRREGULAR = (
@@ -244,28 +272,31 @@ def _command_forms(after_que: bool = False) -> list[str]:
 # alarmas"): an id or an asset's number, an equipment word, alarms, records, everything, or "now" ("apágala ya").
 _ACTED_ON = (
     r"(?:(?:el|la|los|las|o|a|os|as|todo|toda|todos|todas|esa|ese|esta|este|essa|esse|essas|esses|ya|ja|ahora|agora|"
-    r"de una|logo|porfa|xfa)\s+){0,2}"
+    r"de una|logo|porfa|xfa|otra vez|de nuevo|de novo|outra vez)\s+){0,2}"
     r"(?:[a-z]{1,3}-?\d{2,5}|\d{3,5}|bombas?|compresor(?:es)?|compressor(?:es)?|tanques?|linea|linha|valvulas?|"
     r"motor(?:es)?|equipos?|equipamentos?|maquinas?|alarmas?|alarmes?|interlocks?|enclavamientos?|"
-    r"intertravamentos?|setpoint|consigna|notas?|registros?|registos?|reportes?|informes?|relatorios?|todo|tudo|"
+    r"intertravamentos?|encravamentos?|setpoint|consigna|notas?|registros?|registos?|reportes?|informes?|relatorios?|"
+    r"todo|tudo|"
     r"todas|todos|ya|ja|ahora|agora)\b"
 )
 _COMMAND_FORM = re.compile(
     rf"{_READ_BEFORE}\b(?:{'|'.join(_command_forms())})"
     rf"(?:(?:la|lo|las|los|le|les|me|nos)\b|-(?:a|o|as|os|lhe|la|lo)\b|\s+{_ACTED_ON})"
 )
-# A request after "que" or "hay que", with a pronoun between: "necesito que le subas el flujo", "hay que resetear la
-# alarma", "quero que desligues", "temos que zerar".
+# A request after "que", "hay que" or a favour's "de", with a pronoun between: "necesito que le subas el flujo",
+# "hay que resetear la alarma", "quero que desligues", "temos que zerar".
 _REQUESTED = re.compile(
-    r"\b(?:que|hay que|tenemos que|temos que|tem que|tiene que|tienes que|hace falta)\s+(?:(?:le|la|lo|les|las|los|me|"
+    r"\b(?:que|hay que|tenemos que|temos que|tem que|tiene que|tienes que|hace falta|"
+    # "favor de apagar…", "me haces el paro de arrancar…", "hazme la gauchada de…": a favour asked is a request
+    r"(?:haces|hace|haga|hagas|hazme|hagame|haceme|hacer)\s+(?:el|la|un|una)\s+(?:paro|favor|gauchada|fineza)\s+de|"
+    r"(?<!\bpor )favor de)\s+(?:(?:le|la|lo|les|las|los|me|"
     rf"nos|se|lhe)\s+)?(?:{'|'.join(_command_forms(after_que=True))})(?:la|lo|las|los|le|les|me)?\b"
 )
 # "would you mind acknowledging": the request in a gerund (one in the subjunctive, "que reconozcas", is `_REQUESTED`).
+# Whatever the verb, unless it reads: "would you mind bumping…", "importa-se de aumentar…" (not "…telling me").
 _SOFT_COMMAND = re.compile(
-    r"\b(?:would you mind|do you mind|mind|i'd like you to|i would like you to|te importaria|voce se importa de)\s+"
-    r"(?:acknowledging|starting|stopping|restarting|resetting|shutting|turning|setting|changing|deleting|"
-    r"approving|rejecting|silencing|opening|closing|raising|lowering|reconocer|apagar|parar|reiniciar|"
-    r"reconhecer|desligar|ligar|acknowledge|start|stop|restart|reset|set|change|delete|approve)\b"
+    r"\b(?:would you mind|do you mind|mind|i'd like you to|i would like you to|te importaria|te importa|le importaria|"
+    r"voce se importa de|se importa de|importa-se de|importas-te de|se importaria de)\s+(?:me\s+|nos\s+)?([a-z]+)"
 )
 # A command by its shape rather than its verb: a clause opening with a word that is neither a question nor a read,
 # followed by what such a verb acts on ("bounce the P-101", "silenciame esa alarma", "bota a bomba P-101 pra rodar").
@@ -278,6 +309,7 @@ _CLAUSE = re.compile(
 )
 _OPENER = (
     r"(?:(?:please|pls|plz|kindly|por favor|porfa|xfa|just|ok|okay|so|now|ahora|agora|ya|ja|also|tambien|tambem|tb|tbm|"
+    r"de paso|by the way|btw|while you'?re at it|ja agora|e ja agora|aproveita e|aprovecha y|abeg|"
     r"oye|oiga|hey|can you|could you|would you|will you|can u|would you mind|why don'?t you|why not|let'?s|"
     r"i need you to|i want you to|i'?d like you to|we need you to|go ahead and|puedes|podrias|puede|podria|podes|"
     r"pueden|quiero que|necesito que|voce pode|vc pode|pode|poderia|podia|consegue|da pra|tem como|quero que|"
@@ -285,7 +317,8 @@ _OPENER = (
     r")\s+)*"
 )
 _DETERMINER = (
-    r"(?:the|this|that|these|those|my|our|all|all the|every|both|a|an|el|la|los|las|ese|esa|esos|esas|este|esta|"
+    r"(?:the|this|that|these|those|my|our|its|their|all|all the|every|both|a|an|el|la|los|las|ese|esa|esos|esas|"
+    r"este|esta|su|sus|seu|sua|seus|suas|"
     r"estos|estas|mi|mis|nuestra|nuestro|todo|toda|todos|todas|todos los|todas las|un|una|o|os|as|esse|essa|esses|"
     r"essas|isso|isto|meu|minha|nossa|nosso|todos os|todas as|um|uma|aquela|aquele|aquella|aquel)"
 )
@@ -296,7 +329,11 @@ _ACTED_UPON = (
     r"logs?|tickets?|trips?|breakers?|disjuntor(?:es)?|interruptor(?:es)?|equipment|equipamentos?|maquinas?|"
     r"machines?|agitador(?:es)?|ventilador(?:es)?|fans?|conveyors?|bandas?|esteiras?|caldeiras?|calderas?|"
     r"boilers?|chillers?|sensor(?:es|s)?|variador(?:es)?|vfds?|drives?|feeders?|mixers?|misturador(?:es)?|"
-    r"mezclador(?:es)?|historico|historial|history)\b"
+    r"mezclador(?:es)?|historico|historial|history|speed|velocidad|velocidade|rpm|frequency|frecuencia|frequencia|"
+    # what is scheduled or booked: "agenda uma inspeção", "book a vibration survey"
+    r"inspections?|inspeccion(?:es)?|inspecao|inspecoes|surveys?|calibrations?|calibracion|calibracao|"
+    r"work orders?|ordem|ordens|orden(?:es)?|mantenimientos?|manutencao|manutencoes|maintenance|meetings?|"
+    r"reunion(?:es)?|reuniao|visitas?|visits?)\b"
 )
 # A word between the determiner and what is acted on ("the A shift report"), never a preposition: in "el caudal de
 # la bomba" the verb takes the flow, not the pump.
@@ -312,8 +349,12 @@ _VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei](?:la|lo|las|los))\
 # and the verbs that ask for a figure ("dame la", "show the", "me passa a").
 _READS = frozenset(
     """
-    what whats what's how which who when where why is are was were do does did has have had any show tell give
-    need needs want wants got take make mean
+    what whats how which who when where why is are was were do does did has have had any show tell give
+    need needs want wants got take make mean now ahora ahorita agora also then luego so ok okay just y e
+    across around over through throughout within among along beside behind near past via versus vs plus
+    including excluding except like toward towards upon into onto inside outside against beyond below above
+    underneath till tras segun segundo mediante excepto incluyendo incluindo contra bajo sob ante pra pro pras
+    pros pa pal dentro fuera fora cerca perto junto antes mientras enquanto
     gimme get list count check look pull fetch grab print display find share pass bring let know see read
     summarize summarise compare report
     que qual quais quanto quanta quantos quantas como cual cuales cuanto cuanta cuantos cuantas cuando donde quien
@@ -329,20 +370,35 @@ _READS = frozenset(
     manda passa traz da me-diz da-me traz-me passa-me mostra-me diz-me manda-me
     """.split()
 )
-# A past tense or a gerund: "arrancó la", "desligou a", "contando as", "tripped the".
-_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|aba|ava|ando|endo|indo|(?<!e)ed|ing)$")
+# The reads after "would you mind": "telling me", "checking", "dizer-me".
+_READ_GERUNDS = frozenset(
+    "telling showing giving checking looking pulling fetching getting finding listing counting reading sharing "
+    "confirming explaining summarizing summarising comparing dizer mostrar dar passar informar indicar "
+    "verificar confirmar explicar decir decirme informarme".split()
+)
+# A past tense, a gerund or an English contraction: "arrancó la", "desligou a", "contando as", "tripped the",
+# "what'd that P-102". A verb with its object hung on it ("déjelo") is none of them, unless a gerund's ("revisándola").
+_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|aba|ava|ando|endo|indo|(?<!e)ed|ing)$|'")
+_GERUND_WITH_OBJECT = re.compile(r"(?:a|e|ie)nd[oa](?:la|lo|las|los)$")
 
 
 def _acts_on_equipment(folded: str) -> bool:
     """Whether a clause of `folded` opens with an acting verb on what the plant runs or records."""
     for clause in _CLAUSE.split(folded):
-        match = _VERB_ON_EQUIPMENT.match(clause.strip()) or _VERB_WITH_OBJECT.match(clause.strip())
-        if match is None:
-            continue
-        verb = match.group(1)
-        if verb not in _READS and not re.fullmatch(_DETERMINER, verb) and not _NOT_A_COMMAND.search(verb):
-            return True
+        if (match := _VERB_ON_EQUIPMENT.match(clause.strip())) is not None:
+            verb = match.group(1)
+            if verb not in _READS and not re.fullmatch(_DETERMINER, verb) and not _NOT_A_COMMAND.search(verb):
+                return True
+        if (match := _VERB_WITH_OBJECT.match(clause.strip())) is not None:
+            verb = match.group(1)
+            if verb not in _READS and not _GERUND_WITH_OBJECT.search(verb):
+                return True
     return False
+
+
+def _asked_to_act(folded: str) -> bool:
+    """ "Would you mind bumping…", "importa-se de aumentar…": a verb after a polite opening that is not a read."""
+    return any(m.group(1) not in _READS and m.group(1) not in _READ_GERUNDS for m in _SOFT_COMMAND.finditer(folded))
 
 
 _INJECTION = re.compile(
@@ -361,6 +417,15 @@ _INJECTION = re.compile(
     r"|(?:^|[\s>.:;])(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
     r"|</?[a-z][\w-]*>|\b(?:from now on|a partir de agora|de ahora en adelante|desde ahora)\b"
     r"|\b(?:admin(?:istrator)?|root|sudo|developer|system)\s+override\b|\boverride\s*:"
+    r"|\[\s*(?:admin|system|sistema|root|sudo|developer|operator|operador)\s*\]"
+    # what a pasted text says, done: "executa o que tá escrito", "haz lo que dice la nota", "carry out what it asks"
+    r"|\b(?:do|carry out|execute|run|follow|obey|haz|hace|hacer|ejecuta|ejecute|cumple|cumpla|obedece|obedezca|"
+    r"sigue|faz|faca|fazer|executa|cumpre|cumpra|obedeca|segue)\s+(?:exactly\s+)?(?:what|whatever|lo que|o que|"
+    r"todo lo que|tudo o que|tudo que)\s+(?:(?:it|ele|ela|this|that|the\s+\w+|la\s+\w+|el\s+\w+|a\s+\w+|o\s+\w+)\s+)?"
+    r"(?:says|asks|dice|diz|pide|pede|manda|tells|ta escrito|esta escrito|is written|contains|tiene|tem)\b"
+    r"|\b(?:decode|decodifica|decodifique|decifra|decifre|descifra|descifre|descodifica|deshace|translate|traduce|"
+    r"traduz)\b[^.?!]{0,60}\b(?:and|y|e)\s+(?:then\s+)?(?:do|run|execute|carry|follow|obey|haz|ejecuta|faz|"
+    r"executa|cumple|cumpre|aplica|apply)\b"
     # a part to play, or everything said before set aside
     r"|\brole-? ?play\w*\b|\blet'?s pretend\b|\bjuego de rol(?:es)?\b|\bjuguemos a\b|\bfaz de conta\b|"
     r"\bvamos fingir\b|\bimagin(?:e|a) (?:que )?(?:you are|you're|eres|es|voce e|tu es)\b"
@@ -404,6 +469,7 @@ _OUT_OF_SCOPE = re.compile(
     r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme)\b"
 )
 
+_FUTURE = "the question asks for what the stored records do not hold: the future"
 _ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
 _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_INJECTION, "injection", "the question tries to change the agent's instructions"),
@@ -417,8 +483,6 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_COMMAND_FORM, "write_request", _ACTS),
     (_REQUESTED, "write_request", _ACTS),
     (_CONDITIONAL_COMMAND, "write_request", _ACTS),
-    (_SOFT_COMMAND, "write_request", _ACTS),
-    (_OUTSIDE_DATA, "outside_data", "the question asks for what the stored records do not hold: the future"),
 )
 
 
@@ -438,6 +502,9 @@ def classify(question: str, lang: str) -> Refusal | None:
     for pattern, reason, detail in _RULES:
         if pattern.search(folded):
             return Refusal(reason=reason, detail=detail)
-    if _VOSEO.search(question.casefold()) or _acts_on_equipment(folded):
+    if _VOSEO.search(question.casefold()) or _acts_on_equipment(folded) or _asked_to_act(folded):
         return Refusal(reason="write_request", detail=_ACTS)
+    # The future where it is asked about, not in a remark beside the question ("mañana tengo junta…: ¿cuál fue…?")
+    if _OUTSIDE_DATA.search(fold(asked_sentence(question))):
+        return Refusal(reason="outside_data", detail=_FUTURE)
     return None

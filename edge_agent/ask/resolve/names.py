@@ -85,14 +85,15 @@ _LETTER_DIGIT = re.compile(r"(?<![a-z0-9])[a-z]{1,3}-(?=\d*[lo]\d*(?![a-z0-9]))(
 _AS_DIGIT = str.maketrans({"l": "1", "o": "0"})
 # An id read aloud with its dash said: "p guion ciento uno", "c dash 201", "p hífen 101".
 _SAID_DASH = re.compile(r"\b([a-z]{1,3})\s+(?:guion|dash|hyphen|hifen|traco|raya)\s+(?=\d)")
-# Shortenings people type for a quantity, and its verb ("vibrou quanto"), keyed by TagInfo.quantity, matched as
-# written.
+# Shortenings people type for a quantity, its verb ("vibrou quanto") and how hot it got, keyed by TagInfo.quantity,
+# matched as written.
 _SHORT_NAMES: dict[str, tuple[str, ...]] = {
     "vibration": ("vib", "vibr", "vibro", "vibrou", "vibraba", "vibrava", "vibrated"),
-    "level": ("lvl",),
+    "level": ("lvl", "niv"),
     "flow": ("flw",),
-    "temperature": ("temp",),
+    "temperature": ("temp", *(_HOT := ("hottest", "coldest", "warmest", "caliente", "quente"))),
     "bearing_temperature": (
+        *_HOT,  # "the hottest that P-101 bearing got": how hot is a temperature
         "bearing temp",
         "brg temp",
         "brg",

@@ -1,5 +1,5 @@
 """Question text folded for matching: lower case, accents and ¿¡ dropped, whitespace collapsed, so "¿Cuál es la
-vibración?" and "cual es la vibracion" match the same rules."""
+vibración?" and "cual es la vibracion" match the same rules; and the sentence of a message that asks."""
 
 from __future__ import annotations
 
@@ -16,3 +16,22 @@ def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text.translate(_DROPPED).casefold())
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _SPACE.sub(" ", bare).strip()
+
+
+# A greeting opening a message, with what follows it up to its punctuation ("Afternoon all.", "Buenas, acá cerrando
+# el turno:", "Bom dia, caros."): "afternoon" there is no window.
+_GREETING = re.compile(
+    r"^\s*[¡¿]?(?:(?:good\s+)?(?:morning|afternoon|evening|day)|buen(?:os|as)?\s+(?:d[ií]as?|tardes|noches)|buenas|"
+    r"bom\s+dia|boa\s+(?:tarde|noite)|hola|ol[aá]|hello|hi|hey)\b[^.!?,:;]{0,30}[.!?,:;]\s*",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")  # a colon too: "O João acha que …: qual era…?"
+
+
+def asked_sentence(question: str) -> str:
+    """The sentence a message asks in, as written: the last one ending in "?" where the message has several, else the
+    message without a greeting opening it (its case kept: "in A shift" is the shift, "in a shift" the article)."""
+    text = _GREETING.sub("", question, count=1)
+    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+    asking = [s for s in sentences if s.rstrip().endswith("?")]
+    return asking[-1] if len(sentences) > 1 and asking else text
