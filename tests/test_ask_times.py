@@ -1,6 +1,8 @@
 """Time phrasings people use that the ask's window rules read (edge_agent/ask/resolve/times.py), in es/en/pt: the
 night before last and hours said in a night, hour ranges whose ends say their own days, minutes said in words, "before
-noon"/"after noon", a shift letter folding would take for an article, the shift before this one, and days back.
+noon"/"after noon", a shift letter folding would take for an article, the shift before this one, days back, clock
+times said bare next to a day word ("ayer 0800", "ontem 14h30"), one-letter slips of day words, ranges begun at noon,
+Scots "tae", the week before last, a vague start anchored by its end, a shift by the day of its start, and "so far".
 
 Asked, like the bench's probe, on Sunday 2026-12-06 at 03:04 in Mexico City (09:04 UTC): shift C under way since
 22:00 on the 5th; "yesterday" is the 5th, the day before it the 4th. Every expected time is local wall time."""
@@ -483,6 +485,23 @@ class TestSaidClockProperty:
                     "de la tarde",
                     "pm",
                     "?",
+                    "0800",
+                    "2100",
+                    "1500 m3",
+                    "10h",
+                    "14h30",
+                    "8am",
+                    "ayr",
+                    "otem",
+                    "yday",
+                    "tae",
+                    "the week before last",
+                    "the other night",
+                    "up to",
+                    "night shift that started",
+                    "turno que terminó",
+                    "en lo q va del turno",
+                    "en 2019",
                 ]
             ),
             max_size=14,
@@ -502,3 +521,269 @@ class TestSaidClockProperty:
         assert find_window(words, "es", tz=MEXICO, shifts=SHIFTS, now=now) in (None, got)
         instant = find_instant(words, "es", tz=MEXICO, now=now)
         assert instant is None or isinstance(instant, Clarification) or instant <= now
+
+
+class TestBareClockTimes:
+    @pytest.mark.parametrize(
+        ("text", "lang", "expected"),
+        [
+            ("caudal p102 ayer 0800 m3/h", "es", (5, 8, 0)),  # a leading zero is never a quantity: m3/h is the unit
+            ("cuantas alarmas activas habia ayer 1130", "es", (5, 11, 30)),
+            ("nivel t301 anteayer 2100 cuanto marcaba", "es", (4, 21, 0)),
+            ("caudal de la p102 ayer 08:00", "es", (5, 8, 0)),
+            ("alarms active on p102 yday 1130", "en", (5, 11, 30)),
+            ("alarms active on p102 1130 yesterday", "en", (5, 11, 30)),
+            ("flow p102 yesterday 8am", "en", (5, 8, 0)),
+            ("How many alarms were active on C-201 at exactly 2:30 PM yesterday?", "en", (5, 14, 30)),
+            ("kuze temp mancal p102 ontem 1600", "pt", (5, 16, 0)),
+            ("vazao c201 ontem 10h m3/h", "pt", (5, 10, 0)),
+            ("quantos alarmes ativos ontem 14h30", "pt", (5, 14, 30)),
+            ("temp c201 anteontem 10h da manha", "pt", (4, 10, 0)),
+        ],
+    )
+    def test_a_bare_clock_next_to_a_day_is_that_instant(self, text: str, lang: str, expected: Clock) -> None:
+        """A clock time said with no "at"/"a las"/"às" next to a day word: the instant, and the hour from it."""
+        instant = at(*expected)
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) == instant.astimezone(UTC)
+        assert window_of(text, lang) == Window(start=instant, end=instant + timedelta(hours=1))
+
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("produccion de la L1 ayer 1500 m3", "es"),
+            ("ayer 1500 unidades en la L1", "es"),
+            ("did the flow go over 1500 yesterday", "en"),
+            ("quantas paradas de mais de 2h ontem", "pt"),
+        ],
+    )
+    def test_a_quantity_next_to_a_day_is_no_instant(self, text: str, lang: str) -> None:
+        """Four digits with a unit after them, or after a word that takes a quantity, are a quantity: the whole day."""
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) is None
+        assert_window(text, lang, (5, 0, 0), (6, 0, 0))
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("vazao ontem das 10h às 12h", "pt", (5, 10, 0), (5, 12, 0)),
+            ("vazao ontem 14-16h", "pt", (5, 14, 0), (5, 16, 0)),
+            ("vazao ontem 10h-12h", "pt", (5, 10, 0), (5, 12, 0)),
+            ("caudal ayer 0800-1200", "es", (5, 8, 0), (5, 12, 0)),
+            ("alarms between 8pm and 6am yesterday", "en", (5, 20, 0), (6, 3, 4)),
+            ("how many alarms overnight, 8pm yesterday to 6am today", "en", (5, 20, 0), (6, 3, 4)),
+        ],
+    )
+    def test_a_bare_clock_in_a_range_stays_a_range(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        assert_window(text, lang, start, end)
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) is None
+
+    @settings(max_examples=300)
+    @given(
+        day=st.sampled_from(
+            [
+                ("ayer", 5),
+                ("ontem", 5),
+                ("yesterday", 5),
+                ("yday", 5),
+                ("anteayer", 4),
+                ("antier", 4),
+                ("anteontem", 4),
+                ("day before yesterday", 4),
+            ]
+        ),
+        hour=st.integers(0, 23),
+        minute=st.integers(0, 59),
+        after=st.booleans(),
+    )
+    def test_any_hhmm_next_to_a_day_is_that_instant(
+        self, day: tuple[str, int], hour: int, minute: int, after: bool
+    ) -> None:
+        """Every valid HHMM said bare next to a day word, before or after it, is that instant of that day."""
+        word, on = day
+        said = f"{hour:02d}{minute:02d} {word}" if after else f"{word} {hour:02d}{minute:02d}"
+        got = find_instant(f"caudal p102 {said}", "es", tz=MEXICO, now=NOW)
+        assert got == at(on, hour, minute).astimezone(UTC), said
+
+    @settings(max_examples=300)
+    @given(
+        lead=st.sampled_from(["", "ayer ", "yesterday ", "ontem "]),
+        prep=st.sampled_from(["en", "in", "em", "in March", "en marzo de", "em janeiro de"]),
+        year=st.integers(1970, 2026),
+    )
+    def test_a_year_is_never_an_instant(self, lead: str, prep: str, year: int) -> None:
+        """A four-digit year after "en/in/em" (or a month) is no clock time, whatever day word is near."""
+        assert find_instant(f"paradas de la P-101 {lead}{prep} {year}", "es", tz=MEXICO, now=NOW) is None
+
+
+class TestDayWordSlips:
+    @pytest.mark.parametrize(
+        ("text", "lang", "day"),
+        [
+            ("vib max p101 ayr mm/s", "es", 5),
+            ("paradas de la P-101 anteayr", "es", 4),
+            ("temp media mancal p101 otem", "pt", 5),
+            ("vazao c201 onten", "pt", 5),
+            ("paradas anteontm", "pt", 4),
+            ("flow on P-101 yesturday", "en", 5),
+            ("stops on P-101 yesterady", "en", 5),
+        ],
+    )
+    def test_a_one_letter_slip_is_the_day(self, text: str, lang: str, day: int) -> None:
+        assert window_of(text, lang) == Window(start=at(day), end=at(day) + timedelta(days=1))
+
+    def test_a_slip_with_a_shift(self) -> None:
+        assert_window("temp media mancal p101 otem turno A", "pt", (5, 6, 0), (5, 14, 0))
+
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("Aye, how many times did p102 stop?", "en"),  # Scots "yes"
+            ("layer thickness in tank T-301", "en"),
+            ("aver cuanto marca la p101", "es"),  # chat's "a ver"
+        ],
+    )
+    def test_words_one_letter_off_are_no_day(self, text: str, lang: str) -> None:
+        assert find_window(text, lang, tz=MEXICO, shifts=SHIFTS, now=NOW) is None
+
+    @pytest.mark.parametrize(
+        ("text", "start", "end"),
+        [
+            ("p102 vib avg day before yday 20-23h", (4, 20, 0), (4, 23, 0)),
+            ("stops on P-101 the day before yest", (4, 0, 0), (5, 0, 0)),
+        ],
+    )
+    def test_the_day_before_yday(self, text: str, start: Clock, end: Clock) -> None:
+        """Chat's "yday"/"yest" after "the day before" is the day before yesterday."""
+        assert_window(text, "en", start, end)
+
+
+class TestRangesAfterNoon:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            (
+                "lowest bearing temp on that C-201 compressor yesterday between noon and one",
+                "en",
+                (5, 12, 0),
+                (5, 13, 0),
+            ),
+            ("temperatura mínima del C-201 ayer entre el mediodía y la una", "es", (5, 12, 0), (5, 13, 0)),
+            ("temperatura mínima do C-201 ontem entre o meio-dia e a uma", "pt", (5, 12, 0), (5, 13, 0)),
+            ("yesterday between noon and two", "en", (5, 12, 0), (5, 14, 0)),
+            ("yesterday from 2pm to 5", "en", (5, 14, 0), (5, 17, 0)),
+            ("Mano, quanto a linha L1 produziu ontem entre o meio-dia e as 18h?", "pt", (5, 12, 0), (5, 18, 0)),
+            ("quanto refugo teve a linha um ontem entre as seis e o meio-dia", "pt", (5, 6, 0), (5, 12, 0)),
+            ("ayer de 22 a 6", "es", (5, 22, 0), (6, 3, 4)),  # begun before noon's hour: across midnight still
+        ],
+    )
+    def test_a_bare_end_after_noon(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """A bare hour ending a range begun at noon or in the afternoon is in the afternoon too."""
+        assert_window(text, lang, start, end)
+
+    def test_one_as_a_count_is_no_hour(self) -> None:
+        """ "de 3 a una alarma": a count, not 03:00 to 01:00."""
+        assert_window("pasó de 3 a una alarma ayer", "es", (5, 0, 0), (6, 0, 0))
+
+
+class TestScots:
+    def test_quarter_tae_ten(self) -> None:
+        """Scots "tae" is "to": "quarter tae ten" is 09:45, not the whole morning."""
+        text = "Whit wis the bearing temperature on P-101 at quarter tae ten yesterday morning?"
+        assert find_instant(text, "en", tz=MEXICO, now=NOW) == at(5, 9, 45).astimezone(UTC)
+
+    def test_midnight_tae_midnight(self) -> None:
+        text = "Aye, how many times was the compressor C-201 doon yesterday? Whole day, midnight tae midnight."
+        assert_window(text, "en", (5, 0, 0), (6, 0, 0))
+
+
+class TestBeforeLast:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("How many stops did C-201 have the week before last?", "en"),
+            ("¿Cuántas paradas tuvo el C-201 la semana antepasada?", "es"),
+            ("Quantas paradas teve o C-201 na semana retrasada?", "pt"),
+            ("Quantas paradas teve o C-201 na semana antepassada?", "pt"),
+        ],
+    )
+    def test_the_week_before_last(self, text: str, lang: str) -> None:
+        """The calendar week two back: Monday 16 to Monday 23 November (this week began Monday 30 November)."""
+        assert window_of(text, lang) == Window(start=at(16, month=11), end=at(23, month=11))
+
+    @pytest.mark.parametrize(("text", "lang"), [("the month before last", "en"), ("el mes antepasado", "es")])
+    def test_the_month_before_last(self, text: str, lang: str) -> None:
+        assert window_of(text, lang) == Window(start=at(1, month=10), end=at(1, month=11))
+
+
+class TestAnEndAnchorsAVagueStart:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("What is the longest stoppage of line L1 from 8PM the other night up to 6AM yesterday?", "en"),
+            ("parada más larga de la L1 desde las 8 de la noche la otra noche hasta las 6 de la mañana de ayer", "es"),
+            ("maior parada da L1 das 20h da outra noite até as 6h de ontem", "pt"),
+        ],
+    )
+    def test_the_other_night_up_to_yesterday_morning(self, text: str, lang: str) -> None:
+        """ "the other night" is the night that ends at the end said: 20:00 on the 4th to 06:00 on the 5th."""
+        assert_window(text, lang, (4, 20, 0), (5, 6, 0))
+
+
+class TestAShiftBySaidStart:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            (
+                "How many alarms came in on the night shift that started at 10 pm the day before yesterday and ended "
+                "at 6 am yesterday?",
+                "en",
+            ),
+            (
+                "Del turno de noche que terminó ayer a las 6 de la mañana (el que entró antes de ayer a las 10 de la "
+                "noche), ¿cuántas alarmas hubo?",
+                "es",
+            ),
+            (
+                "¿Cuántas alarmas dio la P-102 en el turno C que arrancó antier a las 10 de la noche y terminó ayer?",
+                "es",
+            ),
+            ("alarmes no turno da noite que começou anteontem às 22h e terminou ontem às 6h", "pt"),
+            ("Total downtime on P-101 for the graveyard shift that ended at 6 am yesterday?", "en"),
+        ],
+    )
+    def test_the_day_said_with_its_start_or_end(self, text: str, lang: str) -> None:
+        """Shift C from 22:00 on the 4th to 06:00 on the 5th; its start and end times are no instant asked about."""
+        assert_window(text, lang, (4, 22, 0), (5, 6, 0))
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) is None
+
+    def test_another_start_is_still_an_instant(self) -> None:
+        """ "when the pump started at 10:20" names an instant in the shift."""
+        text = "vibration of P-101 in shift A yesterday when the pump started at 10:20"
+        assert find_instant(text, "en", tz=MEXICO, now=NOW) == at(5, 10, 20).astimezone(UTC)
+
+
+class TestSoFar:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("cuantas alarmas en lo q va del turno", "es"),
+            ("flujo prom c201 en lo que va del turno", "es"),
+            ("klk, cuantas paradas lleva la linea L1 en lo que va de turno?", "es"),
+            ("vazão da C-201 no que vai do turno", "pt"),
+            ("paradas da L1 no turno até agora", "pt"),
+            ("stops on L1 so far in the shift", "en"),
+        ],
+    )
+    def test_the_shift_so_far(self, text: str, lang: str) -> None:
+        """Shift C, under way since 22:00, so far."""
+        assert find_window(text, lang, tz=MEXICO, shifts=SHIFTS, now=NOW) == Window(start=at(5, 22), end=NOW)
+
+    @pytest.mark.parametrize(
+        ("text", "start"),
+        [
+            ("caudal en lo q va del dia", at(6)),
+            ("paradas en lo que va de la semana", at(30, month=11)),
+            ("paradas en lo q va del mes", at(1)),
+        ],
+    )
+    def test_the_day_week_month_so_far(self, text: str, start: datetime) -> None:
+        assert window_of(text, "es") == Window(start=start, end=NOW)

@@ -4,29 +4,34 @@ Deterministic: `now` and the timezone are arguments, the clock is never read, so
 `now` resolves to the same window. Rules, first match wins (text folded: lower case, no accents):
 
 - spans back from now: "las últimas 3 horas", "last 2 days" (N × 24 h), "last week" (the calendar week before this
-  one, Monday 00:00 to Monday 00:00), "this week", "last month", "this month";
-- a day: "hoy/today/hoje", "ayer/yesterday/ontem", "anteayer/anteontem", a weekday ("el lunes": the latest one up to
-  today), days back ("hace 2 días", "há uma semana": 7 days, "a month ago": the same day of last month), a date
-  ("3 de marzo", "March 3", "2026-03-03", "3/3": read by dateparser);
+  one, Monday 00:00 to Monday 00:00), "the week before last/la semana antepasada" (the one before that), "this week",
+  "last month", "this month", "en lo que va de la semana/del mes";
+- a day: "hoy/today/hoje", "ayer/yesterday/ontem" (chat's "yday", a one-letter slip: "ayr", "otem"),
+  "anteayer/anteontem", a weekday ("el lunes": the latest one up to today), days back ("hace 2 días", "há uma
+  semana": 7 days, "a month ago": the same day of last month), a date ("3 de marzo", "March 3", "2026-03-03", "3/3":
+  read by dateparser);
 - an hour range whose two ends say their own days ("de las 8 de la noche de anteayer a las 6 de la mañana de ayer",
-  "from 8 pm on the 4th to 6 am on the 5th");
+  "from 8 pm on the 4th to 6 am on the 5th"), or whose end anchors a vague start ("from 8PM the other night up to
+  6AM yesterday": the last 20:00 before);
 - within the day (or today): "last night/anoche/ontem à noite" (20:00 to 06:00 before the day named; "antenoche", "the
   night before last" the one before; hours said in it run across midnight: "anoche de 11 a 2" is 23:00 to 02:00),
   a shift ("turno A", "yesterday's shift B", "in B shift", "in A shift" (a capital A mid-sentence; "in a shift" is
-  the article): the occurrence that starts on that day; alone, the latest that has started;
+  the article): the occurrence that starts on that day (the day said with its start, "que entró antes de ayer",
+  or its end, "that ended at 6 am yesterday", first); alone, the latest that has started;
   "el turno de noche", "the morning shift", "turno da tarde": the one shift starting 18:00-04:00, 04:00-10:00 or
-  10:00-18:00, asked back when the site has none or several), "este turno/this shift", "el turno anterior/last
-  shift/the shift before this one", an hour range ("entre las 10 y las 11", "from 10 to 11:30", "between 10pm and
-  2am": the latest that has started when no day is named), "before noon/antes de las 10/after 3pm"
-  (from the day's start to that time or from it to the day's end; a part of the day named bounds it instead), one
-  clock time ("a las 10": the hour from 10:00, the latest that has started; `find_instant` gives the instant itself),
-  a part of the day ("this morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00,
-  "tonight/esta noche" 20:00–06:00);
+  10:00-18:00, asked back when the site has none or several), "este turno/this shift/en lo q va del turno",
+  "el turno anterior/last shift/the shift before this one", an hour range ("entre las 10 y las 11", "from 10 to
+  11:30", "between 10pm and 2am": the latest that has started when no day is named), "before noon/antes de las
+  10/after 3pm" (from the day's start to that time or from it to the day's end; a part of the day named bounds it
+  instead), one clock time ("a las 10", or said bare next to a day word: "ayer 0800", "ontem 14h30", "yday 1130": the
+  hour from 10:00, the latest that has started; `find_instant` gives the instant itself), a part of the day ("this
+  morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta noche" 20:00–06:00);
 - the day alone: 00:00 to the next 00:00.
 
 Clock times are read as people say them: "las once y media", "a las 11 y 20", "11 menos cuarto", "meio-dia e meia",
-"quinze para as onze", "half past ten", "quarter to 11", British "half ten" (10:30), "a la una"; a bare hour is after
-noon when the afternoon or evening is named ("ayer por la tarde a las 3"), and the night's own in a night named.
+"quinze para as onze", "half past ten", "quarter to 11" (Scots "quarter tae ten"), British "half ten" (10:30), "a la
+una"; a bare hour is after noon when the afternoon or evening is named ("ayer por la tarde a las 3") or ends a range
+begun after noon ("between noon and one"), and the night's own in a night named.
 
 A window still under way ends at `now`. A question with no time at all gets the current shift so far (today so far
 when no shift covers `now`). A window wholly in the future, or a shift the site does not have, gives a Clarification.
@@ -100,12 +105,17 @@ _LAST_WEEK = re.compile(
     r"\b(?:last week|previous week|(?:la |a )?semana pasada|(?:la |a )?semana passada|"
     r"(?:la |a )?semana anterior)\b"
 )
-_THIS_WEEK = re.compile(r"\b(?:this week|esta semana|nesta semana)\b")
+# The week, month or year before the last one: "the week before last", "la semana antepasada", "a semana retrasada".
+_BEFORE_LAST = re.compile(
+    r"\b(?:the |la |a |el |o )?(?:(week|month|year) before last|(semana|mes|ano) (?:antepasad[ao]|antepassad[ao]|"
+    r"retrasad[ao]))\b"
+)
+_THIS_WEEK = re.compile(r"\b(?:this week|esta semana|nesta semana|lo (?:que|q|k) va de (?:la )?semana)\b")
 _LAST_MONTH = re.compile(
     r"\b(?:last month|previous month|(?:el |o )?mes pasado|(?:o )?mes passado|"
     r"(?:el |o )?mes anterior)\b"
 )
-_THIS_MONTH = re.compile(r"\b(?:this month|este mes|neste mes)\b")
+_THIS_MONTH = re.compile(r"\b(?:this month|este mes|neste mes|lo (?:que|q|k) va del mes)\b")
 _LAST_YEAR = re.compile(
     r"\b(?:last year|previous year|(?:el )?ano pasado|(?:o )?ano passado|(?:el |o )?ano anterior)\b"
 )
@@ -118,7 +128,7 @@ _DAY_BEFORE = re.compile(
 _YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer|kahapon)(?:'s)?\b")
 _TODAY = re.compile(
     r"\b(?:hoy|today|hoje|tonight|tdy)(?:'s)?\b|\b(?:esta|this|nesta) (?:manana|morning|manha|"
-    r"tarde|afternoon|evening|noche|noite)\b"
+    r"tarde|afternoon|evening|noche|noite)\b|\blo (?:que|q|k) va del dia\b"
 )
 _WEEKDAYS = {
     0: "lunes|monday|segunda(?:-feira| feira)?",
@@ -218,9 +228,14 @@ _PART = {
     "afternoon": re.compile(r"\b(?:afternoon|tarde)\b"),
     "evening": re.compile(r"\bevening\b"),
 }
+# "So far" said of the shift, the day, the week, the month: "en lo que va del turno" (chat: "lo q va", "lo k va"),
+# "no que vai do turno", "so far in the shift", "in the shift so far".
+_SO_FAR = r"(?:lo (?:que|q|k) (?:va|llevamos|lleva)|(?:no|o) que (?:vai|levamos))"
 _THIS_SHIFT = re.compile(
     r"\b(?:this shift|current shift|este turno|turno actual|turno atual|neste turno|deste "
     r"turno|el turno|o turno|the shift)\b"
+    rf"|\b{_SO_FAR} (?:del?|do|de este|deste) turno\b|\bso far (?:in|on|during) (?:the )?shift\b"
+    r"|\b(?:in|on|during) (?:the )?shift so far\b|\b(?:no|do) turno ate (?:agora|o momento)\b"
 )
 _PREVIOUS_SHIFT = re.compile(
     r"\b(?:last shift|previous shift|prev shift|prev\. shift|turno anterior|ultimo turno|turno pasado|turno "
@@ -288,7 +303,8 @@ _AT_CLOCK = re.compile(
     rf"\b(?:a las|a la|at|around|as|al|ao|hacia las|sobre las|por volta das|por volta de)\s+{_CLOCK}(?![\d:])"
 )
 # Noon and midnight are clock times: read as "12:00" and "0:00" before any rule ("between 10 and noon").
-_NOON = re.compile(r"\b(?:mediodia|meio[- ]dia|(?:12 )?noon|midday)\b")
+# Their article goes with them ("entre el mediodía y la una", "entre o meio-dia e a uma" read as "entre 12:00 ...").
+_NOON = re.compile(r"(?:\b(?:el|o) )?\b(?:mediodia|meio[- ]dia|(?:12 )?noon|midday)\b")
 _MIDNIGHT = re.compile(r"\b(?:medianoche|meia[- ]noite|midnight)\b")
 # Hour words that alone read as articles ("las dos bombas" is both pumps) are the hour after a clock word when a clock
 # goes on after them or they end the phrase: "a la una", "a las dos y media", "à uma e meia", "at one pm".
@@ -308,6 +324,15 @@ _ARTICLE_HOURS = re.compile(
     r"(?:un |um )?(?:cuarto|quarto))|menos|(?:de la|da) (?:manana|tarde|noche|madrugada|manha|noite)|en punto|"
     r"em ponto|o'?clock|am|pm|horas?|h|\d+|de (?:ayer|hoy|anteayer)|ayer|hoy|ontem|hoje|yesterday|today)\b"
     r"|\s*(?:[?.,!;-]|$))"
+)
+# The hour word that ends a range begun with a clock time is the hour: "between 12:00 and one", "entre 12:00 y la
+# una", "entre 12:00 e a uma" (noon read first).
+_HOUR_WORD_ENDING = re.compile(
+    r"(\b(?:between|entre|from|de|desde|das|da)\s+(?:(?:las|la|as|a)\s+)?\d{1,2}(?::[0-5]\d)?\s*(?:am|pm|h|hs|hrs)?"
+    r"\s+(?:and|y|e|to|till|until|a|as|hasta|ate|-)\s+(?:(?:la|las|a|as)\s+)?)(?:one|una|uma)\b"
+    # ... where it ends the phrase or a time or day goes on: "de 3 a una alarma" is a count
+    r"(?=\s*(?:[?.,!;:)]|$)|\s+(?:am|pm|p\.m\.|de la|da|do|de|del|in the|o'?clock|en punto|em ponto|h|hs|horas?|"
+    r"hours?|ayer|hoy|ontem|hoje|yesterday|today|on|en|em|no|na|y|e|and)\b)"
 )
 # The word that brings a clock time ("a las", "às", "at"), but not the first end of "entre las 10 y 11".
 _CLOCK_LEAD = r"(?:(?<=\bla )|(?<=\blas )|(?<=\ba )|(?<=\bas )|(?<=\bat )|(?<=\bao ))(?<!entre las )(?<!entre as )"
@@ -363,15 +388,21 @@ _AFTER = re.compile(
 # A day said with one end of an hour range, before or after its clock time: "ayer a las 8", "de anteayer",
 # "del 4", "on the 5th", "do dia 5" (`_DAYS_BACK`).
 _DAY_WORD = "|".join(_DAYS_BACK)
+# An end may say its day only vaguely ("from 8pm the other night up to 6am yesterday"): the other end anchors it.
+_VAGUE_DAY = (
+    r"the other (?:night|evening|day)|the night before|(?:la |esa )?otra noche|el otro dia|(?:a |aquela )?outra noite|"
+    r"(?:o )?outro dia|la noche anterior|a noite anterior"
+)
 _RANGE_END = (
     rf"(?:({_DAY_WORD})\s+(?:(?:a las|a la|at|as|las|la)\s+)?)?{_CLOCK}"
     rf"(?:,?\s+(?:(?:de|del|do|da|on|of)\s+)?(?:(?:el|o|the|dia)\s+){{0,2}}"
-    rf"(?:({_DAY_WORD})|(\d{{1,2}})(?:st|nd|rd|th)?)\b)?"
+    rf"(?:({_DAY_WORD})|(\d{{1,2}})(?:st|nd|rd|th)?|({_VAGUE_DAY}))\b)?"
 )
 # "entre las 8 de la noche de anteayer y las 6 de la mañana de ayer", "from 8 pm on the 4th to 6 am on the 5th".
 _DATED_RANGE = re.compile(
     rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_RANGE_END}"
-    rf"(?:\s*-\s*|,?\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_RANGE_END}(?![\d:])"
+    rf"(?:\s*-\s*|,?\s+(?:y|and|e|a|as|ao|al|(?:up )?to|(?:up )?till|(?:up )?until|hasta|ate)\s+)"
+    rf"(?:(?:las|la|as|a)\s+)?{_RANGE_END}(?![\d:])"
 )
 # Four-digit times ("0600", "1400") after "at", "a las", "between", "from" and their kin, or on either side of a
 # dash between two of them; a year ("en 2019") has none of these before it.
@@ -379,12 +410,56 @@ _MILITARY = re.compile(
     r"((?:\b(?:at|a las|as|entre|between|from|desde|das|to|till|until|hasta|ate|and|y|e)\s+)|-\s*|"
     r"(?<![\w.:/-])(?=\d{4}\s*-\s*\d{4}))([01]\d|2[0-3])([0-5]\d)(?![\w:/])"
 )
+# A clock time said bare next to a day word, with no "at"/"a las"/"às" ("ayer 0800", "yesterday 8am", "ontem 10h",
+# "ontem 14h30", "1130 yday") is that instant: read as "ayer at 08:00". Four digits are a time of day only when they
+# are one (00-23, 00-59) and no unit follows (a leading zero is never a quantity: "ayer 0800 m3/h" asks in m3/h); a
+# time that starts or ends a range ("ontem 10h-12h", "ayer 8:00 a 10:00") is left to the range rules.
+_BARE_DAY = rf"(?:{_DAY_WORD})(?:'s)?"
+_QUANTITY_UNITS = (
+    r"(?:m3(?:/h)?|l|lt|lts|litros?|liters?|litres?|kg|t|ton|tons|toneladas?|tonnes?|%|bar|psi|kpa|rpm|hz|kw|kwh|mw|"
+    r"mm|c|°c|°f|f|gpm|units?|unidades?|uds?|pcs|pieces?|piezas?|pecas?|veces|vezes|times|alarm\w*|stops?|paradas?|"
+    r"paros?|min|minutes?|minutos?)"
+)
+# A range going on after a time: "to 6am", "y las 10", "to today 6am", "até ontem às 6h".
+_RANGE_GOES_ON = (
+    rf"\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate|up to|up till|up until)\s+(?:las?\s+|as\s+)?(?:\d|{_BARE_DAY})"
+)
+_CLOCK_TOKEN = (
+    rf"(?<![\w.:/-])((?:1\d|2[0-3])[0-5]\d(?!\s*{_QUANTITY_UNITS}(?![\w/]))|0\d[0-5]\d|"  # 1130, 2100, 0800
+    r"\d{1,2}:[0-5]\d(?:\s*(?:am|pm|h|hs|hrs)\b)?|\d{1,2}(?:h|hs|hrs)(?:[0-5]\d)?|"  # 8:15, 10h, 14h30
+    r"\d{1,2}(?::[0-5]\d)?\s*(?:am|pm)\b)"  # 8am, 8:30 pm
+    rf"(?![\w:/]|\.\d|\s*-|{_RANGE_GOES_ON})"
+)
+_BARE_CLOCK = re.compile(rf"(\b{_BARE_DAY},?\s+){_CLOCK_TOKEN}")
+# Before the day word ("1130 yday"): not after a word that takes a quantity or brings a time of its own ("more than
+# 1130 yesterday", "between 8pm and 6am yesterday").
+_BARE_CLOCK_BEFORE = re.compile(rf"(?:(\S+) )?{_CLOCK_TOKEN}(,?\s+{_BARE_DAY}\b(?!{_RANGE_GOES_ON}))")
+_NOT_BARE_AFTER = frozenset(
+    "and y e to till until up hasta ate a as ao al la las de del do da das from desde since entre between before b4 "
+    "after antes depois despues than over above under below more less mas menos mais of por para pra around about "
+    "approx at em en in on by hacia sobre > < = >= <= ~".split()
+)
 _YEARS = re.compile(r"\b(?:19|20)\d\d\s*(?:-|y|and|e|a|to|hasta|ate)\s*(?:19|20)\d\d\b")
 # A night shift "that ended yesterday" is the one that began the day before.
 # The first or second half of a shift: "the back half of B shift", "la segunda mitad del turno", "a primeira metade".
 _HALF = re.compile(r"\b(?:(first|front|primera|primeira)|second|back|segunda|ultima)\s+(?:half|mitad|metade)\b")
 _ENDED = re.compile(
     r"\b(?:termino|acabo|finalizo|ended|finished|finish|finishes|ends|terminou|acabou|termina|acaba|finaliza)\b"
+)
+# A shift said by its start ("the night shift that started at 10 pm the day before yesterday", "el que entró antes de
+# ayer"): the day said after that verb is the day it starts, whatever day its end is said with.
+_STARTED = re.compile(
+    r"\b(?:started|starts|began|begins|empezo|empieza|comenzo|comienza|entro|entra|arranco|arranca|comecou|comeca|"
+    r"iniciou|inicia|entrou)\b"
+)
+# The day word said after a shift's start or end verb, not past a bracket: "started at 10 pm the day before
+# yesterday", "termino ayer a las 6 (el que entro antes de ayer)".
+_SAID_DAY = re.compile(rf"^[^()]*?\b({_DAY_WORD})\b")
+# A clock time said as a shift's start or end ("the shift that started at 10 pm", "el turno que terminó ayer a las
+# 6") bounds the shift, and is no instant asked about ("when the pump started at 10" still is one).
+_BOUND_CLOCK = re.compile(
+    rf"\b(?:turno|shift)\b.*\b(?:que|q|that|which|weh|y|e|and)\s+(?:{_ENDED.pattern}|{_STARTED.pattern})\s+"
+    rf"(?:(?:on |the )*(?:{_DAY_WORD})\s+)?$"
 )
 # A whole year: "en 1987", "back in 1987", "em 2009", "de 2009".
 _YEAR = re.compile(r"\b(?:in|en|em|de|del|do|during|durante|year|ano)\s+((?:19|20)\d\d)\b")
@@ -461,12 +536,54 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
 
 
 def _folded(text: str) -> str:
-    """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), and
-    a mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C"."""
-    return _clock_words(_GUARDIA.sub("turno", fold(_CAPITAL_A_SHIFT.sub("shift A", text))))
+    """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), a
+    mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", and chat's day words and slips
+    written out (`_day_words`)."""
+    return _clock_words(_day_words(_GUARDIA.sub("turno", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))))
 
 
 _GUARDIA = re.compile(r"\bguardia\b(?! de )")
+# Chat's short forms of "yesterday" and Scots "tae"/"fae" ("quarter tae ten", "fae 8 tae 10"), written out so every
+# rule reads them: "the day before yday" is then the day before yesterday.
+_SHORT_WORDS = {"yday": "yesterday", "ystdy": "yesterday", "yest": "yesterday", "tae": "to", "fae": "from"}
+# Day words a slip of one letter still names ("ayr", "otem", "yesturday"); real words that are one letter off one
+# are not slips ("aye" is Scots "yes", "layer" a word).
+_SLIPPED_DAYS = ("ayer", "ontem", "yesterday", "anteayer", "anteontem")
+_NOT_SLIPS = frozenset({"aye", "ayes", "ayer", "ontem", "yesterday", "anteayer", "anteontem"})
+_LETTERS = re.compile(r"(?<![\w'-])[a-z]{3,10}(?![\w-])")
+
+
+def _day_words(folded: str) -> str:
+    """`folded` with chat's short forms written out and a day word's one-letter slip read as the word."""
+    return _LETTERS.sub(lambda m: _SHORT_WORDS.get(m.group(0)) or _slip_of(m.group(0)) or m.group(0), folded)
+
+
+def _slip_of(word: str) -> str | None:
+    """The day word `word` is a slip of: one letter dropped, added, swapped with the next, or (in a day word of five
+    letters or more, where no real word is that close) changed; the first letter kept. None for any other word."""
+    if word in _NOT_SLIPS:
+        return None
+    for day in _SLIPPED_DAYS:
+        if word[0] == day[0] and _one_edit(word, day, changes=len(day) >= 5):
+            return day
+    return None
+
+
+def _one_edit(word: str, target: str, *, changes: bool) -> bool:
+    """`word` is `target` with one letter dropped, added or swapped with the next (or changed, when `changes`)."""
+    if len(word) == len(target):
+        diff = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
+        if len(diff) == 1:
+            return changes
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and word[diff[0]] + word[diff[1]] == target[diff[1]] + target[diff[0]]
+        )
+    shorter, longer = sorted((word, target), key=len)
+    if len(longer) - len(shorter) != 1:
+        return False
+    return any(longer[:i] + longer[i + 1 :] == shorter for i in range(len(longer)))
 
 
 def _clock_words(folded: str) -> str:
@@ -475,12 +592,28 @@ def _clock_words(folded: str) -> str:
     "a las 11:30", "@ 1400" → "at 14:00", "0600-1200" → "06:00-12:00"."""
     folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", spelled_numbers(folded)))
     folded = _ARTICLE_HOURS.sub(lambda m: _ARTICLE_HOUR_VALUES[m.group(0)], folded)
+    folded = _HOUR_WORD_ENDING.sub(r"\g<1>1", folded)
     for pattern, sign in _SAID_MINUTES:
         folded = pattern.sub(partial(_minutes_said, sign), folded)
     folded = re.sub(r"@\s*", "at ", folded)
+    folded = _BARE_CLOCK.sub(lambda m: f"{m.group(1)}at {_clock_token(m.group(2))}", folded)
+    folded = _BARE_CLOCK_BEFORE.sub(_bare_clock_before, folded)
     if _YEARS.search(folded):  # "entre 2019 y 2020": years, not 20:19
         return folded
     return _MILITARY.sub(lambda m: f"{m.group(1)}{m.group(2)}:{m.group(3)}", folded)
+
+
+def _bare_clock_before(match: re.Match[str]) -> str:
+    """ "1130 yday" → "at 11:30 yesterday"; unchanged after a word that brings a time or a quantity of its own."""
+    word, token, day = match.group(1, 2, 3)
+    if word in _NOT_BARE_AFTER:
+        return match.group(0)
+    return f"{word + ' ' if word else ''}at {_clock_token(token)}{day}"
+
+
+def _clock_token(token: str) -> str:
+    """A bare clock token as the rules read it: "0800" → "08:00"; "10h", "14h30", "8:15", "8am" as they are."""
+    return f"{token[:2]}:{token[2:]}" if token.isdigit() else token
 
 
 def _minutes_said(sign: int, match: re.Match[str]) -> str:
@@ -523,6 +656,8 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
         months = min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H // 24 // 31)
         return _window(site.at(_months_before(site.today, max(months, 1)), site.now.time()), now)
     monday = site.today - timedelta(days=site.today.weekday())
+    if (before_last := _BEFORE_LAST.search(folded)) is not None:
+        return _before_last(before_last.group(1) or before_last.group(2), site, monday)
     if _LAST_WEEK.search(folded):
         return _window(site.at(monday - timedelta(days=7), time(0, 0)), site.at(monday, time(0, 0)))
     if _THIS_WEEK.search(folded):
@@ -544,6 +679,19 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
     if _THIS_MONTH.search(folded):
         return _window(site.at(first, time(0, 0)), now)
     return None
+
+
+def _before_last(unit: str, site: _Site, monday: date) -> Window | Clarification:
+    """The calendar week (from Monday), month or year two back from the present one."""
+    if unit in ("week", "semana"):
+        start = monday - timedelta(days=14)
+        return _window(site.at(start, time(0, 0)), site.at(start + timedelta(days=7), time(0, 0)))
+    if unit in ("month", "mes"):
+        last = (site.today.replace(day=1) - timedelta(days=1)).replace(day=1)
+        start = (last - timedelta(days=1)).replace(day=1)
+        return _window(site.at(start, time(0, 0)), site.at(last, time(0, 0)))
+    year = site.today.year - 2
+    return _window(site.at(date(year, 1, 1), time(0, 0)), site.at(date(year + 1, 1, 1), time(0, 0)))
 
 
 def _month(folded: str, site: _Site) -> Window | Clarification | None:
@@ -727,17 +875,32 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
 
 def _shift_window(site: _Site, shift: ShiftConfig, day: date | None, folded: str) -> Window | Clarification:
     """The shift's occurrence that starts on `day` (the latest begun when None) — or, for a shift past midnight
-    "that ended" on `day`, the one that began the day before."""
-    if day is None:
+    "that ended" on `day`, the one that began the day before. A day said with its start ("que entró antes de ayer")
+    or its end ("that ended at 6 am yesterday") outranks the day the question names first."""
+    started_on, ended_on = _said_bound(_STARTED, folded, site), _said_bound(_ENDED, folded, site)
+    if started_on is not None:
+        start, end = _occurrence(site, shift, started_on)
+    elif day is None:
         start, end = _latest_started(site, shift)
     else:
-        start, end = _occurrence(site, shift, day)
-        if _ENDED.search(folded) and end.date() != day:
-            start, end = _occurrence(site, shift, day - timedelta(days=1))
+        ended_on = day if ended_on is None else ended_on
+        start, end = _occurrence(site, shift, ended_on)
+        if _ENDED.search(folded) and end.date() != ended_on:
+            start, end = _occurrence(site, shift, ended_on - timedelta(days=1))
     if (half := _HALF.search(folded)) is not None:  # "the back half of yesterday's B shift": 18:00 to 22:00
         middle = start + (end - start) / 2
         start, end = (start, middle) if half.group(1) else (middle, end)
     return _window(start, end, site.now)
+
+
+def _said_bound(verb: re.Pattern[str], folded: str, site: _Site) -> date | None:
+    """The day said after `verb` ("started", "terminó"), before the next start or end verb; None when none is."""
+    for match in verb.finditer(folded):
+        said = folded[match.end() :]
+        following = [m.start() for m in (_STARTED.search(said), _ENDED.search(said)) if m is not None]
+        if (on := _SAID_DAY.search(said[: min(following, default=len(said))])) is not None:
+            return site.today - timedelta(days=_DAYS_BACK[on.group(1)])
+    return None
 
 
 def _starts_within(clock: time, first: time, last: time) -> bool:
@@ -777,17 +940,24 @@ def _dated_range(
     match = _DATED_RANGE.search(folded)
     if match is None:
         return None
-    ends = []
-    for before, hour, minute, meridiem, after, number in (match.groups()[:6], match.groups()[6:]):
+    ends: list[datetime | None] = []
+    clocks: list[time] = []
+    for before, hour, minute, meridiem, after, number, vague in (match.groups()[:7], match.groups()[7:]):
         clock = _clock(hour, minute, meridiem)
         if before or after:
             on: date | None = site.today - timedelta(days=_DAYS_BACK[before or after])
         else:
             on = _day_of_month(site, int(number)) if number else None
-        if clock is None or on is None:
+        if clock is None or (on is None and not vague):
             return None  # an end without its own day: an hour range on the day named, read below
-        ends.append(site.at(on, clock))
-    return _window(ends[0], ends[1], site.now) if ends[0] < ends[1] else None
+        clocks.append(clock)
+        ends.append(None if on is None else site.at(on, clock))
+    start, end = ends
+    if start is None and end is not None:  # "from 8pm the other night up to 6am yesterday": the last 20:00 before
+        start = site.at(end.date() - timedelta(days=1 if clocks[0] >= clocks[1] else 0), clocks[0])
+    if start is None or end is None:
+        return None
+    return _window(start, end, site.now) if start < end else None
 
 
 def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
@@ -803,6 +973,10 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
     if mer1 is None and mer2 is not None:  # "between 10 and 11pm": both pm, unless past the end
         shared = _clock(h1, m1, mer2)
         first = shared if shared is not None and shared < last else first
+    # "between noon and one", "from 2pm to 5": a bare hour ending a range begun after noon is after noon too
+    after_noon = last.replace(hour=last.hour + 12) if 0 < last.hour < 12 else last
+    if (first.hour == 12 or mer1 in _PM_WORDS) and mer2 in (None, "h", "hs", "hrs") and first < after_noon:
+        last = after_noon
     if (evening := _night_of(folded, site, day)) is not None:  # "anoche de 11 a 2": across midnight
         return _window(_on_night(site, evening, first, mer1), _on_night(site, evening, last, mer2), site.now)
     on = site.today if day is None else day
@@ -858,7 +1032,7 @@ def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
     latest 10:00 that has come. A clock time ending a range, "since", "before" or "after" is no instant."""
     if any(pattern.search(folded) for pattern in (_HOUR_RANGE, _DATED_RANGE, _SINCE, _BEFORE, _AFTER)):
         return None
-    match = _AT_CLOCK.search(folded)
+    match = next((m for m in _AT_CLOCK.finditer(folded) if not _BOUND_CLOCK.search(folded[: m.start()])), None)
     if match is None:
         return None
     hour, minute, meridiem = match.group(1, 2, 3)
