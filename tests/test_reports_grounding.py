@@ -470,6 +470,15 @@ class TestNoteWhen:
         ),
         ("Às {at}, enquanto P-101 seguia parado, ana.ruiz deixou uma nota sobre ele.", "enquanto"),
         ("A nota que ana.ruiz escreveu às {at} trata de P-101, parado desde 10:51.", "parado desde"),
+        # r11: said of a pump in the feminine, and en's "stopped" where it said "down"
+        ("A las {at}, mientras P-101 seguía parada, ana.ruiz dejó una nota sobre ella.", "mientras"),
+        ("La nota que ana.ruiz escribió a las {at} trata de P-101, parada desde 10:51.", "parada desde"),
+        ("A nota que ana.ruiz escreveu às {at} trata de P-101, parada desde 10:51.", "parada desde"),
+        ("At {at}, with P-101 still stopped, ana.ruiz left a note about it.", "still stopped"),
+        (
+            "The note by ana.ruiz at {at} concerns P-101, stopped for bearing_wear since 10:51.",
+            "stopped for bearing_wear since",
+        ),
     ]
 
     @pytest.mark.parametrize(("text", "mark"), PHRASINGS)
@@ -490,6 +499,16 @@ class TestNoteWhen:
             "após a parada",
         ),
         ("Sobre P-101 escreveu ana.ruiz às {at}, depois da parada de 26 min.", "depois da parada"),
+        # r11: said of a pump in the feminine, and en's "stopped" where it said "down"
+        (
+            "La nota que ana.ruiz escribió a las {at} se refiere a P-101, que había estado parada 26 min.",
+            "había estado parada",
+        ),
+        (
+            "A nota que ana.ruiz escreveu às {at} refere-se a P-101, que tinha ficado parada 26 min.",
+            "tinha ficado parada",
+        ),
+        ("The note by ana.ruiz at {at} is about P-101, which had been stopped for 26 min.", "had been stopped"),
     ]
 
     @pytest.mark.parametrize(("text", "mark"), AFTER_PHRASINGS)

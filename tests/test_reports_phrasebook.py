@@ -17,6 +17,7 @@ from edge_agent.reports.errors import TemplateError
 from edge_agent.reports.narrative.phrasebook import (
     LANGUAGES,
     REFERENCE_PHRASEBOOK_VERSION,
+    STATE_WORDS,
     WORD_FIELDS,
     PhrasebookError,
     ReferencePhrasebook,
@@ -24,6 +25,7 @@ from edge_agent.reports.narrative.phrasebook import (
     load_phrasebooks,
     parse_phrasebook,
     phrasebook_from_data,
+    placeholders,
 )
 
 WORDING = Path(__file__).parent.parent / "edge_agent" / "reports" / "narrative" / "wording"
@@ -112,6 +114,25 @@ class TestShippedFiles:
         assert {tuple(b.words.quantities) for b in loaded.values()} == {("running",)}
         assert all("{id}" in kind for b in loaded.values() for kind in b.words.kinds.values())
 
+    def test_every_language_has_the_same_agreeing_words(self) -> None:
+        """`[words.agree]` (r11): the same words everywhere, the state words among them; en has one form of each, es
+        and pt a masculine and a feminine that differ where the language inflects ("parado", "parada")."""
+        loaded = load_phrasebooks()
+        assert len({tuple(b.words.agree) for b in loaded.values()}) == 1
+        assert STATE_WORDS <= loaded["es"].words.agree.keys()
+        assert all(m == f for m, f in loaded["en"].words.agree.values())
+        for language in ("es", "pt"):
+            assert loaded[language].words.agree["stopped"] == ("parado", "parada")
+        assert loaded["es"].words.agree["it"] == ("él", "ella") and loaded["pt"].words.agree["it"] == ("ele", "ela")
+
+    def test_a_phrase_names_agreeing_words_only_beside_an_asset(self) -> None:
+        """A word of `[words.agree]` in a phrase agrees with the sentence's {asset}: a phrase naming one names it."""
+        for language, book in load_phrasebooks().items():
+            for kind, wordings in book.phrases.items():
+                named = set().union(*(placeholders(w) for w in wordings))
+                if named & book.words.agree.keys():
+                    assert "asset" in named, (language, kind)
+
     def test_a_missing_version_names_the_file(self) -> None:
         """No v0 directory: the error names the file it looked for."""
         with pytest.raises(PhrasebookError, match=r"v0/es\.toml: \(file\): missing"):
@@ -134,6 +155,13 @@ class TestErrors:
         en["phrases"]["dt.extra"] = ["a", "b", "c"]
         with pytest.raises(PhrasebookError, match=r"v1/en\.toml: phrases\.dt\.extra: not in the es file"):
             check_parity(books(en=en))
+
+    def test_an_agreeing_word_only_one_language_has(self) -> None:
+        """A word of `[words.agree]` is a key too: one pt alone has is named, so no phrase can use it in pt only."""
+        pt = data("pt")
+        pt["words"]["agree"]["ligado"] = ["ligado", "ligada"]
+        with pytest.raises(PhrasebookError, match=r"v1/pt\.toml: words\.agree\.ligado: not in the es file"):
+            check_parity(books(pt=pt))
 
     def test_an_asset_kind_missing_in_one_language(self) -> None:
         """Asset kinds are keys too, and a kind must name {id}."""
@@ -204,6 +232,9 @@ class TestErrors:
             (lambda d: d["words"].update(during=["solo uno"]), "words.during.1"),
             (lambda d: d.update(extra=1), "extra"),
             (lambda d: d["words"]["nouns"].update(stop="parada"), "words.nouns.stop"),
+            (lambda d: d["words"]["agree"].update(it="ella"), "words.agree.it"),
+            (lambda d: d["words"]["agree"].pop("running"), "words.agree"),
+            (lambda d: d["words"]["agree"].update({"sobre él": ["él", "ella"]}), "words.agree"),
         ],
     )
     def test_a_word_missing_extra_or_of_the_wrong_shape(self, mutate: Any, key: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -12,6 +13,7 @@ from edge_agent.base.types import Record, StoredRecord
 from edge_agent.reports.facts import compute_facts
 from edge_agent.reports.narrative import Section, build_prompt, fact_sentence, load_phrasebook, split_sections
 from edge_agent.reports.narrative.grounding import section_grounding
+from edge_agent.reports.narrative.phrasebook import load_reference_phrasebook, tag_grammar
 from edge_agent.reports.narrative.reference import REFERENCE_VERSION, reference_sentences, reference_text
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope
 from edge_agent.sim.records import plant_records
@@ -252,13 +254,197 @@ class TestNotesAndQuality:
         assert "4707 m³ em L1" in text and "3 controles" in text and "1 " in text and "reprovado" in text
 
 
+def note_tie(asset: str, end: float, note_at: float, language: str) -> list[str]:
+    """The notes section's sentences for one note by ana naming `asset`, whose stop (cavitation) ran 10 to `end`."""
+    rs = stop(asset, "cavitation", 10, end, 1)
+    rs.append(record("log_line", "plant/demo/log/ops", {"text": f"{asset} revisada", "author": "ana"}, note_at))
+    req = request(language)
+    section = sections(stored(rs), req)["notes"]
+    assert_guarantees(section, req)
+    return reference_sentences(section, req)
+
+
+# A word said of the asset in the masculine (es/pt), where a sentence names a pump; "el equipo parado" and "o
+# equipamento parado" agree with their own noun.
+_MASCULINE = re.compile(r"(?<!equipo )(?<!equipamento )\bparado\b|\bdetenido\b|\bél\b|\bele\b")
+_FEMININE = re.compile(r"\b(?:seguía|seguia|estado|ficado|continuaba|continuava|\d{3},) parada\b|\bella\b|\bela\b")
+
+
+class TestAgreement:
+    """Words said of an asset agree with its kind's gender (reference writer r11): a pump ("la bomba P-101", "a bomba
+    P-101") is "parada", "ella"/"ela"; a compressor "parado", "él"/"ele"."""
+
+    @pytest.mark.parametrize(
+        ("language", "asset", "end", "note_at", "sentence"),
+        [
+            # es, a pump: feminine
+            (
+                "es",
+                "P-101",
+                34,
+                25,
+                "A las 06:25, mientras P-101 seguía parada por la cavitación, ana dejó una nota sobre ella.",
+            ),
+            (
+                "es",
+                "P-101",
+                33,
+                25,
+                "La nota que ana escribió a las 06:25 trata de P-101, parada por la cavitación desde 06:10.",
+            ),
+            (
+                "es",
+                "P-101",
+                33,
+                38,
+                "La nota que ana escribió a las 06:38 se refiere a P-101, "
+                "que había estado parada 23 min por la cavitación.",
+            ),
+            # es, a compressor: masculine
+            (
+                "es",
+                "C-201",
+                30,
+                25,
+                "A las 06:25, mientras C-201 seguía parado por la cavitación, ana dejó una nota sobre él.",
+            ),
+            (
+                "es",
+                "C-201",
+                32,
+                25,
+                "La nota que ana escribió a las 06:25 trata de C-201, parado por la cavitación desde 06:10.",
+            ),
+            (
+                "es",
+                "C-201",
+                30,
+                35,
+                "La nota que ana escribió a las 06:35 se refiere a C-201, "
+                "que había estado parado 20 min por la cavitación.",
+            ),
+            # pt, a pump: feminine
+            (
+                "pt",
+                "P-101",
+                30,
+                25,
+                "Às 06:25, enquanto P-101 seguia parada pela cavitação, ana deixou uma nota sobre ela.",
+            ),
+            (
+                "pt",
+                "P-101",
+                33,
+                25,
+                "A nota que ana escreveu às 06:25 trata de P-101, parada pela cavitação desde 06:10.",
+            ),
+            (
+                "pt",
+                "P-101",
+                33,
+                38,
+                "A nota que ana escreveu às 06:38 refere-se a P-101, que tinha ficado parada 23 min pela cavitação.",
+            ),
+            # pt, a compressor: masculine
+            (
+                "pt",
+                "C-201",
+                32,
+                25,
+                "Às 06:25, enquanto C-201 seguia parado pela cavitação, ana deixou uma nota sobre ele.",
+            ),
+            (
+                "pt",
+                "C-201",
+                40,
+                25,
+                "A nota que ana escreveu às 06:25 trata de C-201, parado pela cavitação desde 06:10.",
+            ),
+            (
+                "pt",
+                "C-201",
+                30,
+                35,
+                "A nota que ana escreveu às 06:35 refere-se a C-201, que tinha ficado parado 20 min pela cavitação.",
+            ),
+        ],
+    )
+    def test_a_note_tied_to_a_stop_says_the_asset_stopped_in_its_gender(
+        self, language: str, asset: str, end: float, note_at: float, sentence: str
+    ) -> None:
+        """The note ties ("nt.tie_during", "nt.tie_after") in the wording each case's facts pick, exactly."""
+        assert sentence in note_tie(asset, end, note_at, language)
+
+    @pytest.mark.parametrize(
+        ("language", "asset", "end", "sentence"),
+        [
+            (
+                "es",
+                "P-101",
+                112,
+                "P-101 continuaba parada al cierre del turno por la cavitación, desde 12:40 (80 min).",
+            ),
+            (
+                "es",
+                "C-201",
+                118,
+                "C-201 continuaba parado al cierre del turno por la cavitación, desde 12:40 (80 min).",
+            ),
+            ("pt", "P-101", 110, "P-101 continuava parada no fim do turno pela cavitação, desde 12:40 (80 min)."),
+            ("pt", "C-201", 111, "C-201 continuava parado no fim do turno pela cavitação, desde 12:40 (80 min)."),
+        ],
+    )
+    def test_a_stop_still_open_says_the_asset_stopped_in_its_gender(
+        self, language: str, asset: str, end: float, sentence: str
+    ) -> None:
+        """ "dt.open", after the longest stop (T-301's), in the wording that says the asset still stopped."""
+        req = request(language)
+        rs = stop("T-301", "leak", 10, end, 1) + stop(asset, "cavitation", 400, None, 2)
+        section = sections(stored(rs), req)["downtime"]
+        assert_guarantees(section, req)
+        assert sentence in reference_sentences(section, req)
+
+    @pytest.mark.parametrize("language", ["es", "pt"])
+    def test_every_wording_said_of_a_pump_is_feminine(self, language: str) -> None:
+        """Every wording of every kind, filled for "P-101" (a pump) with the words the writer gives it, holds no
+        masculine word of the asset; those that say it stopped, or name it by a pronoun, hold the feminine."""
+        book, grammar = load_reference_phrasebook(language), tag_grammar(language)
+        pump = grammar.asset("P-101")
+        fields = {word: grammar.agree(pump, forms) for word, forms in book.words.agree.items()}
+
+        class Blank(dict[str, str]):
+            def __missing__(self, key: str) -> str:
+                return "P-101" if key in ("asset", "Asset") else "1"
+
+        for kind, wordings in book.phrases.items():
+            for wording in wordings:
+                said = wording.format_map(Blank(fields))
+                assert not _MASCULINE.search(said), (kind, said)
+                if "{stopped}" in wording or "{it}" in wording:
+                    assert _FEMININE.search(said) or "P-101, parada" in said, (kind, said)
+
+    @pytest.mark.parametrize("asset", ["P-101", "C-201", "T-301", "X-9"])
+    @pytest.mark.parametrize("language", ["es", "pt"])
+    def test_notes_never_mix_the_genders(self, language: str, asset: str) -> None:
+        """Over many stops and note times (every wording of both ties), a pump is never said "parado"/"él"/"ele" and
+        any other asset (a compressor, a tank, an asset of no kind) never "seguía parada", "ella"/"ela"."""
+        feminine = tag_grammar(language).asset(asset).article in ("la", "a")
+        seen = set()
+        for end in range(30, 50):
+            for note_at in (25, end + 5):
+                for sentence in note_tie(asset, end, note_at, language)[1:]:
+                    seen.add(sentence.split(asset)[0][:12])
+                    assert not (_MASCULINE if feminine else _FEMININE).search(sentence), sentence
+        assert len(seen) >= 4, seen  # both ties, more than one wording each
+
+
 class TestDeterminism:
     def test_same_input_same_text_and_version(self, shift: list[StoredRecord]) -> None:
-        """Twice the same sections give the same text; the version is r10."""
+        """Twice the same sections give the same text; the version is r11."""
         req = request("pt")
         first = [reference_text(s, req) for s in sections(shift, req).values()]
         assert first == [reference_text(s, req) for s in sections(shift, req).values()]
-        assert REFERENCE_VERSION == "r10"
+        assert REFERENCE_VERSION == "r11"
 
     def test_different_reports_read_differently(self) -> None:
         """A single stop of different lengths is worded in more than one way."""

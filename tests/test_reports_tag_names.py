@@ -3,6 +3,7 @@ grounding check reading such a name back as the tag's, and a list's repeated ite
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -89,6 +90,33 @@ class TestGrammar:
         bare = Grammar("pt", {"P": "a bomba {id}"})
         assert bare.article("vazão") == "o"
         assert tag_grammar("pt").article("vazão") == "a"
+
+    @pytest.mark.parametrize(
+        ("language", "asset", "said"),
+        [
+            ("es", "P-101", "parada"),  # la bomba
+            ("es", "V-201", "parada"),  # la válvula
+            ("es", "C-201", "parado"),  # el compresor
+            ("es", "T-301", "parado"),  # el tanque
+            ("es", "X-9", "parado"),  # no kind: the masculine
+            ("pt", "P-101", "parada"),  # a bomba
+            ("pt", "C-201", "parado"),  # o compressor
+            ("pt", "M-1", "parado"),  # o motor
+            ("en", "P-101", "parado"),  # no gender in en: the first form
+        ],
+    )
+    def test_a_word_agrees_with_the_asset_s_kind(self, language: str, asset: str, said: str) -> None:
+        """`Grammar.agree`: the feminine form after a feminine article of the asset's kind, else the masculine."""
+        grammar = tag_grammar(language)
+        assert grammar.agree(grammar.asset(asset), ("parado", "parada")) == said
+
+    def test_a_tag_s_name_agrees_by_its_own_article(self) -> None:
+        """A tag agrees with its quantity's gender, not its asset's: "la corriente" of a compressor is feminine."""
+        grammar = tag_grammar("es")
+        current, flow = grammar.tag("C-201.current_a"), grammar.tag("P-101.flow_m3h")
+        assert current is not None and flow is not None
+        assert grammar.agree(current, ("activo", "activa")) == "activa"
+        assert grammar.agree(flow, ("activo", "activa")) == "activo"
 
 
 class TestGrounding:
@@ -272,14 +300,134 @@ class TestReferenceWriter:
         assert text[:1].isupper()
         assert section_grounding(text, self.SECTION, TZ).ok
 
-    def test_a_state_change_is_named_too(self) -> None:
-        change = fact("F05", "state_change", "P-101.running", **{"from": "on", "to": "off"}, at="2026-11-29T14:41:00Z")
+    @pytest.mark.parametrize(
+        ("language", "tag", "from_", "to", "wordings"),
+        [
+            (
+                "es",
+                "P-101.running",
+                "on",
+                "off",
+                (
+                    "La bomba P-101 pasó de en marcha a parada a las 08:41.",
+                    "A las 08:41, la bomba P-101 cambió de en marcha a parada.",
+                    "Solo la bomba P-101 cambió de estado: de en marcha a parada, a las 08:41.",
+                ),
+            ),
+            (
+                "es",
+                "C-201.running",
+                "false",
+                "true",
+                (
+                    "El compresor C-201 pasó de parado a en marcha a las 08:41.",
+                    "A las 08:41, el compresor C-201 cambió de parado a en marcha.",
+                    "Solo el compresor C-201 cambió de estado: de parado a en marcha, a las 08:41.",
+                ),
+            ),
+            (
+                "pt",
+                "P-101.running",
+                "True",
+                "False",
+                (
+                    "A bomba P-101 passou de em funcionamento para parada às 08:41.",
+                    "Às 08:41, a bomba P-101 mudou de em funcionamento para parada.",
+                    "Só a bomba P-101 mudou de estado: de em funcionamento para parada, às 08:41.",
+                ),
+            ),
+            (
+                "pt",
+                "C-201.running",
+                "off",
+                "on",
+                (
+                    "O compressor C-201 passou de parado para em funcionamento às 08:41.",
+                    "Às 08:41, o compressor C-201 mudou de parado para em funcionamento.",
+                    "Só o compressor C-201 mudou de estado: de parado para em funcionamento, às 08:41.",
+                ),
+            ),
+            (
+                "en",
+                "P-101.running",
+                "on",
+                "off",
+                (
+                    "Pump P-101 went from running to stopped at 08:41.",
+                    "At 08:41, pump P-101 changed from running to stopped.",
+                    "Only pump P-101 changed state: from running to stopped, at 08:41.",
+                ),
+            ),
+            (
+                "es",
+                "C-201.current_a",
+                "true",
+                "false",
+                (
+                    "La corriente del compresor C-201 pasó de activa a inactiva a las 08:41.",
+                    "A las 08:41, la corriente del compresor C-201 cambió de activa a inactiva.",
+                    "Solo la corriente del compresor C-201 cambió de estado: de activa a inactiva, a las 08:41.",
+                ),
+            ),
+            (
+                "pt",
+                "P-101.flow_m3h",
+                "off",
+                "on",
+                (
+                    "A vazão da bomba P-101 passou de inativa para ativa às 08:41.",
+                    "Às 08:41, a vazão da bomba P-101 mudou de inativa para ativa.",
+                    "Só a vazão da bomba P-101 mudou de estado: de inativa para ativa, às 08:41.",
+                ),
+            ),
+        ],
+    )
+    def test_a_two_state_change_is_said_in_words(
+        self, language: str, tag: str, from_: str, to: str, wordings: tuple[str, ...]
+    ) -> None:
+        """A run state's on/off (or true/false) is said of its asset, in words agreeing with it ("la bomba P-101 pasó
+        de en marcha a parada"), any other two-state tag's as active or not, agreeing with the tag's name: never "de
+        on a off" or "de true a false"."""
+        change = fact("F05", "state_change", tag, **{"from": from_, "to": to}, at="2026-11-29T14:41:00Z")
         section = Section("process_values", WINDOW, (change,), ())
-        assert reference_text(section, request("es")) in (
-            "El estado de marcha de la bomba P-101 pasó de on a off a las 08:41.",
-            "A las 08:41, el estado de marcha de la bomba P-101 cambió de on a off.",
-            "Solo el estado de marcha de la bomba P-101 cambió de estado: de on a off, a las 08:41.",
+        text = reference_text(section, request(language))
+        assert text in wordings
+        assert section_grounding(text, section, TZ).ok
+
+    @pytest.mark.parametrize("language", ["es", "en", "pt"])
+    def test_several_run_state_changes_are_said_in_words(self, language: str) -> None:
+        """The first and last of several changes, in the list wording (`words.change`), each agreeing with its own
+        asset; no raw value is left."""
+        changes = tuple(
+            fact(f"F0{i}", "state_change", tag, **{"from": a, "to": b}, at=f"2026-11-29T{h}:00:00Z")
+            for i, (tag, a, b, h) in enumerate(
+                [
+                    ("P-101.running", "on", "off", 13),
+                    ("C-201.running", "on", "off", 14),
+                    ("P-101.running", "off", "on", 15),
+                ],
+                start=5,
+            )
         )
+        section = Section("process_values", WINDOW, changes, ())
+        text = reference_text(section, request(language))
+        first, last = {
+            "es": ("la bomba P-101 de en marcha a parada", "la bomba P-101 de parada a en marcha"),
+            "en": ("pump P-101 from running to stopped", "pump P-101 from stopped to running"),
+            "pt": ("a bomba P-101 de em funcionamento para parada", "a bomba P-101 de parada para em funcionamento"),
+        }[language]
+        assert first in text and last in text, text
+        assert not re.search(r"\b(?:on|off|true|false)\b", text, re.I), text
+        assert section_grounding(text, section, TZ).ok
+
+    @pytest.mark.parametrize(("from_", "to"), [("AUTO", "MAN"), ("on", "fault"), ("on", "true")])
+    def test_other_states_are_written_as_the_facts_hold_them(self, from_: str, to: str) -> None:
+        """A state that is not two-state (a mode), a change to one, or "on" to "true" (the same state twice): its
+        values as recorded."""
+        change = fact("F05", "state_change", "P-101.mode", **{"from": from_, "to": to}, at="2026-11-29T14:41:00Z")
+        section = Section("process_values", WINDOW, (change,), ())
+        text = reference_text(section, request("es"))
+        assert f"de {from_} a {to}" in text, text
 
 
 class TestRepeatedListItems:

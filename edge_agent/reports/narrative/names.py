@@ -10,7 +10,8 @@ where it is not the first of `base.quantities.NAMES`: "estado de marcha" for `ru
 The articles follow the ask's `Phrasing` (`ask/phrasing.py`), which names tags the same way: es la/el and pt a/o by
 the first word's ending, then the wording's exceptions; es "de el" → "del", pt "de a/o" → "da/do"; en has no article
 and names a tag by its owner ("pump P-101's vibration"). The grounding check reads such a name back as the tag's
-(`grounding.tag_named`).
+(`grounding.tag_named`). A word said of a name agrees with its article's gender (`Grammar.agree`): "la bomba P-101"
+seguía "parada", "el compresor C-201" "parado".
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ FEMININE_ENDINGS = {
     "pt": ("a", "ção", "são", "dade", "gem", "ência"),
 }
 ARTICLES = ("el", "la", "los", "las", "o", "a", "os", "as")
+# The articles of a feminine name (es, pt): a word said of it takes its feminine form ("la bomba P-101" → "parada").
+FEMININE_ARTICLES = frozenset({"la", "las", "a", "as"})
 # The word before a tag's id that its name's article replaces or joins: an article (dropped; pt "a"/"o" read as
 # one), a preposition fused with one (split back), or a bare preposition (kept); each → the preposition it leaves.
 _BEFORE = {
@@ -134,6 +137,13 @@ class Grammar:
             return "la" if feminine else "el"
         return "a" if feminine else "o"
 
+    def agree(self, label: Label, forms: tuple[str, str]) -> str:
+        """Of a word's (masculine, feminine) forms, the one said of `label`: es/pt the feminine after a feminine
+        article ("la bomba P-101", "a bomba P-101" → "parada", "ella"), else the masculine (a name without an
+        article, an asset of no kind, every name in en)."""
+        feminine = self.language in FEMININE_ENDINGS and label.article in FEMININE_ARTICLES
+        return forms[1] if feminine else forms[0]
+
     def of(self, label: Label) -> str:
         """ "de la bomba P-101", "del compresor C-201", "da bomba P-101", "of pump P-101"."""
         return f"of {label.noun}" if self.language == "en" else self.join("de", label)
@@ -190,4 +200,4 @@ def said_with_names(text: str, tags: Iterable[str], grammar: Grammar, reasons: I
     return pattern.sub(name, text)
 
 
-__all__ = ["ARTICLES", "FEMININE_ENDINGS", "Grammar", "Label", "said_with_names", "split_label"]
+__all__ = ["ARTICLES", "FEMININE_ARTICLES", "FEMININE_ENDINGS", "Grammar", "Label", "said_with_names", "split_label"]

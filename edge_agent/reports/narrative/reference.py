@@ -45,7 +45,13 @@ from edge_agent.reports.request import ResolvedRequest
 # reason is said as people say it (`[words.reasons]`, the ask's answers' too): "por la cavitación", "pela cavitação",
 # "for a mechanical seal leak", not "por cavitation"; "se debieron a {reason}" became "tuvieron el mismo motivo:";
 # why an OEE is not computable is said in words ("sin recuento de desecho", `[words.missing]`), not its code ("scrap").
-REFERENCE_VERSION = "r10"
+# r11: words said of an asset agree with its kind's gender (`[words.agree]`, `names.Grammar.agree`): "mientras P-101
+# seguía parada", "sobre ella", "que tinha ficado parada" for a pump, not "parado", "sobre él" whatever the asset (the
+# stop and note sentences; en says "stopped" where it said "down"); pt no longer writes "da {asset}" in the alarm
+# flood ("deles de C-201"); a two-state tag's change is said in words, not as "de on a off" / "de true a false": a run
+# state of its asset ("la bomba P-101 pasó de en marcha a parada", "pump P-101 went from running to stopped"), any
+# other tag as active or not ("de activo a inactivo").
+REFERENCE_VERSION = "r11"
 # An alarm performance review says rate, floods, the worst flood, the top alarms, chattering/standing/stale and the
 # priority mix: six sentences, each short.
 SECTION_SENTENCES = {"alarm_performance": 6}

@@ -51,6 +51,9 @@ WORD_FIELDS: dict[str, frozenset[str]] = {
     "change": frozenset({"tag", "from_", "to", "at"}),
     "change_short": frozenset({"tag", "at"}),
 }
+# The words of `[words.agree]` that say a two-state tag's values (`slots.process_values`): a run state's, said
+# of its asset ("en marcha", "parada"), and any other's, said of the tag ("activo", "inactivo").
+STATE_WORDS = frozenset({"running", "stopped", "on", "off"})
 
 
 class PhrasebookError(TemplateError):
@@ -124,6 +127,10 @@ class Words(BaseModel):
     reasons: dict[str, str] = {}
     # Why a KPI cannot be computed, per code of a fact's `missing` ("scrap": "sin recuento de desecho"). Absent in v1.
     missing: dict[str, str] = {}
+    # Words said of an asset or a tag, (masculine, feminine): the writer fills each as a phrase's `{placeholder}` in
+    # the form that agrees with the sentence's asset ("la bomba P-101" → "parada", "ella"; `names.Grammar.agree`),
+    # and says a two-state tag's values with `STATE_WORDS`. Absent in v1.
+    agree: dict[str, Pair] = {}
 
     @field_validator("kinds")
     @classmethod
@@ -131,6 +138,16 @@ class Words(BaseModel):
         for text in value.values():
             if fields(text) != {"id"}:
                 raise ValueError(f"{text!r} must name {{id}}, and only it")
+        return value
+
+    @field_validator("agree")
+    @classmethod
+    def _state_words(cls, value: dict[str, Pair]) -> dict[str, Pair]:
+        for word in value:
+            if not word.isidentifier():
+                raise ValueError(f"{word!r} is not a name a phrase can use as a {{placeholder}}")
+        if value and not STATE_WORDS <= value.keys():
+            raise ValueError(f"must hold {sorted(STATE_WORDS)}, the words of a two-state tag's values")
         return value
 
     @field_validator(*WORD_FIELDS)
@@ -188,6 +205,7 @@ def _shape(book: ReferencePhrasebook) -> dict[str, frozenset[str]]:
     shape |= {f"words.quantities.{quantity}": frozenset() for quantity in book.words.quantities}
     shape |= {f"words.reasons.{code}": frozenset() for code in book.words.reasons}
     shape |= {f"words.missing.{code}": frozenset() for code in book.words.missing}
+    shape |= {f"words.agree.{word}": frozenset() for word in book.words.agree}
     return shape
 
 
@@ -235,6 +253,7 @@ def tag_grammar(language: str, version: str = REFERENCE_PHRASEBOOK_VERSION) -> G
 __all__ = [
     "LANGUAGES",
     "REFERENCE_PHRASEBOOK_VERSION",
+    "STATE_WORDS",
     "PhrasebookError",
     "ReferencePhrasebook",
     "Words",

@@ -127,6 +127,15 @@ class SectionWriter:
         label = self.grammar.tag(subject)
         return self.name(subject) if label is None else safe_text(label.the, self.book)
 
+    def agree(self, label: Label) -> dict[str, str]:
+        """`[words.agree]` said of `label`, each word in the form that agrees with it: {"stopped": "parada", "it":
+        "ella", ...} for "la bomba P-101", {"stopped": "parado", "it": "él", ...} for "el compresor C-201"."""
+        return {word: self.grammar.agree(label, forms) for word, forms in self.words.agree.items()}
+
+    def agreeing(self, asset: str) -> dict[str, str]:
+        """`agree` for an asset by its id, of the gender its kind gives it ("P-101", a pump: "parada", "ella")."""
+        return self.agree(self.grammar.asset(asset))
+
     def figure(self, value: float | int, subject: str, with_unit: bool = True) -> str:
         """A tag's value with its unit when its key has one ("9.12 mm/s"; `base.quantities`), as written."""
         unit = quantity_of(subject).unit if with_unit else None

@@ -47,7 +47,8 @@ def _stop(w: SectionWriter, fact: Fact, closed: str | None, open_: str) -> Slot:
         "start_bare": w.bare(v["start_at"]),
         "dur": w.dur(v["duration_s"]),
     }
-    return [w.phrase(kind, cause=cause, **fields) for cause in (w.cause(v["reason"]), "")]
+    agreeing = w.agreeing(fact.subject)  # "{asset} continuaba {stopped}": "parada" of a pump
+    return [w.phrase(kind, cause=cause, **fields, **agreeing) for cause in (w.cause(v["reason"]), "")]
 
 
 def _causes(w: SectionWriter, causes: list[Fact], total: Fact | None) -> Slot:

@@ -67,6 +67,7 @@ def _note_tie(w: SectionWriter, notes: list[Fact]) -> Slot:
         "asset": tie.asset,
         "at": w.at(note.values["at"]),
         "at_bare": w.bare(note.values["at"]),
+        **w.agreeing(tie.asset),  # "mientras {asset} seguía {stopped}", "sobre {it}": "parada", "ella" of a pump
     }
     if tie.event.kind == "downtime":
         kind = "nt.tie_after" if left_after(note, tie.event) else "nt.tie_during"

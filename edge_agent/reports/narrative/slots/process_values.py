@@ -2,14 +2,24 @@
 
 A tag is written as people say it ("la vibración de la bomba P-101", `SectionWriter.tag`) and its figures with the
 unit its key names ("9.12 mm/s"); each peak slot's last candidate drops the units, for a unit the grounding check
-would read as something else (a tag in seconds: "12 s" is read as a duration)."""
+would read as something else (a tag in seconds: "12 s" is read as a duration).
+
+A two-state tag's change (on/off, true/false) is said in words, not as its values (`_state`): a run state of its
+asset ("la bomba P-101 pasó de en marcha a parada", "pump P-101 went from running to stopped"), any other tag as
+active or not ("de activo a inactivo"), each word agreeing with what it is said of. The grounding check does not
+read state names, so the words stand where "on" and "off" stood; other states are written as the facts hold them."""
 
 from __future__ import annotations
 
+from edge_agent.base.quantities import quantity_of
 from edge_agent.reports.facts import Fact
+from edge_agent.reports.narrative.names import Label
 from edge_agent.reports.narrative.phrasebook.writer import SectionWriter
 from edge_agent.reports.narrative.prompts import format_number
 from edge_agent.reports.narrative.slots.slot import Slot, of
+
+# A two-state value as the facts hold it (`facts.tags`: a boolean is "on"/"off"; a plant may send "true"/"false").
+_TWO_STATE = {"on": True, "true": True, "off": False, "false": False}
 
 
 def process_value_slots(w: SectionWriter) -> list[Slot]:
@@ -47,13 +57,29 @@ def _peaks(w: SectionWriter, stats: list[Fact], units: bool) -> list[str]:
     ]
 
 
-def _change(w: SectionWriter, f: Fact, with_values: bool) -> str:
-    v, tag = f.values, w.tag(f.subject)
+def _state(w: SectionWriter, f: Fact) -> tuple[str, str, str] | None:
+    """(what changed, from, to) as a sentence says them: a two-state tag's values in words (`[words.agree]`), a run
+    state said of its asset ("la bomba P-101", "en marcha", "parada"), any other of the tag ("activo", "inactivo");
+    other values as the facts hold them; None where one cannot stand in a sentence (`SectionWriter.inline`)."""
+    v = f.values
+    was, now = (_TWO_STATE.get(str(v[key]).strip().casefold()) for key in ("from", "to"))
+    if was is not None and now is not None and was != now and w.words.agree:
+        asset, _, _ = f.subject.partition(".")
+        run_state = bool(asset) and quantity_of(f.subject).quantity == "running"
+        label = w.grammar.asset(asset) if run_state else w.grammar.tag(f.subject) or Label("", f.subject)
+        words = w.agree(label)
+        on, off = (words["running"], words["stopped"]) if run_state else (words["on"], words["off"])
+        return w.name(label.the), *((on, off) if was else (off, on))
     from_, to = w.inline(v["from"], 40), w.inline(v["to"], 40)
-    values = with_values and from_ is not None and to is not None
-    if values:
-        return w.words.change.format(tag=tag, from_=from_, to=to, at=w.at(v["at"]))
-    return w.words.change_short.format(tag=tag, at=w.at(v["at"]))
+    return None if from_ is None or to is None else (w.tag(f.subject), from_, to)
+
+
+def _change(w: SectionWriter, f: Fact, with_values: bool) -> str:
+    said = _state(w, f) if with_values else None
+    if said is not None:
+        tag, from_, to = said
+        return w.words.change.format(tag=tag, from_=from_, to=to, at=w.at(f.values["at"]))
+    return w.words.change_short.format(tag=w.tag(f.subject), at=w.at(f.values["at"]))
 
 
 def _states(w: SectionWriter) -> Slot:
@@ -70,11 +96,11 @@ def _states(w: SectionWriter) -> Slot:
             for full in (True, False)
         ]
     if len(changes) == 1:
-        v = changes[0].values
-        from_, to = w.inline(v["from"], 40), w.inline(v["to"], 40)
-        if from_ is None or to is None:
+        said = _state(w, changes[0])
+        if said is None:
             return []
-        return [w.phrase("pv.state.one", tag=w.tag(changes[0].subject), from_=from_, to=to, at=w.at(v["at"]))]
+        tag, from_, to = said
+        return [w.phrase("pv.state.one", tag=tag, from_=from_, to=to, at=w.at(changes[0].values["at"]))]
     return [
         w.phrase("pv.state.many", first=_change(w, changes[0], full), last=_change(w, changes[-1], full))
         for full in (True, False)
