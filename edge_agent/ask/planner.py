@@ -208,10 +208,13 @@ _SITE_NAMED = re.compile(
     r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede|central|estacion|estacao|refineria|refinaria|mina|"
     r"ingenio|complejo|complexo)(?:\s+[a-z]+){0,2}?\s+(?:de|del|da|do|en|em)\s+"
     r"([a-z][a-z0-9-]{2,})\b"
+    # dictated or typed in lower case, after "the": "how many alarms did the lagos plant have"
+    r"|\bthe ([a-z][a-z0-9-]{2,}) (?:plant|site|factory|mill|facility)\b"
 )
 _NOT_A_SITE_NAME = frozenset(
     "the this that our whole entire main other same treatment water power pumping process production bottling "
-    "what which my your its their all every "
+    "what which my your its their all every chemical steel paper pulp cement brewing food dairy mining oil gas "
+    "desalination wastewater sewage packaging filling old new big small north south east west upper lower "
     "esta este toda entera nuestra nossa essa inteira principal agua tratamiento tratamento bombeo producao "
     "produccion proceso processo energia potable todo inteiro misma mesma las los una uno ayer hoy hoje ontem "
     "embotellado envasado envase engarrafamento celulosa celulose papel cemento cimento cerveza cervejaria bebidas "
@@ -228,7 +231,7 @@ def other_site(question: str, site: str) -> str | None:
     """The name of a site other than `site` (its id, word by word) that the question asks about, or None."""
     own = set(re.findall(r"[a-z0-9]+", fold(site)))
     named = [m.group(1) or m.group(2) for m in _SITE_NAMED_EN.finditer(question)]
-    named += [m.group(1) for m in _SITE_NAMED.finditer(fold(question))]
+    named += [m.group(1) or m.group(2) for m in _SITE_NAMED.finditer(fold(question))]
     for name in (fold(n) for n in named):
         if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
             return name

@@ -134,7 +134,9 @@ _WRITE_PHRASES = re.compile(
     r"(?:shut down|shutdown|stopped|started|restarted|reset|turned (?:off|on)|"
     r"switched (?:off|on)|closed|opened|acknowledged|silenced|bypassed|apagad[ao]|parad[ao]|desligad[ao]|"
     r"ligad[ao]|reiniciad[ao]|reconocid[ao]|reconhecid[ao]|cerrad[ao]|abiert[ao]|fechad[ao]|abert[ao]|"
-    r"detenid[ao]|encendid[ao])\b"
+    r"detenid[ao]|encendid[ao]|cleared|deleted|removed|approved|signed off|isolated|locked out|drained|vented|"
+    r"purged|borrad[ao]|eliminad[ao]|quitad[ao]|aprobad[ao]|aprovad[ao]|removid[ao]|excluid[ao]|apagad[ao]|"
+    r"silenciad[ao]|zerad[ao]|resetead[ao]|resetad[ao])\b"
     r"|\b(?:it'?s|it is|es|e)\s+(?:time|hora)\s+(?:to|de)\s+(?:restart|reset|stop|start|shut|turn|reiniciar|"
     r"apagar|parar|arrancar|encender|desligar|ligar|reiniciar)\b"
     # someone called or told: "page the on-call electrician", "avisa al supervisor", "call maintenance"
@@ -159,12 +161,24 @@ _WRITE_PHRASES = re.compile(
     r"su|seu|sua)\s+(?:reason|motivo|causa|cause|code|codigo|razon|razao|result|resultado|category|categoria)\b"
     # a record entered, by what it is: "log a quality check for L1", "registra en el sistema un paro de 25 minutos",
     # "lança aí um apontamento de refugo"
-    r"|\b(?:log|record|enter|capture|add|insert|book|registra|registre|registrar|captura|capture|capturar|agrega|"
+    r"|\b(?:log|record|enter|capture|add|insert|book|key in|punch in|input|registra|registre|registrar|captura|"
+    r"capture|capturar|agrega|cadastra|cadastre|cadastrar|"
     r"agregue|anade|carga|cargue|lanca|lance|lancar|aponta|aponte|apontar|anota|anote|adiciona|adicione|insere|"
-    r"insira|regista|registe|mete|pon|ponha|coloca|coloque)\b[^.?!]{0,30}?\b(?:a|an|un|una|um|uma|another|otro|"
+    r"insira|regista|registe|mete|pon|ponha|coloca|coloque)\b[^.?!]{0,30}?\b(?:a|an|one|un|una|um|uma|another|otro|"
     r"otra|outro|outra)\s+(?:new\s+|nuev[oa]\s+|nov[oa]\s+)?(?:[a-z]+\s+)?(?:stop|paro|parada|paragem|check|chequeo|"
     r"control|verificacao|inspection|inspeccion|inspecao|scrap|refugo|merma|desecho|apontamento|registro|registo|"
     r"entry|entrada|note|nota|production|produccion|producao|downtime|failure|falla|falha)\b"
+    # a figure changed to another: "change yesterday's shift B production figure to 1500", "corrige o refugo para 40"
+    r"|(?:^|[.;!?:]\s*|\b(?:please|pls|can you|could you|would you|just|pode|puedes|podrias)\s+)(?:change|update|"
+    r"modify|edit|correct|fix|adjust|cambia|cambie|corrige|corrija|modifica|modifique|actualiza|actualice|ajusta|"
+    r"ajuste|muda|mude|altera|altere|atualiza|atualize)\b[^.?!]{0,80}?\b(?:to|a|al|para|pra|por|em)\s+\d"
+    # approved in other words: "dale el visto bueno al informe", "give it the green light", "dá o ok no relatório"
+    r"|\b(?:da|dale|dar|de|dele|give|gimme|da-lhe|put)\s+(?:it\s+|him\s+)?(?:el|o|the|un|a|an|su|seu)?\s*"
+    r"(?:visto bueno|green light|thumbs up|luz verde|sinal verde|aprobacion|aprovacao|approval|sign-?off)\b"
+    # a value written to a node or tag: "escreve true no nó ns=2;s=P-102.running", "write 0 to P-101.running"
+    r"|\b(?:write|writes|escreve|escreva|escrever|escribe|escriba|escribir|set|put|pon|poner|ponha|mete|send|"
+    r"manda|envia|publish|publica)\s+(?:the value\s+|el valor\s+|o valor\s+)?(?:true|false|on|off|verdadero|falso|"
+    r"verdadeiro|\d+(?:[.,]\d+)?)\s+(?:to|into|in|on|at|en|no|na|em|al|a|para|pra)\b|\bns\s*=\s*\d+\s*;\s*[sigb]\s*="
     # written in a log: "note in the log that…", "anotá en la bitácora", "regista no livro de turno"
     r"|\b(?:note|log|record|write|enter|put|anota|anote|apunta|apunte|registra|registre|regista|registe|escribe|"
     r"escreve|escreva)\s+(?:it\s+|down\s+|esto\s+|isso\s+)?(?:in|on|into|en|na|no|em)\s+(?:the\s+|la\s+|el\s+|o\s+|"
@@ -229,7 +243,7 @@ _ES_AR = {
     "apag": "apagu", "arranc": "arranqu", "reinici": "", "resete": "", "silenci": "", "ajust": "", "cambi": "",
     "borr": "", "elimin": "", "bloque": "", "desbloque": "", "activ": "", "desactiv": "", "habilit": "",
     "deshabilit": "", "calibr": "", "desconect": "", "conect": "", "purg": "purgu", "aument": "", "baj": "",
-    "modific": "modifiqu", "fren": "", "desenerg": "desenergu",
+    "modific": "modifiqu", "fren": "", "desenerg": "desenergu", "quit": "",
 }  # fmt: skip
 _PT_AR = {
     "deslig": "desligu", "lig": "ligu", "reinici": "", "reset": "", "silenci": "", "fech": "", "ajust": "", "mud": "",
@@ -289,7 +303,8 @@ _REQUESTED = re.compile(
     r"\b(?:que|hay que|tenemos que|temos que|tem que|tiene que|tienes que|hace falta|"
     # "favor de apagar…", "me haces el paro de arrancar…", "hazme la gauchada de…": a favour asked is a request
     r"(?:haces|hace|haga|hagas|hazme|hagame|haceme|hacer)\s+(?:el|la|un|una)\s+(?:paro|favor|gauchada|fineza)\s+de|"
-    r"(?<!\bpor )favor de)\s+(?:(?:le|la|lo|les|las|los|me|"
+    r"(?<!\bpor )favor de)\s+(?:(?:alguien|alguem|alguno|ustedes|voces|el operador|el de turno|o operador|"
+    r"o do turno)\s+)?(?:(?:le|la|lo|les|las|los|me|"
     rf"nos|se|lhe)\s+)?(?:{'|'.join(_command_forms(after_que=True))})(?:la|lo|las|los|le|les|me)?\b"
 )
 # "would you mind acknowledging": the request in a gerund (one in the subjunctive, "que reconozcas", is `_REQUESTED`).
@@ -339,12 +354,13 @@ _ACTED_UPON = (
 # la bomba" the verb takes the flow, not the pump.
 _MODIFIER = r"(?!(?:de|del|da|do|das|dos|of|on|in|en|em|no|na|at|for|para|por|from)\b)[a-z0-9-]+"
 _VERB_ON_EQUIPMENT = re.compile(
-    rf"^{_OPENER}([a-z][a-z'-]*)\s+(?:(?:up|down|out|off|on|back|logo|ya|ja|ahora|ahorita|agora|now|right now|"
+    rf"^{_OPENER}([a-z][a-z'-]*)\s+(?:(?:up|down|out|off|on|back|logo|ya|ja|ahora|ahorita|agora|now|right now|ai|ahi|"
     rf"de una|de novo|again|otra vez)\s+)?(?:(?:it|them|ela|ele|elas|eles)\b|{_DETERMINER}\s+(?:{_MODIFIER}\s+){{0,2}}"
     rf"{_ACTED_UPON})"
 )
-# The same verb with its object hung on it, alone: "y después detenela", "apágala ya" (not "dímelo", "hola", "vale").
-_VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei](?:la|lo|las|los))\b")
+# The same verb with its object hung on it, alone: "y después detenela", "apágala ya" (not "hola", "vale", nor
+# "dímelo", "pásamelo": given to the asker, read).
+_VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei](?<!me|te|se)(?<!nos)(?:la|lo|las|los))\b")
 # The words that open such a clause as a question or a read: question words, prepositions, copulas and auxiliaries,
 # and the verbs that ask for a figure ("dame la", "show the", "me passa a").
 _READS = frozenset(
@@ -445,14 +461,14 @@ _OUTSIDE_DATA = re.compile(
     r"|\b(?:next|proximas?|proximos?)\s+(?:\d+|few|couple of|two|three|four|five|six|dos|tres|cuatro|duas|quatro)\s+"
     r"(?:hours?|days?|shifts?|horas|dias|turnos)\b"
     # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana"...
-    r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!turno de )(?<!guardia de )\bmanana\b"
+    r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno de )(?<!guardia de )\bmanana\b"
 )
 # People's personal data and secrets: not plant data, whatever the records hold.
 # Money: the plant's records hold no costs ("¿cuántos euros nos costó la parada?", "cost us in dollars").
 _MONEY = re.compile(
     r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
     r"euros?|reais|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
-    r"perdidas economicas|financial loss)\b|[$€£]\s?\d"
+    r"perdidas economicas|financial loss|pounds sterling|sterling|gbp|quid|libras esterlinas)\b|[$€£]\s?\d"
 )
 _PERSONAL = re.compile(
     r"\b(?:salary|salaries|salario|salarios|password|contrasena|senha|credentials|credenciales|credenciais|"
