@@ -636,3 +636,209 @@ class TestSubject:
             assert set(got.tag_candidates) <= ids
         else:
             assert set(got.candidates) <= ids | {"A", "B", "C"}
+
+
+def _named(text: str, namespace: Namespace = NAMESPACE) -> tuple[str | None, str | None] | Clarification:
+    got = resolve_subject(text, namespace, ALIASES)
+    return (got.asset, got.line) if isinstance(got, Subject) else got
+
+
+def _spoken_namespace(assets: list[str], lines: list[str]) -> Namespace:
+    return Namespace(
+        record_ids=[],
+        record_count=0,
+        site="spoken",
+        timezone=MEXICO,
+        lines=[LineInfo(line=line) for line in lines],
+        assets=[AssetInfo(asset=a, line=None, names=[]) for a in assets],
+        tags=[],
+    )
+
+
+# Letters by their names as people and dictation say them (es, en and its homophones, pt).
+_SPOKEN_LETTERS = {
+    "p": ["pe", "pê", "pee", "pea"],
+    "c": ["ce", "cê", "cee", "see", "sea"],
+    "t": ["te", "tê", "tee", "tea"],
+    "k": ["ka", "kay"],
+    "f": ["efe", "eff"],
+    "m": ["eme"],
+    "r": ["erre"],
+    "v": ["uve", "vee"],
+    "tk": ["te ka", "tee kay", "tê ka"],
+    "ft": ["efe te", "eff tee"],
+}
+_LINE_LETTERS = ["ele", "éle", "ell"]
+_LETTER_WORDS = sorted({w for names in [*_SPOKEN_LETTERS.values(), _LINE_LETTERS] for n in names for w in n.split()})
+_NUMBER_WORDS = ["dos", "diez", "ten", "two", "10", "12:30", "tres"]
+_DIGIT_WORDS = {
+    "es": "cero uno dos tres cuatro cinco seis siete ocho nueve".split(),
+    "en": "oh one two three four five six seven eight nine".split(),
+    "pt": "zero um dois três quatro cinco seis sete oito nove".split(),
+}
+_TEEN_WORDS = {
+    "es": "diez once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve".split(),
+    "pt": "dez onze doze treze catorze quinze dezesseis dezessete dezoito dezenove".split(),
+}
+_TENS_WORDS = {
+    "es": "_ _ veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa".split(),
+    "pt": "_ _ vinte trinta quarenta cinquenta sessenta setenta oitenta noventa".split(),
+}
+_VEINTI = "veinte veintiuno veintidós veintitrés veinticuatro veinticinco veintiséis veintisiete veintiocho veintinueve"
+_HUNDRED_WORDS = {
+    "es": "_ ciento doscientos trescientos cuatrocientos quinientos seiscientos setecientos ochocientos novecientos",
+    "pt": "_ cento duzentos trezentos quatrocentos quinhentos seiscentos setecentos oitocentos novecentos",
+}
+
+
+def _number_in_words(n: int, lang: str) -> str:
+    """100 to 999 as said in full in es ("ciento treinta y uno") or pt ("cento e trinta e um")."""
+    hundreds, rest = divmod(n, 100)
+    if rest == 0:
+        return {"es": "cien", "pt": "cem"}[lang] if hundreds == 1 else _HUNDRED_WORDS[lang].split()[hundreds]
+    tens, unit = divmod(rest, 10)
+    if rest < 10:
+        said = _DIGIT_WORDS[lang][unit]
+    elif rest < 20:
+        said = _TEEN_WORDS[lang][unit]
+    elif lang == "es" and tens == 2:
+        said = _VEINTI.split()[unit]
+    else:
+        said = _TENS_WORDS[lang][tens] + (f" {'y' if lang == 'es' else 'e'} {_DIGIT_WORDS[lang][unit]}" if unit else "")
+    return f"{_HUNDRED_WORDS[lang].split()[hundreds]} {'e ' if lang == 'pt' else ''}{said}"
+
+
+class TestIdsReadByLetterNames:
+    """Ids as speech-to-text writes them: each letter by its name ("pe", "cê", "sea", "tea", "éle") before the number
+    in words or digits; read as an id only right before a number, with the letters of the namespace's ids."""
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("eh oiga cuál fue la vibración máxima de la pe ciento uno ayer", ("P-101", None)),
+            ("che cuántos minutos en total estuvo parado el ce doscientos uno ayer", ("C-201", None)),
+            ("la pe 102 cuál fue el caudal mínimo ayer", ("P-102", None)),
+            ("paradas del te trescientos uno", ("T-301", None)),
+            ("cuántas paradas tuvo la pe guion ciento dos", ("P-102", None)),
+            ("how many times did sea two oh one go down yesterday", ("C-201", None)),
+            ("how many times did see two oh one go down yesterday", ("C-201", None)),
+            ("stops of cee two zero one", ("C-201", None)),
+            ("the the bearing temp on pee one oh one at half two yesterday afternoon", ("P-101", None)),
+            ("flow on pea one oh two yesterday", ("P-102", None)),
+            ("level of tea three oh one", ("T-301", None)),
+            ("level of tee three oh one", ("T-301", None)),
+            ("qual foi a vibração máxima da cê dois zero um ontem", ("C-201", None)),
+            ("ô quantas paradas a pê cento e um teve ontem visse", ("P-101", None)),
+            ("o caudal mínimo da bomba pê cento e dois ontem das três às quatro da tarde", ("P-102", None)),
+            ("qual o nível do tanque tê três zero um", ("T-301", None)),
+            ("éle um quantas paradas ontem", (None, "L1")),
+            ("qué tal estuvo la línea uno ayer", (None, "L1")),
+        ],
+    )
+    def test_an_id_said_by_its_letters_names(self, text: str, expected: tuple[str | None, str | None]) -> None:
+        assert _named(text) == expected
+
+    @pytest.mark.parametrize(
+        ("text", "candidates"),
+        [
+            ("cuántas paradas tuvo la pe ciento tres ayer", ["P-101", "P-102"]),
+            ("qué tal estuvo la línea dos ayer cuántas paradas", ["L1"]),
+            ("la ele dos", ["L1"]),
+            ("what was the vibration on compressor sea two oh two yesterday", ["C-201"]),
+            ("how many stops on line two yesterday", ["L1"]),
+            ("qual o nível do tanque tê três zero dois", ["T-301"]),
+            ("quantas paradas a pê cento e três teve ontem", ["P-101", "P-102"]),
+        ],
+    )
+    def test_an_id_the_plant_lacks_asks_back(self, text: str, candidates: list[str]) -> None:
+        """Never the whole plant (nor its one line) for an id said that the plant does not have."""
+        assert _named(text) == Clarification(reason="unknown_name", candidates=candidates)
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("te doy las gracias, cuántas paradas hubo ayer", (None, None)),
+            ("te lo digo a las dos", (None, None)),
+            ("cuántas paradas hubo ayer a las dos", (None, None)),
+            ("I see two stops yesterday, why", (None, None)),
+            ("I see 150 alarms on the board", (None, None)),  # "see" the verb
+            ("did you see two oh one alarms", (None, None)),
+            ("see 10 stops", (None, None)),  # the C-s have three digits
+            ("tea break at ten yesterday how many stops", (None, None)),
+            ("pea soup at 12:30", (None, None)),
+            ("ele parou duas vezes ontem", (None, None)),
+            ("cê viu as paradas de ontem", (None, None)),
+            ("paró la línea dos veces ayer", (None, "L1")),  # twice, not line 2
+            ("te ka trescientos uno", (None, None)),  # the plant has no TK-s
+        ],
+    )
+    def test_letter_words_without_an_id_stay_words(self, text: str, expected: tuple[str | None, str | None]) -> None:
+        assert _named(text) == expected
+
+    def test_the_namespaces_letters_decide(self) -> None:
+        """Two letters said ("te ka") are a TK- where the plant has them; "kay" a K- where its compressors are K-s."""
+        namespace = _spoken_namespace(["TK-301", "T-301", "K-201"], ["L1"])
+        assert _named("nivel del te ka trescientos uno", namespace) == ("TK-301", None)
+        assert _named("nivel del te trescientos uno", namespace) == ("T-301", None)
+        assert _named("stops of kay two oh one", namespace) == ("K-201", None)
+        assert _named("stops of sea two oh one", namespace) == (None, None)  # no C- there: "sea" is a word
+
+    @settings(max_examples=300)
+    @given(
+        data=st.data(),
+        ids=st.dictionaries(st.sampled_from(sorted(_SPOKEN_LETTERS)), st.integers(100, 999), min_size=1, max_size=5),
+        line=st.integers(1, 9),
+        lang=st.sampled_from(["es", "en", "pt"]),
+        frame=st.sampled_from(
+            [
+                "cuántas paradas tuvo la {} ayer",
+                "how many times did {} go down yesterday",
+                "quantas paradas teve a {} ontem",
+                "{}",
+            ]
+        ),
+    )
+    def test_any_id_said_by_its_letters_resolves_to_it(
+        self, data: st.DataObject, ids: dict[str, int], line: int, lang: str, frame: str
+    ) -> None:
+        """Any id of the namespace said by its letters' names and its number in words (digit by digit, or in full in
+        es and pt) resolves to that id; a number no id has asks back."""
+        assets = [f"{letters.upper()}-{number}" for letters, number in ids.items()]
+        namespace = _spoken_namespace(assets, [f"L{line}"])
+        letters = data.draw(st.sampled_from(sorted(ids)))
+        number = ids[letters]
+        name = data.draw(st.sampled_from(_SPOKEN_LETTERS[letters]))
+        in_full = lang != "en" and data.draw(st.booleans())
+        digits = " ".join(_DIGIT_WORDS[lang][int(d)] for d in str(number))
+        spoken = _number_in_words(number, lang) if in_full else digits
+        assert _named(frame.format(f"{name} {spoken}"), namespace) == (f"{letters.upper()}-{number}", None)
+        line_name = data.draw(st.sampled_from(_LINE_LETTERS))
+        assert _named(frame.format(f"{line_name} {_DIGIT_WORDS[lang][line]}"), namespace) == (None, f"L{line}")
+        other = data.draw(st.integers(100, 999).filter(lambda n: n not in ids.values()))
+        said = _number_in_words(other, lang) if in_full else " ".join(_DIGIT_WORDS[lang][int(d)] for d in str(other))
+        got = _named(frame.format(f"{name} {said}"), namespace)
+        assert isinstance(got, Clarification) and got.reason == "unknown_name"
+
+    @settings(max_examples=300)
+    @given(
+        words=st.lists(
+            st.sampled_from(
+                [
+                    *_LETTER_WORDS,
+                    *"doy las gracias break at ayer yesterday ontem I we see you the la el a o de".split(),
+                    *"que viu parou cuántas paradas how many stops quantas ? , .".split(),
+                    *_NUMBER_WORDS,
+                ]
+            ),
+            max_size=12,
+        )
+    )
+    def test_letter_words_with_no_number_after_them_name_no_id(self, words: list[str]) -> None:
+        """Letter names, however many and wherever, with no number right after them name no asset nor line."""
+        # a word put between a letter name and a number right after it
+        spaced = [
+            w
+            for a, b in zip(words, [*words[1:], ""], strict=False)
+            for w in ([a, "y"] if a in _LETTER_WORDS and b in _NUMBER_WORDS else [a])
+        ]
+        assert _named(" ".join(spaced)) == (None, None)

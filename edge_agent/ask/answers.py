@@ -12,7 +12,7 @@ RefusalReason = Literal["out_of_scope", "write_request", "outside_data", "inject
 class Clarification(BaseModel):
     """The question names something that matches several things or none: the candidates go back to the asker, never
     a guess. `reason`: ambiguous_name, unknown_name, several_subjects, unknown_tag, which_tag, unknown_shift,
-    future_window."""
+    future_window, unknown_time."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

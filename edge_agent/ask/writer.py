@@ -45,7 +45,7 @@ class Writer(Phrasing):
             names = [self._candidate(c) for c in candidates]
             return self.phrase("clarify.candidates", list=self.join(names, self.w["or"]))
         key = {"unknown_name": "unknown", "unknown_tag": "unknown", "unknown_asset": "unknown"}.get(reason)
-        key = key or ("future" if reason == "future_window" else "other")
+        key = key or {"future_window": "future", "unknown_time": "time"}.get(reason, "other")
         return self.phrase(f"clarify.{key}")
 
     def _candidate(self, name: str) -> str:

@@ -4,14 +4,16 @@ In order: ids as written ("P-101", "p101", "L1", "P-101.vibration_mm_s"), the si
 "bomba 101" → P-101, matched exactly, then fuzzily with rapidfuzz: "bomva 101"), an equipment word and a number
 ("la bomba 101", "pump 102", "línea 1"), an equipment word alone ("el compresor": the one compressor; "la bomba" with
 two pumps: which?), then the quantity the question names ("la vibración de la P-102" → P-102.vibration_mm_s) by the
-names people use for it (TagInfo.names, es/en/pt). An id the namespace does not have, a name matching several
-things or several subjects at once give a Clarification with the candidates.
+names people use for it (TagInfo.names, es/en/pt). An id read aloud by its letters' names ("la pe ciento uno",
+"sea two oh one", "tê três zero um") is read as written when its letters are those of an id of the namespace. An id the
+namespace does not have, a name matching several things or several subjects at once give a Clarification with the
+candidates.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -85,6 +87,42 @@ _LETTER_DIGIT = re.compile(r"(?<![a-z0-9])[a-z]{1,3}-(?=\d*[lo]\d*(?![a-z0-9]))(
 _AS_DIGIT = str.maketrans({"l": "1", "o": "0"})
 # An id read aloud with its dash said: "p guion ciento uno", "c dash 201", "p hífen 101".
 _SAID_DASH = re.compile(r"\b([a-z]{1,3})\s+(?:guion|dash|hyphen|hifen|traco|raya)\s+(?=\d)")
+# Letters by their names as dictation writes them (es/en/pt folded, and the English homophones: "sea", "tea"), read
+# as an id's only right before its number (`_letters_said`). Not names that are everyday words: de, el, en, em, ese.
+_LETTER_NAMES: dict[str, str] = {
+    name: letter
+    for letter, names in {
+        "b": "bee",
+        "c": "ce cee see sea",
+        "d": "dee",
+        "f": "efe ef eff",
+        "g": "ge gee",
+        "h": "hache aga aitch",
+        "j": "jota jay",
+        "k": "ka kay ca",
+        "l": "ele elle ell",
+        "m": "eme",
+        "n": "ene",
+        "p": "pe pee pea",
+        "q": "cu cue",
+        "r": "erre ere",
+        "s": "ess",
+        "t": "te tee tea",
+        "v": "uve ve vee",
+        "x": "equis xis ex",
+        "z": "zeta zee zed ze",
+    }.items()
+    for name in names.split()
+}
+_LETTER_NAME = "|".join(sorted(_LETTER_NAMES, key=len, reverse=True))
+# One to three letter names, then digits (not an hour "10:30" nor "24h"): "te ka 301", "pe-101" (dash said).
+_LETTERS_SAID = re.compile(
+    rf"(?<![a-z0-9'])((?:(?:{_LETTER_NAME})\s+){{0,2}}(?:{_LETTER_NAME}))(?:\s*-\s*|\s+)(\d+)(?![a-z0-9]|[.,:]\d)"
+)
+# "see" the verb: "I see 150 alarms", "did you see 201", never C-150.
+_SEEING = frozenset("i we you they he she to can could will would ll t not".split())
+# Before them "dos", "uno", "one", "um" are numbers: "la línea dos" (not pt "linha dos", "of the").
+_COUNTING = frozenset({"linea", "line"})
 # Shortenings people type for a quantity, its verb ("vibrou quanto") and how hot it got, keyed by TagInfo.quantity,
 # matched as written.
 _SHORT_NAMES: dict[str, tuple[str, ...]] = {
@@ -138,10 +176,10 @@ class Subject(BaseModel):
 
 def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> Subject | Clarification:
     """The line, asset and tag `text` names (module docstring); an empty Subject when it names none."""
-    folded = said(text)
-    tokens = _TOKEN.findall(folded)
     assets = {a.asset: a for a in namespace.assets}
     lines = {line.line for line in namespace.lines}
+    folded = said(text, [*assets, *lines])
+    tokens = _TOKEN.findall(folded)
     tags = {t.tag: t for t in namespace.tags}
     known = set(assets) | lines | set(tags)
 
@@ -203,11 +241,42 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     return _with_quantity(Subject(line=line, asset=asset), folded, tokens, namespace.tags)
 
 
-def said(text: str) -> str:
-    """`text` folded, numbers in words read as digits, a said dash written ("p guion ciento uno" → "p-101") and an
-    id's digit typed as the letter like it ("p-10l" → "p-101", "c-2o1" → "c-201")."""
-    folded = _SAID_DASH.sub(r"\1-", spelled_numbers(fold(text)))
+def said(text: str, ids: Iterable[str] = ()) -> str:
+    """`text` folded, numbers in words read as digits, a said dash written ("p guion ciento uno" → "p-101"), an id of
+    the letters of `ids` read by its letters' names ("la pe ciento uno" → "la p-101", `_letters_said`) and an id's digit
+    typed as the letter like it ("p-10l" → "p-101", "c-2o1" → "c-201")."""
+    shapes = _shapes(ids)
+    named = {n for n, letter in _LETTER_NAMES.items() if any(s.startswith(letter) for s in shapes)}
+    folded = _SAID_DASH.sub(r"\1-", spelled_numbers(fold(text), counted_after=_COUNTING | named))
+    folded = _letters_said(folded, shapes)
     return _LETTER_DIGIT.sub(lambda m: m.group(0).translate(_AS_DIGIT), folded)
+
+
+def _shapes(ids: Iterable[str]) -> dict[str, frozenset[int]]:
+    """The letters opening `ids` written as plants write them ("P-101", "L1"), each with the numbers of digits of its
+    ids: "see 10 stops" is no C-10 where the C-s have three."""
+    shapes: dict[str, set[int]] = {}
+    for identifier in ids:
+        if (m := re.fullmatch(r"([a-z]{1,3})[\s\-_.]?(\d{1,5})", fold(identifier))) is not None:
+            shapes.setdefault(m.group(1), set()).add(len(m.group(2)))
+    return {letters: frozenset(digits) for letters, digits in shapes.items()}
+
+
+def _letters_said(folded: str, shapes: Mapping[str, AbstractSet[int]]) -> str:
+    """Letter names right before a number read as an id's letters when they are the letters of one of `shapes` and
+    the number has its digits: "el ce 201" → "el c-201", "te ka 301" → "tk-301"; "te doy", "tea at 10" stay."""
+
+    def read(match: re.Match[str]) -> str:
+        words, number = match.group(1).split(), match.group(2)
+        before = _TOKEN.findall(folded[max(0, match.start() - 16) : match.start()])[-1:]
+        for i in range(len(words)):
+            letters = "".join(_LETTER_NAMES[w] for w in words[i:])
+            seeing = words[i] == "see" and bool(_SEEING.intersection([*before, *words[:i]][-1:]))
+            if len(number) in shapes.get(letters, ()) and not seeing:
+                return " ".join([*words[:i], f"{letters}-{number}"])
+        return match.group(0)
+
+    return _LETTERS_SAID.sub(read, folded) if shapes else folded
 
 
 def other_equipment(text: str) -> bool:
@@ -238,7 +307,7 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
 
 def only_asset(text: str, asset: str, named: list[str]) -> str:
     """`text` folded with every asset of `named` but `asset` taken out: "la P-101 y la P-102" asked of one of them."""
-    folded = said(text)
+    folded = said(text, named)
     for other in named:
         if other != asset:
             folded = re.sub(_id_pattern(other), " ", folded)

@@ -3,13 +3,15 @@
 digit words in a row are read digit by digit, as ids are read aloud).
 
 "un", "una", "uno", "um", "uma", "one" and "dos" alone stay words (articles, and Portuguese "dos" is "of the");
-they count inside a number ("ciento uno", "ciento dos", "trinta e um"). "once" is eleven only after "las", "a",
-"de", "y" or "hasta" ("de once a doce"); elsewhere it is English.
+they count inside a number ("ciento uno", "ciento dos", "trinta e um"), and alone after a word of `counted_after`
+("la linea dos", "ele um"). "once" is eleven only after "las", "a", "de", "y" or "hasta" ("de once a doce"); elsewhere
+it is English.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
 _UNITS = {
     **dict.fromkeys(("cero", "zero", "oh"), 0),
@@ -25,6 +27,11 @@ _UNITS = {
 }
 # Words that are a number alone only inside a longer one.
 _ARTICLE_LIKE = frozenset({"uno", "one", "um", "una", "uma", "un", "oh", "dos"})
+# What is counted: "paró la línea dos veces" is twice, not line 2 (`counted_after`).
+_COUNTS = frozenset(
+    "veces vezes times horas hours minutos minutes dias days turnos shifts paradas paros stops alarmas alarmes "
+    "alarms bombas pumps".split()
+)
 _ELEVEN_AFTER = frozenset({"las", "a", "de", "y", "hasta", "entre", "the"})
 _TEENS = {
     **dict.fromkeys(("diez", "ten", "dez"), 10),
@@ -68,17 +75,19 @@ _HUNDREDS = {
     **dict.fromkeys(("ochocientos", "oitocentos"), 800),
     **dict.fromkeys(("novecientos", "novecentos"), 900),
 }
+# What may follow a hundred and "e" in pt: "cento e um", "cento e doze", "cento e vinte e um".
+_AFTER_E = frozenset(_UNITS) | frozenset(_TEENS) | frozenset(_TENS)
 _WORD = re.compile(r"[a-z]+|\S+|\s+")
 
 
-def spelled_numbers(folded: str) -> str:
+def spelled_numbers(folded: str, counted_after: AbstractSet[str] = frozenset()) -> str:
     """`folded` with each number in words replaced by its digits (module docstring)."""
     parts = _WORD.findall(folded)
     words = [(i, p) for i, p in enumerate(parts) if not p.isspace()]
     out = list(parts)
     k = 0
     while k < len(words):
-        taken, value = _read(words, k)
+        taken, value = _read(words, k, counted_after)
         if taken == 0:
             k += 1
             continue
@@ -88,7 +97,7 @@ def spelled_numbers(folded: str) -> str:
     return "".join(out)
 
 
-def _read(words: list[tuple[int, str]], k: int) -> tuple[int, str]:
+def _read(words: list[tuple[int, str]], k: int, counted_after: AbstractSet[str]) -> tuple[int, str]:
     """How many words from `k` make one number, and its digits; (0, "") when none starts there."""
     tokens = [w for _, w in words[k:]]
     digits = []
@@ -101,12 +110,18 @@ def _read(words: list[tuple[int, str]], k: int) -> tuple[int, str]:
         return len(digits), "".join(digits)
     if tokens[0] == "once" and (k == 0 or words[k - 1][1] not in _ELEVEN_AFTER):
         return 0, ""
+    counted = (
+        k > 0
+        and words[k - 1][1] in counted_after
+        and tokens[0] not in ("una", "uma", "un")
+        and not _COUNTS.intersection(tokens[1:2])
+    )
     value, n = 0, 0
     if n < len(tokens) and tokens[n] in _HUNDREDS:
         value += _HUNDREDS[tokens[n]]
         n += 1
-        if n + 1 < len(tokens) and tokens[n] == "e" and (tokens[n + 1] in _UNITS or tokens[n + 1] in _TEENS):
-            n += 1  # pt "cento e um", "trezentos e dois"
+        if n + 1 < len(tokens) and tokens[n] == "e" and tokens[n + 1] in _AFTER_E:
+            n += 1  # pt "cento e um", "trezentos e dois", "cento e vinte e um"
     if n < len(tokens) and tokens[n] in _TENS:
         value += _TENS[tokens[n]]
         n += 1
@@ -116,7 +131,7 @@ def _read(words: list[tuple[int, str]], k: int) -> tuple[int, str]:
     elif n < len(tokens) and tokens[n] in _TEENS:
         value += _TEENS[tokens[n]]
         n += 1
-    elif n < len(tokens) and tokens[n] in _UNITS and (n > 0 or tokens[n] not in _ARTICLE_LIKE):
+    elif n < len(tokens) and tokens[n] in _UNITS and (n > 0 or counted or tokens[n] not in _ARTICLE_LIKE):
         value += _UNITS[tokens[n]]
         n += 1
     return (n, str(value)) if n else (0, "")

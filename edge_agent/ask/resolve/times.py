@@ -5,33 +5,45 @@ Deterministic: `now` and the timezone are arguments, the clock is never read, so
 
 - spans back from now: "las últimas 3 horas", "last 2 days" (N × 24 h), "last week" (the calendar week before this
   one, Monday 00:00 to Monday 00:00), "the week before last/la semana antepasada" (the one before that), "this week",
-  "last month", "this month", "en lo que va de la semana/del mes";
+  a calendar quarter ("last quarter/el trimestre pasado/o trimestre passado": the one before this; "this quarter",
+  "the quarter before last", "the third quarter", "el cuarto trimestre de 2025", "Q3 2025": by its number, in the
+  year said, else the latest begun), a month ("en marzo", "March 2019", "diciembre pasado": the latest ended; its year
+  said by place: "last year in December", "en diciembre del año pasado"), a year ("en 2019", "last year/el año
+  pasado", "this year" so far), "last month", "this month", "en lo que va de la semana/del mes";
 - a day: "hoy/today/hoje", "ayer/yesterday/ontem" (chat's "yday", a one-letter slip: "ayr", "otem"),
   "anteayer/anteontem", a weekday ("el lunes": the latest one up to today), days back ("hace 2 días", "há uma
   semana": 7 days, "a month ago": the same day of last month), a date ("3 de marzo", "March 3", "2026-03-03", "3/3":
-  read by dateparser);
+  read by dateparser; "del año pasado/last year" puts it in that year), a day of the calendar ("Christmas Eve/la
+  Nochebuena/a véspera de Natal", "Christmas/Navidad/o Natal", "New Year's Eve/Nochevieja/réveillon", "New Year's
+  Day/Año Nuevo": in the year said, "last/pasada" the latest gone by, "this/esta" this year's, else the latest begun);
 - an hour range whose two ends say their own days ("de las 8 de la noche de anteayer a las 6 de la mañana de ayer",
   "from 8 pm on the 4th to 6 am on the 5th"), or whose end anchors a vague start ("from 8PM the other night up to
   6AM yesterday": the last 20:00 before);
 - within the day (or today): "last night/anoche/ontem à noite" (20:00 to 06:00 before the day named; "antenoche", "the
-  night before last" the one before; hours said in it run across midnight: "anoche de 11 a 2" is 23:00 to 02:00),
-  a shift ("turno A", "yesterday's shift B", "in B shift", "in A shift" (a capital A mid-sentence; "in a shift" is
-  the article): the occurrence that starts on that day (the day said with its start, "que entró antes de ayer",
-  or its end, "that ended at 6 am yesterday", first); alone, the latest that has started;
-  "el turno de noche", "the morning shift", "turno da tarde": the one shift starting 18:00-04:00, 04:00-10:00 or
-  10:00-18:00, asked back when the site has none or several), "este turno/this shift/en lo q va del turno",
-  "el turno anterior/last shift/the shift before this one", an hour range ("entre las 10 y las 11", "from 10 to
-  11:30", "between 10pm and 2am": the latest that has started when no day is named), "before noon/antes de las
-  10/after 3pm" (from the day's start to that time or from it to the day's end; a part of the day named bounds it
-  instead), one clock time ("a las 10", or said bare next to a day word: "ayer 0800", "ontem 14h30", "yday 1130": the
-  hour from 10:00, the latest that has started; `find_instant` gives the instant itself), a part of the day ("this
-  morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta noche" 20:00–06:00);
+  night before last", Tagalog "gabi bago kagabi" the one before; hours said in it run across midnight: "anoche de 11
+  a 2" is 23:00 to 02:00), a shift, read before the night it runs in ("turno A", "yesterday's shift B", "in B shift",
+  "in A shift" (a capital A mid-sentence; "in a shift" is the article): the occurrence that starts on that day (the
+  day or night said with its start, "que entró antes de ayer", "the one that started last night at ten", or its end,
+  "that ended at 6 am yesterday", first; a night named, "el turno C de anoche": the one starting in it); alone, the
+  latest that has started; "el turno de noche", "the morning shift", "turno da tarde": the one shift starting
+  18:00-04:00, 04:00-10:00 or 10:00-18:00, asked back when the site has none or several), "este turno/this shift/en lo
+  q va del turno", "el turno anterior/last shift/the shift before this one", an hour range ("entre las 10 y las 11",
+  "from 10 to 11:30", "between 10pm and 2am", "8pm hanggang 6am": the latest that has started when no day is named),
+  "before noon/antes de las 10/after 3pm" (from the day's start to that time or from it to the day's end; a part of
+  the day named bounds it instead), one clock time ("a las 10", or said bare next to a day word: "ayer 0800", "ontem
+  14h30", "yday 1130": the hour from 10:00, the latest that has started; `find_instant` gives the instant itself), a
+  part of the day ("this morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta
+  noche" 20:00–06:00);
 - the day alone: 00:00 to the next 00:00.
 
 Clock times are read as people say them: "las once y media", "a las 11 y 20", "11 menos cuarto", "meio-dia e meia",
 "quinze para as onze", "half past ten", "quarter to 11" (Scots "quarter tae ten"), British "half ten" (10:30), "a la
-una"; a bare hour is after noon when the afternoon or evening is named ("ayer por la tarde a las 3") or ends a range
-begun after noon ("between noon and one"), and the night's own in a night named.
+una", "à 1 e meia", "between one and two in the afternoon", Tagalog "ng 3:15 PM"; a bare hour is after noon when the
+afternoon or evening is named ("ayer por la tarde a las 3", Australian "yesterday arvo, between 2 and 6") or ends a
+range begun after noon ("between noon and one"), and the night's own in a night named or said after it ("between ten
+and eleven at night", "às dez da noite": 6 to 11 the evening, 12 midnight, 1 to 5 the small hours). A clock time that
+cannot be ("at 37 o'clock", "a las 25:00", "at 14:75") leaves the question with no window read (None), never another
+time.
 
 A window still under way ends at `now`. A question with no time at all gets the current shift so far (today so far
 when no shift covers `now`). A window wholly in the future, or a shift the site does not have, gives a Clarification.
@@ -105,10 +117,11 @@ _LAST_WEEK = re.compile(
     r"\b(?:last week|previous week|(?:la |a )?semana pasada|(?:la |a )?semana passada|"
     r"(?:la |a )?semana anterior)\b"
 )
-# The week, month or year before the last one: "the week before last", "la semana antepasada", "a semana retrasada".
+# The week, month, quarter or year before the last one: "the week before last", "la semana antepasada", "a semana
+# retrasada", "el trimestre antepasado".
 _BEFORE_LAST = re.compile(
-    r"\b(?:the |la |a |el |o )?(?:(week|month|year) before last|(semana|mes|ano) (?:antepasad[ao]|antepassad[ao]|"
-    r"retrasad[ao]))\b"
+    r"\b(?:the |la |a |el |o )?(?:(week|month|quarter|year) before last|(semana|mes|trimestre|ano) "
+    r"(?:antepasad[ao]|antepassad[ao]|retrasad[ao]))\b"
 )
 _THIS_WEEK = re.compile(r"\b(?:this week|esta semana|nesta semana|lo (?:que|q|k) va de (?:la )?semana)\b")
 _LAST_MONTH = re.compile(
@@ -119,11 +132,51 @@ _THIS_MONTH = re.compile(r"\b(?:this month|este mes|neste mes|lo (?:que|q|k) va 
 _LAST_YEAR = re.compile(
     r"\b(?:last year|previous year|(?:el )?ano pasado|(?:o )?ano passado|(?:el |o )?ano anterior)\b"
 )
+_THIS_YEAR = re.compile(r"\b(?:this year|(?:de )?este ano|neste ano|deste ano)\b")
+# A year said after a month by its place ("December last year", "diciembre del año pasado", "dezembro deste ano").
+_YEAR_AFTER = re.compile(
+    rf",?\s+(?:(?:of|de|del|do|in)\s+)?(?:the\s+)?(?:{_LAST_YEAR.pattern}|{_THIS_YEAR.pattern}|{_BEFORE_LAST.pattern})"
+)
+# A calendar quarter: the one before this ("last quarter", "el trimestre pasado"; not "the last quarter of an hour"),
+# this one so far, or one by its number ("the third quarter", "el cuarto trimestre de 2025", "Q3 2025").
+_LAST_QUARTER = re.compile(
+    r"\b(?:(?:last|previous|past) quarter(?! (?:of|an|hour)\b)|trimestre (?:pasado|passado|anterior))\b"
+)
+_THIS_QUARTER = re.compile(
+    r"\b(?:this quarter|current quarter|este trimestre|neste trimestre|trimestre (?:actual|atual)|"
+    r"lo (?:que|q|k) va del trimestre|no que vai do trimestre)\b"
+)
+_NTH_QUARTER = re.compile(
+    r"\b(?:(first|1st|primer|primero|primeiro|1er|1o)|(second|2nd|segundo|2o)|(third|3rd|tercer|tercero|terceiro|"
+    r"3er|3o)|(fourth|4th|cuarto|quarto|4o))\s+(?:quarter|trimestre)\b(?:,?\s+(?:(?:of|de|del|do)\s+)?((?:19|20)\d\d))?"
+    r"|\bq([1-4])\s+(?:(?:of|de|del|do)\s+)?((?:19|20)\d\d)\b"
+)
+# Days of the calendar every year: (pattern, month, day). Before one, "last/pasada" is the latest gone by, "this/esta"
+# this year's, else the latest begun; a year said with it wins. Not a greeting ("Merry Christmas", "feliz Natal").
+_LAST_BEFORE = (
+    r"(?P<last>\b(?:last|this past|past|previous|(?:la |el )?pasad[ao]|(?:o |a )?(?:passad[ao]|ultim[ao]))\s+)?"
+)
+_THIS_BEFORE = r"(?P<this>\b(?:this|esta|este|neste|nesta)\s+)?"
+_LAST_AFTER = r"(?P<after>\s+(?:pasad[ao]|passad[ao]|anterior)\b)?"
+_NOT_GREETING = r"(?<!merry )(?<!happy )(?<!feliz )(?<!felices )(?<!prospero )(?<!boas )"
+# "natal" is Christmas after an article or preposition ("no Natal", "dia de Natal"), not in "cidade natal".
+_NATAL = r"(?:(?<=\bno )|(?<=\bo )|(?<=\bdo )|(?<=\bde )|(?<=\bao )|(?<=\bpelo )|(?<=\bate o )|(?<=\bultimo ))natal"
+_HOLIDAYS: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
+    (re.compile(rf"{_LAST_BEFORE}{_THIS_BEFORE}{_NOT_GREETING}\b(?:{core})\b{_LAST_AFTER}"), month, day)
+    for core, month, day in (
+        (r"christmas eve|xmas eve|nochebuena|noche buena|vispera de navidad|(?:vespera|noite) d[eo] natal", 12, 24),
+        (rf"christmas(?: day)?(?! eve)|xmas(?! eve)|(?:el dia de )?navidad|(?:dia d[eo] )?{_NATAL}", 12, 25),
+        (r"new year'?s eve|noche ?vieja|v[ie]spera de ano (?:nuevo|novo)|noite de ano novo|reveillon", 12, 31),
+        (r"new year'?s day|(?:el dia de )?ano nuevo|(?:o dia de )?ano novo|primero de ano", 1, 1),
+    )
+)
+# A year said right after a day of the calendar: "Christmas 2024", "la Navidad de 2024".
+_HOLIDAY_YEAR = re.compile(r",?\s+(?:(?:of|de|del|do)\s+)?((?:19|20)\d\d)\b")
 
 # "antenoche", "the night before last" are the night that began the day before yesterday (read in `_night_of`).
 _DAY_BEFORE = re.compile(
     r"\b(?:anteayer|antier|anteontem|antes de (?:ayer|ontem)|day before yesterday|antenoche|anteanoche|"
-    r"night before last)\b"
+    r"night before last|gabi bago kagabi)\b"
 )
 _YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer|kahapon)(?:'s)?\b")
 _TODAY = re.compile(
@@ -162,9 +215,11 @@ _MONTH_NUMBERS: tuple[tuple[str, ...], ...] = (
 )
 _MONTH_NAMES = "|".join(name for names in _MONTH_NUMBERS for name in names)
 # A whole month: "en marzo de 2019", "in January 2018", "em janeiro de 2018", "durante marzo" (no year: the latest
-# March that has begun). Not a day of it ("3 de marzo" is a date, read below).
+# March that has begun; "el pasado marzo", "março passado": the latest ended). Not a day of it ("3 de marzo" is a
+# date, read below).
+_MONTH_LEAD = "en|in|em|durante|during|for|last|this past|past|pasado|passado|ultimo"
 _MONTH = re.compile(
-    r"(?<!\d )(?<!\d de )(?<!\d of )\b(?:(?:en|in|em|durante|during|de|of|for|last|this past|past)\s+)?"
+    rf"(?<!\d )(?<!\d de )(?<!\d of )\b(?:(?:de|of|{_MONTH_LEAD})\s+)?"
     rf"({_MONTH_NAMES})"
     rf"(?:(?:\s+(?:de|of|del))?\s+(\d{{4}}))?\b(?!\s+\d{{1,2}}\b)"
 )
@@ -186,7 +241,8 @@ _AGO = re.compile(
 )
 
 _LAST_NIGHT = re.compile(
-    r"\b(?:anoche|antenoche|anteanoche|last night|yesterday night|overnight|night before last|kagabi)\b"
+    r"\b(?:anoche|antenoche|anteanoche|last night|yesterday (?:at |in the )?night|overnight|night before last|"
+    r"kagabi)\b"
     r"|\b(?:ayer|ontem|anteayer|antier|anteontem)\s+(?:(?:en la|por la|a la|de la|de|a|na|em|durante la)\s+)?"
     r"(?:noche|noite)\b"
     r"|\b(?:noche (?:pasada|anterior)|noite (?:passada|anterior))\b"
@@ -282,25 +338,70 @@ _NAMED_SHIFT = re.compile(
 # "in A shift", "yesterday A shift": a capital A before "shift" mid-sentence is the shift, which folded would read as
 # the article ("in a shift"); opening a sentence it may be the article, and is left so.
 _CAPITAL_A_SHIFT = re.compile(r"(?<=[\w,;:] )A\s+(?i:shift)\b")
-# The part of the day after a clock time says am or pm: "a las 3 de la tarde" is 15:00, "às 8 da noite" 20:00; "las
-# 12 de la noche" is midnight.
-_PM_WORDS = ("pm", "p.m.", "de la tarde", "de la noche", "da tarde", "da noite", "in the afternoon", "in the evening")
-_NIGHT_WORDS = ("de la noche", "da noite")
+# The part of the day after a clock time says am or pm: "a las 3 de la tarde" is 15:00, "às 3 à tarde" too. The night
+# ("de la noche", "at night", "à noite") makes 6 to 11 the evening, 12 midnight, 1 to 5 the small hours.
+_NIGHT_WORDS = (
+    "de la noche",
+    "en la noche",
+    "por la noche",
+    "de noche",
+    "da noite",
+    "a noite",
+    "na noite",
+    "pela noite",
+    "de noite",
+    "at night",
+    "in the night",
+)
+_PM_WORDS = (
+    "pm",
+    "p.m.",
+    "de la tarde",
+    "en la tarde",
+    "por la tarde",
+    "da tarde",
+    "a tarde",
+    "na tarde",
+    "pela tarde",
+    "in the afternoon",
+    "in the evening",
+)
 # A bare hour (no am/pm) in a question that names the afternoon or evening elsewhere is after noon: "ayer por la tarde
 # a las 3" is 15:00.
 _AFTERNOON = re.compile(r"(?<!\bgood )(?<!\bboa )\b(?:afternoon|tarde|evening)\b")  # not the greetings
 _CLOCK = (
-    r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|de la (?:manana|tarde|noche)|"
-    r"de la madrugada|da (?:manha|tarde|noite|madrugada)|in the (?:morning|afternoon|evening))(?![a-z]))?"
+    r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|(?:de|en|por) la (?:manana|tarde|noche)|"
+    r"de la madrugada|da (?:manha|tarde|noite|madrugada)|in the (?:morning|afternoon|evening|night)|at night|"
+    r"de noche|(?:a|na|pela|de) (?:noite|tarde))(?![a-z]))?"
 )
 _HOUR_RANGE = re.compile(
     rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_CLOCK}"
     rf"(?:\s*-\s*|\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_CLOCK}(?![\d:])"
     # "yesterday 6 to 12", "ayer 6-12": two clock times alone, never digits of an id ("P-101 a 102")
-    rf"|(?<![\w.:/-]){_CLOCK}(?:\s*-\s*|\s+(?:to|till|until|hasta|ate|a|as)\s+){_CLOCK}(?![\w:/-])"
+    rf"|(?<![\w.:/-]){_CLOCK}(?:\s*-\s*|\s+(?:to|till|until|hasta|ate|a|as|hanggang)\s+){_CLOCK}(?![\w:/-])"
 )
+# Portuguese "à 1h30" (singular "à", folded "a") and Tagalog "ng 3:15 PM" bring a clock only with its minutes, "h" or
+# part of the day: "a 12" alone is a quantity ("bajó a 12").
 _AT_CLOCK = re.compile(
-    rf"\b(?:a las|a la|at|around|as|al|ao|hacia las|sobre las|por volta das|por volta de)\s+{_CLOCK}(?![\d:])"
+    r"\b(?:a las|a la|at|around|as|al|ao|hacia las|sobre las|por volta das|por volta de|"
+    r"(?:a|ng)(?=\s+\d{1,2}(?::\d{2}|h\b|h\d{2}|\s*(?:am|pm|a\.m\.|p\.m\.|da |de la |in the |at night))))"
+    rf"\s+{_CLOCK}(?![\d:])"
+)
+# A clock time that cannot be: "at 37 o'clock", "a las 25:00", "at 14:75", "às trinta e sete horas" (hour past 24 or
+# minutes past 59, said as a clock: H:MM, o'clock/am/pm, "horas/h", or "a las N" ending the phrase; "at 37" alone may
+# be a value). No window is read from such a question, rather than another time.
+_CLOCK_LEAD_WORDS = (
+    r"a las|a la|as|ao|at|around|al|hacia las|sobre las|por volta das|desde las|desde as|since|from|between|entre las|"
+    r"entre as|until|till|hasta las|ate as|before|after|b4|to|and|y las|e as|de las|das|a|ng"
+)
+_IMPOSSIBLE_CLOCK = re.compile(
+    rf"\b(?:{_CLOCK_LEAD_WORDS})\s+(\d{{1,2}}):(\d{{2}})(?![\d:])"
+    rf"|\b(?:at|around|since|from|between|until|till|before|after|b4|to|and)\s+(\d{{1,2}})\s*"
+    r"(?:o'?clock|am|pm|a\.m\.|p\.m\.)(?![a-z])"
+    r"|\b(?:a las|a la|as|ao|hacia las|sobre las|por volta das|desde las|desde as|hasta las|ate as|y las|e as)\s+"
+    r"(\d{1,2})(?:\s*(?:horas?|hrs?|hs|h)\b|\s+(?:en punto|em ponto)\b)"
+    r"|\b(?:a las|hasta las|desde las|y las|entre las)\s+(\d{1,2})(?=\s*(?:[?.!,;]|$|(?:y|e)\s+(?:media|cuarto|\d)|"
+    r"de la\b|del\b|de (?:ayer|hoy|anteayer)\b|ayer\b|hoy\b))"
 )
 # Noon and midnight are clock times: read as "12:00" and "0:00" before any rule ("between 10 and noon").
 # Their article goes with them ("entre el mediodía y la una", "entre o meio-dia e a uma" read as "entre 12:00 ...").
@@ -317,12 +418,21 @@ _ARTICLE_HOUR_VALUES = {
     "to one": "to 1",
     "past one": "past 1",
     "half one": "half 1",
+    "between one": "between 1",
+    "from one": "from 1",
+    "around one": "around 1",
+    "until one": "until 1",
+    "till one": "till 1",
+    "before one": "before 1",
+    "after one": "after 1",
 }
 _ARTICLE_HOURS = re.compile(
     rf"\b(?:{'|'.join(_ARTICLE_HOUR_VALUES)})\b"
     r"(?=\s+(?:(?:y|e|and|a|as|to|till|until|hasta|ate)\s+(?:(?:las|as)\s+)?(?:\d+|dos|media|meia|"
     r"(?:un |um )?(?:cuarto|quarto))|menos|(?:de la|da) (?:manana|tarde|noche|madrugada|manha|noite)|en punto|"
-    r"em ponto|o'?clock|am|pm|horas?|h|\d+|de (?:ayer|hoy|anteayer)|ayer|hoy|ontem|hoje|yesterday|today)\b"
+    r"em ponto|o'?clock|am|pm|horas?|h|\d+|de (?:ayer|hoy|anteayer)|ayer|hoy|ontem|hoje|yesterday|today|"
+    r"in the (?:morning|afternoon|evening|night)|at night|(?:a|na|pela) (?:tarde|noite)|(?:en|por) la "
+    r"(?:tarde|noche))\b"
     r"|\s*(?:[?.,!;-]|$))"
 )
 # The hour word that ends a range begun with a clock time is the hour: "between 12:00 and one", "entre 12:00 y la
@@ -455,11 +565,13 @@ _STARTED = re.compile(
 # The day word said after a shift's start or end verb, not past a bracket: "started at 10 pm the day before
 # yesterday", "termino ayer a las 6 (el que entro antes de ayer)".
 _SAID_DAY = re.compile(rf"^[^()]*?\b({_DAY_WORD})\b")
+# ... or the night said there: "el que empezó anoche a las diez", "the one that started last night at ten".
+_SAID_NIGHT = re.compile(rf"^[^()]*?(?:{_LAST_NIGHT.pattern})")
 # A clock time said as a shift's start or end ("the shift that started at 10 pm", "el turno que terminó ayer a las
 # 6") bounds the shift, and is no instant asked about ("when the pump started at 10" still is one).
 _BOUND_CLOCK = re.compile(
     rf"\b(?:turno|shift)\b.*\b(?:que|q|that|which|weh|y|e|and)\s+(?:{_ENDED.pattern}|{_STARTED.pattern})\s+"
-    rf"(?:(?:on |the )*(?:{_DAY_WORD})\s+)?$"
+    rf"(?:(?:on |the )*(?:{_DAY_WORD})\s+|(?:{_LAST_NIGHT.pattern})\s+)?$"
 )
 # A whole year: "en 1987", "back in 1987", "em 2009", "de 2009".
 _YEAR = re.compile(r"\b(?:in|en|em|de|del|do|during|durante|year|ano)\s+((?:19|20)\d\d)\b")
@@ -506,13 +618,15 @@ def find_window(
     `lang` is accepted for symmetry: the rules read es/en/pt at once, as people mix them."""
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
     folded = _folded(text)
+    if _impossible_clock(folded):  # "a las 25", "às trinta e sete horas": asked back, never read as another time
+        return Clarification(reason="unknown_time", candidates=[])
     span = _span(folded, site)
     if span is not None:
         return span
     day = _day(folded, site, lang)
     if isinstance(day, Clarification):
         return day
-    for rule in (_dated_range, _night, _shift, _hour_range, _since, _bounded, _at_clock, _part_of_day):
+    for rule in (_dated_range, _shift, _night, _hour_range, _since, _bounded, _at_clock, _part_of_day):
         found = rule(folded, site, day, shifts)
         if found is not None:
             return found
@@ -523,9 +637,11 @@ def find_window(
 
 def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | Clarification | None:
     """The instant `text` names with one clock time ("a las 10", "yesterday at 3pm"), in UTC; None when it names
-    none; a Clarification when it is still to come."""
+    none; a Clarification when it is still to come or cannot be."""
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
     folded = _folded(text)
+    if _impossible_clock(folded):
+        return Clarification(reason="unknown_time", candidates=[])
     day = _day(folded, site, lang)
     if isinstance(day, Clarification):
         return day
@@ -533,6 +649,16 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
     if instant is not None and instant > site.now:
         return Clarification(reason="future_window", candidates=[])
     return None if instant is None else instant.astimezone(UTC)
+
+
+def _impossible_clock(folded: str) -> bool:
+    """`folded` says a clock time that cannot be (`_IMPOSSIBLE_CLOCK`): an hour past 24, or minutes past 59."""
+    for match in _IMPOSSIBLE_CLOCK.finditer(folded):
+        hour = int(next(h for h in match.group(1, 3, 4, 5) if h is not None))
+        minutes = int(match.group(2) or 0)
+        if hour > 24 or minutes > 59 or (hour == 24 and minutes > 0):
+            return True
+    return False
 
 
 def _folded(text: str) -> str:
@@ -543,9 +669,16 @@ def _folded(text: str) -> str:
 
 
 _GUARDIA = re.compile(r"\bguardia\b(?! de )")
-# Chat's short forms of "yesterday" and Scots "tae"/"fae" ("quarter tae ten", "fae 8 tae 10"), written out so every
-# rule reads them: "the day before yday" is then the day before yesterday.
-_SHORT_WORDS = {"yday": "yesterday", "ystdy": "yesterday", "yest": "yesterday", "tae": "to", "fae": "from"}
+# Chat's short forms of "yesterday", Scots "tae"/"fae" ("quarter tae ten", "fae 8 tae 10") and Australian "arvo",
+# written out so every rule reads them: "the day before yday" is then the day before yesterday.
+_SHORT_WORDS = {
+    "yday": "yesterday",
+    "ystdy": "yesterday",
+    "yest": "yesterday",
+    "tae": "to",
+    "fae": "from",
+    "arvo": "afternoon",  # Australian: "yesterday arvo", "this arvo"
+}
 # Day words a slip of one letter still names ("ayr", "otem", "yesturday"); real words that are one letter off one
 # are not slips ("aye" is Scots "yes", "layer" a word).
 _SLIPPED_DAYS = ("ayer", "ontem", "yesterday", "anteayer", "anteontem")
@@ -656,23 +789,28 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
         months = min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H // 24 // 31)
         return _window(site.at(_months_before(site.today, max(months, 1)), site.now.time()), now)
     monday = site.today - timedelta(days=site.today.weekday())
-    if (before_last := _BEFORE_LAST.search(folded)) is not None:
-        return _before_last(before_last.group(1) or before_last.group(2), site, monday)
+    before_last = _BEFORE_LAST.search(folded)
+    if before_last is not None and (unit := before_last.group(1) or before_last.group(2)) not in ("year", "ano"):
+        return _before_last(unit, site, monday)
     if _LAST_WEEK.search(folded):
         return _window(site.at(monday - timedelta(days=7), time(0, 0)), site.at(monday, time(0, 0)))
     if _THIS_WEEK.search(folded):
         return _window(site.at(monday, time(0, 0)), now)
+    if (quarter := _quarter(folded, site)) is not None:
+        return quarter
+    if any(pattern.search(folded) for pattern, _, _ in _HOLIDAYS):
+        return None  # a day of the calendar, read with its year by `_day`
     first = site.today.replace(day=1)
     if (month := _month(folded, site)) is not None:
         return month
-    if (year := _YEAR.search(folded)) is not None and not _DATE.search(folded):
+    dated = _DATE.search(folded) is not None  # "el 3 de marzo del año pasado": that day, read by `_day`
+    if (year := _YEAR.search(folded)) is not None and not dated:
         on = int(year.group(1))
         if on > site.today.year:
             return Clarification(reason="future_window", candidates=[])
         return _window(site.at(date(on, 1, 1), time(0, 0)), site.at(date(on + 1, 1, 1), time(0, 0)), now)
-    if _LAST_YEAR.search(folded):
-        last = site.today.year - 1
-        return _window(site.at(date(last, 1, 1), time(0, 0)), site.at(date(last + 1, 1, 1), time(0, 0)))
+    if (said := _said_year(folded, site)) is not None and not dated:  # last year, this year so far
+        return _window(site.at(date(said, 1, 1), time(0, 0)), site.at(date(said + 1, 1, 1), time(0, 0)), now)
     if _LAST_MONTH.search(folded):
         previous = (first - timedelta(days=1)).replace(day=1)
         return _window(site.at(previous, time(0, 0)), site.at(first, time(0, 0)))
@@ -682,27 +820,78 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
 
 
 def _before_last(unit: str, site: _Site, monday: date) -> Window | Clarification:
-    """The calendar week (from Monday), month or year two back from the present one."""
+    """The calendar week (from Monday), month or quarter two back from the present one."""
+    if unit in ("quarter", "trimestre"):
+        return _quarter_window(site, _quarter_index(site.today) - 2)
     if unit in ("week", "semana"):
         start = monday - timedelta(days=14)
         return _window(site.at(start, time(0, 0)), site.at(start + timedelta(days=7), time(0, 0)))
-    if unit in ("month", "mes"):
-        last = (site.today.replace(day=1) - timedelta(days=1)).replace(day=1)
-        start = (last - timedelta(days=1)).replace(day=1)
-        return _window(site.at(start, time(0, 0)), site.at(last, time(0, 0)))
-    year = site.today.year - 2
-    return _window(site.at(date(year, 1, 1), time(0, 0)), site.at(date(year + 1, 1, 1), time(0, 0)))
+    last = (site.today.replace(day=1) - timedelta(days=1)).replace(day=1)
+    start = (last - timedelta(days=1)).replace(day=1)
+    return _window(site.at(start, time(0, 0)), site.at(last, time(0, 0)))
+
+
+def _said_year(folded: str, site: _Site) -> int | None:
+    """The year said by its place: "last year/el año pasado" the one before this, "the year before last" the one
+    before that, "this year/este año" this one; None when none is."""
+    before_last = _BEFORE_LAST.search(folded)
+    if before_last is not None and (before_last.group(1) or before_last.group(2)) in ("year", "ano"):
+        return site.today.year - 2
+    if _LAST_YEAR.search(folded):
+        return site.today.year - 1
+    return site.today.year if _THIS_YEAR.search(folded) else None
+
+
+def _quarter_index(day: date) -> int:
+    """Calendar quarters counted from year 0: 4 × year + 0..3."""
+    return day.year * 4 + (day.month - 1) // 3
+
+
+def _quarter_window(site: _Site, index: int) -> Window | Clarification:
+    """The calendar quarter `index` (`_quarter_index`), to `now` while under way."""
+    year, quarter = divmod(index, 4)
+    after_year, after = divmod(index + 1, 4)
+    start, end = date(year, quarter * 3 + 1, 1), date(after_year, after * 3 + 1, 1)
+    return _window(site.at(start, time(0, 0)), site.at(end, time(0, 0)), site.now)
+
+
+def _quarter(folded: str, site: _Site) -> Window | Clarification | None:
+    """ "last quarter", "este trimestre", "the third quarter (of 2025 / last year)": a calendar quarter; by its number
+    alone, the latest begun."""
+    this = _quarter_index(site.today)
+    if _LAST_QUARTER.search(folded):
+        return _quarter_window(site, this - 1)
+    if _THIS_QUARTER.search(folded):
+        return _quarter_window(site, this)
+    if (match := _NTH_QUARTER.search(folded)) is None:
+        return None
+    number = next((n for n in range(1, 5) if match.group(n)), None) or int(match.group(6))
+    said = match.group(5) or match.group(7)
+    year = int(said) if said else _said_year(folded, site)
+    if year is None:
+        year = site.today.year if number - 1 <= this % 4 else site.today.year - 1
+    if year < _FIRST_YEAR:
+        return None
+    return _quarter_window(site, year * 4 + number - 1)
 
 
 def _month(folded: str, site: _Site) -> Window | Clarification | None:
-    """A whole calendar month the text names with its year, or with a preposition and no year (the latest begun)."""
+    """A whole calendar month the text names with its year (said as a number or by its place: "last year in December",
+    "diciembre del año pasado"), or with a preposition and no year (the latest begun)."""
+    said = _said_year(folded, site)
     for match in _MONTH.finditer(folded):
         name, year = match.group(1), match.group(2)
-        if year is None and not re.match(r"(?:en|in|em|durante|during|for|last|this past|past)\s", match.group(0)):
+        following = folded[match.end() :]
+        passed = re.match(r"\s+(?:pasado|passado)\b", following) is not None  # "diciembre pasado"
+        placed = said is not None and _YEAR_AFTER.match(following) is not None
+        prepositioned = re.match(rf"(?:{_MONTH_LEAD})\s", match.group(0)) is not None
+        if year is None and not prepositioned and not passed and not placed:
             continue  # "may" alone is a verb, "marco" a frame: a month needs its year or "en/in/em"
         number = next(i for i, names in enumerate(_MONTH_NUMBERS, start=1) if name in names)
-        ended = re.match(r"(?:last|this past|past)\s", match.group(0)) is not None  # "last March": the latest ended
-        on = int(year) if year is not None else site.today.year - (number > site.today.month - ended)
+        # "last March", "el pasado marzo", "marzo pasado": the latest ended
+        ended = passed or re.match(r"(?:last|this past|past|pasado|passado|ultimo)\s", match.group(0)) is not None
+        latest = site.today.year - (number > site.today.month - ended)
+        on = int(year) if year is not None else said if said is not None else latest
         if on < _FIRST_YEAR:
             return None
         if on > site.today.year:  # "janeiro de 2031": nothing is stored for it yet
@@ -714,6 +903,8 @@ def _month(folded: str, site: _Site) -> Window | Clarification | None:
 
 
 def _day(folded: str, site: _Site, lang: str) -> date | Clarification | None:
+    if (holiday := _holiday(folded, site)) is not None:
+        return holiday
     if _DAY_BEFORE.search(folded):
         return site.today - timedelta(days=2)
     if _YESTERDAY.search(folded):
@@ -730,7 +921,40 @@ def _day(folded: str, site: _Site, lang: str) -> date | Clarification | None:
     ) <= 31:
         return _day_of_month(site, number)
     if match := _DATE.search(folded):
-        return _parse_date(match.group(0), site, lang)
+        parsed = _parse_date(match.group(0), site, lang)
+        said = _said_year(folded, site)
+        if isinstance(parsed, date) and said is not None and not re.search(r"\d{4}|/\d{2,4}\b", match.group(0)):
+            return _in_year(parsed, said, site)  # "el 3 de marzo del año pasado"
+        return parsed
+    return None
+
+
+def _in_year(day: date, year: int, site: _Site) -> date | Clarification | None:
+    """`day` in `year` (None for a 29 February that year lacks); a day still to come asks back."""
+    try:
+        moved = day.replace(year=year)
+    except ValueError:
+        return None
+    return Clarification(reason="future_window", candidates=[]) if moved > site.today else moved
+
+
+def _holiday(folded: str, site: _Site) -> date | Clarification | None:
+    """A day of the calendar named (`_HOLIDAYS`): in the year said with it, else the latest gone by ("last
+    Christmas", "la Nochebuena pasada"), this year's ("this Christmas"), or the latest begun."""
+    for pattern, month, day in _HOLIDAYS:
+        if (match := pattern.search(folded)) is None:
+            continue
+        if (year_said := _HOLIDAY_YEAR.match(folded, match.end())) is not None:
+            year: int | None = int(year_said.group(1))
+        elif (in_year := _YEAR.search(folded)) is not None:
+            year = int(in_year.group(1))
+        else:
+            year = _said_year(folded, site)
+        if year is None:
+            gone = site.today - timedelta(days=1 if match.group("last") or match.group("after") else 0)
+            this = match.group("this") is not None or date(site.today.year, month, day) <= gone
+            year = site.today.year if this else site.today.year - 1
+        return None if year < _FIRST_YEAR else _in_year(date(2000, month, day), year, site)
     return None
 
 
@@ -866,7 +1090,7 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
             if len(starting) != 1:  # no shift, or several, start then: which one?
                 return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
             return _shift_window(site, starting[0], day, folded)
-    if day is None and _THIS_SHIFT.search(folded):
+    if day is None and _night_of(folded, site, day) is None and _THIS_SHIFT.search(folded):
         current = _current_shift(site, shifts)
         if current is not None:
             return _window(current[0], site.now)
@@ -875,32 +1099,50 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
 
 def _shift_window(site: _Site, shift: ShiftConfig, day: date | None, folded: str) -> Window | Clarification:
     """The shift's occurrence that starts on `day` (the latest begun when None) — or, for a shift past midnight
-    "that ended" on `day`, the one that began the day before. A day said with its start ("que entró antes de ayer")
-    or its end ("that ended at 6 am yesterday") outranks the day the question names first."""
-    started_on, ended_on = _said_bound(_STARTED, folded, site), _said_bound(_ENDED, folded, site)
+    "that ended" on `day`, the one that began the day before. A day or night said with its start ("que entró antes
+    de ayer", "the one that started last night") or its end ("that ended at 6 am yesterday") outranks the day the
+    question names first; a night named ("el turno C de anoche") is the occurrence that starts in it."""
+    start_clock, end_clock = time.fromisoformat(shift.start), time.fromisoformat(shift.end)
+    started_on = _said_bound(_STARTED, folded, site, start_clock)
+    ended_on = _said_bound(_ENDED, folded, site, end_clock)
+    evening = _night_of(folded, site, day)
+    on = day if ended_on is None else ended_on
     if started_on is not None:
         start, end = _occurrence(site, shift, started_on)
-    elif day is None:
+    elif ended_on is None and evening is not None:
+        start, end = _occurrence(site, shift, _in_night(evening, start_clock))
+    elif on is None:
         start, end = _latest_started(site, shift)
     else:
-        ended_on = day if ended_on is None else ended_on
-        start, end = _occurrence(site, shift, ended_on)
-        if _ENDED.search(folded) and end.date() != ended_on:
-            start, end = _occurrence(site, shift, ended_on - timedelta(days=1))
+        start, end = _occurrence(site, shift, on)
+        if _ENDED.search(folded) and end.date() != on:
+            start, end = _occurrence(site, shift, on - timedelta(days=1))
     if (half := _HALF.search(folded)) is not None:  # "the back half of yesterday's B shift": 18:00 to 22:00
         middle = start + (end - start) / 2
         start, end = (start, middle) if half.group(1) else (middle, end)
     return _window(start, end, site.now)
 
 
-def _said_bound(verb: re.Pattern[str], folded: str, site: _Site) -> date | None:
-    """The day said after `verb` ("started", "terminó"), before the next start or end verb; None when none is."""
+def _said_bound(verb: re.Pattern[str], folded: str, site: _Site, clock: time) -> date | None:
+    """The day said after `verb` ("started", "terminó"), before the next start or end verb; for a night said there
+    ("empezó anoche"), the day in it that has `clock` (the shift's start or end). None when none is said."""
     for match in verb.finditer(folded):
         said = folded[match.end() :]
         following = [m.start() for m in (_STARTED.search(said), _ENDED.search(said)) if m is not None]
-        if (on := _SAID_DAY.search(said[: min(following, default=len(said))])) is not None:
-            return site.today - timedelta(days=_DAYS_BACK[on.group(1)])
+        said = said[: min(following, default=len(said))]
+        if _SAID_NIGHT.search(said) is not None:
+            on = _day(said, site, "es")
+            evening = _night_of(said, site, on if isinstance(on, date) else None)
+            if evening is not None:
+                return _in_night(evening, clock)
+        if (day := _SAID_DAY.search(said)) is not None:
+            return site.today - timedelta(days=_DAYS_BACK[day.group(1)])
     return None
+
+
+def _in_night(evening: date, clock: time) -> date:
+    """The day `clock` falls on in the night that begins on `evening`: that evening from noon on, else the morning."""
+    return evening if clock >= time(12, 0) else evening + timedelta(days=1)
 
 
 def _starts_within(clock: time, first: time, last: time) -> bool:
@@ -910,11 +1152,11 @@ def _starts_within(clock: time, first: time, last: time) -> bool:
 
 def _clock(hour: str, minute: str | None, meridiem: str | None) -> time | None:
     h, m = int(hour), int(minute or 0)
-    if meridiem is not None and meridiem in _PM_WORDS and h < 12:
+    if meridiem in _NIGHT_WORDS:
+        h = 0 if h == 12 else h + 12 if NIGHT_END.hour <= h < 12 else h
+    elif meridiem is not None and meridiem in _PM_WORDS and h < 12:
         h += 12
-    elif meridiem in _NIGHT_WORDS and h == 12:
-        h = 0
-    elif meridiem is not None and meridiem.startswith("a") and h == 12:
+    elif meridiem is not None and (meridiem.startswith("a") or "madrugada" in meridiem) and h == 12:
         h = 0
     return time(h, m) if h < 24 and m < 60 else None
 
@@ -975,7 +1217,8 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
         first = shared if shared is not None and shared < last else first
     # "between noon and one", "from 2pm to 5": a bare hour ending a range begun after noon is after noon too
     after_noon = last.replace(hour=last.hour + 12) if 0 < last.hour < 12 else last
-    if (first.hour == 12 or mer1 in _PM_WORDS) and mer2 in (None, "h", "hs", "hrs") and first < after_noon:
+    begun_pm = mer1 in _PM_WORDS or (mer1 in _NIGHT_WORDS and first.hour > 12)
+    if (first.hour == 12 or begun_pm) and mer2 in (None, "h", "hs", "hrs") and first < after_noon:
         last = after_noon
     if (evening := _night_of(folded, site, day)) is not None:  # "anoche de 11 a 2": across midnight
         return _window(_on_night(site, evening, first, mer1), _on_night(site, evening, last, mer2), site.now)
