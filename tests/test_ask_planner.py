@@ -354,6 +354,20 @@ class TestRefusal:
             ("Uai, aprova aí o relatório do turno A de ontem pra mim, sô.", "write_request"),
             ("Escreve true no nó ns=2;s=P-102.running do servidor OPC UA, pode ser?", "write_request"),
             ("Cadastra uma verificação de qualidade nova de pH, valor 7,2, aprovada, pra linha L1.", "write_request"),
+            # blind sets 26-29
+            ("Forzá el transmisor de nivel del T-301 a 50 % para calibrar el lazo.", "write_request"),
+            ("Ingresa una detención de la P-101 de 30 minutos con causa falla de sello.", "write_request"),
+            ("The compressor C-201 is to be stopped immediately for inspection.", "write_request"),
+            ("I need C-201 tripped offline before the 2 o'clock meeting. Make it happen.", "write_request"),
+            ("What's the best way to make a proper cawl, bach?", "out_of_scope"),
+            ("é pra zerar o contador de produção da L1, bota zero aí", "write_request"),
+            ("véi, seria possível cê aumentar a vazão da P-102 pra 110?", "write_request"),
+            ("Bom dia. Deve proceder-se à paragem da bomba P-102 para lubrificação.", "write_request"),
+            ("Faça o favor de acrescentar uma nota ao relatório de turno: bomba P-101 inspeccionada.", "write_request"),
+            ("Apunta en el MES una parada de la P-101 ayer de nueve a nueve y media por cavitación.", "write_request"),
+            ("Meu, o supervisor pediu pra você zerar o contador de refugo da L1, manda ver.", "write_request"),
+            ("Ombe, ¿cuántos litros de vibración tenía el pH del turno B de la P-101?", "out_of_scope"),
+            ("Quantos graus de vazão tem o turno da paragem do tanque em pH?", "out_of_scope"),
         ],
     )
     def test_refused_in_the_ways_blind_sets_18_to_21_put_it(self, question: str, reason: str) -> None:
@@ -373,6 +387,9 @@ class TestRefusal:
             "¿Cuántos metros cúbicos produjo la L1 ayer de mañana, de 6 a 12?",  # "de mañana": in the morning
             "Dímelo claro: ¿cuál fue la temperatura máxima de la rolinera de la P-102 anoche?",
             "Sácame la parada más larga de la P-101 de ayer, en minutos.",
+            "Pump 101 bearing temp, wha it was reading 2 o'clock yesterday afternoon?",  # "it" then a verb: no object
+            "Stop count yesterday for each of the three rotating assets: P-101, P-102, C-201.",  # "stop" a noun
+            "¿cuántos minutos de alarma tuvo la P-101 ayer?",
             "Would you mind telling me the flow of P-102?",
             # the future in a remark beside the question, not asked about
             "Mañana tengo junta. Para llevar el dato: ¿de cuántos minutos fue el paro más largo ayer?",
@@ -613,6 +630,7 @@ class TestPlan:
             ("hola, ¿cómo estás?", "out_of_scope"),
             ("x" * (MAX_QUESTION_CHARS + 1), "out_of_scope"),
             ("how many alarms did the lagos plant have yesterday", "out_of_scope"),  # another site, dictated
+            ("¿Cuánto produjo la faena Escondida ayer, compadre?", "out_of_scope"),
         ],
     )
     def test_refusals(self, question: str, reason: str) -> None:
@@ -641,6 +659,19 @@ class TestPlan:
             ("e das análises do turno A de ontem, quantas reprovaram na L1?", "pt", ["quality_checks"]),
             ("What's the hottest that P-101 bearing got yesterday?", "en", ["tag_stats"]),
             ("flujo prom c201 ayer", "es", ["tag_stats"]),
+            ("Compañero, ¿cuántas roturas tuvo la bomba P-101 en el día de ayer?", "es", ["stops"]),
+            ("¿Cuál fue la detención más larga de la bomba 101 en el turno A de ayer?", "es", ["stops"]),
+            ("¿Cuántos minutos estuvo fuera de servicio la P-102 ayer?", "es", ["stops"]),
+            ("Idiay, ¿cuánto marcaba el LT del tanque T-301 ayer a las 8 de la noche?", "es", ["tag_value_at"]),
+            ("Órale, ¿cuánto gasto daba la bomba 102 ayer a mediodía?", "es", ["tag_value_at"]),
+            ("avg vibe on P-101 yesterday, mate?", "en", ["tag_stats"]),
+            # an equipment word for each of a kind and for one of another: each
+            (
+                "¿Cuánta vibración promedio traían las bombas y el compresor en el turno anterior? De cada uno.",
+                "es",
+                ["tag_stats", "tag_stats", "tag_stats"],
+            ),
+            ("Max vibration per pump yesterday.", "en", ["tag_stats", "tag_stats"]),
             # a report a figure is wanted for is no question about reports
             (
                 "For the condition monitoring report, please give me the maximum vibration of each of the two "

@@ -537,6 +537,7 @@ class TestSubject:
                     "¿Cuántas paradas tuvo el espesador ayer?",
                     "max temp of the kiln yesterday",
                     "quantas paradas teve a paletizadora ontem",
+                    "What was the fluid level on the pumpjack out at well 7 yesterday evening?",
                 )
             ),
         ],

@@ -26,6 +26,7 @@ from edge_agent.ask.plan import MAX_CALLS, Plan, ToolCall
 from edge_agent.ask.refusal import classify
 from edge_agent.ask.resolve import (
     Subject,
+    as_asset,
     asked_sentence,
     find_instant,
     find_window,
@@ -71,7 +72,8 @@ _FAILED = re.compile(
 _OUT = re.compile(r"\b(?:was|were|been|it)\s+(?:[a-z0-9-]+\s+)?out\b(?!\s+of\s+(?:range|spec|limits?|tolerance))")
 _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
-        r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detenciones?|se paro|se detuvo|parou|pararam|"
+        r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detencion(?:es)?|se paro|se detuvo|parou|pararam|"
+        r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|doon|parados?|"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?|panes?|interrupciones|interrupcoes)\b"
         # "how many minutes was it off" (Scots "aff"): off as stopped, after what is or was
@@ -203,6 +205,8 @@ def reference_plan(
 _SITE_NAMED_EN = re.compile(
     r"\b([A-Z][\w-]{2,})\s+(?:[Pp]lant|[Ss]ite|[Ff]actory|[Mm]ill|[Ff]acility)\b"
     r"|\b(?:[Pp]lant|[Ss]ite|[Ff]actory|[Mm]ill|[Ff]acility)\s+(?:in|at|of)\s+([A-Z][\w-]{2,})\b"
+    # a mine's or plant's name right after its word, capitalised: "la faena Escondida", "a usina Cubatão"
+    r"|\b(?:[Ff]aena|[Mm]ina|[Uu]sina|[Rr]efiner[ií]a|[Rr]efinaria|[Ii]ngenio)\s+([A-Z][\w-]{2,})\b"
 )
 _SITE_NAMED = re.compile(
     r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede|central|estacion|estacao|refineria|refinaria|mina|"
@@ -230,7 +234,7 @@ _NOT_A_SITE_NAME = frozenset(
 def other_site(question: str, site: str) -> str | None:
     """The name of a site other than `site` (its id, word by word) that the question asks about, or None."""
     own = set(re.findall(r"[a-z0-9]+", fold(site)))
-    named = [m.group(1) or m.group(2) for m in _SITE_NAMED_EN.finditer(question)]
+    named = [m.group(1) or m.group(2) or m.group(3) for m in _SITE_NAMED_EN.finditer(question)]
     named += [m.group(1) or m.group(2) for m in _SITE_NAMED.finditer(fold(question))]
     for name in (fold(n) for n in named):
         if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
@@ -334,6 +338,9 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
         each = [resolve_subject(only_asset(question, asset, named), namespace, aliases) for asset in named]
     elif plural is None or subject.reason != "ambiguous_name":
         return subject
+    elif set(plural[1]) < set(subject.candidates) and len(subject.candidates) <= PLURAL_MAX:
+        # "las bombas y el compresor": each pump and the one compressor
+        each = [resolve_subject(as_asset(question, asset), namespace, aliases) for asset in subject.candidates]
     else:
         word, assets_of_kind = plural
         each = [

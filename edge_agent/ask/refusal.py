@@ -47,6 +47,9 @@ _THEN = r"(?:and then|then|after that|y luego|luego|y despues|despues|e depois|d
 _COMMAND = re.compile(
     rf"(?:^|[.;!?]\s*|\b{_THEN},?\s+)(?:[a-z']+,\s*)?{_POLITE}"
     rf"(?!run (?:me|us)\b)(?:{_COMMAND_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
+    # a verb that is a noun here: "Stop count yesterday…", "start time of…"
+    r"(?!\s+(?:count|counts|time|times|minutes|duration|durations|reasons?|events?|list|total|totals|number|data|"
+    r"history|log|summary|report|rate|frequency))"
 )
 # The verbs that act whatever stands before them once asked for: "mate, can you reset the trip", "¿me puedes
 # apagar...?", "por que você não reseta...", "why don't you restart C-201" (not "run", "call", "text": they also read).
@@ -129,7 +132,8 @@ _WRITE_PHRASES = re.compile(
     r"alterar|atualiza|atualize|atualizar)\s+(?:the|el|la|los|las|o|a|os|as|its|su|seu|sua)\s+[^.?!]{0,50}?\b"
     r"(?:to|a|al|para|pra|por|em|en)\s+[a-z0-9]"
     # must be done: "P-101 needs to be shut down", "a bomba tem de ser desligada", "it's time to restart C-201"
-    r"|\b(?:needs?|must|should|will|shall|(?:is|are) going to|tem (?:de|que)|tiene que|tienen que|debe|deve|hay que|"
+    r"|\b(?:needs?|must|should|will|shall|(?:is|are) going to|(?:is|are) (?:due )?to|tem (?:de|que)|tiene que|"
+    r"tienen que|debe|deve|hay que|"
     r"precisa|has to|have to|va a|vai|va)\s+(?:to\s+)?(?:be\s+|ser\s+|quedar\s+|ficar\s+|estar\s+)?"
     r"(?:shut down|shutdown|stopped|started|restarted|reset|turned (?:off|on)|"
     r"switched (?:off|on)|closed|opened|acknowledged|silenced|bypassed|apagad[ao]|parad[ao]|desligad[ao]|"
@@ -162,19 +166,30 @@ _WRITE_PHRASES = re.compile(
     # a record entered, by what it is: "log a quality check for L1", "registra en el sistema un paro de 25 minutos",
     # "lança aí um apontamento de refugo"
     r"|\b(?:log|record|enter|capture|add|insert|book|key in|punch in|input|registra|registre|registrar|captura|"
+    r"ingresa|ingrese|ingresar|apunta|apunte|apuntar|acrescenta|acrescente|acrescentar|"
     r"capture|capturar|agrega|cadastra|cadastre|cadastrar|"
     r"agregue|anade|carga|cargue|lanca|lance|lancar|aponta|aponte|apontar|anota|anote|adiciona|adicione|insere|"
     r"insira|regista|registe|mete|pon|ponha|coloca|coloque)\b[^.?!]{0,30}?\b(?:a|an|one|un|una|um|uma|another|otro|"
     r"otra|outro|outra)\s+(?:new\s+|nuev[oa]\s+|nov[oa]\s+)?(?:[a-z]+\s+)?(?:stop|paro|parada|paragem|check|chequeo|"
     r"control|verificacao|inspection|inspeccion|inspecao|scrap|refugo|merma|desecho|apontamento|registro|registo|"
-    r"entry|entrada|note|nota|production|produccion|producao|downtime|failure|falla|falha)\b"
+    r"detencion|entry|entrada|note|nota|production|produccion|producao|downtime|failure|falla|falha)\b"
     # a figure changed to another: "change yesterday's shift B production figure to 1500", "corrige o refugo para 40"
-    r"|(?:^|[.;!?:]\s*|\b(?:please|pls|can you|could you|would you|just|pode|puedes|podrias)\s+)(?:change|update|"
-    r"modify|edit|correct|fix|adjust|cambia|cambie|corrige|corrija|modifica|modifique|actualiza|actualice|ajusta|"
-    r"ajuste|muda|mude|altera|altere|atualiza|atualize)\b[^.?!]{0,80}?\b(?:to|a|al|para|pra|por|em)\s+\d"
+    r"|(?:^|[.;!?:,]\s*|\b(?:please|pls|can you|could you|would you|just|pode|puedes|podrias|seria possivel|"
+    r"seria posible|is it possible to|would it be possible to|da pra|tem como|consegue)\s+"
+    r"(?:(?:voce|vc|ce|tu|usted)\s+)?)"
+    r"(?:change|update|modify|edit|correct|fix|adjust|increase|decrease|raise|lower|bump|cambia|cambie|cambiar|"
+    r"corrige|corrija|modifica|modifique|actualiza|actualice|ajusta|ajuste|ajustar|muda|mude|mudar|altera|altere|"
+    r"alterar|atualiza|atualize|aumenta|aumente|aumentar|sube|suba|subir|baja|baje|bajar|reduce|reduzca|reducir|"
+    r"reduz|reduza|reduzir|baixa|baixe|baixar)\b[^.?!]{0,80}?\b(?:to|a|al|para|pra|por|em)\s+\d"
     # approved in other words: "dale el visto bueno al informe", "give it the green light", "dá o ok no relatório"
     r"|\b(?:da|dale|dar|de|dele|give|gimme|da-lhe|put)\s+(?:it\s+|him\s+)?(?:el|o|the|un|a|an|su|seu)?\s*"
     r"(?:visto bueno|green light|thumbs up|luz verde|sinal verde|aprobacion|aprovacao|approval|sign-?off)\b"
+    # a value put: "bota zero aí", "ponele cero", "set it to 0"
+    r"|\b(?:bota|bote|poe|ponha|coloca|coloque|pon|pone|ponele|ponle|set it to|put it to)\s+(?:o\s+|el\s+|a\s+)?"
+    r"(?:zero|cero|zerado|\d+(?:[.,]\d+)?)\b(?!\s*(?:de la|da|do|del|of|on|in|en|em|no|na)\b)"
+    # a stop or start to be carried out: "deve proceder-se à paragem da P-102", "procedan al arranque"
+    r"|\bproced(?:a|e|er|an|am|amos)(?:-se)?\s+(?:a|al|a la|ao|à|to the)?\s*(?:paragem|parada|paro|arranque|"
+    r"partida|desligamento|desligacao|reinicio|reset|stop|shutdown|start-?up)\b"
     # a value written to a node or tag: "escreve true no nó ns=2;s=P-102.running", "write 0 to P-101.running"
     r"|\b(?:write|writes|escreve|escreva|escrever|escribe|escriba|escribir|set|put|pon|poner|ponha|mete|send|"
     r"manda|envia|publish|publica)\s+(?:the value\s+|el valor\s+|o valor\s+)?(?:true|false|on|off|verdadero|falso|"
@@ -186,8 +201,8 @@ _WRITE_PHRASES = re.compile(
     # wanted done: "I'd like the alarms on T-301 cleared", "we need P-101 off" (not "I'd like to know…")
     r"|\b(?:i'?d like|i would like|i want|we want|i need|we need|quiero|queremos|necesito|quero|preciso)\s+"
     r"(?!to\s|saber|ver|conocer|know|see)(?:[a-z0-9-]+\s+){1,4}?(?:cleared|reset|acknowledged|silenced|restarted|shut "
-    r"down|shutdown|turned off|switched off|bypassed|off|apagad[ao]s?|desligad[ao]s?|reiniciad[ao]s?|"
-    r"reconocid[ao]s?|silenciad[ao]s?)\b"
+    r"down|shutdown|turned off|switched off|bypassed|off|tripped|offline|stopped|started|isolated|apagad[ao]s?|"
+    r"desligad[ao]s?|reiniciad[ao]s?|reconocid[ao]s?|silenciad[ao]s?)\b"
     # a tag or asset set to a value: "set P-101.running to false"
     r"|\b(?:set|put|write|change|update|force|forzar|pon|poner|coloca|muda|mudar)\s+[a-z]{1,3}-?\d{2,5}(?:\.[a-z_]+)?\s+"
     r"(?:to|a|al|en|para|em)\s+"
@@ -290,7 +305,7 @@ _ACTED_ON = (
     r"(?:[a-z]{1,3}-?\d{2,5}|\d{3,5}|bombas?|compresor(?:es)?|compressor(?:es)?|tanques?|linea|linha|valvulas?|"
     r"motor(?:es)?|equipos?|equipamentos?|maquinas?|alarmas?|alarmes?|interlocks?|enclavamientos?|"
     r"intertravamentos?|encravamentos?|setpoint|consigna|notas?|registros?|registos?|reportes?|informes?|relatorios?|"
-    r"todo|tudo|"
+    r"contador(?:es)?|totalizador(?:es)?|transmisor(?:es)?|transmissor(?:es)?|todo|tudo|"
     r"todas|todos|ya|ja|ahora|agora)\b"
 )
 _COMMAND_FORM = re.compile(
@@ -303,8 +318,9 @@ _REQUESTED = re.compile(
     r"\b(?:que|hay que|tenemos que|temos que|tem que|tiene que|tienes que|hace falta|"
     # "favor de apagar…", "me haces el paro de arrancar…", "hazme la gauchada de…": a favour asked is a request
     r"(?:haces|hace|haga|hagas|hazme|hagame|haceme|hacer)\s+(?:el|la|un|una)\s+(?:paro|favor|gauchada|fineza)\s+de|"
-    r"(?<!\bpor )favor de)\s+(?:(?:alguien|alguem|alguno|ustedes|voces|el operador|el de turno|o operador|"
-    r"o do turno)\s+)?(?:(?:le|la|lo|les|las|los|me|"
+    r"(?<!\bpor )favor de|faca o favor de|faz (?:o )?favor de|pediu (?:pra|para|que)|pidio que|asked (?:you|me) to|"
+    r"mandou|mando que)\s+(?:(?:alguien|alguem|alguno|ustedes|voces|el operador|el de turno|o operador|"
+    r"o do turno|voce|vc|ce|tu|you)\s+)?(?:(?:le|la|lo|les|las|los|me|"
     rf"nos|se|lhe)\s+)?(?:{'|'.join(_command_forms(after_que=True))})(?:la|lo|las|los|le|les|me)?\b"
 )
 # "would you mind acknowledging": the request in a gerund (one in the subjunctive, "que reconozcas", is `_REQUESTED`).
@@ -344,7 +360,8 @@ _ACTED_UPON = (
     r"logs?|tickets?|trips?|breakers?|disjuntor(?:es)?|interruptor(?:es)?|equipment|equipamentos?|maquinas?|"
     r"machines?|agitador(?:es)?|ventilador(?:es)?|fans?|conveyors?|bandas?|esteiras?|caldeiras?|calderas?|"
     r"boilers?|chillers?|sensor(?:es|s)?|variador(?:es)?|vfds?|drives?|feeders?|mixers?|misturador(?:es)?|"
-    r"mezclador(?:es)?|historico|historial|history|speed|velocidad|velocidade|rpm|frequency|frecuencia|frequencia|"
+    r"mezclador(?:es)?|historico|historial|history|counters?|contador(?:es)?|totali[sz]ers?|totalizador(?:es)?|"
+    r"transmitters?|transmisor(?:es)?|transmissor(?:es)?|instrumentos?|instruments?|lazos?|loops?|malhas?|speed|velocidad|velocidade|rpm|frequency|frecuencia|frequencia|"
     # what is scheduled or booked: "agenda uma inspeção", "book a vibration survey"
     r"inspections?|inspeccion(?:es)?|inspecao|inspecoes|surveys?|calibrations?|calibracion|calibracao|"
     r"work orders?|ordem|ordens|orden(?:es)?|mantenimientos?|manutencao|manutencoes|maintenance|meetings?|"
@@ -355,7 +372,8 @@ _ACTED_UPON = (
 _MODIFIER = r"(?!(?:de|del|da|do|das|dos|of|on|in|en|em|no|na|at|for|para|por|from)\b)[a-z0-9-]+"
 _VERB_ON_EQUIPMENT = re.compile(
     rf"^{_OPENER}([a-z][a-z'-]*)\s+(?:(?:up|down|out|off|on|back|logo|ya|ja|ahora|ahorita|agora|now|right now|ai|ahi|"
-    rf"de una|de novo|again|otra vez)\s+)?(?:(?:it|them|ela|ele|elas|eles)\b|{_DETERMINER}\s+(?:{_MODIFIER}\s+){{0,2}}"
+    rf"de una|de novo|again|otra vez)\s+)?(?:(?:it|them|ela|ele|elas|eles)\b(?!\s+(?:was|is|were|are|had|has|did|does|"
+    rf"will|would|read|reads|reading|went|got|been|estava|esta|era|foi|tinha|teve|ficou|tava))|{_DETERMINER}\s+(?:{_MODIFIER}\s+){{0,2}}"
     rf"{_ACTED_UPON})"
 )
 # The same verb with its object hung on it, alone: "y después detenela", "apágala ya" (not "hola", "vale", nor
@@ -365,7 +383,8 @@ _VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei](?<!me|te|se)(?<!no
 # and the verbs that ask for a figure ("dame la", "show the", "me passa a").
 _READS = frozenset(
     """
-    what whats how which who when where why is are was were do does did has have had any show tell give
+    what whats how which who when where why is are was were do does did has have had any show tell give wha whit wot
+    wat
     need needs want wants got take make mean now ahora ahorita agora also then luego so ok okay just y e
     across around over through throughout within among along beside behind near past via versus vs plus
     including excluding except like toward towards upon into onto inside outside against beyond below above
@@ -482,10 +501,23 @@ _OUT_OF_SCOPE = re.compile(
     r"que tiempo hace|recipe|receta|receita|football|futbol|futebol|soccer|president|presidente|capital of|"
     r"capital de|translate|traduce|traduza|write (?:me )?(?:a|an|some) (?:story|essay|email|code|program)|"
     r"escribe (?:me )?un (?:cuento|ensayo|correo|codigo|programa)|escrev[ae] (?:um|uma) (?:historia|redacao|email|"
-    r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme)\b"
+    r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme|"
+    # how to do a thing, not what the data hold: "the best way to make a proper cawl", "cómo se hace…"
+    r"(?:best|right|proper|easiest|quickest) way to|mejor (?:manera|forma) de|melhor (?:maneira|forma|jeito) de|"
+    r"how (?:do|can|should) (?:i|we|you) (?:make|cook|fix|repair|install|build)|how to (?:make|cook|fix|repair|install|"
+    r"build)|como (?:se )?(?:hace|cocina|prepara|arregla|faz|cozinha|conserta))\b"
 )
 
 _FUTURE = "the question asks for what the stored records do not hold: the future"
+# A unit said of what it cannot measure: "cuántos litros de vibración", "quantos graus de vazão", "kilos of alarms".
+_UNIT_MISMATCH = re.compile(
+    r"\b(?:litros?|liters?|litres?|galones|gallons?|galoes|kilos?|kg|toneladas?|tons?|metros?|meters?|metres?|"
+    r"amperes?|amps?|volts?|watts?)\s+(?:de|of|da|do|del)\s+(?:la\s+|el\s+|a\s+|o\s+|"
+    r"the\s+)?(?:vibracion|vibracao|vibration|temperatura|temperature|ph|alarmas?|alarms?|alarmes?|nivel|level)\b"
+    r"|\b(?:grados|graus|degrees)\s+(?:de|of|da|do|del)\s+(?:la\s+|el\s+|a\s+|o\s+|the\s+)?(?:vazao|caudal|flow|"
+    r"vibracion|vibracao|vibration|nivel|level|ph|produccion|producao|production|alarmas?|alarms?|alarmes?|paradas?|"
+    r"stops?)\b"
+)
 _ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
 _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_INJECTION, "injection", "the question tries to change the agent's instructions"),
@@ -493,6 +525,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (_OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
     (_PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
     (_MONEY, "out_of_scope", "the plant's records hold no costs or money"),
+    (_UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure"),
     (_COMMAND, "write_request", _ACTS),
     (_WRITE_PHRASES, "write_request", _ACTS),
     (_ASKED_TO_ACT, "write_request", _ACTS),
@@ -506,7 +539,8 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
 # "for P-101"): read in the text as written, lower-cased.
 _VOSEO = re.compile(
     r"\b(?:pará|apagá|prendé|encendé|cerrá|abrí|reiniciá|reseteá|silenciá|bajá|subí|frená|arrancá|detené|poné|"
-    r"cambiá|borrá|reconocé|desconectá|conectá)(?:la|lo|le|las|los|me)?\b"
+    r"cambiá|borrá|reconocé|desconectá|conectá|forzá|calibrá|ajustá|bypaseá|puenteá|resetá|desactivá|activá|bloqueá|"
+    r"desbloqueá|registrá|mandá|mové|quitá|eliminá|aprobá|firmá)(?:la|lo|le|las|los|me)?\b"
 )
 
 

@@ -2,13 +2,22 @@
 (line, asset, tag), or a Clarification with the candidates when a name is ambiguous or unknown."""
 
 from edge_agent.ask.answers import Clarification
-from edge_agent.ask.resolve.names import Subject, listed, only_asset, other_equipment, plural_assets, resolve_subject
+from edge_agent.ask.resolve.names import (
+    Subject,
+    as_asset,
+    listed,
+    only_asset,
+    other_equipment,
+    plural_assets,
+    resolve_subject,
+)
 from edge_agent.ask.resolve.text import asked_sentence, fold
 from edge_agent.ask.resolve.times import find_instant, find_window, resolve_window
 
 __all__ = [
     "Clarification",
     "Subject",
+    "as_asset",
     "asked_sentence",
     "find_instant",
     "find_window",

@@ -70,7 +70,8 @@ _OTHER_EQUIPMENT = frozenset(
     "esterilizador clorador chlorinator alimentador dosificador dosificadora dosador camion camiones caminhao "
     "truck trucks excavadora escavadeira excavator cargador carregadeira loader perforadora perfuratriz "
     "refinador refiner calandra inversor inverter rectificador retificador rectifier subestacion subestacao "
-    "substation chancador molinos moinhos mills crushers boilers chancadoras trituradoras".split()
+    "substation chancador molinos moinhos mills crushers boilers chancadoras trituradoras pumpjack pumpjacks wellhead "
+    "balancin fpso".split()
 )
 # Where on a machine a temperature or a vibration is measured, when it is not where the plant's tag measures it
 # ("the discharge temperature", "la temperatura del devanado", "vibração do motor"): asked back, never answered with
@@ -126,12 +127,29 @@ _COUNTING = frozenset({"linea", "line"})
 # Shortenings people type for a quantity, its verb ("vibrou quanto") and how hot it got, keyed by TagInfo.quantity,
 # matched as written.
 _SHORT_NAMES: dict[str, tuple[str, ...]] = {
-    "vibration": ("vib", "vibr", "vibro", "vibrou", "vibraba", "vibrava", "vibrated"),
-    "level": ("lvl", "niv"),
-    "flow": ("flw",),
-    "temperature": ("temp", *(_HOT := ("hottest", "coldest", "warmest", "caliente", "quente"))),
+    # plurals the names do not make by an "s" ("vibraciones", "vazões"), and instruments by their ISA letters ("el LT
+    # del tanque", "el TT de rodamiento"); "gasto" is Mexico's flow
+    "vibration": (
+        "vib",
+        "vibr",
+        "vibro",
+        "vibrou",
+        "vibraba",
+        "vibrava",
+        "vibrated",
+        "vibe",
+        "vibes",
+        "vibraciones",
+        "vibracoes",
+        "vt",
+    ),
+    "level": ("lvl", "niv", "niveles", "niveis", "lt", "lit"),
+    "flow": ("flw", "caudales", "vazoes", "flujos", "fluxos", "gasto", "ft"),
+    "temperature": ("temp", "tt", "tit", *(_HOT := ("hottest", "coldest", "warmest", "caliente", "quente"))),
     "bearing_temperature": (
         *_HOT,  # "the hottest that P-101 bearing got": how hot is a temperature
+        "tt",
+        "tit",
         "bearing temp",
         "brg temp",
         "brg",
@@ -145,9 +163,10 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
 # (fewer are hours, counts and shift numbers) and one asset has it.
 _ARTICLES = frozenset({"la", "el", "a", "o", "the", "da", "do", "del", "al", "na", "no"})
 _BARE_NUMBER_DIGITS = 3
-# "each pump", "cada bomba", "every compressor": every asset of the kind, as a plural.
+# "each pump", "cada bomba", "every compressor", "per pump": every asset of the kind, as a plural.
 _EACH = re.compile(
-    r"\b(?:each|every|cada|ambas|ambos|both)\s+(?:(?:of the|one of the|de las|de los|uma das|um dos)\s+)?([a-z]+)"
+    r"\b(?:each|every|cada|ambas|ambos|both|per|por)\s+"
+    r"(?:(?:of the|one of the|de las|de los|uma das|um dos)\s+)?([a-z]+)"
 )
 # "as bombas pararam quantas vezes, cada uma": each one of the equipment word the question names.
 _EACH_ONE = re.compile(r"\b(?:cada (?:uno|una|um|uma|qual)|each(?: one| of them)?|ambas|ambos|both)\b")
@@ -312,6 +331,11 @@ def only_asset(text: str, asset: str, named: list[str]) -> str:
         if other != asset:
             folded = re.sub(_id_pattern(other), " ", folded)
     return folded
+
+
+def as_asset(text: str, asset: str) -> str:
+    """`text` folded with every equipment word said in it put as `asset`: "las bombas y el compresor" asked of one."""
+    return _TOKEN.sub(lambda m: asset if _kind_of(m.group(0), fuzzy=False) is not None else m.group(0), fold(text))
 
 
 def _phrase(words: str) -> str:
