@@ -1,13 +1,9 @@
-"""Questions the agent refuses before planning: commands and writes to the plant (it has no tool that writes, and
-says so rather than pretending), attempts to override its instructions, the future and what the plant's records do
-not hold, and requests that are not about the plant at all. Patterns match folded text (resolve.fold), es/en/pt."""
+"""Commands known by their verbs: the acting verbs of es/en/pt in the forms people give orders in, at a sentence's
+start, asked for, on a condition, after "que", or named with their object wherever they stand (folded text)."""
 
 from __future__ import annotations
 
 import re
-
-from edge_agent.ask.answers import Refusal, RefusalReason
-from edge_agent.ask.resolve import asked_sentence, fold
 
 # A polite or indirect opening before a command: "por favor", "can you", "você pode", ...
 _POLITE = (
@@ -243,14 +239,7 @@ _WRITE_PHRASES = re.compile(
     r"aprove|aprovar|reject|rechaza|rechazar|rejeite|rejeitar|sign)\s+(?:(?:the|this|that|el|este|ese|la|o|a|"
     r"esse|este)\s+)?(?:report|reporte|informe|relatorio|note|nota|record|registro|entry|audit)"
 )
-# Code or SQL handed to the agent to run: "SELECT * FROM records", "'; DROP TABLE", "import os".
-_CODE = re.compile(
-    r"\bselect\b.{0,80}\bfrom\b|\b(?:drop|truncate|alter)\s+table\b|\binsert\s+into\b|\bdelete\s+from\b|"
-    r"\bupdate\s+\w+\s+set\b|\bunion\s+select\b|;\s*--|\bimport\s+os\b|\bsubprocess\b|\bos\.system\b|\beval\s*\(|"
-    r"\bexec\s*\(|\brm\s+-rf\b|\bsudo\b"
-    # a JSON object (its quotes are folded away): { role : system , ...}, { action : stop , ...}
-    r"|\{\s*'?[\w-]+'?\s*:"
-)
+
 # The command forms of the Spanish and Portuguese verbs that act on a plant or its records, in every person people
 # give orders in (tú, vos, usted, ustedes, nosotros, the infinitive of a headline), generated from each verb's stem
 # rather than listed form by form; a stem whose spelling changes before e gives that form too (apag → apagu).
@@ -323,238 +312,21 @@ _REQUESTED = re.compile(
     r"o do turno|voce|vc|ce|tu|you)\s+)?(?:(?:le|la|lo|les|las|los|me|"
     rf"nos|se|lhe)\s+)?(?:{'|'.join(_command_forms(after_que=True))})(?:la|lo|las|los|le|les|me)?\b"
 )
-# "would you mind acknowledging": the request in a gerund (one in the subjunctive, "que reconozcas", is `_REQUESTED`).
-# Whatever the verb, unless it reads: "would you mind bumping…", "importa-se de aumentar…" (not "…telling me").
-_SOFT_COMMAND = re.compile(
-    r"\b(?:would you mind|do you mind|mind|i'd like you to|i would like you to|te importaria|te importa|le importaria|"
-    r"voce se importa de|se importa de|importa-se de|importas-te de|se importaria de)\s+(?:me\s+|nos\s+)?([a-z]+)"
-)
-# A command by its shape rather than its verb: a clause opening with a word that is neither a question nor a read,
-# followed by what such a verb acts on ("bounce the P-101", "silenciame esa alarma", "bota a bomba P-101 pra rodar").
-# One shape, no list of acting verbs: in the question files it finds 138 of the 266 commands the verb lists find and
-# refuses none of the 1,173 answerable questions. Spanish and Portuguese words ending as a past tense ("paró",
-# "arrancó", "desligou") are reads; so are gerunds ("contando", "somando").
-_CLAUSE = re.compile(
-    r"[.;!?,:()\[\]«»\"]+|\b(?:and then|then|y luego|luego|y despues|despues|e depois|depois|e entao|entao|"
-    r"after that|and|y|e)\b"
-)
-_OPENER = (
-    r"(?:(?:please|pls|plz|kindly|por favor|porfa|xfa|just|ok|okay|so|now|ahora|agora|ya|ja|also|tambien|tambem|tb|tbm|"
-    r"de paso|by the way|btw|while you'?re at it|ja agora|e ja agora|aproveita e|aprovecha y|abeg|"
-    r"oye|oiga|hey|can you|could you|would you|will you|can u|would you mind|why don'?t you|why not|let'?s|"
-    r"i need you to|i want you to|i'?d like you to|we need you to|go ahead and|puedes|podrias|puede|podria|podes|"
-    r"pueden|quiero que|necesito que|voce pode|vc pode|pode|poderia|podia|consegue|da pra|tem como|quero que|"
-    r"preciso que|me|nos|le|lhe|you|u|vos|usted|ustedes|tu|voce|vc|(?:por ?que|pq|xq) (?:no|(?:voce |vc |tu )?nao)"
-    r")\s+)*"
-)
-_DETERMINER = (
-    r"(?:the|this|that|these|those|my|our|its|their|all|all the|every|both|a|an|el|la|los|las|ese|esa|esos|esas|"
-    r"este|esta|su|sus|seu|sua|seus|suas|"
-    r"estos|estas|mi|mis|nuestra|nuestro|todo|toda|todos|todas|todos los|todas las|un|una|o|os|as|esse|essa|esses|"
-    r"essas|isso|isto|meu|minha|nossa|nosso|todos os|todas as|um|uma|aquela|aquele|aquella|aquel)"
-)
-_ACTED_UPON = (
-    r"(?:[a-z]{1,3}-?\d{2,5}|bombas?|pumps?|compresor(?:es|a)?|compressor(?:es|s)?|tanques?|tanks?|valvulas?|"
-    r"valves?|motor(?:es|s)?|lineas?|linhas?|lines?|alarm(?:a|e)?s?|interlocks?|enclavamientos?|intertravamentos?|"
-    r"set ?points?|consignas?|reports?|reportes?|informes?|relatorios?|notas?|notes?|registros?|registos?|records?|"
-    r"logs?|tickets?|trips?|breakers?|disjuntor(?:es)?|interruptor(?:es)?|equipment|equipamentos?|maquinas?|"
-    r"machines?|agitador(?:es)?|ventilador(?:es)?|fans?|conveyors?|bandas?|esteiras?|caldeiras?|calderas?|"
-    r"boilers?|chillers?|sensor(?:es|s)?|variador(?:es)?|vfds?|drives?|feeders?|mixers?|misturador(?:es)?|"
-    r"mezclador(?:es)?|historico|historial|history|counters?|contador(?:es)?|totali[sz]ers?|totalizador(?:es)?|"
-    r"transmitters?|transmisor(?:es)?|transmissor(?:es)?|instrumentos?|instruments?|lazos?|loops?|malhas?|speed|velocidad|velocidade|rpm|frequency|frecuencia|frequencia|"
-    # what is scheduled or booked: "agenda uma inspeção", "book a vibration survey"
-    r"inspections?|inspeccion(?:es)?|inspecao|inspecoes|surveys?|calibrations?|calibracion|calibracao|"
-    r"work orders?|ordem|ordens|orden(?:es)?|mantenimientos?|manutencao|manutencoes|maintenance|meetings?|"
-    r"reunion(?:es)?|reuniao|visitas?|visits?)\b"
-)
-# A word between the determiner and what is acted on ("the A shift report"), never a preposition: in "el caudal de
-# la bomba" the verb takes the flow, not the pump.
-_MODIFIER = r"(?!(?:de|del|da|do|das|dos|of|on|in|en|em|no|na|at|for|para|por|from)\b)[a-z0-9-]+"
-_VERB_ON_EQUIPMENT = re.compile(
-    rf"^{_OPENER}([a-z][a-z'-]*)\s+(?:(?:up|down|out|off|on|back|logo|ya|ja|ahora|ahorita|agora|now|right now|ai|ahi|"
-    rf"de una|de novo|again|otra vez)\s+)?(?:(?:it|them|ela|ele|elas|eles)\b(?!\s+(?:was|is|were|are|had|has|did|does|"
-    rf"will|would|read|reads|reading|went|got|been|estava|esta|era|foi|tinha|teve|ficou|tava))|{_DETERMINER}\s+(?:{_MODIFIER}\s+){{0,2}}"
-    rf"{_ACTED_UPON})"
-)
-# The same verb with its object hung on it, alone: "y después detenela", "apágala ya" (not "hola", "vale", nor
-# "dímelo", "pásamelo": given to the asker, read).
-_VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei](?<!me|te|se)(?<!nos)(?:la|lo|las|los))\b")
-# The words that open such a clause as a question or a read: question words, prepositions, copulas and auxiliaries,
-# and the verbs that ask for a figure ("dame la", "show the", "me passa a").
-_READS = frozenset(
-    """
-    what whats how which who when where why is are was were do does did has have had any show tell give wha whit wot
-    wat
-    need needs want wants got take make mean now ahora ahorita agora also then luego so ok okay just y e
-    across around over through throughout within among along beside behind near past via versus vs plus
-    including excluding except like toward towards upon into onto inside outside against beyond below above
-    underneath till tras segun segundo mediante excepto incluyendo incluindo contra bajo sob ante pra pro pras
-    pros pa pal dentro fuera fora cerca perto junto antes mientras enquanto
-    gimme get list count check look pull fetch grab print display find share pass bring let know see read
-    summarize summarise compare report
-    que qual quais quanto quanta quantos quantas como cual cuales cuanto cuanta cuantos cuantas cuando donde quien
-    quem onde porque por para de del da do das dos en em no na nos nas a al con com sin sem sobre entre desde ate
-    hasta hacia durante on in at of for from with about by to during since until between after before over under
-    per es son fue fueron era eran esta estan estuvo foi foram estava estavam ficou ficaram tem tiene tienen tenia
-    tinha teve tiveram tuvo tuvieron hubo habia houve hay ha han has deu dio dieron deram sigue siguen segue
-    funciona funcionan opera anda roda trabaja
-    dime dame decime deme damelo muestrame mostrame ensename pasame traeme regalame sacame listame cuentame digame
-    diga muestra mostra mostre lista listar dize diz informa informe informar indica indique indicar verifica
-    verifique verificar regala regale revisar consultar mostrar decir dizer dar pasar passar traer trazer revisa
-    revise chequea checa consulta consulte busca procura puxa puxe fijate fijese mira mire ve ver olha olhe veja
-    manda passa traz da me-diz da-me traz-me passa-me mostra-me diz-me manda-me
-    """.split()
-)
-# The reads after "would you mind": "telling me", "checking", "dizer-me".
-_READ_GERUNDS = frozenset(
-    "telling showing giving checking looking pulling fetching getting finding listing counting reading sharing "
-    "confirming explaining summarizing summarising comparing dizer mostrar dar passar informar indicar "
-    "verificar confirmar explicar decir decirme informarme".split()
-)
-# A past tense, a gerund or an English contraction: "arrancó la", "desligou a", "contando as", "tripped the",
-# "what'd that P-102". A verb with its object hung on it ("déjelo") is none of them, unless a gerund's ("revisándola").
-_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|aba|ava|ando|endo|indo|(?<!e)ed|ing)$|'")
-_GERUND_WITH_OBJECT = re.compile(r"(?:a|e|ie)nd[oa](?:la|lo|las|los)$")
-
-
-def _acts_on_equipment(folded: str) -> bool:
-    """Whether a clause of `folded` opens with an acting verb on what the plant runs or records."""
-    for clause in _CLAUSE.split(folded):
-        if (match := _VERB_ON_EQUIPMENT.match(clause.strip())) is not None:
-            verb = match.group(1)
-            if verb not in _READS and not re.fullmatch(_DETERMINER, verb) and not _NOT_A_COMMAND.search(verb):
-                return True
-        if (match := _VERB_WITH_OBJECT.match(clause.strip())) is not None:
-            verb = match.group(1)
-            if verb not in _READS and not _GERUND_WITH_OBJECT.search(verb):
-                return True
-    return False
-
-
-def _asked_to_act(folded: str) -> bool:
-    """ "Would you mind bumping…", "importa-se de aumentar…": a verb after a polite opening that is not a read."""
-    return any(m.group(1) not in _READS and m.group(1) not in _READ_GERUNDS for m in _SOFT_COMMAND.finditer(folded))
-
-
-_INJECTION = re.compile(
-    r"\b(?:ignore|ignora|ignorar|ignore as|disregard|forget|olvida|olvidate de|esqueca|esquece|desconsidera)\s+"
-    r"(?:(?:all|any|your|the|previous|prior|above|todas|todos|tus|las|los|suas|seus|as|os|anteriores|de)\s+)*"
-    r"(?:instructions|instrucciones|instrucoes|rules|reglas|regras|prompt|guidelines|directions|ordenes|ordens)"
-    r"|\bsystem prompt\b|\bprompt (?:del|do) sistema\b|\bdeveloper mode\b|\bmodo (?:desarrollador|"
-    r"desenvolvedor)\b|\bjailbreak\b|\bdan mode\b|\byou are now\b|\bahora eres\b|\bagora voce e\b|"
-    r"\b(?:act|actua|actue|aja|atue) (?:as|como)\b|\bpretend (?:to be|you are)\b|\bfinge (?:ser|que eres)\b|"
-    r"\bfinja (?:ser|que)\b|\b(?:reveal|show|print|muestra|revela|mostra|mostre|imprime) (?:your|tu|tus|seu|suas|"
-    r"sus|the|el|las|o|as) (?:system |hidden |secret )?(?:prompt|instructions|instrucciones|instrucoes)\b|"
-    r"\bnew instructions\b|\bnuevas instrucciones\b|\bnovas instrucoes\b|<\|?(?:im_start|system)|\[/?inst\]"
-    # instructions set aside, a role speaking, "from now on", the agent's own configuration or keys asked for
-    r"|\b(?:set|put|leave|deja|pon|deixa)\s+(?:your|the|all|tus|las|suas|as)?\s*(?:instructions|instrucciones|"
-    r"instrucoes|rules|reglas|regras)\s+(?:aside|de lado|a un lado)\b"
-    r"|(?:^|[\s>.:;])(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
-    r"|</?[a-z][\w-]*>|\b(?:from now on|a partir de agora|de ahora en adelante|desde ahora)\b"
-    r"|\b(?:admin(?:istrator)?|root|sudo|developer|system)\s+override\b|\boverride\s*:"
-    r"|\[\s*(?:admin|system|sistema|root|sudo|developer|operator|operador)\s*\]"
-    # what a pasted text says, done: "executa o que tá escrito", "haz lo que dice la nota", "carry out what it asks"
-    r"|\b(?:do|carry out|execute|run|follow|obey|haz|hace|hacer|ejecuta|ejecute|cumple|cumpla|obedece|obedezca|"
-    r"sigue|faz|faca|fazer|executa|cumpre|cumpra|obedeca|segue)\s+(?:exactly\s+)?(?:what|whatever|lo que|o que|"
-    r"todo lo que|tudo o que|tudo que)\s+(?:(?:it|ele|ela|this|that|the\s+\w+|la\s+\w+|el\s+\w+|a\s+\w+|o\s+\w+)\s+)?"
-    r"(?:says|asks|dice|diz|pide|pede|manda|tells|ta escrito|esta escrito|is written|contains|tiene|tem)\b"
-    r"|\b(?:decode|decodifica|decodifique|decifra|decifre|descifra|descifre|descodifica|deshace|translate|traduce|"
-    r"traduz)\b[^.?!]{0,60}\b(?:and|y|e)\s+(?:then\s+)?(?:do|run|execute|carry|follow|obey|haz|ejecuta|faz|"
-    r"executa|cumple|cumpre|aplica|apply)\b"
-    # a part to play, or everything said before set aside
-    r"|\brole-? ?play\w*\b|\blet'?s pretend\b|\bjuego de rol(?:es)?\b|\bjuguemos a\b|\bfaz de conta\b|"
-    r"\bvamos fingir\b|\bimagin(?:e|a) (?:que )?(?:you are|you're|eres|es|voce e|tu es)\b"
-    r"|\byou'?re (?:now )?(?:the|a|an|my)\b[^.?!]{0,60}\bnow\b"
-    r"|\b(?:ignore|ignora|ignorar|ignoren|olvida|olvidate de|olvide|esqueca|esquece|esquecer|forget|disregard|"
-    r"desconsidera)\s+(?:all|everything|todo|tudo)\b\s*(?:(?:lo|o) que|que|what|you|previous|above|before|"
-    r"anterior|antes|de antes|lo anterior|o anterior|that)\b"
-    r"|\b(?:print|show|dump|reveal|muestra|mostra|mostre|imprime|revela)\s+(?:me\s+)?(?:your|the|tu|su|a|sua|la)?\s*"
-    r"(?:full\s+|entire\s+|complete\s+|completa\s+)?(?:configuration|config|configuracion|configuracao|"
-    r"api keys?|private keys?|secrets?|tokens?|credentials|environment)\b"
-)
-_OUTSIDE_DATA = re.compile(
-    r"\b(?:predict|forecast|will (?:fail|break|stop)|next (?:week|month|shift|year)|tomorrow|pronostica|"
-    r"pronostico|predice|prediccion|proxima semana|proximo mes|proximo turno|semana que viene|fallara|"
-    r"preve|previsao de falha|amanha|vai falhar|probability|probabilidad|probabilidade|likelihood|how likely|"
-    r"que tan probable|qual a chance)\b"
-    r"|\b(?:next|proximas?|proximos?)\s+(?:\d+|few|couple of|two|three|four|five|six|dos|tres|cuatro|duas|quatro)\s+"
-    r"(?:hours?|days?|shifts?|horas|dias|turnos)\b"
-    # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana"...
-    r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno de )(?<!guardia de )\bmanana\b"
-)
-# People's personal data and secrets: not plant data, whatever the records hold.
-# Money: the plant's records hold no costs ("¿cuántos euros nos costó la parada?", "cost us in dollars").
-_MONEY = re.compile(
-    r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
-    r"euros?|reais|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
-    r"perdidas economicas|financial loss|pounds sterling|sterling|gbp|quid|libras esterlinas)\b|[$€£]\s?\d"
-)
-_PERSONAL = re.compile(
-    r"\b(?:salary|salaries|salario|salarios|password|contrasena|senha|credentials|credenciales|credenciais|"
-    r"phone numbers?|telefonos?|telefones?|celular|cellphone|home address|direccion de su casa|endereco|"
-    r"email address|correo personal|cpf|curp|rut|dni|cedula|leave days?|days off|vacations?|vacaciones|ferias|"
-    r"dias de folga|folgas?|dias de permiso|payroll|nomina|payslip|holerite|contracheque|sick leave|"
-    r"licencia medica|aguinaldo|decimo terceiro|overtime pay)\b"
-)
-_OUT_OF_SCOPE = re.compile(
-    r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
-    r"que tiempo hace|recipe|receta|receita|football|futbol|futebol|soccer|president|presidente|capital of|"
-    r"capital de|translate|traduce|traduza|write (?:me )?(?:a|an|some) (?:story|essay|email|code|program)|"
-    r"escribe (?:me )?un (?:cuento|ensayo|correo|codigo|programa)|escrev[ae] (?:um|uma) (?:historia|redacao|email|"
-    r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme|"
-    # how to do a thing, not what the data hold: "the best way to make a proper cawl", "cómo se hace…"
-    r"(?:best|right|proper|easiest|quickest) way to|mejor (?:manera|forma) de|melhor (?:maneira|forma|jeito) de|"
-    r"how (?:do|can|should) (?:i|we|you) (?:make|cook|fix|repair|install|build)|how to (?:make|cook|fix|repair|install|"
-    r"build)|como (?:se )?(?:hace|cocina|prepara|arregla|faz|cozinha|conserta))\b"
-)
-
-_FUTURE = "the question asks for what the stored records do not hold: the future"
-# A unit said of what it cannot measure: "cuántos litros de vibración", "quantos graus de vazão", "kilos of alarms".
-_UNIT_MISMATCH = re.compile(
-    r"\b(?:litros?|liters?|litres?|galones|gallons?|galoes|kilos?|kg|toneladas?|tons?|metros?|meters?|metres?|"
-    r"amperes?|amps?|volts?|watts?)\s+(?:de|of|da|do|del)\s+(?:la\s+|el\s+|a\s+|o\s+|"
-    r"the\s+)?(?:vibracion|vibracao|vibration|temperatura|temperature|ph|alarmas?|alarms?|alarmes?|nivel|level)\b"
-    r"|\b(?:grados|graus|degrees)\s+(?:de|of|da|do|del)\s+(?:la\s+|el\s+|a\s+|o\s+|the\s+)?(?:vazao|caudal|flow|"
-    r"vibracion|vibracao|vibration|nivel|level|ph|produccion|producao|production|alarmas?|alarms?|alarmes?|paradas?|"
-    r"stops?)\b"
-)
-_ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
-_RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
-    (_INJECTION, "injection", "the question tries to change the agent's instructions"),
-    (_CODE, "injection", "the question holds code or SQL for the agent to run"),
-    (_OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
-    (_PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
-    (_MONEY, "out_of_scope", "the plant's records hold no costs or money"),
-    (_UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure"),
-    (_COMMAND, "write_request", _ACTS),
-    (_WRITE_PHRASES, "write_request", _ACTS),
-    (_ASKED_TO_ACT, "write_request", _ACTS),
-    (_COMMAND_FORM, "write_request", _ACTS),
-    (_REQUESTED, "write_request", _ACTS),
-    (_CONDITIONAL_COMMAND, "write_request", _ACTS),
-)
-
 
 # Voseo commands, told by their accent from the words they fold to ("pará la P-101" is "stop it", "para la P-101" is
 # "for P-101"): read in the text as written, lower-cased.
-_VOSEO = re.compile(
+VOSEO = re.compile(
     r"\b(?:pará|apagá|prendé|encendé|cerrá|abrí|reiniciá|reseteá|silenciá|bajá|subí|frená|arrancá|detené|poné|"
     r"cambiá|borrá|reconocé|desconectá|conectá|forzá|calibrá|ajustá|bypaseá|puenteá|resetá|desactivá|activá|bloqueá|"
     r"desbloqueá|registrá|mandá|mové|quitá|eliminá|aprobá|firmá)(?:la|lo|le|las|los|me)?\b"
 )
 
 
-def classify(question: str, lang: str) -> Refusal | None:
-    """The refusal `question` gets before any planning, or None when it may be planned. `lang` is accepted for the
-    callers' symmetry; the patterns cover es/en/pt at once because people mix them (a Spanish question with an
-    English tag name)."""
-    folded = fold(question)
-    for pattern, reason, detail in _RULES:
-        if pattern.search(folded):
-            return Refusal(reason=reason, detail=detail)
-    if _VOSEO.search(question.casefold()) or _acts_on_equipment(folded) or _asked_to_act(folded):
-        return Refusal(reason="write_request", detail=_ACTS)
-    # The future where it is asked about, not in a remark beside the question ("mañana tengo junta…: ¿cuál fue…?")
-    if _OUTSIDE_DATA.search(fold(asked_sentence(question))):
-        return Refusal(reason="outside_data", detail=_FUTURE)
-    return None
+RULES: tuple[re.Pattern[str], ...] = (
+    _COMMAND,
+    _WRITE_PHRASES,
+    _ASKED_TO_ACT,
+    _COMMAND_FORM,
+    _REQUESTED,
+    _CONDITIONAL_COMMAND,
+)

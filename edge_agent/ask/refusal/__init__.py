@@ -1,0 +1,40 @@
+"""Questions the agent refuses before planning: commands and writes to the plant (it has no tool that writes, and
+says so rather than pretending), attempts to override its instructions, the future and what the plant's records do
+not hold, and requests that are not about the plant at all. Patterns match folded text (resolve.fold), es/en/pt:
+commands by their verbs (`verbs`) and by their shape (`shapes`), and what is not the plant's data (`topics`)."""
+
+from __future__ import annotations
+
+import re
+
+from edge_agent.ask.answers import Refusal, RefusalReason
+from edge_agent.ask.refusal import shapes, topics, verbs
+from edge_agent.ask.resolve import asked_sentence, fold
+
+_FUTURE = "the question asks for what the stored records do not hold: the future"
+_ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
+_RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
+    (topics.INJECTION, "injection", "the question tries to change the agent's instructions"),
+    (topics.CODE, "injection", "the question holds code or SQL for the agent to run"),
+    (topics.OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
+    (topics.PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
+    (topics.MONEY, "out_of_scope", "the plant's records hold no costs or money"),
+    (topics.UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure"),
+    *((pattern, "write_request", _ACTS) for pattern in verbs.RULES),
+)
+
+
+def classify(question: str, lang: str) -> Refusal | None:
+    """The refusal `question` gets before any planning, or None when it may be planned. `lang` is accepted for the
+    callers' symmetry; the patterns cover es/en/pt at once because people mix them (a Spanish question with an
+    English tag name)."""
+    folded = fold(question)
+    for pattern, reason, detail in _RULES:
+        if pattern.search(folded):
+            return Refusal(reason=reason, detail=detail)
+    if verbs.VOSEO.search(question.casefold()) or shapes.acts_on_equipment(folded) or shapes.asked_to_act(folded):
+        return Refusal(reason="write_request", detail=_ACTS)
+    # The future where it is asked about, not in a remark beside the question ("mañana tengo junta…: ¿cuál fue…?")
+    if topics.FUTURE.search(fold(asked_sentence(question))):
+        return Refusal(reason="outside_data", detail=_FUTURE)
+    return None

@@ -1,0 +1,119 @@
+"""Commands known by their shape, whatever the verb: a clause that opens with a word which is no question or read
+and takes what the plant runs or records, and a polite opening ("would you mind") before any verb but a read."""
+
+from __future__ import annotations
+
+import re
+
+# "would you mind acknowledging": the request in a gerund (one in the subjunctive, "que reconozcas", is in `verbs`).
+# Whatever the verb, unless it reads: "would you mind bumping…", "importa-se de aumentar…" (not "…telling me").
+_SOFT_COMMAND = re.compile(
+    r"\b(?:would you mind|do you mind|mind|i'd like you to|i would like you to|te importaria|te importa|le importaria|"
+    r"voce se importa de|se importa de|importa-se de|importas-te de|se importaria de)\s+(?:me\s+|nos\s+)?([a-z]+)"
+)
+
+# A command by its shape rather than its verb: a clause opening with a word that is neither a question nor a read,
+# followed by what such a verb acts on ("bounce the P-101", "silenciame esa alarma", "bota a bomba P-101 pra rodar").
+# One shape, no list of acting verbs: in the question files it finds 138 of the 266 commands the verb lists find and
+# refuses none of the 1,173 answerable questions. Spanish and Portuguese words ending as a past tense ("paró",
+# "arrancó", "desligou") are reads; so are gerunds ("contando", "somando").
+_CLAUSE = re.compile(
+    r"[.;!?,:()\[\]«»\"]+|\b(?:and then|then|y luego|luego|y despues|despues|e depois|depois|e entao|entao|"
+    r"after that|and|y|e)\b"
+)
+_OPENER = (
+    r"(?:(?:please|pls|plz|kindly|por favor|porfa|xfa|just|ok|okay|so|now|ahora|agora|ya|ja|also|tambien|tambem|tb|tbm|"
+    r"de paso|by the way|btw|while you'?re at it|ja agora|e ja agora|aproveita e|aprovecha y|abeg|"
+    r"oye|oiga|hey|can you|could you|would you|will you|can u|would you mind|why don'?t you|why not|let'?s|"
+    r"i need you to|i want you to|i'?d like you to|we need you to|go ahead and|puedes|podrias|puede|podria|podes|"
+    r"pueden|quiero que|necesito que|voce pode|vc pode|pode|poderia|podia|consegue|da pra|tem como|quero que|"
+    r"preciso que|me|nos|le|lhe|you|u|vos|usted|ustedes|tu|voce|vc|(?:por ?que|pq|xq) (?:no|(?:voce |vc |tu )?nao)"
+    r")\s+)*"
+)
+_DETERMINER = (
+    r"(?:the|this|that|these|those|my|our|its|their|all|all the|every|both|a|an|el|la|los|las|ese|esa|esos|esas|"
+    r"este|esta|su|sus|seu|sua|seus|suas|"
+    r"estos|estas|mi|mis|nuestra|nuestro|todo|toda|todos|todas|todos los|todas las|un|una|o|os|as|esse|essa|esses|"
+    r"essas|isso|isto|meu|minha|nossa|nosso|todos os|todas as|um|uma|aquela|aquele|aquella|aquel)"
+)
+_ACTED_UPON = (
+    r"(?:[a-z]{1,3}-?\d{2,5}|bombas?|pumps?|compresor(?:es|a)?|compressor(?:es|s)?|tanques?|tanks?|valvulas?|"
+    r"valves?|motor(?:es|s)?|lineas?|linhas?|lines?|alarm(?:a|e)?s?|interlocks?|enclavamientos?|intertravamentos?|"
+    r"set ?points?|consignas?|reports?|reportes?|informes?|relatorios?|notas?|notes?|registros?|registos?|records?|"
+    r"logs?|tickets?|trips?|breakers?|disjuntor(?:es)?|interruptor(?:es)?|equipment|equipamentos?|maquinas?|"
+    r"machines?|agitador(?:es)?|ventilador(?:es)?|fans?|conveyors?|bandas?|esteiras?|caldeiras?|calderas?|"
+    r"boilers?|chillers?|sensor(?:es|s)?|variador(?:es)?|vfds?|drives?|feeders?|mixers?|misturador(?:es)?|"
+    r"mezclador(?:es)?|historico|historial|history|counters?|contador(?:es)?|totali[sz]ers?|totalizador(?:es)?|"
+    r"transmitters?|transmisor(?:es)?|transmissor(?:es)?|instrumentos?|instruments?|lazos?|loops?|malhas?|speed|velocidad|velocidade|rpm|frequency|frecuencia|frequencia|"
+    # what is scheduled or booked: "agenda uma inspeção", "book a vibration survey"
+    r"inspections?|inspeccion(?:es)?|inspecao|inspecoes|surveys?|calibrations?|calibracion|calibracao|"
+    r"work orders?|ordem|ordens|orden(?:es)?|mantenimientos?|manutencao|manutencoes|maintenance|meetings?|"
+    r"reunion(?:es)?|reuniao|visitas?|visits?)\b"
+)
+# A word between the determiner and what is acted on ("the A shift report"), never a preposition: in "el caudal de
+# la bomba" the verb takes the flow, not the pump.
+_MODIFIER = r"(?!(?:de|del|da|do|das|dos|of|on|in|en|em|no|na|at|for|para|por|from)\b)[a-z0-9-]+"
+_VERB_ON_EQUIPMENT = re.compile(
+    rf"^{_OPENER}([a-z][a-z'-]*)\s+(?:(?:up|down|out|off|on|back|logo|ya|ja|ahora|ahorita|agora|now|right now|ai|ahi|"
+    rf"de una|de novo|again|otra vez)\s+)?(?:(?:it|them|ela|ele|elas|eles)\b(?!\s+(?:was|is|were|are|had|has|did|does|"
+    rf"will|would|read|reads|reading|went|got|been|estava|esta|era|foi|tinha|teve|ficou|tava))|{_DETERMINER}\s+(?:{_MODIFIER}\s+){{0,2}}"
+    rf"{_ACTED_UPON})"
+)
+# The same verb with its object hung on it, alone: "y después detenela", "apágala ya" (not "hola", "vale", nor
+# "dímelo", "pásamelo": given to the asker, read).
+_VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei](?<!me|te|se)(?<!nos)(?:la|lo|las|los))\b")
+# The words that open such a clause as a question or a read: question words, prepositions, copulas and auxiliaries,
+# and the verbs that ask for a figure ("dame la", "show the", "me passa a").
+_READS = frozenset(
+    """
+    what whats how which who when where why is are was were do does did has have had any show tell give wha whit wot
+    wat
+    need needs want wants got take make mean now ahora ahorita agora also then luego so ok okay just y e
+    across around over through throughout within among along beside behind near past via versus vs plus
+    including excluding except like toward towards upon into onto inside outside against beyond below above
+    underneath till tras segun segundo mediante excepto incluyendo incluindo contra bajo sob ante pra pro pras
+    pros pa pal dentro fuera fora cerca perto junto antes mientras enquanto
+    gimme get list count check look pull fetch grab print display find share pass bring let know see read
+    summarize summarise compare report
+    que qual quais quanto quanta quantos quantas como cual cuales cuanto cuanta cuantos cuantas cuando donde quien
+    quem onde porque por para de del da do das dos en em no na nos nas a al con com sin sem sobre entre desde ate
+    hasta hacia durante on in at of for from with about by to during since until between after before over under
+    per es son fue fueron era eran esta estan estuvo foi foram estava estavam ficou ficaram tem tiene tienen tenia
+    tinha teve tiveram tuvo tuvieron hubo habia houve hay ha han has deu dio dieron deram sigue siguen segue
+    funciona funcionan opera anda roda trabaja
+    dime dame decime deme damelo muestrame mostrame ensename pasame traeme regalame sacame listame cuentame digame
+    diga muestra mostra mostre lista listar dize diz informa informe informar indica indique indicar verifica
+    verifique verificar regala regale revisar consultar mostrar decir dizer dar pasar passar traer trazer revisa
+    revise chequea checa consulta consulte busca procura puxa puxe fijate fijese mira mire ve ver olha olhe veja
+    manda passa traz da me-diz da-me traz-me passa-me mostra-me diz-me manda-me
+    """.split()
+)
+# The reads after "would you mind": "telling me", "checking", "dizer-me".
+_READ_GERUNDS = frozenset(
+    "telling showing giving checking looking pulling fetching getting finding listing counting reading sharing "
+    "confirming explaining summarizing summarising comparing dizer mostrar dar passar informar indicar "
+    "verificar confirmar explicar decir decirme informarme".split()
+)
+# A past tense, a gerund or an English contraction: "arrancó la", "desligou a", "contando as", "tripped the",
+# "what'd that P-102". A verb with its object hung on it ("déjelo") is none of them, unless a gerund's ("revisándola").
+_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|aba|ava|ando|endo|indo|(?<!e)ed|ing)$|'")
+_GERUND_WITH_OBJECT = re.compile(r"(?:a|e|ie)nd[oa](?:la|lo|las|los)$")
+
+
+def acts_on_equipment(folded: str) -> bool:
+    """Whether a clause of `folded` opens with an acting verb on what the plant runs or records."""
+    for clause in _CLAUSE.split(folded):
+        if (match := _VERB_ON_EQUIPMENT.match(clause.strip())) is not None:
+            verb = match.group(1)
+            if verb not in _READS and not re.fullmatch(_DETERMINER, verb) and not _NOT_A_COMMAND.search(verb):
+                return True
+        if (match := _VERB_WITH_OBJECT.match(clause.strip())) is not None:
+            verb = match.group(1)
+            if verb not in _READS and not _GERUND_WITH_OBJECT.search(verb):
+                return True
+    return False
+
+
+def asked_to_act(folded: str) -> bool:
+    """ "Would you mind bumping…", "importa-se de aumentar…": a verb after a polite opening that is not a read."""
+    return any(m.group(1) not in _READS and m.group(1) not in _READ_GERUNDS for m in _SOFT_COMMAND.finditer(folded))

@@ -1,0 +1,97 @@
+"""What is not the plant's data or not a question about it: code and injections, the future, money, people's
+personal data, other topics, and a unit said of what it cannot measure (folded text)."""
+
+from __future__ import annotations
+
+import re
+
+# Code or SQL handed to the agent to run: "SELECT * FROM records", "'; DROP TABLE", "import os".
+CODE = re.compile(
+    r"\bselect\b.{0,80}\bfrom\b|\b(?:drop|truncate|alter)\s+table\b|\binsert\s+into\b|\bdelete\s+from\b|"
+    r"\bupdate\s+\w+\s+set\b|\bunion\s+select\b|;\s*--|\bimport\s+os\b|\bsubprocess\b|\bos\.system\b|\beval\s*\(|"
+    r"\bexec\s*\(|\brm\s+-rf\b|\bsudo\b"
+    # a JSON object (its quotes are folded away): { role : system , ...}, { action : stop , ...}
+    r"|\{\s*'?[\w-]+'?\s*:"
+)
+
+INJECTION = re.compile(
+    r"\b(?:ignore|ignora|ignorar|ignore as|disregard|forget|olvida|olvidate de|esqueca|esquece|desconsidera)\s+"
+    r"(?:(?:all|any|your|the|previous|prior|above|todas|todos|tus|las|los|suas|seus|as|os|anteriores|de)\s+)*"
+    r"(?:instructions|instrucciones|instrucoes|rules|reglas|regras|prompt|guidelines|directions|ordenes|ordens)"
+    r"|\bsystem prompt\b|\bprompt (?:del|do) sistema\b|\bdeveloper mode\b|\bmodo (?:desarrollador|"
+    r"desenvolvedor)\b|\bjailbreak\b|\bdan mode\b|\byou are now\b|\bahora eres\b|\bagora voce e\b|"
+    r"\b(?:act|actua|actue|aja|atue) (?:as|como)\b|\bpretend (?:to be|you are)\b|\bfinge (?:ser|que eres)\b|"
+    r"\bfinja (?:ser|que)\b|\b(?:reveal|show|print|muestra|revela|mostra|mostre|imprime) (?:your|tu|tus|seu|suas|"
+    r"sus|the|el|las|o|as) (?:system |hidden |secret )?(?:prompt|instructions|instrucciones|instrucoes)\b|"
+    r"\bnew instructions\b|\bnuevas instrucciones\b|\bnovas instrucoes\b|<\|?(?:im_start|system)|\[/?inst\]"
+    # instructions set aside, a role speaking, "from now on", the agent's own configuration or keys asked for
+    r"|\b(?:set|put|leave|deja|pon|deixa)\s+(?:your|the|all|tus|las|suas|as)?\s*(?:instructions|instrucciones|"
+    r"instrucoes|rules|reglas|regras)\s+(?:aside|de lado|a un lado)\b"
+    r"|(?:^|[\s>.:;])(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
+    r"|</?[a-z][\w-]*>|\b(?:from now on|a partir de agora|de ahora en adelante|desde ahora)\b"
+    r"|\b(?:admin(?:istrator)?|root|sudo|developer|system)\s+override\b|\boverride\s*:"
+    r"|\[\s*(?:admin|system|sistema|root|sudo|developer|operator|operador)\s*\]"
+    # what a pasted text says, done: "executa o que tá escrito", "haz lo que dice la nota", "carry out what it asks"
+    r"|\b(?:do|carry out|execute|run|follow|obey|haz|hace|hacer|ejecuta|ejecute|cumple|cumpla|obedece|obedezca|"
+    r"sigue|faz|faca|fazer|executa|cumpre|cumpra|obedeca|segue)\s+(?:exactly\s+)?(?:what|whatever|lo que|o que|"
+    r"todo lo que|tudo o que|tudo que)\s+(?:(?:it|ele|ela|this|that|the\s+\w+|la\s+\w+|el\s+\w+|a\s+\w+|o\s+\w+)\s+)?"
+    r"(?:says|asks|dice|diz|pide|pede|manda|tells|ta escrito|esta escrito|is written|contains|tiene|tem)\b"
+    r"|\b(?:decode|decodifica|decodifique|decifra|decifre|descifra|descifre|descodifica|deshace|translate|traduce|"
+    r"traduz)\b[^.?!]{0,60}\b(?:and|y|e)\s+(?:then\s+)?(?:do|run|execute|carry|follow|obey|haz|ejecuta|faz|"
+    r"executa|cumple|cumpre|aplica|apply)\b"
+    # a part to play, or everything said before set aside
+    r"|\brole-? ?play\w*\b|\blet'?s pretend\b|\bjuego de rol(?:es)?\b|\bjuguemos a\b|\bfaz de conta\b|"
+    r"\bvamos fingir\b|\bimagin(?:e|a) (?:que )?(?:you are|you're|eres|es|voce e|tu es)\b"
+    r"|\byou'?re (?:now )?(?:the|a|an|my)\b[^.?!]{0,60}\bnow\b"
+    r"|\b(?:ignore|ignora|ignorar|ignoren|olvida|olvidate de|olvide|esqueca|esquece|esquecer|forget|disregard|"
+    r"desconsidera)\s+(?:all|everything|todo|tudo)\b\s*(?:(?:lo|o) que|que|what|you|previous|above|before|"
+    r"anterior|antes|de antes|lo anterior|o anterior|that)\b"
+    r"|\b(?:print|show|dump|reveal|muestra|mostra|mostre|imprime|revela)\s+(?:me\s+)?(?:your|the|tu|su|a|sua|la)?\s*"
+    r"(?:full\s+|entire\s+|complete\s+|completa\s+)?(?:configuration|config|configuracion|configuracao|"
+    r"api keys?|private keys?|secrets?|tokens?|credentials|environment)\b"
+)
+# The future: forecasts, probabilities, tomorrow and the next hours (refused where the question asks about it).
+FUTURE = re.compile(
+    r"\b(?:predict|forecast|will (?:fail|break|stop)|next (?:week|month|shift|year)|tomorrow|pronostica|"
+    r"pronostico|predice|prediccion|proxima semana|proximo mes|proximo turno|semana que viene|fallara|"
+    r"preve|previsao de falha|amanha|vai falhar|probability|probabilidad|probabilidade|likelihood|how likely|"
+    r"que tan probable|qual a chance)\b"
+    r"|\b(?:next|proximas?|proximos?)\s+(?:\d+|few|couple of|two|three|four|five|six|dos|tres|cuatro|duas|quatro)\s+"
+    r"(?:hours?|days?|shifts?|horas|dias|turnos)\b"
+    # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana"...
+    r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno de )(?<!guardia de )\bmanana\b"
+)
+# Money: the plant's records hold no costs ("¿cuántos euros nos costó la parada?", "cost us in dollars").
+MONEY = re.compile(
+    r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
+    r"euros?|reais|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
+    r"perdidas economicas|financial loss|pounds sterling|sterling|gbp|quid|libras esterlinas)\b|[$€£]\s?\d"
+)
+# People's personal data and secrets: not plant data, whatever the records hold.
+PERSONAL = re.compile(
+    r"\b(?:salary|salaries|salario|salarios|password|contrasena|senha|credentials|credenciales|credenciais|"
+    r"phone numbers?|telefonos?|telefones?|celular|cellphone|home address|direccion de su casa|endereco|"
+    r"email address|correo personal|cpf|curp|rut|dni|cedula|leave days?|days off|vacations?|vacaciones|ferias|"
+    r"dias de folga|folgas?|dias de permiso|payroll|nomina|payslip|holerite|contracheque|sick leave|"
+    r"licencia medica|aguinaldo|decimo terceiro|overtime pay)\b"
+)
+OUT_OF_SCOPE = re.compile(
+    r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
+    r"que tiempo hace|recipe|receta|receita|football|futbol|futebol|soccer|president|presidente|capital of|"
+    r"capital de|translate|traduce|traduza|write (?:me )?(?:a|an|some) (?:story|essay|email|code|program)|"
+    r"escribe (?:me )?un (?:cuento|ensayo|correo|codigo|programa)|escrev[ae] (?:um|uma) (?:historia|redacao|email|"
+    r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme|"
+    # how to do a thing, not what the data hold: "the best way to make a proper cawl", "cómo se hace…"
+    r"(?:best|right|proper|easiest|quickest) way to|mejor (?:manera|forma) de|melhor (?:maneira|forma|jeito) de|"
+    r"how (?:do|can|should) (?:i|we|you) (?:make|cook|fix|repair|install|build)|how to (?:make|cook|fix|repair|install|"
+    r"build)|como (?:se )?(?:hace|cocina|prepara|arregla|faz|cozinha|conserta))\b"
+)
+# A unit said of what it cannot measure: "cuántos litros de vibración", "quantos graus de vazão", "kilos of alarms".
+UNIT_MISMATCH = re.compile(
+    r"\b(?:litros?|liters?|litres?|galones|gallons?|galoes|kilos?|kg|toneladas?|tons?|metros?|meters?|metres?|"
+    r"amperes?|amps?|volts?|watts?)\s+(?:de|of|da|do|del)\s+(?:la\s+|el\s+|a\s+|o\s+|"
+    r"the\s+)?(?:vibracion|vibracao|vibration|temperatura|temperature|ph|alarmas?|alarms?|alarmes?|nivel|level)\b"
+    r"|\b(?:grados|graus|degrees)\s+(?:de|of|da|do|del)\s+(?:la\s+|el\s+|a\s+|o\s+|the\s+)?(?:vazao|caudal|flow|"
+    r"vibracion|vibracao|vibration|nivel|level|ph|produccion|producao|production|alarmas?|alarms?|alarmes?|paradas?|"
+    r"stops?)\b"
+)
