@@ -109,7 +109,11 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"tiempo medio entre fallas|tempo medio entre falhas)\b"
     ),
     # "me informe", "le reporte": the verbs (inform me), not the documents
-    "reports": re.compile(r"(?<!\bme )(?<!\ble )(?<!\bnos )(?<!\bse )\b(?:reports?|reportes?|informes?|relatorios?)\b"),
+    "reports": re.compile(
+        r"(?<!\bme )(?<!\ble )(?<!\bnos )(?<!\bse )(?<!please )(?<!kindly )"
+        r"\b(?:reports?|reportes?|informes?|relatorios?)\b"
+        r"(?!\s+(?:the|a|an|on|how|what|which|back)\b)"  # "please report the flow": the verb
+    ),
     "tag": _STATS,
 }
 _REPORT_STATUS: dict[str, re.Pattern[str]] = {
@@ -126,15 +130,22 @@ _OVERVIEW = re.compile(
     r"novidades)\b"
 )
 OVERVIEW_INTENTS = ("stops", "alarms")
-# A report a figure is wanted for, not asked about: "for the monthly report", "pra fechar o relatório".
-_FOR_A_REPORT = re.compile(
+# What a figure is wanted for, not what is asked: "for the reliability report", "for the quality review", "pra fechar o
+# relatório", "para la reunión de calidad": its words name no intent.
+_FOR_A_PURPOSE = re.compile(
     r"\b(?:for|para|pra|pro|pal|to close|to finish|fechar|cerrar|terminar|llenar|preencher)\s+(?:the|my|our|this|el|"
-    r"la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?)\b"
+    r"la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
+    r"reviews?|revision|revisao|meetings?|reunion|reuniao|audits?|auditoria|presentation|presentacion|apresentacao)\b"
+)
+# The whole plant, named: "en toda la planta", "across the whole plant", "na planta toda".
+_WHOLE_PLANT = re.compile(
+    r"\b(?:toda la planta|la planta entera|toda a planta|a planta toda|planta inteira|the whole plant|the entire plant|"
+    r"across the plant|plant-?wide|site-?wide|whole site|en toda la planta|na planta toda|em toda a planta)\b"
 )
 # A time the asking sentence points back to ("en ese turno", "that day", "naquela noite"): the message names it.
 _THAT_TIME = re.compile(
     r"\b(?:ese|esa|aquel|aquella|mismo|misma|that|the same|esse|essa|aquele|aquela|mesmo|mesma|nesse|nessa|"
-    r"naquele|naquela)\s+(?:turno|shift|dia|day|noche|night|noite|periodo|period|rato|horario|tarde|manana|"
+    r"naquele|naquela)\s+(?:[a-c]\s+)?(?:turno|shift|dia|day|noche|night|noite|periodo|period|rato|horario|tarde|manana|"
     r"morning|afternoon|manha)\b"
 )
 # The intents answered by the kpis tool, and the kind each asks for.
@@ -161,8 +172,9 @@ def keyword_intents(question: str) -> list[str]:
     intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
     if "alarm_performance" in intents and "alarms" in intents:
         intents.remove("alarms")
-    if "reports" in intents and len(intents) > 1 and _FOR_A_REPORT.search(folded):
-        intents.remove("reports")  # "for the condition monitoring report, give me the max vibration": its purpose
+    unpurposed = _FOR_A_PURPOSE.sub(" ", folded)
+    if unpurposed != folded and (named := [i for i, p in _INTENTS.items() if i != "reports" and p.search(unpurposed)]):
+        intents = named  # "for the reliability report, the bearing temperature of…": the temperature
     if not intents and (_FAILED.search(folded) or _OUT.search(folded)):  # "did P-101 fail", "how long was it out"
         intents = ["stops"]  # (a check fails too: not when checks are asked about)
     return intents
@@ -195,7 +207,10 @@ def reference_plan(
     timed = asked if find_window(asked, lang, tz=tz, shifts=shifts, now=now) is not None else question
     if timed is asked and asked != question and _THAT_TIME.search(fold(asked)):
         timed = question  # "…los tiempos muertos del turno A de ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"
-    reading = Reading(intents=intents, subject=question, time=timed)
+    # The subject too, where the asking sentence names one ("…las dos bombas se pararon. ¿Cuántas alarmas había
+    # activas en toda la planta?"); else the message's ("¿y ayer?" after a question about P-101).
+    subject = asked if asked != question and _names_subject(asked, namespace, aliases) else question
+    reading = Reading(intents=intents, subject=subject, time=timed)
     return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
 
 
@@ -240,6 +255,14 @@ def other_site(question: str, site: str) -> str | None:
         if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
             return name
     return None
+
+
+def _names_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:
+    """The text names an asset, a line, a tag or a quantity, or the whole plant ("en toda la planta")."""
+    if _WHOLE_PLANT.search(fold(text)):
+        return True
+    subject = resolve_subject(text, namespace, aliases)
+    return not isinstance(subject, Subject) or subject != Subject()
 
 
 def _names_a_quantity(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:

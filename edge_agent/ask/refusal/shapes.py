@@ -9,7 +9,10 @@ import re
 # Whatever the verb, unless it reads: "would you mind bumping…", "importa-se de aumentar…" (not "…telling me").
 _SOFT_COMMAND = re.compile(
     r"\b(?:would you mind|do you mind|mind|i'd like you to|i would like you to|te importaria|te importa|le importaria|"
-    r"voce se importa de|se importa de|importa-se de|importas-te de|se importaria de)\s+(?:me\s+|nos\s+)?([a-z]+)"
+    r"voce se importa de|se importa de|importa-se de|importas-te de|se importaria de|"
+    # an order given in so many words: "I'm instructing you to trip C-201", "the least you could do is acknowledge…"
+    r"(?:instructing|ordering|directing|instruct|order|direct|authori[sz]ing) you to|the least you (?:could|can) do is)"
+    r"\s+(?:me\s+|nos\s+)?([a-z]+)"
 )
 
 # A command by its shape rather than its verb: a clause opening with a word that is neither a question nor a read,
@@ -73,6 +76,9 @@ _READS = frozenset(
     including excluding except like toward towards upon into onto inside outside against beyond below above
     underneath till tras segun segundo mediante excepto incluyendo incluindo contra bajo sob ante pra pro pras
     pros pa pal dentro fuera fora cerca perto junto antes mientras enquanto
+    ayer hoy anoche antier anteayer antenoche ontem hoje anteontem yesterday today tonight yday tdy
+    maybe perhaps probably possibly only still already even quizas quiza talvez tal vez probablemente solo
+    todavia aun ya ainda apenas provavelmente mesmo tambien tambem luego after afterwards later earlier
     gimme get list count check look pull fetch grab print display find share pass bring let know see read
     summarize summarise compare report
     que qual quais quanto quanta quantos quantas como cual cuales cuanto cuanta cuantos cuantas cuando donde quien
@@ -86,6 +92,7 @@ _READS = frozenset(
     verifique verificar regala regale revisar consultar mostrar decir dizer dar pasar passar traer trazer revisa
     revise chequea checa consulta consulte busca procura puxa puxe fijate fijese mira mire ve ver olha olhe veja
     manda passa traz da me-diz da-me traz-me passa-me mostra-me diz-me manda-me
+    conta cuenta suma incluye inclui cuentame contame sumame
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".
@@ -109,7 +116,8 @@ def acts_on_equipment(folded: str) -> bool:
                 return True
         if (match := _VERB_WITH_OBJECT.match(clause.strip())) is not None:
             verb = match.group(1)
-            if verb not in _READS and not _GERUND_WITH_OBJECT.search(verb):
+            stem = re.sub(r"(?:la|lo|las|los)$", "", verb)  # "contalos todos": count them, a read
+            if verb not in _READS and stem not in _READS and not _GERUND_WITH_OBJECT.search(verb):
                 return True
     return False
 

@@ -27,7 +27,7 @@ INJECTION = re.compile(
     # instructions set aside, a role speaking, "from now on", the agent's own configuration or keys asked for
     r"|\b(?:set|put|leave|deja|pon|deixa)\s+(?:your|the|all|tus|las|suas|as)?\s*(?:instructions|instrucciones|"
     r"instrucoes|rules|reglas|regras)\s+(?:aside|de lado|a un lado)\b"
-    r"|(?:^|[\s>.:;])(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
+    r"|(?:^|[>\[{(\-]\s*|[.:;!?]\s*|\n\s*)(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
     r"|</?[a-z][\w-]*>|\b(?:from now on|a partir de agora|de ahora en adelante|desde ahora)\b"
     r"|\b(?:admin(?:istrator)?|root|sudo|developer|system)\s+override\b|\boverride\s*:"
     r"|\[\s*(?:admin|system|sistema|root|sudo|developer|operator|operador)\s*\]"
@@ -73,7 +73,10 @@ PERSONAL = re.compile(
     r"phone numbers?|telefonos?|telefones?|celular|cellphone|home address|direccion de su casa|endereco|"
     r"email address|correo personal|cpf|curp|rut|dni|cedula|leave days?|days off|vacations?|vacaciones|ferias|"
     r"dias de folga|folgas?|dias de permiso|payroll|nomina|payslip|holerite|contracheque|sick leave|"
-    r"licencia medica|aguinaldo|decimo terceiro|overtime pay)\b"
+    r"licencia medica|aguinaldo|decimo terceiro|overtime pay|"
+    # who to fire or blame: a decision about people, not data
+    r"sack|fire (?:him|her|them|someone|the operator)|despedir|despido|demitir|demissao|sancionar|castigar|"
+    r"disciplinary|disciplinar|who to blame|a quien culpar|quem culpar)\b"
 )
 OUT_OF_SCOPE = re.compile(
     r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
@@ -84,7 +87,10 @@ OUT_OF_SCOPE = re.compile(
     # how to do a thing, not what the data hold: "the best way to make a proper cawl", "cómo se hace…"
     r"(?:best|right|proper|easiest|quickest) way to|mejor (?:manera|forma) de|melhor (?:maneira|forma|jeito) de|"
     r"how (?:do|can|should) (?:i|we|you) (?:make|cook|fix|repair|install|build)|how to (?:make|cook|fix|repair|install|"
-    r"build)|como (?:se )?(?:hace|cocina|prepara|arregla|faz|cozinha|conserta))\b"
+    r"build)|como (?:se )?(?:hace|cocina|prepara|arregla|faz|cozinha|conserta)|"
+    # legal advice: "asesoría jurídica", "are we legally obliged", "parecer jurídico"
+    r"legal advice|legal opinion|legally|asesoria juridica|asesoria legal|parecer juridico|responsabilidad legal|"
+    r"responsabilidade legal|lawyer|abogado|advogado)\b"
 )
 # A unit said of what it cannot measure: "cuántos litros de vibración", "quantos graus de vazão", "kilos of alarms".
 UNIT_MISMATCH = re.compile(
@@ -94,4 +100,8 @@ UNIT_MISMATCH = re.compile(
     r"|\b(?:grados|graus|degrees)\s+(?:de|of|da|do|del)\s+(?:la\s+|el\s+|a\s+|o\s+|the\s+)?(?:vazao|caudal|flow|"
     r"vibracion|vibracao|vibration|nivel|level|ph|produccion|producao|production|alarmas?|alarms?|alarmes?|paradas?|"
     r"stops?)\b"
+    # what fits inside what, or a weekday as a stuff: "how many cubic metres of Tuesday", "cabem dentro de uma vazão"
+    r"|\b(?:fit (?:inside|into|in)|cabem (?:dentro|em|no|na)|caben (?:dentro|en))\b"
+    r"|\b(?:of|de)\s+(?:monday|tuesday|wednesday|thursday|friday|lunes|martes|miercoles|jueves|viernes|"
+    r"segunda-feira|terca-feira|quarta-feira|quinta-feira|sexta-feira)\b(?!\s*(?:\d|passad|pasad|last|ultim))"
 )

@@ -7,8 +7,10 @@ import re
 import unicodedata
 
 _SPACE = re.compile(r"\s+")
-# Dropped before matching: Spanish opening marks and the quotes people paste around names; ’ becomes '.
-_DROPPED = str.maketrans({"¿": " ", "¡": " ", "“": " ", "”": " ", '"': " ", "«": " ", "»": " ", "’": "'"})
+# Dropped before matching: Spanish opening marks and the quotes people paste around names; ’ becomes ', dashes "-".
+_DROPPED = str.maketrans(
+    {"¿": " ", "¡": " ", "“": " ", "”": " ", '"': " ", "«": " ", "»": " ", "’": "'", "–": "-", "—": "-"}
+)
 
 
 def fold(text: str) -> str:
@@ -25,7 +27,8 @@ _GREETING = re.compile(
     r"bom\s+dia|boa\s+(?:tarde|noite)|hola|ol[aá]|hello|hi|hey)\b[^.!?,:;]{0,30}[.!?,:;]\s*",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")  # a colon too: "O João acha que …: qual era…?"
+# a colon too ("O João acha que …: qual era…?"); not after "a.m.", "p.m." ("at 4:30 p.m. yesterday?")
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])(?<![ap]\.m\.)(?<![AP]\.M\.)\s+")
 
 
 def asked_sentence(question: str) -> str:
