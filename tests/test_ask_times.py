@@ -4,7 +4,11 @@ noon"/"after noon", a shift letter folding would take for an article, the shift 
 times said bare next to a day word ("ayer 0800", "ontem 14h30"), one-letter slips of day words, ranges begun at noon,
 Scots "tae", the week before last, a vague start anchored by its end, a shift by the day of its start, "so far"; a
 shift by the night it started in, hours said "at night", "à 1 e meia da tarde", Australian "arvo", days of the calendar
-("last Christmas Eve"), quarters, a month in last year, and a clock time that cannot be ("at 37 o'clock").
+("last Christmas Eve"), quarters, a month in last year, and a clock time that cannot be ("at 37 o'clock"); ranges
+"through to 6 this mornin", a day range "6 till 2", "since 6 last night", "0600 to noon", "10 horas e 15 minutos",
+chat's "ont"/"hj"/"ytd", a count that is no hour ("as duas bombas"), "el pasado mes de octubre", a fortnight, a day of
+this month, weekends back, more days of the calendar (Thanksgiving, São João, Finados, May Day, Easter) and Caribbean
+"de shift before dis one".
 
 Asked, like the bench's probe, on Sunday 2026-12-06 at 03:04 in Mexico City (09:04 UTC): shift C under way since
 22:00 on the 5th; "yesterday" is the 5th, the day before it the 4th (the later classes at 07:00, `MORNING`, as the
@@ -1118,3 +1122,364 @@ class TestAClockThatCannotBe:
             assert got == at(5, hour, minute).astimezone(UTC)
         elif (hour, minute) != (24, 0):  # 24:00, the day's end, is a clock time
             assert got == Clarification(reason="unknown_time", candidates=[])
+
+
+def week_window(day: int, month: int = 12, days: int = 1) -> Window:
+    start = at(day, month=month)
+    return Window(start=start, end=start + timedelta(days=days))
+
+
+class TestARangeToThisMorning:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("How much water did L1 push out overnight, 8pm yesterday through to 6 this mornin?", "en"),
+            ("8pm yesterday thru 6 this morning", "en"),
+            ("from 8pm yesterday through to 6am today", "en"),
+            ("yesterday 8pm to 6am today", "en"),
+            ("from 8 last night to 6 this morning", "en"),
+            ("desde las 8 de anoche hasta las 6", "es"),
+            ("de ontem à noite às 8 até às 6 desta manhã", "pt"),
+        ],
+    )
+    def test_a_night_said_by_its_ends(self, text: str, lang: str) -> None:
+        """20:00 on the 5th to 06:00 on the 6th: "through to"/"thru" end a range, "this mornin" is the morning, an
+        end said with last night is the night's (and the other end, said with no day, in that night too)."""
+        assert found(text, lang) == Window(start=at(5, 20), end=at(6, 6))
+
+    def test_from_the_night_before_last_to_yesterday_morning(self) -> None:
+        text = "How many quality checks failed on L1 from eight the night before last till six yesterday morning?"
+        assert found(text, "en") == Window(start=at(4, 20), end=at(5, 6))
+
+    def test_evenin(self) -> None:
+        assert found("yesterday from 6 in the evenin to 10", "en") == Window(start=at(5, 18), end=at(5, 22))
+
+    def test_quarter_to_with_yesterday_morning(self) -> None:
+        """The minutes are read before the morning makes the hour am."""
+        assert instant_of("Flow on pump 102 at quarter to 11 yesterday mornin?", "en") == at(5, 10, 45).astimezone(UTC)
+
+
+class TestADayRangeEndingAfterNoon:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("how much did L1 make on yesterday's days shift, 6 till 2?", "en", (5, 6, 0), (5, 14, 0)),
+            ("¿cuánto produjo la L1 ayer de 6 a 2?", "es", (5, 6, 0), (5, 14, 0)),
+            ("quanto a L1 produziu ontem das 6 às 2?", "pt", (5, 6, 0), (5, 14, 0)),
+            ("stops yesterday 7 to 3", "en", (5, 7, 0), (5, 15, 0)),
+            ("yesterday from 7:30 to 3:30", "en", (5, 7, 30), (5, 15, 30)),
+            # a night said, or the end's part of the day or am/pm, keeps the range across midnight
+            ("ayer de 10 a 2 de la madrugada", "es", (5, 10, 0), (6, 2, 0)),
+            ("yesterday 10pm to 2", "en", (5, 22, 0), (6, 2, 0)),
+            ("anoche de 11 a 2", "es", (5, 23, 0), (6, 2, 0)),
+            ("ayer de 22 a 2", "es", (5, 22, 0), (6, 2, 0)),
+            ("yesterday 06:00 to 02:00", "en", (5, 6, 0), (6, 2, 0)),  # written as a 24-hour clock
+            ("ayer de 6 a medianoche", "es", (5, 6, 0), (6, 0, 0)),
+        ],
+    )
+    def test_ranges(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        assert found(text, lang) == Window(start=at(*start), end=at(*end))
+
+    def test_the_days_shift(self) -> None:
+        """British "on days": the day shift, A."""
+        assert found("how much did L1 make on yesterday's days shift?", "en") == Window(start=at(5, 6), end=at(5, 14))
+
+    @settings(max_examples=200)
+    @given(
+        first=st.integers(2, 11),
+        data=st.data(),
+        said=st.sampled_from(["yesterday {a} till {b}", "ayer de {a} a {b}", "ontem das {a} às {b}", "ayer {a}-{b}"]),
+    )
+    def test_any_bare_range_that_ends_below_its_start(self, first: int, data: st.DataObject, said: str) -> None:
+        """A bare end hour below a bare start hour before noon is that hour after noon: the same day, under 12 h."""
+        last = data.draw(st.integers(1, first - 1))
+        got = found(said.format(a=first, b=last), "es")
+        assert got == Window(start=at(5, first), end=at(5, last + 12))
+        assert got.end - got.start < timedelta(hours=12)
+
+
+class TestSinceANightsHour:
+    @pytest.mark.parametrize(
+        ("text", "lang", "hour"),
+        [
+            ("What's P-101's bearing temp averaged since 6 o'clock last night?", "en", 18),
+            ("temperatura media desde las 6 de anoche", "es", 18),
+            ("temperatura media desde anoche a las 6", "es", 18),
+            ("temperatura média desde as 6 de ontem à noite", "pt", 18),
+            ("max level since 10 last night", "en", 22),
+            ("since 11pm last night", "en", 23),
+            ("since 6 yesterday evening", "en", 18),
+        ],
+    )
+    def test_since_the_evening_hour(self, text: str, lang: str, hour: int) -> None:
+        """From that hour on the 5th to now, not the night's 20:00 to 06:00."""
+        assert found(text, lang) == Window(start=at(5, hour), end=MORNING)
+
+    def test_a_small_hour_of_the_night(self) -> None:
+        assert found("since 2 last night", "en") == Window(start=at(6, 2), end=MORNING)
+
+    @settings(max_examples=50)
+    @given(hour=st.integers(6, 11), said=st.sampled_from(["since {h} last night", "desde las {h} de anoche"]))
+    def test_any_evening_hour(self, hour: int, said: str) -> None:
+        assert found(said.format(h=hour), "es") == Window(start=at(5, hour + 12), end=MORNING)
+
+
+class TestFourDigitRanges:
+    @pytest.mark.parametrize(
+        ("text", "start", "end"),
+        [
+            ("Peak bearing temp on P-101, yesterday 0600 to noon.", (5, 6, 0), (5, 12, 0)),
+            ("peak temp yesterday 1400 to 1800", (5, 14, 0), (5, 18, 0)),
+            ("peak temp yesterday 0600-noon", (5, 6, 0), (5, 12, 0)),
+            ("temperatura máxima de 1400 a 1800 ayer", (5, 14, 0), (5, 18, 0)),
+        ],
+    )
+    def test_ends(self, text: str, start: Clock, end: Clock) -> None:
+        assert found(text, "en") == Window(start=at(*start), end=at(*end))
+
+    def test_quantities_are_no_clock(self) -> None:
+        assert found("produced 1500 to 1600 units yesterday", "en") == Window(start=at(5), end=at(6))
+
+    @settings(max_examples=200)
+    @given(first=st.integers(0, 23 * 60 - 1), length=st.integers(1, 60 * 6))
+    def test_any_pair(self, first: int, length: int) -> None:
+        last = min(first + length, 23 * 60 + 59)
+        text = f"yesterday {first // 60:02d}{first % 60:02d} to {last // 60:02d}{last % 60:02d}"
+        assert found(text, "en") == Window(start=at(5, first // 60, first % 60), end=at(5, last // 60, last % 60))
+
+
+class TestHoursAndMinutesSaid:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("qual era o caudal da bomba P-101 ontem às 10 horas e 15 minutos?", "pt"),
+            ("¿cuál era el caudal ayer a las 10 horas y 15 minutos?", "es"),
+            ("flow yesterday at 10 hours 15", "en"),
+            ("caudal ayer a las diez horas y quince minutos", "es"),
+        ],
+    )
+    def test_the_instant(self, text: str, lang: str) -> None:
+        assert instant_of(text, lang) == at(5, 10, 15).astimezone(UTC)
+
+    @settings(max_examples=200)
+    @given(
+        hour=st.integers(0, 23),
+        minute=st.integers(1, 59),
+        said=st.sampled_from(["ontem às {h} horas e {m} minutos", "ayer a las {h} horas y {m}"]),
+    )
+    def test_any(self, hour: int, minute: int, said: str) -> None:
+        assert instant_of(said.format(h=hour, m=minute), "pt") == at(5, hour, minute).astimezone(UTC)
+
+
+class TestChatDayWords:
+    def test_ont_is_ontem(self) -> None:
+        text = "maninho me diz ai qtas paradas a bomba 101 teve ont no turno A"
+        assert found(text, "pt") == Window(start=at(5, 6), end=at(5, 14))
+
+    def test_hj_is_hoje(self) -> None:
+        assert found("qts paradas hj", "pt") == Window(start=at(6), end=MORNING)
+
+    def test_todays_shift_so_far(self) -> None:
+        """ "hj nesse turno até agora": the shift under way, not the day."""
+        assert found("qnts paradas a P-101 teve hj nesse turno ate agora?", "pt") == Window(start=at(6, 6), end=MORNING)
+
+    @pytest.mark.parametrize("text", ["ytd 8pm tank level how much ya", "tank level 8pm ytd"])
+    def test_ytd_beside_a_clock(self, text: str) -> None:
+        assert instant_of(text, "en") == at(5, 20).astimezone(UTC)
+
+    @pytest.mark.parametrize("text", ["production ytd", "ay, no sé cuántas paradas hubo"])
+    def test_no_day(self, text: str) -> None:
+        """ "ytd" alone is year to date, "ay" an interjection: no day read."""
+        assert found(text, "en") is None
+
+
+class TestCountsAreNoClock:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("boy, qnts paradas as duas bombas tiveram ontem? cada uma", "pt"),
+            ("paradas dos dois compressores ontem", "pt"),
+            ("paradas de las dos bombas ayer", "es"),
+            ("stops of the two pumps yesterday", "en"),
+            ("paradas das 2 bombas ontem", "pt"),
+        ],
+    )
+    def test_the_day(self, text: str, lang: str) -> None:
+        assert found(text, lang) == Window(start=at(5), end=at(6))
+        assert instant_of(text, lang) is None
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("ontem às duas da tarde", (5, 14, 0)),
+            ("ontem às 2 horas", (5, 2, 0)),
+            ("ayer a las dos y media", (5, 2, 30)),
+        ],
+    )
+    def test_an_hour_is_still_one(self, text: str, expected: Clock) -> None:
+        assert instant_of(text, "pt") == at(*expected).astimezone(UTC)
+
+    def test_an_oclock_said_bare(self) -> None:
+        text = "Pump 101 bearing temp, wha it was reading 2 o'clock yesterday afternoon?"
+        assert instant_of(text, "en") == at(5, 14).astimezone(UTC)
+        assert found("from 6 o'clock to 8 o'clock yesterday", "en") == Window(start=at(5, 6), end=at(5, 8))
+
+
+class TestDaysAndWeekendsBack:
+    @pytest.mark.parametrize(
+        ("text", "lang", "expected"),
+        [
+            ("¿Cuál fue la producción de la línea 1 el pasado mes de octubre?", "es", months_of(2026, 10)),
+            ("producción en el mes de octubre", "es", months_of(2026, 10)),
+            ("production in the month of October", "en", months_of(2026, 10)),
+            ("produção no mês de outubro passado", "pt", months_of(2026, 10)),
+            ("production last October", "en", months_of(2026, 10)),
+            ("producción el pasado octubre", "es", months_of(2026, 10)),
+            ("How many alarms did the compressor throw a fortnight ago?", "en", day_of(2026, 11, 22)),
+            ("alarms two weeks ago", "en", day_of(2026, 11, 22)),
+            ("alarmas hace quince días", "es", day_of(2026, 11, 22)),
+            ("alarmes há quinze dias", "pt", day_of(2026, 11, 22)),
+            ("alarmas hace 15 días", "es", day_of(2026, 11, 21)),  # said in digits: fifteen
+            ("the first of this month", "en", day_of(2026, 12, 1)),
+            ("no dia primeiro deste mês", "pt", day_of(2026, 12, 1)),
+            ("el 1 de este mes", "es", day_of(2026, 12, 1)),
+            ("el primer día de este mes", "es", day_of(2026, 12, 1)),
+            ("the 15th of last month", "en", day_of(2026, 11, 15)),
+            ("el último día del mes pasado", "es", day_of(2026, 11, 30)),
+            ("How much did L1 produce two weekends ago?", "en", week_window(21, 11, 2)),
+            ("hace dos fines de semana", "es", week_window(21, 11, 2)),
+            ("há dois fins de semana", "pt", week_window(21, 11, 2)),
+            ("the weekend before last", "en", week_window(21, 11, 2)),
+            ("last weekend", "en", week_window(28, 11, 2)),
+            ("el fin de semana pasado", "es", week_window(28, 11, 2)),
+            ("o fim de semana passado", "pt", week_window(28, 11, 2)),
+            ("el finde pasado", "es", week_window(28, 11, 2)),
+        ],
+    )
+    def test_a_window_of_its_own(self, text: str, lang: str, expected: Window) -> None:
+        """Read, never the current shift: the tools refuse what is outside the stored data."""
+        assert found(text, lang) == expected
+
+    def test_the_past_fortnight(self) -> None:
+        assert found("alarms in the past fortnight", "en") == Window(start=MORNING - timedelta(days=14), end=MORNING)
+
+    def test_a_day_of_this_month_at_a_time(self) -> None:
+        assert instant_of("el primero de este mes a las 8 de la mañana", "es") == at(1, 8).astimezone(UTC)
+        assert found("el primero de este mes a las 8 de la mañana", "es") == Window(start=at(1, 8), end=at(1, 9))
+
+    def test_a_day_of_this_month_still_to_come(self) -> None:
+        assert found("el 20 de este mes", "es") == Clarification(reason="future_window", candidates=[])
+
+    @pytest.mark.parametrize("text", ["this weekend", "el fin de semana", "no fim de semana", "over the weekend"])
+    def test_this_weekend_is_under_way(self, text: str) -> None:
+        """On a Sunday, the weekend that began on Saturday, so far."""
+        assert found(text, "en") == Window(start=at(5), end=MORNING)
+
+    @settings(max_examples=200)
+    @given(minutes=st.integers(0, 3 * 366 * 24 * 60), back=st.integers(1, 5))
+    def test_weekends_back(self, minutes: int, back: int) -> None:
+        """ "N weekends ago" is Saturday 00:00 to Monday 00:00, the Nth of those ended before now ("last weekend" the
+        first): ended, and the one after it either ended too (N > 1) or not ended yet."""
+        now = datetime(2025, 1, 1, tzinfo=ZoneInfo(MEXICO)) + timedelta(minutes=minutes)
+        got = found(f"{back} weekends ago", "en", now=now)
+        assert got == found("last weekend" if back == 1 else f"hace {back} fines de semana", "es", now=now)
+        assert isinstance(got, Window)
+        start = got.start.astimezone(ZoneInfo(MEXICO))
+        assert (start.weekday(), start.hour, start.minute) == (5, 0, 0)
+        assert got.end - got.start == timedelta(days=2)
+        assert got.end <= now < got.end + timedelta(days=7 * back)
+
+    @settings(max_examples=100)
+    @given(days=st.integers(0, 366), number=st.integers(1, 28))
+    def test_a_day_of_this_month(self, days: int, number: int) -> None:
+        now = datetime(2025, 1, 1, 12, tzinfo=ZoneInfo(MEXICO)) + timedelta(days=days)
+        got = found(f"el {number} de este mes", "es", now=now)
+        if number > now.day:
+            assert got == Clarification(reason="future_window", candidates=[])
+        else:  # today's so far
+            whole = day_of(now.year, now.month, number)
+            assert got == Window(start=whole.start, end=min(whole.end, now))
+
+
+class TestMoreDaysOfTheCalendar:
+    @pytest.mark.parametrize(
+        ("text", "lang", "expected"),
+        [
+            ("How many stops did P-101 have on Thanksgiving?", "en", day_of(2026, 11, 26)),
+            ("paros el día de acción de gracias", "es", day_of(2026, 11, 26)),
+            ("Quantas paradas a P-101 teve no São João?", "pt", day_of(2026, 6, 24)),
+            ("paradas na festa de São João", "pt", day_of(2026, 6, 24)),
+            ("paros el Día de Muertos", "es", day_of(2026, 11, 2)),
+            ("paradas no dia de Finados", "pt", day_of(2026, 11, 2)),
+            ("paros el Día del Trabajo", "es", day_of(2026, 5, 1)),
+            ("paradas no Dia do Trabalho", "pt", day_of(2026, 5, 1)),
+            ("stops on May Day", "en", day_of(2026, 5, 1)),
+            ("stops on Labour Day", "en", day_of(2026, 5, 1)),
+            ("stops on New Year", "en", day_of(2026, 1, 1)),
+            ("stops on Christmas", "en", day_of(2025, 12, 25)),
+            ("stops on Good Friday", "en", day_of(2026, 4, 3)),
+            ("paros el domingo de Pascua", "es", day_of(2026, 4, 5)),
+            ("paros en Navidad", "es", day_of(2025, 12, 25)),
+            ("last Thanksgiving", "en", day_of(2026, 11, 26)),
+            ("Thanksgiving 2024", "en", day_of(2024, 11, 28)),
+        ],
+    )
+    def test_the_latest(self, text: str, lang: str, expected: Window) -> None:
+        assert found(text, lang) == expected
+
+    @pytest.mark.parametrize(
+        "text",
+        ["a usina São João parou ontem?", "Happy New Year! stops yesterday?", "Feliz Páscoa, quantas paradas ontem?"],
+    )
+    def test_not_the_day(self, text: str) -> None:
+        """A place called São João, a greeting: the day the question names."""
+        assert found(text, "pt") == Window(start=at(5), end=at(6))
+
+    @settings(max_examples=200)
+    @given(
+        days=st.integers(0, 3 * 366),
+        said=st.sampled_from(["on Thanksgiving", "el día de acción de gracias", "on Good Friday", "on Easter Sunday"]),
+    )
+    def test_a_movable_day_gone_by(self, days: int, said: str) -> None:
+        """The latest one up to today (next year's is still to come): Thanksgiving a Thursday of 22-28 November,
+        Easter a Sunday in March or April, Good Friday two days before it."""
+        now = datetime(2025, 1, 1, 12, tzinfo=ZoneInfo(MEXICO)) + timedelta(days=days)
+        got = found(said, "en", now=now)
+        assert isinstance(got, Window)
+        start = got.start.astimezone(ZoneInfo(MEXICO))
+        assert got.end - got.start == timedelta(days=1) or got.end == now
+        assert start.date() <= now.date()
+        assert found(f"{said} {start.year + 1}", "en", now=now) == Clarification(reason="future_window", candidates=[])
+        if "hanks" in said or "gracias" in said:
+            assert (start.month, start.weekday()) == (11, 3) and 22 <= start.day <= 28
+        else:
+            assert start.month in (3, 4) and start.weekday() == (4 if "Friday" in said else 6)
+
+    @settings(max_examples=100)
+    @given(
+        days=st.integers(0, 3 * 366),
+        said=st.sampled_from(
+            [("no São João", 6, 24), ("el Día de Muertos", 11, 2), ("Finados", 11, 2), ("May Day", 5, 1)]
+        ),
+    )
+    def test_a_fixed_day_gone_by(self, days: int, said: tuple[str, int, int]) -> None:
+        text, month, day = said
+        now = datetime(2025, 1, 1, 12, tzinfo=ZoneInfo(MEXICO)) + timedelta(days=days)
+        got = found(text, "es", now=now)
+        assert isinstance(got, Window)
+        start = got.start.astimezone(ZoneInfo(MEXICO))
+        assert (start.month, start.day, start.hour) == (month, day, 0)
+        assert start.date() <= now.date() and now - start <= timedelta(days=366)
+
+
+class TestCaribbeanEnglish:
+    def test_de_shift_before_dis_one(self) -> None:
+        """The shift before this one: at 07:00, C from 22:00 to 06:00."""
+        text = "How much water de line make in de shift before dis one, total?"
+        assert found(text, "en") == Window(start=at(5, 22), end=at(6, 6))
+
+    def test_dis_morning(self) -> None:
+        assert found("stops dis morning", "en") == Window(start=at(6, 6), end=MORNING)
+
+    def test_spanish_de_stays(self) -> None:
+        assert found("paros del turno de noche de ayer", "es") == Window(start=at(5, 22), end=at(6, 6))

@@ -3,47 +3,67 @@
 Deterministic: `now` and the timezone are arguments, the clock is never read, so a question asked again at the same
 `now` resolves to the same window. Rules, first match wins (text folded: lower case, no accents):
 
-- spans back from now: "las últimas 3 horas", "last 2 days" (N × 24 h), "last week" (the calendar week before this
-  one, Monday 00:00 to Monday 00:00), "the week before last/la semana antepasada" (the one before that), "this week",
+- spans back from now: "las últimas 3 horas", "last 2 days" (N × 24 h), "the last 2 weeks/the past fortnight" (N × 7
+  days), a weekend (Saturday 00:00 to Monday 00:00: "last weekend/el fin de semana pasado/o fim de semana passado" the
+  latest that has ended, so on a Saturday or Sunday the one before the weekend under way; "two weekends ago/hace dos
+  fines de semana/há dois fins de semana", "the weekend before last" counted back among those ended; "this
+  weekend/el finde/no fim de semana" the latest begun, so far), "last week" (the calendar week before this one,
+  Monday 00:00 to Monday 00:00), "the week before last/la semana antepasada" (the one before that), "this week",
   a calendar quarter ("last quarter/el trimestre pasado/o trimestre passado": the one before this; "this quarter",
   "the quarter before last", "the third quarter", "el cuarto trimestre de 2025", "Q3 2025": by its number, in the
-  year said, else the latest begun), a month ("en marzo", "March 2019", "diciembre pasado": the latest ended; its year
-  said by place: "last year in December", "en diciembre del año pasado"), a year ("en 2019", "last year/el año
-  pasado", "this year" so far), "last month", "this month", "en lo que va de la semana/del mes";
-- a day: "hoy/today/hoje", "ayer/yesterday/ontem" (chat's "yday", a one-letter slip: "ayr", "otem"),
-  "anteayer/anteontem", a weekday ("el lunes": the latest one up to today), days back ("hace 2 días", "há uma
-  semana": 7 days, "a month ago": the same day of last month), a date ("3 de marzo", "March 3", "2026-03-03", "3/3":
-  read by dateparser; "del año pasado/last year" puts it in that year), a day of the calendar ("Christmas Eve/la
-  Nochebuena/a véspera de Natal", "Christmas/Navidad/o Natal", "New Year's Eve/Nochevieja/réveillon", "New Year's
-  Day/Año Nuevo": in the year said, "last/pasada" the latest gone by, "this/esta" this year's, else the latest begun);
-- an hour range whose two ends say their own days ("de las 8 de la noche de anteayer a las 6 de la mañana de ayer",
-  "from 8 pm on the 4th to 6 am on the 5th"), or whose end anchors a vague start ("from 8PM the other night up to
-  6AM yesterday": the last 20:00 before);
+  year said, else the latest begun), a month ("en marzo", "March 2019", "the month of March", "diciembre pasado", "el
+  pasado mes de octubre": the latest ended; its year said by place: "last year in December", "en diciembre del año
+  pasado"), a year ("en 2019", "last year/el año pasado", "this year" so far), "last month", "this month", "en lo que
+  va de la semana/del mes";
+- a day: "hoy/today/hoje", "ayer/yesterday/ontem" (chat's "yday", pt "ont" and "hj", "ytd" beside a clock time
+  ("ytd 8pm"; alone it is year to date); a one-letter slip: "ayr", "otem"), "anteayer/anteontem", a weekday ("el
+  lunes": the latest one up to today), days back ("hace 2 días", "há uma semana": 7 days, "a fortnight ago/hace
+  quince días/há quinze dias": 14, "a month ago": the same day of last month), a day of this month or the last ("el
+  primero de este mes", "no dia primeiro deste mês", "the 15th of last month", "el último día del mes pasado"), a date
+  ("3 de marzo", "March 3", "2026-03-03", "3/3": read by dateparser; "del año pasado/last year" puts it in that year),
+  a day of the calendar ("Christmas Eve/la Nochebuena/a véspera de Natal", "Christmas/Navidad/o Natal", "New Year's
+  Eve/Nochevieja/réveillon", "New Year's Day/Año Nuevo/on New Year", "May Day/Labour Day/Día del Trabajo/Dia do
+  Trabalho" 1 May, "São João" 24 June (said as the feast: "no São João", "festa de São João"), "Día de Muertos/Finados"
+  2 November, Thanksgiving (the fourth Thursday of November), Good Friday/Viernes Santo/Sexta-feira Santa and
+  Easter/Pascua/Páscoa: in the year said, "last/pasada" the latest gone by, "this/esta" this year's, else the latest
+  begun);
+- an hour range whose two ends say their own days or nights, with or without "from/de" before it ("de las 8 de la
+  noche de anteayer a las 6 de la mañana de ayer", "from 8 pm on the 4th to 6 am on the 5th", "8pm yesterday through
+  to 6 this morning", "from 8 last night to 6 this morning": an end said with a night is the night's own hour, 6 to
+  11 the evening, and an end said with no day is in that night: "desde las 8 de anoche hasta las 6"), or whose end
+  anchors a vague start ("from 8PM the other night up to 6AM yesterday": the last 20:00 before);
 - within the day (or today): "last night/anoche/ontem à noite" (20:00 to 06:00 before the day named; "antenoche", "the
   night before last", Tagalog "gabi bago kagabi" the one before; hours said in it run across midnight: "anoche de 11
-  a 2" is 23:00 to 02:00), a shift, read before the night it runs in ("turno A", "yesterday's shift B", "in B shift",
+  a 2" is 23:00 to 02:00; "since 6 last night/desde las 6 de anoche/desde anoche a las 6" is from that evening hour
+  to now), a shift, read before the night it runs in ("turno A", "yesterday's shift B", "in B shift",
   "in A shift" (a capital A mid-sentence; "in a shift" is the article): the occurrence that starts on that day (the
   day or night said with its start, "que entró antes de ayer", "the one that started last night at ten", or its end,
   "that ended at 6 am yesterday", first; a night named, "el turno C de anoche": the one starting in it); alone, the
-  latest that has started; "el turno de noche", "the morning shift", "turno da tarde": the one shift starting
+  latest that has started; "el turno de noche", "the morning/days shift", "turno da tarde": the one shift starting
   18:00-04:00, 04:00-10:00 or 10:00-18:00, asked back when the site has none or several), "este turno/this shift/en lo
-  q va del turno", "el turno anterior/last shift/the shift before this one", an hour range ("entre las 10 y las 11",
-  "from 10 to 11:30", "between 10pm and 2am", "8pm hanggang 6am": the latest that has started when no day is named),
-  "before noon/antes de las 10/after 3pm" (from the day's start to that time or from it to the day's end; a part of
-  the day named bounds it instead), one clock time ("a las 10", or said bare next to a day word: "ayer 0800", "ontem
-  14h30", "yday 1130": the hour from 10:00, the latest that has started; `find_instant` gives the instant itself), a
-  part of the day ("this morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta
-  noche" 20:00–06:00);
+  q va del turno" (with today said too: "hj nesse turno até agora"), "el turno anterior/last shift/the shift before
+  this one" (Caribbean "de shift before dis one"), an hour range ("entre las 10 y las 11", "from 10 to 11:30",
+  "between 10pm and 2am", "8pm hanggang 6am", "yesterday 0600 to noon", "1400 to 1800": the latest that has started
+  when no day is named; a bare end hour below a bare start hour before noon ends after noon, a day range: "6 till 2",
+  "de 7 a 3" are 06:00-14:00 and 07:00-15:00, while a night named, the end's part of the day, am/pm or a 24-hour
+  "02:00" keep it across midnight: "de 10 a 2 de la madrugada", "10pm to 2"), "before noon/antes de las 10/after 3pm"
+  (from the day's start to that time or from it to the day's end; a part of the day named bounds it instead), one
+  clock time ("a las 10", "reading 2 o'clock", or said bare next to a day word: "ayer 0800", "ontem 14h30", "yday
+  1130": the hour from 10:00, the latest that has started; `find_instant` gives the instant itself), a part of the
+  day ("this morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta noche"
+  20:00–06:00);
 - the day alone: 00:00 to the next 00:00.
 
 Clock times are read as people say them: "las once y media", "a las 11 y 20", "11 menos cuarto", "meio-dia e meia",
-"quinze para as onze", "half past ten", "quarter to 11" (Scots "quarter tae ten"), British "half ten" (10:30), "a la
-una", "à 1 e meia", "between one and two in the afternoon", Tagalog "ng 3:15 PM"; a bare hour is after noon when the
-afternoon or evening is named ("ayer por la tarde a las 3", Australian "yesterday arvo, between 2 and 6") or ends a
-range begun after noon ("between noon and one"), and the night's own in a night named or said after it ("between ten
-and eleven at night", "às dez da noite": 6 to 11 the evening, 12 midnight, 1 to 5 the small hours). A clock time that
-cannot be ("at 37 o'clock", "a las 25:00", "at 14:75") leaves the question with no window read (None), never another
-time.
+"quinze para as onze", "às 10 horas e 15 minutos", "half past ten", "quarter to 11" (Scots "quarter tae ten"), British
+"half ten" (10:30), "a la una", "à 1 e meia", "between one and two in the afternoon", Tagalog "ng 3:15 PM"; a bare
+hour is after noon when the afternoon or evening is named ("ayer por la tarde a las 3", Australian "yesterday arvo,
+between 2 and 6", "6 this evenin"), in the morning with "this morning/yesterday morning" after it ("till 6 yesterday
+morning"), after noon when it ends a range begun after noon ("between noon and one"), and the night's own in a night
+named or said after it ("between ten and eleven at night", "às dez da noite": 6 to 11 the evening, 12 midnight, 1 to
+5 the small hours). A number before a plural noun is a count, not an hour ("as duas bombas", "at 2 pumps"). A clock
+time that cannot be ("at 37 o'clock", "a las 25:00", "at 14:75") leaves the question with no window read (None),
+never another time.
 
 A window still under way ends at `now`. A question with no time at all gets the current shift so far (today so far
 when no shift covers `now`). A window wholly in the future, or a shift the site does not have, gives a Clarification.
@@ -53,6 +73,7 @@ from __future__ import annotations
 
 import re
 from calendar import monthrange
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
@@ -113,6 +134,24 @@ _HOURS = re.compile(
 )
 _DAYS = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:dias?|days?)\b|\b{_N}\s+(?:dias?|days?)\s+{_LAST}\b")
 _MONTHS_SPAN = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:months?|mes|meses)\b|\b{_N}\s+(?:months?|mes|meses)\s+{_LAST}\b")
+# "the last 2 weeks", "las últimas 2 semanas", "the past fortnight" (written "2 weeks"): N × 7 days back from now.
+_WEEKS = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:semanas?|weeks?)\b|\b{_N}\s+(?:semanas?|weeks?)\s+{_LAST}\b")
+# Weekends, Saturday 00:00 to Monday 00:00 (Spanish chat "finde"): counted back among those that have ended ("last
+# weekend", "el fin de semana pasado", "hace dos fines de semana", "the weekend before last"), or the latest begun
+# ("this weekend", "el fin de semana", "no fim de semana"; the one under way, so far, on a Saturday or Sunday).
+_WEEKEND = r"(?:weekend|week-end|wknd|fin de semana|finde|fim de semana|fim-de-semana)"
+_WEEKENDS_AGO = re.compile(
+    rf"\b(?:hace|ha|faz)\s+{_N}\s+(?:fines de semana|fins de semana|findes|fins-de-semana|{_WEEKEND})\b"
+    rf"|\b{_N}\s+(?:weekends?|wknds?|week-ends?)\s+(?:ago|back)\b"
+)
+_WEEKEND_BEFORE_LAST = re.compile(rf"\b(?:{_WEEKEND} before last|{_WEEKEND} (?:antepasado|antepassado|retrasado))\b")
+_LAST_WEEKEND = re.compile(
+    rf"\b(?:(?:last|previous|this past)\s+{_WEEKEND}|{_WEEKEND}\s+(?:pasado|passado|anterior)|"
+    rf"(?:pasado|passado|ultimo)\s+{_WEEKEND}|{_WEEKEND}\s+before\s+(?:this|the current)(?: one)?)\b"
+)
+_THIS_WEEKEND = re.compile(
+    rf"\b(?:this|the|el|este|o|no|neste|nesse|esse|del|do|durante el|durante o)\s+{_WEEKEND}\b(?!-)"
+)
 _LAST_WEEK = re.compile(
     r"\b(?:last week|previous week|(?:la |a )?semana pasada|(?:la |a )?semana passada|"
     r"(?:la |a )?semana anterior)\b"
@@ -127,6 +166,15 @@ _THIS_WEEK = re.compile(r"\b(?:this week|esta semana|nesta semana|lo (?:que|q|k)
 _LAST_MONTH = re.compile(
     r"\b(?:last month|previous month|(?:el |o )?mes pasado|(?:o )?mes passado|"
     r"(?:el |o )?mes anterior)\b"
+)
+# A day of this month or the last by its number: "el primero de este mes", "the first of this month", "no dia
+# primeiro deste mês", "el 1 de este mes", "the 15th of last month", "el último día del mes pasado".
+_MONTH_DAY = re.compile(
+    r"\b(?:(\d{1,2})(?:st|nd|rd|th|o)?|(primero|primer|primeiro|first)|(ultimo|last)(?=\s+(?:dia|day)))"
+    r"(?:\s+(?:dia|day))?\s+(?:"
+    r"(?:(?:de|of|do|del)\s+(?:este|esse|this|the current)|deste|desse)\s+(?:mes|month)"
+    r"|(?:(?:de|of|do|del)\s+(?:(?:el|o|the)\s+)?)(?P<last>(?:mes|month)\s+(?:pasado|passado|anterior)|"
+    r"(?:last|previous|past)\s+month))\b"
 )
 _THIS_MONTH = re.compile(r"\b(?:this month|este mes|neste mes|lo (?:que|q|k) va del mes)\b")
 _LAST_YEAR = re.compile(
@@ -151,23 +199,70 @@ _NTH_QUARTER = re.compile(
     r"3er|3o)|(fourth|4th|cuarto|quarto|4o))\s+(?:quarter|trimestre)\b(?:,?\s+(?:(?:of|de|del|do)\s+)?((?:19|20)\d\d))?"
     r"|\bq([1-4])\s+(?:(?:of|de|del|do)\s+)?((?:19|20)\d\d)\b"
 )
-# Days of the calendar every year: (pattern, month, day). Before one, "last/pasada" is the latest gone by, "this/esta"
-# this year's, else the latest begun; a year said with it wins. Not a greeting ("Merry Christmas", "feliz Natal").
+# Days of the calendar every year: (pattern, the day in a year). Before one, "last/pasada" is the latest gone by,
+# "this/esta" this year's, else the latest begun; a year said with it wins. Not a greeting ("Merry Christmas").
 _LAST_BEFORE = (
     r"(?P<last>\b(?:last|this past|past|previous|(?:la |el )?pasad[ao]|(?:o |a )?(?:passad[ao]|ultim[ao]))\s+)?"
 )
 _THIS_BEFORE = r"(?P<this>\b(?:this|esta|este|neste|nesta)\s+)?"
 _LAST_AFTER = r"(?P<after>\s+(?:pasad[ao]|passad[ao]|anterior)\b)?"
-_NOT_GREETING = r"(?<!merry )(?<!happy )(?<!feliz )(?<!felices )(?<!prospero )(?<!boas )"
+_NOT_GREETING = r"(?<!merry )(?<!happy )(?<!feliz )(?<!felices )(?<!prospero )(?<!boas )(?<!boa )"
 # "natal" is Christmas after an article or preposition ("no Natal", "dia de Natal"), not in "cidade natal".
 _NATAL = r"(?:(?<=\bno )|(?<=\bo )|(?<=\bdo )|(?<=\bde )|(?<=\bao )|(?<=\bpelo )|(?<=\bate o )|(?<=\bultimo ))natal"
-_HOLIDAYS: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
-    (re.compile(rf"{_LAST_BEFORE}{_THIS_BEFORE}{_NOT_GREETING}\b(?:{core})\b{_LAST_AFTER}"), month, day)
-    for core, month, day in (
-        (r"christmas eve|xmas eve|nochebuena|noche buena|vispera de navidad|(?:vespera|noite) d[eo] natal", 12, 24),
-        (rf"christmas(?: day)?(?! eve)|xmas(?! eve)|(?:el dia de )?navidad|(?:dia d[eo] )?{_NATAL}", 12, 25),
-        (r"new year'?s eve|noche ?vieja|v[ie]spera de ano (?:nuevo|novo)|noite de ano novo|reveillon", 12, 31),
-        (r"new year'?s day|(?:el dia de )?ano nuevo|(?:o dia de )?ano novo|primero de ano", 1, 1),
+# "São João" is the feast (24 June) said as one ("no São João", "festa de São João"), not a place ("usina São João").
+_SAO_JOAO = (
+    r"(?:(?:dia|festa|festas|noite|vespera) de |(?<=\bno )|(?<=\bo )|(?<=\bpelo )|(?<=\bate o )|(?<=\bon ))sao joao"
+)
+# "New Year" alone is its day after a word that places a day ("on New Year", "over the New Year").
+_NEW_YEAR = r"(?:(?<=\bon )|(?<=\bat )|(?<=\bover )|(?<=\bover the )|(?<=\bduring the )|(?<=\blast ))new year(?!'?s)"
+
+
+def _fixed(month: int, day: int) -> Callable[[int], date]:
+    return lambda year: date(year, month, day)
+
+
+def _thanksgiving(year: int) -> date:
+    """The fourth Thursday of November (US)."""
+    first = date(year, 11, 1)
+    return first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+
+
+def _easter(year: int) -> date:
+    """Easter Sunday (Gregorian computus, Meeus/Jones/Butcher)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (b - (b + 8) // 25 + 1) // 3
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    weekday = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 22 * weekday) // 451
+    month, day = divmod(h + weekday - 7 * m + 114, 31)
+    return date(year, month, day + 1)
+
+
+_HOLIDAYS: tuple[tuple[re.Pattern[str], Callable[[int], date]], ...] = tuple(
+    (re.compile(rf"{_LAST_BEFORE}{_THIS_BEFORE}{_NOT_GREETING}\b(?:{core})\b{_LAST_AFTER}"), on)
+    for core, on in (
+        (
+            r"christmas eve|xmas eve|nochebuena|noche buena|vispera de navidad|(?:vespera|noite) d[eo] natal",
+            _fixed(12, 24),
+        ),
+        (rf"christmas(?: day)?(?! eve)|xmas(?! eve)|(?:el dia de )?navidad|(?:dia d[eo] )?{_NATAL}", _fixed(12, 25)),
+        (r"new year'?s eve|noche ?vieja|v[ie]spera de ano (?:nuevo|novo)|noite de ano novo|reveillon", _fixed(12, 31)),
+        (rf"new year'?s day|{_NEW_YEAR}|(?:el dia de )?ano nuevo|(?:o dia de )?ano novo|primero de ano", _fixed(1, 1)),
+        (
+            r"dia del trabajo|dia del trabajador|dia do trabalho|dia dos? trabalhador(?:es)?|may day|labou?r day|"
+            r"(?:international )?workers'? day",
+            _fixed(5, 1),
+        ),
+        (_SAO_JOAO, _fixed(6, 24)),
+        (r"dia de (?:los )?(?:muertos|fieles difuntos|difuntos)|day of the dead|(?:dia de )?finados", _fixed(11, 2)),
+        (r"thanksgiving(?: day)?|dia de accion de gracias|dia de acao de gracas", _thanksgiving),
+        (
+            r"good friday|viernes santo|sexta(?:-| )feira (?:santa|da paixao)",
+            lambda year: _easter(year) - timedelta(days=2),
+        ),
+        (r"easter(?: sunday| day)?|domingo de (?:pascua|resurreccion|pascoa)|pascua|pascoa", _easter),
     )
 )
 # A year said right after a day of the calendar: "Christmas 2024", "la Navidad de 2024".
@@ -287,12 +382,15 @@ _PART = {
 # "So far" said of the shift, the day, the week, the month: "en lo que va del turno" (chat: "lo q va", "lo k va"),
 # "no que vai do turno", "so far in the shift", "in the shift so far".
 _SO_FAR = r"(?:lo (?:que|q|k) (?:va|llevamos|lleva)|(?:no|o) que (?:vai|levamos))"
-_THIS_SHIFT = re.compile(
-    r"\b(?:this shift|current shift|este turno|turno actual|turno atual|neste turno|deste "
-    r"turno|el turno|o turno|the shift)\b"
+_CURRENT_SHIFT = (
+    r"\b(?:this shift|current shift|este turno|turno actual|turno atual|neste turno|deste turno|nesse turno|desse "
+    r"turno)\b"
     rf"|\b{_SO_FAR} (?:del?|do|de este|deste) turno\b|\bso far (?:in|on|during) (?:the )?shift\b"
-    r"|\b(?:in|on|during) (?:the )?shift so far\b|\b(?:no|do) turno ate (?:agora|o momento)\b"
+    r"|\b(?:in|on|during) (?:the )?shift so far\b|\bturno ate (?:agora|o momento)\b"
 )
+_THIS_SHIFT = re.compile(rf"{_CURRENT_SHIFT}|\b(?:el turno|o turno|the shift)\b")
+# Said with today ("hj nesse turno até agora"), only these name the shift under way rather than the day.
+_TODAYS_SHIFT = re.compile(_CURRENT_SHIFT)
 _PREVIOUS_SHIFT = re.compile(
     r"\b(?:last shift|previous shift|prev shift|prev\. shift|turno anterior|ultimo turno|turno pasado|turno "
     r"passado)\b"
@@ -306,7 +404,7 @@ _PREVIOUS_SHIFT = re.compile(
 _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
     "morning": (
         re.compile(
-            r"\b(?:morning shift|day shift|turno (?:de (?:la )?)?manana|turno matutino|turno da manha|turno de dia|"
+            r"\b(?:morning shift|days? shift|turno (?:de (?:la )?)?manana|turno matutino|turno da manha|turno de dia|"
             r"turno diurno)\b"
         ),
         time(4, 0),
@@ -322,7 +420,7 @@ _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
     ),
     "night": (
         re.compile(
-            r"\b(?:night shift|graveyard shift|turno (?:de (?:la )?)?noche|turno nocturno|turno da noite|"
+            r"\b(?:nights? shift|graveyard shift|turno (?:de (?:la )?)?noche|turno nocturno|turno da noite|"
             r"turno noturno)\b"
         ),
         time(18, 0),
@@ -386,6 +484,8 @@ _AT_CLOCK = re.compile(
     r"\b(?:a las|a la|at|around|as|al|ao|hacia las|sobre las|por volta das|por volta de|"
     r"(?:a|ng)(?=\s+\d{1,2}(?::\d{2}|h\b|h\d{2}|\s*(?:am|pm|a\.m\.|p\.m\.|da |de la |in the |at night))))"
     rf"\s+{_CLOCK}(?![\d:])"
+    # a number before a plural noun counts it: "as duas bombas" (the two pumps) is no "às duas"
+    r"(?!\s+(?!(?:horas|hours|minutos|minutes|menos|mais|pues|antes|despues|depois|this|plus)\b)[a-z]{3,}s\b)"
 )
 # A clock time that cannot be: "at 37 o'clock", "a las 25:00", "at 14:75", "às trinta e sete horas" (hour past 24 or
 # minutes past 59, said as a clock: H:MM, o'clock/am/pm, "horas/h", or "a las N" ending the phrase; "at 37" alone may
@@ -456,6 +556,13 @@ _SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
         1,
     ),
     (re.compile(rf"{_CLOCK_LEAD}(?P<hour>\d{{1,2}})\s+(?:y|e)\s+(?P<minutes>\d{{1,2}})\b(?![:\d])"), 1),
+    (  # "às 10 horas e 15 minutos", "a las 10 horas y 15", "at 10 hours 15"
+        re.compile(
+            rf"{_CLOCK_LEAD}(?P<hour>\d{{1,2}})\s*(?:horas?|hours?|hrs?|hs|h)\s+(?:(?:y|e|and)\s+)?(?P<minutes>\d{{1,2}})"
+            r"(?:\s*(?:minutos?|minutes?|mins?)\b)?(?![:\d])"
+        ),
+        1,
+    ),
     (
         re.compile(
             rf"{_CLOCK_LEAD}(?P<hour>\d{{1,2}})\s+menos\s+(?:(?:un|um)\s+)?(?P<minutes>cuarto|quarto|\d{{1,2}})\b(?!:)"
@@ -483,7 +590,8 @@ _SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
 # "desde ayer a las 18 (hasta ahora)", "since 2 pm yesterday", "desde ontem às 18h": from that time to now.
 _SINCE = re.compile(
     r"\b(?:desde|since|from|a partir de|a partir das)\s+"
-    r"(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem)\s+)?"
+    r"(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem|anoche|last night|"
+    r"(?:ontem|ayer) (?:a|de|na|en la|por la) (?:noite|noche))\s+)?"
     rf"(?:(?:a las|a la|at|as|las|la|the|a|o)\s+)?{_CLOCK}(?![\d:])"  # "desde a meia-noite"
 )
 # "before noon", "b4 10am", "antes del mediodía", "hasta las 10": from the day's start to that time; "after 3pm",
@@ -503,15 +611,27 @@ _VAGUE_DAY = (
     r"the other (?:night|evening|day)|the night before|(?:la |esa )?otra noche|el otro dia|(?:a |aquela )?outra noite|"
     r"(?:o )?outro dia|la noche anterior|a noite anterior"
 )
+# An end may say the night it is in ("from 8 last night to 6 this morning"): the night's own hours, and an end
+# that says no day of its own is in that night too ("desde las 8 de anoche hasta las 6").
+_NIGHT_DAY = (
+    r"last night|anoche|kagabi|(?:night before last|antenoche|anteanoche)"
+    r"|(?:ontem|ayer|anteontem|anteayer) (?:a|de|na|en la|por la) (?:noite|noche)"
+)
 _RANGE_END = (
     rf"(?:({_DAY_WORD})\s+(?:(?:a las|a la|at|as|las|la)\s+)?)?{_CLOCK}"
     rf"(?:,?\s+(?:(?:de|del|do|da|on|of)\s+)?(?:(?:el|o|the|dia)\s+){{0,2}}"
-    rf"(?:({_DAY_WORD})|(\d{{1,2}})(?:st|nd|rd|th)?|({_VAGUE_DAY}))\b)?"
+    rf"(?:({_NIGHT_DAY})|({_DAY_WORD})|(\d{{1,2}})(?:st|nd|rd|th)?|({_VAGUE_DAY}))\b)?"
 )
 # "entre las 8 de la noche de anteayer y las 6 de la mañana de ayer", "from 8 pm on the 4th to 6 am on the 5th".
 _DATED_RANGE = re.compile(
     rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_RANGE_END}"
     rf"(?:\s*-\s*|,?\s+(?:y|and|e|a|as|ao|al|(?:up )?to|(?:up )?till|(?:up )?until|hasta|ate)\s+)"
+    rf"(?:(?:las|la|as|a)\s+)?{_RANGE_END}(?![\d:])"
+)
+# With no word before it, only a range ("8pm yesterday through to 6 this morning"), never two times said with
+# "and"; `_dated_range` takes it only when both ends say their day.
+_BARE_DATED_RANGE = re.compile(
+    rf"(?<![\w.:/-]){_RANGE_END}(?:\s*-\s*|,?\s+(?:a|as|ao|al|(?:up )?to|(?:up )?till|(?:up )?until|hasta|ate)\s+)"
     rf"(?:(?:las|la|as|a)\s+)?{_RANGE_END}(?![\d:])"
 )
 # Four-digit times ("0600", "1400") after "at", "a las", "between", "from" and their kin, or on either side of a
@@ -550,6 +670,28 @@ _NOT_BARE_AFTER = frozenset(
     "approx at em en in on by hacia sobre > < = >= <= ~".split()
 )
 _YEARS = re.compile(r"\b(?:19|20)\d\d\s*(?:-|y|and|e|a|to|hasta|ate)\s*(?:19|20)\d\d\b")
+# "N o'clock" is the hour N, read as a clock time even with no word that brings it ("reading 2 o'clock yesterday
+# afternoon"); one that cannot be ("37 o'clock") stays for `_IMPOSSIBLE_CLOCK`.
+_OCLOCK = re.compile(r"(?:(\S+) )?(\d{1,2}) o'?clock\b")
+# Four-digit times that start a range with no word before them ("yesterday 0600 to noon", "1400 to 1800",
+# "de 1400 a 1800"): both ends, unless a unit follows the second ("1500 to 1600 units" are quantities).
+_MILITARY_RANGE = re.compile(
+    r"(?<![\w.:/-])([01]\d|2[0-3])([0-5]\d)(\s*-\s*|\s+(?:to|till|until|hasta|ate|a|as)\s+)"
+    rf"(?:([01]\d|2[0-3])([0-5]\d)(?![\w:/])(?!\s*{_QUANTITY_UNITS}(?![\w/]))|(?=\d{{1,2}}:[0-5]\d\b))"
+)
+# "through to", "thru" between a time and the clock that ends it: "8pm yesterday through to 6", "1400 thru 1800".
+_THROUGH = re.compile(
+    r"(\d|\bam|\bpm|\bh|\b(?:yesterday|today|ayer|hoy|ontem|hoje|night|morning|afternoon|evening))"
+    r"\s+(?:right\s+)?(?:through|thru)(?:\s+(?:to|till|until))?\s+(?=\d)"
+)
+# A bare hour said with this or yesterday's morning or afternoon after it is am or pm that day: "to 6 this morning",
+# "till six yesterday morning", "a las 6 de esta tarde" (after a word that brings a clock: "the top 5 this morning"
+# is a count).
+_PART_AFTER_CLOCK = re.compile(
+    r"(\b(?:at|around|a las|a la|as|to|till|until|from|since|desde|hasta|ate|between|and|y|e|das|de|a)\s+)"
+    r"(\d{1,2}(?::[0-5]\d)?)\s+(?:de\s+)?(?:this|esta|nesta|desta|(yesterday|ayer|ontem))\s+"
+    r"(?:(?:en la|por la|de|a|na|pela|in the)\s+)?(?:(morning|manana|manha)|afternoon|evening|tarde)\b"
+)
 # A night shift "that ended yesterday" is the one that began the day before.
 # The first or second half of a shift: "the back half of B shift", "la segunda mitad del turno", "a primeira metade".
 _HALF = re.compile(r"\b(?:(first|front|primera|primeira)|second|back|segunda|ultima)\s+(?:half|mitad|metade)\b")
@@ -669,25 +811,49 @@ def _folded(text: str) -> str:
 
 
 _GUARDIA = re.compile(r"\bguardia\b(?! de )")
-# Chat's short forms of "yesterday", Scots "tae"/"fae" ("quarter tae ten", "fae 8 tae 10") and Australian "arvo",
-# written out so every rule reads them: "the day before yday" is then the day before yesterday.
+# Chat's short forms of day words ("yday", pt "ont", "hj"), "fortnight", Scots "tae"/"fae", Australian "arvo", a
+# dropped g ("mornin") and Caribbean "dis"/"dat", written out so every rule reads them. None is a word of its own
+# in es/en/pt (Spanish "ay" is an interjection, so it is not read as "ayer").
 _SHORT_WORDS = {
     "yday": "yesterday",
     "ystdy": "yesterday",
+    "ystrdy": "yesterday",
     "yest": "yesterday",
+    "ont": "ontem",
+    "hj": "hoje",
+    "fortnight": "2 weeks",
     "tae": "to",
     "fae": "from",
     "arvo": "afternoon",  # Australian: "yesterday arvo", "this arvo"
+    "mornin": "morning",
+    "evenin": "evening",
+    "nite": "night",
+    "tonite": "tonight",
+    "dis": "this",
+    "dat": "that",
 }
+# Caribbean "de" for "the" before an English time word ("in de shift before dis one"); Spanish and Portuguese "de"
+# is never followed by one.
+_CARIBBEAN_THE = re.compile(
+    r"\bde (?=(?:shift|night|morning|afternoon|evening|day|week|weekend|month|year|last|previous|other|one|current|"
+    r"past|first|second|third|whole)\b)"
+)
+# "hace quince días", "há quinze dias": two weeks, as the idiom means (said in digits, "hace 15 días" is 15).
+_FIFTEEN_DAYS = re.compile(r"\b(hace|ha|faz)\s+(?:unos\s+|uns\s+)?(?:quince|quinze)\s+dias\b")
 # Day words a slip of one letter still names ("ayr", "otem", "yesturday"); real words that are one letter off one
 # are not slips ("aye" is Scots "yes", "layer" a word).
 _SLIPPED_DAYS = ("ayer", "ontem", "yesterday", "anteayer", "anteontem")
 _NOT_SLIPS = frozenset({"aye", "ayes", "ayer", "ontem", "yesterday", "anteayer", "anteontem"})
-_LETTERS = re.compile(r"(?<![\w'-])[a-z]{3,10}(?![\w-])")
+_LETTERS = re.compile(r"(?<![\w'-])[a-z]{2,10}(?![\w-])")
+
+
+# Chat's "ytd" is yesterday beside a clock time ("ytd 8pm", "8pm ytd"); alone it is "year to date", not read.
+_YTD = re.compile(r"\bytd\b(?=,?\s+(?:at\s+|@\s*)?\d)|(?<=\d\s)ytd\b|(?<=\d[ap]m\s)ytd\b")
 
 
 def _day_words(folded: str) -> str:
     """`folded` with chat's short forms written out and a day word's one-letter slip read as the word."""
+    folded = _YTD.sub("yesterday", _FIFTEEN_DAYS.sub(r"\1 2 semanas", _CARIBBEAN_THE.sub("the ", folded)))
     return _LETTERS.sub(lambda m: _SHORT_WORDS.get(m.group(0)) or _slip_of(m.group(0)) or m.group(0), folded)
 
 
@@ -728,12 +894,35 @@ def _clock_words(folded: str) -> str:
     folded = _HOUR_WORD_ENDING.sub(r"\g<1>1", folded)
     for pattern, sign in _SAID_MINUTES:
         folded = pattern.sub(partial(_minutes_said, sign), folded)
+    folded = _OCLOCK.sub(_oclock, folded)
+    folded = _THROUGH.sub(r"\1 to ", folded)
+    folded = _PART_AFTER_CLOCK.sub(
+        lambda m: f"{m.group(1)}{m.group(2)}{'am' if m.group(4) else 'pm'} {m.group(3) or 'today'}", folded
+    )
     folded = re.sub(r"@\s*", "at ", folded)
     folded = _BARE_CLOCK.sub(lambda m: f"{m.group(1)}at {_clock_token(m.group(2))}", folded)
     folded = _BARE_CLOCK_BEFORE.sub(_bare_clock_before, folded)
-    if _YEARS.search(folded):  # "entre 2019 y 2020": years, not 20:19
+    # "entre 2019 y 2020" are years, not 20:19; "yesterday 1900 to 2000" a day's clock times
+    if _YEARS.search(folded) and not re.search(rf"\b(?:{_DAY_WORD})\b", folded):
         return folded
+    folded = _MILITARY_RANGE.sub(_military_range, folded)
     return _MILITARY.sub(lambda m: f"{m.group(1)}{m.group(2)}:{m.group(3)}", folded)
+
+
+def _oclock(match: re.Match[str]) -> str:
+    """ "from 6 o'clock" → "from 6", "reading 2 o'clock" → "reading at 2" (no "at" after a word that brings a time
+    or a quantity, or "the")."""
+    word, hour = match.group(1, 2)
+    if int(hour) > 24:
+        return match.group(0)
+    lead = "" if word in _NOT_BARE_AFTER or word == "the" else "at "
+    return f"{word + ' ' if word else ''}{lead}{hour}"
+
+
+def _military_range(match: re.Match[str]) -> str:
+    """ "0600 to 1200" → "06:00 to 12:00"; "0600-12:00" → "06:00-12:00"."""
+    h1, m1, between, h2, m2 = match.group(1, 2, 3, 4, 5)
+    return f"{h1}:{m1}{between}" + (f"{h2}:{m2}" if h2 else "")
 
 
 def _bare_clock_before(match: re.Match[str]) -> str:
@@ -788,6 +977,8 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
     if match := _MONTHS_SPAN.search(folded):  # "the last 3 months": from that day three months back
         months = min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H // 24 // 31)
         return _window(site.at(_months_before(site.today, max(months, 1)), site.now.time()), now)
+    if (weekend := _weekend(folded, site)) is not None:
+        return weekend
     monday = site.today - timedelta(days=site.today.weekday())
     before_last = _BEFORE_LAST.search(folded)
     if before_last is not None and (unit := before_last.group(1) or before_last.group(2)) not in ("year", "ano"):
@@ -796,9 +987,12 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
         return _window(site.at(monday - timedelta(days=7), time(0, 0)), site.at(monday, time(0, 0)))
     if _THIS_WEEK.search(folded):
         return _window(site.at(monday, time(0, 0)), now)
+    if match := _WEEKS.search(folded):
+        days = min(7 * _count(match.group(1) or match.group(2)), _MAX_SPAN_H // 24)
+        return _window(now - timedelta(days=max(days, 1)), now)
     if (quarter := _quarter(folded, site)) is not None:
         return quarter
-    if any(pattern.search(folded) for pattern, _, _ in _HOLIDAYS):
+    if any(pattern.search(folded) for pattern, _ in _HOLIDAYS):
         return None  # a day of the calendar, read with its year by `_day`
     first = site.today.replace(day=1)
     if (month := _month(folded, site)) is not None:
@@ -811,12 +1005,32 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
         return _window(site.at(date(on, 1, 1), time(0, 0)), site.at(date(on + 1, 1, 1), time(0, 0)), now)
     if (said := _said_year(folded, site)) is not None and not dated:  # last year, this year so far
         return _window(site.at(date(said, 1, 1), time(0, 0)), site.at(date(said + 1, 1, 1), time(0, 0)), now)
+    if _MONTH_DAY.search(folded):
+        return None  # "el primero de este mes": a day, read by `_day`
     if _LAST_MONTH.search(folded):
         previous = (first - timedelta(days=1)).replace(day=1)
         return _window(site.at(previous, time(0, 0)), site.at(first, time(0, 0)))
     if _THIS_MONTH.search(folded):
         return _window(site.at(first, time(0, 0)), now)
     return None
+
+
+def _weekend(folded: str, site: _Site) -> Window | Clarification | None:
+    """The weekend named (`_WEEKENDS_AGO` and its kin): the Nth of those ended, or the latest begun, so far."""
+    latest = site.today - timedelta(days=(site.today.weekday() - 5) % 7)  # the latest Saturday up to today
+    ended = latest - timedelta(days=7) if (site.today - latest).days < 2 else latest
+    if _WEEKEND_BEFORE_LAST.search(folded):
+        back = 2
+    elif match := _WEEKENDS_AGO.search(folded):
+        back = max(1, min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H // 24 // 7))
+    elif _LAST_WEEKEND.search(folded):
+        back = 1
+    elif _THIS_WEEKEND.search(folded):
+        return _window(site.at(latest, time(0, 0)), site.at(latest + timedelta(days=2), time(0, 0)), site.now)
+    else:
+        return None
+    start = ended - timedelta(days=7 * (back - 1))
+    return _window(site.at(start, time(0, 0)), site.at(start + timedelta(days=2), time(0, 0)))
 
 
 def _before_last(unit: str, site: _Site, monday: date) -> Window | Clarification:
@@ -882,9 +1096,12 @@ def _month(folded: str, site: _Site) -> Window | Clarification | None:
     for match in _MONTH.finditer(folded):
         name, year = match.group(1), match.group(2)
         following = folded[match.end() :]
-        passed = re.match(r"\s+(?:pasado|passado)\b", following) is not None  # "diciembre pasado"
+        # "el pasado mes de octubre", "the month of October", "no mês de outubro passado"
+        month_of = re.search(r"\b(?:(pasado|passado|ultimo|last|past)\s+)?(?:mes|month)\s+$", folded[: match.start()])
+        # "diciembre pasado", "el pasado mes de diciembre"
+        passed = re.match(r"\s+(?:pasado|passado)\b", following) is not None or bool(month_of and month_of.group(1))
         placed = said is not None and _YEAR_AFTER.match(following) is not None
-        prepositioned = re.match(rf"(?:{_MONTH_LEAD})\s", match.group(0)) is not None
+        prepositioned = month_of is not None or re.match(rf"(?:{_MONTH_LEAD})\s", match.group(0)) is not None
         if year is None and not prepositioned and not passed and not placed:
             continue  # "may" alone is a verb, "marco" a frame: a month needs its year or "en/in/em"
         number = next(i for i, names in enumerate(_MONTH_NUMBERS, start=1) if name in names)
@@ -905,6 +1122,8 @@ def _month(folded: str, site: _Site) -> Window | Clarification | None:
 def _day(folded: str, site: _Site, lang: str) -> date | Clarification | None:
     if (holiday := _holiday(folded, site)) is not None:
         return holiday
+    if (match := _MONTH_DAY.search(folded)) is not None:
+        return _month_day(match, site)
     if _DAY_BEFORE.search(folded):
         return site.today - timedelta(days=2)
     if _YESTERDAY.search(folded):
@@ -929,6 +1148,19 @@ def _day(folded: str, site: _Site, lang: str) -> date | Clarification | None:
     return None
 
 
+def _month_day(match: re.Match[str], site: _Site) -> date | Clarification | None:
+    """The day of this month or the last that `_MONTH_DAY` matched; one still to come asks back, one the month
+    lacks ("the 31st of last month" in December) is None."""
+    month = site.today.replace(day=1)
+    if match.group("last"):
+        month = (month - timedelta(days=1)).replace(day=1)
+    number = int(match.group(1)) if match.group(1) else 1 if match.group(2) else monthrange(month.year, month.month)[1]
+    if not 1 <= number <= monthrange(month.year, month.month)[1]:
+        return None
+    day = month.replace(day=number)
+    return Clarification(reason="future_window", candidates=[]) if day > site.today else day
+
+
 def _in_year(day: date, year: int, site: _Site) -> date | Clarification | None:
     """`day` in `year` (None for a 29 February that year lacks); a day still to come asks back."""
     try:
@@ -941,7 +1173,7 @@ def _in_year(day: date, year: int, site: _Site) -> date | Clarification | None:
 def _holiday(folded: str, site: _Site) -> date | Clarification | None:
     """A day of the calendar named (`_HOLIDAYS`): in the year said with it, else the latest gone by ("last
     Christmas", "la Nochebuena pasada"), this year's ("this Christmas"), or the latest begun."""
-    for pattern, month, day in _HOLIDAYS:
+    for pattern, on in _HOLIDAYS:
         if (match := pattern.search(folded)) is None:
             continue
         if (year_said := _HOLIDAY_YEAR.match(folded, match.end())) is not None:
@@ -952,9 +1184,11 @@ def _holiday(folded: str, site: _Site) -> date | Clarification | None:
             year = _said_year(folded, site)
         if year is None:
             gone = site.today - timedelta(days=1 if match.group("last") or match.group("after") else 0)
-            this = match.group("this") is not None or date(site.today.year, month, day) <= gone
+            this = match.group("this") is not None or on(site.today.year) <= gone
             year = site.today.year if this else site.today.year - 1
-        return None if year < _FIRST_YEAR else _in_year(date(2000, month, day), year, site)
+        if year < _FIRST_YEAR:
+            return None
+        return Clarification(reason="future_window", candidates=[]) if on(year) > site.today else on(year)
     return None
 
 
@@ -1023,11 +1257,9 @@ def _night(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
     evening = _night_of(folded, site, day)
     if evening is None:
         return None
-    within = _hour_range(folded, site, day, shifts)
-    if within is None:
-        within = _at_clock(folded, site, day, shifts)
-    if within is not None:
-        return within
+    for rule in (_hour_range, _since, _at_clock):
+        if (within := rule(folded, site, day, shifts)) is not None:
+            return within
     return _window(site.at(evening, NIGHT_START), site.at(evening + timedelta(days=1), NIGHT_END), site.now)
 
 
@@ -1090,7 +1322,8 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
             if len(starting) != 1:  # no shift, or several, start then: which one?
                 return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
             return _shift_window(site, starting[0], day, folded)
-    if day is None and _night_of(folded, site, day) is None and _THIS_SHIFT.search(folded):
+    this = _THIS_SHIFT if day is None else _TODAYS_SHIFT if day == site.today else None
+    if this is not None and _night_of(folded, site, day) is None and this.search(folded):
         current = _current_shift(site, shifts)
         if current is not None:
             return _window(current[0], site.now)
@@ -1179,24 +1412,44 @@ def _dated_range(
     folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
 ) -> Window | Clarification | None:
     """An hour range whose two ends each say their day: from the first to the second, across the days between."""
-    match = _DATED_RANGE.search(folded)
-    if match is None:
-        return None
-    ends: list[datetime | None] = []
-    clocks: list[time] = []
-    for before, hour, minute, meridiem, after, number, vague in (match.groups()[:7], match.groups()[7:]):
-        clock = _clock(hour, minute, meridiem)
-        if before or after:
-            on: date | None = site.today - timedelta(days=_DAYS_BACK[before or after])
+    for match in (*_DATED_RANGE.finditer(folded), *_BARE_DATED_RANGE.finditer(folded)):
+        if (found := _dated_ends(match, site)) is not None:
+            return found
+    return None
+
+
+def _dated_ends(match: re.Match[str], site: _Site) -> Window | Clarification | None:
+    """The window between the two ends `match` (`_DATED_RANGE`) says, each on its day or in its night (an end with
+    none in the other's night); None when an end says neither."""
+    said: list[tuple[time, date | None, str | None, str | None, date | None]] = []
+    for before, hour, minute, meridiem, night, after, number, vague in (match.groups()[:8], match.groups()[8:]):
+        evening = None
+        if night:  # "8 last night": 6 to 11 are the evening's
+            evening = site.today - timedelta(days=2 if _DAY_BEFORE.search(night) else 1)
+            clock = _clock(hour, minute, "de la noche" if meridiem in (None, "h", "hs", "hrs") else meridiem)
+            on = None if clock is None else _in_night(evening, clock)
         else:
-            on = _day_of_month(site, int(number)) if number else None
-        if clock is None or (on is None and not vague):
+            clock = _clock(hour, minute, meridiem)
+            if before or after:
+                on = site.today - timedelta(days=_DAYS_BACK[before or after])
+            else:
+                on = _day_of_month(site, int(number)) if number else None
+        if clock is None:
+            return None
+        said.append((clock, on, meridiem, vague, evening))
+    points: list[datetime | None] = []
+    for (clock, on, meridiem, vague, _), other_night in zip(said, (said[1][4], said[0][4]), strict=True):
+        if on is not None:
+            points.append(site.at(on, clock))
+        elif other_night is not None:
+            points.append(_on_night(site, other_night, clock, meridiem))
+        elif vague:
+            points.append(None)
+        else:
             return None  # an end without its own day: an hour range on the day named, read below
-        clocks.append(clock)
-        ends.append(None if on is None else site.at(on, clock))
-    start, end = ends
+    start, end = points
     if start is None and end is not None:  # "from 8pm the other night up to 6am yesterday": the last 20:00 before
-        start = site.at(end.date() - timedelta(days=1 if clocks[0] >= clocks[1] else 0), clocks[0])
+        start = site.at(end.date() - timedelta(days=1 if said[0][0] >= said[1][0] else 0), said[0][0])
     if start is None or end is None:
         return None
     return _window(start, end, site.now) if start < end else None
@@ -1222,6 +1475,8 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
         last = after_noon
     if (evening := _night_of(folded, site, day)) is not None:  # "anoche de 11 a 2": across midnight
         return _window(_on_night(site, evening, first, mer1), _on_night(site, evening, last, mer2), site.now)
+    if mer1 is None and mer2 is None and last < first < time(12, 0) and "0" not in (h1[0], h2[0]):
+        last = last.replace(hour=last.hour + 12)  # "6 till 2", "de 7 a 3": a day range ending after noon
     on = site.today if day is None else day
     start = site.at(on, first)
     if day is None and start > site.now:  # "between 10 and 11" at 09:00: yesterday's
@@ -1232,11 +1487,15 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
 
 
 def _since(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
-    """ "desde ayer a las 18": from that clock time (on the day named, else the latest that has come) to now."""
+    """ "desde ayer a las 18": from that clock time (on the day named, in the night named, else the latest that has
+    come) to now."""
     match = _SINCE.search(folded)
     if match is None:
         return None
     hour, minute, meridiem = match.group(1, 2, 3)
+    if (evening := _night_of(folded, site, day)) is not None:  # "since 6 last night": 18:00, the night's own hours
+        clock = _clock(hour, minute, "de la noche" if meridiem in (None, "h", "hs", "hrs") else meridiem)
+        return None if clock is None else _window(site.at(_in_night(evening, clock), clock), site.now)
     clock = _said_clock(hour, minute, meridiem, _without(folded, match))  # "since 6 yesterday evening": 18:00
     if clock is None:
         return None
@@ -1274,6 +1533,8 @@ def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
     """The instant "a las 10", "at 10am", "às 10h" names: on the day named (in the night named: `_on_night`), else the
     latest 10:00 that has come. A clock time ending a range, "since", "before" or "after" is no instant."""
     if any(pattern.search(folded) for pattern in (_HOUR_RANGE, _DATED_RANGE, _SINCE, _BEFORE, _AFTER)):
+        return None
+    if _dated_range(folded, site, day, []) is not None:
         return None
     match = next((m for m in _AT_CLOCK.finditer(folded) if not _BOUND_CLOCK.search(folded[: m.start()])), None)
     if match is None:
