@@ -86,10 +86,12 @@ def peer(broker: Broker, request: pytest.FixtureRequest) -> Iterator[Peer]:
 
 
 @asynccontextmanager
-async def running(broker: Broker, store: Store, group: str, **overrides: Any) -> AsyncIterator[SparkplugHost]:
+async def running(
+    broker: Broker, store: Store, group: str, *, writer_delay_s: float = 0.01, **overrides: Any
+) -> AsyncIterator[SparkplugHost]:
     """A host for `group` with its store writer, run once; stopped like the supervisor stops it."""
     config = SparkplugConfig(enabled=True, group_ids=[group], client_id=f"host-{group}", **overrides)
-    writer = RecordWriter(store, max_rows=500, max_delay_s=0.01)
+    writer = RecordWriter(store, max_rows=500, max_delay_s=writer_delay_s)
     host = SparkplugHost(mqtt_config(broker), config, store, writer)
     writer_task = asyncio.create_task(writer.run())
     ready = asyncio.Event()
@@ -222,6 +224,21 @@ class TestHostData:
         assert ("E1.x", 3.0) in tag_values(store)
         (gap,) = store.records(kinds=["data_gap"])
         assert gap.key == "GQ/E1" and gap.value["reason"] == "sequence_gap"
+        assert [q.reason for q in store.quarantined()] == ["sequence_gap"]
+
+    async def test_a_commit_in_flight_at_stop_is_finished(self, broker: Broker, store: Store, peer: Peer) -> None:
+        """Stopping while a group's records wait on the store writer (here 0.5 s): the stop waits for that commit,
+        so the gap's record and its quarantine row are both written, not one without the other."""
+        node = EdgeNodeEncoder("GS", "E1")
+        peer.subscribe(node.topic("NCMD"))
+        async with running(broker, store, "GS", writer_delay_s=0.5, reorder_timeout_ms=100):
+            t = now_ms()
+            peer.publish(node.topic("NBIRTH"), node.nbirth({"x": 1.0}, t))
+            await until(lambda: tag_values(store))  # the birth's group is settled: the gap's is the one in flight
+            node.data(None, {"x": 2.0}, t + 1)  # lost
+            peer.publish(node.topic("NDATA"), node.data(None, {"x": 3.0}, t + 2))
+            await until(lambda: peer.on(node.topic("NCMD")))  # asked at submit, before the commit
+        assert [r.value["reason"] for r in store.records(kinds=["data_gap"])] == ["sequence_gap"]
         assert [q.reason for q in store.quarantined()] == ["sequence_gap"]
 
     async def test_retained_births_read_before_rebirth(self, broker: Broker, store: Store, peer: Peer) -> None:

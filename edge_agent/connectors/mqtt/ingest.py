@@ -337,7 +337,7 @@ class MqttIngest:
 
     async def _settle(self, group: _Group) -> None:
         try:
-            stored = await group.commit
+            stored = await asyncio.shield(group.commit)  # a stop cancels the ack task, not the commit: _drain waits
         except Exception as exc:  # messages stay unacked: the broker redelivers them after the restart
             raise IngestError(f"commit of {len(group.messages)} message(s) failed: {exc}") from exc
         for message in group.messages:

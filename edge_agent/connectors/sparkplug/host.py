@@ -364,7 +364,9 @@ class SparkplugHost:
 
     async def _settle(self, group: _Group) -> None:
         try:
-            stored = await group.commit
+            # Shielded: a stop cancels the ack task, not a commit half done (records written, quarantine not);
+            # _drain waits for it.
+            stored = await asyncio.shield(group.commit)
         except Exception as exc:  # messages stay unacked
             raise SparkplugError(f"commit of {len(group.outcome.records)} record(s) failed: {exc}") from exc
         for message in group.outcome.done:
