@@ -10,7 +10,8 @@ MODEL_DIR := models/default
 MODEL_STAMP := $(MODEL_DIR)/manifest.json
 # `model prepare` writes the shipped EAGLE 3.1 head beside the model (what configs/demo.toml drafts with).
 DRAFT_STAMP := models/eagle31-default/manifest.json
-PYTEST_ARGS ?=
+# The 25 slowest tests close every run's output: CI's 60-minute budget is watched from there.
+PYTEST_ARGS ?= --durations=25
 
 .PHONY: demo test lint bench draft narrator planner draft-narrator venv cxx mosquitto systemd-analyze chromium model install dist clean
 DESTDIR ?=
