@@ -25,7 +25,6 @@ from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve.numbers import spelled_numbers
 from edge_agent.ask.resolve.text import fold
 from edge_agent.ask.tools import AssetInfo, Namespace, TagInfo
-from edge_agent.ask.tools.models import Language
 from edge_agent.base.quantities import CANONICAL, NAMES
 
 # 85: "bomva 101" scores 88.9 against the alias "bomba 101", "bomba 11" against "bomba 101" 94.1 but differs in
@@ -344,9 +343,16 @@ def _phrase(words: str) -> str:
 
 
 def _mentions(folded: str, pattern: str) -> bool:
+    return _compiled(pattern).search(folded) is not None
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """A phrase or id pattern (or a plain name, as a whole word) compiled once: a site's names and aliases outnumber
+    the 512 patterns `re` keeps compiled itself."""
     if not pattern.startswith("(?<!"):
         pattern = r"(?<![a-z0-9])" + re.escape(pattern) + r"(?![a-z0-9])"
-    return re.search(pattern, folded) is not None
+    return re.compile(pattern)
 
 
 def _id_pattern(identifier: str) -> str:
@@ -395,6 +401,12 @@ def _is_word(token: str, words: Iterable[str]) -> bool:
         return True
     if len(token) < _WORD_MIN or token.isdigit():
         return False
+    return _near_word(token, words if isinstance(words, frozenset) else frozenset(words))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _near_word(token: str, words: frozenset[str]) -> bool:
+    """`_is_word`'s edit-distance half, remembered: the same words meet the same tokens question after question."""
     return any(
         Levenshtein.distance(token, w, score_cutoff=_edits(w)) <= _edits(w) for w in words if len(w) >= _WORD_MIN
     )
@@ -481,24 +493,39 @@ def _fuzzy_targets(tokens: list[str], targets: dict[str, str]) -> set[str]:
     return found
 
 
-def _match_length(folded: str, tokens: list[str], names: set[str], exact: AbstractSet[str] = frozenset()) -> int:
+def _match_length(folded: str, tokens: list[str], names: frozenset[str], exact: AbstractSet[str] = frozenset()) -> int:
     """How long a name of `names` (or of `exact`, matched only as written) the text holds as a phrase; 1 for a word
     a letter off one of `names` (`_is_word`); 0 for none."""
-    best = max((len(n) for n in names | set(exact) if n and _mentions(folded, _phrase(n))), default=0)
-    if best == 0 and any(_is_word(t, {n for n in names if " " not in n}) for t in tokens):
+    best = max((len(n) for n in names | exact if n and _holds_phrase(folded, n)), default=0)
+    if best == 0 and any(_is_word(t, _single_words(names)) for t in tokens):
         return 1
     return best
 
 
-def _names_quantity(folded: str, tokens: list[str], names: dict[Language, list[str]]) -> bool:
+def _holds_phrase(folded: str, name: str) -> bool:
+    """`folded` holds `name` as a phrase (`_phrase`); a word of it missing from the text settles it without one."""
+    return all(w in folded for w in name.split()) and _mentions(folded, _phrase(name))
+
+
+@functools.cache
+def _single_words(names: frozenset[str]) -> frozenset[str]:
+    return frozenset(n for n in names if " " not in n)
+
+
+def _names_quantity(folded: str, tokens: list[str], quantity: str) -> bool:
     """The text holds one of a quantity's names (`_match_length`)."""
-    return _match_length(folded, tokens, {fold(n) for group in names.values() for n in group}) > 0
+    return _match_length(folded, tokens, _quantity_names(quantity)) > 0
+
+
+@functools.cache
+def _quantity_names(quantity: str) -> frozenset[str]:
+    return frozenset(fold(n) for group in NAMES[quantity].values() for n in group)
 
 
 def _name_score(folded: str, tokens: list[str], tag: TagInfo) -> int:
     """How long a name of `tag` the text holds (`_match_length`)."""
     names, exact = _tag_names(tag.quantity, tuple(n for group in tag.names.values() for n in group))
-    return _match_length(folded, tokens, set(names), exact)
+    return _match_length(folded, tokens, names, exact)
 
 
 @functools.cache
@@ -525,7 +552,7 @@ def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[
     named = {tag.tag: tag for tag in tags if scores[tag.tag] > 0}
     if not named:
         # A quantity the plant has no tag of ("la presión del compresor"): asked back with the tags there are.
-        absent = next((q for q, names in NAMES.items() if _names_quantity(folded, tokens, names)), None)
+        absent = next((q for q in NAMES if _names_quantity(folded, tokens, q)), None)
         if absent is None:
             return subject
         own = sorted(t.tag for t in tags if subject.asset is None or t.asset == subject.asset)

@@ -3,6 +3,7 @@ vibración?" and "cual es la vibracion" match the same rules; and the sentence o
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -13,8 +14,10 @@ _DROPPED = str.maketrans(
 )
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def fold(text: str) -> str:
-    """`text` in lower case without accents (NFKD, combining marks removed) and with single spaces."""
+    """`text` in lower case without accents (NFKD, combining marks removed) and with single spaces. Remembered: a
+    question folds its site's names and aliases over and over (216,000 folds for the bench's 3,530 questions)."""
     decomposed = unicodedata.normalize("NFKD", text.translate(_DROPPED).casefold())
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _SPACE.sub(" ", bare).strip()
