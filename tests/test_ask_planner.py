@@ -666,6 +666,14 @@ class TestPlan:
             ("x" * (MAX_QUESTION_CHARS + 1), "out_of_scope"),
             ("how many alarms did the lagos plant have yesterday", "out_of_scope"),  # another site, dictated
             ("¿Cuánto produjo la faena Escondida ayer, compadre?", "out_of_scope"),
+            # an impersonal request, and out of service as a command
+            ("Se ruega dejar fuera de servicio el compresor C-201 durante el turno de noche.", "write_request"),
+            ("Se solicita reiniciar la bomba P-101.", "write_request"),
+            ("Please take P-101 out of service tonight.", "write_request"),
+            ("Pede-se desligar o compressor C-201.", "write_request"),
+            # a quantity asked in another's unit
+            ("What's the bearing temperature of shift B's changeover in pH per pump?", "out_of_scope"),
+            ("la vibración de la P-101 ayer en grados", "out_of_scope"),
         ],
     )
     def test_refusals(self, question: str, reason: str) -> None:
@@ -740,6 +748,26 @@ class TestPlan:
         """QC, "sacó", "piezas malas", "what happened": the tools people mean by them."""
         got = plan(question, lang)
         assert isinstance(got, Plan) and [c.tool for c in got.calls] == tools
+
+    @pytest.mark.parametrize(
+        ("question", "tag"),
+        [
+            ("La P-101 hizo ruido ayer. ¿Cuál fue la vibración máxima ayer?", "P-101.vibration_mm_s"),
+            ("Checked P-101 this morning. What was the max bearing temperature yesterday?", "P-101.bearing_temp_c"),
+            (
+                "How far with P-101? I want the highest bearing temperature it reached yesterday between 6 and 8 in "
+                "the evening.",
+                "P-101.bearing_temp_c",
+            ),
+        ],
+    )
+    def test_a_quantity_alone_in_the_asking_sentence_is_of_the_asset_the_message_names(
+        self, question: str, tag: str
+    ) -> None:
+        """A sentence that asks for a quantity without naming whose, or names an asset without asking anything
+        ("How far with P-101?"), takes the subject from the whole message."""
+        got = plan(question, "es" if "ayer" in question else "en")
+        assert isinstance(got, Plan) and [c.args["tag"] for c in got.calls] == [tag]
 
     def test_alarms_standing_at_a_time_are_the_active_ones(self) -> None:
         """ "standing at 9 pm yesterday": the alarms active at 21:00, not those raised in that hour only."""

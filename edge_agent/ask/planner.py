@@ -207,9 +207,11 @@ def reference_plan(
     timed = asked if find_window(asked, lang, tz=tz, shifts=shifts, now=now) is not None else question
     if timed is asked and asked != question and _THAT_TIME.search(fold(asked)):
         timed = question  # "…los tiempos muertos del turno A de ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"
-    # The subject too, where the asking sentence names one ("…las dos bombas se pararon. ¿Cuántas alarmas había
-    # activas en toda la planta?"); else the message's ("¿y ayer?" after a question about P-101).
-    subject = asked if asked != question and _names_subject(asked, namespace, aliases) else question
+    # The subject too, where the asking sentence names one and asks its own thing ("…las dos bombas se pararon.
+    # ¿Cuántas alarmas había activas en toda la planta?"); else the message's ("¿y ayer?" after a question about
+    # P-101; "La P-101 hizo ruido. ¿Cuál fue la vibración máxima?"; "How far with P-101? I want the highest…").
+    asks_itself = bool(keyword_intents(asked)) or _names_a_quantity(asked, namespace, aliases)
+    subject = asked if asked != question and asks_itself and _names_subject(asked, namespace, aliases) else question
     reading = Reading(intents=intents, subject=subject, time=timed)
     return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
 
@@ -258,11 +260,12 @@ def other_site(question: str, site: str) -> str | None:
 
 
 def _names_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:
-    """The text names an asset, a line, a tag or a quantity, or the whole plant ("en toda la planta")."""
+    """The text names an asset, a line or a tag (a quantity alone is no subject: whose?), or the whole plant ("en
+    toda la planta"), or a name to ask back about."""
     if _WHOLE_PLANT.search(fold(text)):
         return True
     subject = resolve_subject(text, namespace, aliases)
-    return not isinstance(subject, Subject) or subject != Subject()
+    return not isinstance(subject, Subject) or any((subject.asset, subject.line, subject.tag))
 
 
 def _names_a_quantity(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:

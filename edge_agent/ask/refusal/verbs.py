@@ -53,7 +53,10 @@ _ACTING_VERBS = "|".join(v for v in _COMMAND_VERBS.split("|") if v not in {"run"
 _ASKED_TO_ACT = re.compile(
     r"\b(?:(?:can|could|would|will) you|(?:me |nos )?(?:puedes|podrias|puede|podria|pueden|podes)|(?:voce |tu )?"
     r"(?:pode|poderia|podia|consegue|da pra|da para|tem como)|why (?:don'?t|do not|not) you|why not|"
-    r"(?:por ?que|pq|xq) (?:no|(?:voce |tu )?nao)(?: me)?)\s+(?:please\s+|por favor\s+|just\s+|logo\s+|ya\s+)?"
+    r"(?:por ?que|pq|xq) (?:no|(?:voce |tu )?nao)(?: me)?|"
+    # an impersonal request: "se ruega dejar…", "se solicita apagar…", "favor de reiniciar…", "pede-se desligar…"
+    r"se (?:ruega|solicita|pide|requiere)|(?:hacer el )?favor de|(?:pede|solicita|roga)-se)"
+    r"\s+(?:please\s+|por favor\s+|just\s+|logo\s+|ya\s+)?"
     rf"(?:{_ACTING_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
 )
 # A command on a condition or a wish: "if the vibration goes above 8, stop it", "se passar de 70, para a bomba",
@@ -109,6 +112,10 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:pon|ponga|ponha|poe|coloca|coloque|put|set|place|deja|deje|deixa|deixe|switch|pasa|passa|pase|passe)\b"
     r"[^.?!]{0,50}\b(?:em|en|in|into|on|a|al|para)\s+(?:modo\s+)?(?:bypass|manual|automatico|auto|automatic|"
     r"mantenimiento|manutencao|maintenance|local|remoto|remote|standby|servicio|servico)\b"
+    # taken out of service: "dejar fuera de servicio el C-201", "take P-101 out of service", "tirar de operação"
+    r"|\b(?:deja|dejar|deje|dejen|pon|poner|ponga|pongan|saca|sacar|saque|saquen|deixa|deixar|deixe|coloca|colocar|"
+    r"coloque|tira|tirar|tire|retira|retirar|retire|take|put|place)\b[^.?!]{0,50}\b(?:fuera de|fora de|out of)\s+"
+    r"(?:servicio|servico|operacion|operacao|service|operation)\b"
     r"|\bbypass\w*\b[^.?!]{0,40}\b(?:interlocks?|enclavamientos?|intertravamentos?|trips?|safety|seguridad|"
     r"seguranca|alarms?|alarmas?|alarmes?)\b|\b(?:interlocks?|enclavamientos?|intertravamentos?|trips?|"
     r"alarms?|alarmas?|alarmes?)\b[^.?!]{0,40}\b(?:em|en|in|on|into)\s+bypass\b"
