@@ -671,6 +671,10 @@ class TestPlan:
             ("Se solicita reiniciar la bomba P-101.", "write_request"),
             ("Please take P-101 out of service tonight.", "write_request"),
             ("Pede-se desligar o compressor C-201.", "write_request"),
+            ("¿Te tinca reconocer al tiro todas las alarmas de la C-201?", "write_request"),
+            ("Register in the MES a quality check passed for the line L1, please", "write_request"),
+            ("Don't ask, just stop P-101.", "write_request"),
+            ("why don't you restart C-201", "write_request"),
             # a quantity asked in another's unit
             ("What's the bearing temperature of shift B's changeover in pH per pump?", "out_of_scope"),
             ("la vibración de la P-101 ayer en grados", "out_of_scope"),
@@ -722,6 +726,29 @@ class TestPlan:
                 ["tag_stats"],
             ),
             ("Please report the flow rate of pump P-102 as recorded at 15:00 yesterday.", "en", ["tag_value_at"]),
+            # pieces that came off, checks, stops in the plural past, shutdowns
+            ("Oiga, ¿cuántas piezas salieron de la L1 ayer en el turno A?", "es", ["production"]),
+            ("How many units came off line L1 on yesterday's B shift?", "en", ["production"]),
+            ("Quantas peças saíram da L1 ontem?", "pt", ["production"]),
+            ("How many failed checks did L1 have yesterday?", "en", ["quality_checks"]),
+            ("¿Cuántas veces se pararon las bombas ayer en el turno B?", "es", ["stops", "stops"]),
+            ("cuantos shutdowns tuvo el compresor C-201 ayer", "es", ["stops"]),
+            # a request denied commands nothing
+            (
+                "Oye, no te estoy pidiendo que la pares, ¿cachai? Solo dime cuántas veces se paró la P-101 ayer.",
+                "es",
+                ["stops"],
+            ),
+            ("Desde ayer a las 18, ¿cuántas veces se detuvo la C-201? Ojo, que no te pido detenerla.", "es", ["stops"]),
+            ("Don't reset them, just count: how many alarms did C-201 raise yesterday?", "en", ["alarms"]),
+            ("Não é pra religar nada: quantas paradas teve a P-102 ontem?", "pt", ["stops"]),
+            # a measuring point far from the quantity is not its point
+            (
+                "P-101 was restarted after its seal job yesterday, bro. What was its max bearing temp between 11 "
+                "and noon?",
+                "en",
+                ["tag_stats"],
+            ),
             # the subject the asking sentence names, not the context's
             (
                 "Las dos bombas se pararon casi juntas. ¿Cuántas alarmas había activas en toda la planta ayer a las "

@@ -73,6 +73,7 @@ _OUT = re.compile(r"\b(?:was|were|been|it)\s+(?:[a-z0-9-]+\s+)?out\b(?!\s+of\s+(
 _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detencion(?:es)?|se paro|se detuvo|parou|pararam|"
+        r"pararon|detuvieron|se detuvieron|shutdowns?|shut downs?|"
         r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|doon|parados?|"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?|panes?|interrupciones|interrupcoes)\b"
@@ -87,11 +88,14 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"put out|product|throughput|prod|producidos|producidas|produzidos|produzidas|"
         # what a plant sends out: "how much water'd we push out", "pumped out", "turned out"
         r"(?:push|pushed|pump|pumped|turn|turned|ship|shipped|send|sent)\s+out|"
-        r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3))\b"
+        r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3)|"
+        # pieces counted or said to come off: "cuántas piezas salieron", "how many units came off", "peças saíram"
+        r"(?:cuantas|cuantos|how many|quantas|quantos) (?:piezas|unidades|uds|units|pieces|pcs|parts|pecas)|"
+        r"(?:piezas|unidades|units|pieces|parts|pecas) (?:salieron|came off|came out|sairam|saiu))\b"
     ),
     "quality_checks": re.compile(
         r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"
-        r"analises|analyses|ensayos|ensaios|"
+        r"analises|analyses|ensayos|ensaios|checks|chequeos|verificaciones|verificacoes|"
         r"controles? de calidad|pruebas de calidad|qc|qa|controle de qualidade|controles de qualidade)\b"
     ),
     "alarm_performance": re.compile(

@@ -28,7 +28,7 @@ def classify(question: str, lang: str) -> Refusal | None:
     """The refusal `question` gets before any planning, or None when it may be planned. `lang` is accepted for the
     callers' symmetry; the patterns cover es/en/pt at once because people mix them (a Spanish question with an
     English tag name)."""
-    folded = fold(question)
+    folded = verbs.NOT_ASKED.sub(" ", fold(question))
     for pattern, reason, detail in _RULES:
         if pattern.search(folded):
             return Refusal(reason=reason, detail=detail)

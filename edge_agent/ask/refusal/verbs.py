@@ -55,7 +55,9 @@ _ASKED_TO_ACT = re.compile(
     r"(?:pode|poderia|podia|consegue|da pra|da para|tem como)|why (?:don'?t|do not|not) you|why not|"
     r"(?:por ?que|pq|xq) (?:no|(?:voce |tu )?nao)(?: me)?|"
     # an impersonal request: "se ruega dejar…", "se solicita apagar…", "favor de reiniciar…", "pede-se desligar…"
-    r"se (?:ruega|solicita|pide|requiere)|(?:hacer el )?favor de|(?:pede|solicita|roga)-se)"
+    r"se (?:ruega|solicita|pide|requiere)|(?:hacer el )?favor de|(?:pede|solicita|roga)-se|"
+    # Chilean "¿te tinca…?" (do you fancy…?)
+    r"(?:te|le|les) tinca)"
     r"\s+(?:please\s+|por favor\s+|just\s+|logo\s+|ya\s+)?"
     rf"(?:{_ACTING_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
 )
@@ -168,8 +170,8 @@ _WRITE_PHRASES = re.compile(
     r"su|seu|sua)\s+(?:reason|motivo|causa|cause|code|codigo|razon|razao|result|resultado|category|categoria)\b"
     # a record entered, by what it is: "log a quality check for L1", "registra en el sistema un paro de 25 minutos",
     # "lança aí um apontamento de refugo"
-    r"|\b(?:log|record|enter|capture|add|insert|book|key in|punch in|input|registra|registre|registrar|captura|"
-    r"ingresa|ingrese|ingresar|apunta|apunte|apuntar|acrescenta|acrescente|acrescentar|"
+    r"|\b(?:log|record|register|enter|capture|add|insert|book|key in|punch in|input|registra|registre|registrar|"
+    r"captura|ingresa|ingrese|ingresar|apunta|apunte|apuntar|acrescenta|acrescente|acrescentar|"
     r"capture|capturar|agrega|cadastra|cadastre|cadastrar|"
     r"agregue|anade|carga|cargue|lanca|lance|lancar|aponta|aponte|apontar|anota|anote|adiciona|adicione|insere|"
     r"insira|regista|registe|mete|pon|ponha|coloca|coloque)\b[^.?!]{0,30}?\b(?:a|an|one|un|una|um|uma|another|otro|"
@@ -341,6 +343,18 @@ VOSEO = re.compile(
     r"desbloqueá|registrá|mandá|mové|quitá|eliminá|aprobá|firmá)(?:la|lo|le|las|los|me)?\b"
 )
 
+# A request denied, with what it names up to the clause's end: "no te estoy pidiendo que la pares", "no te pido
+# detenerla", "no hace falta que la apagues", "not asking you to stop anything", "no need to acknowledge them",
+# "don't reset them, just count", "não é pra religar", "não precisa desligar". It commands nothing: dropped before
+# the command rules read the text ("why don't you restart it" stays: a request).
+NOT_ASKED = re.compile(
+    r"\b(?:no (?:te|le|les|os) (?:estoy |estamos )?(?:pido|pedimos|pidiendo|estoy pidiendo)|"
+    r"no (?:hace falta|es necesario|necesito|necesitamos)|"
+    r"(?:i'?m |i am |we'?re |we are )?not (?:asking|telling|requesting)|no need|"
+    r"(?<!why )(?<!why you )(?:don'?t|do not|dont)(?! you\b)|"
+    r"nao (?:(?:to|tou|estou|estamos|te|lhe|t) )*(?:pedindo|mandando)|nao (?:e|eh) (?:pra|para)|"
+    r"nao (?:precisa|precisas|precisam|tem que|tens de))\b[^.?!;,]{0,60}"
+)
 
 RULES: tuple[re.Pattern[str], ...] = (
     _COMMAND,

@@ -83,6 +83,8 @@ _POINTS = frozenset(
     "casing carcasa carcaca seal sello selo gearbox reductor reductora redutor coupling acople acoplamento motor "
     "shaft eje eixo housing cabezal cabecote cylinder cilindro".split()
 )
+# 3 words: "temperatura del aceite del motor", "discharge end bearing temperature" name their point within three.
+_POINT_REACH = 3
 # An id whose digits hold a letter typed for the digit it looks like: "p-10l", "c-2o1" (one letter among the digits).
 _LETTER_DIGIT = re.compile(r"(?<![a-z0-9])[a-z]{1,3}-(?=\d*[lo]\d*(?![a-z0-9]))(?=[\dlo]{3,5}(?![a-z0-9]))[\dlo]+")
 _AS_DIGIT = str.maketrans({"l": "1", "o": "0"})
@@ -540,11 +542,15 @@ def _tag_names(quantity: str, said: tuple[str, ...]) -> tuple[frozenset[str], fr
 
 
 def _other_point(tokens: list[str], tag: TagInfo) -> str | None:
-    """A measuring point the text names for a temperature or a vibration other than the tag's own (`_POINTS`)."""
+    """A measuring point the text names for a temperature or a vibration other than the tag's own (`_POINTS`),
+    within `_POINT_REACH` words of the quantity's ("la temperatura del aceite"; not "after its seal job … bearing
+    temp")."""
     if tag.quantity not in _POINTED:
         return None
     own = {w for group in tag.names.values() for n in group for w in _TOKEN.findall(fold(n))}
-    return next((t for t in tokens if t in _POINTS and t not in own), None)
+    said = own | set(_SHORT_NAMES.get(tag.quantity, ())) | {fold(tag.quantity.replace("_", " "))}
+    near = {i + d for i, t in enumerate(tokens) if t in said for d in range(-_POINT_REACH, _POINT_REACH + 1)}
+    return next((t for i, t in enumerate(tokens) if i in near and t in _POINTS and t not in own), None)
 
 
 def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[TagInfo]) -> Subject:
