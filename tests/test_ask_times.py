@@ -7,8 +7,10 @@ shift by the night it started in, hours said "at night", "à 1 e meia da tarde",
 ("last Christmas Eve"), quarters, a month in last year, and a clock time that cannot be ("at 37 o'clock"); ranges
 "through to 6 this mornin", a day range "6 till 2", "since 6 last night", "0600 to noon", "10 horas e 15 minutos",
 chat's "ont"/"hj"/"ytd", a count that is no hour ("as duas bombas"), "el pasado mes de octubre", a fortnight, a day of
-this month, weekends back, more days of the calendar (Thanksgiving, São João, Finados, May Day, Easter) and Caribbean
-"de shift before dis one".
+this month, weekends back, more days of the calendar (Thanksgiving, São João, Finados, May Day, Easter), Caribbean
+"de shift before dis one"; clocks said with "horas" ("las 22:00 horas de anteayer", "das 6 horas ao meio-dia"), "las 12
+del mediodía", a night by its dates ("la noche del 5 al 6 de diciembre", "the night of December 5th") and a colon
+after a range's end.
 
 Asked, like the bench's probe, on Sunday 2026-12-06 at 03:04 in Mexico City (09:04 UTC): shift C under way since
 22:00 on the 5th; "yesterday" is the 5th, the day before it the 4th (the later classes at 07:00, `MORNING`, as the
@@ -1483,3 +1485,144 @@ class TestCaribbeanEnglish:
 
     def test_spanish_de_stays(self) -> None:
         assert found("paros del turno de noche de ayer", "es") == Window(start=at(5, 22), end=at(6, 6))
+
+
+class TestClocksSaidWithHoras:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("entre las 22:00 horas de anteayer y las 06:00 horas de ayer", "es", (4, 22, 0), (5, 6, 0)),
+            (
+                "en el periodo comprendido entre las 20:00 horas de anteayer y las 06:00 horas de ayer",
+                "es",
+                (4, 20, 0),
+                (5, 6, 0),
+            ),
+            ("desde las 20 horas de anteayer hasta las 6 horas de ayer", "es", (4, 20, 0), (5, 6, 0)),
+            ("das 22 horas de anteontem às 6 horas de ontem", "pt", (4, 22, 0), (5, 6, 0)),
+            ("entre as 22:00 horas de anteontem e as 06:00 horas de ontem", "pt", (4, 22, 0), (5, 6, 0)),
+            ("between 22:00 hours the day before yesterday and 06:00 hours yesterday", "en", (4, 22, 0), (5, 6, 0)),
+            ("from 2000 hours the day before yesterday until 0600 hours yesterday", "en", (4, 20, 0), (5, 6, 0)),
+            ("el 4 de diciembre entre las 22:00 horas y las 23:30 horas", "es", (4, 22, 0), (4, 23, 30)),
+        ],
+    )
+    def test_each_end_on_its_day(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """ "las 22:00 horas de anteayer": "horas"/"hours" after a clock time is the clock, and the day goes on."""
+        assert_window(text, lang, start, end)
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("ontem de manhã, das 6 horas ao meio-dia", "pt", (5, 6, 0), (5, 12, 0)),
+            ("ayer en la mañana, de las 6 horas al mediodía", "es", (5, 6, 0), (5, 12, 0)),
+            ("yesterday morning, from 6 to 12 noon", "en", (5, 6, 0), (5, 12, 0)),
+        ],
+    )
+    def test_a_range_in_a_part_of_the_day(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """ "das 6 horas ao meio-dia" is a range from 06:00, not the hour from noon."""
+        assert_window(text, lang, start, end)
+
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("na noite de anteontem para ontem, das 20 horas às 6 da manhã", "pt"),
+            ("la noche de anteayer, de las 20 horas a las 6 horas", "es"),
+            ("the night before last, from 20:00 hours to 06:00 hours", "en"),
+        ],
+    )
+    def test_a_range_in_a_night(self, text: str, lang: str) -> None:
+        """The hours said in a night named, with "horas": 20:00 on the 4th to 06:00 on the 5th."""
+        assert_window(text, lang, (4, 20, 0), (5, 6, 0))
+
+    def test_horas_that_are_no_clock_stay(self) -> None:
+        """A span ("as 3 horas passadas"), a quantity ("1500 horas de operación") and minutes that go on ("às 10 horas
+        e 15 minutos") read as before; an hour that cannot be is still asked back."""
+        assert window_of("as 3 horas passadas", "pt") == Window(start=NOW - timedelta(hours=3), end=NOW)
+        assert_window("más de 1500 horas de operación ayer", "es", (5, 0, 0), (6, 0, 0))
+        assert find_instant("ontem às 10 horas e 15 minutos", "pt", tz=MEXICO, now=NOW) == at(5, 10, 15).astimezone(UTC)
+        assert find_instant("ayer a las 6 horas y media", "es", tz=MEXICO, now=NOW) == at(5, 6, 30).astimezone(UTC)
+        assert window_of("às 37 horas de ontem", "pt") == Clarification(reason="unknown_time", candidates=[])
+
+
+class TestTwelveSaidWithNoon:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("ayer a la tarde, de las 12 del mediodía a las 6 de la tarde", "es", (5, 12, 0), (5, 18, 0)),
+            ("from 12 noon to 6 pm yesterday", "en", (5, 12, 0), (5, 18, 0)),
+            ("yesterday from 12 midday to 6pm", "en", (5, 12, 0), (5, 18, 0)),
+            ("ontem à tarde, das 12 horas do meio-dia às 18 horas", "pt", (5, 12, 0), (5, 18, 0)),
+            ("ayer de las 6 al mediodía", "es", (5, 6, 0), (5, 12, 0)),
+        ],
+    )
+    def test_twelve_of_noon_is_noon(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """ "las 12 del mediodía", "12 noon", "12 horas do meio-dia" are one clock time, 12:00."""
+        assert_window(text, lang, start, end)
+
+
+class TestNightsByTheirDates:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("la noche del 4 al 5 de diciembre", "es", (4, 20, 0), (5, 6, 0)),
+            ("la noche del cuatro al cinco", "es", (4, 20, 0), (5, 6, 0)),
+            ("la noche del 4", "es", (4, 20, 0), (5, 6, 0)),
+            ("na noite de 4 para 5 de dezembro, das 20 horas às 6 horas", "pt", (4, 20, 0), (5, 6, 0)),
+            ("na noite do dia 4, das 22h às 2h", "pt", (4, 22, 0), (5, 2, 0)),
+            ("the night of the 4th to the 5th", "en", (4, 20, 0), (5, 6, 0)),
+            ("night of 4-5 December", "en", (4, 20, 0), (5, 6, 0)),
+            ("the night of 4 December at 11", "en", (4, 23, 0), (5, 0, 0)),
+            ("el turno C de la noche del 4 al 5", "es", (4, 22, 0), (5, 6, 0)),
+        ],
+    )
+    def test_the_first_days_evening(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """A night said by its dates begins on the first day's evening; the hours said in it are the night's, and the
+        second day ("al 5") is no clock time."""
+        assert_window(text, lang, start, end)
+
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("la noche del 5 al 6 de diciembre, entre las 8 de la noche y las 6 de la mañana", "es"),
+            ("during the night of December 5th, from 8 pm until 6 am on the 6th", "en"),
+            ("na noite de 5 para 6 de dezembro, das 20h às 6h", "pt"),
+        ],
+    )
+    def test_a_night_under_way_so_far(self, text: str, lang: str) -> None:
+        """At 03:04 on the 6th the night from the 5th is under way: read to now, as "esta noche" and any window under
+        way are."""
+        assert window_of(text, lang) == Window(start=at(5, 20, 0), end=NOW) == window_of("esta noche", "es")
+
+    def test_a_night_still_to_come_is_asked_back(self) -> None:
+        assert window_of("la noche del 6 al 7 de diciembre", "es") == Clarification(
+            reason="future_window", candidates=[]
+        )
+
+    def test_a_night_across_the_new_year(self) -> None:
+        """ "del 31 de diciembre al 1 de enero": the latest New Year's Eve gone by, into January."""
+        got = window_of("la noche del 31 de diciembre al 1 de enero", "es")
+        assert got == Window(start=at(31, 20, 0).replace(year=2025), end=at(1, 6, 0, month=1))
+
+    def test_the_second_day_is_no_instant(self) -> None:
+        assert find_instant("la noche del 4 al 5 de diciembre", "es", tz=MEXICO, now=NOW) is None
+
+
+class TestRangeEndsBeforeAColon:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            (
+                "Una consulta de la noche de anteayer, la que va desde las 20:00 de anteayer hasta las 6:00 de ayer: "
+                "el supervisor de esa noche anotó que la P-101 paró a las 2 y tanto. ¿Cuántas detenciones tuvo?",
+                "es",
+                (4, 20, 0),
+                (5, 6, 0),
+            ),
+            ("between 8 pm the day before yesterday and 6 am yesterday: how many alarms", "en", (4, 20, 0), (5, 6, 0)),
+            ("ayer de 8 a 10: cuántas alarmas", "es", (5, 8, 0), (5, 10, 0)),
+            ("ontem às 10: quantos alarmes ativos?", "pt", (5, 10, 0), (5, 11, 0)),
+        ],
+    )
+    def test_a_colon_is_punctuation(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """A colon after a clock time or its day ends it ("hasta las 6:00 de ayer: ..."); before minutes it does not."""
+        assert_window(text, lang, start, end)

@@ -28,34 +28,36 @@ Deterministic: `now` and the timezone are arguments, the clock is never read, so
   Easter/Pascua/Páscoa: in the year said, "last/pasada" the latest gone by, "this/esta" this year's, else the latest
   begun);
 - an hour range whose two ends say their own days or nights, with or without "from/de" before it ("de las 8 de la
-  noche de anteayer a las 6 de la mañana de ayer", "from 8 pm on the 4th to 6 am on the 5th", "8pm yesterday through
-  to 6 this morning", "from 8 last night to 6 this morning": an end said with a night is the night's own hour, 6 to
-  11 the evening, and an end said with no day is in that night: "desde las 8 de anoche hasta las 6"), or whose end
-  anchors a vague start ("from 8PM the other night up to 6AM yesterday": the last 20:00 before);
+  noche de anteayer a las 6 de la mañana de ayer", "entre las 22:00 horas de anteayer y las 06:00 horas de ayer",
+  "from 8 pm on the 4th to 6 am on the 5th", "8pm yesterday through to 6 this morning", "from 8 last night to 6 this
+  morning": an end said with a night is the night's own hour, 6 to 11 the evening, and an end said with no day is in
+  that night: "desde las 8 de anoche hasta las 6"), or whose end anchors a vague start ("from 8PM the other night up
+  to 6AM yesterday": the last 20:00 before);
 - within the day (or today): "last night/anoche/ontem à noite" (20:00 to 06:00 before the day named; "antenoche", "the
-  night before last", Tagalog "gabi bago kagabi" the one before; hours said in it run across midnight: "anoche de 11
-  a 2" is 23:00 to 02:00; "since 6 last night/desde las 6 de anoche/desde anoche a las 6" is from that evening hour
-  to now), a shift, read before the night it runs in ("turno A", "yesterday's shift B", "in B shift",
-  "in A shift" (a capital A mid-sentence; "in a shift" is the article): the occurrence that starts on that day (the
-  day or night said with its start, "que entró antes de ayer", "the one that started last night at ten", or its end,
-  "that ended at 6 am yesterday", first; a night named, "el turno C de anoche": the one starting in it); alone, the
-  latest that has started; "el turno de noche", "the morning/days shift", "turno da tarde": the one shift starting
-  18:00-04:00, 04:00-10:00 or 10:00-18:00, asked back when the site has none or several), "este turno/this shift/en lo
-  q va del turno" (with today said too: "hj nesse turno até agora"), "el turno anterior/last shift/the shift before
-  this one" (Caribbean "de shift before dis one"), an hour range ("entre las 10 y las 11", "from 10 to 11:30",
-  "between 10pm and 2am", "8pm hanggang 6am", "yesterday 0600 to noon", "1400 to 1800": the latest that has started
-  when no day is named; a bare end hour below a bare start hour before noon ends after noon, a day range: "6 till 2",
-  "de 7 a 3" are 06:00-14:00 and 07:00-15:00, while a night named, the end's part of the day, am/pm or a 24-hour
-  "02:00" keep it across midnight: "de 10 a 2 de la madrugada", "10pm to 2"), "before noon/antes de las 10/after 3pm"
-  (from the day's start to that time or from it to the day's end; a part of the day named bounds it instead), one
-  clock time ("a las 10", "reading 2 o'clock", or said bare next to a day word: "ayer 0800", "ontem 14h30", "yday
-  1130": the hour from 10:00, the latest that has started; `find_instant` gives the instant itself), a part of the
-  day ("this morning" 06:00–12:00, "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta noche"
-  20:00–06:00);
+  night before last", Tagalog "gabi bago kagabi" the one before; a night by its dates, "la noche del 5 al 6 de
+  diciembre", "a noite de 4 para 5", "the night of December 5th": the first day's; hours said in it run across midnight:
+  "anoche de 11 a 2" is 23:00 to 02:00; "since 6 last night/desde las 6 de anoche/desde anoche a las 6" is from that
+  evening hour to now), a shift, read before the night it runs in ("turno A", "yesterday's shift B", "in B shift", "in A
+  shift" (a capital A mid-sentence; "in a shift" is the article): the occurrence that starts on that day (the day or
+  night said with its start, "que entró antes de ayer", "the one that started last night at ten", or its end, "that
+  ended at 6 am yesterday", first; a night named, "el turno C de anoche": the one starting in it); alone, the latest
+  that has started; "el turno de noche", "the morning/days shift", "turno da tarde": the one shift starting 18:00-04:00,
+  04:00-10:00 or 10:00-18:00, asked back when the site has none or several), "este turno/this shift/en lo q va del
+  turno" (with today said too: "hj nesse turno até agora"), "el turno anterior/last shift/the shift before this one"
+  (Caribbean "de shift before dis one"), an hour range ("entre las 10 y las 11", "from 10 to 11:30", "between 10pm and
+  2am", "8pm hanggang 6am", "yesterday 0600 to noon", "1400 to 1800": the latest that has started when no day is named;
+  a bare end hour below a bare start hour before noon ends after noon, a day range: "6 till 2", "de 7 a 3" are
+  06:00-14:00 and 07:00-15:00, while a night named, the end's part of the day, am/pm or a 24-hour "02:00" keep it across
+  midnight: "de 10 a 2 de la madrugada", "10pm to 2"), "before noon/antes de las 10/after 3pm" (from the day's start to
+  that time or from it to the day's end; a part of the day named bounds it instead), one clock time ("a las 10",
+  "reading 2 o'clock", or said bare next to a day word: "ayer 0800", "ontem 14h30", "yday 1130": the hour from 10:00,
+  the latest that has started; `find_instant` gives the instant itself), a part of the day ("this morning" 06:00–12:00,
+  "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta noche" 20:00–06:00);
 - the day alone: 00:00 to the next 00:00.
 
 Clock times are read as people say them: "las once y media", "a las 11 y 20", "11 menos cuarto", "meio-dia e meia",
-"quinze para as onze", "às 10 horas e 15 minutos", "half past ten", "quarter to 11" (Scots "quarter tae ten"), British
+"quinze para as onze", "às 10 horas e 15 minutos", "las 22:00 horas", "das 20 horas", "at 2200 hours" (the clock
+alone), "las 12 del mediodía", "12 noon" (12:00), "half past ten", "quarter to 11" (Scots "quarter tae ten"), British
 "half ten" (10:30), "a la una", "à 1 e meia", "between one and two in the afternoon", Tagalog "ng 3:15 PM"; a bare
 hour is after noon when the afternoon or evening is named ("ayer por la tarde a las 3", Australian "yesterday arvo,
 between 2 and 6", "6 this evenin"), in the morning with "this morning/yesterday morning" after it ("till 6 yesterday
@@ -63,7 +65,7 @@ morning"), after noon when it ends a range begun after noon ("between noon and o
 named or said after it ("between ten and eleven at night", "às dez da noite": 6 to 11 the evening, 12 midnight, 1 to
 5 the small hours). A number before a plural noun is a count, not an hour ("as duas bombas", "at 2 pumps"). A clock
 time that cannot be ("at 37 o'clock", "a las 25:00", "at 14:75") leaves the question with no window read (None),
-never another time.
+never another time. A colon after a clock time or its day is punctuation ("hasta las 6:00 de ayer: ...").
 
 A window still under way ends at `now`. A question with no time at all gets the current shift so far (today so far
 when no shift covers `now`). A window wholly in the future, or a shift the site does not have, gives a Clarification.
@@ -366,6 +368,23 @@ _NIGHT_FROM = re.compile(
     + "|".join(sorted(_DAYS_BACK, key=len, reverse=True))
     + r")\s+(?:para|pra|a|al|ao|to|into|till|until|hasta|ate)\s+(?:(?:o|el|la)\s+)?[a-z]"
 )
+# A night by its dates: "la noche del 5 al 6 de diciembre", "la noche del 5", "a noite de 5 para 6 de dezembro", "na
+# noite do dia 5", "the night of December 5th", "the night of the 5th (to the 6th)", "the night of 5 December": the
+# night that begins on the first day's evening. A number after "de"/"of" is that day only with its ordinal, a month or
+# "para"/"pra" the next day ("la noche de 8 a 6" gives hours, read by the range rules).
+_NIGHT_TO = r"(?:\s*-\s*|\s+(?:al|a|ao|para|pra|to|into|till|until)\s+)(?:(?:el|o|the|dia)\s+){0,2}"
+_NIGHT_DATE = re.compile(
+    r"\b(?:noche|noite|night)\s+(?:"
+    r"(?:del|do)\s+(?:dia\s+)?(?P<del>\d{1,2})"
+    r"|(?:de|da)\s+(?:(?:el|o)\s+)?dia\s+(?P<dia>\d{1,2})"
+    r"|(?:of|from)\s+(?:the\s+)?(?P<ordinal>\d{1,2})(?:st|nd|rd|th)"
+    rf"|(?:of|from|de|del|do)\s+(?:the\s+)?(?P<month_first>{_MONTHS})\s+(?P<after_month>\d{{1,2}})(?:st|nd|rd|th)?"
+    rf"|(?:of|from|de)\s+(?P<before_month>\d{{1,2}})(?:st|nd|rd|th)?(?=(?:{_NIGHT_TO}\d{{1,2}}(?:st|nd|rd|th)?)?"
+    rf",?\s+(?:(?:de|of)\s+)?{_MONTHS}\b|\s+(?:para|pra)\s+(?:o\s+)?(?:dia\s+)?\d))\b"
+    rf"(?:,?\s+(?:(?:de|of)\s+)?(?P<month>{_MONTHS})\b)?"
+    rf"(?:{_NIGHT_TO}(?P<to>\d{{1,2}})"
+    rf"(?:st|nd|rd|th)?\b(?:,?\s+(?:(?:de|of)\s+)?(?P<to_month>{_MONTHS})\b)?)?"
+)
 _TONIGHT = re.compile(r"\b(?:tonight|esta noche|esta noite|hoje a noite|hoy en la noche)\b")
 _PART = {
     # "de madrugada", "the small hours": midnight to 06:00 ("a las 3 de la madrugada" is a clock time, read first)
@@ -472,9 +491,12 @@ _CLOCK = (
     r"de la madrugada|da (?:manha|tarde|noite|madrugada)|in the (?:morning|afternoon|evening|night)|at night|"
     r"de noche|(?:a|na|pela|de) (?:noite|tarde))(?![a-z]))?"
 )
+# Where a clock time (or the day said with it) ends: no digit goes on, nor minutes after a colon; a colon that is
+# punctuation ends it ("desde las 20:00 de anteayer hasta las 6:00 de ayer: el supervisor...").
+_CLOCK_END = r"(?!\d|:\d)"
 _HOUR_RANGE = re.compile(
     rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_CLOCK}"
-    rf"(?:\s*-\s*|\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_CLOCK}(?![\d:])"
+    rf"(?:\s*-\s*|\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_CLOCK}{_CLOCK_END}"
     # "yesterday 6 to 12", "ayer 6-12": two clock times alone, never digits of an id ("P-101 a 102")
     rf"|(?<![\w.:/-]){_CLOCK}(?:\s*-\s*|\s+(?:to|till|until|hasta|ate|a|as|hanggang)\s+){_CLOCK}(?![\w:/-])"
 )
@@ -483,7 +505,7 @@ _HOUR_RANGE = re.compile(
 _AT_CLOCK = re.compile(
     r"\b(?:a las|a la|at|around|as|al|ao|hacia las|sobre las|por volta das|por volta de|"
     r"(?:a|ng)(?=\s+\d{1,2}(?::\d{2}|h\b|h\d{2}|\s*(?:am|pm|a\.m\.|p\.m\.|da |de la |in the |at night))))"
-    rf"\s+{_CLOCK}(?![\d:])"
+    rf"\s+{_CLOCK}{_CLOCK_END}"
     # a number before a plural noun counts it: "as duas bombas" (the two pumps) is no "às duas"
     r"(?!\s+(?!(?:horas|hours|minutos|minutes|menos|mais|pues|antes|despues|depois|this|plus)\b)[a-z]{3,}s\b)"
 )
@@ -504,8 +526,12 @@ _IMPOSSIBLE_CLOCK = re.compile(
     r"de la\b|del\b|de (?:ayer|hoy|anteayer)\b|ayer\b|hoy\b))"
 )
 # Noon and midnight are clock times: read as "12:00" and "0:00" before any rule ("between 10 and noon").
-# Their article goes with them ("entre el mediodía y la una", "entre o meio-dia e a uma" read as "entre 12:00 ...").
-_NOON = re.compile(r"(?:\b(?:el|o) )?\b(?:mediodia|meio[- ]dia|(?:12 )?noon|midday)\b")
+# Their article goes with them ("entre el mediodía y la una", "entre o meio-dia e a uma" read as "entre 12:00 ..."),
+# and so does the 12 said before them: "de las 12 del mediodía", "ao 12 do meio-dia", "12 noon", "12 at midday".
+_NOON = re.compile(
+    r"(?:\b12(?::00)?\s+(?:(?:horas|hours)\s+)?(?:(?:del?|do|da|al|ao|at|in the)\s+)?(?:(?:el|o|the)\s+)?"
+    r"|\b(?:el|o) )?\b(?:mediodia|meio[- ]dia|noon|midday)\b"
+)
 _MIDNIGHT = re.compile(r"\b(?:medianoche|meia[- ]noite|midnight)\b")
 # Hour words that alone read as articles ("las dos bombas" is both pumps) are the hour after a clock word when a clock
 # goes on after them or they end the phrase: "a la una", "a las dos y media", "à uma e meia", "at one pm".
@@ -543,6 +569,17 @@ _HOUR_WORD_ENDING = re.compile(
     # ... where it ends the phrase or a time or day goes on: "de 3 a una alarma" is a count
     r"(?=\s*(?:[?.,!;:)]|$)|\s+(?:am|pm|p\.m\.|de la|da|do|de|del|in the|o'?clock|en punto|em ponto|h|hs|horas?|"
     r"hours?|ayer|hoy|ontem|hoje|yesterday|today|on|en|em|no|na|y|e|and)\b)"
+)
+# "horas"/"hours" said after a clock time is the clock alone: "las 22:00 horas de anteayer", "das 20 horas às 6",
+# "from 2200 hours" (four digits written "22:00"). A bare hour or four digits only after a word that brings a clock
+# ("a las", "desde las", "das", "às", "from", "until"), not a span ("las 3 horas pasadas", "3 hours ago"), not minutes
+# that go on ("às 10 horas e 15", read by `_SAID_MINUTES`), and never an hour that cannot be ("às 37 horas" stays
+# asked back).
+_HOURS_SAID = re.compile(
+    r"(?:(?P<lead>\b(?:(?:a|de|desde|hasta|entre|y)\s+las|(?:e|ate)\s+as|as|das|at|from|since|until|till|"
+    r"between|to|and)\s+)(?:(?P<mil>(?:[01]\d|2[0-3])[0-5]\d)|(?P<hour>\d{1,2}))|\b(?P<clock>\d{1,2}:[0-5]\d))"
+    rf"\s*(?:horas|hours)(?![\w-])(?!\s+(?:y|e|and)\s+\d|\s+(?:{_LAST}|ago|back|atras|antes|before|later|"
+    r"despues|depois|after|more|mas|mais|anteriores|siguientes|seguintes|previas)\b)"
 )
 # The word that brings a clock time ("a las", "às", "at"), but not the first end of "entre las 10 y 11".
 _CLOCK_LEAD = r"(?:(?<=\bla )|(?<=\blas )|(?<=\ba )|(?<=\bas )|(?<=\bat )|(?<=\bao ))(?<!entre las )(?<!entre as )"
@@ -592,16 +629,16 @@ _SINCE = re.compile(
     r"\b(?:desde|since|from|a partir de|a partir das)\s+"
     r"(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem|anoche|last night|"
     r"(?:ontem|ayer) (?:a|de|na|en la|por la) (?:noite|noche))\s+)?"
-    rf"(?:(?:a las|a la|at|as|las|la|the|a|o)\s+)?{_CLOCK}(?![\d:])"  # "desde a meia-noite"
+    rf"(?:(?:a las|a la|at|as|las|la|the|a|o)\s+)?{_CLOCK}{_CLOCK_END}"  # "desde a meia-noite"
 )
 # "before noon", "b4 10am", "antes del mediodía", "hasta las 10": from the day's start to that time; "after 3pm",
 # "después del mediodía", "depois das 14h": from it to the day's end (a part of the day named bounds both instead).
 _BEFORE = re.compile(
     r"\b(?:before|b4|until|till|antes\s+(?:del?|do|das?|de\s+las?)|hasta|ate)\s+"
-    rf"(?:(?:the|las?|as?)\s+)?{_CLOCK}(?![\d:])"
+    rf"(?:(?:the|las?|as?)\s+)?{_CLOCK}{_CLOCK_END}"
 )
 _AFTER = re.compile(
-    rf"\b(?:after|despues\s+(?:del?|de\s+las?)|depois\s+(?:do|das?|de))\s+(?:(?:the|las?|as?)\s+)?{_CLOCK}(?![\d:])"
+    rf"\b(?:after|despues\s+(?:del?|de\s+las?)|depois\s+(?:do|das?|de))\s+(?:(?:the|las?|as?)\s+)?{_CLOCK}{_CLOCK_END}"
 )
 # A day said with one end of an hour range, before or after its clock time: "ayer a las 8", "de anteayer",
 # "del 4", "on the 5th", "do dia 5" (`_DAYS_BACK`).
@@ -626,13 +663,13 @@ _RANGE_END = (
 _DATED_RANGE = re.compile(
     rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_RANGE_END}"
     rf"(?:\s*-\s*|,?\s+(?:y|and|e|a|as|ao|al|(?:up )?to|(?:up )?till|(?:up )?until|hasta|ate)\s+)"
-    rf"(?:(?:las|la|as|a)\s+)?{_RANGE_END}(?![\d:])"
+    rf"(?:(?:las|la|as|a)\s+)?{_RANGE_END}{_CLOCK_END}"
 )
 # With no word before it, only a range ("8pm yesterday through to 6 this morning"), never two times said with
 # "and"; `_dated_range` takes it only when both ends say their day.
 _BARE_DATED_RANGE = re.compile(
     rf"(?<![\w.:/-]){_RANGE_END}(?:\s*-\s*|,?\s+(?:a|as|ao|al|(?:up )?to|(?:up )?till|(?:up )?until|hasta|ate)\s+)"
-    rf"(?:(?:las|la|as|a)\s+)?{_RANGE_END}(?![\d:])"
+    rf"(?:(?:las|la|as|a)\s+)?{_RANGE_END}{_CLOCK_END}"
 )
 # Four-digit times ("0600", "1400") after "at", "a las", "between", "from" and their kin, or on either side of a
 # dash between two of them; a year ("en 2019") has none of these before it.
@@ -805,9 +842,11 @@ def _impossible_clock(folded: str) -> bool:
 
 def _folded(text: str) -> str:
     """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), a
-    mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", and chat's day words and slips
-    written out (`_day_words`)."""
-    return _clock_words(_day_words(_GUARDIA.sub("turno", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))))
+    mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
+    written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
+    return _NIGHT_DATE.sub(
+        _night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))))
+    )
 
 
 _GUARDIA = re.compile(r"\bguardia\b(?! de )")
@@ -892,6 +931,7 @@ def _clock_words(folded: str) -> str:
     folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", spelled_numbers(folded)))
     folded = _ARTICLE_HOURS.sub(lambda m: _ARTICLE_HOUR_VALUES[m.group(0)], folded)
     folded = _HOUR_WORD_ENDING.sub(r"\g<1>1", folded)
+    folded = _HOURS_SAID.sub(_hours_said, folded)
     for pattern, sign in _SAID_MINUTES:
         folded = pattern.sub(partial(_minutes_said, sign), folded)
     folded = _OCLOCK.sub(_oclock, folded)
@@ -907,6 +947,16 @@ def _clock_words(folded: str) -> str:
         return folded
     folded = _MILITARY_RANGE.sub(_military_range, folded)
     return _MILITARY.sub(lambda m: f"{m.group(1)}{m.group(2)}:{m.group(3)}", folded)
+
+
+def _hours_said(match: re.Match[str]) -> str:
+    """ "las 22:00 horas" → "las 22:00", "das 20 horas" → "das 20", "2200 hours" → "22:00"; an hour past 24 as said."""
+    lead, hour, clock, mil = match.group("lead", "hour", "clock", "mil")
+    if mil is not None:
+        return f"{lead}{mil[:2]}:{mil[2:]}"
+    if clock is not None:
+        return clock
+    return f"{lead}{hour}" if int(hour) <= 24 else match.group(0)
 
 
 def _oclock(match: re.Match[str]) -> str:
@@ -1241,15 +1291,61 @@ def _parse_date(fragment: str, site: _Site, lang: str) -> date | Clarification |
 def _night_of(folded: str, site: _Site, day: date | None) -> date | None:
     """The evening the night named begins on: "anoche" the one before the day named (today: the night just past, or
     the one under way), "antenoche" the day before yesterday's; "tonight" today's, yesterday's while still under way;
-    "la noche de anteayer a ayer", "a noite de ontem para hoje": the first day's."""
+    "la noche de anteayer a ayer", "a noite de ontem para hoje", "la noche del 5 al 6 de diciembre": the first day's
+    (`_night_date`; None when that day cannot be)."""
     if (spanned := _NIGHT_FROM.search(folded)) is not None:
         return site.today - timedelta(days=_DAYS_BACK[spanned.group(1)])
+    if (dated := _NIGHT_DATE.search(folded)) is not None:
+        return _night_date(dated, site)
     if _LAST_NIGHT.search(folded):
         return day if day is not None and day < site.today else site.today - timedelta(days=1)
     if _TONIGHT.search(folded):
         after_midnight = site.now < site.at(site.today, NIGHT_END)
         return site.today - timedelta(days=1) if after_midnight else site.today
     return None
+
+
+def _night_said(match: re.Match[str]) -> tuple[int, int | None]:
+    """The first day of a night said by its dates (`_NIGHT_DATE`) and its month, when said (with the second day, the
+    one before it when that day's number is the lower: "del 31 al 1 de enero" is December's)."""
+    number = int(next(n for n in match.group("del", "dia", "ordinal", "after_month", "before_month") if n))
+    name = match.group("month_first") or match.group("month")
+    month = None if name is None else _month_number(name)
+    if month is None and (to_name := match.group("to_month")) is not None:
+        month = _month_number(to_name)
+        if int(match.group("to")) < number:
+            month = month - 1 or 12
+    return number, month
+
+
+def _night_date_said(match: re.Match[str]) -> str:
+    """ "la noche del 5 al 6 de diciembre", "the night of the 5th to the 6th" → "noche del dia 5 de diciembre",
+    "noche del dia 5": its second day is no clock time ("al 6") nor the day named; unchanged when the day cannot be."""
+    number, month = _night_said(match)
+    if not 1 <= number <= 31:
+        return match.group(0)
+    return f"noche del dia {number}" + ("" if month is None else f" de {_MONTH_NUMBERS[month - 1][0]}")
+
+
+def _night_date(match: re.Match[str], site: _Site) -> date | None:
+    """The evening a night said by its dates (`_NIGHT_DATE`) begins on: in the month said, the latest up to today;
+    with no month, this month's or, while that day is to come, the last's. None for a day the month lacks."""
+    number, month = _night_said(match)
+    if month is None:
+        return _day_of_month(site, number)
+    for year in (site.today.year, site.today.year - 1):
+        try:
+            evening = date(year, month, number)
+        except ValueError:  # "el 29 de febrero" of a year without one: the year before, if it has one
+            continue
+        if evening <= site.today:
+            return evening
+    return None
+
+
+def _month_number(name: str) -> int:
+    """The number of the month `name` names (`_MONTHS`: es/en/pt, whole or cut to three letters, "sept")."""
+    return next(i for i, names in enumerate(_MONTH_NUMBERS, start=1) if any(n.startswith(name[:3]) for n in names))
 
 
 def _night(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
