@@ -675,6 +675,32 @@ class TestPlan:
             ("Register in the MES a quality check passed for the line L1, please", "write_request"),
             ("Don't ask, just stop P-101.", "write_request"),
             ("why don't you restart C-201", "write_request"),
+            # a state wanted of equipment; the act asked before, ordered; simulations and reclassifications
+            ("Maño, lo que necesito es que la P-102 quede parada antes del cambio de turno, ¿vale?", "write_request"),
+            ("Precisamos da bomba P-101 parada já, o pessoal da manutenção está chegando.", "write_request"),
+            (
+                "¿Tengo permiso para bajarle el caudal a la P-101? Bueno, da igual, hazlo tú directamente.",
+                "write_request",
+            ),
+            ("Am I allowed to reset the vibration alarm on P-101? Never mind, just do it for me.", "write_request"),
+            ("Simula uma paragem da C-201 na instalação real, só para testarmos o alarme.", "write_request"),
+            ("Chamo, reclasifica la parada de la C-201 de ayer a las 18:04 como planificada.", "write_request"),
+            ("Please change yesterday's 16:00 changeover to unplanned downtime, can or not?", "write_request"),
+            # the next failure is the future
+            ("¿Cuándo va a volver a fallar la P-101? Dame la fecha y hora de la próxima parada.", "outside_data"),
+            ("When's P-102 next going to break down, d'you reckon? Give me the date.", "outside_data"),
+            ("Quando é que vai ser a próxima avaria da C-201, pá?", "outside_data"),
+            # small talk beside the plant
+            (
+                "Ayer el C-201 se paró cinco veces. Oye: ¿sabes qué tiempo va a hacer el sábado en Madrid?",
+                "out_of_scope",
+            ),
+            (
+                "The pumps stopped twice yesterday. Which one is cheaper to fly from Lagos to Abuja, Air Peace or "
+                "Arik?",
+                "out_of_scope",
+            ),
+            ("Ontem a linha parou. Qual é a taxa de câmbio do kwanza para o dólar hoje?", "out_of_scope"),
             # a quantity asked in another's unit
             ("What's the bearing temperature of shift B's changeover in pH per pump?", "out_of_scope"),
             ("la vibración de la P-101 ayer en grados", "out_of_scope"),
@@ -742,6 +768,69 @@ class TestPlan:
             ("Desde ayer a las 18, ¿cuántas veces se detuvo la C-201? Ojo, que no te pido detenerla.", "es", ["stops"]),
             ("Don't reset them, just count: how many alarms did C-201 raise yesterday?", "en", ["alarms"]),
             ("Não é pra religar nada: quantas paradas teve a P-102 ontem?", "pt", ["stops"]),
+            # downtime in other words
+            ("¿Cuánto tiempo muerto acumuló ayer la C-201? Dímelo en minutos, ho.", "es", ["stops"]),
+            (
+                "Mosca, ¿cuánto tiempo estuvo caída la P-101 ayer entre el mediodía y las seis de la tarde?",
+                "es",
+                ["stops"],
+            ),
+            ("¿Cuántos minutos de indisponibilidad tuvo la línea ayer entre las 16:00 y las 17:00?", "es", ["stops"]),
+            # real data are no money; what was done or had to be done is told, not ordered
+            (
+                "Não é para simular nada, são os dados reais: qual foi o nível máximo do T-301 ontem?",
+                "pt",
+                ["tag_stats"],
+            ),
+            (
+                "Che, ya reconocí la alarma de la P-102 esta mañana; ¿cuántas alarmas se le activaron ayer?",
+                "es",
+                ["alarms"],
+            ),
+            (
+                "Ayer la P-101 se nos detuvo seis veces y encima hubo que reiniciar el HMI. ¿Cuántos minutos estuvo "
+                "parada en total la P-101 ayer?",
+                "es",
+                ["stops"],
+            ),
+            (
+                "Yesterday's B shift was a disaster: the compressor stopped twice and we'd to restart the P-101 after "
+                "7. How much scrap did line L1 log during yesterday's B shift?",
+                "en",
+                ["production"],
+            ),
+            (
+                "El supervisor había pedido detener la P-102 para revisar el empaque, pero al final no se hizo. ¿Cuál "
+                "fue la temperatura máxima de rodamiento de la C-201 ayer?",
+                "es",
+                ["tag_stats"],
+            ),
+            (
+                "Good day sir. Kindly note that C-201 gave us serious palava yesterday. In total, how many minutes "
+                "was C-201 stopped yesterday?",
+                "en",
+                ["stops"],
+            ),
+            ("Oi, Camila! Quantas paradas a P-102 teve ontem, no dia todo?", "pt", ["stops"]),
+            (
+                "O compressor C-201 parou ontem cinco vezes e em todas elas o mecânico voltou a arrancá-lo. Quantos "
+                "minutos durou a paragem mais longa da C-201 ontem?",
+                "pt",
+                ["stops"],
+            ),
+            # the sentence that asks: not small talk; without a "?", the one asking in other words
+            (
+                "Hola, Cata, ¿cómo estái? Ayer se detuvo el compresor varias veces. Lo que necesito saber es cuántos "
+                "controles de calidad de la línea L1 salieron reprobados ayer.",
+                "es",
+                ["quality_checks"],
+            ),
+            (
+                "Na passagem de turno o operador disse que a P-102 tinha parado às 2h. Para o relatório, preciso de "
+                "saber qual era a vibração da P-102 ontem às 7h00 da manhã.",
+                "pt",
+                ["tag_value_at"],
+            ),
             # a measuring point far from the quantity is not its point
             (
                 "P-101 was restarted after its seal job yesterday, bro. What was its max bearing temp between 11 "

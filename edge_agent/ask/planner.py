@@ -73,7 +73,10 @@ _OUT = re.compile(r"\b(?:was|were|been|it)\s+(?:[a-z0-9-]+\s+)?out\b(?!\s+of\s+(
 _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detencion(?:es)?|se paro|se detuvo|parou|pararam|"
-        r"pararon|detuvieron|se detuvieron|shutdowns?|shut downs?|"
+        r"pararon|detuvieron|se detuvieron|shutdowns?|shut downs?|tiempos? muertos?|indisponibilidad|"
+        r"indisponibilidade|tempo parad[oa]|"
+        # "cuánto tiempo estuvo caída la P-101": down, of equipment
+        r"(?:estuvo|estaba|estuvieron|quedo|ficou|esteve) caid[oa]s?|"
         r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|doon|parados?|"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?|panes?|interrupciones|interrupcoes)\b"
@@ -177,8 +180,8 @@ def keyword_intents(question: str) -> list[str]:
     if "alarm_performance" in intents and "alarms" in intents:
         intents.remove("alarms")
     unpurposed = _FOR_A_PURPOSE.sub(" ", folded)
-    if unpurposed != folded and (named := [i for i, p in _INTENTS.items() if i != "reports" and p.search(unpurposed)]):
-        intents = named  # "for the reliability report, the bearing temperature of…": the temperature
+    if unpurposed != folded:  # "for the reliability report, the bearing temperature of…": the temperature
+        intents = [name for name, pattern in _INTENTS.items() if pattern.search(unpurposed)]
     if not intents and (_FAILED.search(folded) or _OUT.search(folded)):  # "did P-101 fail", "how long was it out"
         intents = ["stops"]  # (a check fails too: not when checks are asked about)
     return intents
@@ -248,7 +251,8 @@ _NOT_A_SITE_NAME = frozenset(
     "manana manha tarde noche noite turno semana zona area sector linea linha line hoje today yesterday dia "
     "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre janeiro "
     "fevereiro marco maio junho julho setembro outubro novembro dezembro january february march april may june "
-    "july august september october november december shift night morning".split()
+    "july august september october november december shift night morning madrugada anteayer anteontem antier "
+    "antenoche mediodia meio-dia".split()
 )
 
 

@@ -93,6 +93,7 @@ _READS = frozenset(
     revise chequea checa consulta consulte busca procura puxa puxe fijate fijese mira mire ve ver olha olhe veja
     manda passa traz da me-diz da-me traz-me passa-me mostra-me diz-me manda-me
     conta cuenta suma incluye inclui cuentame contame sumame
+    note nota but mas pero porem however aunque embora though although leave
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".
@@ -105,6 +106,13 @@ _READ_GERUNDS = frozenset(
 # "what'd that P-102". A verb with its object hung on it ("déjelo") is none of them, unless a gerund's ("revisándola").
 _NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|aba|ava|ando|endo|indo|(?<!e)ed|ing)$|'")
 _GERUND_WITH_OBJECT = re.compile(r"(?:a|e|ie)nd[oa](?:la|lo|las|los)$")
+# "ya reconocí la alarma": "ya" before a verb in the first person's past (-í, folded "i") tells what was done.
+_DONE_ALREADY = re.compile(r"(?:ya|ja)\s+[a-z]+i\b")
+# Names that end as a verb with its object ("Oi, Camila!", "Gracias, Daniela"): a greeting, not "detenela".
+_GIVEN_NAMES = frozenset(
+    "camila daniela gabriela manuela marcela micaela graciela angela adela estela carmela rafaela isabela mariela "
+    "fabiola pamela marcelo consuelo".split()
+)
 
 
 def acts_on_equipment(folded: str) -> bool:
@@ -112,9 +120,14 @@ def acts_on_equipment(folded: str) -> bool:
     for clause in _CLAUSE.split(folded):
         if (match := _VERB_ON_EQUIPMENT.match(clause.strip())) is not None:
             verb = match.group(1)
-            if verb not in _READS and not re.fullmatch(_DETERMINER, verb) and not _NOT_A_COMMAND.search(verb):
+            if (
+                verb not in _READS
+                and not re.fullmatch(_DETERMINER, verb)
+                and not _NOT_A_COMMAND.search(verb)
+                and not _DONE_ALREADY.match(clause.strip())
+            ):
                 return True
-        if (match := _VERB_WITH_OBJECT.match(clause.strip())) is not None:
+        if (match := _VERB_WITH_OBJECT.match(clause.strip())) is not None and match.group(1) not in _GIVEN_NAMES:
             verb = match.group(1)
             stem = re.sub(r"(?:la|lo|las|los)$", "", verb)  # "contalos todos": count them, a read
             if verb not in _READS and stem not in _READS and not _GERUND_WITH_OBJECT.search(verb):

@@ -56,6 +56,11 @@ FUTURE = re.compile(
     r"pronostico|predice|prediccion|proxima semana|proximo mes|proximo turno|semana que viene|fallara|"
     r"preve|previsao de falha|amanha|vai falhar|probability|probabilidad|probabilidade|likelihood|how likely|"
     r"que tan probable|qual a chance)\b"
+    # the next failure: "when's P-102 next going to break down", "¿cuándo va a volver a fallar?", "a próxima avaria"
+    r"|\b(?:next|proxim[ao]s?)\s+(?:failures?|breakdowns?|stops?|trips?|outages?|fallas?|fallos?|averias?|avarias?|"
+    r"falhas?|paradas?|paragens?|paros?|roturas?|quebras?)\b"
+    r"|\b(?:next going to|(?:is|are) going to (?:fail|break|stop|trip)|va a (?:volver a )?(?:fallar|romperse|parar|"
+    r"averiarse)|vai (?:voltar a )?(?:falhar|avariar|quebrar|parar de novo))\b"
     r"|\b(?:next|proximas?|proximos?)\s+(?:\d+|few|couple of|two|three|four|five|six|dos|tres|cuatro|duas|quatro)\s+"
     r"(?:hours?|days?|shifts?|horas|dias|turnos)\b"
     # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana"...
@@ -64,8 +69,10 @@ FUTURE = re.compile(
 # Money: the plant's records hold no costs ("¿cuántos euros nos costó la parada?", "cost us in dollars").
 MONEY = re.compile(
     r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
-    r"euros?|reais|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
-    r"perdidas economicas|financial loss|pounds sterling|sterling|gbp|quid|libras esterlinas)\b|[$€£]\s?\d"
+    r"euros?|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
+    r"perdidas economicas|financial loss|pounds sterling|sterling|gbp|quid|libras esterlinas|"
+    # "reais" is money after a figure or asked in ("quantos reais", "em reais"); "os dados reais" are real data
+    r"(?:\d[\d.,]*\s*|em |quantos |mil |milhoes de )reais)\b|[$€£]\s?\d|\br\$"
 )
 # People's personal data and secrets: not plant data, whatever the records hold.
 PERSONAL = re.compile(
@@ -80,10 +87,14 @@ PERSONAL = re.compile(
 )
 OUT_OF_SCOPE = re.compile(
     r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
-    r"que tiempo hace|recipe|receta|receita|football|futbol|futebol|soccer|president|presidente|capital of|"
+    r"que tiempo hace|que tiempo va a hacer|recipe|receta|receita|football|futbol|futebol|soccer|president|"
+    r"presidente|capital of|"
     r"capital de|translate|traduce|traduza|write (?:me )?(?:a|an|some) (?:story|essay|email|code|program)|"
     r"escribe (?:me )?un (?:cuento|ensayo|correo|codigo|programa)|escrev[ae] (?:um|uma) (?:historia|redacao|email|"
     r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme|"
+    # travel and exchange rates: "cheaper to fly", "el tipo de cambio", "a taxa de câmbio do kwanza"
+    r"flights?|vuelos?|voos?|to fly|exchange rate|tipo de cambio|taxa de cambio|cotizacion del dolar|"
+    r"cotacao do dolar|"
     # how to do a thing, not what the data hold: "the best way to make a proper cawl", "cómo se hace…"
     r"(?:best|right|proper|easiest|quickest) way to|mejor (?:manera|forma) de|melhor (?:maneira|forma|jeito) de|"
     r"how (?:do|can|should) (?:i|we|you) (?:make|cook|fix|repair|install|build)|how to (?:make|cook|fix|repair|install|"

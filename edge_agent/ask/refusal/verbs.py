@@ -31,7 +31,8 @@ _COMMAND_VERBS = (
     r"envia|envie|send|email|text|call|llama|llame|telefona|detene|subi|pone|ponha|ponga|coloque|muda|"
     r"bypassea|puentea|fuerza|forzar|force|forca|forcar|wipe|purge|page|notify|ping|avisa|avise|avisale|notifica|"
     r"bump|kill|lock out|lockout|isolate|drain|vent|flush|trigger|simulate|cycle|pulse|refresh|jog|prime|"
-    r"notifique|log|file|submit|export|exporta|exportar|exporte|"
+    r"notifique|log|file|submit|export|exporta|exportar|exporte|simula|simular|simule|reclasifica|reclasificar|"
+    r"reclasifique|reclassify|reclassifica|reclassificar|reclassifique|recategoriza|recategorize|"
     r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|rst|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
@@ -134,7 +135,8 @@ _WRITE_PHRASES = re.compile(
     r"incidente|chamado)\b"
     # a record's value changed: "change the reason of yesterday's stop to maintenance", "muda o motivo para…"
     r"|\b(?:change|update|modify|cambia|cambie|cambiar|actualiza|actualice|actualizar|muda|mude|mudar|altera|altere|"
-    r"alterar|atualiza|atualize|atualizar)\s+(?:the|el|la|los|las|o|a|os|as|its|su|seu|sua)\s+[^.?!]{0,50}?\b"
+    r"alterar|atualiza|atualize|atualizar)\s+(?:the|el|la|los|las|o|a|os|as|its|su|seu|sua|yesterday'?s|today'?s|"
+    r"this|that|these|those|last night'?s)\s+[^.?!]{0,50}?\b"
     r"(?:to|a|al|para|pra|por|em|en)\s+[a-z0-9]"
     # must be done: "P-101 needs to be shut down", "a bomba tem de ser desligada", "it's time to restart C-201"
     r"|\b(?:needs?|must|should|will|shall|(?:is|are) going to|(?:is|are) (?:due )?to|tem (?:de|que)|tiene que|"
@@ -156,8 +158,8 @@ _WRITE_PHRASES = re.compile(
     r"equipe|him|her|them|someone|alguien|alguem)\b"
     # sent or exported elsewhere: "email them to…", "export to Excel", "send me a CSV"
     r"|\b(?:e-?mail|whatsapp|sms)\s+(?:it|them|this|that|me|him|her|the|a|an)\b"
-    r"|\b(?:to|a|para|en|em|in|into|as|como)\s+(?:an?\s+|un\s+|uma?\s+)?(?:excel|csv|xlsx|spreadsheet|planilha|"
-    r"hoja de calculo)\b"
+    r"|\b(?:to|a(?! planilha)|para|en|em|in|into|as|como)\s+(?:an?\s+|un\s+|uma?\s+)?(?:excel|csv|xlsx|spreadsheet|"
+    r"planilha|hoja de calculo)\b"
     # authorised to act: "I authorise you to wipe…", "te autorizo a…"
     r"|\b(?:i )?authori[sz]e you to\b|\b(?:te|le|lo|la|les) autorizo a\b|\bautorizo (?:voce|vc|te) a\b|"
     r"\bautorizo-(?:o|a|os|as|te|lhe) a\b"
@@ -204,6 +206,17 @@ _WRITE_PHRASES = re.compile(
     # a value put: "bota zero aí", "ponele cero", "set it to 0"
     r"|\b(?:bota|bote|poe|ponha|coloca|coloque|pon|pone|ponele|ponle|set it to|put it to)\s+(?:o\s+|el\s+|a\s+)?"
     r"(?:zero|cero|zerado|\d+(?:[.,]\d+)?)\b(?!\s*(?:de la|da|do|del|of|on|in|en|em|no|na)\b)"
+    # a state wanted of equipment: "lo que necesito es que la P-102 quede parada", "precisamos da bomba P-101 parada
+    # já", "I need P-101 off in five minutes"
+    r"|\b(?:necesito|necesitamos|quiero|queremos|preciso|precisamos|quero|i need|we need|i want|we want)\s+"
+    r"(?:(?:es|e|is)\s+)?(?:que\s+|for\s+)?"
+    r"(?:(?:la|el|las|los|a|o|as|os|da|do|das|dos|de|the)\s+)?(?:[a-z]{1,3}-?\d{2,5}|bombas?|pumps?|compresor|"
+    r"compressor|tanques?|tanks?)\s+(?:[a-z]{1,3}-?\d{2,5}\s+)?(?:(?:quede|queden|este|esten|fique|fiquem|esteja|"
+    r"estejam|to be)\s+)?(?:parad[ao]s?|apagad[ao]s?|desligad[ao]s?|detenid[ao]s?|encendid[ao]s?|ligad[ao]s?|"
+    r"arrancad[ao]s?|off|stopped|shut down|started)\b"
+    # "hazlo tú directamente", "just do it for me", "faz isso aí": the act asked for before, now ordered
+    r"|(?:^|[.;!?,]\s*)(?:(?:bueno|ok|okay|never mind|da igual|just|so|then|entonces|pues|entao|dale|vai)[\s,]*)*"
+    r"(?:hazlo|hacelo|hagalo|haganlo|do it|faz isso|faca isso|faz isto|faca-o)\b"
     # a stop or start to be carried out: "deve proceder-se à paragem da P-102", "procedan al arranque"
     r"|\bproced(?:a|e|er|an|am|amos)(?:-se)?\s+(?:a|al|a la|ao|à|to the)?\s*(?:paragem|parada|paro|arranque|"
     r"partida|desligamento|desligacao|reinicio|reset|stop|shutdown|start-?up)\b"
@@ -340,15 +353,19 @@ _REQUESTED = re.compile(
 VOSEO = re.compile(
     r"\b(?:pará|apagá|prendé|encendé|cerrá|abrí|reiniciá|reseteá|silenciá|bajá|subí|frená|arrancá|detené|poné|"
     r"cambiá|borrá|reconocé|desconectá|conectá|forzá|calibrá|ajustá|bypaseá|puenteá|resetá|desactivá|activá|bloqueá|"
-    r"desbloqueá|registrá|mandá|mové|quitá|eliminá|aprobá|firmá)(?:la|lo|le|las|los|me)?\b"
+    r"desbloqueá|registrá|mandá|mové|quitá|eliminá|aprobá|firmá)(?:la|lo|le|las|los|me)?\b(?!-)"  # not "arrancá-lo"
 )
 
-# A request denied, with what it names up to the clause's end: "no te estoy pidiendo que la pares", "no te pido
-# detenerla", "no hace falta que la apagues", "not asking you to stop anything", "no need to acknowledge them",
-# "don't reset them, just count", "não é pra religar", "não precisa desligar". It commands nothing: dropped before
-# the command rules read the text ("why don't you restart it" stays: a request).
+# A request denied, or an action told as past, with what it names up to the clause's end: "no te estoy pidiendo que
+# la pares", "no te pido detenerla", "no hace falta que la apagues", "not asking you to stop anything", "no need to
+# acknowledge them", "don't reset them, just count", "não é pra religar", "não precisa desligar"; "hubo que reiniciar
+# el HMI", "we'd to restart the P-101", "tivemos que desligar", "el supervisor había pedido detener la P-102". It
+# commands nothing: dropped before the command rules read the text ("why don't you restart it" stays: a request).
 NOT_ASKED = re.compile(
-    r"\b(?:no (?:te|le|les|os) (?:estoy |estamos )?(?:pido|pedimos|pidiendo|estoy pidiendo)|"
+    r"\b(?:(?:we|i|they|he|she)(?:'d| had) to|had to|hubo que|tuvimos que|tuvieron que|tuve que|tuvo que|"
+    r"(?:tivemos|tiveram|tive|teve|tivera) (?:que|de)|(?:habia|hubiera|havia|tinha) que|"
+    r"(?:habia|havia|tinha|had) (?:pedido|asked|solicitado|requested|mandado|ordered)(?! (?:you|que|te|le|pra|para)\b)|"
+    r"no (?:te|le|les|os) (?:estoy |estamos )?(?:pido|pedimos|pidiendo|estoy pidiendo)|"
     r"no (?:hace falta|es necesario|necesito|necesitamos)|"
     r"(?:i'?m |i am |we'?re |we are )?not (?:asking|telling|requesting)|no need|"
     r"(?<!why )(?<!why you )(?:don'?t|do not|dont)(?! you\b)|"

@@ -34,10 +34,28 @@ _GREETING = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])(?<![ap]\.m\.)(?<![AP]\.M\.)\s+")
 
 
+# A sentence that asks without a "?": a question word or a request for a figure ("Para el informe necesito el caudal
+# medio de la P-102…", "Before I forget, the boss wants to know how many times…", "preciso de saber qual era…").
+_ASKS = re.compile(
+    r"\b(?:cual|cuales|cuanto|cuanta|cuantos|cuantas|qual|quais|quanto|quanta|quantos|quantas|what|which|how many|"
+    r"how much|how long|necesito|necesitamos|preciso|precisamos|quiero saber|quero saber|wants? to know|"
+    r"want to know|need to know|i need|we need|quiere saber|quer saber|tell me|dime|digame|me diz|me dice)\b"
+)
+
+# A question that is small talk ("Hola, Cata, ¿cómo estái?", "How are you?", "Tudo bem?"): it asks nothing of the data.
+_SMALL_TALK = re.compile(
+    r"^\W*(?:\w+\W+){0,3}(?:como (?:esta|estas|estai|estan|andas|anda|va|vai|vao|le va|te va)|que tal|"
+    r"how are (?:you|things)|how'?s it going|how (?:have you been|you doing)|tudo (?:bem|bom|certo)|"
+    r"todo bien|all good)\W*(?:\w+\W*){0,2}$"
+)
+
+
 def asked_sentence(question: str) -> str:
     """The sentence a message asks in, as written: the last one ending in "?" where the message has several, else the
-    message without a greeting opening it (its case kept: "in A shift" is the shift, "in a shift" the article)."""
+    last one asking in other words (`_ASKS`), else the message without a greeting opening it (its case kept: "in A
+    shift" is the shift, "in a shift" the article)."""
     text = _GREETING.sub("", question, count=1)
     sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
-    asking = [s for s in sentences if s.rstrip().endswith("?")]
+    asking = [s for s in sentences if s.rstrip().endswith("?") and not _SMALL_TALK.search(fold(s))]
+    asking = asking or [s for s in sentences if _ASKS.search(fold(s))]
     return asking[-1] if len(sentences) > 1 and asking else text
