@@ -734,10 +734,22 @@ class TestIdsReadByLetterNames:
             ("qual o nível do tanque tê três zero um", ("T-301", None)),
             ("éle um quantas paradas ontem", (None, "L1")),
             ("qué tal estuvo la línea uno ayer", (None, "L1")),
+            # the consonant said as itself, and Spanish "ce" as dictation hears it
+            ("how many stops did C two oh one have yesterday", ("C-201", None)),
+            ("che cuál fue la vibración máxima del se doscientos uno ayer", ("C-201", None)),
+            # a name taken back is not asked about
+            ("cuántas paradas tuvo la pe ciento dos no perdón la línea uno", (None, "L1")),
+            ("max vibration of P-102, I mean C-201, yesterday", ("C-201", None)),
+            ("a vazão da P-101, ou melhor, da P-102", ("P-102", None)),
         ],
     )
     def test_an_id_said_by_its_letters_names(self, text: str, expected: tuple[str | None, str | None]) -> None:
         assert _named(text) == expected
+
+    def test_a_consonant_said_alone_before_an_unknown_number_is_an_unknown_id(self) -> None:
+        """ "C two oh five" where the site has no C-205: asked back, not answered for the whole plant."""
+        got = resolve_subject("how many stops did C two oh five have yesterday", NAMESPACE, ALIASES)
+        assert isinstance(got, Clarification) and got.reason == "unknown_name"
 
     @pytest.mark.parametrize(
         ("text", "candidates"),

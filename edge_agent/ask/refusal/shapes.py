@@ -8,8 +8,8 @@ import re
 # "would you mind acknowledging": the request in a gerund (one in the subjunctive, "que reconozcas", is in `verbs`).
 # Whatever the verb, unless it reads: "would you mind bumping…", "importa-se de aumentar…" (not "…telling me").
 _SOFT_COMMAND = re.compile(
-    r"\b(?:would you mind|do you mind|mind|i'd like you to|i would like you to|te importaria|te importa|le importaria|"
-    r"voce se importa de|se importa de|importa-se de|importas-te de|se importaria de|"
+    r"\b(?:would you mind|do you mind|(?<!never )mind|i'd like you to|i would like you to|te importaria|te importa|"
+    r"le importaria|voce se importa de|se importa de|importa-se de|importas-te de|se importaria de|"
     # an order given in so many words: "I'm instructing you to trip C-201", "the least you could do is acknowledge…"
     r"(?:instructing|ordering|directing|instruct|order|direct|authori[sz]ing) you to|the least you (?:could|can) do is)"
     r"\s+(?:me\s+|nos\s+)?([a-z]+)"
@@ -64,7 +64,7 @@ _VERB_ON_EQUIPMENT = re.compile(
 )
 # The same verb with its object hung on it, alone: "y después detenela", "apágala ya" (not "hola", "vale", nor
 # "dímelo", "pásamelo": given to the asker, read).
-_VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei](?<!me|te|se)(?<!nos)(?:la|lo|las|los))\b")
+_VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei]d?(?<!me|te|se)(?<!nos)(?:la|lo|las|los))\b")
 # The words that open such a clause as a question or a read: question words, prepositions, copulas and auxiliaries,
 # and the verbs that ask for a figure ("dame la", "show the", "me passa a").
 _READS = frozenset(

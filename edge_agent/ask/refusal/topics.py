@@ -83,7 +83,12 @@ PERSONAL = re.compile(
     r"licencia medica|aguinaldo|decimo terceiro|overtime pay|"
     # who to fire or blame: a decision about people, not data
     r"sack|fire (?:him|her|them|someone|the operator)|despedir|despido|demitir|demissao|sancionar|castigar|"
-    r"disciplinary|disciplinar|who to blame|a quien culpar|quem culpar)\b"
+    r"disciplinary|disciplinar|who to blame|a quien culpar|quem culpar|"
+    # people judged or ranked: "the worst operator", "dá uma nota de 0 a 10 pro trabalho do luis"
+    r"(?:worst|best|peor|mejor|pior|melhor)\s+(?:operators?|operador(?:es)?|workers?|trabajador(?:es)?|"
+    r"trabalhador(?:es)?|technicians?|tecnicos?|supervisor(?:es)?|employees?|empleados?|funcionarios?)|"
+    r"nota de \d+ a \d+|rate (?:the )?(?:work|performance)|evaluate (?:the )?(?:work|performance)|"
+    r"evaluar? (?:el )?(?:trabajo|desempeno)|avali[ae]r? o (?:trabalho|desempenho))\b"
 )
 OUT_OF_SCOPE = re.compile(
     r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
@@ -99,6 +104,9 @@ OUT_OF_SCOPE = re.compile(
     r"(?:best|right|proper|easiest|quickest) way to|mejor (?:manera|forma) de|melhor (?:maneira|forma|jeito) de|"
     r"how (?:do|can|should) (?:i|we|you) (?:make|cook|fix|repair|install|build)|how to (?:make|cook|fix|repair|install|"
     r"build)|como (?:se )?(?:hace|cocina|prepara|arregla|faz|cozinha|conserta)|"
+    # a figure made up rather than read: "make up a reasonable pressure", "inventa un número", "chuta um valor"
+    r"make up|made up|invent|inventa|inventar|invente|inventate|chuta (?:um|uma|o|ai)|chutar|chute (?:um|uma)|"
+    r"just guess|take a guess|adivina|adivinha|"
     # legal advice: "asesoría jurídica", "are we legally obliged", "parecer jurídico"
     r"legal advice|legal opinion|legally|asesoria juridica|asesoria legal|parecer juridico|responsabilidad legal|"
     r"responsabilidade legal|lawyer|abogado|advogado)\b"

@@ -217,6 +217,14 @@ _WRITE_PHRASES = re.compile(
     # "hazlo tú directamente", "just do it for me", "faz isso aí": the act asked for before, now ordered
     r"|(?:^|[.;!?,]\s*)(?:(?:bueno|ok|okay|never mind|da igual|just|so|then|entonces|pues|entao|dale|vai)[\s,]*)*"
     r"(?:hazlo|hacelo|hagalo|haganlo|do it|faz isso|faca isso|faz isto|faca-o)\b"
+    # a command in the passive or impersonal: "que sea detenida la línea", "que seja parado o compressor", "let the
+    # pump P-101 be stopped", "que se apague la bomba"
+    r"|(?:^|[.;!?:,]\s*)(?:que\s+)?(?:sea|sean|seja|sejam)\s+(?:detenid|parad|apagad|desligad|reiniciad|arrancad|"
+    r"cerrad|fechad|abiert|abert|silenciad|reconocid|reconhecid|borrad|apagad|eliminad|excluid)[ao]s?\b"
+    r"|\blet\s+(?:the\s+)?(?:[a-z0-9-]+\s+){1,3}be\s+(?:stopped|shut down|started|restarted|reset|switched off|"
+    r"turned off|isolated|tripped|silenced|acknowledged|deleted)\b"
+    r"|(?:^|[.;!?:,]\s*)que\s+se\s+(?:apague|apaguen|pare|paren|detenga|detengan|desligue|desliguem|reinicie|"
+    r"reinicien|arranque|arranquen|cierre|cierren|abra|abran|borre|borren)\b"
     # a stop or start to be carried out: "deve proceder-se à paragem da P-102", "procedan al arranque"
     r"|\bproced(?:a|e|er|an|am|amos)(?:-se)?\s+(?:a|al|a la|ao|à|to the)?\s*(?:paragem|parada|paro|arranque|"
     r"partida|desligamento|desligacao|reinicio|reset|stop|shutdown|start-?up)\b"
@@ -362,6 +370,20 @@ VOSEO = re.compile(
 # el HMI", "we'd to restart the P-101", "tivemos que desligar", "el supervisor había pedido detener la P-102". It
 # commands nothing: dropped before the command rules read the text ("why don't you restart it" stays: a request).
 NOT_ASKED = re.compile(
+    # words reported or shouted by someone else, in quotes or not: "el supervisor gritó «¡apaguen la P-101!»",
+    # "somebody hollered 'shut P-101 down'", "Boss said restart the pump already", "o supervisor mandou desligar
+    # o C-201 ontem" (not what is told to the agent: "said you should…", "dijo que apagues", "mandou você…")
+    r"\b(?:said|hollered|shouted|yelled|wrote|dijo|grito|escribio|anoto|disse|gritou|escreveu|anotou|mandou|mando|"
+    r"ordered|ordeno|ordenou)\b(?!\s+(?:to\s+)?(?:you|te|le|lhe|pra voce|para voce|a voce|que (?:tu|usted|voce|vc)|"
+    r"dizer|decir|decirte|avisar|falar)\b)(?:\s*[:,]?\s*[«“\"'‘][^«»“”\"'’]{1,80}[»”\"'’]|\s+[^.?!;:,]{0,80})|"
+    # what someone did, with its doer: "Maintenance shut C-201 down…", "The operator reset C-201 at seven"
+    r"\b(?:i|we|they|he|she|someone|somebody|maintenance|operations|ops|the (?:operators?|lads|boys|crew|team|"
+    r"mechanic|electrician|night shift|day shift|techs?|fitters?|shift lead|supervisor))\s+(?:just\s+|already\s+|"
+    r"then\s+)?(?:shut|reset|put|set|cut|restarted|stopped|started|tripped|acknowledged|silenced|cleared|bypassed|"
+    r"switched|turned)\b[^.?!;,]{0,60}|"
+    # left as it is: "dejad la bomba como está", "leave it alone", "deixa a bomba quieta"
+    r"\b(?:deja|dejad|dejen|deje|leave|deixa|deixe|deixem)\b[^.?!;,]{0,40}?\b(?:como esta|como estan|as it is|as is|"
+    r"alone|quiet[ao]|em paz|en paz|tranquil[ao])\b|"
     r"\b(?:(?:we|i|they|he|she)(?:'d| had) to|had to|hubo que|tuvimos que|tuvieron que|tuve que|tuvo que|"
     r"(?:tivemos|tiveram|tive|teve|tivera) (?:que|de)|(?:habia|hubiera|havia|tinha) que|"
     r"(?:habia|havia|tinha|had) (?:pedido|asked|solicitado|requested|mandado|ordered)(?! (?:you|que|te|le|pra|para)\b)|"

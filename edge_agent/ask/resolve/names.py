@@ -85,6 +85,12 @@ _POINTS = frozenset(
 )
 # 3 words: "temperatura del aceite del motor", "discharge end bearing temperature" name their point within three.
 _POINT_REACH = 3
+# A name taken back as it is said: "la pe ciento dos, no, perdón, la línea uno", "P-102, I mean C-201", "a P-101, ou
+# melhor, a P-102": the name before the correction is not asked about.
+_CORRECTED = re.compile(
+    r"(?<![a-z0-9])(?:(?:la|el|the|a|o)\s+)?[a-z]{1,3}-\d{1,5}[\s,]+(?:no[\s,]+)?(?:perdon|digo|mejor dicho|i mean|"
+    r"sorry|no wait|ou melhor|quer dizer|quero dizer|desculpa)\b"
+)
 # An id whose digits hold a letter typed for the digit it looks like: "p-10l", "c-2o1" (one letter among the digits).
 _LETTER_DIGIT = re.compile(r"(?<![a-z0-9])[a-z]{1,3}-(?=\d*[lo]\d*(?![a-z0-9]))(?=[\dlo]{3,5}(?![a-z0-9]))[\dlo]+")
 _AS_DIGIT = str.maketrans({"l": "1", "o": "0"})
@@ -96,7 +102,7 @@ _LETTER_NAMES: dict[str, str] = {
     name: letter
     for letter, names in {
         "b": "bee",
-        "c": "ce cee see sea",
+        "c": "ce cee see sea se",  # "se" as dictation hears Spanish "ce"
         "d": "dee",
         "f": "efe ef eff",
         "g": "ge gee",
@@ -115,7 +121,8 @@ _LETTER_NAMES: dict[str, str] = {
         "x": "equis xis ex",
         "z": "zeta zee zed ze",
     }.items()
-    for name in names.split()
+    # a consonant said as itself before its digits ("C two oh five"); vowels are words ("a", "e", "o", "y")
+    for name in [*names.split(), letter]
 }
 _LETTER_NAME = "|".join(sorted(_LETTER_NAMES, key=len, reverse=True))
 # One to three letter names, then digits (not an hour "10:30" nor "24h"): "te ka 301", "pe-101" (dash said).
@@ -144,10 +151,32 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "vibraciones",
         "vibracoes",
         "vt",
+        # how it shook: "how much was the compressor shaking", "cuánto temblaba"
+        "shaking",
+        "shook",
+        "vibrating",
+        "vibrando",
+        "temblaba",
+        "temblando",
+        "tremia",
+        "tremendo",
     ),
-    "level": ("lvl", "niv", "niveles", "niveis", "lt", "lit"),
-    "flow": ("flw", "caudales", "vazoes", "flujos", "fluxos", "gasto", "ft"),
-    "temperature": ("temp", "tt", "tit", *(_HOT := ("hottest", "coldest", "warmest", "caliente", "quente"))),
+    # how full a tank was: "¿qué tan lleno estaba el tanque?", "how full was the tank", "quão cheio"
+    "level": ("lvl", "niv", "niveles", "niveis", "lt", "lit", "lleno", "llena", "full", "cheio", "cheia"),
+    # how much water went through: "¿cuánta agua estaba pasando por la bomba?", "how much water was P-102 moving"
+    "flow": (
+        "flw",
+        "caudales",
+        "vazoes",
+        "flujos",
+        "fluxos",
+        "gasto",
+        "ft",
+        "cuanta agua",
+        "how much water",
+        "quanta agua",
+    ),
+    "temperature": ("temp", "tt", "tit", *(_HOT := ("hottest", "coldest", "warmest", "caliente", "quente", "hot"))),
     "bearing_temperature": (
         *_HOT,  # "the hottest that P-101 bearing got": how hot is a temperature
         "tt",
@@ -199,7 +228,7 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     """The line, asset and tag `text` names (module docstring); an empty Subject when it names none."""
     assets = {a.asset: a for a in namespace.assets}
     lines = {line.line for line in namespace.lines}
-    folded = said(text, [*assets, *lines])
+    folded = _CORRECTED.sub(" ", said(text, [*assets, *lines]))
     tokens = _TOKEN.findall(folded)
     tags = {t.tag: t for t in namespace.tags}
     known = set(assets) | lines | set(tags)
