@@ -10,7 +10,9 @@ chat's "ont"/"hj"/"ytd", a count that is no hour ("as duas bombas"), "el pasado 
 this month, weekends back, more days of the calendar (Thanksgiving, São João, Finados, May Day, Easter), Caribbean
 "de shift before dis one"; clocks said with "horas" ("las 22:00 horas de anteayer", "das 6 horas ao meio-dia"), "las 12
 del mediodía", a night by its dates ("la noche del 5 al 6 de diciembre", "the night of December 5th") and a colon
-after a range's end.
+after a range's end; an instant said "at the 16:30", "a las 15:00 exactas" or roughly ("a eso de las 10"), hours "of
+the night", the midnight between two days, the shift that just ended, a shift's letter said after it ("el turno de
+anoche, el C"), "since" clauses ("since the night crew came on at 10") and days back said "atrás".
 
 Asked, like the bench's probe, on Sunday 2026-12-06 at 03:04 in Mexico City (09:04 UTC): shift C under way since
 22:00 on the 5th; "yesterday" is the 5th, the day before it the 4th (the later classes at 07:00, `MORNING`, as the
@@ -1626,3 +1628,232 @@ class TestRangeEndsBeforeAColon:
     def test_a_colon_is_punctuation(self, text: str, lang: str, start: Clock, end: Clock) -> None:
         """A colon after a clock time or its day ends it ("hasta las 6:00 de ayer: ..."); before minutes it does not."""
         assert_window(text, lang, start, end)
+
+
+class TestAnInstantSaidExactly:
+    @pytest.mark.parametrize(
+        ("text", "lang", "expected"),
+        [
+            ("Which was the vibration of the P-101 yesterday at the 16:30?", "en", (5, 16, 30)),  # "a las", calqued
+            ("yesterday at the 4:30 pm", "en", (5, 16, 30)),
+            ("¿cuántas alarmas activas había ayer a las 15:00 exactas?", "es", (5, 15, 0)),
+            ("ayer a las 3 exactas de la tarde", "es", (5, 15, 0)),
+            ("alarms active yesterday at 15:00 sharp", "en", (5, 15, 0)),
+            ("vazão da P-102 ontem às 15h00 em ponto", "pt", (5, 15, 0)),
+            ("ontem às 15 horas exatas", "pt", (5, 15, 0)),
+            ("qual era a vazão da P-102 ontem às 7h00 da manhã?", "pt", (5, 7, 0)),
+        ],
+    )
+    def test_the_instant(self, text: str, lang: str, expected: Clock) -> None:
+        """An article before the clock ("at the 16:30") or a word for exactly after it ("exactas", "sharp", "em
+        ponto") leaves the instant, and the hour from it as the window."""
+        instant = at(*expected)
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) == instant.astimezone(UTC)
+        assert window_of(text, lang) == Window(start=instant, end=instant + timedelta(hours=1))
+
+    @pytest.mark.parametrize(
+        ("text", "lang"), [("yesterday at the 5 pumps", "en"), ("ayer las 3 bombas exactas", "es")]
+    )
+    def test_a_count_stays_a_count(self, text: str, lang: str) -> None:
+        """The article goes only before a clock said as one; a number before a plural noun still counts it."""
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) is None
+        assert_window(text, lang, (5, 0, 0), (6, 0, 0))
+
+
+class TestHoursOfTheNightCalqued:
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            (
+                "Which was the mean of the bearing temperature of the C-201 yesterday between 7 and 9 of the night?",
+                "en",
+                (5, 19, 0),
+                (5, 21, 0),
+            ),
+            ("between 7 and 9 of the night", "en", (5, 19, 0), (5, 21, 0)),  # no day: the latest begun
+            ("from 7 to 9 in the night", "en", (5, 19, 0), (5, 21, 0)),
+            ("yesterday from 2 to 4 of the afternoon", "en", (5, 14, 0), (5, 16, 0)),
+            ("yesterday between 7 and 9 of the morning", "en", (5, 7, 0), (5, 9, 0)),
+        ],
+    )
+    def test_a_range(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """ "of the night" (Spanish "de la noche" said in English) is "at night": 6 to 11 the evening."""
+        assert_window(text, lang, start, end)
+
+    def test_an_instant(self) -> None:
+        assert find_instant("yesterday at 3 of the afternoon", "en", tz=MEXICO, now=NOW) == at(5, 15).astimezone(UTC)
+
+
+class TestAClockSaidRoughly:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("¿Cuántas alarmas estaban activas en la planta a eso de las 10 de la mañana de ayer?", "es"),
+            ("nivel del T-301 ayer alrededor de las 10", "es"),
+            ("caudal ayer cerca de las 10", "es"),
+            ("caudal ayer como a las 10", "es"),
+            ("qual era a vazão da P-102 por volta das 10h de ontem?", "pt"),
+            ("vazão ontem lá pelas 10h", "pt"),
+            ("vazão ontem perto das 10", "pt"),
+            ("what was the P-102 flow around 10 am yesterday?", "en"),
+            ("flow yesterday at about 10", "en"),
+        ],
+    )
+    def test_the_instant(self, text: str, lang: str) -> None:
+        """ "a eso de las 10", "pelas 10h", "at about 10": 10:00, as "a las 10" is."""
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) == at(5, 10).astimezone(UTC)
+        assert window_of(text, lang) == Window(start=at(5, 10), end=at(5, 11))
+
+    def test_no_day_is_the_latest_begun(self) -> None:
+        assert find_instant("alrededor de las 10", "es", tz=MEXICO, now=NOW) == at(5, 10).astimezone(UTC)
+
+    def test_an_exact_clock_outranks_a_rough_one(self) -> None:
+        """A rough clock told as context yields to the one asked about exactly."""
+        text = (
+            "Le cuento que a eso de las 2 de la tarde de ayer el operador vio la P-102 un poco rara. ¿Cuánto "
+            "marcaba el caudal de la P-102 ayer a las 3 de la tarde en punto?"
+        )
+        assert find_instant(text, "es", tz=MEXICO, now=NOW) == at(5, 15).astimezone(UTC)
+
+    @pytest.mark.parametrize(("text", "lang"), [("about 10 m3 yesterday", "en"), ("cerca de las 10 bombas ayer", "es")])
+    def test_a_rough_quantity_is_no_clock(self, text: str, lang: str) -> None:
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) is None
+
+
+class TestTheMidnightBetweenTwoDays:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("Me diz a vazão da P-102 na virada da meia-noite de ontem pra hoje, às 00h00.", "pt"),
+            ("vazão da P-102 na virada de ontem pra hoje", "pt"),
+            ("nivel del T-301 a la medianoche de ayer a hoy", "es"),
+            ("T-301 level at midnight between yesterday and today", "en"),
+            ("T-301 level at midnight last night", "en"),
+        ],
+    )
+    def test_the_start_of_today(self, text: str, lang: str) -> None:
+        """00:00 on the 6th, the midnight that ends yesterday, not the one that began it."""
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) == at(6).astimezone(UTC)
+
+    def test_the_midnight_before_yesterday(self) -> None:
+        assert find_instant("a la medianoche de anteayer a ayer", "es", tz=MEXICO, now=NOW) == at(5).astimezone(UTC)
+
+    @settings(max_examples=100)
+    @given(
+        pair=st.sampled_from([("anteayer", "ayer"), ("ayer", "hoy"), ("anteontem", "ontem"), ("ontem", "hoje")]),
+        minutes=st.integers(1, 24 * 60 - 1),
+    )
+    def test_always_the_second_days_start(self, pair: tuple[str, str], minutes: int) -> None:
+        """Whenever asked today, the midnight "de X a Y" is Y's 00:00."""
+        now = at(6) + timedelta(minutes=minutes)
+        first, second = pair
+        back = {"anteayer": 2, "anteontem": 2, "ayer": 1, "ontem": 1, "hoy": 0, "hoje": 0}[second]
+        got = find_instant(f"a la medianoche de {first} a {second}", "es", tz=MEXICO, now=now)
+        assert got == (at(6) - timedelta(days=back)).astimezone(UTC)
+
+
+class TestTheShiftThatJustEnded:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("¿De cuántos minutos fue la parada más larga de la L1 en el turno que acaba de terminar?", "es"),
+            ("paradas en el turno recién terminado", "es"),
+            ("How many stops did L1 have in the shift that just finished?", "en"),
+            ("stops in the shift that just ended", "en"),
+            ("stops in the shift that's just ended", "en"),
+            ("stops in the just-finished shift", "en"),
+            ("paradas da L1 no turno que acabou de terminar", "pt"),
+            ("paradas da L1 no turno que acabou?", "pt"),
+            ("paros en el turno que terminó", "es"),
+        ],
+    )
+    def test_the_shift_before_this_one(self, text: str, lang: str) -> None:
+        """At 03:04 (C under way) yesterday's B; at 07:00 (A under way) the C that ended at 06:00."""
+        assert_window(text, lang, (5, 14, 0), (5, 22, 0))
+        assert found(text, lang) == Window(start=at(5, 22), end=at(6, 6))
+
+    @settings(max_examples=100)
+    @given(minutes=st.integers(0, 3 * 24 * 60))
+    def test_as_el_turno_anterior_whenever_asked(self, minutes: int) -> None:
+        now = at(3) + timedelta(minutes=minutes)
+        assert found("el turno que acaba de terminar", "es", now=now) == found("el turno anterior", "es", now=now)
+
+    def test_a_shift_that_ended_at_a_time_said_is_not_the_last(self) -> None:
+        """ "the B shift that ended last night" is still that B (14:00 to 22:00 on the 5th)."""
+        assert found("stops in the B shift that ended last night", "en") == Window(start=at(5, 14), end=at(5, 22))
+
+
+class TestAShiftLetterSaidAfter:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("¿Cuántas paradas tuvo la línea L1 en el turno de anoche, el C?", "es"),
+            ("stops on L1 in last night's shift, the C", "en"),
+            ("stops on L1 in last night's shift (the C one)", "en"),
+        ],
+    )
+    def test_the_shift_begun_last_night(self, text: str, lang: str) -> None:
+        """Shift C from 22:00 on the 5th, not the night from 20:00."""
+        assert found(text, lang) == Window(start=at(5, 22), end=at(6, 6))
+
+    def test_a_day_with_the_letter_after(self) -> None:
+        assert_window("paradas en el turno de ayer, el A", "es", (5, 6, 0), (5, 14, 0))
+
+    def test_an_id_is_no_letter(self) -> None:
+        """ "the C-201" after a shift names the compressor, not shift C."""
+        assert found("stops in the shift yesterday, the C-201", "en") == Window(start=at(5), end=at(6))
+
+
+class TestSinceAClause:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("How many stops has C-201 had since the night crew came on at 10 last night?", "en"),
+            ("¿Cuál ha sido el flujo máximo de la P-102 desde que entró el turno de la noche ayer a las 22?", "es"),
+            ("qual a vazão máxima da P-102 desde que o pessoal da noite entrou às 22h de ontem?", "pt"),
+        ],
+    )
+    def test_from_that_time_to_now(self, text: str, lang: str) -> None:
+        """22:00 on the 5th to now, at 03:04 and at 10:30 (past the shift's end): no instant of its own."""
+        assert window_of(text, lang) == Window(start=at(5, 22), end=NOW)
+        later = at(6, 10, 30)
+        assert found(text, lang, now=later) == Window(start=at(5, 22), end=later)
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) is None
+
+    def test_since_a_start_said_with_minutes(self) -> None:
+        assert_window("stops since the pump started at 10:20 yesterday", "en", (5, 10, 20), (6, 3, 4))
+
+
+class TestDaysBackSaidAfter:
+    @pytest.mark.parametrize(
+        ("text", "lang", "day", "month"),
+        [
+            ("Qual foi a vazão média da P-102 de uma semana atrás?", "pt", 29, 11),
+            ("quantas paradas a P-101 teve quatro dias atrás?", "pt", 2, 12),
+            ("¿cuántas paradas tuvo la P-101 hace cuatro días?", "es", 2, 12),
+            ("paros de hace cuatro días atrás", "es", 2, 12),
+            ("paros tres días atrás", "es", 3, 12),
+            ("how many stops did P-101 have four days back?", "en", 2, 12),
+            ("paradas um mês atrás", "pt", 6, 11),
+        ],
+    )
+    def test_the_day_that_far_back(self, text: str, lang: str, day: int, month: int) -> None:
+        """ "quatro dias atrás" reads as "há quatro dias" does: the whole day."""
+        assert window_of(text, lang) == Window(start=at(day, month=month), end=at(day, month=month) + timedelta(days=1))
+
+    def test_a_shift_of_that_day(self) -> None:
+        got = window_of("Quanto a L1 produziu no turno A de uma semana atrás?", "pt")
+        assert got == Window(start=at(29, 6, month=11), end=at(29, 14, month=11))
+
+    def test_weekends_back(self) -> None:
+        assert window_of("dois fins de semana atrás", "pt") == window_of("hace dos fines de semana", "es")
+
+    @settings(max_examples=100)
+    @given(count=st.integers(1, 30), unit=st.sampled_from(["dias", "semanas"]))
+    def test_atras_as_ha(self, count: int, unit: str) -> None:
+        assert window_of(f"{count} {unit} atrás", "pt") == window_of(f"há {count} {unit}", "pt")
+
+
+def test_the_small_hours_of_yesterday_with_their_hours() -> None:
+    """ "ontem de madrugada, entre a meia-noite e as seis": 00:00 to 06:00 on the 5th."""
+    assert_window("quantas paradas ontem de madrugada, entre a meia-noite e as seis", "pt", (5, 0, 0), (5, 6, 0))

@@ -17,7 +17,8 @@ Deterministic: `now` and the timezone are arguments, the clock is never read, so
   va de la semana/del mes";
 - a day: "hoy/today/hoje", "ayer/yesterday/ontem" (chat's "yday", pt "ont" and "hj", "ytd" beside a clock time
   ("ytd 8pm"; alone it is year to date); a one-letter slip: "ayr", "otem"), "anteayer/anteontem", a weekday ("el
-  lunes": the latest one up to today), days back ("hace 2 días", "há uma semana": 7 days, "a fortnight ago/hace
+  lunes": the latest one up to today), days back ("hace 2 días", "há uma semana": 7 days, "quatro dias atrás", "four
+  days back", "a fortnight ago/hace
   quince días/há quinze dias": 14, "a month ago": the same day of last month), a day of this month or the last ("el
   primero de este mes", "no dia primeiro deste mês", "the 15th of last month", "el último día del mes pasado"), a date
   ("3 de marzo", "March 3", "2026-03-03", "3/3": read by dateparser; "del año pasado/last year" puts it in that year),
@@ -44,7 +45,11 @@ Deterministic: `now` and the timezone are arguments, the clock is never read, so
   that has started; "el turno de noche", "the morning/days shift", "turno da tarde": the one shift starting 18:00-04:00,
   04:00-10:00 or 10:00-18:00, asked back when the site has none or several), "este turno/this shift/en lo q va del
   turno" (with today said too: "hj nesse turno até agora"), "el turno anterior/last shift/the shift before this one"
-  (Caribbean "de shift before dis one"), an hour range ("entre las 10 y las 11", "from 10 to 11:30", "between 10pm and
+  (Caribbean "de shift before dis one"; "the shift that just ended/el turno que acaba de terminar/o turno que
+  acabou", said with no day or time after it), a shift's letter said after it ("en el turno de anoche, el C", "last
+  night's shift, the C"), from a clock time said in a "since" clause to now ("since the night crew came on at 10
+  last night", "desde que o pessoal da noite entrou às 22h de ontem": read before the shift the clause names), an hour
+  range ("entre las 10 y las 11", "from 10 to 11:30", "between 10pm and
   2am", "8pm hanggang 6am", "yesterday 0600 to noon", "1400 to 1800": the latest that has started when no day is named;
   a bare end hour below a bare start hour before noon ends after noon, a day range: "6 till 2", "de 7 a 3" are
   06:00-14:00 and 07:00-15:00, while a night named, the end's part of the day, am/pm or a 24-hour "02:00" keep it across
@@ -56,16 +61,20 @@ Deterministic: `now` and the timezone are arguments, the clock is never read, so
 - the day alone: 00:00 to the next 00:00.
 
 Clock times are read as people say them: "las once y media", "a las 11 y 20", "11 menos cuarto", "meio-dia e meia",
-"quinze para as onze", "às 10 horas e 15 minutos", "las 22:00 horas", "das 20 horas", "at 2200 hours" (the clock
-alone), "las 12 del mediodía", "12 noon" (12:00), "half past ten", "quarter to 11" (Scots "quarter tae ten"), British
-"half ten" (10:30), "a la una", "à 1 e meia", "between one and two in the afternoon", Tagalog "ng 3:15 PM"; a bare
-hour is after noon when the afternoon or evening is named ("ayer por la tarde a las 3", Australian "yesterday arvo,
-between 2 and 6", "6 this evenin"), in the morning with "this morning/yesterday morning" after it ("till 6 yesterday
-morning"), after noon when it ends a range begun after noon ("between noon and one"), and the night's own in a night
-named or said after it ("between ten and eleven at night", "às dez da noite": 6 to 11 the evening, 12 midnight, 1 to
-5 the small hours). A number before a plural noun is a count, not an hour ("as duas bombas", "at 2 pumps"). A clock
-time that cannot be ("at 37 o'clock", "a las 25:00", "at 14:75") leaves the question with no window read (None),
-never another time. A colon after a clock time or its day is punctuation ("hasta las 6:00 de ayer: ...").
+"quinze para as onze", "às 10 horas e 15 minutos", "las 22:00 horas", "das 20 horas", "at 2200 hours" (the clock alone),
+"las 12 del mediodía", "12 noon" (12:00), "half past ten", "quarter to 11" (Scots "quarter tae ten"), British "half ten"
+(10:30), "a la una", "à 1 e meia", "between one and two in the afternoon", Tagalog "ng 3:15 PM", with an article ("at
+the 16:30") or a word for exactly ("a las 15:00 exactas", "at 15:00 sharp", "às 15h em ponto"), roughly ("a eso de las
+10", "alrededor de las 10", "lá pelas 10h", "at about 10": that clock, yielding to one said exactly in the same
+question), the midnight between two days said with them ("a la medianoche de ayer a hoy", "na virada da meia-noite de
+ontem pra hoje": the second day's 00:00); a bare hour is after noon when the afternoon or evening is named ("ayer por la
+tarde a las 3", Australian "yesterday arvo, between 2 and 6", "6 this evenin"), in the morning with "this
+morning/yesterday morning" after it ("till 6 yesterday morning"), after noon when it ends a range begun after noon
+("between noon and one"), and the night's own in a night named or said after it ("between ten and eleven at night", "às
+dez da noite", a calque's "between 7 and 9 of the night": 6 to 11 the evening, 12 midnight, 1 to 5 the small hours). A
+number before a plural noun is a count, not an hour ("as duas bombas", "at 2 pumps"). A clock time that cannot be ("at
+37 o'clock", "a las 25:00", "at 14:75") leaves the question with no window read (None), never another time. A colon
+after a clock time or its day is punctuation ("hasta las 6:00 de ayer: ...").
 
 A window still under way ends at `now`. A question with no time at all gets the current shift so far (today so far
 when no shift covers `now`). A window wholly in the future, or a shift the site does not have, gives a Clarification.
@@ -145,6 +154,7 @@ _WEEKEND = r"(?:weekend|week-end|wknd|fin de semana|finde|fim de semana|fim-de-s
 _WEEKENDS_AGO = re.compile(
     rf"\b(?:hace|ha|faz)\s+{_N}\s+(?:fines de semana|fins de semana|findes|fins-de-semana|{_WEEKEND})\b"
     rf"|\b{_N}\s+(?:weekends?|wknds?|week-ends?)\s+(?:ago|back)\b"
+    rf"|\b{_N}\s+(?:fines de semana|fins de semana|findes|fins-de-semana|{_WEEKEND})\s+atras\b"
 )
 _WEEKEND_BEFORE_LAST = re.compile(rf"\b(?:{_WEEKEND} before last|{_WEEKEND} (?:antepasado|antepassado|retrasado))\b")
 _LAST_WEEKEND = re.compile(
@@ -333,8 +343,10 @@ _DAY_NUMBER = re.compile(
     r"|\b(?:el|el dia|no dia|o dia|do dia|dia)\s+(\d{1,2})\b(?!\s*(?::|h\b|hs\b|horas?|am\b|pm\b|y\b|e\b|de la|da|"
     r"do|de|min|minutos|a las|%|\.\d|,\d))"
 )
+# Said after the count too: "four days back", "quatro dias atrás", "uma semana atrás", "tres días atrás".
 _AGO = re.compile(
-    rf"\b(?:hace|ha|faz)\s+{_N}\s+(dias?|semanas?|mes|meses)\b|\b{_N}\s+(days?|weeks?|months?)\s+(?:ago|back)\b"
+    rf"\b(?:hace|ha|faz)\s+{_N}\s+(dias?|semanas?|mes|meses)\b"
+    rf"|\b{_N}\s+(days?|weeks?|months?|dias?|semanas?|mes|meses)\s+(?:ago|back|atras)\b"
 )
 
 _LAST_NIGHT = re.compile(
@@ -410,6 +422,9 @@ _CURRENT_SHIFT = (
 _THIS_SHIFT = re.compile(rf"{_CURRENT_SHIFT}|\b(?:el turno|o turno|the shift)\b")
 # Said with today ("hj nesse turno até agora"), only these name the shift under way rather than the day.
 _TODAYS_SHIFT = re.compile(_CURRENT_SHIFT)
+_JUST_ENDED = (
+    r"(?:ended|finished|termino|terminado|acabo|acabado|terminou|acabou|finalizo|finalizou|finalizado|gone|closed)"
+)
 _PREVIOUS_SHIFT = re.compile(
     r"\b(?:last shift|previous shift|prev shift|prev\. shift|turno anterior|ultimo turno|turno pasado|turno "
     r"passado)\b"
@@ -417,6 +432,17 @@ _PREVIOUS_SHIFT = re.compile(
     r"|\b(?:shift|turno|one|uno)\s+(?:(?:right|just|justo)\s+)?(?:before|antes(?:\s+(?:de|del|do|da))?|"
     r"anterior(?:\s+(?:a|al|ao))?)\s+(?:this|the current|current|este|esta|deste|desta|esse|desse|el actual|"
     r"o atual|actual|atual)\b"
+    # the shift that just ended: "the shift that (has) just finished", "el turno que acaba de terminar", "el turno
+    # recién terminado", "o turno que acabou de terminar", "the just-finished shift", "the shift just gone"
+    r"|\b(?:shift|turno|one|uno)\s+(?:(?:que|q|that|which)(?:'s|\s+(?:has|is))?\s+)?(?:just|recien|recem|apenas)[\s-]+"
+    rf"{_JUST_ENDED}\b"
+    r"|\b(?:shift|turno|one|uno)\s+(?:que|q)\s+(?:acaba|acabou|acabo)\s+de\s+(?:terminar|acabar|finalizar|salir|sair|"
+    r"cerrar|fechar)\b"
+    rf"|\b(?:just|recien|recem)[\s-]+{_JUST_ENDED}\s+(?:shift|turno)\b"
+    # ... or "the shift that ended", "o turno que acabou", "el turno que terminó" with no day or time after it
+    r"|\b(?:el|the|o|no|do|del|al|ao|last|ese|esse)\s+(?:turno|shift)\s+(?:que|q|that|which)\s+(?:ended|finished|"
+    r"termino|acabo|terminou|acabou|finalizo|finalizou)(?:\s+(?:agora|ahora|now|recien|recently|recentemente))?"
+    r"\s*(?:[?.!,;:)]|$)"
 )
 # A shift called by the part of the day it starts in ("el turno de noche", "the morning shift", "turno da tarde"):
 # the site's one shift starting in that span of clock hours, [first, last), wrapping past midnight for the night.
@@ -452,11 +478,18 @@ _NAMED_SHIFT = re.compile(
     # "during b shift": a letter before "shift" other than the article "a" (or "i"); "A shift" is read before folding
     r"|(?<![\w'-])([b-hj-z])\s+shift\b"
 )
+# A shift's letter said after it, set off: "en el turno de anoche, el C", "last night's shift, the C", "no turno de
+# ontem (o B)" (a letter alone, not an id: "the C-201").
+_SHIFT_APPOSITIVE = re.compile(
+    r"\b(?:turno|shift)\b[^.?!()]{0,40}?(?:,|\(|\s-)\s*(?:el|the|o)\s+(?:(?:turno|shift)\s+)?([a-z])(?![\w-])"
+    r"(?=\s*(?:[,.;:?!)]|$|(?:one|uno|um|shift|turno)\b))"
+)
 # "in A shift", "yesterday A shift": a capital A before "shift" mid-sentence is the shift, which folded would read as
 # the article ("in a shift"); opening a sentence it may be the article, and is left so.
 _CAPITAL_A_SHIFT = re.compile(r"(?<=[\w,;:] )A\s+(?i:shift)\b")
 # The part of the day after a clock time says am or pm: "a las 3 de la tarde" is 15:00, "às 3 à tarde" too. The night
-# ("de la noche", "at night", "à noite") makes 6 to 11 the evening, 12 midnight, 1 to 5 the small hours.
+# ("de la noche", "at night", "à noite"; in a Spanish speaker's English "of the night") makes 6 to 11 the evening, 12
+# midnight, 1 to 5 the small hours.
 _NIGHT_WORDS = (
     "de la noche",
     "en la noche",
@@ -469,6 +502,7 @@ _NIGHT_WORDS = (
     "de noite",
     "at night",
     "in the night",
+    "of the night",
 )
 _PM_WORDS = (
     "pm",
@@ -482,13 +516,15 @@ _PM_WORDS = (
     "pela tarde",
     "in the afternoon",
     "in the evening",
+    "of the afternoon",
+    "of the evening",
 )
 # A bare hour (no am/pm) in a question that names the afternoon or evening elsewhere is after noon: "ayer por la tarde
 # a las 3" is 15:00.
 _AFTERNOON = re.compile(r"(?<!\bgood )(?<!\bboa )\b(?:afternoon|tarde|evening)\b")  # not the greetings
 _CLOCK = (
     r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|(?:de|en|por) la (?:manana|tarde|noche)|"
-    r"de la madrugada|da (?:manha|tarde|noite|madrugada)|in the (?:morning|afternoon|evening|night)|at night|"
+    r"de la madrugada|da (?:manha|tarde|noite|madrugada)|(?:in|of) the (?:morning|afternoon|evening|night)|at night|"
     r"de noche|(?:a|na|pela|de) (?:noite|tarde))(?![a-z]))?"
 )
 # Where a clock time (or the day said with it) ends: no digit goes on, nor minutes after a colon; a colon that is
@@ -501,13 +537,22 @@ _HOUR_RANGE = re.compile(
     rf"|(?<![\w.:/-]){_CLOCK}(?:\s*-\s*|\s+(?:to|till|until|hasta|ate|a|as|hanggang)\s+){_CLOCK}(?![\w:/-])"
 )
 # Portuguese "à 1h30" (singular "à", folded "a") and Tagalog "ng 3:15 PM" bring a clock only with its minutes, "h" or
-# part of the day: "a 12" alone is a quantity ("bajó a 12").
+# part of the day: "a 12" alone is a quantity ("bajó a 12"). A clock said roughly is still that clock: "a eso de las
+# 10", "alrededor de las 10", "cerca de las 10", "como a las 10", "pelas 10h", "lá pelas 10", "perto das 10", "at about
+# 10" ("around 10", "por volta das 10" too).
+_APPROX_LEAD = (
+    r"(?:a )?eso de las?|alrededor de las?|cerca de las?|como a las?|a cosa de las?|(?:la )?pelas?|perto das?|"
+    r"cerca das?|at (?:about|around|approximately|approx|roughly|circa)"
+)
+_ROUGH_LEAD = re.compile(rf"(?:{_APPROX_LEAD}|around|por volta d[ae]s?)\s")
 _AT_CLOCK = re.compile(
-    r"\b(?:a las|a la|at|around|as|al|ao|hacia las|sobre las|por volta das|por volta de|"
-    r"(?:a|ng)(?=\s+\d{1,2}(?::\d{2}|h\b|h\d{2}|\s*(?:am|pm|a\.m\.|p\.m\.|da |de la |in the |at night))))"
+    rf"\b(?:{_APPROX_LEAD}|a las|a la|at|around|as|al|ao|hacia las|sobre las|por volta das|por volta de|"
+    r"(?:a|ng)(?=\s+\d{1,2}(?::\d{2}|h\b|h\d{2}|\s*(?:am|pm|a\.m\.|p\.m\.|da |de la |(?:in|of) the |at night))))"
     rf"\s+{_CLOCK}{_CLOCK_END}"
-    # a number before a plural noun counts it: "as duas bombas" (the two pumps) is no "às duas"
-    r"(?!\s+(?!(?:horas|hours|minutos|minutes|menos|mais|pues|antes|despues|depois|this|plus)\b)[a-z]{3,}s\b)"
+    # a number before a plural noun counts it: "as duas bombas" (the two pumps) is no "às duas"; a clock said with its
+    # minutes ("a las 15:00 exactas") or a word for exactly after it ("a las 3 exactas") counts nothing
+    r"(?:(?<=[:h]\d\d)|(?!\s+(?!(?:horas|hours|minutos|minutes|menos|mais|pues|antes|despues|depois|this|plus|"
+    r"exactas|exactos|exatas|exatos|justas|certas|certinhas|cabales)\b)[a-z]{3,}s\b))"
 )
 # A clock time that cannot be: "at 37 o'clock", "a las 25:00", "at 14:75", "às trinta e sete horas" (hour past 24 or
 # minutes past 59, said as a clock: H:MM, o'clock/am/pm, "horas/h", or "a las N" ending the phrase; "at 37" alone may
@@ -557,7 +602,7 @@ _ARTICLE_HOURS = re.compile(
     r"(?=\s+(?:(?:y|e|and|a|as|to|till|until|hasta|ate)\s+(?:(?:las|as)\s+)?(?:\d+|dos|media|meia|"
     r"(?:un |um )?(?:cuarto|quarto))|menos|(?:de la|da) (?:manana|tarde|noche|madrugada|manha|noite)|en punto|"
     r"em ponto|o'?clock|am|pm|horas?|h|\d+|de (?:ayer|hoy|anteayer)|ayer|hoy|ontem|hoje|yesterday|today|"
-    r"in the (?:morning|afternoon|evening|night)|at night|(?:a|na|pela) (?:tarde|noite)|(?:en|por) la "
+    r"(?:in|of) the (?:morning|afternoon|evening|night)|at night|(?:a|na|pela) (?:tarde|noite)|(?:en|por) la "
     r"(?:tarde|noche))\b"
     r"|\s*(?:[?.,!;-]|$))"
 )
@@ -568,7 +613,7 @@ _HOUR_WORD_ENDING = re.compile(
     r"\s+(?:and|y|e|to|till|until|a|as|hasta|ate|-)\s+(?:(?:la|las|a|as)\s+)?)(?:one|una|uma)\b"
     # ... where it ends the phrase or a time or day goes on: "de 3 a una alarma" is a count
     r"(?=\s*(?:[?.,!;:)]|$)|\s+(?:am|pm|p\.m\.|de la|da|do|de|del|in the|o'?clock|en punto|em ponto|h|hs|horas?|"
-    r"hours?|ayer|hoy|ontem|hoje|yesterday|today|on|en|em|no|na|y|e|and)\b)"
+    r"hours?|ayer|hoy|ontem|hoje|yesterday|today|on|en|em|no|na|y|e|and|of the)\b)"
 )
 # "horas"/"hours" said after a clock time is the clock alone: "las 22:00 horas de anteayer", "das 20 horas às 6",
 # "from 2200 hours" (four digits written "22:00"). A bare hour or four digits only after a word that brings a clock
@@ -631,6 +676,14 @@ _SINCE = re.compile(
     r"(?:ontem|ayer) (?:a|de|na|en la|por la) (?:noite|noche))\s+)?"
     rf"(?:(?:a las|a la|at|as|las|la|the|a|o)\s+)?{_CLOCK}{_CLOCK_END}"  # "desde a meia-noite"
 )
+# "since the night crew came on at 10 last night", "desde que o pessoal da noite entrou às 22h de ontem", "desde que
+# entró el turno ayer a las 22": from the clock time said in a "since" clause to now, whatever the clause's subject
+# (it outranks the shift named in it: from that time, not the shift whole).
+_SINCE_CLAUSE = re.compile(
+    r"\b(?:ever since|since|desde que|desde q|desde el momento (?:en )?que|desde o momento (?:em )?que|desde quando|"
+    r"a partir (?:de|do momento) (?:em )?que)\b[^.?!;,]{0,60}?\b(?:at|a las|a la|as|ao)\s+"
+    rf"{_CLOCK}{_CLOCK_END}(?!\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate)\s+(?:las?\s+|as\s+)?\d)"
+)
 # "before noon", "b4 10am", "antes del mediodía", "hasta las 10": from the day's start to that time; "after 3pm",
 # "después del mediodía", "depois das 14h": from it to the day's end (a part of the day named bounds both instead).
 _BEFORE = re.compile(
@@ -643,6 +696,19 @@ _AFTER = re.compile(
 # A day said with one end of an hour range, before or after its clock time: "ayer a las 8", "de anteayer",
 # "del 4", "on the 5th", "do dia 5" (`_DAYS_BACK`).
 _DAY_WORD = "|".join(_DAYS_BACK)
+# The midnight between two days said with them is the second day's 00:00: "a la medianoche de ayer a hoy", "midnight
+# between yesterday and today", "na virada da meia-noite de ontem pra hoje" ("na virada de ontem pra hoje" too).
+_VIRADA = re.compile(rf"\bvirada\s+(?:(?:da|de)\s+0:00\s+|do dia\s+)?(?=(?:de|do|del)\s+(?:{_DAY_WORD})\s)")
+_MIDNIGHT_BETWEEN = re.compile(
+    rf"\b0:00,?\s+(?:(?:de|del|do|da|from|between|of)\s+)?({_DAY_WORD})\s+"
+    rf"(?:a|al|ao|pra|para|to|into|and|e|y|hasta|ate)\s+(?:(?:o|el)\s+)?({_DAY_WORD})\b"
+)
+# "at the 16:30" (a Spanish or Portuguese speaker's "a las", "às"): the article before a clock time said with its
+# minutes or am/pm goes ("at the 5th", "at the 2 pumps" keep it).
+_ARTICLE_CLOCK = re.compile(
+    r"\b(at|around|from|since|until|till|before|after|between|to|and) the "
+    r"(?=\d{1,2}(?::[0-5]\d|h[0-5]\d|\s*(?:am|pm|a\.m\.|p\.m\.)(?![a-z])))"
+)
 # An end may say its day only vaguely ("from 8pm the other night up to 6am yesterday"): the other end anchors it.
 _VAGUE_DAY = (
     r"the other (?:night|evening|day)|the night before|(?:la |esa )?otra noche|el otro dia|(?:a |aquela )?outra noite|"
@@ -805,7 +871,7 @@ def find_window(
     day = _day(folded, site, lang)
     if isinstance(day, Clarification):
         return day
-    for rule in (_dated_range, _shift, _night, _hour_range, _since, _bounded, _at_clock, _part_of_day):
+    for rule in (_dated_range, _since_said, _shift, _night, _hour_range, _since, _bounded, _at_clock, _part_of_day):
         found = rule(folded, site, day, shifts)
         if found is not None:
             return found
@@ -929,6 +995,7 @@ def _clock_words(folded: str) -> str:
     digits written as clock times: "ao meio-dia" → "ao 12:00", "midnight" → "0:00", "a las once y media" →
     "a las 11:30", "@ 1400" → "at 14:00", "0600-1200" → "06:00-12:00"."""
     folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", spelled_numbers(folded)))
+    folded = _MIDNIGHT_BETWEEN.sub(_midnight_between, _VIRADA.sub("virada a 0:00 ", _ARTICLE_CLOCK.sub(r"\1 ", folded)))
     folded = _ARTICLE_HOURS.sub(lambda m: _ARTICLE_HOUR_VALUES[m.group(0)], folded)
     folded = _HOUR_WORD_ENDING.sub(r"\g<1>1", folded)
     folded = _HOURS_SAID.sub(_hours_said, folded)
@@ -947,6 +1014,12 @@ def _clock_words(folded: str) -> str:
         return folded
     folded = _MILITARY_RANGE.sub(_military_range, folded)
     return _MILITARY.sub(lambda m: f"{m.group(1)}{m.group(2)}:{m.group(3)}", folded)
+
+
+def _midnight_between(match: re.Match[str]) -> str:
+    """ "0:00 de ayer a hoy" → "0:00 hoy": the midnight between two days in a row is the second's; unchanged else."""
+    first, second = match.group(1, 2)
+    return f"0:00 {second}" if _DAYS_BACK[first] == _DAYS_BACK[second] + 1 else match.group(0)
 
 
 def _hours_said(match: re.Match[str]) -> str:
@@ -1072,7 +1145,7 @@ def _weekend(folded: str, site: _Site) -> Window | Clarification | None:
     if _WEEKEND_BEFORE_LAST.search(folded):
         back = 2
     elif match := _WEEKENDS_AGO.search(folded):
-        back = max(1, min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H // 24 // 7))
+        back = max(1, min(_count(match.group(1) or match.group(2) or match.group(3)), _MAX_SPAN_H // 24 // 7))
     elif _LAST_WEEKEND.search(folded):
         back = 1
     elif _THIS_WEEKEND.search(folded):
@@ -1412,6 +1485,8 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
             return _shift_window(site, names[name], day, folded)
         if len(name) == 1 and name not in _NOT_SHIFT_NAMES:  # "turno D": a shift name, not one the site has
             return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
+    if (apposed := _SHIFT_APPOSITIVE.search(folded)) is not None and apposed.group(1) in names:
+        return _shift_window(site, names[apposed.group(1)], day, folded)
     for pattern, first, last in _SHIFT_BY_PART.values():
         if pattern.search(folded):
             starting = [s for s in shifts if _starts_within(time.fromisoformat(s.start), first, last)]
@@ -1586,8 +1661,18 @@ def _since(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
     """ "desde ayer a las 18": from that clock time (on the day named, in the night named, else the latest that has
     come) to now."""
     match = _SINCE.search(folded)
-    if match is None:
-        return None
+    return None if match is None else _since_clock(folded, site, day, match)
+
+
+def _since_said(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+    """ "since the night crew came on at 10 last night" (`_SINCE_CLAUSE`): from that clock time to now."""
+    match = _SINCE_CLAUSE.search(folded)
+    return None if match is None else _since_clock(folded, site, day, match)
+
+
+def _since_clock(folded: str, site: _Site, day: date | None, match: re.Match[str]) -> Window | Clarification | None:
+    """From the clock time `match` holds (its groups 1-3) to now: the night's own hour in a night named, else on the
+    day named, else the latest that has come."""
     hour, minute, meridiem = match.group(1, 2, 3)
     if (evening := _night_of(folded, site, day)) is not None:  # "since 6 last night": 18:00, the night's own hours
         clock = _clock(hour, minute, "de la noche" if meridiem in (None, "h", "hs", "hrs") else meridiem)
@@ -1628,11 +1713,13 @@ def _bounded(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfi
 def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
     """The instant "a las 10", "at 10am", "às 10h" names: on the day named (in the night named: `_on_night`), else the
     latest 10:00 that has come. A clock time ending a range, "since", "before" or "after" is no instant."""
-    if any(pattern.search(folded) for pattern in (_HOUR_RANGE, _DATED_RANGE, _SINCE, _BEFORE, _AFTER)):
+    if any(pattern.search(folded) for pattern in (_HOUR_RANGE, _DATED_RANGE, _SINCE, _SINCE_CLAUSE, _BEFORE, _AFTER)):
         return None
     if _dated_range(folded, site, day, []) is not None:
         return None
-    match = next((m for m in _AT_CLOCK.finditer(folded) if not _BOUND_CLOCK.search(folded[: m.start()])), None)
+    said = [m for m in _AT_CLOCK.finditer(folded) if not _BOUND_CLOCK.search(folded[: m.start()])]
+    # a clock said roughly ("a eso de las 2") yields to one said exactly ("a las 3 en punto") in the same question
+    match = next((m for m in said if not _ROUGH_LEAD.match(m.group(0))), said[0] if said else None)
     if match is None:
         return None
     hour, minute, meridiem = match.group(1, 2, 3)
