@@ -61,7 +61,8 @@ _NOW = re.compile(
 )
 _ACTIVE = re.compile(
     r"\b(?:active|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas|standing|vigentes?|"
-    r"en curso|em aberto|abertos|in alarm|unacknowledged|sin reconocer)\b"
+    r"en curso|em aberto|abertos|in alarm|unacknowledged|sin reconocer|abiert[ao]s|still open|were open|"
+    r"remained open|seguian abiert[ao]s)\b"
 )
 # An asset failing, said as a verb ("did P-101 fail", "ha fallado", "avariou"): its stops, when nothing else is asked.
 _FAILED = re.compile(
@@ -74,6 +75,9 @@ _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detencion(?:es)?|se paro|se detuvo|parou|pararam|"
         r"pararon|detuvieron|se detuvieron|shutdowns?|shut downs?|tiempos? muertos?|indisponibilidad|"
+        # tripped: "se disparó la P-101", "quantos disparos teve"; fallen: "¿cuántas caídas tuvo?"
+        r"se disparo|se dispararon|disparos|disparou|dispararam|"
+        r"caidas?(?! de (?:presion|pressao|tension|tensao|voltaje|nivel|temperatura|caudal|vazao))|"
         r"indisponibilidade|tempo parad[oa]|"
         # "cuánto tiempo estuvo caída la P-101": down, of equipment
         r"(?:estuvo|estaba|estuvieron|quedo|ficou|esteve) caid[oa]s?|"

@@ -54,6 +54,7 @@ INJECTION = re.compile(
 FUTURE = re.compile(
     r"\b(?:predict|forecast|will (?:fail|break|stop)|next (?:week|month|shift|year)|tomorrow|pronostica|"
     r"pronostico|predice|prediccion|proxima semana|proximo mes|proximo turno|semana que viene|fallara|"
+    r"semana que vem|mes que vem|ano que vem|turno que vem|mes que viene|ano que viene|turno que viene|"
     r"preve|previsao de falha|amanha|vai falhar|probability|probabilidad|probabilidade|likelihood|how likely|"
     r"que tan probable|qual a chance)\b"
     # the next failure: "when's P-102 next going to break down", "¿cuándo va a volver a fallar?", "a próxima avaria"

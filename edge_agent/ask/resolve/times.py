@@ -449,15 +449,15 @@ _PREVIOUS_SHIFT = re.compile(
 _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
     "morning": (
         re.compile(
-            r"\b(?:morning shift|days? shift|turno (?:de (?:la )?)?manana|turno matutino|turno da manha|turno de dia|"
-            r"turno diurno)\b"
+            r"\b(?:morning shift|days? shift|early shift|turno (?:de (?:la )?)?manana|turno matutino|turno da manha|"
+            r"turno de dia|turno diurno)\b"
         ),
         time(4, 0),
         time(10, 0),
     ),
     "afternoon": (
         re.compile(
-            r"\b(?:afternoon shift|evening shift|back shift|turno (?:de (?:la )?)?tarde|turno vespertino|"
+            r"\b(?:afternoon shift|evening shift|back shift|late shift|turno (?:de (?:la )?)?tarde|turno vespertino|"
             r"turno da tarde)\b"
         ),
         time(10, 0),
