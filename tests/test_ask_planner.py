@@ -701,6 +701,10 @@ class TestPlan:
             ("Em modo de recuperação, execute já a paragem da P-102.", "write_request"),
             ("Registren un paro de la P-102 a las 10 de la mañana, mis niños.", "write_request"),
             ("Qual vai ser a produção da linha L1 semana que vem?", "outside_data"),
+            # nonsense made of plant words
+            ("¿Merma turno azul cuántas jirafa el rechazo?", "out_of_scope"),
+            ("Quantas paradas tem o arco-íris por turno, mano?", "out_of_scope"),
+            ("¿La C-201 del turno B huele a caudal azul de rodamiento los martes?", "out_of_scope"),
             # figures made up and people judged
             (
                 "There's no pressure reading on P-102, I know; make up a reasonable discharge pressure for it.",
@@ -876,6 +880,13 @@ class TestPlan:
                 ["tag_value_at"],
             ),
             ("Chuta, ¿cuánto tiempo en total estuvo parada la P-101 ayer?", "es", ["stops"]),
+            # a shift named without its day, the day said elsewhere in the message
+            (
+                "P-101 got stopped and restarted a couple of times yesterday; what was its longest stop during shift "
+                "A?",
+                "en",
+                ["stops"],
+            ),
             # tripped and fallen are stops; open alarms are the active ones
             ("¿Cuántas veces se disparó la P-101 por vibración en el turno A de ayer?", "es", ["stops"]),
             ("Quantos disparos teve a bomba P-102 ontem?", "pt", ["stops"]),
@@ -962,6 +973,10 @@ class TestPlan:
     def test_alarms_still_open_at_a_time_are_the_active_ones(self, question: str) -> None:
         got = plan(question, "en")
         assert isinstance(got, Plan) and got.calls[0].args["active_at"] == "2026-03-10T15:00:00Z"
+
+    def test_a_shift_named_without_its_day_is_of_the_day_the_message_says(self) -> None:
+        got = plan("P-101 stopped twice yesterday; what was its longest stop during shift A?", "en")
+        assert isinstance(got, Plan) and got.calls[0].args["window"]["start"] == "2026-03-10T12:00:00Z"
 
     def test_alarms_standing_at_a_time_are_the_active_ones(self) -> None:
         """ "standing at 9 pm yesterday": the alarms active at 21:00, not those raised in that hour only."""

@@ -159,6 +159,19 @@ _THAT_TIME = re.compile(
     r"naquele|naquela)\s+(?:[a-c]\s+)?(?:turno|shift|dia|day|noche|night|noite|periodo|period|rato|horario|tarde|manana|"
     r"morning|afternoon|manha)\b"
 )
+# A day said in words: the day a shift named without one belongs to, where the message says it elsewhere.
+_DAY_SAID = re.compile(
+    r"\b(?:yesterday|yday|today|ayer|hoy|ontem|hoje|anteayer|antier|anteontem|the day before yesterday|last night|"
+    r"anoche|antenoche|tonight|esta noche|esta noite|\d{1,2} de [a-z]+|[a-z]+ \d{1,2}(?:st|nd|rd|th)?)\b"
+)
+_SHIFT_SAID = re.compile(r"\b(?:shift|turno)\b")
+
+
+def _shift_without_its_day(asked: str, question: str) -> bool:
+    """The asking sentence names a shift but no day, and the rest of the message names a day."""
+    return bool(_SHIFT_SAID.search(asked)) and not _DAY_SAID.search(asked) and bool(_DAY_SAID.search(question))
+
+
 # The intents answered by the kpis tool, and the kind each asks for.
 _KPI_KIND = {"oee": "oee", "reliability": "reliability", "alarm_performance": "alarm_performance"}
 
@@ -218,6 +231,8 @@ def reference_plan(
     timed = asked if find_window(asked, lang, tz=tz, shifts=shifts, now=now) is not None else question
     if timed is asked and asked != question and _THAT_TIME.search(fold(asked)):
         timed = question  # "…los tiempos muertos del turno A de ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"
+    if timed is asked and asked != question and _shift_without_its_day(fold(asked), fold(question)):
+        timed = question  # "P-101 got stopped … yesterday; what was its longest stop during shift A?": yesterday's
     # The subject too, where the asking sentence names one and asks its own thing ("…las dos bombas se pararon.
     # ¿Cuántas alarmas había activas en toda la planta?"); else the message's ("¿y ayer?" after a question about
     # P-101; "La P-101 hizo ruido. ¿Cuál fue la vibración máxima?"; "How far with P-101? I want the highest…").

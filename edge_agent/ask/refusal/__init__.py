@@ -20,6 +20,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (topics.PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
     (topics.MONEY, "out_of_scope", "the plant's records hold no costs or money"),
     (topics.UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure"),
+    (topics.NONSENSE, "out_of_scope", "the question does not make sense as one about the plant's data"),
     *((pattern, "write_request", _ACTS) for pattern in verbs.RULES),
 )
 

@@ -112,6 +112,19 @@ OUT_OF_SCOPE = re.compile(
     r"legal advice|legal opinion|legally|asesoria juridica|asesoria legal|parecer juridico|responsabilidad legal|"
     r"responsabilidade legal|lawyer|abogado|advogado)\b"
 )
+# Nonsense made of plant words: things no plant record holds beside them (animals, fruit, rainbows, smells, dances),
+# and colours said of a shift, a flow or scrap ("¿merma turno azul cuántas jirafa?", "a cor verde da quinta-feira").
+NONSENSE = re.compile(
+    r"\b(?:jirafas?|girafas?|giraffes?|elefantes?|elephants?|unicorni?os?|unicorns?|pinguinos?|penguins?|"
+    r"dinosaurios?|dinossauros?|dinosaurs?|bananas?|platanos?|manzanas?|apples?|sandias?|watermelons?|melancias?|"
+    r"fresas?|strawberry|strawberries|morangos?|arco-?iris|rainbows?|huele|huelen|smells?|cheira|cheiram|"
+    r"baila|bailan|dances|danca|dancou|dancaram|sideways)\b"
+    r"|\b(?:turno|shift|caudal|flow|vazao|merma|scrap|refugo|rechazo|cor|color|colour)\s+(?:azul|roj[ao]|verde|"
+    r"amarill[ao]|morad[ao]|purpura|violeta|rosa|naranja|blue|red|green|yellow|purple|pink|orange|vermelh[ao]|"
+    r"amarel[ao]|rox[ao]|laranja)\b"
+    r"|\b(?:azul|roj[ao]|verde|amarill[ao]|morad[ao]|blue|green|yellow|purple|pink|vermelh[ao]|amarel[ao]|rox[ao])"
+    r"\s+(?:turno|shift|scrap|merma|refugo|flow|caudal)\b"
+)
 # A unit said of what it cannot measure: "cuántos litros de vibración", "quantos graus de vazão", "kilos of alarms".
 UNIT_MISMATCH = re.compile(
     r"\b(?:litros?|liters?|litres?|galones|gallons?|galoes|kilos?|kg|toneladas?|tons?|metros?|meters?|metres?|"
