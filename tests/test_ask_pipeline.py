@@ -23,6 +23,7 @@ from edge_agent.ask.wording import wording
 from edge_agent.ask.writer import Writer
 from edge_agent.base.types import Record
 from edge_agent.config import AgentConfig
+from edge_agent.sim.records import plant_records
 from edge_agent.store import Store
 from harness.shift import SHIFT_START, TZ, record, shift_records
 
@@ -401,11 +402,18 @@ SIM_NOW = SIM_START + timedelta(hours=8, minutes=30)
 
 @pytest.fixture(scope="module")
 def sim_shift(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, AgentConfig]]:
-    from edge_agent.sim.records import plant_records
-
     tmp = tmp_path_factory.mktemp("sim_shift")
     with Store(tmp / "store.db") as store:
         store.insert_records(plant_records(11, SIM_START, 8, tick_s=60, kpi_scenarios=True))
+        yield store, agent_config(tmp)
+
+
+@pytest.fixture(scope="module")
+def sim_day(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, AgentConfig]]:
+    """A simulated day of seed 11 (a minute a sample): each pump stops more than once."""
+    tmp = tmp_path_factory.mktemp("sim_day")
+    with Store(tmp / "store.db") as store:
+        store.insert_records(plant_records(11, SIM_START - timedelta(hours=16), 24, tick_s=60))
         yield store, agent_config(tmp)
 
 
@@ -418,6 +426,21 @@ class TestWhatTheBenchFound:
         assert [(f.kind, f.subject) for f in answer.facts[1:]] == [("stops", "P-101"), ("stops", "P-102")]
         first, second = re.split(r"(?<=\.) ", answer.answer)
         assert first.startswith("La bomba P-101 ") and second.startswith("La bomba P-102 ")
+        assert set(NUMBER.findall(answer.answer)) <= grounded_numbers(answer)
+
+    def test_each_asset_of_a_plural_gets_its_longest_stop_beside_its_count(
+        self, sim_day: tuple[Store, AgentConfig]
+    ) -> None:
+        """ "la parada más larga de cada una": each asset's one sentence carries its longest stop where it had
+        several, so the figure asked of each is there."""
+        answer = ask(sim_day, "What was the longest stop of each pump in the last 24 hours?", now=SIM_NOW)
+        assert answer.status == "answered"
+        facts = {f.subject: f.values for f in answer.facts if f.kind == "stops"}
+        assert max(v["count"] for v in facts.values()) > 1  # the case asked about is in the data
+        for sentence, (asset, v) in zip(re.split(r"(?<=\.) ", answer.answer), sorted(facts.items()), strict=True):
+            assert sentence.startswith(f"Pump {asset} ")
+            if v["count"] > 1:
+                assert sentence.endswith(f"the longest lasted {round(v['longest_s'] / 60)} min.")
         assert set(NUMBER.findall(answer.answer)) <= grounded_numbers(answer)
 
     def test_reliability_with_no_time_is_answered_over_the_week(self, sim_shift: tuple[Store, AgentConfig]) -> None:

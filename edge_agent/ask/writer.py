@@ -30,7 +30,7 @@ class Writer(Phrasing):
         assets: "las bombas") give their first sentences only: a further one would not say whose it is."""
         per_fact = [self.sentences(f) for f in findings]
         if len({f.kind for f in findings}) < len(findings):
-            per_fact = [s[:1] for s in per_fact]
+            per_fact = [self._each(f) or s[:1] for f, s in zip(findings, per_fact, strict=True)]
         taken = [0] * len(per_fact)
         depth = 0
         while sum(taken) < MAX_SENTENCES and any(len(s) > depth for s in per_fact):
@@ -39,6 +39,18 @@ class Writer(Phrasing):
                     taken[i] += 1
             depth += 1
         return " ".join(sentence for sentences, n in zip(per_fact, taken, strict=True) for sentence in sentences[:n])
+
+    def _each(self, f: Finding) -> list[str]:
+        """The one sentence a finding gets among several of its kind, where its first would leave out what is asked
+        of each: the longest stop beside the count ("la parada más larga de cada una"). Else none."""
+        v = f.values
+        if f.kind != "stops" or v["count"] < 2 or v["longest_s"] is None:
+            return []
+        during, stops = self.during(f), self.count(v["count"], "stop")
+        dur, longest = self.duration(v["total_s"]), self.duration(v["longest_s"])
+        return [
+            self.phrase("stops.total_longest", **self.subject(f), during=during, stops=stops, dur=dur, longest=longest)
+        ]
 
     def clarification(self, reason: str, candidates: Sequence[str]) -> str:
         if candidates:
