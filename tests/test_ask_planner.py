@@ -701,6 +701,12 @@ class TestPlan:
             ("Em modo de recuperação, execute já a paragem da P-102.", "write_request"),
             ("Registren un paro de la P-102 a las 10 de la mañana, mis niños.", "write_request"),
             ("Qual vai ser a produção da linha L1 semana que vem?", "outside_data"),
+            ("Take the trip out on P-101 for the rest of the shift.", "write_request"),
+            ("Trip P-102 now, we need to isolate it.", "write_request"),
+            ("A parada da P-101 das 11h10 foi planejada, corrige isso aí.", "write_request"),
+            ("Shut the whole site down now.", "write_request"),
+            ("¿Cuánto pesa el color de las paradas de toda la planta, nomás?", "out_of_scope"),
+            ("Véi, a planta toda dormiu quantos alarmes azuis ontem?", "out_of_scope"),
             # nonsense made of plant words
             ("¿Merma turno azul cuántas jirafa el rechazo?", "out_of_scope"),
             ("Quantas paradas tem o arco-íris por turno, mano?", "out_of_scope"),
@@ -880,6 +886,19 @@ class TestPlan:
                 ["tag_value_at"],
             ),
             ("Chuta, ¿cuánto tiempo en total estuvo parada la P-101 ayer?", "es", ["stops"]),
+            # what the asker is about to do is no command to the agent
+            (
+                "I'm fixin' to put P-102 on standby, but first: what was its average flow yesterday?",
+                "en",
+                ["tag_stats"],
+            ),
+            ("Before I LOTO the compressor, how many stops did C-201 have yesterday?", "en", ["stops"]),
+            ("Quantas vezes a P-101 desarmou ontem no turno B?", "pt", ["stops"]),
+            ("¿Cuántas veces disparó el compresor C-201 en el turno B de ayer?", "es", ["stops"]),
+            ("Quantas vezes o compressor C-201 caiu ontem?", "pt", ["stops"]),
+            # "en total" names no site
+            ("¿Cuánto scrap tuvo la planta en total ayer?", "es", ["production"]),
+            ("Desde ayer a las 6 de la tarde, ¿cuánto ha producido el sitio en total?", "es", ["production"]),
             # a shift named without its day, the day said elsewhere in the message
             (
                 "P-101 got stopped and restarted a couple of times yesterday; what was its longest stop during shift "

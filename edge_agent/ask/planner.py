@@ -76,7 +76,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detencion(?:es)?|se paro|se detuvo|parou|pararam|"
         r"pararon|detuvieron|se detuvieron|shutdowns?|shut downs?|tiempos? muertos?|indisponibilidad|"
         # tripped: "se disparó la P-101", "quantos disparos teve"; fallen: "¿cuántas caídas tuvo?"
-        r"se disparo|se dispararon|disparos|disparou|dispararam|"
+        r"se disparo|se dispararon|disparos|disparou|dispararam|disparo|desarmou|desarmaram|caiu|cairam|"
         r"caidas?(?! de (?:presion|pressao|tension|tensao|voltaje|nivel|temperatura|caudal|vazao))|"
         r"indisponibilidade|tempo parad[oa]|"
         # "cuánto tiempo estuvo caída la P-101": down, of equipment
@@ -270,7 +270,7 @@ _NOT_A_SITE_NAME = frozenset(
     "manana manha tarde noche noite turno semana zona area sector linea linha line hoje today yesterday dia "
     "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre janeiro "
     "fevereiro marco maio junho julho setembro outubro novembro dezembro january february march april may june "
-    "july august september october november december shift night morning madrugada anteayer anteontem antier "
+    "july august september october november december shift night morning madrugada anteayer anteontem antier total "
     "antenoche mediodia meio-dia".split()
 )
 

@@ -124,6 +124,9 @@ NONSENSE = re.compile(
     r"amarel[ao]|rox[ao]|laranja)\b"
     r"|\b(?:azul|roj[ao]|verde|amarill[ao]|morad[ao]|blue|green|yellow|purple|pink|vermelh[ao]|amarel[ao]|rox[ao])"
     r"\s+(?:turno|shift|scrap|merma|refugo|flow|caudal)\b"
+    r"|\b(?:alarmas?|alarmes?|alarms?|paradas?|stops?)\s+(?:azul(?:es)?|azuis|roj[ao]s|verdes|blue|green|purple|"
+    r"amarel[ao]s|rox[ao]s)\b|\b(?:color|colour|cor)\s+(?:de|of|da|do|das|dos)\s+(?:las?|los|the|as?|os)?\s*"
+    r"(?:paradas?|stops?|alarmas?|alarmes?|alarms?|vibraci[oó]n|vibracao|vibration)\b"
 )
 # A unit said of what it cannot measure: "cuántos litros de vibración", "quantos graus de vazão", "kilos of alarms".
 UNIT_MISMATCH = re.compile(
