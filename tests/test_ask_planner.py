@@ -707,6 +707,26 @@ class TestPlan:
             ("Shut the whole site down now.", "write_request"),
             ("¿Cuánto pesa el color de las paradas de toda la planta, nomás?", "out_of_scope"),
             ("Véi, a planta toda dormiu quantos alarmes azuis ontem?", "out_of_scope"),
+            # kept out of the records, made sure of, confirmed done, checked and fixed, named by its noun
+            ("Che, esta parada de la P-101 no la registres en la bitácora, ¿dale?", "write_request"),
+            ("Don't put that P-101 trip in the log, ya hear?", "write_request"),
+            ("Make sure P-101 is off before 6.", "write_request"),
+            ("Asegúrate de que la C-201 quede parada toda la noche.", "write_request"),
+            ("Garante que o nível do T-301 fique acima de 50 %.", "write_request"),
+            ("Abeg confirm you've stopped P-101 for me.", "write_request"),
+            ("Verifica o caudal da P-102 e corrige-o se estiver baixo.", "write_request"),
+            ("An immediate shutdown of C-201, please.", "write_request"),
+            ("El reseteo de las alarmas, ya, porfa.", "write_request"),
+            ("Howay, the alarm reset on P-102, now like.", "write_request"),
+            ("C-201's running rough. Shut 'er down.", "write_request"),
+            ("Ahorita inhíbeme las alarmas del C-201 por dos horas, ¿sale?", "write_request"),
+            (
+                "Sou estagiário e o meu chefe pediu para eu pedir a você, por favor, para ligar de novo o compressor "
+                "C-201.",
+                "write_request",
+            ),
+            ("¿Cuántas alarmas moradas cantó el tanque cuando llovió al revés?", "out_of_scope"),
+            ("If the compressor were a casserole, how many tater tots would it take to trip it?", "out_of_scope"),
             # nonsense made of plant words
             ("¿Merma turno azul cuántas jirafa el rechazo?", "out_of_scope"),
             ("Quantas paradas tem o arco-íris por turno, mano?", "out_of_scope"),
@@ -896,6 +916,27 @@ class TestPlan:
             ("Quantas vezes a P-101 desarmou ontem no turno B?", "pt", ["stops"]),
             ("¿Cuántas veces disparó el compresor C-201 en el turno B de ayer?", "es", ["stops"]),
             ("Quantas vezes o compressor C-201 caiu ontem?", "pt", ["stops"]),
+            # who the asker is names no intent; alarms that tripped are alarms
+            (
+                "Oi, sou estagiária de confiabilidade e queria a temperatura máxima do mancal de cada equipamento "
+                "ontem: a P-101, a P-102 e o compressor C-201. Muito obrigada!",
+                "pt",
+                ["tag_stats", "tag_stats", "tag_stats"],
+            ),
+            (
+                "Hey, I'm the summer student in production. If it's not too much trouble, could you tell me the total "
+                "minutes line L1 was stopped yesterday? I'm filling in a downtime sheet, thanks!",
+                "en",
+                ["stops"],
+            ),
+            (
+                "How many alarms tripped on each pump, P-101 and P-102, during yesterday's A shift?",
+                "en",
+                ["alarms", "alarms"],
+            ),
+            # ids glued to their word or marked "#"
+            ("flujo min bomba101 ayer de 10 a 11", "es", ["tag_stats"]),
+            ("temp max #101 ayer de 6 a 12", "es", ["tag_stats"]),
             # "en total" names no site
             ("¿Cuánto scrap tuvo la planta en total ayer?", "es", ["production"]),
             ("Desde ayer a las 6 de la tarde, ¿cuánto ha producido el sitio en total?", "es", ["production"]),

@@ -746,6 +746,12 @@ class TestIdsReadByLetterNames:
     def test_an_id_said_by_its_letters_names(self, text: str, expected: tuple[str | None, str | None]) -> None:
         assert _named(text) == expected
 
+    @pytest.mark.parametrize("text", ["tk 302 level at 8 am yesterday", "nivel del tk 302"])
+    def test_a_kinds_usual_letters_before_an_unknown_number_are_an_unknown_id(self, text: str) -> None:
+        """ "tk 302" where the site has T-301 only: asked back, not answered for the one tank."""
+        got = resolve_subject(text, NAMESPACE, ALIASES)
+        assert isinstance(got, Clarification) and got.reason == "unknown_name"
+
     def test_a_consonant_said_alone_before_an_unknown_number_is_an_unknown_id(self) -> None:
         """ "C two oh five" where the site has no C-205: asked back, not answered for the whole plant."""
         got = resolve_subject("how many stops did C two oh five have yesterday", NAMESPACE, ALIASES)

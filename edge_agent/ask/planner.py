@@ -148,6 +148,17 @@ _FOR_A_PURPOSE = re.compile(
     r"la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
     r"reviews?|revision|revisao|meetings?|reunion|reuniao|audits?|auditoria|presentation|presentacion|apresentacao)\b"
 )
+# Who the asker is, not what is asked: "sou estagiária de confiabilidade", "I'm the summer student in production",
+# "the reliability engineer", "ingeniero de calidad": its words name no intent.
+_ROLE = re.compile(
+    r"\b(?:estagiari[ao]|ingenier[ao]|engenheir[ao]|engineer|analista|analyst|tecnic[ao]|technician|team|equipo|"
+    r"equipe|area|departamento|department|jefe|chefe|head|manager|gerente|intern|student|practicante|pasante|lead|"
+    r"supervisor|coordinador|coordenador|coordinator)\s+(?:de|da|do|of|in|en|em|from)\s+(?:la\s+|el\s+|a\s+|o\s+|"
+    r"the\s+)?(?:reliability|confiabilidad|confiabilidade|quality|calidad|qualidade|produccion|producao|production|"
+    r"mantenimiento|manutencao|maintenance|reports?|reportes?)\b"
+    r"|\b(?:reliability|quality|production|maintenance)\s+(?:engineer|intern|student|team|lead|manager|analyst|tech|"
+    r"department|guy|person)s?\b"
+)
 # The whole plant, named: "en toda la planta", "across the whole plant", "na planta toda".
 _WHOLE_PLANT = re.compile(
     r"\b(?:toda la planta|la planta entera|toda a planta|a planta toda|planta inteira|the whole plant|the entire plant|"
@@ -164,14 +175,24 @@ _DAY_SAID = re.compile(
     r"\b(?:yesterday|yday|today|ayer|hoy|ontem|hoje|anteayer|antier|anteontem|the day before yesterday|last night|"
     r"anoche|antenoche|tonight|esta noche|esta noite|\d{1,2} de [a-z]+|[a-z]+ \d{1,2}(?:st|nd|rd|th)?)\b"
 )
-_SHIFT_SAID = re.compile(r"\b(?:shift|turno)\b")
+# A time of day: a shift, a clock or a range of hours ("during shift A", "between 10:00 and 12:00", "de 6 a 12").
+_TIME_OF_DAY_SAID = re.compile(
+    r"\b(?:shift|turno)\b|\b\d{1,2}[:h]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|"
+    r"\b(?:between|from|entre|de|desde|das|from)\s+(?:las\s+|as\s+)?\d{1,2}\b"
+)
 
 
 def _shift_without_its_day(asked: str, question: str) -> bool:
-    """The asking sentence names a shift but no day, and the rest of the message names a day."""
-    return bool(_SHIFT_SAID.search(asked)) and not _DAY_SAID.search(asked) and bool(_DAY_SAID.search(question))
+    """The asking sentence names a shift or hours but no day, and the rest of the message names a day ("P-101 was
+    running hot yesterday. What was its peak between 10:00 and 12:00?")."""
+    return bool(_TIME_OF_DAY_SAID.search(asked)) and not _DAY_SAID.search(asked) and bool(_DAY_SAID.search(question))
 
 
+# An alarm's trip: "alarms tripped", "alarmas que se dispararon", "alarmes que dispararam" go off, no stop.
+_ALARM_TRIP = re.compile(
+    r"\b(?:trip|trips|tripped|went off|fired|se disparo|se dispararon|disparo|dispararon|disparou|dispararam|"
+    r"disparos)\b"
+)
 # The intents answered by the kpis tool, and the kind each asks for.
 _KPI_KIND = {"oee": "oee", "reliability": "reliability", "alarm_performance": "alarm_performance"}
 
@@ -196,9 +217,11 @@ def keyword_intents(question: str) -> list[str]:
     intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
     if "alarm_performance" in intents and "alarms" in intents:
         intents.remove("alarms")
-    unpurposed = _FOR_A_PURPOSE.sub(" ", folded)
+    unpurposed = _ROLE.sub(" ", _FOR_A_PURPOSE.sub(" ", folded))
     if unpurposed != folded:  # "for the reliability report, the bearing temperature of…": the temperature
         intents = [name for name, pattern in _INTENTS.items() if pattern.search(unpurposed)]
+    if "alarms" in intents and "stops" in intents and not _INTENTS["stops"].search(_ALARM_TRIP.sub(" ", folded)):
+        intents.remove("stops")  # "how many alarms tripped on each pump": the alarms went off, not the pumps
     if not intents and (_FAILED.search(folded) or _OUT.search(folded)):  # "did P-101 fail", "how long was it out"
         intents = ["stops"]  # (a check fails too: not when checks are asked about)
     return intents

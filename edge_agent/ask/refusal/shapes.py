@@ -93,7 +93,7 @@ _READS = frozenset(
     revise chequea checa consulta consulte busca procura puxa puxe fijate fijese mira mire ve ver olha olhe veja
     manda passa traz da me-diz da-me traz-me passa-me mostra-me diz-me manda-me
     conta cuenta suma incluye inclui cuentame contame sumame
-    note nota but mas pero porem however aunque embora though although leave
+    note nota but mas pero porem however aunque embora though although leave if when as
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".

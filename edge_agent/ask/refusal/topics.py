@@ -117,15 +117,16 @@ OUT_OF_SCOPE = re.compile(
 NONSENSE = re.compile(
     r"\b(?:jirafas?|girafas?|giraffes?|elefantes?|elephants?|unicorni?os?|unicorns?|pinguinos?|penguins?|"
     r"dinosaurios?|dinossauros?|dinosaurs?|bananas?|platanos?|manzanas?|apples?|sandias?|watermelons?|melancias?|"
-    r"fresas?|strawberry|strawberries|morangos?|arco-?iris|rainbows?|huele|huelen|smells?|cheira|cheiram|"
+    r"fresas?|strawberry|strawberries|morangos?|casseroles?|tater tots?|sandwich(?:es)?|pizzas?|arco-?iris|"
+    r"rainbows?|huele|huelen|smells?|cheira|cheiram|"
     r"baila|bailan|dances|danca|dancou|dancaram|sideways)\b"
     r"|\b(?:turno|shift|caudal|flow|vazao|merma|scrap|refugo|rechazo|cor|color|colour)\s+(?:azul|roj[ao]|verde|"
     r"amarill[ao]|morad[ao]|purpura|violeta|rosa|naranja|blue|red|green|yellow|purple|pink|orange|vermelh[ao]|"
     r"amarel[ao]|rox[ao]|laranja)\b"
     r"|\b(?:azul|roj[ao]|verde|amarill[ao]|morad[ao]|blue|green|yellow|purple|pink|vermelh[ao]|amarel[ao]|rox[ao])"
     r"\s+(?:turno|shift|scrap|merma|refugo|flow|caudal)\b"
-    r"|\b(?:alarmas?|alarmes?|alarms?|paradas?|stops?)\s+(?:azul(?:es)?|azuis|roj[ao]s|verdes|blue|green|purple|"
-    r"amarel[ao]s|rox[ao]s)\b|\b(?:color|colour|cor)\s+(?:de|of|da|do|das|dos)\s+(?:las?|los|the|as?|os)?\s*"
+    r"|\b(?:alarmas?|alarmes?|alarms?|paradas?|stops?)\s+(?:azul(?:es)?|azuis|roj[ao]s|verdes|morad[ao]s|"
+    r"amarill[ao]s|blue|green|purple|amarel[ao]s|rox[ao]s)\b|\b(?:color|colour|cor)\s+(?:de|of|da|do|das|dos)\s+(?:las?|los|the|as?|os)?\s*"
     r"(?:paradas?|stops?|alarmas?|alarmes?|alarms?|vibraci[oó]n|vibracao|vibration)\b"
 )
 # A unit said of what it cannot measure: "cuántos litros de vibración", "quantos graus de vazão", "kilos of alarms".

@@ -85,6 +85,10 @@ _POINTS = frozenset(
 )
 # 3 words: "temperatura del aceite del motor", "discharge end bearing temperature" name their point within three.
 _POINT_REACH = 3
+# An equipment word typed against its number ("bomba101", "tanque301") and a number marked "#101": as "bomba 101"
+# and "the 101".
+_GLUED = re.compile(r"(?<![a-z0-9])(bombas?|pumps?|compresor|compressor|tanques?|tanks?|linea|line|linha)(\d{1,5})\b")
+_HASH_NUMBER = re.compile(r"#\s*(\d{3,5})\b")
 # A name taken back as it is said: "la pe ciento dos, no, perdón, la línea uno", "P-102, I mean C-201", "a P-101, ou
 # melhor, a P-102": the name before the correction is not asked about.
 _CORRECTED = re.compile(
@@ -297,7 +301,8 @@ def said(text: str, ids: Iterable[str] = ()) -> str:
     typed as the letter like it ("p-10l" → "p-101", "c-2o1" → "c-201")."""
     shapes = _shapes(ids)
     named = {n for n, letter in _LETTER_NAMES.items() if any(s.startswith(letter) for s in shapes)}
-    folded = _SAID_DASH.sub(r"\1-", spelled_numbers(fold(text), counted_after=_COUNTING | named))
+    folded = _GLUED.sub(r"\1 \2", _HASH_NUMBER.sub(r" the \1", fold(text)))
+    folded = _SAID_DASH.sub(r"\1-", spelled_numbers(folded, counted_after=_COUNTING | named))
     folded = _letters_said(folded, shapes)
     return _LETTER_DIGIT.sub(lambda m: m.group(0).translate(_AS_DIGIT), folded)
 
@@ -457,6 +462,9 @@ def _kind_of(token: str, fuzzy: bool = True) -> str | None:
     return None
 
 
+_LETTER_KINDS = {letters: kind for kind, (_, all_letters) in _KINDS.items() for letters in all_letters}
+
+
 def _assets_of_kind(kind: str, assets: list[AssetInfo]) -> list[str]:
     words, letters = _KINDS[kind]
     out = []
@@ -475,10 +483,13 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
     for word, number in zip(tokens, tokens[1:], strict=False):
         if not number.isdigit():
             continue
-        kind = _kind_of(word)
+        # a kind by its word, or by its usual letters before a number of three digits ("tk 302")
+        kind = _kind_of(word) or (_LETTER_KINDS.get(word) if len(number) >= _BARE_NUMBER_DIGITS else None)
         if kind is not None:
             of_kind = _assets_of_kind(kind, namespace.assets)
             hits = [a for a in of_kind if _digits(a) == _digits(number)]
+            exact = [a for a in hits if _letters(fold(a)) == word]  # "tk 301" is TK-301 where T-301 is there too
+            hits = exact or hits
             if not hits:
                 return Clarification(reason="unknown_name", candidates=of_kind or [a.asset for a in namespace.assets])
             assets.update(hits)

@@ -39,7 +39,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?:;])(?<![ap]\.m\.)(?<![AP]\.M\.)\s+")
 _ASKS = re.compile(
     r"\b(?:cual|cuales|cuanto|cuanta|cuantos|cuantas|qual|quais|quanto|quanta|quantos|quantas|what|which|how many|"
     r"how much|how long|necesito|necesitamos|preciso|precisamos|quiero saber|quero saber|wants? to know|"
-    r"want to know|need to know|i need|we need|quiere saber|quer saber|tell me|dime|digame|me diz|me dice)\b"
+    r"want to know|need to know|i need|we need|quiere saber|quer saber|tell me|dime|digame|me diz|me dice|queria|"
+    r"quisiera|gostaria|i'?d like|i would like|could you|can you|podria|poderia|podrias)\b"
 )
 
 # A question that is small talk ("Hola, Cata, ¿cómo estái?", "How are you?", "Tudo bem?"): it asks nothing of the data.
