@@ -12,7 +12,10 @@ this month, weekends back, more days of the calendar (Thanksgiving, São João, 
 del mediodía", a night by its dates ("la noche del 5 al 6 de diciembre", "the night of December 5th") and a colon
 after a range's end; an instant said "at the 16:30", "a las 15:00 exactas" or roughly ("a eso de las 10"), hours "of
 the night", the midnight between two days, the shift that just ended, a shift's letter said after it ("el turno de
-anoche, el C"), "since" clauses ("since the night crew came on at 10") and days back said "atrás".
+anoche, el C"), "since" clauses ("since the night crew came on at 10") and days back said "atrás"; a window said to run
+until now ("de ontem às 18h até agora"), 12 in the small hours ("ayer en la madrugada, de 12 a 6"), the night before
+last spelled "anteanoche", and the start or end of a shift or day as an instant ("at the start of yesterday's A
+shift").
 
 Asked, like the bench's probe, on Sunday 2026-12-06 at 03:04 in Mexico City (09:04 UTC): shift C under way since
 22:00 on the 5th; "yesterday" is the 5th, the day before it the 4th (the later classes at 07:00, `MORNING`, as the
@@ -20,6 +23,7 @@ held-out questions were). Every expected time is local wall time."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -1857,3 +1861,229 @@ class TestDaysBackSaidAfter:
 def test_the_small_hours_of_yesterday_with_their_hours() -> None:
     """ "ontem de madrugada, entre a meia-noite e as seis": 00:00 to 06:00 on the 5th."""
     assert_window("quantas paradas ontem de madrugada, entre a meia-noite e as seis", "pt", (5, 0, 0), (5, 6, 0))
+
+
+LATER = at(6, 10, 30)  # shift A under way since 06:00
+
+
+class TestUntilNow:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("De ontem às 18h até agora, qual foi a temperatura máxima do C-201?", "pt"),
+            ("das 18h de ontem até agora", "pt"),
+            ("de ontem às 18h até hoje", "pt"),
+            ("¿Cuál fue el nivel del T-301 desde ayer a las 18 hasta ahora?", "es"),
+            ("de las 18 de ayer hasta el momento", "es"),
+            ("de ayer a las 6 de la tarde a ahora", "es"),
+            ("entre ayer a las 18 y ahora", "es"),
+            ("max flow from 6 pm yesterday until now", "en"),
+            ("from yesterday 18:00 up to now", "en"),
+            ("between 6pm yesterday and now", "en"),
+            ("from 18:00 yesterday to the present", "en"),
+        ],
+    )
+    def test_from_the_time_said_to_now(self, text: str, lang: str) -> None:
+        """18:00 on the 5th to now, at 03:04 and at 10:30 (not the hour from 18:00): a window, no instant."""
+        assert found(text, lang, now=NOW) == Window(start=at(5, 18), end=NOW)
+        assert found(text, lang, now=LATER) == Window(start=at(5, 18), end=LATER)
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) is None
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "start"),
+        [
+            ("desde ayer hasta ahora", "es", at(5)),
+            ("from yesterday until now", "en", at(5)),
+            ("desde anteayer hasta hoy", "es", at(4)),
+            ("desde la semana pasada hasta ahora", "es", at(23, month=11)),
+            ("from the start of yesterday's A shift until now", "en", at(5, 6)),
+            ("desde antenoche a las 9 hasta ahora", "es", at(4, 21)),
+        ],
+    )
+    def test_from_the_start_of_what_is_named(self, text: str, lang: str, start: datetime) -> None:
+        assert found(text, lang, now=LATER) == Window(start=start, end=LATER)
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            # an end with a time of its own is that time
+            ("de ontem às 18h até hoje às 2h", "pt", at(5, 18), at(6, 2)),
+            ("desde ayer a las 18 hasta hoy a las 2", "es", at(5, 18), at(6, 2)),
+            # "a hoy" after a night is the night's second day, no "until now"
+            ("la noche de ayer a hoy", "es", at(5, 20), at(6, 6)),
+            # "to now" with no "from": a comparison, not a range
+            ("compare yesterday to now", "en", at(5), at(6)),
+        ],
+    )
+    def test_not_until_now(self, text: str, lang: str, start: datetime, end: datetime) -> None:
+        assert found(text, lang, now=LATER) == Window(start=start, end=end)
+
+    def test_a_clock_and_now_keeps_its_instant(self) -> None:
+        """ "ayer a las 10 y ahora" asks at two instants; the first is still read."""
+        assert instant_of("nivel del T-301 ayer a las 10 y ahora", "es", now=NOW) == at(5, 10).astimezone(UTC)
+
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("Ayer a las 18 se paró la P-101. ¿Cuántas alarmas van en este turno hasta ahora?", "es"),
+            ("o turno passado deixou a P-102 parada. Quantos alarmes neste turno até agora?", "pt"),
+            ("Thanksgiving, the latest one up to today", "en"),
+        ],
+    )
+    def test_no_opening_word_in_its_clause(self, text: str, lang: str) -> None:
+        """ "Until now" whose clause opens no range ("from/desde/de ontem") reads as the question without it."""
+        for now in (NOW, LATER):
+            assert found(text, lang, now=now) == found(
+                re.sub(r" (?:hasta ahora|até agora|up to today)", "", text), lang, now=now
+            )
+
+    def test_so_far_alone_is_as_before(self) -> None:
+        """ "hasta ahora" with nothing else named reads no time; said with today or the shift, the same so far."""
+        assert found("¿Cuántas alarmas van hasta ahora?", "es", now=NOW) is None
+        assert found("paros hoy hasta ahora", "es", now=NOW) == found("paros hoy", "es", now=NOW)
+        assert found("paros en el turno hasta ahora", "es", now=NOW) == found("paros en el turno", "es", now=NOW)
+
+
+class TestTwelveInTheSmallHours:
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("¿Cuántas paradas tuvo la L1 ayer en la madrugada, de 12 a 6?", "es"),
+            ("paradas da L1 ontem de madrugada, das 12 às 6", "pt"),
+            ("L1 stops yesterday in the early hours, from 12 to 6", "en"),
+            ("L1 stops yesterday in the wee hours, 12 to 6", "en"),
+        ],
+    )
+    def test_midnight_to_six(self, text: str, lang: str) -> None:
+        """12 in the small hours is midnight: 00:00 to 06:00 on the 5th, not 12:00 to 18:00."""
+        assert window_of(text, lang) == Window(start=at(5), end=at(5, 6))
+
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("de madrugada, das 12 às 6", "pt"),
+            ("in the early hours, from 12 to 6", "en"),
+            ("de madrugada, de 12 a 6", "es"),
+        ],
+    )
+    def test_with_no_day_the_latest(self, text: str, lang: str) -> None:
+        assert found(text, lang, now=LATER) == Window(start=at(6), end=at(6, 6))
+        assert found(text, lang, now=NOW) == Window(start=at(6), end=NOW)
+
+    def test_at_12_in_the_small_hours(self) -> None:
+        assert instant_of("nivel ayer de madrugada a las 12", "es", now=NOW) == at(5).astimezone(UTC)
+
+    def test_noon_stays_noon(self) -> None:
+        """With no small hours named 12 is noon; "12:00" (as "mediodía" is written) is noon in them too."""
+        assert found("paradas ayer de 12 a 6", "es", now=NOW) == Window(start=at(5, 12), end=at(5, 18))
+        assert found("ayer de madrugada, de 12:00 a 6", "es", now=NOW) == Window(start=at(5, 12), end=at(5, 18))
+
+
+class TestTheNightBeforeLastSpelled:
+    @pytest.mark.parametrize("spelling", ["anteanoche", "ante anoche", "ante-anoche", "antes de anoche"])
+    @pytest.mark.parametrize(
+        "template",
+        [
+            "¿Cuál fue la temperatura máxima del C-201 {}?",
+            "paros de la P-101 {}, de 8 de la noche a 6 de la mañana",
+            "nivel del T-301 {} a las 11",
+            "nivel del T-301 {} de 10 a 2",
+            "paradas en el turno C de {}",
+            "desde las 9 de {} hasta las 6",
+        ],
+    )
+    def test_reads_as_antenoche(self, spelling: str, template: str) -> None:
+        """Each spelling of the night before last (20:00 on the 4th to 06:00 on the 5th) reads as "antenoche"."""
+        for now in (NOW, LATER):
+            assert found(template.format(spelling), "es", now=now) == found(template.format("antenoche"), "es", now=now)
+            said = find_instant(template.format(spelling), "es", tz=MEXICO, now=now)
+            assert said == find_instant(template.format("antenoche"), "es", tz=MEXICO, now=now)
+        assert found(f"alarmas {spelling}", "es", now=NOW) == Window(start=at(4, 20), end=at(5, 6))
+
+    @pytest.mark.parametrize("night", ["antenoche", "anteanoche"])
+    def test_since_an_hour_of_it(self, night: str) -> None:
+        """ "desde antenoche a las 9": from 21:00 on the 4th to now, as "since 9 the night before last"."""
+        assert found(f"desde {night} a las 9", "es", now=NOW) == Window(start=at(4, 21), end=NOW)
+        assert find_instant(f"desde {night} a las 9", "es", tz=MEXICO, now=NOW) is None
+
+
+def edge_of(text: str, lang: str, now: datetime = NOW) -> datetime | Clarification | None:
+    return find_instant(text, lang, tz=MEXICO, now=now, shifts=SHIFTS)
+
+
+class TestTheStartOrEndAsAnInstant:
+    @pytest.mark.parametrize(
+        ("text", "lang", "instant"),
+        [
+            ("What was the T-301 level at the start of yesterday's A shift?", "en", at(5, 6)),
+            ("level at the beginning of shift B yesterday", "en", at(5, 14)),
+            ("¿Cuál era el nivel del T-301 al inicio del turno B de ayer?", "es", at(5, 14)),
+            ("nivel al comienzo del turno A de ayer", "es", at(5, 6)),
+            ("qual era o nível do T-301 no começo do turno A de ontem?", "pt", at(5, 6)),
+            ("no início do turno C de anteontem", "pt", at(4, 22)),
+            ("level at the end of yesterday's A shift", "en", at(5, 14)),
+            ("nivel al final del turno B de ayer", "es", at(5, 22)),
+            ("al término del turno A de ayer", "es", at(5, 14)),
+            ("al terminar el turno B de ayer", "es", at(5, 22)),
+            ("nível no fim do turno C de anteontem", "pt", at(5, 6)),
+            ("ao final do turno B de ontem", "pt", at(5, 22)),
+            ("at the start of the night shift yesterday", "en", at(5, 22)),
+            ("at the end of the previous shift", "en", at(5, 22)),
+            ("at the start of the shift", "en", at(5, 22)),  # the one under way
+        ],
+    )
+    def test_of_a_shift(self, text: str, lang: str, instant: datetime) -> None:
+        """The instant the shift starts or ends; the window is still the shift (its value questions ask at the
+        instant, its statistics over the shift)."""
+        assert edge_of(text, lang) == instant.astimezone(UTC)
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "instant"),
+        [
+            ("nivel al final del día de ayer", "es", at(6)),
+            ("level at the end of the day yesterday", "en", at(6)),
+            ("at the end of yesterday", "en", at(6)),
+            ("no início do dia de ontem", "pt", at(5)),
+            ("no fim de ontem", "pt", at(6)),
+            ("at the beginning of today", "en", at(6)),
+            ("al final de la semana pasada", "es", at(30, month=11)),
+        ],
+    )
+    def test_of_a_day(self, text: str, lang: str, instant: datetime) -> None:
+        """A day's start is its 00:00, its end the next day's 00:00 ("24:00"); no shifts are needed for it."""
+        assert edge_of(text, lang) == instant.astimezone(UTC)
+        assert find_instant(text, lang, tz=MEXICO, now=NOW) == instant.astimezone(UTC)
+
+    def test_a_shift_needs_the_sites_shifts(self) -> None:
+        """With no shifts given, a shift's edge is no instant (never the day's)."""
+        assert find_instant("at the start of yesterday's A shift", "en", tz=MEXICO, now=NOW) is None
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "now"),
+        [
+            ("al final del turno C de ayer", "es", NOW),  # under way at 03:04
+            ("al término del turno C de ayer", "es", NOW),
+            ("at the end of the shift", "en", NOW),
+            ("al comienzo del turno C de hoy", "es", NOW),  # starts at 22:00
+            ("at the end of today's A shift", "en", LATER),
+            ("no fim do dia de hoje", "pt", LATER),
+        ],
+    )
+    def test_not_yet_come_asks_back(self, text: str, lang: str, now: datetime) -> None:
+        assert edge_of(text, lang, now) == Clarification(reason="future_window", candidates=[])
+
+    def test_the_window_is_the_shift_still(self) -> None:
+        assert found("level at the end of yesterday's A shift", "en", now=NOW) == Window(start=at(5, 6), end=at(5, 14))
+        # "término" after "al" is the noun: the same C as "al final", not the one that ended yesterday
+        assert found("al término del turno C de ayer", "es", now=LATER) == Window(start=at(5, 22), end=at(6, 6))
+        assert found("el turno C que terminó ayer", "es", now=LATER) == Window(start=at(4, 22), end=at(5, 6))
+
+    @pytest.mark.parametrize(
+        "text",
+        ["presión al final de la línea ayer", "al final de la descarga ayer", "at the end of the pipe yesterday"],
+    )
+    def test_the_end_of_a_thing_is_no_instant(self, text: str) -> None:
+        assert edge_of(text, "es") is None
+
+    def test_a_clock_said_wins(self) -> None:
+        assert edge_of("al inicio del turno B de ayer, a las 14:30", "es") == at(5, 14, 30).astimezone(UTC)

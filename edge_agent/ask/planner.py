@@ -372,7 +372,7 @@ def plan_for(
     span = window if window is not None else resolve_window(reading.time, lang, tz=tz, shifts=shifts, now=now)
     if isinstance(span, Clarification):  # the current shift at its first instant: nothing stored yet
         return span
-    instant = find_instant(reading.time, lang, tz=tz, now=now)
+    instant = find_instant(reading.time, lang, tz=tz, now=now, shifts=shifts)
     at = instant if isinstance(instant, datetime) else None  # in the future: the window above already asked back
     calls: list[ToolCall] = []
     for subject in subjects:

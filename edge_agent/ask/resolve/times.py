@@ -3,6 +3,9 @@
 Deterministic: `now` and the timezone are arguments, the clock is never read, so a question asked again at the same
 `now` resolves to the same window. Rules, first match wins (text folded: lower case, no accents):
 
+- a window said to run until now ("de ontem às 18h até agora", "from 6 pm yesterday until now", "desde ayer hasta
+  ahora", "entre ayer a las 18 y ahora", "de ontem até hoje"): from the start of what the rest names to now ("to/a now"
+  only after a time said with "from/desde/de", "and now" after "between/entre"; "until today 2 am" ends then);
 - spans back from now: "las últimas 3 horas", "last 2 days" (N × 24 h), "the last 2 weeks/the past fortnight" (N × 7
   days), a weekend (Saturday 00:00 to Monday 00:00: "last weekend/el fin de semana pasado/o fim de semana passado" the
   latest that has ended, so on a Saturday or Sunday the one before the weekend under way; "two weekends ago/hace dos
@@ -35,29 +38,29 @@ Deterministic: `now` and the timezone are arguments, the clock is never read, so
   that night: "desde las 8 de anoche hasta las 6"), or whose end anchors a vague start ("from 8PM the other night up
   to 6AM yesterday": the last 20:00 before);
 - within the day (or today): "last night/anoche/ontem à noite" (20:00 to 06:00 before the day named; "antenoche", "the
-  night before last", Tagalog "gabi bago kagabi" the one before; a night by its dates, "la noche del 5 al 6 de
-  diciembre", "a noite de 4 para 5", "the night of December 5th": the first day's; hours said in it run across midnight:
-  "anoche de 11 a 2" is 23:00 to 02:00; "since 6 last night/desde las 6 de anoche/desde anoche a las 6" is from that
-  evening hour to now), a shift, read before the night it runs in ("turno A", "yesterday's shift B", "in B shift", "in A
-  shift" (a capital A mid-sentence; "in a shift" is the article): the occurrence that starts on that day (the day or
-  night said with its start, "que entró antes de ayer", "the one that started last night at ten", or its end, "that
-  ended at 6 am yesterday", first; a night named, "el turno C de anoche": the one starting in it); alone, the latest
-  that has started; "el turno de noche", "the morning/days shift", "turno da tarde": the one shift starting 18:00-04:00,
-  04:00-10:00 or 10:00-18:00, asked back when the site has none or several), "este turno/this shift/en lo q va del
-  turno" (with today said too: "hj nesse turno até agora"), "el turno anterior/last shift/the shift before this one"
-  (Caribbean "de shift before dis one"; "the shift that just ended/el turno que acaba de terminar/o turno que
-  acabou", said with no day or time after it), a shift's letter said after it ("en el turno de anoche, el C", "last
-  night's shift, the C"), from a clock time said in a "since" clause to now ("since the night crew came on at 10
-  last night", "desde que o pessoal da noite entrou às 22h de ontem": read before the shift the clause names), an hour
-  range ("entre las 10 y las 11", "from 10 to 11:30", "between 10pm and
-  2am", "8pm hanggang 6am", "yesterday 0600 to noon", "1400 to 1800": the latest that has started when no day is named;
-  a bare end hour below a bare start hour before noon ends after noon, a day range: "6 till 2", "de 7 a 3" are
-  06:00-14:00 and 07:00-15:00, while a night named, the end's part of the day, am/pm or a 24-hour "02:00" keep it across
-  midnight: "de 10 a 2 de la madrugada", "10pm to 2"), "before noon/antes de las 10/after 3pm" (from the day's start to
-  that time or from it to the day's end; a part of the day named bounds it instead), one clock time ("a las 10",
-  "reading 2 o'clock", or said bare next to a day word: "ayer 0800", "ontem 14h30", "yday 1130": the hour from 10:00,
-  the latest that has started; `find_instant` gives the instant itself), a part of the day ("this morning" 06:00–12:00,
-  "afternoon/tarde" 12:00–18:00, "evening" 18:00–22:00, "tonight/esta noche" 20:00–06:00);
+  night before last", Tagalog "gabi bago kagabi" the one before, spelled "anteanoche", "ante anoche", "antes de anoche"
+  too; a night by its dates, "la noche del 5 al 6 de diciembre", "a noite de 4 para 5", "the night of December 5th": the
+  first day's; hours said in it run across midnight: "anoche de 11 a 2" is 23:00 to 02:00; "since 6 last night/desde las
+  6 de anoche/desde anoche a las 6" is from that evening hour to now), a shift, read before the night it runs in ("turno
+  A", "yesterday's shift B", "in B shift", "in A shift" (a capital A mid-sentence; "in a shift" is the article): the
+  occurrence that starts on that day (the day or night said with its start, "que entró antes de ayer", "the one that
+  started last night at ten", or its end, "that ended at 6 am yesterday", first; a night named, "el turno C de anoche":
+  the one starting in it); alone, the latest that has started; "el turno de noche", "the morning/days shift", "turno da
+  tarde": the one shift starting 18:00-04:00, 04:00-10:00 or 10:00-18:00, asked back when the site has none or several),
+  "este turno/this shift/en lo q va del turno" (with today said too: "hj nesse turno até agora"), "el turno
+  anterior/last shift/the shift before this one" (Caribbean "de shift before dis one"; "the shift that just ended/el
+  turno que acaba de terminar/o turno que acabou", said with no day or time after it), a shift's letter said after it
+  ("en el turno de anoche, el C", "last night's shift, the C"), from a clock time said in a "since" clause to now
+  ("since the night crew came on at 10 last night", "desde que o pessoal da noite entrou às 22h de ontem": read before
+  the shift the clause names), an hour range ("entre las 10 y las 11", "from 10 to 11:30", "between 10pm and 2am", "8pm
+  hanggang 6am", "yesterday 0600 to noon", "1400 to 1800": the latest that has started when no day is named; a bare end
+  hour below a bare start hour before noon ends after noon, a day range: "6 till 2", "de 7 a 3" are 06:00-14:00 and
+  07:00-15:00, while a night named, the end's part of the day, am/pm or a 24-hour "02:00" keep it across midnight: "de
+  10 a 2 de la madrugada", "10pm to 2"), "before noon/antes de las 10/after 3pm" (from the day's start to that time or
+  from it to the day's end; a part of the day named bounds it instead), one clock time ("a las 10", "reading 2 o'clock",
+  or said bare next to a day word: "ayer 0800", "ontem 14h30", "yday 1130": the hour from 10:00, the latest that has
+  started; `find_instant` gives the instant itself), a part of the day ("this morning" 06:00–12:00, "afternoon/tarde"
+  12:00–18:00, "evening" 18:00–22:00, "tonight/esta noche" 20:00–06:00);
 - the day alone: 00:00 to the next 00:00.
 
 Clock times are read as people say them: "las once y media", "a las 11 y 20", "11 menos cuarto", "meio-dia e meia",
@@ -67,14 +70,20 @@ Clock times are read as people say them: "las once y media", "a las 11 y 20", "1
 the 16:30") or a word for exactly ("a las 15:00 exactas", "at 15:00 sharp", "às 15h em ponto"), roughly ("a eso de las
 10", "alrededor de las 10", "lá pelas 10h", "at about 10": that clock, yielding to one said exactly in the same
 question), the midnight between two days said with them ("a la medianoche de ayer a hoy", "na virada da meia-noite de
-ontem pra hoje": the second day's 00:00); a bare hour is after noon when the afternoon or evening is named ("ayer por la
-tarde a las 3", Australian "yesterday arvo, between 2 and 6", "6 this evenin"), in the morning with "this
-morning/yesterday morning" after it ("till 6 yesterday morning"), after noon when it ends a range begun after noon
-("between noon and one"), and the night's own in a night named or said after it ("between ten and eleven at night", "às
-dez da noite", a calque's "between 7 and 9 of the night": 6 to 11 the evening, 12 midnight, 1 to 5 the small hours). A
-number before a plural noun is a count, not an hour ("as duas bombas", "at 2 pumps"). A clock time that cannot be ("at
+ontem pra hoje": the second day's 00:00); a bare 12 is midnight when the small hours are named ("ayer en la madrugada,
+de 12 a 6", "in the early hours, from 12 to 6": 00:00 to 06:00); a bare hour is after noon when the afternoon or evening
+is named ("ayer por la tarde a las 3", Australian "yesterday arvo, between 2 and 6", "6 this evenin"), in the morning
+with "this morning/yesterday morning" after it ("till 6 yesterday morning"), after noon when it ends a range begun after
+noon ("between noon and one"), and the night's own in a night named or said after it ("between ten and eleven at night",
+"às dez da noite", a calque's "between 7 and 9 of the night": 6 to 11 the evening, 12 midnight, 1 to 5 the small hours).
+A number before a plural noun is a count, not an hour ("as duas bombas", "at 2 pumps"). A clock time that cannot be ("at
 37 o'clock", "a las 25:00", "at 14:75") leaves the question with no window read (None), never another time. A colon
 after a clock time or its day is punctuation ("hasta las 6:00 de ayer: ...").
+
+`find_instant` reads, besides one clock time, the start or end of a shift, a day or another span said with it ("at
+the start of yesterday's A shift" 06:00, "al inicio del turno B de ayer", "no começo do turno A de ontem", "at the end
+of yesterday's A shift" 14:00, "al final del día de ayer" the next 00:00, "no fim do turno C de anteontem", "al terminar
+el turno"; a shift's only with the site's shifts given; an end still to come asks back).
 
 A window still under way ends at `now`. A question with no time at all gets the current shift so far (today so far
 when no shift covers `now`). A window wholly in the future, or a shift the site does not have, gives a Clarification.
@@ -282,7 +291,7 @@ _HOLIDAY_YEAR = re.compile(r",?\s+(?:(?:of|de|del|do)\s+)?((?:19|20)\d\d)\b")
 
 # "antenoche", "the night before last" are the night that began the day before yesterday (read in `_night_of`).
 _DAY_BEFORE = re.compile(
-    r"\b(?:anteayer|antier|anteontem|antes de (?:ayer|ontem)|day before yesterday|antenoche|anteanoche|"
+    r"\b(?:anteayer|antier|anteontem|antes de (?:ayer|ontem)|day before yesterday|antenoche|"
     r"night before last|gabi bago kagabi)\b"
 )
 _YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer|kahapon)(?:'s)?\b")
@@ -350,7 +359,7 @@ _AGO = re.compile(
 )
 
 _LAST_NIGHT = re.compile(
-    r"\b(?:anoche|antenoche|anteanoche|last night|yesterday (?:at |in the )?night|overnight|night before last|"
+    r"\b(?:anoche|antenoche|last night|yesterday (?:at |in the )?night|overnight|night before last|"
     r"kagabi)\b"
     r"|\b(?:ayer|ontem|anteayer|antier|anteontem)\s+(?:(?:en la|por la|a la|de la|de|a|na|em|durante la)\s+)?"
     r"(?:noche|noite)\b"
@@ -669,11 +678,12 @@ _SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"\b(?P<minutes>half)\s+(?P<hour>\d{1,2})\b(?![:\d])"), 1),
     (re.compile(rf"{_CLOCK_LEAD}(?P<hour>\d{{1,2}})\s+(?P<minutes>[0-5]\d)\b(?![:\d])"), 1),
 )
-# "desde ayer a las 18 (hasta ahora)", "since 2 pm yesterday", "desde ontem às 18h": from that time to now.
+# "desde ayer a las 18 (hasta ahora)", "since 2 pm yesterday", "desde ontem às 18h", "desde antenoche a las 9": from
+# that time to now.
 _SINCE = re.compile(
     r"\b(?:desde|since|from|a partir de|a partir das)\s+"
-    r"(?:(?:ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem|anoche|last night|"
-    r"(?:ontem|ayer) (?:a|de|na|en la|por la) (?:noite|noche))\s+)?"
+    r"(?:(?:(?:ontem|ayer|anteontem|anteayer|antier) (?:a|de|na|en la|por la) (?:noite|noche)|ayer|yesterday|ontem|"
+    r"hoy|today|hoje|anteayer|antier|anteontem|anoche|antenoche|last night|(?:the )?night before last)\s+)?"
     rf"(?:(?:a las|a la|at|as|las|la|the|a|o)\s+)?{_CLOCK}{_CLOCK_END}"  # "desde a meia-noite"
 )
 # "since the night crew came on at 10 last night", "desde que o pessoal da noite entrou às 22h de ontem", "desde que
@@ -717,7 +727,7 @@ _VAGUE_DAY = (
 # An end may say the night it is in ("from 8 last night to 6 this morning"): the night's own hours, and an end
 # that says no day of its own is in that night too ("desde las 8 de anoche hasta las 6").
 _NIGHT_DAY = (
-    r"last night|anoche|kagabi|(?:night before last|antenoche|anteanoche)"
+    r"last night|anoche|kagabi|(?:night before last|antenoche)"
     r"|(?:ontem|ayer|anteontem|anteayer) (?:a|de|na|en la|por la) (?:noite|noche)"
 )
 _RANGE_END = (
@@ -736,6 +746,53 @@ _DATED_RANGE = re.compile(
 _BARE_DATED_RANGE = re.compile(
     rf"(?<![\w.:/-]){_RANGE_END}(?:\s*-\s*|,?\s+(?:a|as|ao|al|(?:up )?to|(?:up )?till|(?:up )?until|hasta|ate)\s+)"
     rf"(?:(?:las|la|as|a)\s+)?{_RANGE_END}{_CLOCK_END}"
+)
+# A window said to run until now ("de ontem às 18h até agora", "from 6 pm yesterday until now", "desde ayer hasta
+# ahora", "entre ayer a las 18 y ahora", "de ontem até hoje"): from the start of what its clause names from its first
+# word on to now. The clause opens with "from/since/desde/das/a partir de", or "de" said before a time; "and now"
+# needs "between/entre" ("compare yesterday to now", "the latest one up to today", "neste turno até agora" are no
+# range). "hoy/hoje/today" is now only after "until/hasta/até" ("la noche de ayer a hoy" is a night) and with no time
+# of its own after it ("hasta hoy a las 2" ends then).
+_NOW_SAID = (
+    r"(?:right now|now|the present|this (?:very )?moment|ahora(?: mismo)?|ahorita|agora(?: mesmo)?|"
+    r"(?:el|este|o|esse) momento|(?:el|o) presente"
+    r"|(?:(?:el|o) dia de )?(?:hoy|hoje)(?![\w-])(?!,?\s+(?:\d|(?:a|as|at|al|ao|around|by|en|em|in|de|da|do|por|pela|"
+    r"na|no|this|after|before|antes|despues|depois|las)\b))|today(?![\w-])(?!,?\s+(?:\d|(?:at|around|by|in|this|"
+    r"after|before)\b)))(?![\w-])"
+)
+_TO_NOW = re.compile(
+    r",?\s+(?:(?P<until>(?:up |right )?(?:until|till|through|thru)|up to|hasta|ate)|(?P<and>and|y|e)|to|a|al|ao|para|"
+    rf"pra)\s+(?P<now>{_NOW_SAID})"
+)
+# The word that opens the range: "from", "desde", "between", "das", "a partir de"; or "de" said before a time ("de
+# ontem", "de las 18", not "la temperatura de la bomba").
+_TIME_AFTER = rf"\s+(?:(?:las|la|as|a|the|el|o)\s+)?(?:\d|(?:{_DAY_WORD}|{_NIGHT_DAY}|yesterday'?s?|today'?s?)\b)"
+_FROM_WORD = re.compile(r"\b(?:from|since|desde|das|a partir d[eoa]s?|(between|entre))\b")
+_FROM_DE = re.compile(rf"\b(?:de|del|da|do)(?={_TIME_AFTER})")
+# Where a clause ends: ".", "?", "!", ";" or ":" before a space (not "18:00").
+_CLAUSE_END = re.compile(r"[.?!;:¿¡](?=\s|$)|[¿¡]")
+# An instant said as the start or end of a shift, a day or another span ("at the start of yesterday's A shift", "al
+# inicio del turno B de ayer", "no começo do turno A de ontem", "at the end of yesterday's A shift", "al final del día
+# de ayer", "no fim do turno C de anteontem", "al terminar el turno"): the instant it begins or ends (an end still to
+# come asks back). Only before a word for a shift or a span of time: "al final de la línea" is a place.
+_EDGE = re.compile(
+    r"\b(?:(?P<start>(?:at|by|around) (?:the )?(?:very )?(?:start|beginning|onset) of"
+    r"|al (?:mero |mismo )?(?:inicio|comienzo|principio|arranque) (?:del?|de la)"
+    r"|(?:no|ao|bem no) (?:inicio|comeco|principio) (?:d[oae])"
+    r"|al (?:empezar|comenzar|iniciar|arrancar)|ao (?:comecar|iniciar))"
+    r"|(?P<end>(?:at|by|around) (?:the )?(?:very )?(?:end|close|finish) of"
+    r"|al (?:mero |mismo )?(?:final|fin|cierre|termino) (?:del?|de la)"
+    r"|(?:no|ao|bem no) (?:fim|final|termino|encerramento|fechamento) (?:d[oae])"
+    r"|al (?:terminar|acabar|finalizar|cerrar)|ao (?:terminar|acabar|finalizar|fechar|encerrar)))\s+"
+)
+# What an edge is of: a shift ("yesterday's shift A", "el turno B de ayer", "the night shift") ...
+_EDGE_OF_SHIFT = re.compile(r"(?:[\w'-]+\s+){0,3}?(?:turno|shift)\b")
+# ... or a span of time ("el día de ayer", "the day yesterday", "yesterday", "last night", "la semana pasada").
+_EDGE_OF_SPAN = re.compile(
+    r"(?:(?:the|el|la|o|a|este|esta|this|ese|esa|esse|essa|yesterday'?s|today'?s|last|previous|pasado|passado)\s+)"
+    r"{0,2}(?:day|dia|night|noche|noite|week|semana|month|mes|year|ano|morning|manana|manha|afternoon|tarde|evening|"
+    r"madrugada|weekend|fin de semana|fim de semana|finde|quarter|trimestre)\b"
+    rf"|(?:{_NIGHT_DAY}|{_DAY_WORD}|yesterday'?s?|today'?s?|tonight|antenoche|" + "|".join(_WEEKDAYS.values()) + r")\b"
 )
 # Four-digit times ("0600", "1400") after "at", "a las", "between", "from" and their kin, or on either side of a
 # dash between two of them; a year ("en 2019") has none of these before it.
@@ -798,7 +855,9 @@ _PART_AFTER_CLOCK = re.compile(
 # A night shift "that ended yesterday" is the one that began the day before.
 # The first or second half of a shift: "the back half of B shift", "la segunda mitad del turno", "a primeira metade".
 _HALF = re.compile(r"\b(?:(first|front|primera|primeira)|second|back|segunda|ultima)\s+(?:half|mitad|metade)\b")
+# (after an article or "al/ao/no" it is the noun: "al término del turno C de ayer" is the end of the 5th's C)
 _ENDED = re.compile(
+    r"(?<!\bal )(?<!\bel )(?<!\bao )(?<!\bno )(?<!\bo )(?<!\bdo )(?<!\bdel )(?<!\bthe )"
     r"\b(?:termino|acabo|finalizo|ended|finished|finish|finishes|ends|terminou|acabou|termina|acaba|finaliza)\b"
 )
 # A shift said by its start ("the night shift that started at 10 pm the day before yesterday", "el que entró antes de
@@ -865,6 +924,13 @@ def find_window(
     folded = _folded(text)
     if _impossible_clock(folded):  # "a las 25", "às trinta e sete horas": asked back, never read as another time
         return Clarification(reason="unknown_time", candidates=[])
+    return _read(folded, site, shifts, lang)
+
+
+def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | Clarification | None:
+    """The window the folded text names (`find_window`)."""
+    if (until_now := _to_now(folded, site, shifts, lang)) is not None:
+        return until_now
     span = _span(folded, site)
     if span is not None:
         return span
@@ -880,9 +946,13 @@ def find_window(
     return None
 
 
-def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | Clarification | None:
-    """The instant `text` names with one clock time ("a las 10", "yesterday at 3pm"), in UTC; None when it names
-    none; a Clarification when it is still to come or cannot be."""
+def find_instant(
+    text: str, lang: str, *, tz: str, now: datetime, shifts: list[ShiftConfig] | None = None
+) -> datetime | Clarification | None:
+    """The instant `text` names with one clock time ("a las 10", "yesterday at 3pm"), or as the start or end of a
+    shift, a day or another window it names ("at the start of yesterday's A shift", "al final del día de ayer": a
+    shift's only with `shifts`), in UTC; None when it names none; a Clarification when it is still to come or cannot
+    be."""
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
     folded = _folded(text)
     if _impossible_clock(folded):
@@ -891,6 +961,11 @@ def find_instant(text: str, lang: str, *, tz: str, now: datetime) -> datetime | 
     if isinstance(day, Clarification):
         return day
     instant = _clock_time(folded, site, day)
+    if instant is None and _to_now_said(folded) is None:
+        edge = _edge(folded, site, day, shifts or [], lang)
+        if isinstance(edge, Clarification):
+            return edge
+        instant = edge
     if instant is not None and instant > site.now:
         return Clarification(reason="future_window", candidates=[])
     return None if instant is None else instant.astimezone(UTC)
@@ -956,9 +1031,16 @@ _LETTERS = re.compile(r"(?<![\w'-])[a-z]{2,10}(?![\w-])")
 _YTD = re.compile(r"\bytd\b(?=,?\s+(?:at\s+|@\s*)?\d)|(?<=\d\s)ytd\b|(?<=\d[ap]m\s)ytd\b")
 
 
+# The night before last as people spell it: "anteanoche", "ante anoche", "ante-anoche", "antes de anoche" are
+# "antenoche", and every rule reads that one.
+_ANTENOCHE = re.compile(r"\b(?:ante-?anoche|ante anoche|antes de anoche)\b")
+
+
 def _day_words(folded: str) -> str:
-    """`folded` with chat's short forms written out and a day word's one-letter slip read as the word."""
+    """`folded` with chat's short forms written out, the night before last's spellings as "antenoche" and a day word's
+    one-letter slip read as the word."""
     folded = _YTD.sub("yesterday", _FIFTEEN_DAYS.sub(r"\1 2 semanas", _CARIBBEAN_THE.sub("the ", folded)))
+    folded = _ANTENOCHE.sub("antenoche", folded)
     return _LETTERS.sub(lambda m: _SHORT_WORDS.get(m.group(0)) or _slip_of(m.group(0)) or m.group(0), folded)
 
 
@@ -1567,7 +1649,10 @@ def _clock(hour: str, minute: str | None, meridiem: str | None) -> time | None:
 
 def _said_clock(hour: str, minute: str | None, meridiem: str | None, rest: str) -> time | None:
     """The clock time read with `_clock`; a bare hour before noon is after it when `rest` (the question without the
-    time) names the afternoon or the evening."""
+    time) names the afternoon or the evening, and a bare 12 is midnight when it names the small hours ("de madrugada,
+    de 12 a 6": from 00:00; "12:00", as noon and "mediodía" are written, stays noon)."""
+    if hour == "12" and minute is None and meridiem in (None, "h", "hs", "hrs") and _PART["small_hours"].search(rest):
+        return time(0, 0)
     clock = _clock(hour, minute, meridiem)
     # 00:45 is "quarter to one": in the afternoon, 12:45 (midnight itself, 0:00, stays)
     if clock is not None and meridiem is None and clock.hour < 12 and clock != time(0, 0) and _AFTERNOON.search(rest):
@@ -1686,6 +1771,59 @@ def _since_clock(folded: str, site: _Site, day: date | None, match: re.Match[str
     return _window(site.at(on, clock), site.now)
 
 
+def _to_now_said(folded: str) -> tuple[re.Match[str], str] | None:
+    """Where `folded` says its window runs until now (`_TO_NOW`), and its clause up to there with the word that opens
+    the range read as "desde" (the last "from/desde/entre/das" said, else the first "de" before a time: "de las 18 de
+    ayer"); None when it says none."""
+    for match in _TO_NOW.finditer(folded):
+        if not match.group("until") and re.match(r"(?:(?:el|o) dia de )?(?:hoy|hoje|today)\b", match.group("now")):
+            continue  # "la noche de ayer a hoy" is a night
+        start = max((m.end() for m in _CLAUSE_END.finditer(folded, 0, match.start())), default=0)
+        clause = folded[start : match.start()]
+        said = [m for m in _FROM_WORD.finditer(clause) if m.group(1) or not match.group("and")]
+        opening = said[-1] if said else None if match.group("and") else _FROM_DE.search(clause)
+        if opening is not None:
+            return match, f"{clause[: opening.start()]}desde{clause[opening.end() :]}"
+    return None
+
+
+def _to_now(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | Clarification | None:
+    """ "de ontem às 18h até agora", "desde ayer hasta ahora": from the start of what the clause names (`_read`) to
+    now, with what its sentence says after; None when it says no "until now", or the clause names no time."""
+    if (said := _to_now_said(folded)) is None:
+        return None
+    match, clause = said
+    after = folded[match.end() :]
+    end = _CLAUSE_END.search(after)
+    found = _read(f"{clause} {after if end is None else after[: end.end()]}", site, shifts, lang)
+    return _window(found.start, site.now) if isinstance(found, Window) else found
+
+
+def _edge(
+    folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig], lang: str
+) -> datetime | Clarification | None:
+    """The start or end (`_EDGE`) of the shift or span of time said after it: "at the start of yesterday's A shift"
+    06:00 on the 5th, "al final del día de ayer" 00:00 on the 6th; an end not yet come asks back. None when no edge
+    is said, or said of no shift (or none in `shifts`) nor span that the question names."""
+    for match in _EDGE.finditer(folded):
+        rest = _without(folded, match)  # "al término del turno": the noun, not "terminó"
+        of = folded[match.end() :]
+        if _EDGE_OF_SHIFT.match(of):
+            found = _shift(rest, site, day, shifts)
+        elif _EDGE_OF_SPAN.match(of):
+            found = _read(rest, site, shifts, lang)
+        else:
+            continue
+        if not isinstance(found, Window):
+            return found
+        if match.group("start"):
+            return found.start
+        if found.end >= site.now:  # clipped to now: it has not ended yet
+            return Clarification(reason="future_window", candidates=[])
+        return found.end
+    return None
+
+
 def _bounded(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
     """ "before noon", "antes das 10h", "after 3pm": from the start of the day (or of the part of it named: "de manhã
     antes do meio-dia" from 06:00) to that time, or from it to the end; with no day named, the latest begun."""
@@ -1714,6 +1852,8 @@ def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
     """The instant "a las 10", "at 10am", "às 10h" names: on the day named (in the night named: `_on_night`), else the
     latest 10:00 that has come. A clock time ending a range, "since", "before" or "after" is no instant."""
     if any(pattern.search(folded) for pattern in (_HOUR_RANGE, _DATED_RANGE, _SINCE, _SINCE_CLAUSE, _BEFORE, _AFTER)):
+        return None
+    if _to_now_said(folded) is not None:  # "de ontem às 18h até agora": a window, no instant
         return None
     if _dated_range(folded, site, day, []) is not None:
         return None
