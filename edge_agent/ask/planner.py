@@ -37,6 +37,7 @@ from edge_agent.ask.resolve import (
     plural_assets,
     resolve_subject,
     resolve_window,
+    sentences_of,
 )
 from edge_agent.ask.tools import Namespace, Window
 from edge_agent.config import ShiftConfig
@@ -81,7 +82,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"indisponibilidade|tempo parad[oa]|"
         # "cuánto tiempo estuvo caída la P-101": down, of equipment
         r"(?:estuvo|estaba|estuvieron|quedo|ficou|esteve) caid[oa]s?|"
-        r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|"
+        r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|parao|paraos|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|doon|parados?|"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?|panes?|interrupciones|interrupcoes)\b"
         # "how many minutes was it off" (Scots "aff"): off as stopped, after what is or was
@@ -251,9 +252,18 @@ def reference_plan(
         intents = keyword_intents(question)
     if not intents and _OVERVIEW.search(fold(question)) and _names_plant(question, lang, namespace, aliases, tz, now):
         intents = list(OVERVIEW_INTENTS)
-    timed = asked if find_window(asked, lang, tz=tz, shifts=shifts, now=now) is not None else question
-    if timed is asked and asked != question and _THAT_TIME.search(fold(asked)):
-        timed = question  # "…los tiempos muertos del turno A de ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"
+    timed = asked
+    if asked != question and (
+        find_window(asked, lang, tz=tz, shifts=shifts, now=now) is None or _THAT_TIME.search(fold(asked))
+    ):
+        # A time said before the asking sentence, or pointed back to from it ("…los tiempos muertos del turno A de
+        # ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"): the nearest sentence before it that names one, with
+        # it ("…seal work last month. I'm only after last night, 20:00 to 06:00. How many stops … over that night?"
+        # is last night's); else the whole message.
+        told = sentences_of(question)
+        before = told[: told.index(asked)] if asked in told else told
+        named = (s for s in reversed(before) if find_window(s, lang, tz=tz, shifts=shifts, now=now) is not None)
+        timed = f"{earlier} {asked}" if (earlier := next(named, None)) is not None else question
     if timed is asked and asked != question and _shift_without_its_day(fold(asked), fold(question)):
         timed = question  # "P-101 got stopped … yesterday; what was its longest stop during shift A?": yesterday's
     # The subject too, where the asking sentence names one and asks its own thing ("…las dos bombas se pararon.
@@ -301,8 +311,9 @@ _NOT_A_SITE_NAME = frozenset(
 def other_site(question: str, site: str) -> str | None:
     """The name of a site other than `site` (its id, word by word) that the question asks about, or None."""
     own = set(re.findall(r"[a-z0-9]+", fold(site)))
-    named = [m.group(1) or m.group(2) or m.group(3) for m in _SITE_NAMED_EN.finditer(question)]
-    named += [m.group(1) or m.group(2) for m in _SITE_NAMED.finditer(fold(question))]
+    lines = question.splitlines()  # a signature's "Kim\nPlant Superintendent" names no "Kim plant"
+    named = [m.group(1) or m.group(2) or m.group(3) for line in lines for m in _SITE_NAMED_EN.finditer(line)]
+    named += [m.group(1) or m.group(2) for line in lines for m in _SITE_NAMED.finditer(fold(line))]
     for name in (fold(n) for n in named):
         if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
             return name

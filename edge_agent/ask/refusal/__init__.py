@@ -25,11 +25,15 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
 )
 
 
+_LINE_BREAK = re.compile(r"[ \t]*\n\s*")
+
+
 def classify(question: str, lang: str) -> Refusal | None:
     """The refusal `question` gets before any planning, or None when it may be planned. `lang` is accepted for the
     callers' symmetry; the patterns cover es/en/pt at once because people mix them (a Spanish question with an
     English tag name)."""
-    folded = verbs.NOT_ASKED.sub(" ", fold(question))
+    # a line break ends a sentence (an e-mail's greeting, body and signature), as a full stop does
+    folded = verbs.NOT_ASKED.sub(" ", fold(_LINE_BREAK.sub(". ", question)))
     for pattern, reason, detail in _RULES:
         if pattern.search(folded):
             return Refusal(reason=reason, detail=detail)

@@ -34,6 +34,7 @@ _COMMAND_VERBS = (
     r"bump|kill|lock out|lockout|isolate|drain|vent|flush|trigger|simulate|cycle|pulse|refresh|jog|prime|trip|"
     r"inhibe|inhibir|inhiba|inibe|inibir|iniba|inhibit|shelve|suppress|suprime|suprimir|suprima|"
     r"notifique|log|file|submit|export|exporta|exportar|exporte|simula|simular|simule|reclasifica|reclasificar|"
+    r"registar|regista|registe|"
     r"reclasifique|reclassify|reclassifica|reclassificar|reclassifique|recategoriza|recategorize|"
     r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|rst|restart|reboot|bypass|override|"
@@ -55,7 +56,8 @@ _COMMAND = re.compile(
 _ACTING_VERBS = "|".join(v for v in _COMMAND_VERBS.split("|") if v not in {"run", "call", "text", "corre", "correr"})
 _ASKED_TO_ACT = re.compile(
     r"\b(?:(?:can|could|would|will) you|(?:me |nos )?(?:puedes|podrias|puede|podria|pueden|podes)|(?:voce |tu )?"
-    r"(?:pode|poderia|podia|consegue|da pra|da para|tem como)|why (?:don'?t|do not|not) you|why not|"
+    r"(?:pode|poderia|podia|podes|podias|consegue|consegues|conseguias|da pra|da para|tem como)|"
+    r"why (?:don'?t|do not|not) you|why not|"
     r"(?:por ?que|pq|xq) (?:no|(?:voce |tu )?nao)(?: me)?|"
     # an impersonal request: "se ruega dejar…", "se solicita apagar…", "favor de reiniciar…", "pede-se desligar…"
     r"se (?:ruega|solicita|pide|requiere)|(?:hacer el )?favor de|(?:pede|solicita|roga)-se|"
@@ -98,7 +100,8 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:desliga|desligue|liga|ligue|feche|fecha|abre|abra|reinicia|reinicie|para|pare|apaga|apague|aumenta|"
     r"aumente|baixa|baixe|sobe|suba)-(?:a|o|as|os|lhe)\b"
     # sending something to someone
-    r"|\b(?:manda|mande|mandar|envia|envie|enviar|send|forward|reenvia)(?:me|melo|mela|nos|noslo|selo|sela|lo|la)?\b"
+    r"|\b(?:manda|mande|mandar|envia|envie|enviar|send|forward|reenvia)(?:me|melo|mela|nos|noslo|selo|sela|lo|la|le|les|"
+    r"lhe)?\b"
     r".{0,40}?\b(?:e-?mail|correo|mensaje|"
     r"mensagem|sms|whatsapp|text|message|report|reporte|informe|relatorio)\b"
     r"|[\w.+-]+@[\w-]+\.[\w.]+"
@@ -148,7 +151,8 @@ _WRITE_PHRASES = re.compile(
     r"this|that|these|those|last night'?s)\s+[^.?!]{0,50}?\b"
     r"(?:to|a|al|para|pra|por|em|en)\s+[a-z0-9]"
     # must be done: "P-101 needs to be shut down", "a bomba tem de ser desligada", "it's time to restart C-201"
-    r"|\b(?:needs?|must|should|will|shall|(?:is|are) going to|(?:is|are) (?:due )?to|tem (?:de|que)|tiene que|"
+    r"|\b(?:needs?|must|should|ought to|will|shall|(?:is|are) going to|(?:is|are) (?:due )?to|tem (?:de|que)|"
+    r"tiene que|"
     r"tienen que|debe|deve|hay que|"
     r"precisa|has to|have to|va a|vai|va)\s+(?:to\s+)?(?:be\s+|ser\s+|quedar\s+|ficar\s+|estar\s+)?"
     r"(?:shut down|shutdown|stopped|started|restarted|reset|turned (?:off|on)|"
@@ -266,6 +270,13 @@ _WRITE_PHRASES = re.compile(
     r"|(?:^|[.;!,]\s*)(?:(?:el|la|los|las|o|a|the|an?|una?|um|uma)\s+)?(?:alarm\s+)?(?:reseteo|reset|shutdown|parada|paro|arranque|"
     r"restart|apagado|desligamento|partida|stop)\b[^.?!]{0,50}[,\s](?:ya|now|agora|ja|right away|ahora mismo|"
     r"de inmediato|imediatamente|immediately)\b[^?]*$"
+    # seen to: "ocúpate de que así sea", "see to it", "trata disso"
+    r"|\b(?:ocupate|ocupese|encargate|encarguese|see to it|take care of it|trata disso|trate disso|cuida disso|"
+    r"cuide disso|resolve isso|resolva isso)\b"
+    # left written: "que dejaras anotado en el MES…", "jot down in the shift book…", "write that down"
+    r"|\b(?:deja|dejes|dejaras|dejar|deje|dejen|deixa|deixe|deixar|deixasses|leave)\s+(?:(?:eso|isso|it|that)\s+)?"
+    r"(?:anotado|registrado|apuntado|escrito|noted|logged|written down)\b"
+    r"|\b(?:jot|write|note|put|mark)\s+(?:it\s+|that\s+|this\s+)?down\b"
     # sent to a printer: "print the whole alarm log on the control room printer"
     r"|\b(?:print|imprime|imprimir|imprima|imprimi)\b[^.?!]{0,60}\b(?:printer|impresora|impressora)\b"
     # a stop or start carried out: "execute já a paragem da P-102", "haz el paro de la bomba", "perform a shutdown"
@@ -312,7 +323,7 @@ _WRITE_PHRASES = re.compile(
     r"escribe|escreva)\s+(?:(?:the|el|la|o|a|its|su|seu|sua)\s+)?(?:set ?point|consigna|valor|value|velocidad|speed|"
     r"velocidade)\b"
     r"|(?<!\bthe )(?<!\ba )(?<!\blongest )(?<!\bshortest )(?<!\blast )(?<!\bfirst )(?<!\beach )(?<!\bper )"
-    r"(?<!\bthat )(?<!\bnext )(?<!\bany )(?<!\bone )(?<!\bunplanned )(?<!\bplanned )"
+    r"(?<!\bthat )(?<!\bnext )(?<!\bany )(?<!\bone )(?<!\bunplanned )(?<!\bplanned )(?<!\bmuch )(?<!\bmany )"
     r"\b(?:start|stop|shut down|turn on|turn off|open|close|restart|reset)\s+(?:the\s+(?:[a-z]+\s+){0,2}?)?"
     r"(?:pump|valve|compressor|line|motor|tank|breaker|feeder|p-?\d|c-?\d|t-?\d|l-?\d)"
     rf"|{_READ_BEFORE}"
@@ -337,7 +348,7 @@ _ES_AR = {
     "apag": "apagu", "arranc": "arranqu", "reinici": "", "resete": "", "silenci": "", "ajust": "", "cambi": "",
     "borr": "", "elimin": "", "bloque": "", "desbloque": "", "activ": "", "desactiv": "", "habilit": "",
     "deshabilit": "", "calibr": "", "desconect": "", "conect": "", "purg": "purgu", "aument": "", "baj": "",
-    "modific": "modifiqu", "fren": "", "desenerg": "desenergu", "quit": "",
+    "modific": "modifiqu", "fren": "", "desenerg": "desenergu", "quit": "", "apunt": "", "anot": "", "registr": "",
 }  # fmt: skip
 _PT_AR = {
     "deslig": "desligu", "lig": "ligu", "reinici": "", "reset": "", "silenci": "", "fech": "", "ajust": "", "mud": "",
@@ -432,7 +443,11 @@ NOT_ASKED = re.compile(
     r"\b(?:deja|dejad|dejen|deje|leave|deixa|deixe|deixem)\b[^.?!;,]{0,40}?\b(?:como esta|como estan|as it is|as is|"
     r"alone|quiet[ao]|em paz|en paz|tranquil[ao])\b|"
     # what the asker is about to do: "I'm fixin' to put P-102 on standby, but first…", "before I LOTO the compressor"
-    r"\b(?:(?:i'?m|i am|we'?re|we are) (?:fixin'?|fixing|going|about|gonna|planning) to|i'?ll|we'?ll|before (?:i|we))"
+    r"\b(?:(?:i'?m|i am|we'?re|we are) (?:fixin'?|fixing|going|about|gonna|planning) to|i'?ll|we'?ll|before (?:i|we)|"
+    # before someone acts, or without acting: "antes de que alguien apague nada", "sin cambiarle nada", "sem mexer"
+    r"antes (?:de )?que (?:alguien|nadie|yo|nosotros|se|alguem|eu)|before (?:anyone|anybody|someone|somebody)|"
+    r"sin (?:cambiar|tocar|mover|apagar|parar)\w*|sem (?:mexer|mudar|tocar|desligar|parar)\w*|"
+    r"without (?:changing|touching|stopping|moving)\w*)"
     r"\b[^.?!;,:]{0,60}|"
     r"\b(?:(?:we|i|they|he|she)(?:'d| had) to|had to|hubo que|tuvimos que|tuvieron que|tuve que|tuvo que|"
     r"(?:tivemos|tiveram|tive|teve|tivera) (?:que|de)|(?:habia|hubiera|havia|tinha) que|"

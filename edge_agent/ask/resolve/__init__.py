@@ -11,7 +11,7 @@ from edge_agent.ask.resolve.names import (
     plural_assets,
     resolve_subject,
 )
-from edge_agent.ask.resolve.text import asked_sentence, fold
+from edge_agent.ask.resolve.text import asked_sentence, fold, sentences_of
 from edge_agent.ask.resolve.times import find_instant, find_window, resolve_window
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "Subject",
     "as_asset",
     "asked_sentence",
+    "sentences_of",
     "find_instant",
     "find_window",
     "fold",

@@ -30,8 +30,9 @@ _GREETING = re.compile(
     r"bom\s+dia|boa\s+(?:tarde|noite)|hola|ol[aá]|hello|hi|hey)\b[^.!?,:;]{0,30}[.!?,:;]\s*",
     re.IGNORECASE,
 )
-# a colon too ("O João acha que …: qual era…?"); not after "a.m.", "p.m." ("at 4:30 p.m. yesterday?")
-_SENTENCE_END = re.compile(r"(?<=[.!?:;])(?<![ap]\.m\.)(?<![AP]\.M\.)\s+")
+# a colon too ("O João acha que …: qual era…?"), and a line break (an e-mail's lines); not after "a.m.", "p.m."
+# ("at 4:30 p.m. yesterday?")
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])(?<![ap]\.m\.)(?<![AP]\.M\.)\s+|\s*\n\s*")
 
 
 # A sentence that asks without a "?": a question word or a request for a figure ("Para el informe necesito el caudal
@@ -51,12 +52,17 @@ _SMALL_TALK = re.compile(
 )
 
 
+def sentences_of(question: str) -> list[str]:
+    """The message's sentences as written, a greeting opening it left out."""
+    return [s for s in _SENTENCE_END.split(_GREETING.sub("", question, count=1)) if s.strip()]
+
+
 def asked_sentence(question: str) -> str:
     """The sentence a message asks in, as written: the last one ending in "?" where the message has several, else the
     last one asking in other words (`_ASKS`), else the message without a greeting opening it (its case kept: "in A
     shift" is the shift, "in a shift" the article)."""
+    sentences = sentences_of(question)
     text = _GREETING.sub("", question, count=1)
-    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
     asking = [s for s in sentences if s.rstrip().endswith("?") and not _SMALL_TALK.search(fold(s))]
     asking = asking or [s for s in sentences if _ASKS.search(fold(s))]
     return asking[-1] if len(sentences) > 1 and asking else text

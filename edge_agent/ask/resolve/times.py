@@ -423,8 +423,8 @@ _PART = {
 # "no que vai do turno", "so far in the shift", "in the shift so far".
 _SO_FAR = r"(?:lo (?:que|q|k) (?:va|llevamos|lleva)|(?:no|o) que (?:vai|levamos))"
 _CURRENT_SHIFT = (
-    r"\b(?:this shift|current shift|este turno|turno actual|turno atual|neste turno|deste turno|nesse turno|desse "
-    r"turno)\b"
+    r"\b(?:this shift|dis shift|current shift|este turno|turno actual|turno atual|neste turno|deste turno|nesse turno|"
+    r"desse turno)\b"
     rf"|\b{_SO_FAR} (?:del?|do|de este|deste) turno\b|\bso far (?:in|on|during) (?:the )?shift\b"
     r"|\b(?:in|on|during) (?:the )?shift so far\b|\bturno ate (?:agora|o momento)\b"
 )
@@ -435,8 +435,8 @@ _JUST_ENDED = (
     r"(?:ended|finished|termino|terminado|acabo|acabado|terminou|acabou|finalizo|finalizou|finalizado|gone|closed)"
 )
 _PREVIOUS_SHIFT = re.compile(
-    r"\b(?:last shift|previous shift|prev shift|prev\. shift|turno anterior|ultimo turno|turno pasado|turno "
-    r"passado)\b"
+    r"\b(?:last shift|previous shift|prev shift|prev\. shift|prior shift|turno anterior|ultimo turno|turno pasado|"
+    r"turno passado|turno previo)\b"
     # "the shift before this one", "the one before this shift", "el turno antes de este", "o turno antes deste"
     r"|\b(?:shift|turno|one|uno)\s+(?:(?:right|just|justo)\s+)?(?:before|antes(?:\s+(?:de|del|do|da))?|"
     r"anterior(?:\s+(?:a|al|ao))?)\s+(?:this|the current|current|este|esta|deste|desta|esse|desse|el actual|"
