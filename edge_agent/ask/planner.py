@@ -176,6 +176,45 @@ _DAY_SAID = re.compile(
     r"\b(?:yesterday|yday|today|ayer|hoy|ontem|hoje|anteayer|antier|anteontem|the day before yesterday|last night|"
     r"anoche|antenoche|tonight|esta noche|esta noite|\d{1,2} de [a-z]+|[a-z]+ \d{1,2}(?:st|nd|rd|th)?)\b"
 )
+
+
+def _when(question: str, asked: str, lang: str, *, tz: str, shifts: list[ShiftConfig], now: datetime) -> str:
+    """The words naming a question's time: the asking sentence's own; or a time said before it, or pointed back to
+    from it ("…los tiempos muertos del turno A de ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"), the nearest
+    sentence before it naming one, with it ("…seal work last month. I'm only after last night, 20:00 to 06:00. How
+    many stops … over that night?" is last night's); else the whole message. A time only compared with ("comparado
+    con el turno A", "para ver si vamos mejor que ayer") is not the question's."""
+    question, asked = _COMPARED.sub(" ", question), _COMPARED.sub(" ", asked)
+    if asked == question:
+        return question
+    own = find_window(asked, lang, tz=tz, shifts=shifts, now=now) is not None
+    if own and not _THAT_TIME.search(fold(asked)):
+        # "P-101 got stopped … yesterday; what was its longest stop during shift A?": yesterday's
+        return question if _shift_without_its_day(fold(asked), fold(question)) else asked
+    told = sentences_of(question)
+    before = told[: told.index(asked)] if asked in told else told
+    named = (s for s in reversed(before) if find_window(s, lang, tz=tz, shifts=shifts, now=now) is not None)
+    if (earlier := next(named, None)) is not None:
+        return f"{earlier} {asked}"
+    return asked if own else question
+
+
+# A time only compared with: "comparado con el turno A", "compared to the A shift", "para ver si vamos mejor que
+# ayer", "que eu comparo com a semana passada", "más que de costumbre".
+_COMPARED = re.compile(
+    r"\b(?:para ver si|to see if|pra ver se|para ver se|que (?:eu )?comparo|to compare|para comparar|pra comparar)"
+    r"\b[^.?!]*"
+    r"|\b(?:compared (?:to|with)|comparado (?:con|com)|comparada (?:con|com)|en comparacion con|em comparacao com|"
+    r"frente a|versus|vs\.?)\s+[^,.?!]{0,40}"
+    r"|\b(?:que|than|do que|de lo que)\s+(?:de costumbre|usual|normal|siempre|sempre|normalmente|ayer|yesterday|"
+    r"ontem|la semana pasada|last week|a semana passada|semana passada)\b",
+    re.IGNORECASE,
+)
+# The shift under way said: "este turno", "this shift", "en lo que va", "so far" (no day to take from elsewhere).
+_THIS_SHIFT_SAID = re.compile(
+    r"\b(?:this|dis|current|este|esta|neste|nesse|deste|desse)\s+(?:shift|turno)\b|\bturno (?:actual|atual)\b|"
+    r"\bso far\b|\blo que va\b|\bo que vai\b"
+)
 # A time of day: a shift, a clock or a range of hours ("during shift A", "between 10:00 and 12:00", "de 6 a 12").
 _TIME_OF_DAY_SAID = re.compile(
     r"\b(?:shift|turno)\b|\b\d{1,2}[:h]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|"
@@ -186,7 +225,12 @@ _TIME_OF_DAY_SAID = re.compile(
 def _shift_without_its_day(asked: str, question: str) -> bool:
     """The asking sentence names a shift or hours but no day, and the rest of the message names a day ("P-101 was
     running hot yesterday. What was its peak between 10:00 and 12:00?")."""
-    return bool(_TIME_OF_DAY_SAID.search(asked)) and not _DAY_SAID.search(asked) and bool(_DAY_SAID.search(question))
+    return (
+        bool(_TIME_OF_DAY_SAID.search(asked))
+        and not _DAY_SAID.search(asked)
+        and not _THIS_SHIFT_SAID.search(asked)
+        and bool(_DAY_SAID.search(question))
+    )
 
 
 # An alarm's trip: "alarms tripped", "alarmas que se dispararon", "alarmes que dispararam" go off, no stop.
@@ -212,8 +256,9 @@ class Reading:
     time: str
 
 
-def keyword_intents(question: str) -> list[str]:
-    """The intents the question's keywords name (module docstring), in `INTENTS` order."""
+def keyword_intents(question: str, *, failing: bool = True) -> list[str]:
+    """The intents the question's keywords name (module docstring), in `INTENTS` order; with `failing`, an asset said
+    to fail is its stops when nothing else is named."""
     folded = fold(question)
     intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
     if "alarm_performance" in intents and "alarms" in intents:
@@ -223,7 +268,7 @@ def keyword_intents(question: str) -> list[str]:
         intents = [name for name, pattern in _INTENTS.items() if pattern.search(unpurposed)]
     if "alarms" in intents and "stops" in intents and not _INTENTS["stops"].search(_ALARM_TRIP.sub(" ", folded)):
         intents.remove("stops")  # "how many alarms tripped on each pump": the alarms went off, not the pumps
-    if not intents and (_FAILED.search(folded) or _OUT.search(folded)):  # "did P-101 fail", "how long was it out"
+    if failing and not intents and (_FAILED.search(folded) or _OUT.search(folded)):  # "did P-101 fail", "was it out"
         intents = ["stops"]  # (a check fails too: not when checks are asked about)
     return intents
 
@@ -247,25 +292,13 @@ def reference_plan(
     # What is asked and when come from the sentence that asks, where a message has others beside it ("Luis dice que
     # estaba a 80% toda la tarde. ¿Cuál fue el mínimo ayer?"); the subject from the whole message.
     asked = asked_sentence(question)
-    intents = keyword_intents(asked)
+    intents = keyword_intents(asked, failing=False)
     if not intents and not _names_a_quantity(asked, namespace, aliases):  # "¿y ayer?": what the message asked before
-        intents = keyword_intents(question)
+        # ("Siento que fallaron más controles que de costumbre. ¿Cuántos fallaron ayer?": the checks)
+        intents = keyword_intents(question, failing=False) or keyword_intents(question)
     if not intents and _OVERVIEW.search(fold(question)) and _names_plant(question, lang, namespace, aliases, tz, now):
         intents = list(OVERVIEW_INTENTS)
-    timed = asked
-    if asked != question and (
-        find_window(asked, lang, tz=tz, shifts=shifts, now=now) is None or _THAT_TIME.search(fold(asked))
-    ):
-        # A time said before the asking sentence, or pointed back to from it ("…los tiempos muertos del turno A de
-        # ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"): the nearest sentence before it that names one, with
-        # it ("…seal work last month. I'm only after last night, 20:00 to 06:00. How many stops … over that night?"
-        # is last night's); else the whole message.
-        told = sentences_of(question)
-        before = told[: told.index(asked)] if asked in told else told
-        named = (s for s in reversed(before) if find_window(s, lang, tz=tz, shifts=shifts, now=now) is not None)
-        timed = f"{earlier} {asked}" if (earlier := next(named, None)) is not None else question
-    if timed is asked and asked != question and _shift_without_its_day(fold(asked), fold(question)):
-        timed = question  # "P-101 got stopped … yesterday; what was its longest stop during shift A?": yesterday's
+    timed = _when(question, asked, lang, tz=tz, shifts=shifts, now=now)
     # The subject too, where the asking sentence names one and asks its own thing ("…las dos bombas se pararon.
     # ¿Cuántas alarmas había activas en toda la planta?"); else the message's ("¿y ayer?" after a question about
     # P-101; "La P-101 hizo ruido. ¿Cuál fue la vibración máxima?"; "How far with P-101? I want the highest…").
@@ -500,8 +533,10 @@ def _tag_call(
     tag = subject.tag
     if tag is None and len(subject.tag_candidates) == 1 and subject.asset is None:
         tag = subject.tag_candidates[0]
+    own = [t for t in namespace.tags if subject.asset is None or t.asset == subject.asset]
+    if tag is None and not subject.tag_candidates and subject.asset is not None and len(own) == 1:
+        tag = own[0].tag  # "the lowest T-301 got": the tank's one tag
     if tag is None:
-        own = [t for t in namespace.tags if subject.asset is None or t.asset == subject.asset]
         if subject.tag_candidates:
             named = {t.tag for t in own if t.quantity == subject.quantity}
             reason = "which_tag" if named & set(subject.tag_candidates) else "unknown_tag"

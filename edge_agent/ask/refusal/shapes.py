@@ -93,7 +93,7 @@ _READS = frozenset(
     revise chequea checa consulta consulte busca procura puxa puxe fijate fijese mira mire ve ver olha olhe veja
     manda passa traz da me-diz da-me traz-me passa-me mostra-me diz-me manda-me
     conta cuenta suma incluye inclui cuentame contame sumame
-    note nota but mas pero porem however aunque embora though although leave if when as
+    note nota but mas pero porem however aunque embora though although leave if when as use usa usar utiliza utilize
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".
@@ -113,6 +113,8 @@ _GIVEN_NAMES = frozenset(
     "camila daniela gabriela manuela marcela micaela graciela angela adela estela carmela rafaela isabela mariela "
     "fabiola pamela marcelo consuelo".split()
 )
+# ... and adjectives that do: "é tranquila", "está tranquilo" (a state, not "tranquilízala").
+_NOT_VERBS = _GIVEN_NAMES | frozenset("tranquila tranquilo tranquilas tranquilos".split())
 
 
 def acts_on_equipment(folded: str) -> bool:
@@ -127,8 +129,8 @@ def acts_on_equipment(folded: str) -> bool:
                 and not _DONE_ALREADY.match(clause.strip())
             ):
                 return True
-        if (match := _VERB_WITH_OBJECT.match(clause.strip())) is not None and match.group(1) not in _GIVEN_NAMES:
-            verb = match.group(1)
+        if (hung := _VERB_WITH_OBJECT.match(clause.strip())) is not None and hung.group(1) not in _NOT_VERBS:
+            verb = hung.group(1)
             stem = re.sub(r"(?:la|lo|las|los)$", "", verb)  # "contalos todos": count them, a read
             if verb not in _READS and stem not in _READS and not _GERUND_WITH_OBJECT.search(verb):
                 return True

@@ -270,6 +270,8 @@ _WRITE_PHRASES = re.compile(
     r"|(?:^|[.;!,]\s*)(?:(?:el|la|los|las|o|a|the|an?|una?|um|uma)\s+)?(?:alarm\s+)?(?:reseteo|reset|shutdown|parada|paro|arranque|"
     r"restart|apagado|desligamento|partida|stop)\b[^.?!]{0,50}[,\s](?:ya|now|agora|ja|right away|ahora mismo|"
     r"de inmediato|imediatamente|immediately)\b[^?]*$"
+    # zeroed: "zero it out in the MES", "zero out the counter"
+    r"|\bzero\s+(?:(?:it|them|that|this|the\s+[a-z]+)\s+)?out\b"
     # seen to: "ocúpate de que así sea", "see to it", "trata disso"
     r"|\b(?:ocupate|ocupese|encargate|encarguese|see to it|take care of it|trata disso|trate disso|cuida disso|"
     r"cuide disso|resolve isso|resolva isso)\b"

@@ -180,7 +180,12 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "how much water",
         "quanta agua",
     ),
-    "temperature": ("temp", "tt", "tit", *(_HOT := ("hottest", "coldest", "warmest", "caliente", "quente", "hot"))),
+    "temperature": (
+        "temp",
+        "tt",
+        "tit",
+        *(_HOT := ("hottest", "coldest", "warmest", "caliente", "quente", "hot", "hotter", "warmer", "colder")),
+    ),
     "bearing_temperature": (
         *_HOT,  # "the hottest that P-101 bearing got": how hot is a temperature
         "tt",

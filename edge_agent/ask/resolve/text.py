@@ -19,7 +19,8 @@ def fold(text: str) -> str:
     """`text` in lower case without accents (NFKD, combining marks removed) and with single spaces. Remembered: a
     question folds its site's names and aliases over and over (216,000 folds for the bench's 3,530 questions)."""
     decomposed = unicodedata.normalize("NFKD", text.translate(_DROPPED).casefold())
-    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    # combining marks, and format characters (zero-width spaces and joiners: "re\u200bset" is "reset")
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
     return _SPACE.sub(" ", bare).strip()
 
 
@@ -41,7 +42,8 @@ _ASKS = re.compile(
     r"\b(?:cual|cuales|cuanto|cuanta|cuantos|cuantas|qual|quais|quanto|quanta|quantos|quantas|what|which|how many|"
     r"how much|how long|necesito|necesitamos|preciso|precisamos|quiero saber|quero saber|wants? to know|"
     r"want to know|need to know|i need|we need|quiere saber|quer saber|tell me|dime|digame|me diz|me dice|queria|"
-    r"quisiera|gostaria|i'?d like|i would like|could you|can you|podria|poderia|podrias)\b"
+    r"quisiera|gostaria|i'?d like|i would like|could you|can you|podria|poderia|podrias|give me|give us|gimme|dame|"
+    r"danos|deme|me da|me passa|me das)\b"
 )
 
 # A question that is small talk ("Hola, Cata, ¿cómo estái?", "How are you?", "Tudo bem?"): it asks nothing of the data.
@@ -50,6 +52,9 @@ _SMALL_TALK = re.compile(
     r"how are (?:you|things)|how'?s it going|how (?:have you been|you doing)|tudo (?:bem|bom|certo)|"
     r"todo bien|all good)\W*(?:\w+\W*){0,2}$"
 )
+
+
+_REQUEST_WORDS = 4
 
 
 def sentences_of(question: str) -> list[str]:
@@ -64,5 +69,9 @@ def asked_sentence(question: str) -> str:
     sentences = sentences_of(question)
     text = _GREETING.sub("", question, count=1)
     asking = [s for s in sentences if s.rstrip().endswith("?") and not _SMALL_TALK.search(fold(s))]
-    asking = asking or [s for s in sentences if _ASKS.search(fold(s))]
+    # a request after the last question is what is asked ("Tá pior que semana passada? Só me diz quantas paradas…"),
+    # when it says more than four words ("Give me the date." only asks for the question's answer)
+    after = sentences[sentences.index(asking[-1]) + 1 :] if asking else sentences
+    requests = [s for s in after if _ASKS.search(fold(s)) and (not asking or len(s.split()) > _REQUEST_WORDS)]
+    asking += requests
     return asking[-1] if len(sentences) > 1 and asking else text

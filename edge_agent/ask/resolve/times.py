@@ -858,7 +858,8 @@ _HALF = re.compile(r"\b(?:(first|front|primera|primeira)|second|back|segunda|ult
 # (after an article or "al/ao/no" it is the noun: "al término del turno C de ayer" is the end of the 5th's C)
 _ENDED = re.compile(
     r"(?<!\bal )(?<!\bel )(?<!\bao )(?<!\bno )(?<!\bo )(?<!\bdo )(?<!\bdel )(?<!\bthe )"
-    r"\b(?:termino|acabo|finalizo|ended|finished|finish|finishes|ends|terminou|acabou|termina|acaba|finaliza)\b"
+    r"\b(?:termino|acabo|finalizo|ended|finished|finish|finishes|ends|terminou|acabou|termina|acaba|finaliza|"
+    r"salio|saiu|knocked off|clocked off|clocked out|got off)\b"
 )
 # A shift said by its start ("the night shift that started at 10 pm the day before yesterday", "el que entró antes de
 # ayer"): the day said after that verb is the day it starts, whatever day its end is said with.
