@@ -66,8 +66,9 @@ _ASKED_TO_ACT = re.compile(
     # Chilean "¿te tinca…?" (do you fancy…?)
     r"(?:te|le|les) tinca|"
     # a request passed on: "pediu para eu pedir a você, por favor, para ligar…", "to ask you to restart…"
-    r"(?:pedir|pedirte|pedirle|ask)\s+(?:a\s+)?(?:voce|vc|ti|you|usted)?[\s,]*(?:por favor[\s,]*|please[\s,]*)?"
-    r"(?:para|pra|que|to))"
+    r"(?:pedir|pedirte|pedirle|ask)\s+(?:a\s+)?(?:voce|vc|ti|you|usted)?[\s,]*"
+    r"(?:(?:if it'?s (?:okay|ok|alright|not too much trouble)|if possible|si es posible|si se puede|se possivel|"
+    r"se for possivel|se der)[\s,]*)?(?:por favor[\s,]*|please[\s,]*)?(?:para|pra|que|to))"
     r"\s+(?:please\s+|por favor\s+|just\s+|logo\s+|ya\s+)?"
     rf"(?:{_ACTING_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
 )

@@ -155,15 +155,12 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "vibraciones",
         "vibracoes",
         "vt",
-        # how it shook: "how much was the compressor shaking", "cuánto temblaba"
+        # how it shook: "how much was the compressor shaking", "cuánto temblaba" (not "vibrando": "para la bomba
+        # que está vibrando feo" is no question about its vibration)
         "shaking",
         "shook",
-        "vibrating",
-        "vibrando",
         "temblaba",
-        "temblando",
         "tremia",
-        "tremendo",
     ),
     # how full a tank was: "¿qué tan lleno estaba el tanque?", "how full was the tank", "quão cheio"
     "level": ("lvl", "niv", "niveles", "niveis", "lt", "lit", "lleno", "llena", "full", "cheio", "cheia"),
