@@ -1127,6 +1127,43 @@ class TestPlan:
         expected = next(v for k, v in start.items() if k in question)
         assert isinstance(got, Plan) and got.calls[0].args["window"]["start"] == expected
 
+    @pytest.mark.parametrize(
+        ("question", "start"),
+        [
+            # the back-reference's kind: the shift said before, not a stray clock between
+            (
+                "Right, the day shift yesterday, A shift, six till two. P-101 went doon twice, once aboot eleven. Whit "
+                "was the total stop time of P-101 over that A shift?",
+                "2026-03-10T12:00:00Z",
+            ),
+            (
+                "Una consulta de la noche de anteayer, de las 20:00 de anteayer a las 6:00 de ayer: el supervisor de "
+                "esa noche anotó que la P-101 paró a las 2. ¿Cuántas detenciones tuvo la P-101 en esa noche?",
+                "2026-03-10T02:00:00Z",
+            ),
+            # hours said without a day, the day said before them
+            (
+                "P-101 was running hot yesterday, like. What was its peak bearing temperature between 10:00 and 12:00?",
+                "2026-03-10T16:00:00Z",
+            ),
+        ],
+    )
+    def test_a_time_pointed_back_to_is_the_one_of_its_kind_said_before(self, question: str, start: str) -> None:
+        got = plan(question, "en")
+        assert isinstance(got, Plan) and got.calls[0].args["window"]["start"] == start
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "How many alarms were pending across the plant at 9 am yesterday?",
+            "¿Cuántas alarmas traía en pantalla la P-101 ayer a las 9?",
+            "How many alarms were active on pump P-101 yesterday at 09:00:00?",
+        ],
+    )
+    def test_alarms_pending_or_on_screen_at_a_time_are_the_active_ones(self, question: str) -> None:
+        got = plan(question, "en")
+        assert isinstance(got, Plan) and got.calls[0].args["active_at"] == "2026-03-10T15:00:00Z"
+
     def test_alarms_standing_at_a_time_are_the_active_ones(self) -> None:
         """ "standing at 9 pm yesterday": the alarms active at 21:00, not those raised in that hour only."""
         got = plan("How many alarms were standing on C-201 at 9 pm yesterday?", "en")

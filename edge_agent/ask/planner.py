@@ -63,7 +63,8 @@ _NOW = re.compile(
 _ACTIVE = re.compile(
     r"\b(?:active|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas|standing|vigentes?|"
     r"en curso|em aberto|abertos|in alarm|unacknowledged|sin reconocer|abiert[ao]s|still open|were open|"
-    r"remained open|seguian abiert[ao]s)\b"
+    r"remained open|seguian abiert[ao]s|en pantalla|on screen|na tela|sin normalizar|not normali[sz]ed|were up|"
+    r"was up|pending|pendientes?|pendentes?)\b"
 )
 # An asset failing, said as a verb ("did P-101 fail", "ha fallado", "avariou"): its stops, when nothing else is asked.
 _FAILED = re.compile(
@@ -171,32 +172,52 @@ _THAT_TIME = re.compile(
     r"naquele|naquela)\s+(?:[a-c]\s+)?(?:turno|shift|dia|day|noche|night|noite|periodo|period|rato|horario|tarde|manana|"
     r"morning|afternoon|manha)\b"
 )
+_MONTH = (
+    r"(?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|"
+    r"fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december)"
+)
 # A day said in words: the day a shift named without one belongs to, where the message says it elsewhere.
 _DAY_SAID = re.compile(
     r"\b(?:yesterday|yday|today|ayer|hoy|ontem|hoje|anteayer|antier|anteontem|the day before yesterday|last night|"
-    r"anoche|antenoche|tonight|esta noche|esta noite|\d{1,2} de [a-z]+|[a-z]+ \d{1,2}(?:st|nd|rd|th)?)\b"
+    r"anoche|antenoche|tonight|esta noche|esta noite)\b"
+    # a date by its month: "el 5 de diciembre", "December 5th", "5 de dezembro"
+    rf"|\b\d{{1,2}} de {_MONTH}\b|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b"
 )
 
 
 def _when(question: str, asked: str, lang: str, *, tz: str, shifts: list[ShiftConfig], now: datetime) -> str:
-    """The words naming a question's time: the asking sentence's own; or a time said before it, or pointed back to
-    from it ("…los tiempos muertos del turno A de ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"), the nearest
-    sentence before it naming one, with it ("…seal work last month. I'm only after last night, 20:00 to 06:00. How
-    many stops … over that night?" is last night's); else the whole message. A time only compared with ("comparado
-    con el turno A", "para ver si vamos mejor que ayer") is not the question's."""
+    """The words naming a question's time: the asking sentence's own; where it points back to one ("…los tiempos
+    muertos del turno A de ayer. ¿Cuántos minutos sumó en ese turno, de 6 a 2?"), the nearest sentence before it that
+    names a time of that kind, with it ("…seal work last month. I'm only after last night, 20:00 to 06:00. How many
+    stops … over that night?" is last night's; "…the day shift yesterday, A shift. P-101 went doon aboot eleven. Whit
+    was the stop time over that A shift?" is the shift's, not eleven's); else the whole message. A time only compared
+    with ("comparado con el turno A", "para ver si vamos mejor que ayer") is not the question's."""
     question, asked = _COMPARED.sub(" ", question), _COMPARED.sub(" ", asked)
     if asked == question:
         return question
     own = find_window(asked, lang, tz=tz, shifts=shifts, now=now) is not None
-    if own and not _THAT_TIME.search(fold(asked)):
+    pointed = _THAT_TIME.search(fold(asked))
+    if own and pointed is None:
         # "P-101 got stopped … yesterday; what was its longest stop during shift A?": yesterday's
         return question if _shift_without_its_day(fold(asked), fold(question)) else asked
-    told = sentences_of(question)
-    before = told[: told.index(asked)] if asked in told else told
-    named = (s for s in reversed(before) if find_window(s, lang, tz=tz, shifts=shifts, now=now) is not None)
-    if (earlier := next(named, None)) is not None:
-        return f"{earlier} {asked}"
+    if pointed is not None:
+        kind = next((k for k in _TIME_KINDS.values() if k.search(pointed.group(0))), None)
+        told = sentences_of(question)
+        before = told[: told.index(asked)] if asked in told else told
+        for sentence in reversed(before):
+            said = _THAT_TIME.sub(" ", fold(sentence))  # "el supervisor de esa noche…" names no night itself
+            if (kind is None or kind.search(said)) and find_window(sentence, lang, tz=tz, shifts=shifts, now=now):
+                return f"{sentence} {asked}"
     return asked if own else question
+
+
+# The kind of time a back-reference points to ("that shift", "esa noche", "naquele dia"), and the words naming one.
+_TIME_KINDS = {
+    "shift": re.compile(r"\b(?:turno|shift)\b"),
+    "night": re.compile(r"\b(?:noche|night|noite|anoche|antenoche|overnight)\b"),
+    "day": re.compile(r"\b(?:dia|day|ayer|yesterday|ontem|hoy|today|hoje|anteayer|anteontem)\b"),
+}
 
 
 # A time only compared with: "comparado con el turno A", "compared to the A shift", "para ver si vamos mejor que

@@ -986,9 +986,12 @@ def _folded(text: str) -> str:
     """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), a
     mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
-    return _NIGHT_DATE.sub(
-        _night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))))
-    )
+    folded = _SECONDS.sub(r"\1", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))
+    return _NIGHT_DATE.sub(_night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", folded))))
+
+
+# A clock's seconds ("at 09:30:00", "13:30:00"): the minute's clock.
+_SECONDS = re.compile(r"\b(\d{1,2}:[0-5]\d):[0-5]\d\b")
 
 
 _GUARDIA = re.compile(r"\bguardia\b(?! de )")
