@@ -1164,6 +1164,16 @@ class TestPlan:
         got = plan(question, "en")
         assert isinstance(got, Plan) and got.calls[0].args["active_at"] == "2026-03-10T15:00:00Z"
 
+    @pytest.mark.parametrize(
+        "question",
+        ["¿Cuál fue la conductividad promedio del agua del tanque T-301 ayer?", "What was the turbidity of T-301?"],
+    )
+    def test_a_quantity_the_plant_has_no_tag_of_is_asked_back(self, question: str) -> None:
+        """Conductivity, turbidity: named quantities the tank has no tag of, asked back with its tags, not answered
+        with its one tag."""
+        got = plan(question, "es")
+        assert isinstance(got, Clarification) and got.reason == "unknown_tag"
+
     def test_alarms_standing_at_a_time_are_the_active_ones(self) -> None:
         """ "standing at 9 pm yesterday": the alarms active at 21:00, not those raised in that hour only."""
         got = plan("How many alarms were standing on C-201 at 9 pm yesterday?", "en")

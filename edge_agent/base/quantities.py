@@ -55,6 +55,8 @@ NAMES: dict[str, dict[Language, list[str]]] = {
     "running": {"es": ["marcha", "en marcha", "funcionando"], "en": ["running", "run state"], "pt": ["funcionamento"]},
     "humidity": {"es": ["humedad"], "en": ["humidity"], "pt": ["umidade"]},
     "energy": {"es": ["energía", "consumo"], "en": ["energy", "consumption"], "pt": ["energia", "consumo"]},
+    "conductivity": {"es": ["conductividad"], "en": ["conductivity"], "pt": ["condutividade"]},
+    "turbidity": {"es": ["turbidez", "turbiedad"], "en": ["turbidity"], "pt": ["turbidez"]},
 }
 # The quantity's own name where the key shortens it.
 CANONICAL = {"temp": "temperature", "bearing_temp": "bearing_temperature"}
