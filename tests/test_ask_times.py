@@ -2087,3 +2087,27 @@ class TestTheStartOrEndAsAnInstant:
 
     def test_a_clock_said_wins(self) -> None:
         assert edge_of("al inicio del turno B de ayer, a las 14:30", "es") == at(5, 14, 30).astimezone(UTC)
+
+
+class TestRangesNightsAndWholeDays:
+    """Asked at 11:40 on the 6th (shift A under way): a range ending "6 am this morning", a night said before its
+    range, the shift "inmediatamente anterior", and "the whole of yesterday" over any other time said."""
+
+    ASKED = at(6, 11, 40)
+
+    def test_till_6_am_this_morning(self) -> None:
+        text = "downtime of C-201 from 8 pm yesterday till 6 am this morning"
+        assert found(text, "en", now=self.ASKED) == Window(start=at(5, 20), end=at(6, 6))
+
+    def test_night_said_before_its_range(self) -> None:
+        text = "lowest level of the tank last night, from 8 pm up to 6 this morning"
+        assert found(text, "en", now=self.ASKED) == Window(start=at(5, 20), end=at(6, 6))
+
+    def test_shift_immediately_before_the_current(self) -> None:
+        text = "producción de L1 en el turno inmediatamente anterior al que se encuentra actualmente en curso"
+        assert found(text, "es", now=self.ASKED) == found("producción de L1 en el turno anterior", "es", now=self.ASKED)
+        assert found(text, "es", now=self.ASKED) == Window(start=at(5, 22), end=at(6, 6))
+
+    def test_the_whole_of_yesterday(self) -> None:
+        text = "I just started this week: what was the average level of T-301 over the whole of yesterday?"
+        assert found(text, "en", now=self.ASKED) == Window(start=at(5), end=at(6))

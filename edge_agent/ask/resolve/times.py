@@ -437,6 +437,8 @@ _JUST_ENDED = (
 _PREVIOUS_SHIFT = re.compile(
     r"\b(?:last shift|previous shift|prev shift|prev\. shift|prior shift|turno anterior|ultimo turno|turno pasado|"
     r"turno passado|turno previo)\b"
+    # "el turno inmediatamente anterior (al que está en curso)", "the shift immediately before this one"
+    r"|\b(?:turno|shift)\s+(?:inmediatamente|imediatamente|immediately|justo|directly)\s+(?:anterior|previo|before|prior)\b"
     # "the shift before this one", "the one before this shift", "el turno antes de este", "o turno antes deste"
     r"|\b(?:shift|turno|one|uno)\s+(?:(?:right|just|justo)\s+)?(?:before|antes(?:\s+(?:de|del|do|da))?|"
     r"anterior(?:\s+(?:a|al|ao))?)\s+(?:this|the current|current|este|esta|deste|desta|esse|desse|el actual|"
@@ -741,6 +743,10 @@ _DATED_RANGE = re.compile(
     rf"(?:\s*-\s*|,?\s+(?:y|and|e|a|as|ao|al|(?:up )?to|(?:up )?till|(?:up )?until|hasta|ate)\s+)"
     rf"(?:(?:las|la|as|a)\s+)?{_RANGE_END}{_CLOCK_END}"
 )
+# A night said just before a range opens it ("last night, from 8 pm up to 6 this morning"): read as the start's.
+_NIGHT_BEFORE_RANGE = re.compile(
+    rf"\b({_NIGHT_DAY}),?\s+((?:from|desde|das|de|between|entre)\s+(?:(?:las|la|as|a)\s+)?{_CLOCK}{_CLOCK_END})"
+)
 # With no word before it, only a range ("8pm yesterday through to 6 this morning"), never two times said with
 # "and"; `_dated_range` takes it only when both ends say their day.
 _BARE_DATED_RANGE = re.compile(
@@ -849,7 +855,7 @@ _THROUGH = re.compile(
 # is a count).
 _PART_AFTER_CLOCK = re.compile(
     r"(\b(?:at|around|a las|a la|as|to|till|until|from|since|desde|hasta|ate|between|and|y|e|das|de|a)\s+)"
-    r"(\d{1,2}(?::[0-5]\d)?)\s+(?:de\s+)?(?:this|esta|nesta|desta|(yesterday|ayer|ontem))\s+"
+    r"(\d{1,2}(?::[0-5]\d)?)(?:\s*(am|pm))?\s+(?:de\s+)?(?:this|esta|nesta|desta|(yesterday|ayer|ontem))\s+"
     r"(?:(?:en la|por la|de|a|na|pela|in the)\s+)?(?:(morning|manana|manha)|afternoon|evening|tarde)\b"
 )
 # A night shift "that ended yesterday" is the one that began the day before.
@@ -928,10 +934,18 @@ def find_window(
     return _read(folded, site, shifts, lang)
 
 
+# "the whole of yesterday", "all of yesterday": the whole day, over any other time said ("this week", "good morning").
+_WHOLE_DAY = re.compile(r"\b(?:the whole of|all of)\s+(yesterday|the day before yesterday)\b")
+
+
 def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | Clarification | None:
     """The window the folded text names (`find_window`)."""
     if (until_now := _to_now(folded, site, shifts, lang)) is not None:
         return until_now
+    if (whole := _WHOLE_DAY.search(folded)) is not None:  # "over the whole of yesterday": that day, whatever else
+        whole_day = _day(whole.group(1), site, lang)
+        if isinstance(whole_day, date):
+            return _window(site.at(whole_day, time(0, 0)), site.at(whole_day + timedelta(days=1), time(0, 0)), site.now)
     span = _span(folded, site)
     if span is not None:
         return span
@@ -1090,7 +1104,8 @@ def _clock_words(folded: str) -> str:
     folded = _OCLOCK.sub(_oclock, folded)
     folded = _THROUGH.sub(r"\1 to ", folded)
     folded = _PART_AFTER_CLOCK.sub(
-        lambda m: f"{m.group(1)}{m.group(2)}{'am' if m.group(4) else 'pm'} {m.group(3) or 'today'}", folded
+        lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ('am' if m.group(5) else 'pm')} {m.group(4) or 'today'}",
+        folded,
     )
     folded = re.sub(r"@\s*", "at ", folded)
     folded = _BARE_CLOCK.sub(lambda m: f"{m.group(1)}at {_clock_token(m.group(2))}", folded)
@@ -1671,10 +1686,12 @@ def _without(folded: str, match: re.Match[str]) -> str:
 def _dated_range(
     folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
 ) -> Window | Clarification | None:
-    """An hour range whose two ends each say their day: from the first to the second, across the days between."""
-    for match in (*_DATED_RANGE.finditer(folded), *_BARE_DATED_RANGE.finditer(folded)):
-        if (found := _dated_ends(match, site)) is not None:
-            return found
+    """An hour range whose two ends each say their day: from the first to the second, across the days between (a
+    night said just before the range is its start's: "last night, from 8 pm up to 6 this morning")."""
+    for text in (folded, _NIGHT_BEFORE_RANGE.sub(r"\2 \1", folded)):
+        for match in (*_DATED_RANGE.finditer(text), *_BARE_DATED_RANGE.finditer(text)):
+            if (found := _dated_ends(match, site)) is not None:
+                return found
     return None
 
 
