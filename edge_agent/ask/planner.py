@@ -314,7 +314,8 @@ def reference_plan(
     # estaba a 80% toda la tarde. ¿Cuál fue el mínimo ayer?"); the subject from the whole message.
     asked = asked_sentence(question)
     intents = keyword_intents(asked, failing=False)
-    if not intents and not _names_a_quantity(asked, namespace, aliases):  # "¿y ayer?": what the message asked before
+    names_a_quantity = _names_a_quantity(asked, namespace, aliases)  # a resolve: once
+    if not intents and not names_a_quantity:  # "¿y ayer?": what the message asked before
         # ("Siento que fallaron más controles que de costumbre. ¿Cuántos fallaron ayer?": the checks)
         intents = keyword_intents(question, failing=False) or keyword_intents(question)
     if not intents and _OVERVIEW.search(fold(question)) and _names_plant(question, lang, namespace, aliases, tz, now):
@@ -323,7 +324,7 @@ def reference_plan(
     # The subject too, where the asking sentence names one and asks its own thing ("…las dos bombas se pararon.
     # ¿Cuántas alarmas había activas en toda la planta?"); else the message's ("¿y ayer?" after a question about
     # P-101; "La P-101 hizo ruido. ¿Cuál fue la vibración máxima?"; "How far with P-101? I want the highest…").
-    asks_itself = bool(keyword_intents(asked)) or _names_a_quantity(asked, namespace, aliases)
+    asks_itself = bool(keyword_intents(asked)) or names_a_quantity
     subject = asked if asked != question and asks_itself and _names_subject(asked, namespace, aliases) else question
     reading = Reading(intents=intents, subject=subject, time=timed)
     return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
