@@ -2111,3 +2111,26 @@ class TestRangesNightsAndWholeDays:
     def test_the_whole_of_yesterday(self) -> None:
         text = "I just started this week: what was the average level of T-301 over the whole of yesterday?"
         assert found(text, "en", now=self.ASKED) == Window(start=at(5), end=at(6))
+
+
+class TestMidnightAndNoonSince:
+    """Asked at 14:10 on the 6th: "12 midnight" is 00:00 (its 12 is not noon), and "desde ontem ao meio dia" runs
+    from yesterday's noon to now (not the hour after it)."""
+
+    ASKED = at(6, 14, 10)
+
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("how much has line 1 produced today from 12 midnight up to now?", "en"),
+            ("¿cuánto produjo la L1 desde las 12 de la medianoche?", "es"),
+        ],
+    )
+    def test_12_midnight_is_the_days_start(self, text: str, lang: str) -> None:
+        assert found(text, lang, now=self.ASKED) == Window(start=at(6), end=self.ASKED)
+
+    @pytest.mark.parametrize(
+        "text", ["quantas vezes a P-102 parou desde ontem ao meio dia", "paradas da P-102 desde ontem ao meio-dia"]
+    )
+    def test_since_yesterday_at_noon_runs_to_now(self, text: str) -> None:
+        assert found(text, "pt", now=self.ASKED) == Window(start=at(5, 12), end=self.ASKED)

@@ -16,7 +16,8 @@ CODE = re.compile(
 
 INJECTION = re.compile(
     r"\b(?:ignore|ignora|ignorar|ignore as|disregard|forget|olvida|olvidate de|esqueca|esquece|desconsidera)\s+"
-    r"(?:(?:all|any|your|the|previous|prior|above|todas|todos|tus|las|los|suas|seus|as|os|anteriores|de)\s+)*"
+    r"(?:(?:all|any|your|the|previous|prior|above|these|those|todas|todos|tus|sus|mis|vuestras|las|los|estas|esas|"
+    r"suas|seus|tuas|teus|vossas|as|os|essas|estas|anteriores|de)\s+)*"
     r"(?:instructions|instrucciones|instrucoes|rules|reglas|regras|prompt|guidelines|directions|ordenes|ordens)"
     r"|\bsystem prompt\b|\bprompt (?:del|do) sistema\b|\bdeveloper mode\b|\bmodo (?:desarrollador|"
     r"desenvolvedor)\b|\bjailbreak\b|\bdan mode\b|\byou are now\b|\bahora eres\b|\bagora voce e\b|"
@@ -67,6 +68,8 @@ FUTURE = re.compile(
     # the next failure: "when's P-102 next going to break down", "¿cuándo va a volver a fallar?", "a próxima avaria"
     r"|\b(?:next|proxim[ao]s?)\s+(?:failures?|breakdowns?|stops?|trips?|outages?|fallas?|fallos?|averias?|avarias?|"
     r"falhas?|paradas?|paragens?|paros?|roturas?|quebras?)\b"
+    # "When will P-101 fail next?", "will the pump break down again"
+    r"|\bwill (?:[\w-]+ ){1,3}(?:fail|break|trip)\b"
     r"|\b(?:next going to|(?:is|are) going to (?:fail|break|stop|trip)|va a (?:volver a )?(?:fallar|romperse|parar|"
     r"averiarse)|vai (?:voltar a )?(?:falhar|avariar|quebrar|parar de novo))\b"
     r"|\b(?:next|proximas?|proximos?)\s+(?:\d+|few|couple of|two|three|four|five|six|dos|tres|cuatro|duas|quatro)\s+"
@@ -92,6 +95,11 @@ PERSONAL = re.compile(
     # who to fire or blame: a decision about people, not data
     r"sack|fire (?:him|her|them|someone|the operator)|despedir|despido|demitir|demissao|sancionar|castigar|"
     r"disciplinary|disciplinar|who to blame|a quien culpar|quem culpar|"
+    # pay: "How much does a shift supervisor make an hour?", "¿cuánto gana un operador?" (not a line's output)
+    r"how much (?:does|do|did|would) (?:a |an |the |our |each |my )?(?:shift |night |day )?(?:supervisors?|"
+    r"operators?|workers?|technicians?|techs?|engineers?|mechanics?|electricians?|fitters?|managers?|he|she|they|"
+    r"you|i|we) (?:make|earn|get paid|take home)|(?:cuanto|quanto) (?:gana|ganan|ganha|ganham|cobra|cobran|recebe|"
+    r"recebem)|wages?|hourly rate|pay rate|sueldos?|ordenados?|"
     # people judged or ranked: "the worst operator", "dá uma nota de 0 a 10 pro trabalho do luis"
     r"(?:worst|best|peor|mejor|pior|melhor)\s+(?:operators?|operador(?:es)?|workers?|trabajador(?:es)?|"
     r"trabalhador(?:es)?|technicians?|tecnicos?|supervisor(?:es)?|employees?|empleados?|funcionarios?)|"

@@ -296,7 +296,8 @@ _WRITE_PHRASES = re.compile(
     # written in a log: "note in the log that…", "anotá en la bitácora", "regista no livro de turno"
     r"|\b(?:note|log|record|write|enter|put|anota|anote|apunta|apunte|registra|registre|regista|registe|escribe|"
     r"escreve|escreva)\s+(?:it\s+|down\s+|esto\s+|isso\s+)?(?:in|on|into|en|na|no|em)\s+(?:the\s+|la\s+|el\s+|o\s+|"
-    r"a\s+)?(?:shift\s+)?(?:log|logbook|record|bitacora|libro|livro|diario|registro|registo|caderno)\b"
+    r"a\s+)?(?:shift\s+)?(?:log|logbook|record|bitacora|libro|livro|diario|registro|registo|caderno|mes|scada|erp|"
+    r"historian|historiador|sistema|system|database|base de datos|banco de dados)\b"
     # wanted done: "I'd like the alarms on T-301 cleared", "we need P-101 off" (not "I'd like to know…")
     r"|\b(?:i'?d like|i would like|i want|we want|i need|we need|quiero|queremos|necesito|quero|preciso)\s+"
     r"(?!to\s|saber|ver|conocer|know|see)(?:[a-z0-9-]+\s+){1,4}?(?:cleared|reset|acknowledged|silenced|restarted|shut "
@@ -452,6 +453,13 @@ NOT_ASKED = re.compile(
     r"sin (?:cambiar|tocar|mover|apagar|parar)\w*|sem (?:mexer|mudar|tocar|desligar|parar)\w*|"
     r"without (?:changing|touching|stopping|moving)\w*)"
     r"\b[^.?!;,:]{0,60}|"
+    # anyone's act to come, as a clause set off before the question: "Antes que el Pato resetee la bomba, dime…",
+    # "antes de eu resetar a bomba, quantas…", "Antes de abrir a ordem de serviço: quantos…", "before resetting it,"
+    r"\b(?:antes (?:de )?que|antes de (?:eu|nos|a gente|\w+(?:ar|er|ir)(?:l[aeo]s?|se)?)|before \w+ing)\b"
+    r"[^.?!;,:]{0,60}(?=\s*[,:;])|"
+    # a purpose: "Es pa' ver si toca cambiarle algo", "pra ver se vale a pena ajustar", "to see whether we retune it"
+    r"\b(?:para|pa'?|pra) (?:ver|saber|decidir|evaluar|avaliar) (?:si|se)\b[^.?!;:,]{0,80}|"
+    r"\bto (?:see|decide|judge|know) (?:if|whether)\b[^.?!;:,]{0,80}|"
     r"\b(?:(?:we|i|they|he|she)(?:'d| had) to|had to|hubo que|tuvimos que|tuvieron que|tuve que|tuvo que|"
     r"(?:tivemos|tiveram|tive|teve|tivera) (?:que|de)|(?:habia|hubiera|havia|tinha) que|"
     r"(?:habia|havia|tinha|had) (?:pedido|asked|solicitado|requested|mandado|ordered)(?! (?:you|que|te|le|pra|para)\b)|"

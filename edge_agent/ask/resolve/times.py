@@ -588,7 +588,8 @@ _NOON = re.compile(
     r"(?:\b12(?::00)?\s+(?:(?:horas|hours)\s+)?(?:(?:del?|do|da|al|ao|at|in the)\s+)?(?:(?:el|o|the)\s+)?"
     r"|\b(?:el|o) )?\b(?:mediodia|meio[- ]dia|noon|midday)\b"
 )
-_MIDNIGHT = re.compile(r"\b(?:medianoche|meia[- ]noite|midnight)\b")
+# "12 midnight", "las 12 de la medianoche": the 12 goes with it, as with noon.
+_MIDNIGHT = re.compile(r"(?:\b12(?::00)?\s+(?:(?:de la|da|at)\s+)?)?\b(?:medianoche|meia[- ]noite|midnight)\b")
 # Hour words that alone read as articles ("las dos bombas" is both pumps) are the hour after a clock word when a clock
 # goes on after them or they end the phrase: "a la una", "a las dos y media", "à uma e meia", "at one pm".
 _ARTICLE_HOUR_VALUES = {
@@ -686,7 +687,7 @@ _SINCE = re.compile(
     r"\b(?:desde|since|from|a partir de|a partir das)\s+"
     r"(?:(?:(?:ontem|ayer|anteontem|anteayer|antier) (?:a|de|na|en la|por la) (?:noite|noche)|ayer|yesterday|ontem|"
     r"hoy|today|hoje|anteayer|antier|anteontem|anoche|antenoche|last night|(?:the )?night before last)\s+)?"
-    rf"(?:(?:a las|a la|at|as|las|la|the|a|o)\s+)?{_CLOCK}{_CLOCK_END}"  # "desde a meia-noite"
+    rf"(?:(?:a las|a la|at|as|las|la|the|a|o|ao|al)\s+)?{_CLOCK}{_CLOCK_END}"  # "desde a meia-noite", "ao meio-dia"
 )
 # "since the night crew came on at 10 last night", "desde que o pessoal da noite entrou às 22h de ontem", "desde que
 # entró el turno ayer a las 22": from the clock time said in a "since" clause to now, whatever the clause's subject
