@@ -147,7 +147,7 @@ install:
 # TARGET=cuda takes the official vllm; its CUDA wheels must be downloadable where the archive is built.
 TARGET ?= cpu
 dist:
-	TARGET="$(TARGET)" PYTHON="$(PYTHON)" bash packaging/dist.sh
+	TARGET="$(TARGET)" PYTHON="$(PYTHON)" DIST_DIR="$(DIST_DIR)" bash packaging/dist.sh
 
 clean:
 	rm -rf var/

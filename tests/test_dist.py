@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,20 +44,34 @@ python3 -c "{NO_ROUTE_PROBE}"
 """
 
 
-@pytest.fixture(scope="session")
-def archive() -> Path:
-    result = subprocess.run(
-        ["make", "-s", "dist", "TARGET=cpu"], cwd=REPO, capture_output=True, text=True, timeout=DIST_TIMEOUT_S
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    built = re.search(r"^edge-agent dist: done: (dist/\S+\.tar) ", result.stdout, re.MULTILINE)
-    assert built, result.stdout
-    return REPO / built.group(1)
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The archive, its unpacked tree and the offline installs: ~9 GB, removed when this module ends (a session's
+    other install, tests/fixtures/install.py's, holds 4.4 GB more until the session ends)."""
+    path = tmp_path_factory.mktemp("air-gapped")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
-def unpacked(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("air-gapped")
+def archive(work: Path) -> Path:
+    result = subprocess.run(
+        ["make", "-s", "dist", "TARGET=cpu"],
+        cwd=REPO,
+        env=os.environ | {"DIST_DIR": str(work / "dist")},
+        capture_output=True,
+        text=True,
+        timeout=DIST_TIMEOUT_S,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    built = re.search(r"^edge-agent dist: done: (\S+\.tar) ", result.stdout, re.MULTILINE)
+    assert built, result.stdout
+    assert not any((REPO / "build/dist").glob("*/stage")), "the staged install outlived the archive"
+    return Path(built.group(1))
+
+
+@pytest.fixture(scope="module")
+def unpacked(archive: Path, work: Path) -> Path:
     subprocess.run(["tar", "-xf", str(archive), "-C", str(work)], check=True, timeout=300)
     return work / archive.name.removesuffix(".tar")
 
