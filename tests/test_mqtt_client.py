@@ -4,6 +4,7 @@ backpressure."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 from pathlib import Path
 
@@ -125,6 +126,14 @@ async def pub_and_receive(broker: Broker, sub: MqttClient) -> None:
         await pub.publish("t/live", b"live", timeout=5)
     [live] = await receive(sub, 1)
     assert live.payload == b"live"
+
+    async def test_packets_leave_without_waiting_for_the_peers_ack(self, broker: Broker) -> None:
+        """TCP_NODELAY on our socket (and `set_tcp_nodelay` on the broker we start): with Nagle's algorithm a reply
+        written while the last packet was unacknowledged waited out the peer's delayed ACK (~40 ms a question)."""
+        async with MqttClient(config(broker, client_id="nodelay")) as client:
+            await client.wait_connected(timeout=5)
+            assert client._sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        assert "set_tcp_nodelay true" in (broker.workdir / "mosquitto.conf").read_text()
 
 
 class TestMaximumPacketSize:

@@ -66,6 +66,9 @@ class Broker:
             "persistence true\n"
             f"persistence_location {self.workdir}/\n"
             "max_queued_messages 1000000\n"
+            # Nagle off on the broker's side too: a reply forwarded while the last packet is unacknowledged waits for
+            # the asker's delayed ACK (40 ms) otherwise.
+            "set_tcp_nodelay true\n"
             # Started as root, mosquitto drops to user `mosquitto`, which cannot write the session store into a
             # private dir: sessions would silently not survive a restart.
             f"{'user root' if os.geteuid() == 0 and 'user root' not in auth else ''}\n"
