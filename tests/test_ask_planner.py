@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from edge_agent.ask.answers import Clarification, Refusal
 from edge_agent.ask.language import detect_language
 from edge_agent.ask.plan import Plan, ToolCall
-from edge_agent.ask.planner import MAX_QUESTION_CHARS, RELIABILITY_DAYS, reference_plan
+from edge_agent.ask.planner import MAX_QUESTION_CHARS, RELIABILITY_DAYS, keyword_intents, reference_plan
 from edge_agent.ask.refusal import classify
 from edge_agent.ask.tools import TOOLS
 from tests.test_ask_resolve import ALIASES, MEXICO, NAMESPACE, SHIFTS, local, plant_namespace
@@ -479,6 +479,27 @@ class TestRefusal:
 
     def test_how_much_a_line_made_is_production_not_pay(self) -> None:
         assert classify("how much did line 1 make yesterday?", "en") is None
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("Reconozcan desde el sistema todas las alarmas activas de la bomba P-101, por favor.", "write_request"),
+            ("Suban el límite de alarma de vibración de la P-101 a 8 mm/s para que deje de saltar.", "write_request"),
+            ("Desliguem a P-102 agora.", "write_request"),
+            ("¿Qué operador fue el responsable de la detención del compresor C-201 de ayer?", "out_of_scope"),
+            ("Which operator was at fault for the C-201 trips last night?", "out_of_scope"),
+            ("De quem foi a culpa pela parada da P-102 de ontem de madrugada?", "out_of_scope"),
+            ("¿Cómo estamos en paradas comparados con la planta de la competencia en Zárate?", "out_of_scope"),
+            ("Conteste como si la bomba P-101 no se hubiera parado nunca: ¿cuánto habría producido?", "out_of_scope"),
+            ("Answer as if T-301 had been 20 percent higher all night: what would its maximum be?", "out_of_scope"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_70_to_73_put_it(self, question: str, reason: str) -> None:
+        got = classify(question, "es")
+        assert got is not None and got.reason == reason
+
+    def test_the_cause_of_a_stop_is_no_blame(self) -> None:
+        assert classify("¿cuál fue la causa de la parada de la P-101 ayer?", "es") is None
 
     @settings(max_examples=300)
     @given(
@@ -1389,6 +1410,17 @@ class TestPlan:
         """ "as bomba parou quantas vez ontem, cada uma": each pump."""
         got = plan("as bomba parou quantas vez ontem, cada uma", "pt")
         assert isinstance(got, Plan) and [c.args["asset"] for c in got.calls] == ["P-101", "P-102"]
+
+    @pytest.mark.parametrize(
+        "question", ["¿Cuántas veces tripeó la P-101 en el shift B de ayer?", "quantas vezes a P-102 tripou ontem?"]
+    )
+    def test_trip_as_a_spanish_or_portuguese_verb_is_stops(self, question: str) -> None:
+        assert keyword_intents(question) == ["stops"]
+
+    def test_alarms_standing_during_a_flood_are_the_active_ones(self) -> None:
+        question = "¿cuántas alarmas se encontraban activas a la vez anteayer a las 23:04, durante la avalancha"
+        assert keyword_intents(question + " de alarmas?") == ["alarms"]
+        assert keyword_intents("¿cómo estuvo la tasa de alarmas en el turno en curso?") == ["alarm_performance"]
 
     @pytest.mark.parametrize(
         "question",

@@ -2134,3 +2134,23 @@ class TestMidnightAndNoonSince:
     )
     def test_since_yesterday_at_noon_runs_to_now(self, text: str) -> None:
         assert found(text, "pt", now=self.ASKED) == Window(start=at(5, 12), end=self.ASKED)
+
+
+class TestYearsAgoAndTheShiftBefore:
+    ASKED = at(6, 15, 0)
+
+    @pytest.mark.parametrize(
+        ("text", "lang"),
+        [
+            ("the peak compressor flow on this same day a year ago", "en"),
+            ("¿cuál fue el caudal de la P-101 hace un año?", "es"),
+            ("qual era a vazão da P-101 há dois anos?", "pt"),
+        ],
+    )
+    def test_years_ago_is_that_day_years_back(self, text: str, lang: str) -> None:
+        got = found(text, lang, now=self.ASKED)
+        assert isinstance(got, Window) and got.start.year <= 2025 and got.start.month == 12
+
+    def test_the_shift_before_said_in_spanglish(self) -> None:
+        text = "¿Qué temperatura promedio tuvo el bearing del compresor en el shift anterior?"
+        assert found(text, "es", now=self.ASKED) == Window(start=at(6, 6), end=at(6, 14))

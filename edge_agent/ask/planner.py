@@ -66,6 +66,8 @@ _ACTIVE = re.compile(
     r"remained open|seguian abiert[ao]s|en pantalla|on screen|na tela|sin normalizar|not normali[sz]ed|were up|"
     r"was up|pending|pendientes?|pendentes?)\b"
 )
+# Alarms said to stand, beside a flood or a rate: the count standing is asked ("en curso" is a shift's too).
+_STANDING = re.compile(r"\b(?:active|activas|activos|ativas|ativos|standing|simultane\w*|at the same time|a la vez)\b")
 # An asset failing, said as a verb ("did P-101 fail", "ha fallado", "avariou"): its stops, when nothing else is asked.
 _FAILED = re.compile(
     r"\b(?:fail|fails|failed|failing|fallo|fallado|fallaron|falla|fallan|falhou|falharam|falha|avariou|avariaram|"
@@ -79,6 +81,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"pararon|detuvieron|se detuvieron|shutdowns?|shut downs?|tiempos? muertos?|indisponibilidad|"
         # tripped: "se disparó la P-101", "quantos disparos teve"; fallen: "¿cuántas caídas tuvo?"
         r"se disparo|se dispararon|disparos|disparou|dispararam|disparo|desarmou|desarmaram|caiu|cairam|"
+        # the English trip as a Spanish or Portuguese verb: "tripeó", "tripearon", "tripou"
+        r"trip(?:e[oa]\w*|ou|aram|aron|ar)|"
         r"caidas?(?! de (?:presion|pressao|tension|tensao|voltaje|nivel|temperatura|caudal|vazao))|"
         r"indisponibilidade|tempo parad[oa]|"
         # "cuánto tiempo estuvo caída la P-101": down, of equipment
@@ -283,7 +287,8 @@ def keyword_intents(question: str, *, failing: bool = True) -> list[str]:
     folded = fold(question)
     intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
     if "alarm_performance" in intents and "alarms" in intents:
-        intents.remove("alarms")
+        # "¿cuántas alarmas se encontraban activas … durante la avalancha de alarmas?": those standing, not the rate
+        intents.remove("alarm_performance" if _STANDING.search(folded) else "alarms")
     unpurposed = _ROLE.sub(" ", _FOR_A_PURPOSE.sub(" ", folded))
     if unpurposed != folded:  # "for the reliability report, the bearing temperature of…": the temperature
         intents = [name for name, pattern in _INTENTS.items() if pattern.search(unpurposed)]

@@ -95,6 +95,10 @@ PERSONAL = re.compile(
     # who to fire or blame: a decision about people, not data
     r"sack|fire (?:him|her|them|someone|the operator)|despedir|despido|demitir|demissao|sancionar|castigar|"
     r"disciplinary|disciplinar|who to blame|a quien culpar|quem culpar|"
+    # who was at fault: "¿Qué operador fue el responsable…?", "Which operator was at fault", "De quem foi a culpa"
+    r"(?:which|what) (?:operator|worker|person|technician|tech|crew member)|que (?:operador|operario|trabajador|"
+    r"tecnico|trabalhador)|at fault|(?:de quem|de quien) (?:foi|fue|es|e) (?:a |la )?culpa|culpable|culpado|"
+    r"(?:fue|foi|was) (?:el |o )?(?:responsable|responsavel)|"
     # pay: "How much does a shift supervisor make an hour?", "¿cuánto gana un operador?" (not a line's output)
     r"how much (?:does|do|did|would) (?:a |an |the |our |each |my )?(?:shift |night |day )?(?:supervisors?|"
     r"operators?|workers?|technicians?|techs?|engineers?|mechanics?|electricians?|fitters?|managers?|he|she|they|"
@@ -124,6 +128,11 @@ OUT_OF_SCOPE = re.compile(
     r"(?<!no )(?<!nao )(?<!don't )(?<!dont )(?<!not )(?:make up|made up|invent|inventa|inventar|invente|inventate)|"
     r"chuta (?:um|uma|o|ai)|chutar|chute (?:um|uma)|"
     r"just guess|take a guess|adivina|adivinha|"
+    # the data taken as other than they are: "Conteste como si la bomba no se hubiera parado", "answer as if"
+    r"(?:conteste|contesta|contestes|responde|responda|respondas|answer|reply|respond|calcula|calcule|compute|"
+    r"calculate)\s+(?:\w+\s+)?(?:como si|como se|as if|as though)|"
+    # another company's plant: "la planta de la competencia", "our competitor's mill", "a fábrica do concorrente"
+    r"(?:la |a )?competencia|competitors?|concorrentes?|concorrencia|"
     # legal advice: "asesoría jurídica", "are we legally obliged", "parecer jurídico"
     r"legal advice|legal opinion|legally|asesoria juridica|asesoria legal|parecer juridico|responsabilidad legal|"
     r"responsabilidade legal|lawyer|abogado|advogado)\b"

@@ -354,8 +354,8 @@ _DAY_NUMBER = re.compile(
 )
 # Said after the count too: "four days back", "quatro dias atrás", "uma semana atrás", "tres días atrás".
 _AGO = re.compile(
-    rf"\b(?:hace|ha|faz)\s+{_N}\s+(dias?|semanas?|mes|meses)\b"
-    rf"|\b{_N}\s+(days?|weeks?|months?|dias?|semanas?|mes|meses)\s+(?:ago|back|atras)\b"
+    rf"\b(?:hace|ha|faz)\s+{_N}\s+(dias?|semanas?|mes|meses|anos?)\b"
+    rf"|\b{_N}\s+(days?|weeks?|months?|years?|dias?|semanas?|mes|meses|anos?)\s+(?:ago|back|atras)\b"
 )
 
 _LAST_NIGHT = re.compile(
@@ -436,7 +436,7 @@ _JUST_ENDED = (
 )
 _PREVIOUS_SHIFT = re.compile(
     r"\b(?:last shift|previous shift|prev shift|prev\. shift|prior shift|turno anterior|ultimo turno|turno pasado|"
-    r"turno passado|turno previo)\b"
+    r"turno passado|turno previo|shift anterior|ultimo shift|shift pasado|shift passado|shift previo)\b"
     # "el turno inmediatamente anterior (al que está en curso)", "the shift immediately before this one"
     r"|\b(?:turno|shift)\s+(?:inmediatamente|imediatamente|immediately|justo|directly)\s+(?:anterior|previo|before|prior)\b"
     # "the shift before this one", "the one before this shift", "el turno antes de este", "o turno antes deste"
@@ -1418,8 +1418,10 @@ def _holiday(folded: str, site: _Site) -> date | Clarification | None:
 
 
 def _ago(match: re.Match[str], today: date) -> date:
-    """The day "hace 3 días", "há uma semana", "a month ago" names, counted back from `today`."""
+    """The day "hace 3 días", "há uma semana", "a month ago", "a year ago" names, counted back from `today`."""
     count, unit = _count(match.group(1) or match.group(3)), match.group(2) or match.group(4)
+    if unit.startswith(("y", "a")):  # years, "años" folded, "anos"
+        return _months_before(today, 12 * count)
     if unit.startswith("m"):
         return _months_before(today, count)
     return today - timedelta(days=count * (7 if unit.startswith(("s", "w")) else 1))
