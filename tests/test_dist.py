@@ -46,8 +46,8 @@ python3 -c "{NO_ROUTE_PROBE}"
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The archive, its unpacked tree and the offline installs: ~9 GB, removed when this module ends (a session's
-    other install, tests/fixtures/install.py's, holds 4.4 GB more until the session ends)."""
+    """The archive, its unpacked tree and the offline installs: +7.7 GB at the peak, removed when this module ends
+    (a session's other install, tests/fixtures/install.py's, holds 4.4 GB more until the session ends)."""
     path = tmp_path_factory.mktemp("air-gapped")
     yield path
     shutil.rmtree(path, ignore_errors=True)

@@ -127,6 +127,8 @@ async def pub_and_receive(broker: Broker, sub: MqttClient) -> None:
     [live] = await receive(sub, 1)
     assert live.payload == b"live"
 
+
+class TestNoDelay:
     async def test_packets_leave_without_waiting_for_the_peers_ack(self, broker: Broker) -> None:
         """TCP_NODELAY on our socket (and `set_tcp_nodelay` on the broker we start): with Nagle's algorithm a reply
         written while the last packet was unacknowledged waited out the peer's delayed ACK (~40 ms a question)."""

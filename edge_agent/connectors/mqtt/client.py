@@ -691,7 +691,8 @@ class MqttClient:
 
 def _no_delay(sock: Any) -> None:
     """Small packets leave at once (TCP_NODELAY): with Nagle's algorithm a PUBLISH written while the last one is
-    unacknowledged waits for the peer's delayed ACK, and a question answered over MQTT took 44 ms instead of 4."""
+    unacknowledged waits for the peer's delayed ACK (~40 ms): one person asking over MQTT got an answer every 88 ms
+    with Nagle on in client and broker, every 17 ms with it off in both."""
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     except (AttributeError, OSError):  # not a TCP socket (a Unix socket, a websocket wrapper)
