@@ -1,6 +1,7 @@
 """Ask benchmark: held-out questions answered right, refusals refused, and the latency of a question over MQTT.
 
-    .venv/bin/python -m bench.ask [--concurrent 8] [--rounds 2] [--workers N] [--questions FILE...] [--no-write]
+    .venv/bin/python -m bench.ask [--concurrent 8] [--rounds 2] [--workers N] [--compute threads] [--questions FILE...]
+                                  [--no-write]
 
 Starts a private Mosquitto, the agent's AskService (at the default `[ask]` settings) and the outbox publisher, stores
 a simulated plant history of seed SEED (from 20:00 the day before yesterday, site time, up to a minute ago), then:
@@ -15,7 +16,7 @@ a simulated plant history of seed SEED (from 20:00 the day before yesterday, sit
             askers at once, each asking all the questions `--rounds` times one after the other: questions per
             minute = questions / (first publish → last reply), against one at a time's (questions / the sum of
             their latencies). The per-user throttle is lifted (bench_config); everything else is at the defaults
-            (`--workers` sets `ask.workers`, to choose its default).
+            (`--workers` and `--compute` set `ask.workers` and `ask.compute`, to choose their defaults).
   reports   a report's own work beside the engine (the 8 hours before now read from the store, its facts and section
             prompts, in a thread as the report service does it), REPORT_RUNS times alone, then REPORT_RUNS times while
             the askers keep asking: what the askers cost a report in progress on the same store and CPUs, and what
@@ -86,7 +87,7 @@ CONCURRENT_RATE_GOAL, CONCURRENT_P95_GOAL_S = 3.0, 10.0
 # --- asking over MQTT ----------------------------------------------------------------------------------------------
 
 
-def bench_config(state: Path, broker: Broker, workers: int | None = None) -> AgentConfig:
+def bench_config(state: Path, broker: Broker, workers: int | None = None, compute: str | None = None) -> AgentConfig:
     """The agent's defaults but for where things are (the site, its shifts, the broker, the state directory) and the
     per-user throttle: each asker here asks far more than a person's 30 a minute, and a throttled reply is no
     answer (as bench.reports lifts `reports.rate_limit_per_min`)."""
@@ -96,7 +97,9 @@ def bench_config(state: Path, broker: Broker, workers: int | None = None) -> Age
             "paths": {"state_dir": str(state)},
             "mqtt": {"host": broker.host, "port": broker.port, "client_id": "bench-agent"},
             "reports": {"shifts": SHIFTS},
-            "ask": {"throttle": 100_000} | ({} if workers is None else {"workers": workers}),
+            "ask": {"throttle": 100_000}
+            | ({} if workers is None else {"workers": workers})
+            | ({} if compute is None else {"compute": compute}),
         }
     )
 
@@ -199,7 +202,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         broker = Broker(Path(tmp))
         broker.start()
         try:
-            config = bench_config(Path(tmp) / "state", broker, args.workers)
+            config = bench_config(Path(tmp) / "state", broker, args.workers, args.compute)
             store = Store(config.paths.store_path)
             store.insert_records(history(now))
             audit = AuditLog.open(config.paths.audit_dir, origin="edge-agent/demo")
@@ -287,6 +290,7 @@ async def measure(
     result["concurrent"]["changed"] = len(changed)
     result["concurrent"]["changed_questions"] = sorted(set(changed))
     result["workers"] = config.ask.workers
+    result["compute"] = config.ask.compute
     asked_beside = [t for times in beside for t in times]
     result["report"] = {
         "runs": REPORT_RUNS,
@@ -436,8 +440,9 @@ def markdown(result: dict[str, Any], concurrent: int) -> tuple[str, str, str]:
         "did when the file was first asked, before any change made for it) about a simulated plant history of seed "
         f"{result['seed']} "
         "(a seed no test and no training corpus uses), asked over MQTT through the AskService at the default "
-        f"`[ask]` settings (`workers` {result['workers']}) but the per-user throttle (lifted: each asker asks far "
-        "more than 30 a minute); each expected figure computed by the bench from the stored records alone. The "
+        f"`[ask]` settings (`workers` {result['workers']}, `compute` {result['compute']}) but the per-user "
+        "throttle (lifted: each asker asks far more than 30 a minute); each expected figure computed by the bench "
+        "from the stored records alone. The "
         "questions per minute of one at a time are questions / the sum of their latencies; at once, questions / "
         "first publish → last reply. Each reply given at once is compared with the same question answered alone, "
         "by the pipeline in the bench, at the time the service accepted it. A report's own work is what a shift "
@@ -482,6 +487,7 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=8, help="askers at once (default 8)")
     parser.add_argument("--rounds", type=int, default=1, help="times each asker asks the answerable questions")
     parser.add_argument("--workers", type=int, help="ask.workers (default: the config's default)")
+    parser.add_argument("--compute", choices=["processes", "threads"], help="ask.compute (default: the config's)")
     parser.add_argument(
         "--questions",
         type=Path,

@@ -149,6 +149,21 @@ class TestAnswers:
                 " O mais frequente foi HighVibration na bomba P-101 (1 vez).",
             ),
             (
+                "¿Cuál fue la tasa de alarmas en el turno A?",
+                "El operador recibió 1 alarma en el turno A del 29 de noviembre, 0.13 por hora de media: una carga"
+                " aceptable.",
+            ),
+            (
+                "What was the alarm rate in shift A?",
+                "The operator received 1 alarm in shift A on 29 November, 0.13 per hour on average: a load rated"
+                " acceptable.",
+            ),
+            (
+                "Qual foi a taxa de alarmes no turno A?",
+                "O operador recebeu 1 alarme no turno A de 29 de novembro, 0.13 por hora em média: uma carga"
+                " aceitável.",
+            ),
+            (
                 "Is P-101 running now?",
                 "Pump P-101 was running at the last sample, at 07:45 on 29 November.",
             ),

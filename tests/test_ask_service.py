@@ -166,10 +166,14 @@ async def cli(config_path: Path, *args: str) -> tuple[int, str, str]:
 
 
 class TestAskCommand:
-    async def test_answered_question_prints_json_and_is_audited(self, ask_broker: Broker, tmp_path: Path) -> None:
+    @pytest.mark.parametrize("compute", ["processes", "threads"])
+    async def test_answered_question_prints_json_and_is_audited(
+        self, ask_broker: Broker, tmp_path: Path, compute: str
+    ) -> None:
         """`edge-agent ask --json` exits 0 with the answer the pipeline gives at the accepted time, and the audit log
-        holds its `ask.answered` entry (question, user, status, facts hash) at the seq the answer cites."""
-        async with running_service(agent_config(tmp_path, ask_broker)) as running:
+        holds its `ask.answered` entry (question, user, status, facts hash) at the seq the answer cites; computed in
+        the workers' processes or in the ask's threads (ask.compute), byte for byte the same."""
+        async with running_service(agent_config(tmp_path, ask_broker, compute=compute)) as running:
             code, out, err = await cli(write_cli_config(tmp_path, ask_broker, "supervisor"), "--json", QUESTION)
             assert code == 0, err
             reply = json.loads(out)
@@ -407,10 +411,13 @@ async def until(check: Any, timeout_s: float = 10.0) -> None:
 
 
 class TestWorkers:
+    """The workers' queue, observed by holding the store's lock: it holds the reads of answers computed in the
+    agent's own threads (`compute = "threads"`); a worker process reads through a connection of its own."""
+
     async def test_two_users_questions_run_side_by_side(self, ask_broker: Broker, tmp_path: Path) -> None:
         """ask.workers = 2: while the store is held, both users' questions are in progress at once; released, both
         are answered, each byte for byte as the pipeline answers it alone at its accepted time."""
-        async with running_service(agent_config(tmp_path, ask_broker, workers=2)) as running:
+        async with running_service(agent_config(tmp_path, ask_broker, compute="threads", workers=2)) as running:
             queue = running.service._queue
             with store_held(running.store):
                 asks = [
@@ -431,7 +438,7 @@ class TestWorkers:
 
     async def test_one_worker_answers_one_question_at_a_time(self, ask_broker: Broker, tmp_path: Path) -> None:
         """ask.workers = 1: while the store is held, one question is in progress and the other waits in the queue."""
-        async with running_service(agent_config(tmp_path, ask_broker, workers=1)) as running:
+        async with running_service(agent_config(tmp_path, ask_broker, compute="threads", workers=1)) as running:
             queue = running.service._queue
             with store_held(running.store):
                 asks = [
@@ -448,7 +455,7 @@ class TestWorkers:
     ) -> None:
         """ask.workers = 2, one user asking twice at once: one in progress, the other waiting although a worker is
         free; the answers' audit entries come in the order asked."""
-        async with running_service(agent_config(tmp_path, ask_broker, workers=2)) as running:
+        async with running_service(agent_config(tmp_path, ask_broker, compute="threads", workers=2)) as running:
             queue = running.service._queue
             supervisor = agent_config(tmp_path, ask_broker, "supervisor")
             with store_held(running.store):
@@ -465,7 +472,7 @@ class TestWorkers:
     async def test_a_users_share_of_the_queue_with_workers(self, ask_broker: Broker, tmp_path: Path) -> None:
         """ask.per_user_max = 1, ask.workers = 2: a user's question in progress and one waiting fill their share (a
         third is refused `queue_share_full`), while another user's question is taken by the free worker."""
-        config = agent_config(tmp_path, ask_broker, workers=2, per_user_max=1)
+        config = agent_config(tmp_path, ask_broker, compute="threads", workers=2, per_user_max=1)
         async with running_service(config) as running:
             queue = running.service._queue
             operator = agent_config(tmp_path, ask_broker, "operator")
@@ -489,7 +496,8 @@ class TestWorkers:
         """ask.deadline_s = 0.5, ask.workers = 2: with the store held, both users' questions pass their deadline
         side by side (both refusals audited while it is held: one worker would decide the second only after writing
         the first's reply); once it is free, both replies say `deadline` and the next question is answered."""
-        async with running_service(agent_config(tmp_path, ask_broker, workers=2, deadline_s=0.5)) as running:
+        config = agent_config(tmp_path, ask_broker, compute="threads", workers=2, deadline_s=0.5)
+        async with running_service(config) as running:
             with store_held(running.store):
                 asks = [
                     asyncio.create_task(ask_agent(agent_config(tmp_path, ask_broker, user), {"question": QUESTION}))

@@ -7,29 +7,28 @@ refuse first (a command or an injection never reaches the engine). An engine tha
 answer within `ask.model_timeout_s` (it may be writing a report: asks never wait on one for long) leaves the question
 to the reference planner; the entry says which planned (`planner`) and what the model wrote (`engine`).
 
-The computation runs in the door's own thread pool when it hands one in: a computation past its deadline is not
-stopped (SQLite reads cannot be interrupted safely), its late result is dropped unrecorded, and it should hold an ask
-thread, not one the store's writers share.
+The computation runs in the door's own thread pool when it hands one in, or in its worker processes
+(edge_agent.ask.processes) when it hands those in: a computation past its deadline is not stopped (SQLite reads
+cannot be interrupted safely), its late result is dropped unrecorded, and it should hold an ask thread or process,
+not a thread the store's writers share.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import Callable
 from concurrent.futures import Executor
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, cast
 
 import structlog
 
 from edge_agent.ask.language import detect_language
 from edge_agent.ask.model_planner import ModelReading, read_question
-from edge_agent.ask.pipeline import AskAnswer, answer_at, context_for, refused_answer
+from edge_agent.ask.pipeline import AskAnswer, refused_answer
 from edge_agent.ask.planner import MAX_QUESTION_CHARS
+from edge_agent.ask.processes import AnswerPool, QuestionJob, ToolJob, ToolOutcome, compute
 from edge_agent.ask.refusal import classify
 from edge_agent.ask.request import QuestionRequest, ToolRequest
-from edge_agent.ask.tools import ToolError, run_tool
 from edge_agent.ask.trail import record_answer, record_tool_call
 from edge_agent.audit import AuditSink
 from edge_agent.config import AgentConfig
@@ -37,9 +36,6 @@ from edge_agent.llm.types import Engine, EngineError
 from edge_agent.store import Store
 
 log = structlog.get_logger(component="ask")
-T = TypeVar("T")
-# A tool's result (JSON), or None with the reason code and detail it was refused with.
-ToolOutcome = tuple[dict[str, Any] | None, str | None, str | None]
 
 
 def refusal(reason: str, detail: str, tool: str | None = None) -> dict[str, Any]:
@@ -50,7 +46,8 @@ def refusal(reason: str, detail: str, tool: str | None = None) -> dict[str, Any]
 
 class Answerer:
     """Answers questions and tool calls over `store`, audited to `audit`; `engine` reads questions when the config
-    asks for the model planner (None: the reference planner plans every question)."""
+    asks for the model planner (None: the reference planner plans every question). Computed in `pool`'s processes
+    when one is given, else in `executor`'s threads (None: the event loop's default)."""
 
     def __init__(
         self,
@@ -59,10 +56,11 @@ class Answerer:
         audit: AuditSink | None,
         engine: Engine | None,
         executor: Executor | None = None,
+        pool: AnswerPool | None = None,
     ) -> None:
         self.config, self.store, self.audit = config, store, audit
         self.engine = engine if config.ask.planner == "model" else None
-        self._executor = executor
+        self._executor, self._pool = executor, pool
 
     async def reply(self, request: QuestionRequest | ToolRequest, *, user: str | None, now: datetime) -> dict[str, Any]:
         """The JSON reply to one request accepted at `now`, its audit entry written (`audit_seq` in it)."""
@@ -79,10 +77,7 @@ class Answerer:
             async with asyncio.timeout(self.config.ask.deadline_s):
                 reading = await self.read(question, lang)
                 planned = reading.reading if reading is not None else None
-                compute = functools.partial(
-                    answer_at, self.config, self.store, question, user=user, lang=lang, now=now, reading=planned
-                )
-                answer = await self._in_thread(compute)
+                answer = cast(AskAnswer, await self._compute(QuestionJob(question, user, lang, now, planned)))
         except TimeoutError:
             answer = refused_answer(question, user=user, lang=lang, now=now, reason="deadline", config=self.config)
         if self.audit is None:
@@ -95,7 +90,7 @@ class Answerer:
         """One tool's result at `now`, or its refusal, as the reply `{"status", "tool", …, "audit_seq"}`."""
         try:
             async with asyncio.timeout(self.config.ask.deadline_s):
-                outcome = await self._in_thread(functools.partial(self._run_tool, tool, args, now))
+                outcome = cast(ToolOutcome, await self._compute(ToolJob(tool, args, now)))
         except TimeoutError:
             outcome = (None, "deadline", f"no result within {self.config.ask.deadline_s:g} s (ask.deadline_s)")
         result, reason, detail = outcome
@@ -125,15 +120,10 @@ class Answerer:
             log.info("ask_model_reading_not_followed", why=reading.rejected)
         return reading
 
-    def _run_tool(self, tool: str, args: dict[str, Any], now: datetime) -> ToolOutcome:
-        try:
-            output = run_tool(context_for(self.config, self.store, now), tool, args)
-        except ToolError as exc:
-            return (None, exc.reason, exc.detail)
-        return (output.model_dump(mode="json"), None, None)
-
-    async def _in_thread(self, fn: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+    async def _compute(self, job: QuestionJob | ToolJob) -> AskAnswer | ToolOutcome:
+        if self._pool is not None:
+            return await self._pool.compute(job)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, compute, self.config, self.store, job)
 
 
 def _loaded(engine: Engine) -> bool:

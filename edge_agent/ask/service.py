@@ -34,6 +34,7 @@ import structlog
 
 from edge_agent.ask.answerer import Answerer, refusal
 from edge_agent.ask.metrics import ANSWER_SECONDS, BROKER_CONNECTED, QUEUE_DEPTH, REQUESTS
+from edge_agent.ask.processes import AnswerPool
 from edge_agent.ask.request import QuestionRequest, ToolRequest, parse_ask
 from edge_agent.ask.throttle import UserThrottle
 from edge_agent.ask.topics import (
@@ -104,10 +105,14 @@ class AskService:
         async with self._mqtt_client(self.config.mqtt, client_id=self.client_id) as client:
             await client.wait_connected(timeout=self.config.daemon.ready_timeout_s)
             await client.subscribe(f"{self.request_topic}/#", qos=1)
-            # The ask's own threads: a computation past its deadline keeps one until it ends (it is not stopped),
-            # never one of the threads the store's writers and the other components share.
-            executor = ThreadPoolExecutor(self.config.ask.workers, thread_name_prefix="ask")
-            answerer = Answerer(self.config, self.store, self.audit, self.engine, executor)
+            # The ask's own threads or processes: a computation past its deadline keeps one until it ends (it is not
+            # stopped), never one of the threads the store's writers and the other components share.
+            rules = self.config.ask
+            executor = ThreadPoolExecutor(rules.workers, thread_name_prefix="ask")
+            pool = AnswerPool(self.config, self.store.path, rules.workers) if rules.compute == "processes" else None
+            if pool is not None:
+                await pool.start()
+            answerer = Answerer(self.config, self.store, self.audit, self.engine, executor, pool)
             try:
                 async with asyncio.TaskGroup() as group:
                     for i in range(self.config.ask.workers):
@@ -120,6 +125,8 @@ class AskService:
                         await message.ack()
             finally:
                 executor.shutdown(wait=False, cancel_futures=True)
+                if pool is not None:
+                    pool.shutdown()
 
     async def _watch_connection(self, client: ServiceClient) -> None:
         where = f"{self.config.mqtt.host}:{self.config.mqtt.port}"

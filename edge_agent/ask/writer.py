@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 from edge_agent.ask.phrasing import Finding, Phrasing
 from edge_agent.config import ShiftConfig
+from edge_agent.reports.facts import DEFAULT_CONSOLE
 
 # Sentences in an answer: the spec's "one to three" — each fact's main sentence first, then their details.
 MAX_SENTENCES = 3
@@ -287,9 +288,11 @@ class Writer(Phrasing):
                 failures=self.count(v["failure_count"], "failure"),
             )
         if kind == "alarm_rate":
+            # Without [[reports.kpi.consoles]] one operator takes every alarm: the subject is the plant, not a console.
+            console = fact["subject"] or DEFAULT_CONSOLE
             return self.phrase(
-                "alarm_rate.value",
-                console=self.text(fact["subject"] or ""),
+                "alarm_rate.plant" if console == DEFAULT_CONSOLE else "alarm_rate.value",
+                console=self.text(console),
                 alarms=self.count(v["count"], "alarm"),
                 during=self.during(f),
                 per_hour=self.number(v["per_hour_mean"]),

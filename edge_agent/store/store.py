@@ -91,6 +91,12 @@ class Store(StoreReads):
         with self._lock:
             self._conn.close()
 
+    def refuse_writes(self) -> None:
+        """From now on this connection only reads: any write raises (SQLite's `query_only`). For a process that
+        must not change what another process stores (the ask's workers)."""
+        with self._lock:
+            self._conn.execute("PRAGMA query_only = ON")
+
     def set_caps(self, policy: RetentionPolicy | None) -> None:
         """Hold records and quarantine to their bytes caps at every insert, not only when retention runs: an insert
         that would take a table over its cap deletes that table's oldest rows first (never records an approved
