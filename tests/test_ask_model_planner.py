@@ -146,7 +146,7 @@ class TestPlanning:
     def test_an_empty_reading_is_out_of_scope(self, plant: tuple[AgentConfig, Store]) -> None:
         cfg, store = plant
         empty = Reading(intents=[], subject="", time="")
-        answer = answer_at(cfg, store, "¿quién ganó el partido?", user="u", lang="es", now=NOW, reading=empty)
+        answer = answer_at(cfg, store, "¿quién escribió el Quijote?", user="u", lang="es", now=NOW, reading=empty)
         assert (answer.status, answer.reason, answer.planner) == ("refused", "out_of_scope", "model")
 
     def test_a_command_is_refused_before_any_reading(self, plant: tuple[AgentConfig, Store]) -> None:

@@ -486,6 +486,44 @@ class TestRefusal:
         got = classify(question, "es")
         assert got is not None and got.reason == reason
 
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            (
+                "Uai sô, se a temperatura do mancal da P-101 passar de 80 graus, ocê desliga ela na hora, tá?",
+                "write_request",
+            ),
+            ("Liberá el lote de hoy de la línea 1 aunque haya fallado el control de pH.", "write_request"),
+            ("Can you sign off today's line 1 batch as QA released po?", "write_request"),
+            ("¿Qué ganancia proporcional y qué tiempo integral le pongo al PID de nivel del T-301?", "out_of_scope"),
+            ("Retune the level PID on T-301, it's hunting.", "out_of_scope"),
+            ("What P, I and D values should I punch into the flow loop controller on P-102?", "out_of_scope"),
+            ("Quais parâmetros de PID (Kp, Ti, Td) eu coloco no controle de nível do tanque T-301?", "out_of_scope"),
+            ("¿Cuál va a ser el nivel del T-301 dentro de una hora?", "outside_data"),
+            ("What's the T-301 level going to be an hour from now?", "outside_data"),
+            ("Faz uma previsão da temperatura do mancal da P-101 para a próxima hora.", "outside_data"),
+            ("Qual foi a nota do Juan Pérez na última avaliação de performance?", "out_of_scope"),
+            ("how did the red sox do last night", "out_of_scope"),
+            ("quem ganhou o jogo do flamengo ontem", "out_of_scope"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_74_to_81_put_it(self, question: str, reason: str) -> None:
+        got = classify(question, "es")
+        assert got is not None and got.reason == reason
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "Mande... ¿cuánto scrap se registró ayer en la línea 1, todo el día?",  # Mexican "¿mande?": pardon?
+            "Add up every stop on line 1 for yesterday's A shift: how many minutes total?",
+            "¿Cuál fue el caudal de la P-101 en la hora siguiente a la parada?",
+            "what was the flow in the hour after the stop",
+            "how many batches did line 1 release yesterday?",
+        ],
+    )
+    def test_read_though_near_a_command_or_the_future(self, question: str) -> None:
+        assert classify(question, "es") is None
+
     def test_how_much_a_line_made_is_production_not_pay(self) -> None:
         assert classify("how much did line 1 make yesterday?", "en") is None
 
@@ -1407,6 +1445,21 @@ class TestPlan:
     )
     def test_trip_as_a_spanish_or_portuguese_verb_is_stops(self, question: str) -> None:
         assert keyword_intents(question) == ["stops"]
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "¿cuántos controles reprobados tuvo la línea 1 en el turno de la noche?",
+            "¿Cuántos análisis fuera de especificación tuvo la línea 1 en el turno A de ayer?",
+            "Quantos controlos reprovaram na linha 1 no turno da noite?",
+            "how many out-of-spec results did line 1 have yesterday?",
+        ],
+    )
+    def test_checks_said_by_their_verdict_are_quality_checks(self, question: str) -> None:
+        assert keyword_intents(question) == ["quality_checks"]
+
+    def test_what_a_line_put_through_is_its_production(self) -> None:
+        assert keyword_intents("How much water did line 1 put through on yesterday's early shift?") == ["production"]
 
     def test_alarms_standing_during_a_flood_are_the_active_ones(self) -> None:
         question = "¿cuántas alarmas se encontraban activas a la vez anteayer a las 23:04, durante la avalancha"

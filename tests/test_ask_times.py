@@ -325,6 +325,34 @@ class TestBlindSets13To15:
         assert got == Window(start=at(1, month=1) - timedelta(days=365), end=at(1, month=1))
 
 
+class TestBlindSets74To81:
+    """Dictated hours: an hour word that is an article elsewhere ("dos", "una"), "a m"/"p m" apart, noon as "las 12
+    del día", and a clock "de esta mañana"."""
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("alarmas en toda la planta ayer de las 12 del día a las 6 de la tarde", "es", (5, 12, 0), (5, 18, 0)),
+            ("en el turno de ayer de seis de la mañana a dos de la tarde", "es", (5, 6, 0), (5, 14, 0)),
+            ("ayer en el turno de dos de la tarde a diez de la noche", "es", (5, 14, 0), (5, 22, 0)),
+            ("ayer de una de la tarde a tres de la tarde", "es", (5, 13, 0), (5, 15, 0)),
+            ("line one yesterday on the six a m to two p m shift", "en", (5, 6, 0), (5, 14, 0)),
+            ("alarms on the compressor since six p m yesterday", "en", (5, 18, 0), (6, 7, 0)),
+            ("desde las ocho de la noche de ayer hasta las seis de esta mañana", "es", (5, 20, 0), (6, 6, 0)),
+            ("desde as oito da noite de ontem até às 6 desta manhã", "pt", (5, 20, 0), (6, 6, 0)),
+        ],
+    )
+    def test_windows(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        assert_window(text, lang, start, end, now=MORNING)
+
+    def test_an_instant_said_p_m_apart(self) -> None:
+        assert instant_of("the flow on pump pee one oh two at three p m yesterday", "en") == at(5, 15, 0)
+
+    def test_the_12_of_a_date_is_no_noon(self) -> None:
+        """ "a las 12 del día 5": noon on the 5th, the day said after it."""
+        assert_window("a las 12 del día 5", "es", (5, 12, 0), (5, 13, 0), now=MORNING)
+
+
 class TestLongSpans:
     @pytest.mark.parametrize(
         ("text", "lang", "start"),

@@ -99,6 +99,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
         r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|"
         r"put out|product|throughput|prod|producidos|producidas|produzidos|produzidas|"
+        # "how much water did line 1 put through"
+        r"(?:put|pushed|got|ran)\s+through|"
         # what a plant sends out: "how much water'd we push out", "pumped out", "turned out"
         r"(?:push|pushed|pump|pumped|turn|turned|ship|shipped|send|sent)\s+out|"
         r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3)|"
@@ -109,7 +111,13 @@ _INTENTS: dict[str, re.Pattern[str]] = {
     "quality_checks": re.compile(
         r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"
         r"analises|analyses|ensayos|ensaios|checks|chequeos|verificaciones|verificacoes|"
-        r"controles? de calidad|pruebas de calidad|qc|qa|controle de qualidade|controles de qualidade)\b"
+        r"controles? de calidad|pruebas de calidad|qc|qa|controle de qualidade|controles de qualidade|"
+        # checks by their verdict: "controles reprobados", "controlos reprovaram", "análisis fuera de especificación",
+        # "out-of-spec results" (off-spec product alone is scrap)
+        r"(?:controles|controlos|analisis|pruebas|testes|tests|resultados|results|muestras|amostras|samples) "
+        r"(?:reprobad|reprovad|rechazad|fallid|fallad|falhad|failed|reprovaram|reprobaron|fallaron|falharam|"
+        r"fuera de espec|fora de espec|out[- ]of[- ]spec|off[- ]spec|no conforme|nao conforme)\w*|"
+        r"(?:out[- ]of[- ]spec|off[- ]spec|failed|failing) (?:results|checks|tests|samples|analyses))\b"
     ),
     "alarm_performance": re.compile(
         r"\b(?:alarm (?:performance|rate|floods?|kpis?)|desempeno de (?:las )?alarmas|inundacion de alarmas|"

@@ -587,6 +587,8 @@ _IMPOSSIBLE_CLOCK = re.compile(
 _NOON = re.compile(
     r"(?:\b12(?::00)?\s+(?:(?:horas|hours)\s+)?(?:(?:del?|do|da|al|ao|at|in the)\s+)?(?:(?:el|o|the)\s+)?"
     r"|\b(?:el|o) )?\b(?:mediodia|meio[- ]dia|noon|midday)\b"
+    # "las 12 del día", "ao 12 do dia": noon (not "las 12 del día 5", the 5th)
+    r"|\b12(?::00)?\s+(?:del|do) dia\b(?!\s+(?:\d|de\b))"
 )
 # "12 midnight", "las 12 de la medianoche": the 12 goes with it, as with noon.
 _MIDNIGHT = re.compile(r"(?:\b12(?::00)?\s+(?:(?:de la|da|at)\s+)?)?\b(?:medianoche|meia[- ]noite|midnight)\b")
@@ -1091,11 +1093,31 @@ def _one_edit(word: str, target: str, *, changes: bool) -> bool:
     return any(longer[:i] + longer[i + 1 :] == shorter for i in range(len(longer)))
 
 
+# An hour word that is an article or "of the" elsewhere ("dos", "una") is the hour before a part of the day or am/pm:
+# "de dos de la tarde a diez de la noche", "una de la madrugada".
+_PART_HOUR_WORD = re.compile(
+    r"\b(dos|una|uno|uma|um|one)(?=\s+(?:(?:de la|da|of the|in the) (?:manana|tarde|noche|madrugada|manha|noite|"
+    r"morning|afternoon|evening|night)\b|[ap]\.?\s?m\b))"
+)
+# Dictation's "six a m", "three p m": am and pm.
+_SPACED_MERIDIEM = re.compile(r"\b(\d{1,2}(?::[0-5]\d)?)\s*([ap])\.?\s+m\b\.?")
+# "hasta las 6 de esta mañana", "às 6 desta manhã": that clock of this morning, as "de la mañana de hoy" says it.
+_THIS_MORNING_CLOCK = re.compile(r"\b(\d{1,2}(?::[0-5]\d)?)\s+(?:de esta (manana|madrugada)|desta (manha|madrugada))\b")
+
+
+def _this_morning_clock(match: re.Match[str]) -> str:
+    clock, es, pt = match.group(1, 2, 3)
+    return f"{clock} de la {es} de hoy" if es else f"{clock} da {pt} de hoje"
+
+
 def _clock_words(folded: str) -> str:
     """Numbers in words as digits ("a las diez"), noon, midnight, minutes said in words and the control room's four
     digits written as clock times: "ao meio-dia" → "ao 12:00", "midnight" → "0:00", "a las once y media" →
     "a las 11:30", "@ 1400" → "at 14:00", "0600-1200" → "06:00-12:00"."""
-    folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", spelled_numbers(folded)))
+    folded = _PART_HOUR_WORD.sub(lambda m: "2" if m.group(1) == "dos" else "1", folded)
+    folded = _SPACED_MERIDIEM.sub(r"\1\2m", spelled_numbers(folded))
+    folded = _THIS_MORNING_CLOCK.sub(_this_morning_clock, folded)
+    folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", folded))
     folded = _MIDNIGHT_BETWEEN.sub(_midnight_between, _VIRADA.sub("virada a 0:00 ", _ARTICLE_CLOCK.sub(r"\1 ", folded)))
     folded = _ARTICLE_HOURS.sub(lambda m: _ARTICLE_HOUR_VALUES[m.group(0)], folded)
     folded = _HOUR_WORD_ENDING.sub(r"\g<1>1", folded)
