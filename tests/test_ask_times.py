@@ -345,6 +345,23 @@ class TestBlindSets74To81:
     def test_windows(self, text: str, lang: str, start: Clock, end: Clock) -> None:
         assert_window(text, lang, start, end, now=MORNING)
 
+    @pytest.mark.parametrize(
+        ("text", "lang", "start", "end"),
+        [
+            ("o nível do tanque ontem às cinco pras seis da tarde", "pt", (5, 17, 55), (5, 18, 55)),
+            ("das 4 pras 6 ontem", "pt", (5, 4, 0), (5, 6, 0)),
+            ("the level of the tank yesterday at the 3 of the afternoon", "en", (5, 15, 0), (5, 16, 0)),
+            ("vibration yesterday from the 7 to the 8 of the morning", "en", (5, 7, 0), (5, 8, 0)),
+            ("nivel del tanke 301 ayer alas 10 d la mañana", "es", (5, 10, 0), (5, 11, 0)),
+            ("cuantas alarmas lleva oy", "es", (6, 0, 0), (6, 7, 0)),
+            ("yesterday in the shift of the morning", "en", (5, 6, 0), (5, 14, 0)),
+        ],
+    )
+    def test_windows_of_round_17(self, text: str, lang: str, start: Clock, end: Clock) -> None:
+        """ "pras" (para as), an hour with an article ("at the 3 of the afternoon"), chat's "alas", "d la", "oy", and a
+        shift after its part of the day."""
+        assert_window(text, lang, start, end, now=MORNING)
+
     def test_an_instant_said_p_m_apart(self) -> None:
         assert instant_of("the flow on pump pee one oh two at three p m yesterday", "en") == at(5, 15, 0)
 

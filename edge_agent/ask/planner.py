@@ -61,7 +61,7 @@ _NOW = re.compile(
     r"neste momento|latest|last value|ultimo valor)\b"
 )
 _ACTIVE = re.compile(
-    r"\b(?:active|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas|standing|vigentes?|"
+    r"\b(?:active|actives|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas|standing|vigentes?|"
     r"en curso|em aberto|abertos|in alarm|unacknowledged|sin reconocer|abiert[ao]s|still open|were open|"
     r"remained open|seguian abiert[ao]s|en pantalla|on screen|na tela|sin normalizar|not normali[sz]ed|were up|"
     r"was up|pending|pendientes?|pendentes?)\b"
@@ -89,7 +89,9 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"(?:estuvo|estaba|estuvieron|quedo|ficou|esteve) caid[oa]s?|"
         r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|parao|paraos|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|doon|parados?|"
-        r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?|panes?|interrupciones|interrupcoes)\b"
+        # "quebra" is a breakdown, but a loss of output where it is said so: "a quebra, ou seja o volume de refugo"
+        r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?(?!,?\s+(?:ou seja|isto e|ou melhor|de producao|"
+        r"de produto|do volume|de volume))|panes?|interrupciones|interrupcoes)\b"
         # "how many minutes was it off" (Scots "aff"): off as stopped, after what is or was
         r"|\b(?:was|were|been|stayed|it)\s+(?:[a-z0-9-]+\s+)?(?:off|aff)\b"  # not "went off": alarms do
     ),
@@ -99,8 +101,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
         r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|"
         r"put out|product|throughput|prod|producidos|producidas|produzidos|produzidas|"
-        # "how much water did line 1 put through"
-        r"(?:put|pushed|got|ran)\s+through|"
+        # "how much water did line 1 put through", "total m³ out of Line 1"
+        r"(?:put|pushed|got|ran)\s+through|(?:m3|cubic (?:meters|metres)|units|pieces|tons|tonnes)\s+out\b|"
         # what a plant sends out: "how much water'd we push out", "pumped out", "turned out"
         r"(?:push|pushed|pump|pumped|turn|turned|ship|shipped|send|sent)\s+out|"
         r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3)|"
@@ -252,6 +254,8 @@ _THIS_SHIFT_SAID = re.compile(
 _TIME_OF_DAY_SAID = re.compile(
     r"\b(?:shift|turno)\b|\b\d{1,2}[:h]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|"
     r"\b(?:between|from|entre|de|desde|das|from)\s+(?:las\s+|as\s+)?\d{1,2}\b"
+    # a clock at which: "às 11h em ponto", "a las 11", "at 11 sharp"
+    r"|\b(?:a las|a la|as|at|ao|around)\s+\d{1,2}(?:[:h]\d{2}|h)?\b|\b\d{1,2}h\b"
 )
 
 

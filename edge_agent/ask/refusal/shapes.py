@@ -94,6 +94,8 @@ _READS = frozenset(
     manda passa traz da me-diz da-me traz-me passa-me mostra-me diz-me manda-me
     conta cuenta suma incluye inclui cuentame contame sumame
     note nota but mas pero porem however aunque embora though although leave if when as use usa usar utiliza utilize
+    reckon reckoned think thought guess suppose believe bet wonder feel felt seems seemed looks looked heard hear
+    noticed saw seen creo pienso acho imagino supongo sospecho parece parecia
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".

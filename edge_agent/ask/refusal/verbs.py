@@ -44,7 +44,10 @@ _COMMAND_VERBS = (
     r"inhiban|exporten|envien|manden|corrijan|aumenten|reduzcan|liguem|desliguem|reiniciem|zerem|reconhecam|"
     r"apaguem|alterem|ajustem|mudem|subam|baixem|parem|silenciem|"
     r"reclasifique|reclassify|reclassifica|reclassificar|reclassifique|recategoriza|recategorize|"
-    r"start|stop|shut down|shutdown|turn on|turn off|switch on|switch off|set|adjust|increase|decrease|raise|"
+    r"start|stop|shut down|shutdown|shut off|cut off|power off|power down|turn on|turn off|switch on|switch off|set|"
+    r"adjust|increase|decrease|raise|"
+    # parts bought or ordered: "Compra um selo mecânico reserva pra P-101", "buy a spare seal"
+    r"compra|compre|comprar|buy|purchase|encomenda|encomende|encarga|encargue|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|rst|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
 )
@@ -62,6 +65,13 @@ _COMMAND = re.compile(
 # The verbs that act whatever stands before them once asked for: "mate, can you reset the trip", "¿me puedes
 # apagar...?", "por que você não reseta...", "why don't you restart C-201" (not "run", "call", "text": they also read).
 _ACTING_VERBS = "|".join(v for v in _COMMAND_VERBS.split("|") if v not in {"run", "call", "text", "corre", "correr"})
+# A second clause's command after "and" with what it acts on: "Check the C-201 alarms and acknowledge all of them",
+# "revisa la P-101 y reiníciala", "confere e liga a P-102".
+_AND_COMMAND = re.compile(
+    r"\b(?:and|y|e)\s+(?:(?:please|por favor|also|tambien|tambem|then|just|logo|ya)\s+)?"
+    rf"(?:{_ACTING_VERBS})(?:le|la|lo|les|las|los|me|nos)?\s+(?:the|all|them|it|its|everything|la|lo|las|los|el|"
+    r"a|o|os|as|todas?|todos?|esa|ese|esas|esos|essa|esse|this|that|those|these|[a-z]{1,3}-?\d{2,5})\b"
+)
 _ASKED_TO_ACT = re.compile(
     r"\b(?:(?:can|could|would|will) you|(?:me |nos )?(?:puedes|podrias|puede|podria|pueden|podes)|(?:voce |tu )?"
     r"(?:pode|poderia|podia|podes|podias|consegue|consegues|conseguias|da pra|da para|tem como)|"
@@ -187,6 +197,34 @@ _WRITE_PHRASES = re.compile(
     # authorised to act: "I authorise you to wipe…", "te autorizo a…"
     r"|\b(?:i )?authori[sz]e you to\b|\b(?:te|le|lo|la|les) autorizo a\b|\bautorizo (?:voce|vc|te) a\b|"
     r"\bautorizo-(?:o|a|os|as|te|lhe) a\b"
+    # a quantity taken to a value: "Puxa o nível do T-301 pra 80 %", "bring the flow up to 100", "lleva el nivel a 70"
+    r"|\b(?:puxa|puxe|leva|leve|levar|sobe|suba|baixa|baixe|joga|joga|coloca|coloque|poe|bota|bote|pull|bring|take|"
+    r"push|drive|lleva|lleve|llevar|sube|suba|baja|baje|pon|ponga|manten|mantenga|keep|hold|segura|mantem|mantenha)\s+"
+    r"(?:(?:o|a|el|la|the)\s+)?(?:nivel|level|vazao|caudal|flow|temperatura|temperature|temp|pressao|presion|"
+    r"pressure|velocidade|velocidad|speed|rpm|vibracao|vibracion)\b[^.?!]{0,40}?\b(?:pra|para|a|al|to|ate|hasta|em|"
+    r"at|up to|down to)\s+\d"
+    # a set point changed by how much: "Súmale 10 % al punto de ajuste", "add 5 to the setpoint", "tira 2 do set point"
+    r"|\b(?:sumale|suma|sumar|soma|somar|add|resta|restale|restar|quita|quitale|tira|subtract|take)\s+"
+    r"(?:\d+(?:[.,]\d+)?|un|una|um|uma|a few|unos|uns)\b[^.?!]{0,30}\b(?:set ?points?|consignas?|puntos? de ajuste|"
+    r"pontos? de ajuste|limites?|limits?)\b"
+    r"|\b(?:puntos? de ajuste|pontos? de ajuste)\b.{0,60}?\b(?:al?|to|para|pra|em|en)\s+\d"
+    # a restart given: "Give pump P-102 a restart", "dale un reinicio a la bomba", "dá partida nela", "dá um reset"
+    r"|\b(?:give|gimme|dale|da|dar|de|dele|dalhe)\s+(?:[a-z0-9-]+\s+){0,3}?(?:a|an|un|una|um|uma|o|el)\s+"
+    r"(?:restart|reset|reboot|kick|bump|reinicio|reset|arranque|rearme|partida|start|stop|shutdown)\b"
+    r"|\b(?:da|dar|de|dou|dale|bora dar)\s+(?:a\s+)?partida\b"
+    # a user or a right given in the agent: "da de alta al usuario jrodriguez", "add a user", "grant her access"
+    r"|\b(?:da|dar|den|de|dale|dele)\s+de\s+(?:alta|baja)\b"
+    r"|\b(?:create|add|crea|crear|cree|agrega|agregue|adiciona|adicione|cadastra|cadastre|cria|crie|criar|remove|"
+    r"delete|elimina|exclui|borra)\s+(?:a\s+|an\s+|un\s+|una\s+|um\s+|uma\s+|al\s+|el\s+|o\s+|the\s+)?"
+    r"(?:new\s+|nuevo\s+|novo\s+)?(?:usuario|usuarios|user|users|cuenta|account|conta|operator account)\b"
+    r"|\b(?:grant|give|gimme|otorga|otorgue|concede|conceda|asigna|asigne|atribui|atribua|da|dale|dele)\s+"
+    r"(?:[a-z0-9.-]+\s+){0,3}?(?:permisos?|permissions?|permissoes|acceso|access|acesso|admin rights|rights|"
+    r"privileges|privilegios)\b"
+    # the audit trail or answers handed over as a file: "send me the full audit trail as a file"
+    r"|\b(?:manda|mande|mandar|envia|envie|enviar|send|forward|export|exporta|exporte|exportar|email|dump|"
+    r"descarga|baixa)(?:me|nos)?\b[^.?!]{0,50}\b(?:audit trail|audit log|auditoria|trilha de auditoria|"
+    r"as a file|como archivo|en un archivo|como arquivo|num arquivo|em arquivo|csv|excel|spreadsheet|planilha|"
+    r"hoja de calculo|pdf)\b"
     # a batch released or signed off: "Liberá el lote de hoy…", "sign off today's batch as released", "libera o lote"
     r"|\b(?:libera|liberar|libere|liberen|liberem|release|sign off|signoff|dispatch|despacha|despachar|despache)\s+"
     r"(?:[a-z0-9'-]+\s+){0,5}?(?:lote|lotes|lot|lots|batch|batches)\b"
@@ -200,6 +238,7 @@ _WRITE_PHRASES = re.compile(
     # a record entered, by what it is: "log a quality check for L1", "registra en el sistema un paro de 25 minutos",
     # "lança aí um apontamento de refugo"
     r"|\b(?:log|record|register|enter|capture|add|insert|book|key in|punch in|input|registra|registre|registrar|"
+    r"schedule|programa|programe|programar|agenda|agende|agendar|planifica|planifique|"
     r"registren|registrad|anoten|apunten|carguen|ingresen|"
     r"captura|ingresa|ingrese|ingresar|apunta|apunte|apuntar|acrescenta|acrescente|acrescentar|"
     r"capture|capturar|agrega|cadastra|cadastre|cadastrar|"
@@ -207,7 +246,8 @@ _WRITE_PHRASES = re.compile(
     r"insira|regista|registe|mete|pon|ponha|coloca|coloque)\b[^.?!]{0,30}?\b(?:a|an|one|un|una|um|uma|another|otro|"
     r"otra|outro|outra)\s+(?:new\s+|nuev[oa]\s+|nov[oa]\s+)?(?:[a-z]+\s+)?(?:stop|paro|parada|paragem|check|chequeo|"
     r"control|verificacao|inspection|inspeccion|inspecao|scrap|refugo|merma|desecho|apontamento|registro|registo|"
-    r"detencion|entry|entrada|note|nota|production|produccion|producao|downtime|failure|falla|falha)\b"
+    r"detencion|entry|entrada|note|nota|production|produccion|producao|downtime|failure|falla|falha|shutdown|"
+    r"shut down|maintenance|mantenimiento|manutencao|work order|orden de trabajo|ordem de servico|outage)\b"
     # a figure changed to another: "change yesterday's shift B production figure to 1500", "corrige o refugo para 40"
     r"|(?:^|[.;!?:,]\s*|\b(?:please|pls|can you|could you|would you|just|pode|puedes|podrias|seria possivel|"
     r"seria posible|is it possible to|would it be possible to|da pra|tem como|consegue)\s+"
@@ -486,6 +526,7 @@ NOT_ASKED = re.compile(
 
 RULES: tuple[re.Pattern[str], ...] = (
     _COMMAND,
+    _AND_COMMAND,
     _WRITE_PHRASES,
     _ASKED_TO_ACT,
     _COMMAND_FORM,

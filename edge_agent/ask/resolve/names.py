@@ -368,6 +368,9 @@ def only_asset(text: str, asset: str, named: list[str]) -> str:
     for other in named:
         if other != asset:
             folded = re.sub(_id_pattern(other), " ", folded)
+            # ... and said by its number alone: "cada una de las bombas, la 101 y la 102"
+            if (digits := _digits(other)) is not None and digits != _digits(asset):
+                folded = re.sub(rf"(?<![a-z0-9\-]){digits}(?![0-9])", " ", folded)
     return folded
 
 
@@ -509,8 +512,9 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
 
 def _bare_kind(tokens: list[str], assets: list[AssetInfo]) -> set[str] | Clarification:
     """ "el compresor" alone: the site's one compressor; "la bomba" with two pumps asks which."""
-    # exact words only: "thanks" is a letter off "tanks", "compa" off "compr"
-    kinds = sorted({kind for token in tokens if (kind := _kind_of(token, fuzzy=False)) is not None})
+    # exact words only, but for long ones: "thanks" is a letter off "tanks", "compa" off "compr"; no word of nine
+    # letters or more is that near "compressor" but its slips ("compresser")
+    kinds = sorted({kind for token in tokens if (kind := _kind_of(token, fuzzy=len(token) >= 9)) is not None})
     if not kinds:
         return set()
     candidates = sorted({a for kind in kinds for a in _assets_of_kind(kind, assets)})

@@ -543,7 +543,9 @@ _CLOCK = (
 _CLOCK_END = r"(?!\d|:\d)"
 _HOUR_RANGE = re.compile(
     rf"\b(?:entre|between|from|de|desde|da|das)\s+(?:(?:las|la|as|a)\s+)?{_CLOCK}"
-    rf"(?:\s*-\s*|\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate)\s+)(?:(?:las|la|as|a)\s+)?{_CLOCK}{_CLOCK_END}"
+    # "das 4 pras 6", "das 4 para as 6" (pt): to
+    rf"(?:\s*-\s*|\s+(?:y|and|e|a|as|ao|al|to|till|until|hasta|ate|pras|pra as|para as)\s+)(?:(?:las|la|as|a)\s+)?"
+    rf"{_CLOCK}{_CLOCK_END}"
     # "yesterday 6 to 12", "ayer 6-12": two clock times alone, never digits of an id ("P-101 a 102")
     rf"|(?<![\w.:/-]){_CLOCK}(?:\s*-\s*|\s+(?:to|till|until|hasta|ate|a|as|hanggang)\s+){_CLOCK}(?![\w:/-])"
 )
@@ -680,6 +682,8 @@ _SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
         ),
         -1,
     ),
+    # "às cinco pras seis" (folded "as 5 pras 6"): after "às" a clock, not the range "das 4 pras 6"
+    (re.compile(r"(?<=\bas )(?P<minutes>[1-9]|[1-5]\d)\s+pras\s+(?P<hour>\d{1,2})(?::00)?\b(?!:)"), -1),
     (re.compile(r"\b(?P<minutes>half)\s+(?P<hour>\d{1,2})\b(?![:\d])"), 1),
     (re.compile(rf"{_CLOCK_LEAD}(?P<hour>\d{{1,2}})\s+(?P<minutes>[0-5]\d)\b(?![:\d])"), 1),
 )
@@ -1032,6 +1036,7 @@ _SHORT_WORDS = {
     "tonite": "tonight",
     "dis": "this",
     "dat": "that",
+    "oy": "hoy",  # Spanish chat drops the h ("cuantas alarmas lleva oy"); English "oy!" asks no time
 }
 # Caribbean "de" for "the" before an English time word ("in de shift before dis one"); Spanish and Portuguese "de"
 # is never followed by one.
@@ -1057,9 +1062,23 @@ _YTD = re.compile(r"\bytd\b(?=,?\s+(?:at\s+|@\s*)?\d)|(?<=\d\s)ytd\b|(?<=\d[ap]m
 _ANTENOCHE = re.compile(r"\b(?:ante-?anoche|ante anoche|antes de anoche)\b")
 
 
+# Chat's clock words run together or cut short: "alas 10 d la mañana" is "a las 10 de la mañana".
+_CHAT_CLOCK = re.compile(r"\balas(?=\s+\d)|\bd(?=\s+(?:la|las)\s)")
+# A second language's English puts the article before an hour: "at the 3 of the afternoon", "from the 7 to the 8 of
+# the morning" (Spanish "a las 3 de la tarde").
+# ... and a shift after its part of the day: "in the shift of the night" is the night shift.
+_SHIFT_OF_THE = re.compile(r"\bshift of the (night|morning|afternoon|evening|day)\b")
+_THE_HOUR = re.compile(
+    r"\b(at|from|to|since|until|till|between|and) the (\d{1,2})\b(?=\s+(?:of the|in the|to the|and the|"
+    r"o'?clock|exactly|sharp|am|pm|a\.m\.|p\.m\.)\b|\s*[?.,!]|\s*$)"
+)
+
+
 def _day_words(folded: str) -> str:
     """`folded` with chat's short forms written out, the night before last's spellings as "antenoche" and a day word's
     one-letter slip read as the word."""
+    folded = _SHIFT_OF_THE.sub(r"\1 shift", folded)
+    folded = _THE_HOUR.sub(r"\1 \2", _CHAT_CLOCK.sub(lambda m: "a las" if m.group(0) == "alas" else "de", folded))
     folded = _YTD.sub("yesterday", _FIFTEEN_DAYS.sub(r"\1 2 semanas", _CARIBBEAN_THE.sub("the ", folded)))
     folded = _ANTENOCHE.sub("antenoche", folded)
     return _LETTERS.sub(lambda m: _SHORT_WORDS.get(m.group(0)) or _slip_of(m.group(0)) or m.group(0), folded)
