@@ -1326,6 +1326,7 @@ class TestPlan:
             "¿Cómo salió Peñarol anoche?",
             "stops at the plant in Pune yesterday",
             "Quantas paragens teve ontem a central de dessalinização da Electra em São Vicente?",
+            "Quanto a EPAL produziu ontem na estação de tratamento do Kikuxi?",  # the name past two describing words
         ],
     )
     def test_another_site_or_the_news_is_out_of_scope(self, question: str) -> None:

@@ -355,6 +355,8 @@ class TestBlindSets74To81:
             ("nivel del tanke 301 ayer alas 10 d la mañana", "es", (5, 10, 0), (5, 11, 0)),
             ("cuantas alarmas lleva oy", "es", (6, 0, 0), (6, 7, 0)),
             ("yesterday in the shift of the morning", "en", (5, 6, 0), (5, 14, 0)),
+            ("What was the scrap on L1 over last night's shift?", "en", (5, 22, 0), (6, 6, 0)),
+            ("quantas checagem de qualidade reprovou L1 turno B onti", "pt", (5, 14, 0), (5, 22, 0)),
         ],
     )
     def test_windows_of_round_17(self, text: str, lang: str, start: Clock, end: Clock) -> None:

@@ -356,13 +356,6 @@ _SITE_NAMED_EN = re.compile(
     # a mine's or plant's name right after its word, capitalised: "la faena Escondida", "a usina Cubatão"
     r"|\b(?:[Ff]aena|[Mm]ina|[Uu]sina|[Rr]efiner[ií]a|[Rr]efinaria|[Ii]ngenio)\s+([A-Z][\w-]{2,})\b"
 )
-_SITE_NAMED = re.compile(
-    r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede|central|estacion|estacao|refineria|refinaria|mina|"
-    r"ingenio|complejo|complexo)(?:\s+[a-z]+){0,2}?\s+(?:de|del|da|do|en|em)\s+"
-    r"([a-z][a-z0-9-]{2,})\b"
-    # dictated or typed in lower case, after "the": "how many alarms did the lagos plant have"
-    r"|\bthe ([a-z][a-z0-9-]{2,}) (?:plant|site|factory|mill|facility)\b"
-)
 _NOT_A_SITE_NAME = frozenset(
     "the this that our whole entire main other same treatment water power pumping process production bottling "
     "what which my your its their all every chemical steel paper pulp cement brewing food dairy mining oil gas "
@@ -377,6 +370,16 @@ _NOT_A_SITE_NAME = frozenset(
     "fevereiro marco maio junho julho setembro outubro novembro dezembro january february march april may june "
     "july august september october november december shift night morning madrugada anteayer anteontem antier total "
     "antenoche mediodia meio-dia".split()
+)
+
+
+_SITE_NAMED = re.compile(
+    r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede|central|estacion|estacao|refineria|refinaria|mina|"
+    r"ingenio|complejo|complexo)(?:\s+[a-z]+){0,2}?\s+(?:de|del|da|do|en|em)\s+"
+    # the name past its describing words: "a estação de tratamento do Kikuxi" is Kikuxi's
+    rf"(?!(?:{'|'.join(sorted(_NOT_A_SITE_NAME))})\b)([a-z][a-z0-9-]{{2,}})\b"
+    # dictated or typed in lower case, after "the": "how many alarms did the lagos plant have"
+    r"|\bthe ([a-z][a-z0-9-]{2,}) (?:plant|site|factory|mill|facility)\b"
 )
 
 

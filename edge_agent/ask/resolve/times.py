@@ -1025,6 +1025,7 @@ _SHORT_WORDS = {
     "ystrdy": "yesterday",
     "yest": "yesterday",
     "ont": "ontem",
+    "onti": "ontem",  # Angolan and Brazilian speech
     "hj": "hoje",
     "fortnight": "2 weeks",
     "tae": "to",
@@ -1068,6 +1069,8 @@ _CHAT_CLOCK = re.compile(r"\balas(?=\s+\d)|\bd(?=\s+(?:la|las)\s)")
 # the morning" (Spanish "a las 3 de la tarde").
 # ... and a shift after its part of the day: "in the shift of the night" is the night shift.
 _SHIFT_OF_THE = re.compile(r"\bshift of the (night|morning|afternoon|evening|day)\b")
+# The shift worked last night is the night shift begun yesterday: "last night's shift", "the shift last night".
+_LAST_NIGHTS_SHIFT = re.compile(r"\blast night'?s shift\b|\bthe shift last night\b")
 _THE_HOUR = re.compile(
     r"\b(at|from|to|since|until|till|between|and) the (\d{1,2})\b(?=\s+(?:of the|in the|to the|and the|"
     r"o'?clock|exactly|sharp|am|pm|a\.m\.|p\.m\.)\b|\s*[?.,!]|\s*$)"
@@ -1077,7 +1080,7 @@ _THE_HOUR = re.compile(
 def _day_words(folded: str) -> str:
     """`folded` with chat's short forms written out, the night before last's spellings as "antenoche" and a day word's
     one-letter slip read as the word."""
-    folded = _SHIFT_OF_THE.sub(r"\1 shift", folded)
+    folded = _LAST_NIGHTS_SHIFT.sub("yesterday's night shift", _SHIFT_OF_THE.sub(r"\1 shift", folded))
     folded = _THE_HOUR.sub(r"\1 \2", _CHAT_CLOCK.sub(lambda m: "a las" if m.group(0) == "alas" else "de", folded))
     folded = _YTD.sub("yesterday", _FIFTEEN_DAYS.sub(r"\1 2 semanas", _CARIBBEAN_THE.sub("the ", folded)))
     folded = _ANTENOCHE.sub("antenoche", folded)
