@@ -10,10 +10,11 @@ Admission, in order: per-user throttle (`ask.throttle` per 60 s: `throttled`), t
 refused `bad_request` naming the field and counted `invalid`, like a quarantined input), the queue (`ask.queue_max`:
 `queue_full`; `ask.per_user_max` per user: `queue_share_full`). `ask.workers` workers each take the oldest request
 whose user has none in progress (edge_agent.ask.work_queue: a user's answers come in the order asked) and has it
-answered as every door answers one (edge_agent.ask.answerer): in the ask's own threads, one per worker, at the time
-the request was accepted (so it replays byte for byte, alone or beside others); an answer not ready within
-`ask.deadline_s` of being taken is refused `deadline`. Every question gets one `ask.answered` audit entry and every
-tool call one `ask.tool_called` (edge_agent.ask.trail) before its reply is written.
+answered as every door answers one (edge_agent.ask.answerer): in a process of the worker's own (`ask.compute`,
+edge_agent.ask.processes) or the ask's own threads, one per worker, at the time the request was accepted (so it
+replays byte for byte, alone or beside others); an answer not ready within `ask.deadline_s` of being taken is
+refused `deadline`. Every question gets one `ask.answered` audit entry and every tool call one `ask.tool_called`
+(edge_agent.ask.trail) before its reply is written.
 
 Isolation: nothing one message holds stops the service. Whatever handling one message raises is answered
 `internal_error` where a reply topic is known, counted, logged with its traceback, and the next message is read.
@@ -108,12 +109,12 @@ class AskService:
             # The ask's own threads or processes: a computation past its deadline keeps one until it ends (it is not
             # stopped), never one of the threads the store's writers and the other components share.
             rules = self.config.ask
-            executor = ThreadPoolExecutor(rules.workers, thread_name_prefix="ask")
             pool = AnswerPool(self.config, self.store.path, rules.workers) if rules.compute == "processes" else None
-            if pool is not None:
-                await pool.start()
-            answerer = Answerer(self.config, self.store, self.audit, self.engine, executor, pool)
+            executor = ThreadPoolExecutor(rules.workers, thread_name_prefix="ask") if pool is None else None
             try:
+                if pool is not None:
+                    await pool.start()
+                answerer = Answerer(self.config, self.store, self.audit, self.engine, executor, pool)
                 async with asyncio.TaskGroup() as group:
                     for i in range(self.config.ask.workers):
                         group.create_task(self._worker(answerer), name=f"ask-worker-{i}")
@@ -124,7 +125,8 @@ class AskService:
                         await self.handle(message)
                         await message.ack()
             finally:
-                executor.shutdown(wait=False, cancel_futures=True)
+                if executor is not None:
+                    executor.shutdown(wait=False, cancel_futures=True)
                 if pool is not None:
                     pool.shutdown()
 

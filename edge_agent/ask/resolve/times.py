@@ -1065,12 +1065,12 @@ _ANTENOCHE = re.compile(r"\b(?:ante-?anoche|ante anoche|antes de anoche)\b")
 
 # Chat's clock words run together or cut short: "alas 10 d la mañana" is "a las 10 de la mañana".
 _CHAT_CLOCK = re.compile(r"\balas(?=\s+\d)|\bd(?=\s+(?:la|las)\s)")
-# A second language's English puts the article before an hour: "at the 3 of the afternoon", "from the 7 to the 8 of
-# the morning" (Spanish "a las 3 de la tarde").
-# ... and a shift after its part of the day: "in the shift of the night" is the night shift.
+# A second language's English puts a shift after its part of the day: "in the shift of the night" is the night shift.
 _SHIFT_OF_THE = re.compile(r"\bshift of the (night|morning|afternoon|evening|day)\b")
 # The shift worked last night is the night shift begun yesterday: "last night's shift", "the shift last night".
 _LAST_NIGHTS_SHIFT = re.compile(r"\blast night'?s shift\b|\bthe shift last night\b")
+# ... and the article before an hour: "at the 3 of the afternoon", "from the 7 to the 8 of the morning" (Spanish "a las
+# 3 de la tarde").
 _THE_HOUR = re.compile(
     r"\b(at|from|to|since|until|till|between|and) the (\d{1,2})\b(?=\s+(?:of the|in the|to the|and the|"
     r"o'?clock|exactly|sharp|am|pm|a\.m\.|p\.m\.)\b|\s*[?.,!]|\s*$)"
