@@ -132,4 +132,4 @@ def _loaded(engine: Engine) -> bool:
     return bool(getattr(engine, "ready", getattr(engine, "loaded", True)))
 
 
-__all__ = ["Answerer", "ToolOutcome", "refusal"]
+__all__ = ["Answerer", "refusal"]

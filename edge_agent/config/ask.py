@@ -27,8 +27,8 @@ class AskConfig(Section):
     max_rows: int = Field(500_000, ge=1)
     # Questions answered at once, each user's one at a time (edge_agent.ask.work_queue). 2, measured on 2 cores: a
     # quick question asked behind another user's slow one (3 days of a 1 Hz tag, ~5 s) waited 5.2-5.4 s with 1 worker
-    # and 0.6-1.0 s with 2, the slow one no slower; more add no rate (an answer is Python under one GIL: bench.ask's
-    # 8 askers got 1.7-2.4x the one-at-a-time rate with 1, 2 and 4 alike).
+    # and 0.6-1.0 s with 2, the slow one no slower. More add rate only with cores to spare (`compute`: each worker in
+    # a process of its own takes a core).
     workers: int = Field(2, ge=1, le=32)
     # Where the workers compute answers: "processes", each worker in a process of its own (edge_agent.ask.processes),
     # so answers use more than one core; "threads", in the agent's process, one answer computing at a time under its
