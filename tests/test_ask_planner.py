@@ -548,6 +548,50 @@ class TestRefusal:
         assert classify(question, "en") is None
 
     @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            (
+                "¿Sería tan amable de anotar en la bitácora del turno que el compresor quedó en observación?",
+                "write_request",
+            ),
+            (
+                "Oye, ¿puedes registrar en el MES que el motivo de la última parada fue falta de repuesto?",
+                "write_request",
+            ),
+            ("Would you be able to reset the high vibration alarm on P-101 for us?", "write_request"),
+            ("Could you kindly restart the compressor?", "write_request"),
+            ("How many stops is P-101 gonna have on graveyard next Tuesday?", "outside_data"),
+            ("How many alarms will come next Monday in A shift?", "outside_data"),
+            ("What's the average flow on P-102 going to be next Tuesday from noon to 2?", "outside_data"),
+            ("¿Cuántas paradas tendrá la P-101 el martes que viene?", "outside_data"),
+            ("Quantas paradas a P-101 vai ter na próxima terça?", "outside_data"),
+            ("Oye, ¿para cuándo tú crees que viene la próxima caída del compresor?", "outside_data"),
+            ("When's the comp going to go down next? Give me your best guess.", "outside_data"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_90_to_97_put_it(self, question: str, reason: str) -> None:
+        got = classify(question, "es")
+        assert got is not None and got.reason == reason
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            # a Spanish first person's past is no command: "mandé" folds to "mande" (send), "paré" to "pare" (stop)
+            "Es que no mandé el reporte de producción. ¿Me puede decir cuántos metros cúbicos produjo la línea 1 ayer?",
+            "paré la P-101 a las 3, ¿cuánto duró la parada?",
+            "El turno no anotó nada en la bitácora, ni una línea. ¿Cuántas alarmas hubo antenoche?",
+            "The operator swears up and down the tank was near overflowing. What was T-301's level at 6:00?",
+            "Settle it for us, would ya: how many stops did each of the pumps have yesterday?",
+            "I am going to have to report it: how many stops did P-101 have yesterday?",
+            "¿Sería tan amable de decirme cuántas paradas hubo ayer?",
+            "Would you mind telling me the max temperature of P-101 yesterday?",
+            "Até quando a P-101 ficou parada ontem?",
+        ],
+    )
+    def test_read_in_chatty_messages_of_blind_sets_90_to_97(self, question: str) -> None:
+        assert classify(question, "es") is None
+
+    @pytest.mark.parametrize(
         "question",
         [
             "Mande... ¿cuánto scrap se registró ayer en la línea 1, todo el día?",  # Mexican "¿mande?": pardon?
@@ -1729,3 +1773,84 @@ class TestPlanProperties:
         if isinstance(got, Plan):
             for call in got.calls:
                 TOOLS[call.tool].input_model.model_validate(call.args)
+
+
+class TestBlindSets90To97:
+    """What blind sets 90-97 found: stops said as falls and as going off, "the comp", an area the plant has no record
+    of, more assets of a kind than the site has, and a bare kind word beside numbered assets."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "asset"),
+        [
+            ("Mira, ¿cuántas veces se ha caído la P-102 hoy?", "es", "P-102"),
+            ("¿Cuántas veces se cayó el compresor ayer?", "es", "C-201"),
+            ("Qual foi a queda mais longa da P-101 ontem, em minutos?", "pt", "P-101"),
+            ("quantas quedas a P-101 teve ontem?", "pt", "P-101"),
+            ("since 6 pm yesterday, how many times has pump P-101 gone off?", "en", "P-101"),
+            ("Longest trip on the comp yesterday, how many minutes was it down?", "en", "C-201"),
+        ],
+    )
+    def test_stops_said_as_falls_trips_and_going_off(self, question: str, lang: str, asset: str) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and [(c.tool, c.args.get("asset")) for c in got.calls] == [("stops", asset)]
+
+    def test_alarms_go_off_and_a_pressure_falls(self) -> None:
+        """An alarm that went off is an alarm, not a stop; "a queda de pressão" is no stop (asked back: no pressure
+        tag)."""
+        alarms = plan("how many alarms went off on P-101 yesterday?", "en")
+        assert isinstance(alarms, Plan) and [c.tool for c in alarms.calls] == ["alarms"]
+        assert not isinstance(plan("Qual foi a queda de pressão da P-101 ontem?", "pt"), Plan)
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "How many stops did the packaging area have on B shift yesterday?",
+            "¿Cuántas paradas tuvo el área de envasado ayer?",
+            "Quantas paradas teve a área de embalagem ontem?",
+        ],
+    )
+    def test_an_area_by_what_it_does_is_asked_back(self, question: str) -> None:
+        got = plan(question, "en")
+        assert isinstance(got, Clarification) and got.reason == "unknown_name"
+
+    def test_the_whole_plant_is_no_area(self) -> None:
+        assert isinstance(plan("Quantas paradas teve a área de produção ontem?", "pt"), Plan)
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            ("¿Cuántos paros tuvieron los dos compresores ayer?", "es"),
+            ("What was the average vibration on both compressors yesterday?", "en"),
+            ("Quantas paradas tiveram os dois compressores ontem?", "pt"),
+            ("how many stops did the three pumps have yesterday?", "en"),
+        ],
+    )
+    def test_more_of_a_kind_than_the_site_has_is_asked_back(self, question: str, lang: str) -> None:
+        """The site has one compressor and two pumps: "both compressors" is not C-201 alone."""
+        got = plan(question, lang)
+        assert isinstance(got, Clarification) and got.reason == "unknown_name"
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            ("how many stops did both pumps have yesterday?", "en"),
+            ("qual foi a média de vibração dos compressores ontem?", "pt"),  # "dos": of the, no count
+        ],
+    )
+    def test_as_many_as_the_site_has_are_answered(self, question: str, lang: str) -> None:
+        assert isinstance(plan(question, lang), Plan)
+
+    def test_a_kind_said_beside_numbered_assets_is_its_one_asset(self) -> None:
+        """ "la 101, la 102 y el compresor": P-101, P-102 and the site's one compressor, each."""
+        got = plan("la temperatura promedio de rodamientos de la 101, la 102 y el compresor ayer", "es")
+        assert isinstance(got, Plan)
+        assert sorted(c.args["tag"] for c in got.calls) == [
+            "C-201.bearing_temp_c",
+            "P-101.bearing_temp_c",
+            "P-102.bearing_temp_c",
+        ]
+        both = plan("How many stops did P-101 and the compressor have yesterday?", "en")
+        assert isinstance(both, Plan) and sorted(c.args["asset"] for c in both.calls) == ["C-201", "P-101"]
+
+    def test_a_clock_after_de_is_no_site(self) -> None:
+        assert isinstance(plan("¿Cuántas alarmas hubo en toda la planta ayer de cinco a seis de la tarde?", "es"), Plan)

@@ -372,6 +372,14 @@ class TestBlindSets74To81:
         assert_window("a las 12 del día 5", "es", (5, 12, 0), (5, 13, 0), now=MORNING)
 
 
+class TestBlindSets90To97:
+    def test_an_hour_with_its_h_before_the_part_of_the_day(self) -> None:
+        """ "às 6h da manhã de hoje": the "h" does not cut the hour off the part of the day and the day after it."""
+        assert_window("entre as 20h de ontem e as 6h da manhã de hoje", "pt", (5, 20, 0), (6, 6, 0), now=MORNING)
+        assert_window("das 20h de ontem às 6h da manhã de hoje", "pt", (5, 20, 0), (6, 6, 0), now=MORNING)
+        assert_window("ontem das 8h da manhã às 10h", "pt", (5, 8, 0), (5, 10, 0), now=MORNING)
+
+
 class TestLongSpans:
     @pytest.mark.parametrize(
         ("text", "lang", "start"),

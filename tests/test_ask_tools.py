@@ -310,11 +310,37 @@ class TestAlarms:
         assert run(plant, "alarms", window=WINDOW, active_at="2026-11-29T12:16:00Z")["active_count"] == 1
         assert run(plant, "alarms", window=WINDOW, active_at="0001-01-01T00:00:00Z")["active_count"] == 0
 
-    @pytest.mark.parametrize("moment", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z"])
-    def test_active_at_the_ends_of_the_calendar(self, plant: ToolContext, moment: str) -> None:
-        """Nothing stood before year 1, and at the calendar's last microsecond the shift's alarms are far more than
-        the two days back a standing alarm is looked for (as a report's): neither is an error."""
-        assert run(plant, "alarms", window=WINDOW, active_at=moment)["active_at"] == []
+    def test_active_at_the_ends_of_the_calendar(self, plant: ToolContext) -> None:
+        """Nothing stood before year 1; at the calendar's last microsecond the two alarms never cleared still stand:
+        neither is an error."""
+        assert run(plant, "alarms", window=WINDOW, active_at="0001-01-01T00:00:00Z")["active_at"] == []
+        last = run(plant, "alarms", window=WINDOW, active_at="9999-12-31T23:59:59.999999Z")
+        assert [(a["asset"], a["since"]) for a in last["active_at"]] == [
+            ("C-201", "2026-11-29T15:20:00Z"),
+            ("P-101", "2026-11-29T16:00:00Z"),
+        ]
+
+    def test_an_alarm_raised_days_ago_and_never_cleared_stands(self, tmp_path: Path) -> None:
+        """A transmitter fault raised 5 days before the moment stands at it, however long ago (the simulator's is
+        raised 26 h before its history); one raised and cleared 6 days before does not."""
+        days = 24 * 60
+        alarm = {"condition": "LevelTransmitterFault", "message": "Falla", "severity": 500, "active": True}
+        cleared = {"condition": "HighLevel", "message": "Alto", "severity": 500}
+        with Store(tmp_path / "store.sqlite3") as store:
+            store.insert_records(
+                [
+                    record("alarm", "T-301", {**cleared, "active": True}, -6 * days),
+                    record("alarm", "T-301", {**cleared, "active": False}, -6 * days + 5),
+                    record("alarm", "T-301", alarm, -5 * days),
+                    record("tag_value", "T-301.level_pct", 50.0, 0),
+                ]
+            )
+            ctx = ToolContext(store=store, config=config(tmp_path), now=SHIFT_END)
+            out = run(ctx, "alarms", window=WINDOW, active_at="2026-11-29T16:30:00Z")
+        assert out["active_at"] == [
+            {"condition": "LevelTransmitterFault", "asset": "T-301", "since": "2026-11-24T12:00:00Z"}
+        ]
+        assert (out["active_count"], out["count"]) == (1, 0)
 
     def test_count_agrees_with_the_report(self, plant: ToolContext) -> None:
         (total,) = report_facts(plant, "alarm_total")

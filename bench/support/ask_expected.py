@@ -163,7 +163,7 @@ def expected(q: dict[str, Any], store: Store, now: datetime) -> Expected:
         return Expected(shown(sample.value), exact(sample.value), frozenset({sample.id}))
     if figure == "active":
         at = instant(q["at"], now)
-        alarms = store.records(at - timedelta(days=2), at + timedelta(microseconds=1), kinds=["alarm"])
+        alarms = store.records(None, at + timedelta(microseconds=1), kinds=["alarm"])  # however long ago raised
         last: dict[tuple[str, str], StoredRecord] = {}
         for r in alarms:
             if q.get("asset") in (None, r.key):

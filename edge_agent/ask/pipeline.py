@@ -34,7 +34,7 @@ from edge_agent.store import Store
 # The version of the ask's code (refusals, planner, tools, writer): raise it with any change that gives another answer
 # or other facts for the same question, config and records. Each `ask.answered` entry records it, and `audit replay`
 # refuses an answer of another version (it would differ for that reason alone).
-ASK_VERSION = "5"
+ASK_VERSION = "6"
 
 Status = Literal["answered", "needs_clarification", "refused"]
 # Who planned: the reference planner in code, or the model's reading resolved in code (ask.model_planner).

@@ -38,6 +38,7 @@ from edge_agent.ask.resolve import (
     resolve_subject,
     resolve_window,
     sentences_of,
+    too_few,
 )
 from edge_agent.ask.tools import Namespace, Window
 from edge_agent.config import ShiftConfig
@@ -87,13 +88,19 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"indisponibilidade|tempo parad[oa]|"
         # "cuánto tiempo estuvo caída la P-101": down, of equipment
         r"(?:estuvo|estaba|estuvieron|quedo|ficou|esteve) caid[oa]s?|"
+        # fallen, of equipment: "se ha caído la P-102", "se cayó el compresor"; pt "a queda mais longa da P-101",
+        # "quantas quedas" (not a fall of a quantity: "queda de pressão")
+        r"se (?:ha |han |habia )?(?:cayo|cayeron|caido|cae|caen)|"
+        r"(?:quedas|(?:a|uma|cada|da|na|ultima|maior) queda)(?! de (?:pressao|tensao|temperatura|vazao|nivel))|"
         r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|parao|paraos|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|doon|parados?|"
         # "quebra" is a breakdown, but a loss of output where it is said so: "a quebra, ou seja o volume de refugo"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?(?!,?\s+(?:ou seja|isto e|ou melhor|de producao|"
         r"de produto|do volume|de volume))|panes?|interrupciones|interrupcoes)\b"
         # "how many minutes was it off" (Scots "aff"): off as stopped, after what is or was
-        r"|\b(?:was|were|been|stayed|it)\s+(?:[a-z0-9-]+\s+)?(?:off|aff)\b"  # not "went off": alarms do
+        r"|\b(?:was|were|been|stayed|it)\s+(?:[a-z0-9-]+\s+)?(?:off|aff)\b"
+        # "how many times has pump P-101 gone off" (alarms go off too: `_ALARM_TRIP`)
+        r"|\b(?:gone|went|go|goes|going) off\b"
     ),
     "production": re.compile(
         r"\b(?:production|produced|produce|make|output|produccion|produjo|producido|producida|fabrico|"
@@ -272,8 +279,8 @@ def _shift_without_its_day(asked: str, question: str) -> bool:
 
 # An alarm's trip: "alarms tripped", "alarmas que se dispararon", "alarmes que dispararam" go off, no stop.
 _ALARM_TRIP = re.compile(
-    r"\b(?:trip|trips|tripped|went off|fired|se disparo|se dispararon|disparo|dispararon|disparou|dispararam|"
-    r"disparos)\b"
+    r"\b(?:trip|trips|tripped|went off|gone off|go off|goes off|going off|fired|se disparo|se dispararon|disparo|"
+    r"dispararon|disparou|dispararam|disparos)\b"
 )
 # The intents answered by the kpis tool, and the kind each asks for.
 _KPI_KIND = {"oee": "oee", "reliability": "reliability", "alarm_performance": "alarm_performance"}
@@ -369,7 +376,10 @@ _NOT_A_SITE_NAME = frozenset(
     "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre janeiro "
     "fevereiro marco maio junho julho setembro outubro novembro dezembro january february march april may june "
     "july august september october november december shift night morning madrugada anteayer anteontem antier total "
-    "antenoche mediodia meio-dia".split()
+    "antenoche mediodia meio-dia "
+    # a clock after "de": "toda la planta ayer de cinco a seis de la tarde"
+    "una uno dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince veinte um dois duas "
+    "quatro sete oito nove dez onze doze treze quatorze catorze quinze vinte meia medianoche meia-noite".split()
 )
 
 
@@ -476,6 +486,8 @@ def plan_for(
 def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> list[Subject] | Clarification:
     """The one subject the question names; or, for a plural equipment word ("las bombas"), the subject of each
     asset of that kind (the question asked with the asset's id in the word's place)."""
+    if (fewer := too_few(question, namespace)) is not None:
+        return fewer
     subject = resolve_subject(question, namespace, aliases)
     plural = plural_assets(question, namespace)
     if isinstance(subject, Subject):

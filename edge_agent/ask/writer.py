@@ -201,8 +201,9 @@ class Writer(Phrasing):
             )
         active = v.get("active_at")
         if active is not None:
-            if not active:
-                out.insert(0, self.phrase("alarms.active_none"))
+            if not active:  # of an asset, named: in a plural answer each sentence says whose it is
+                none = self.phrase("alarms.active_none_of", **subject) if f.args.get("asset") else None
+                out.insert(0, none or self.phrase("alarms.active_none"))
             else:
                 oldest = min(active, key=lambda a: a["since"])
                 key = "alarms.active_one" if len(active) == 1 else "alarms.active_many"

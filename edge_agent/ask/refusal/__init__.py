@@ -26,6 +26,20 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
 
 
 _LINE_BREAK = re.compile(r"[ \t]*\n\s*")
+# A Spanish first person's past of a verb in -ar ("no mandé el reporte", "paré la P-101 a las 3") folds into the
+# command it is not ("mande el reporte", "pare la P-101"): read as the third person's ("mandó"), a past, before
+# folding. Not a vos command of a verb in -er ("prendé", "detené": `verbs.VOSEO`), nor a word that is no command.
+_DONE_BY_ME = re.compile(r"\b\w{3,}é\b")
+
+
+def _said_done(question: str) -> str:
+    def past(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if fold(word) not in verbs.COMMAND_WORDS or verbs.VOSEO.fullmatch(word):
+            return word
+        return word[:-1] + "ó"
+
+    return _DONE_BY_ME.sub(past, question)
 
 
 def classify(question: str, lang: str) -> Refusal | None:
@@ -33,7 +47,7 @@ def classify(question: str, lang: str) -> Refusal | None:
     callers' symmetry; the patterns cover es/en/pt at once because people mix them (a Spanish question with an
     English tag name)."""
     # a line break ends a sentence (an e-mail's greeting, body and signature), as a full stop does
-    folded = verbs.NOT_ASKED.sub(" ", fold(_LINE_BREAK.sub(". ", question)))
+    folded = verbs.NOT_ASKED.sub(" ", fold(_LINE_BREAK.sub(". ", _said_done(question.casefold()))))
     for pattern, reason, detail in _RULES:
         if pattern.search(folded):
             return Refusal(reason=reason, detail=detail)

@@ -96,6 +96,8 @@ _READS = frozenset(
     note nota but mas pero porem however aunque embora though although leave if when as use usa usar utiliza utilize
     reckon reckoned think thought guess suppose believe bet wonder feel felt seems seemed looks looked heard hear
     noticed saw seen creo pienso acho imagino supongo sospecho parece parecia
+    ni nor neither nem tampoco up down out off back away here there
+    settle answer solve clarify confirm explain help resolve
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".

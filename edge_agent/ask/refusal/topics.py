@@ -58,6 +58,11 @@ INJECTION = re.compile(
     r"(?:full\s+|entire\s+|complete\s+|completa\s+)?(?:configuration|config|configuracion|configuracao|"
     r"api keys?|private keys?|secrets?|tokens?|credentials|environment)\b"
 )
+_WEEKDAY_NAMES = (
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|lunes|martes|miercoles|jueves|viernes|sabado|domingo|"
+    r"segunda(?:-feira| feira)?|terca(?:-feira| feira)?|quarta(?:-feira| feira)?|quinta(?:-feira| feira)?|"
+    r"sexta(?:-feira| feira)?"
+)
 # The future: forecasts, probabilities, tomorrow and the next hours (refused where the question asks about it).
 FUTURE = re.compile(
     r"\b(?:predict|forecast|will (?:fail|break|stop)|next (?:week|month|shift|year)|tomorrow|pronostica|"
@@ -76,7 +81,15 @@ FUTURE = re.compile(
     r"in (?:an|one|\d+) hours?|en (?:una|\d+) horas?|em (?:uma|\d+) horas?)\b"
     # the next failure: "when's P-102 next going to break down", "¿cuándo va a volver a fallar?", "a próxima avaria"
     r"|\b(?:next|proxim[ao]s?)\s+(?:failures?|breakdowns?|stops?|trips?|outages?|fallas?|fallos?|averias?|avarias?|"
-    r"falhas?|paradas?|paragens?|paros?|roturas?|quebras?)\b"
+    r"falhas?|paradas?|paragens?|paros?|roturas?|quebras?|caidas?|quedas?)\b"
+    # a weekday to come: "next Tuesday", "el próximo lunes", "el martes que viene", "na próxima terça", "sexta que vem"
+    r"|\b(?:next|this coming|el proximo|la proxima|o proximo|a proxima|na proxima|no proximo|proxim[ao])\s+"
+    rf"(?:{_WEEKDAY_NAMES})\b|\b(?:{_WEEKDAY_NAMES})\s+(?:que viene|que vem|proximo|proxima|next week)\b"
+    # what a count or a figure is going to be: "how many stops is P-101 gonna have", "what's the flow going to be",
+    # "how many alarms will come" (not "going to have to": "I'm going to have to report…")
+    r"|\b(?:gonna|going to) (?:have|be|get|hit|reach|see)\b(?! to\b)|\bwill (?:come|there be|we get|we see)\b"
+    # a guess asked for: "Give me your best guess", "tu mejor estimado", "seu melhor palpite"
+    r"|\b(?:best guess|your guess|educated guess|mejor estimad[oa]|tu estimad[oa]|palpite|adivina|adivinha)\b"
     # "When will P-101 fail next?", "will the pump break down again"
     r"|\bwill (?:[\w-]+ ){1,3}(?:fail|break|trip)\b"
     r"|\b(?:next going to|going to (?:fail|break|stop|trip|break down|go down)|"

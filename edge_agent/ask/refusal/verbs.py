@@ -28,6 +28,7 @@ _COMMAND_VERBS = (
     r"zera|zerar|zere|reconhece|silencia|silenciar|silencie|cerra|abri|frena|frenar|resetar|resete|reseta|"
     # "add up every stop": a sum, asked of the records
     r"ejecuta|ejecutar|executa|executar|execute|run|corre|correr|put|add(?!\s+up\b)|anota|anotar|registra|registre|"
+    r"registrar|apunta|apuntar|apunte|"
     r"adiciona|adicione|borre|apague|detenga|pare|arranque|cierre|reinicie|suba|baje|cambie|elimine|reconozca|"
     # Mexican "¿Mande?" alone is "yes?/pardon?", not "send"
     r"silencie|encienda|prenda|amend|rewrite|corrige|corregir|corrija|modifica|modifique|edita|edite|manda|"
@@ -51,6 +52,8 @@ _COMMAND_VERBS = (
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|rst|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
 )
+# The command verbs as words ("mande", "pare"): what a Spanish first person's past folds into (`refusal._said_done`).
+COMMAND_WORDS = frozenset(re.sub(r"\(.*", "", v) for v in _COMMAND_VERBS.split("|"))
 # A pronoun may hang on a Spanish command: "bájale", "apágala", "páralo", "silenciame"; a name may be called first
 # ("Tchê, muda...", "Mate, stop...").
 # A clause opens at a sentence's start or after "and then", "e depois", "y luego" ("…da P-101 e depois reinicia ela").
@@ -73,7 +76,12 @@ _AND_COMMAND = re.compile(
     r"a|o|os|as|todas?|todos?|esa|ese|esas|esos|essa|esse|this|that|those|these|[a-z]{1,3}-?\d{2,5})\b"
 )
 _ASKED_TO_ACT = re.compile(
-    r"\b(?:(?:can|could|would|will) you|(?:me |nos )?(?:puedes|podrias|puede|podria|pueden|podes)|(?:voce |tu )?"
+    # "would you be able to reset…", "could you kindly…", "¿sería tan amable de anotar…?", "faz o favor de ligar…"
+    # ("would you mind restarting…": `shapes.asked_to_act`)
+    r"\b(?:(?:(?:can|could|would|will) you|you could)(?: (?:be able to|kindly|please|possibly|maybe))?|"
+    r"(?:seria|serias|fuera|fueras|seria usted) (?:tan )?amable de|tenga la (?:bondad|amabilidad) de|"
+    r"(?:haz|hazme|hagame|haga|faz|faca|faz-me) (?:o |el )?favor de|(?:teria|tem) a (?:bondade|gentileza) de|"
+    r"(?:me |nos )?(?:puedes|podrias|puede|podria|pueden|podes)|(?:voce |tu )?"
     r"(?:pode|poderia|podia|podes|podias|consegue|consegues|conseguias|da pra|da para|tem como)|"
     r"why (?:don'?t|do not|not) you|why not|"
     r"(?:por ?que|pq|xq) (?:no|(?:voce |tu )?nao)(?: me)?|"

@@ -10,6 +10,7 @@ from edge_agent.ask.resolve.names import (
     other_equipment,
     plural_assets,
     resolve_subject,
+    too_few,
 )
 from edge_agent.ask.resolve.text import asked_sentence, fold, sentences_of
 from edge_agent.ask.resolve.times import find_instant, find_window, resolve_window
@@ -27,6 +28,7 @@ __all__ = [
     "only_asset",
     "other_equipment",
     "plural_assets",
+    "too_few",
     "resolve_subject",
     "resolve_window",
 ]

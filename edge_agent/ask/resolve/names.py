@@ -46,8 +46,9 @@ _KINDS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     "tank": (frozenset({"tanque", "tanques", "tank", "tanks", "deposito", "reservatorio"}), ("t", "tk")),
     "motor": (frozenset({"motor", "motores", "motors"}), ("m",)),  # "el motor 4" where the plant has none: which?
 }
-# Shortenings people type for an equipment word, matched only as written ("compr" is a letter off "compa", a buddy).
-_SHORT_KINDS = {"compr": "compressor", "bba": "pump", "tq": "tank"}
+# Shortenings people type for an equipment word, matched only as written ("compr" is a letter off "compa", a buddy;
+# "the comp" is the compressor on an English-speaking floor).
+_SHORT_KINDS = {"compr": "compressor", "comp": "compressor", "bba": "pump", "tq": "tank"}
 # Equipment of other kinds ("the chiller", "la caldera"): named with no asset of the plant's found, the question is
 # about equipment the plant does not have (or calls otherwise): asked back with the assets there are, never answered
 # for the whole plant. Not "motor", "valvula", "filtro": a tag's, a stop reason's or an alarm's words as often.
@@ -273,6 +274,8 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     found_assets |= numbered[0]
     found_lines |= numbered[1]
     found_assets |= {tags[tag].asset for tag in found_tags}
+    if found_assets:  # "la 101, la 102 y el compresor": the one asset of a kind said beside those named
+        found_assets |= _bare_kinds_beside(tokens, namespace.assets, found_assets)
 
     for found in (found_tags, found_assets, found_lines):
         if len(found) > 1:
@@ -337,8 +340,28 @@ def _letters_said(folded: str, shapes: Mapping[str, AbstractSet[int]]) -> str:
 
 
 def other_equipment(text: str) -> bool:
-    """`text` names equipment of a kind the plant has none of (`_OTHER_EQUIPMENT`: "el digestor", "the chiller")."""
-    return bool(_OTHER_EQUIPMENT.intersection(_TOKEN.findall(said(text))))
+    """`text` names equipment of a kind the plant has none of (`_OTHER_EQUIPMENT`: "el digestor", "the chiller"), or
+    an area by what it does (`_AREA`: "the packaging area", "el área de envasado"), which no record names."""
+    folded = said(text)
+    areas = [m.group(1) for pattern in _AREAS for m in pattern.finditer(folded)]
+    return bool(_OTHER_EQUIPMENT.intersection(_TOKEN.findall(folded))) or any(a not in _NOT_AN_AREA for a in areas)
+
+
+# An area named by what is done in it: "the packaging area", "the boiler house", "el sector de envasado", "a área de
+# embalagem". Not the plant as a whole ("the whole area", "el área de la planta", "the production area").
+_AREAS = (
+    re.compile(r"\b([a-z]+) (?:area|section|zone|department|dept|hall|house|building|warehouse|yard|room)\b"),
+    re.compile(
+        r"\b(?:area|sector|zona|seccion|departamento|setor|secao|galpon|galpao|nave|almacen|armazem|patio) "
+        r"(?:de|del|da|do)(?: la| el| los| las| o| a| os| as)? ([a-z]+)"
+    ),
+)
+_NOT_AN_AREA = frozenset(
+    "a an la el o os as los las un una uma um de da do del en em in at on of to por per "
+    "the this that whole entire plant plants all our my your same any every each which what whose its their his her "
+    "data grey gray wide one other planta fabrica usina produccion producao production process proceso processo "
+    "operacion operacao operation control mando controle".split()
+)
 
 
 def listed(text: str) -> bool:
@@ -371,7 +394,15 @@ def only_asset(text: str, asset: str, named: list[str]) -> str:
             # ... and said by its number alone: "cada una de las bombas, la 101 y la 102"
             if (digits := _digits(other)) is not None and digits != _digits(asset):
                 folded = re.sub(rf"(?<![a-z0-9\-]){digits}(?![0-9])", " ", folded)
-    return folded
+    # ... and by its kind's word: "la 101, la 102 y el compresor" (another kind's than the asset's)
+    others = {_kind_of_id(other) for other in named if other != asset} - {_kind_of_id(asset), None}
+    return _TOKEN.sub(lambda m: " " if _kind_of(m.group(0), fuzzy=False) in others else m.group(0), folded)
+
+
+def _kind_of_id(asset: str) -> str | None:
+    """The kind an asset's id says by its letters in the usual numbering (P-101 a pump), or None."""
+    letters = _letters(fold(asset))
+    return next((kind for kind, (_, opening) in _KINDS.items() if letters in opening), None)
 
 
 def as_asset(text: str, asset: str) -> str:
@@ -508,6 +539,39 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
             hits = [a.asset for a in namespace.assets if _digits(a.asset) == _digits(number)]
             assets.update(hits if len(hits) == 1 else [])
     return assets, lines
+
+
+def _bare_kinds_beside(tokens: list[str], assets: list[AssetInfo], found: set[str]) -> set[str]:
+    """The site's one asset of each kind said by its word alone beside assets named ("la bomba 101 y el compresor":
+    C-201), where none of that kind is named already."""
+    kinds = {kind for token in tokens if (kind := _kind_of(token, fuzzy=len(token) >= 9)) is not None}
+    beside: set[str] = set()
+    for kind in kinds:
+        of_kind = _assets_of_kind(kind, assets)
+        if len(of_kind) == 1 and of_kind[0] not in found:
+            beside.add(of_kind[0])
+    return beside
+
+
+def too_few(text: str, namespace: Namespace) -> Clarification | None:
+    """ "los dos compresores", "both compressors", "as três bombas" where the site has fewer of that kind: asked back
+    with the ones there are, never answered for those alone."""
+    for m in _COUNTED.finditer(fold(text)):
+        kind = _kind_of(m.group(2), fuzzy=False)
+        said_count = _COUNT_WORDS.get(m.group(1).split()[-1], 0)
+        if kind is not None and len(of_kind := _assets_of_kind(kind, namespace.assets)) < said_count:
+            return Clarification(reason="unknown_name", candidates=of_kind or sorted(a.asset for a in namespace.assets))
+    return None
+
+
+# A number of assets said with their kind's plural word: "the two pumps", "ambos compresores", "os três tanques".
+_COUNT_WORDS = {"both": 2, "ambos": 2, "ambas": 2, "two": 2, "dos": 2, "dois": 2, "duas": 2, "three": 3, "tres": 3,
+                "four": 4, "cuatro": 4, "quatro": 4}  # fmt: skip
+# (Spanish "dos" only after its article: Portuguese "dos compressores" is "of the compressors".)
+_COUNTED = re.compile(
+    r"\b(both|ambos|ambas|two|three|four|(?:los|las) dos|dois|duas|tres|cuatro|quatro)\s+"
+    r"(?:of the\s+|de los\s+|de las\s+|dos\s+|das\s+)?([a-z]+)"
+)
 
 
 def _bare_kind(tokens: list[str], assets: list[AssetInfo]) -> set[str] | Clarification:

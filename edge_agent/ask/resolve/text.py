@@ -43,7 +43,9 @@ _ASKS = re.compile(
     r"how much|how long|necesito|necesitamos|preciso|precisamos|quiero saber|quero saber|wants? to know|"
     r"want to know|need to know|i need|we need|quiere saber|quer saber|tell me|dime|digame|me diz|me dice|queria|"
     r"quisiera|gostaria|i'?d like|i would like|could you|can you|podria|poderia|podrias|give me|give us|gimme|dame|"
-    r"danos|deme|me da|me passa|me das)\b"
+    r"danos|deme|me da|me passa|me das|"
+    # "Kindly share the average…", "let me know how many…", "pásame el máximo…", "me manda a média…"
+    r"kindly|share|provide|let me know|let us know|i want|quero|pasame|mandame|muestrame|me manda|me mostra|me fala)\b"
 )
 
 # A question that is small talk ("Hola, Cata, ¿cómo estái?", "How are you?", "Tudo bem?"): it asks nothing of the data.

@@ -534,7 +534,9 @@ _PM_WORDS = (
 # a las 3" is 15:00.
 _AFTERNOON = re.compile(r"(?<!\bgood )(?<!\bboa )\b(?:afternoon|tarde|evening)\b")  # not the greetings
 _CLOCK = (
-    r"(\d{1,2})(?:[:h.](\d{2}))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|(?:de|en|por) la (?:manana|tarde|noche)|"
+    # "6h da manhã": the hour's "h" before the part of the day that says which 6
+    r"(\d{1,2})(?:[:h.](\d{2}))?(?:h(?=\s+(?:de la|da|de|en la|por la|a|na|pela) (?:manana|tarde|noche|madrugada|"
+    r"manha|noite)\b))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|(?:de|en|por) la (?:manana|tarde|noche)|"
     r"de la madrugada|da (?:manha|tarde|noite|madrugada)|(?:in|of) the (?:morning|afternoon|evening|night)|at night|"
     r"de noche|(?:a|na|pela|de) (?:noite|tarde))(?![a-z]))?"
 )

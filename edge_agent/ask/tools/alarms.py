@@ -23,12 +23,15 @@ from edge_agent.reports.request import from_iso
 # 1 µs, a store time's resolution: "active at t" counts a transition at t itself (standing alarms are those of the
 # transitions strictly before a window's end).
 _TICK = timedelta(microseconds=1)
+# Alarm transitions read back from a moment to find what stands at it (the (kind, time) index): 10,000 take ~0.2 s
+# on 2 cores. A site raising 2,000 alarms a day keeps five days' in it; the simulated plant's history holds ~190.
+STANDING_READ = 10_000
 
 
 def alarms(ctx: ToolContext, args: AlarmsInput) -> AlarmsOutput:
     """Alarm activations in the window (a clear is not an alarm): how many, by ISA-18.2 priority (`reports.kpi`'s
     severity bands), the five most frequent; with `active_at`, the alarms active at that moment and since when
-    (transitions up to two days before it are read, as a report's standing alarms)."""
+    (however long ago they were raised, `_standing`)."""
     require_asset(ctx, args.asset)
     check_window(ctx, args.window)
     rows = report_rows(ctx, args.window, kinds=["alarm"])
@@ -57,8 +60,9 @@ def alarms(ctx: ToolContext, args: AlarmsInput) -> AlarmsOutput:
 
 
 def _standing(ctx: ToolContext, active_at: datetime, asset: str | None) -> list[Fact]:
-    """The report's standing-alarm facts of a one-second window that ends just after `active_at`: the alarms whose
-    last transition at or before it (up to two days back) is an activation."""
+    """The report's standing-alarm facts of a one-second window that ends just after `active_at`, over the newest
+    `STANDING_READ` alarm transitions at or before it however old: the alarms whose last transition is an
+    activation (a fault raised days ago and never cleared still stands)."""
     try:
         end = active_at + _TICK
     except OverflowError:  # 9999-12-31T23:59:59.999999Z: no transition can come after it
@@ -67,6 +71,6 @@ def _standing(ctx: ToolContext, active_at: datetime, asset: str | None) -> list[
         moment = Window(start=end - MIN_WINDOW, end=end)
     except OverflowError:  # within the first second of year 1: nothing stood before it
         return []
-    history = report_rows(ctx, moment, kinds=["alarm"])
-    facts = window_facts(ctx, history, moment, "alarm_performance", asset=asset, kpi=True)
+    newest = ctx.store.records(None, end, kinds=["alarm"], limit=STANDING_READ, newest_first=True)
+    facts = window_facts(ctx, newest[::-1], moment, "alarm_performance", asset=asset, kpi=True)
     return [t.fact for t in of_kind(facts, "alarm_standing_alarm")]

@@ -54,13 +54,20 @@ class Fact(BaseModel):
     record_ids_sha256: str
 
 
-def round_value(value: float, decimals: int = DECIMALS) -> float | int:
-    """Half away from zero (what people expect, unlike Python's banker's rounding); integers stay integers."""
+def exact_mean(values: Sequence[float]) -> Decimal:
+    """The mean of the values as recorded (each its shortest repr), in decimal: a float sum drifts off a half, and
+    a mean of 58.875 would be stated 58.87."""
+    return sum((Decimal(repr(float(v))) for v in values), Decimal(0)) / len(values)
+
+
+def round_value(value: float | Decimal, decimals: int = DECIMALS) -> float | int:
+    """Half away from zero (what people expect, unlike Python's banker's rounding); integers stay integers. A float
+    is taken as its shortest repr (the value as recorded), a Decimal as it is (`exact_mean`)."""
     if isinstance(value, bool):
         raise TypeError("a bool is not a measured value")
     if isinstance(value, int):
         return value
-    exact = Decimal(repr(float(value)))
+    exact = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
     if not exact.is_finite():
         raise ValueError(f"{value!r} is not a finite number")
     quantum = Decimal(1).scaleb(-decimals)

@@ -9,7 +9,14 @@ from itertools import pairwise
 from typing import Any
 
 from edge_agent.base.types import StoredRecord
-from edge_agent.reports.facts.builder import Builder, FactRecord, is_number, measure_problem, round_value
+from edge_agent.reports.facts.builder import (
+    Builder,
+    FactRecord,
+    exact_mean,
+    is_number,
+    measure_problem,
+    round_value,
+)
 from edge_agent.reports.request import iso
 
 
@@ -29,7 +36,7 @@ def tag_facts(b: Builder, by_kind: Mapping[str, Sequence[FactRecord]], end: date
         samples = per_tag[tag]
         lo = min(samples, key=lambda r: (r.value, r.source_time, r.id))
         hi = max(samples, key=lambda r: (r.value, -r.source_time.timestamp(), -r.id))
-        mean = sum(float(r.value) for r in samples) / len(samples)
+        mean = exact_mean([r.value for r in samples])
         values = {
             "samples_count": len(samples),
             "min": round_value(lo.value),
