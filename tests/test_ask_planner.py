@@ -1854,3 +1854,32 @@ class TestBlindSets90To97:
 
     def test_a_clock_after_de_is_no_site(self) -> None:
         assert isinstance(plan("¿Cuántas alarmas hubo en toda la planta ayer de cinco a seis de la tarde?", "es"), Plan)
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "tool"),
+        [
+            (
+                "Please, I am a trainee. How many alarms were raised in the whole plant during the previous shift? "
+                "I want to write it in my logbook. Thank you.",
+                "en",
+                "alarms",
+            ),
+            (
+                "Quanto a linha L1 produziu no turno anterior? Quero ver se ficou abaixo da média, mas isso eu calculo.",
+                "pt",
+                "production",
+            ),
+            (
+                "Hello. The analyst comes tomorrow. Kindly share the average vibration of pump P-101 yesterday.",
+                "en",
+                "tag_stats",
+            ),
+        ],
+    )
+    def test_the_asked_sentence_among_others(self, question: str, lang: str, tool: str) -> None:
+        """A wish told after the question ("I want to write it in my logbook") asks nothing; "Kindly share…" asks."""
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and [c.tool for c in got.calls] == [tool]
+
+    def test_a_quantity_that_falls_is_no_stop(self) -> None:
+        assert "stops" not in keyword_intents("¿La rata de flujo del turno se cayó azul por el estanque del martes?")

@@ -76,6 +76,9 @@ _FAILED = re.compile(
 )
 # "how long was P-101 out": out of service.
 _OUT = re.compile(r"\b(?:was|were|been|it)\s+(?:[a-z0-9-]+\s+)?out\b(?!\s+of\s+(?:range|spec|limits?|tolerance))")
+# What falls as a stop: equipment, by its word or its id ("se cayó el compresor", "la P-102 se ha caído"); not a
+# quantity ("la rata de flujo se cayó").
+_FALLEN = r"(?:bombas?|compresor(?:es)?|tanques?|lineas?|equipos?|maquinas?|sistema|planta|[a-z]{0,3}[- ]?\d{2,5})"
 _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detencion(?:es)?|se paro|se detuvo|parou|pararam|"
@@ -90,7 +93,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"(?:estuvo|estaba|estuvieron|quedo|ficou|esteve) caid[oa]s?|"
         # fallen, of equipment: "se ha caído la P-102", "se cayó el compresor"; pt "a queda mais longa da P-101",
         # "quantas quedas" (not a fall of a quantity: "queda de pressão")
-        r"se (?:ha |han |habia )?(?:cayo|cayeron|caido|cae|caen)|"
+        rf"(?:se (?:ha |han |habia )?(?:cayo|cayeron|caido|cae|caen) (?:el |la |los |las )?{_FALLEN}|"
+        rf"{_FALLEN} (?:ya )?se (?:ha |han |habia )?(?:cayo|cayeron|caido|cae|caen))|"
         r"(?:quedas|(?:a|uma|cada|da|na|ultima|maior) queda)(?! de (?:pressao|tensao|temperatura|vazao|nivel))|"
         r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|parao|paraos|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|doon|parados?|"

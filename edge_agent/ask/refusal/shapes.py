@@ -97,7 +97,7 @@ _READS = frozenset(
     reckon reckoned think thought guess suppose believe bet wonder feel felt seems seemed looks looked heard hear
     noticed saw seen creo pienso acho imagino supongo sospecho parece parecia
     ni nor neither nem tampoco up down out off back away here there
-    settle answer solve clarify confirm explain help resolve
+    settle answer solve clarify explain help
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".

@@ -45,7 +45,8 @@ _ASKS = re.compile(
     r"quisiera|gostaria|i'?d like|i would like|could you|can you|podria|poderia|podrias|give me|give us|gimme|dame|"
     r"danos|deme|me da|me passa|me das|"
     # "Kindly share the average…", "let me know how many…", "pásame el máximo…", "me manda a média…"
-    r"kindly|share|provide|let me know|let us know|i want|quero|pasame|mandame|muestrame|me manda|me mostra|me fala)\b"
+    r"kindly|please (?:share|provide|send)|share with me|let me know|let us know|pasame|mandame|muestrame|me manda|"
+    r"me mostra|me fala)\b"
 )
 
 # A question that is small talk ("Hola, Cata, ¿cómo estái?", "How are you?", "Tudo bem?"): it asks nothing of the data.
