@@ -1865,7 +1865,7 @@ class TestBlindSets90To97:
                 "alarms",
             ),
             (
-                "Quanto a linha L1 produziu no turno anterior? Quero ver se ficou abaixo da média, mas isso eu calculo.",
+                "Quanto a linha L1 produziu no turno anterior? Quero ver se ficou abaixo da média, isso eu calculo.",
                 "pt",
                 "production",
             ),
