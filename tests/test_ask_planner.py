@@ -1883,3 +1883,25 @@ class TestBlindSets90To97:
 
     def test_a_quantity_that_falls_is_no_stop(self) -> None:
         assert "stops" not in keyword_intents("¿La rata de flujo del turno se cayó azul por el estanque del martes?")
+
+    def test_an_area_by_its_number_is_asked_back(self) -> None:
+        got = plan("Qual foi a produção do Bloco 17 ontem?", "pt")
+        assert isinstance(got, Clarification) and got.reason == "unknown_name"
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            (
+                "¿Cuántos m³ produjo la L1 en el turno B de ayer? Es para el informe de la planta de Arequipa.",
+                "es",
+            ),
+            ("For the Houston plant's report, how many stops did L1 have yesterday?", "en"),
+        ],
+    )
+    def test_a_site_named_in_what_the_figure_is_for_is_no_site_asked_about(self, question: str, lang: str) -> None:
+        assert isinstance(plan(question, lang), Plan)
+
+    def test_a_wish_to_judge_after_the_question_asks_nothing(self) -> None:
+        """ "Quero saber se hoje em dia tá pior" after the question: the question's 2019 is what is asked."""
+        got = plan("Quantas paradas a P-101 teve em 2019? Quero saber se hoje em dia tá pior.", "pt")
+        assert isinstance(got, Plan) and got.calls[0].args["window"]["start"] == "2019-01-01T06:00:00Z"

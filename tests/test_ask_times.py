@@ -379,6 +379,19 @@ class TestBlindSets90To97:
         assert_window("das 20h de ontem às 6h da manhã de hoje", "pt", (5, 20, 0), (6, 6, 0), now=MORNING)
         assert_window("ontem das 8h da manhã às 10h", "pt", (5, 8, 0), (5, 10, 0), now=MORNING)
 
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "en el turno de 10 a 6, el que entró ayer a las 10 de la noche",
+            "en el turno de 10 a 6 de ayer",
+            "the 10 to 6 shift yesterday",
+        ],
+    )
+    def test_a_shift_said_by_its_hours_on_a_12_hour_clock(self, text: str) -> None:
+        """ "el turno de 10 a 6" is the site's 22:00-06:00 shift, not 10:00-18:00 (a bare range stays a day's)."""
+        assert_window(text, "es", (5, 22, 0), (6, 6, 0), now=MORNING)
+        assert_window("ayer de 10 a 6", "es", (5, 10, 0), (5, 18, 0), now=MORNING)
+
 
 class TestLongSpans:
     @pytest.mark.parametrize(

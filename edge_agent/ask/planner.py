@@ -172,9 +172,11 @@ OVERVIEW_INTENTS = ("stops", "alarms")
 # relatório", "para la reunión de calidad": its words name no intent.
 _FOR_A_PURPOSE = re.compile(
     r"\b(?:for|para|pra|pro|pal|to close|to finish|fechar|cerrar|terminar|llenar|preencher)\s+(?:the|my|our|this|el|"
-    r"la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
+    r"la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z'-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
     r"reviews?|revision|revisao|meetings?|reunion|reuniao|audits?|auditoria|presentation|presentacion|apresentacao)\b"
 )
+# A purpose with all it says up to its sentence's end, in any case: "for the Houston plant's report".
+_PURPOSE_SAID = re.compile(_FOR_A_PURPOSE.pattern + r"[^.?!;]*", re.IGNORECASE)
 # Who the asker is, not what is asked: "sou estagiária de confiabilidade", "I'm the summer student in production",
 # "the reliability engineer", "ingeniero de calidad": its words name no intent.
 _ROLE = re.compile(
@@ -400,9 +402,17 @@ _SITE_NAMED = re.compile(
 def other_site(question: str, site: str) -> str | None:
     """The name of a site other than `site` (its id, word by word) that the question asks about, or None."""
     own = set(re.findall(r"[a-z0-9]+", fold(site)))
-    lines = question.splitlines()  # a signature's "Kim\nPlant Superintendent" names no "Kim plant"
-    named = [m.group(1) or m.group(2) or m.group(3) for line in lines for m in _SITE_NAMED_EN.finditer(line)]
-    named += [m.group(1) or m.group(2) for line in lines for m in _SITE_NAMED.finditer(fold(line))]
+    # a signature's "Kim\nPlant Superintendent" names no "Kim plant"; what the figure is for names no site asked
+    # about ("Es para el reporte de la planta de Arequipa")
+    lines = question.splitlines()
+    named = [
+        m.group(1) or m.group(2) or m.group(3)
+        for line in lines
+        for m in _SITE_NAMED_EN.finditer(_PURPOSE_SAID.sub(" ", line))
+    ]
+    named += [
+        m.group(1) or m.group(2) for line in lines for m in _SITE_NAMED.finditer(_PURPOSE_SAID.sub(" ", fold(line)))
+    ]
     for name in (fold(n) for n in named):
         if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
             return name

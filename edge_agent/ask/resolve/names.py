@@ -348,12 +348,18 @@ def other_equipment(text: str) -> bool:
 
 
 # An area named by what is done in it: "the packaging area", "the boiler house", "el sector de envasado", "a área de
-# embalagem". Not the plant as a whole ("the whole area", "el área de la planta", "the production area").
+# embalagem", or by its number. Not the plant as a whole ("the whole area", "el área de la planta", "the production
+# area").
 _AREAS = (
     re.compile(r"\b([a-z]+) (?:area|section|zone|department|dept|hall|house|building|warehouse|yard|room)\b"),
     re.compile(
         r"\b(?:area|sector|zona|seccion|departamento|setor|secao|galpon|galpao|nave|almacen|armazem|patio) "
         r"(?:de|del|da|do)(?: la| el| los| las| o| a| os| as)? ([a-z]+)"
+    ),
+    # ... or by its number: "Bloco 17", "el sector 3", "building 2"
+    re.compile(
+        r"\b(?:bloco|bloque|block|setor|sector|zona|zone|area|nave|galpao|galpon|pavilhao|pabellon|edificio|building|"
+        r"hall|unidade|unidad|unit|modulo|module)\s+(?:n[o.]?\s*)?(\d+)\b"
     ),
 )
 _NOT_AN_AREA = frozenset(

@@ -58,6 +58,9 @@ _SMALL_TALK = re.compile(
 
 
 _REQUEST_WORDS = 4
+# After a question, a wish to judge its answer asks nothing more: "Quero saber se hoje em dia tá pior", "I want to
+# know whether it got worse".
+_WHETHER = re.compile(r"\b(?:saber|know|ver|see|check) (?:se|si|if|whether)\b")
 
 
 def sentences_of(question: str) -> list[str]:
@@ -75,6 +78,10 @@ def asked_sentence(question: str) -> str:
     # a request after the last question is what is asked ("Tá pior que semana passada? Só me diz quantas paradas…"),
     # when it says more than four words ("Give me the date." only asks for the question's answer)
     after = sentences[sentences.index(asking[-1]) + 1 :] if asking else sentences
-    requests = [s for s in after if _ASKS.search(fold(s)) and (not asking or len(s.split()) > _REQUEST_WORDS)]
+    requests = [
+        s
+        for s in after
+        if _ASKS.search(fold(s)) and (not asking or len(s.split()) > _REQUEST_WORDS and not _WHETHER.search(fold(s)))
+    ]
     asking += requests
     return asking[-1] if len(sentences) > 1 and asking else text

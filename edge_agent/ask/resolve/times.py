@@ -1801,7 +1801,9 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
         last = after_noon
     if (evening := _night_of(folded, site, day)) is not None:  # "anoche de 11 a 2": across midnight
         return _window(_on_night(site, evening, first, mer1), _on_night(site, evening, last, mer2), site.now)
-    if mer1 is None and mer2 is None and last < first < time(12, 0) and "0" not in (h1[0], h2[0]):
+    if mer1 is None and mer2 is None and (shift := _shift_by_hours(folded, match, first, last, shifts)) is not None:
+        first, last = shift  # "el turno de 10 a 6": the site's 22:00-06:00, not 10:00-18:00
+    elif mer1 is None and mer2 is None and last < first < time(12, 0) and "0" not in (h1[0], h2[0]):
         last = last.replace(hour=last.hour + 12)  # "6 till 2", "de 7 a 3": a day range ending after noon
     on = site.today if day is None else day
     start = site.at(on, first)
@@ -1810,6 +1812,28 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
         start = site.at(on, first)
     end = site.at(on + timedelta(days=1) if last <= first else on, last)
     return _window(start, end, site.now)
+
+
+# A shift named right before the hours of a range ("el turno de 10 a 6", "the 10 to 6 shift", "a turma das 10 às 6").
+_SHIFT_HOURS = re.compile(r"\b(?:turno|shift|turma|guardia)\s+(?:de|from|das|da|del)?\s*(?:las\s+|as\s+)?\d[^,;.?!]*$")
+_SHIFT_BEFORE = re.compile(r"\b(?:the|el|la|o|a)\s+\d{1,2}\s+(?:to|a|till|until)\s+\d{1,2}\s+(?:shift|turno)\b")
+
+
+def _shift_by_hours(
+    folded: str, match: re.Match[str], first: time, last: time, shifts: list[ShiftConfig]
+) -> tuple[time, time] | None:
+    """The start and end of the site's shift whose hours the range `match` of bare hours (no am, pm or part of the
+    day), said as a shift, names on a 12-hour clock ("el turno de 10 a 6" at a site whose shift C runs 22:00-06:00),
+    or None."""
+    if first.minute or last.minute:
+        return None
+    if not (_SHIFT_HOURS.search(folded[: match.end()]) or _SHIFT_BEFORE.search(folded)):
+        return None
+    for shift in shifts:
+        start, end = time.fromisoformat(shift.start), time.fromisoformat(shift.end)
+        if (start.hour % 12, end.hour % 12) == (first.hour % 12, last.hour % 12) and not start.minute | end.minute:
+            return start, end
+    return None
 
 
 def _since(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
