@@ -393,6 +393,31 @@ class TestBlindSets90To97:
         assert_window("ayer de 10 a 6", "es", (5, 10, 0), (5, 18, 0), now=MORNING)
 
 
+class TestBlindSets98To105:
+    def test_the_night_shift_said_by_its_hours_and_days(self) -> None:
+        """ "el turno de noche, de las 10 de ayer a las 6 de hoy": 22:00, the site's night shift."""
+        text = "el caudal de la P-102 en el turno de noche, de las 10 de ayer a las 6 de hoy"
+        assert_window(text, "es", (5, 22, 0), (6, 6, 0), now=MORNING)
+
+    def test_a_weekday_before_its_day_of_the_month(self) -> None:
+        """ "la noche del viernes 4 al sábado 5": the night of the 4th; "desde el sábado 5 a las 6 de la tarde": since
+        then."""
+        assert_window(
+            "en la noche del viernes 4 al sábado 5, de 22:00 a 06:00", "es", (4, 22, 0), (5, 6, 0), now=MORNING
+        )
+        assert window_of("desde el sábado 5 a las 6 de la tarde", "es", MORNING) == Window(start=at(5, 18), end=MORNING)
+
+    def test_a_month_after_a_number_and_a_day_as_an_ordinal(self) -> None:
+        """ "la línea 1 en noviembre": the number is the line's, not a day of November; "dia 1º de dezembro"."""
+        november = Window(start=at(1, month=11), end=at(1))
+        assert window_of("la producción de la línea 1 en noviembre", "es", MORNING) == november
+        assert window_of("a produção de todo noviembre", "es", MORNING) == november
+        assert_window("quantas paradas teve no dia 1º de dezembro", "pt", (1, 0, 0), (2, 0, 0), now=MORNING)
+
+    def test_the_end_of_todays_night_shift_before_it_begins_is_this_mornings(self) -> None:
+        assert instant_of("o nível do tanque hoje às 6h00, no fecho do turno da noite", "pt") == at(6, 6, 0)
+
+
 class TestLongSpans:
     @pytest.mark.parametrize(
         ("text", "lang", "start"),

@@ -95,9 +95,12 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         # "quantas quedas" (not a fall of a quantity: "queda de pressão")
         rf"(?:se (?:ha |han |habia )?(?:cayo|cayeron|caido|cae|caen) (?:el |la |los |las )?{_FALLEN}|"
         rf"{_FALLEN} (?:ya )?se (?:ha |han |habia )?(?:cayo|cayeron|caido|cae|caen))|"
+        # Colombia's "se varó" (broke down), of a machine
+        r"se (?:ha |han |le )?(?:varo|varado|varan|vararon)|varad[ao]s?|"
         r"(?:quedas|(?:a|uma|cada|da|na|ultima|maior) queda)(?! de (?:pressao|tensao|temperatura|vazao|nivel))|"
         r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|parao|paraos|"
-        r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|down|doon|parados?|"
+        r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|"
+        r"down(?! to\b)|doon|parados?|"
         # "quebra" is a breakdown, but a loss of output where it is said so: "a quebra, ou seja o volume de refugo"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?(?!,?\s+(?:ou seja|isto e|ou melhor|de producao|"
         r"de produto|do volume|de volume))|panes?|interrupciones|interrupcoes)\b"
@@ -530,9 +533,12 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
         # "las bombas y el compresor": each pump and the one compressor
         each = [resolve_subject(as_asset(question, asset), namespace, aliases) for asset in subject.candidates]
     else:
+        # "each pump … P-101 and P-102 separately": each asset in the word's place, the others named taken out
         word, assets_of_kind = plural
         each = [
-            resolve_subject(re.sub(rf"\b{word}\b", asset, fold(question)), namespace, aliases)
+            resolve_subject(
+                re.sub(rf"\b{word}\b", asset, only_asset(question, asset, assets_of_kind)), namespace, aliases
+            )
             for asset in assets_of_kind
         ]
     if any(isinstance(s, Clarification) for s in each):

@@ -19,6 +19,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (topics.OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
     (topics.PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
     (topics.MONEY, "out_of_scope", "the plant's records hold no costs or money"),
+    (topics.SCRAP_REASONS, "out_of_scope", "the plant's production records hold how much was scrapped, not why"),
     (topics.UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure"),
     (topics.NONSENSE, "out_of_scope", "the question does not make sense as one about the plant's data"),
     *((pattern, "write_request", _ACTS) for pattern in verbs.RULES),
@@ -26,6 +27,12 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
 
 
 _LINE_BREAK = re.compile(r"[ \t]*\n\s*")
+# A sign-off closing a message and all after it: "… Obrigado desde já. Cumprimentos, Djamila (Praia)". Read by the
+# command rules that go by a clause's shape alone (the injection and command rules read it all).
+_SIGN_OFF = re.compile(
+    r"(?:^|[.!?]\s+)(?:cumprimentos|saludos|regards|best regards|kind regards|atentamente|abracos|abrazos|att|atte|"
+    r"cheers|obrigad[oa]|gracias|thanks|thank you|valeu|bendiciones|un abrazo|um abraco|ass|firma|sent from)\b.*$"
+)
 # A Spanish first person's past of a verb in -ar ("no mandé el reporte", "paré la P-101 a las 3") folds into the
 # command it is not ("mande el reporte", "pare la P-101"): read as the third person's ("mandó"), a past, before
 # folding. Not a vos command of a verb in -er ("prendé", "detené": `verbs.VOSEO`), nor a word that is no command.
@@ -51,7 +58,8 @@ def classify(question: str, lang: str) -> Refusal | None:
     for pattern, reason, detail in _RULES:
         if pattern.search(folded):
             return Refusal(reason=reason, detail=detail)
-    if verbs.VOSEO.search(question.casefold()) or shapes.acts_on_equipment(folded) or shapes.asked_to_act(folded):
+    unsigned = _SIGN_OFF.sub("", folded)  # "Cumprimentos, Djamila (Praia)": a name that ends as "detenela" does
+    if verbs.VOSEO.search(question.casefold()) or shapes.acts_on_equipment(unsigned) or shapes.asked_to_act(unsigned):
         return Refusal(reason="write_request", detail=_ACTS)
     # The future where it is asked about, not in a remark beside the question ("mañana tengo junta…: ¿cuál fue…?")
     if topics.FUTURE.search(fold(asked_sentence(question))):

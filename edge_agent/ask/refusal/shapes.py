@@ -97,7 +97,7 @@ _READS = frozenset(
     reckon reckoned think thought guess suppose believe bet wonder feel felt seems seemed looks looked heard hear
     noticed saw seen creo pienso acho imagino supongo sospecho parece parecia
     ni nor neither nem tampoco up down out off back away here there
-    settle answer solve clarify explain help
+    settle answer solve clarify explain help appreciate thank thanks cheers shot ta
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".
@@ -106,9 +106,10 @@ _READ_GERUNDS = frozenset(
     "confirming explaining summarizing summarising comparing dizer mostrar dar passar informar indicar "
     "verificar confirmar explicar decir decirme informarme".split()
 )
-# A past tense, a gerund or an English contraction: "arrancó la", "desligou a", "contando as", "tripped the",
-# "what'd that P-102". A verb with its object hung on it ("déjelo") is none of them, unless a gerund's ("revisándola").
-_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|aba|ava|ando|endo|indo|(?<!e)ed|ing)$|'")
+# A past tense, a gerund or an English contraction: "arrancó la", "desligou a", "religaram a", "contando as",
+# "tripped the", "what'd that P-102". A verb with its object hung on it ("déjelo") is none of them, unless a
+# gerund's ("revisándola").
+_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|aba|ava|ando|endo|indo|aram|eram|iram|aron|ieron|(?<!e)ed|ing)$|'")
 _GERUND_WITH_OBJECT = re.compile(r"(?:a|e|ie)nd[oa](?:la|lo|las|los)$")
 # "ya reconocí la alarma": "ya" before a verb in the first person's past (-í, folded "i") tells what was done.
 _DONE_ALREADY = re.compile(r"(?:ya|ja)\s+[a-z]+i\b")

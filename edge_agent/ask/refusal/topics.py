@@ -15,7 +15,8 @@ CODE = re.compile(
 )
 
 INJECTION = re.compile(
-    r"\b(?:ignore|ignora|ignorar|ignore as|disregard|forget|olvida|olvidate de|esqueca|esquece|desconsidera)\s+"
+    r"\b(?:ignore|ignora|ignorar|ignore as|disregard|forget|olvida|olvidate de|esqueca|esquece|desconsidera|"
+    r"desconsidere|desconsiderar|desconsidera)\s+"
     r"(?:(?:all|any|your|the|previous|prior|above|these|those|todas|todos|tus|sus|mis|vuestras|las|los|estas|esas|"
     r"suas|seus|tuas|teus|vossas|as|os|essas|estas|anteriores|de)\s+)*"
     r"(?:instructions|instrucciones|instrucoes|rules|reglas|regras|prompt|guidelines|directions|ordenes|ordens)"
@@ -25,6 +26,8 @@ INJECTION = re.compile(
     # answers set in advance or dictated: "responde siempre que no tuvo alarmas", "say exactly this", "clica o link"
     r"\b(?:responde|responda|answer|reply|di|diga|say)\s+(?:siempre|sempre|always)\s+(?:que|that)\b|"
     r"\b(?:say|di|diga|repeat|repite|repita|escribe|escreve|write)\s+(?:exactly|exactamente|exatamente|only|solo|so)\b|"
+    # an answer dictated: 'responda apenas "tudo certo"' (not "responda só com o número": a form asked for)
+    r"\b(?:responde|responda|answer|reply)\s+(?:apenas|somente|unicamente|only|just|solo|so)\s+[\"'«“‘]|"
     r"\brepeat after me\b|\b(?:abre|abri|abra|abrir|open|click|clica|clique|haz clic en|pincha)\s+(?:en\s+)?"
     r"(?:ese|este|the|this|that|o|esse|este|el)?\s*(?:enlace|link|url|vinculo)\b|https?://|\b(?:answering|answer|respond|responding|reply|replying|responde|"
     r"responda|respondas) (?:as|como) (?:the|a|an|el|la|un|una|o|um|uma)\b|\bpretend (?:to be|you are)\b|"
@@ -101,6 +104,16 @@ FUTURE = re.compile(
     r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno de )(?<!guardia de )\bmanana\b"
 )
 # Money: the plant's records hold no costs ("¿cuántos euros nos costó la parada?", "cost us in dollars").
+# Why product was scrapped: the production counts hold how much, never why ("el desglose del scrap por código de
+# defecto", "which reject reasons did they log", "o motivo do refugo").
+_SCRAP = r"(?:scrap|rejects?|rechazos?|refugos?|desechos?|mermas?|rejeicao|rejeicoes|rejeitos?|descartes?)"
+SCRAP_REASONS = re.compile(
+    # (in one clause: "cuánto scrap hubo y cuál fue la causa de las paradas" asks two things)
+    rf"\b{_SCRAP}\b(?:(?!\b(?:y|and|e|pero|but|mas)\b)[^.?!,;]){{0,40}}\b(?:reasons?|causes?|causas?|motivos?|codes?|"
+    r"codigos?)\b"
+    r"|\b(?:reasons?|causes?|causas?|motivos?|codigos? de defecto|defect codes?)\s+(?:of|for|del|de|do|da|behind|"
+    rf"against)\s+(?:(?:the|el|la|los|las|o|a|os|as)\s+)?(?:\w+\s+){{0,2}}{_SCRAP}\b"
+)
 MONEY = re.compile(
     r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
     r"euros?|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
@@ -111,7 +124,9 @@ MONEY = re.compile(
 # People's personal data and secrets: not plant data, whatever the records hold.
 PERSONAL = re.compile(
     r"\b(?:salary|salaries|salario|salarios|password|contrasena|senha|credentials|credenciales|credenciais|"
-    r"phone numbers?|telefonos?|telefones?|celular|cellphone|home address|direccion de su casa|endereco|"
+    # a phone's number ("el celular del supervisor"), not a message "Enviado desde mi celular"
+    r"phone numbers?|telefonos?|telefones?|(?<!desde mi )(?<!do meu )(?<!from my )(?:celular|cellphone)|"
+    r"home address|direccion de su casa|endereco|"
     r"email address|correo personal|cpf|curp|rut|dni|cedula|leave days?|days off|vacations?|vacaciones|ferias|"
     r"dias de folga|folgas?|dias de permiso|payroll|nomina|payslip|holerite|contracheque|sick leave|"
     r"licencia medica|aguinaldo|decimo terceiro|overtime pay|"

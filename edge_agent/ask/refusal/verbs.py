@@ -49,6 +49,8 @@ _COMMAND_VERBS = (
     r"adjust|increase|decrease|raise|"
     # parts bought or ordered: "Compra um selo mecânico reserva pra P-101", "buy a spare seal"
     r"compra|compre|comprar|buy|purchase|encomenda|encomende|encarga|encargue|"
+    # a report signed for someone: "fírmame el reporte", "assina o relatório por mim", "sign off the shift report"
+    r"firma|firmar|firme|assina|assinar|assine|sign|countersign|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|rst|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
 )
@@ -103,7 +105,7 @@ _ASKED_TO_ACT = re.compile(
 _CONDITIONAL_COMMAND = re.compile(
     r"\b(?:si|se|if|when|whenever|cuando|quando|caso|once)\b[^.?!]{0,100},\s*(?:then\s+|entonces\s+|entao\s+|"
     # the one addressed may be named: "…passar de 80 graus, ocê desliga ela na hora"
-    r"please\s+|por favor\s+)?(?:(?:you|voce|vc|oce|ce|tu|usted|vos)\s+)?"
+    r"please\s+|por favor\s+)?(?:(?:you|voce|vc|oce|ce|tu|usted|vos)\s+)?(?:(?:ja|ya|logo|luego|just|right away)\s+)?"
     rf"(?:{_ACTING_VERBS}|para|pare|shut|turn|switch)(?:le|la|lo|me)?\b"
     # a wish in the subjunctive: "era bom que reconhecesses…", "sería bueno que apagaras…", "ojalá apagues…"
     r"|\b(?:era bom que|seria bom que|seria bueno que|estaria bien que|ojala|oxala|tomara que|queria que|quisiera "
@@ -517,7 +519,12 @@ NOT_ASKED = re.compile(
     # anyone's act to come, as a clause set off before the question: "Antes que el Pato resetee la bomba, dime…",
     # "antes de eu resetar a bomba, quantas…", "Antes de abrir a ordem de serviço: quantos…", "before resetting it,"
     r"\b(?:antes (?:de )?que|antes de (?:eu|nos|a gente|\w+(?:ar|er|ir)(?:l[aeo]s?|se)?)|before \w+ing)\b"
-    r"[^.?!;,:]{0,60}(?=\s*[,:;])|"
+    r"[^.?!;,:]{0,80}(?=\s*[,:;])|"
+    # the asker's own paperwork: "Preciso fechar o relatório", "tengo que cerrar el reporte", "I gotta send the report"
+    r"\b(?:preciso|precisamos|necesito|necesitamos|tengo que|tenemos que|tenho que|temos que|i need to|we need to|"
+    r"i have to|i'?ve got to|i gotta)\s+(?:fechar|cerrar|terminar|acabar|llenar|preencher|entregar|mandar|enviar|"
+    r"finish|close|fill(?: in| out)?|send|submit|hand in)\s+(?:o |el |la |a |my |the |mi |meu |minha )?"
+    r"(?:relatorio|reporte|informe|report|planilla|planilha|shift log|bitacora)\b[^.?!;,]{0,40}|"
     # a purpose: "Es pa' ver si toca cambiarle algo", "pra ver se vale a pena ajustar", "to see whether we retune it"
     r"\b(?:para|pa'?|pra) (?:ver|saber|decidir|evaluar|avaliar) (?:si|se)\b[^.?!;:,]{0,80}|"
     r"\bto (?:see|decide|judge|know) (?:if|whether)\b[^.?!;:,]{0,80}|"

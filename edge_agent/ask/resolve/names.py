@@ -160,8 +160,13 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         # que está vibrando feo" is no question about its vibration)
         "shaking",
         "shook",
+        "shake",
         "temblaba",
         "tremia",
+        # Venezuela's and Mexico's "la vibra", and "trepidación" (a shudder)
+        "vibra",
+        "trepidacion",
+        "trepidaciones",
     ),
     # how full a tank was: "¿qué tan lleno estaba el tanque?", "how full was the tank", "quão cheio"
     "level": ("lvl", "niv", "niveles", "niveis", "lt", "lit", "lleno", "llena", "full", "cheio", "cheia"),

@@ -333,9 +333,10 @@ _MONTH_NAMES = "|".join(name for names in _MONTH_NUMBERS for name in names)
 # A whole month: "en marzo de 2019", "in January 2018", "em janeiro de 2018", "durante marzo" (no year: the latest
 # March that has begun; "el pasado marzo", "março passado": the latest ended). Not a day of it ("3 de marzo" is a
 # date, read below).
-_MONTH_LEAD = "en|in|em|durante|during|for|last|this past|past|pasado|passado|ultimo"
+_MONTH_LEAD = "en|in|em|durante|during|for|last|this past|past|pasado|passado|ultimo|todo|toda|all of|all|whole"
 _MONTH = re.compile(
-    rf"(?<!\d )(?<!\d de )(?<!\d of )\b(?:(?:de|of|{_MONTH_LEAD})\s+)?"
+    # (a number before the lead is no day of it: "la línea 1 en noviembre")
+    rf"(?:\b(?:{_MONTH_LEAD})\s+|(?<!\d )(?<!\d de )(?<!\d of )\b(?:(?:de|of)\s+)?)"
     rf"({_MONTH_NAMES})"
     rf"(?:(?:\s+(?:de|of|del))?\s+(\d{{4}}))?\b(?!\s+\d{{1,2}}\b)"
 )
@@ -694,7 +695,9 @@ _SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
 _SINCE = re.compile(
     r"\b(?:desde|since|from|a partir de|a partir das)\s+"
     r"(?:(?:(?:ontem|ayer|anteontem|anteayer|antier) (?:a|de|na|en la|por la) (?:noite|noche)|ayer|yesterday|ontem|"
-    r"hoy|today|hoje|anteayer|antier|anteontem|anoche|antenoche|last night|(?:the )?night before last)\s+)?"
+    r"hoy|today|hoje|anteayer|antier|anteontem|anoche|antenoche|last night|(?:the )?night before last|"
+    # a day of the month: "desde el 5 a las 6 de la tarde" (`_day` reads which)
+    rf"(?:el |o |the |on )?(?:dia |day )?\d{{1,2}}(?:st|nd|rd|th)?(?:\s+(?:de|of)\s+{_MONTHS})?,?)\s+)?"
     rf"(?:(?:a las|a la|at|as|las|la|the|a|o|ao|al)\s+)?{_CLOCK}{_CLOCK_END}"  # "desde a meia-noite", "ao meio-dia"
 )
 # "since the night crew came on at 10 last night", "desde que o pessoal da noite entrou às 22h de ontem", "desde que
@@ -1009,10 +1012,18 @@ def _folded(text: str) -> str:
     """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), a
     mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
-    folded = _SECONDS.sub(r"\1", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))
+    folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", fold(_CAPITAL_A_SHIFT.sub("shift A", text))))
+    folded = _WEEKDAY_BEFORE_DAY.sub("", folded)
     return _NIGHT_DATE.sub(_night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", folded))))
 
 
+# A weekday said before its day of the month ("la noche del viernes 4 al sábado 5", "el sábado 5"): the day says it.
+_WEEKDAY_BEFORE_DAY = re.compile(
+    r"\b(?:" + "|".join(_WEEKDAYS.values()) + r")\s+(?=\d{1,2}(?:st|nd|rd|th)?\b(?!\s*(?::|h\b|hs\b|hrs?\b|am\b|pm\b|"
+    r"a\.m|p\.m|de la|da |in the|o'?clock)))"
+)
+# A day of a month said as an ordinal ("no dia 1º de dezembro", "el 1ero de diciembre"): the day.
+_ORDINAL_DAY = re.compile(rf"\b(\d{{1,2}})(?:o|er|ero)\s+(?=de\s+{_MONTHS}\b)")
 # A clock's seconds ("at 09:30:00", "13:30:00"): the minute's clock.
 _SECONDS = re.compile(r"\b(\d{1,2}:[0-5]\d):[0-5]\d\b")
 
@@ -1651,6 +1662,9 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
     return None
 
 
+_SHIFT_END_SAID = re.compile(r"\b(?:fecho|fechamento|encerramento|cierre|close|closing|fin|fim|final|end)\b")
+
+
 def _shift_window(site: _Site, shift: ShiftConfig, day: date | None, folded: str) -> Window | Clarification:
     """The shift's occurrence that starts on `day` (the latest begun when None) — or, for a shift past midnight
     "that ended" on `day`, the one that began the day before. A day or night said with its start ("que entró antes
@@ -1669,7 +1683,13 @@ def _shift_window(site: _Site, shift: ShiftConfig, day: date | None, folded: str
         start, end = _latest_started(site, shift)
     else:
         start, end = _occurrence(site, shift, on)
-        if _ENDED.search(folded) and end.date() != on:
+        # one "that ended" today, or the end of today's night shift before it begins ("hoje às 6h00, no fecho do turno
+        # da noite"): the one that ran into today
+        closing = (
+            _SHIFT_END_SAID.search(folded) and on == site.today and start > site.now and start.date() != end.date()
+        )
+        ended = _ENDED.search(folded) or closing
+        if ended and end.date() != on:
             start, end = _occurrence(site, shift, on - timedelta(days=1))
     if (half := _HALF.search(folded)) is not None:  # "the back half of yesterday's B shift": 18:00 to 22:00
         middle = start + (end - start) / 2
@@ -1739,12 +1759,14 @@ def _dated_range(
     night said just before the range is its start's: "last night, from 8 pm up to 6 this morning")."""
     for text in (folded, _NIGHT_BEFORE_RANGE.sub(r"\2 \1", folded)):
         for match in (*_DATED_RANGE.finditer(text), *_BARE_DATED_RANGE.finditer(text)):
-            if (found := _dated_ends(match, site)) is not None:
+            if (found := _dated_ends(match, site, text, shifts)) is not None:
                 return found
     return None
 
 
-def _dated_ends(match: re.Match[str], site: _Site) -> Window | Clarification | None:
+def _dated_ends(
+    match: re.Match[str], site: _Site, folded: str, shifts: list[ShiftConfig]
+) -> Window | Clarification | None:
     """The window between the two ends `match` (`_DATED_RANGE`) says, each on its day or in its night (an end with
     none in the other's night); None when an end says neither."""
     said: list[tuple[time, date | None, str | None, str | None, date | None]] = []
@@ -1763,6 +1785,12 @@ def _dated_ends(match: re.Match[str], site: _Site) -> Window | Clarification | N
         if clock is None:
             return None
         said.append((clock, on, meridiem, vague, evening))
+    if said[0][2] is None and said[1][2] is None:  # "el turno de noche, de las 10 de ayer a las 6 de hoy": 22:00
+        if (shift := _shift_by_hours(folded, match, said[0][0], said[1][0], shifts)) is not None:
+            said = [
+                (clock, on, meridiem, vague, evening)
+                for clock, (_, on, meridiem, vague, evening) in zip(shift, said, strict=True)
+            ]
     points: list[datetime | None] = []
     for (clock, on, meridiem, vague, _), other_night in zip(said, (said[1][4], said[0][4]), strict=True):
         if on is not None:
@@ -1815,7 +1843,10 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
 
 
 # A shift named right before the hours of a range ("el turno de 10 a 6", "the 10 to 6 shift", "a turma das 10 às 6").
-_SHIFT_HOURS = re.compile(r"\b(?:turno|shift|turma|guardia)\s+(?:de|from|das|da|del)?\s*(?:las\s+|as\s+)?\d[^,;.?!]*$")
+_SHIFT_HOURS = re.compile(
+    r"\b(?:turno|shift|turma|guardia)(?:\s+(?:de\s+(?:la\s+)?noche|da noite|de noite|night|nocturno|c))?[\s,]+"
+    r"(?:de|from|das|da|del)?\s*(?:las\s+|as\s+)?\d[^;.?!]*$"
+)
 _SHIFT_BEFORE = re.compile(r"\b(?:the|el|la|o|a)\s+\d{1,2}\s+(?:to|a|till|until)\s+\d{1,2}\s+(?:shift|turno)\b")
 
 
