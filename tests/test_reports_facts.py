@@ -11,7 +11,7 @@ import pytest
 
 from edge_agent.base.types import Record, StoredRecord, idempotency_key, ids_sha256
 from edge_agent.reports.facts import DATA_GAP, Fact, compute_facts, round_value, traced_facts, traced_tag_stats
-from edge_agent.reports.facts.builder import exact_mean
+from edge_agent.reports.facts.builder import rounded_mean
 from edge_agent.reports.narrative import report_records
 from edge_agent.reports.request import ResolvedRequest, ResolvedWindow, Scope, iso
 from edge_agent.store import Store
@@ -42,8 +42,9 @@ class TestRounding:
         """58.0, 58.04, 58.11 and 58.03 average 58.045 as written; summed as floats, 58.044999999999995 (58.04)."""
         samples = [58.0, 58.04, 58.11, 58.03]
         assert sum(samples) / 4 == 58.044999999999995
-        assert round_value(exact_mean(samples)) == 58.05
-        assert round_value(exact_mean([0.1, 0.2, 0.3, 0.4])) == 0.25 and round_value(exact_mean([-1, -2])) == -1.5
+        assert rounded_mean(samples) == 58.05
+        assert rounded_mean([0.1, 0.2, 0.3, 0.4]) == 0.25 and rounded_mean([-1, -2]) == -1.5
+        assert rounded_mean([58.87, 58.88]) == 58.88 and rounded_mean([1.004, 1.006, 2.0]) == 1.34
 
 
 class TestTagStats:

@@ -54,10 +54,15 @@ class Fact(BaseModel):
     record_ids_sha256: str
 
 
-def exact_mean(values: Sequence[float]) -> Decimal:
-    """The mean of the values as recorded (each its shortest repr), in decimal: a float sum drifts off a half, and
-    a mean of 58.875 would be stated 58.87."""
-    return sum((Decimal(repr(float(v))) for v in values), Decimal(0)) / len(values)
+def rounded_mean(values: Sequence[float], decimals: int = DECIMALS) -> float | int:
+    """The mean of the values as recorded (each its shortest repr), rounded as `round_value` rounds: a float sum
+    drifts off a half (58.0, 58.04, 58.11 and 58.03 sum to a mean of 58.044999…, stated 58.04). Summed exactly in
+    decimal only near a half, where it can matter: 4 ms for a day of one tag every 10 s, against 0.3 ms in floats."""
+    mean = math.fsum(values) / len(values)
+    scaled = abs(mean) * 10**decimals
+    if abs(scaled - math.floor(scaled) - 0.5) > 1e-6:
+        return round_value(mean, decimals)
+    return round_value(sum((Decimal(repr(float(v))) for v in values), Decimal(0)) / len(values), decimals)
 
 
 def round_value(value: float | Decimal, decimals: int = DECIMALS) -> float | int:

@@ -12,10 +12,10 @@ from edge_agent.base.types import StoredRecord
 from edge_agent.reports.facts.builder import (
     Builder,
     FactRecord,
-    exact_mean,
     is_number,
     measure_problem,
     round_value,
+    rounded_mean,
 )
 from edge_agent.reports.request import iso
 
@@ -36,14 +36,13 @@ def tag_facts(b: Builder, by_kind: Mapping[str, Sequence[FactRecord]], end: date
         samples = per_tag[tag]
         lo = min(samples, key=lambda r: (r.value, r.source_time, r.id))
         hi = max(samples, key=lambda r: (r.value, -r.source_time.timestamp(), -r.id))
-        mean = exact_mean([r.value for r in samples])
         values = {
             "samples_count": len(samples),
             "min": round_value(lo.value),
             "min_at": iso(lo.source_time),
             "max": round_value(hi.value),
             "max_at": iso(hi.source_time),
-            "mean": round_value(mean),
+            "mean": rounded_mean([float(r.value) for r in samples]),
             "first": round_value(samples[0].value),
             "last": round_value(samples[-1].value),
         }
