@@ -1922,6 +1922,7 @@ class TestBlindSets98To105:
             "¿Cuál fue la temperatura del rodamiento de la P-102 ayer? Gracias!!\n— Enviado desde mi celular",
             "Quantos minutos de parada a linha 1 somou ontem? Preciso fechar o relatório, trem doido. Valeu",
             "Responda só com o número: quantas verificações de qualidade a L1 teve ontem?",
+            "¿fueron más paradas que el martes pasado?",  # a day compared with a day
         ],
     )
     def test_read_though_an_act_is_told_or_a_message_signed(self, question: str) -> None:
@@ -1941,6 +1942,7 @@ class TestBlindSets98To105:
                 "injection",
             ),
             ("dame el celular del supervisor", "out_of_scope"),
+            ("o tanque T-301 é mais alto que uma terça-feira?", "out_of_scope"),  # a thing measured against a day
         ],
     )
     def test_refused_in_the_ways_blind_sets_98_to_105_put_it(self, question: str, reason: str) -> None:

@@ -208,6 +208,10 @@ NONSENSE = re.compile(
     r"|\b(?:alarmas?|alarmes?|alarms?|paradas?|stops?)\s+(?:azul(?:es)?|azuis|roj[ao]s|verdes|morad[ao]s|"
     r"amarill[ao]s|blue|green|purple|amarel[ao]s|rox[ao]s)\b|\b(?:color|colour|cor)\s+(?:de|of|da|do|das|dos)\s+(?:las?|los|the|as?|os)?\s*"
     r"(?:paradas?|stops?|alarmas?|alarmes?|alarms?|vibraci[oó]n|vibracao|vibration)\b"
+    # a thing measured against a day as a thing: "o tanque T-301 é mais alto que uma terça-feira?" (not "más paradas
+    # que el martes": a day compared with a day)
+    r"|\b(?:alt[oa]s?|grandes?|tall|taller|big|bigger|large|larger|high|higher|maior|mayor|pesad[oa])\s+"
+    rf"(?:que|than|do que)\s+(?:uma?|una?|an?)\s+(?:{_WEEKDAY_NAMES})\b"
 )
 # A unit said of what it cannot measure: "cuántos litros de vibración", "quantos graus de vazão", "kilos of alarms".
 UNIT_MISMATCH = re.compile(
