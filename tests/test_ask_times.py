@@ -418,6 +418,11 @@ class TestBlindSets98To105:
         assert instant_of("o nível do tanque hoje às 6h00, no fecho do turno da noite", "pt") == at(6, 6, 0)
 
 
+class TestBlindSets106To113:
+    def test_an_hour_and_its_minutes_joined_by_a_hyphen(self) -> None:
+        assert instant_of("At eleven-thirty yesterday morning, how many alarms were standing?", "en") == at(5, 11, 30)
+
+
 class TestLongSpans:
     @pytest.mark.parametrize(
         ("text", "lang", "start"),

@@ -32,6 +32,7 @@ from edge_agent.ask.resolve import (
     find_window,
     fold,
     listed,
+    newest_part,
     only_asset,
     other_equipment,
     plural_assets,
@@ -210,7 +211,10 @@ _MONTH = (
 # A day said in words: the day a shift named without one belongs to, where the message says it elsewhere.
 _DAY_SAID = re.compile(
     r"\b(?:yesterday|yday|today|ayer|hoy|ontem|hoje|anteayer|antier|anteontem|the day before yesterday|last night|"
-    r"anoche|antenoche|tonight|esta noche|esta noite)\b"
+    r"anoche|antenoche|tonight|esta noche|esta noite|this morning|this afternoon|esta manana|esta manha|esta tarde|"
+    r"hoy de madrugada|hoje de madrugada)\b"
+    # a day counted back: "hace dos semanas", "two weeks ago", "há dez dias", "a fortnight ago"
+    r"|\b(?:hace|ha|faz)\s+(?:\w+\s+)?(?:dias?|semanas?|meses|mes|anos?)\b|\b(?:days?|weeks?|months?|years?|fortnight)\s+ago\b"
     # a date by its month: "el 5 de diciembre", "December 5th", "5 de dezembro"
     rf"|\b\d{{1,2}} de {_MONTH}\b|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b"
 )
@@ -228,6 +232,10 @@ def _when(question: str, asked: str, lang: str, *, tz: str, shifts: list[ShiftCo
         return question
     own = find_window(asked, lang, tz=tz, shifts=shifts, now=now) is not None
     pointed = _THAT_TIME.search(fold(asked))
+    if own and pointed is not None and _DAY_SAID.search(fold(asked)):  # "¿Y hace dos meses, ese mismo día…?"
+        return asked
+    if not own and (wanted := _wanted_time(question, asked, lang, tz=tz, shifts=shifts, now=now)) is not None:
+        return f"{wanted} {asked}"
     if own and pointed is None:
         # "P-101 got stopped … yesterday; what was its longest stop during shift A?": yesterday's
         return question if _shift_without_its_day(fold(asked), fold(question)) else asked
@@ -242,6 +250,38 @@ def _when(question: str, asked: str, lang: str, *, tz: str, shifts: list[ShiftCo
     return asked if own else question
 
 
+def _wanted_time(
+    question: str, asked: str, lang: str, *, tz: str, shifts: list[ShiftConfig], now: datetime
+) -> str | None:
+    """The time a sentence before the asking one says is the one wanted, from its marker on ("…fue un quilombo, pero
+    eso ya lo tengo. Lo que necesito es el turno B de ayer: ¿cuántas paradas…?", "I'm asking about A shift yesterday,
+    6 to 2: how many…?"): the nearest such, or None."""
+    told = sentences_of(question)
+    before = told[: told.index(asked)] if asked in told else []
+    for sentence in reversed(before):
+        if (marker := _WANTED.search(sentence)) is not None:
+            said = sentence[marker.start() :]
+            if find_window(said, lang, tz=tz, shifts=shifts, now=now) is not None:
+                return said
+    return None
+
+
+# Equipment pointed back to ("esa bomba", "that pump", "essa máquina"): named in a sentence before the asking one.
+_POINTED_EQUIPMENT = re.compile(
+    r"\b(?:esa|ese|essa|esse|that|dicha|dicho|la misma|el mismo|a mesma|o mesmo|the same)\s+(?:bomba|pump|compresor|"
+    r"compressor|tanque|tank|maquina|machine|equipo|equipamento|equipment)\b"
+)
+# What marks the time wanted among others told ("lo que necesito es…", "me interesa…", "I'm asking about…", "me diga
+# do…", "quero saber de…").
+_WANTED = re.compile(
+    r"\b(?:lo que (?:necesito|quiero|le pregunto|te pregunto|pregunto|me interesa)|(?:a mi )?me interesa|"
+    r"i'?m asking (?:about|for)|i'?m after|what i (?:need|want)|i need|i want|quero saber|queria saber|quiero saber|"
+    r"me diga|me diz|me fala|o que (?:eu )?(?:preciso|quero)|preciso (?:de|do|da)|necesito (?:el|la|lo)|"
+    r"but (?:for|about)|pero (?:de|del|lo del)|mas (?:de|do|da))\b",
+    re.IGNORECASE,
+)
+
+
 # The kind of time a back-reference points to ("that shift", "esa noche", "naquele dia"), and the words naming one.
 _TIME_KINDS = {
     "shift": re.compile(r"\b(?:turno|shift)\b"),
@@ -253,7 +293,7 @@ _TIME_KINDS = {
 # A time only compared with: "comparado con el turno A", "compared to the A shift", "para ver si vamos mejor que
 # ayer", "que eu comparo com a semana passada", "más que de costumbre".
 _COMPARED = re.compile(
-    r"\b(?:para ver si|to see if|pra ver se|para ver se|que (?:eu )?comparo|to compare|para comparar|pra comparar)"
+    r"\b(?:para ver si|to see if|pra ver se|para ver se|que (?:eu )?comparo|to compare|para compar\w*|pra compar\w*)"
     r"\b[^.?!]*"
     r"|\b(?:compared (?:to|with)|comparado (?:con|com)|comparada (?:con|com)|en comparacion con|em comparacao com|"
     r"frente a|versus|vs\.?)\s+[^,.?!]{0,40}"
@@ -343,6 +383,7 @@ def reference_plan(
     refusal = classify(question, lang)
     if refusal is not None:
         return refusal
+    question = newest_part(question)  # a reply's own text, not the e-mails it quotes
     # What is asked and when come from the sentence that asks, where a message has others beside it ("Luis dice que
     # estaba a 80% toda la tarde. ¿Cuál fue el mínimo ayer?"); the subject from the whole message.
     asked = asked_sentence(question)
@@ -358,7 +399,10 @@ def reference_plan(
     # ¿Cuántas alarmas había activas en toda la planta?"); else the message's ("¿y ayer?" after a question about
     # P-101; "La P-101 hizo ruido. ¿Cuál fue la vibración máxima?"; "How far with P-101? I want the highest…").
     asks_itself = bool(keyword_intents(asked)) or names_a_quantity
-    subject = asked if asked != question and asks_itself and _names_subject(asked, namespace, aliases) else question
+    own_subject = (
+        asks_itself and _names_subject(asked, namespace, aliases) and not _POINTED_EQUIPMENT.search(fold(asked))
+    )
+    subject = asked if asked != question and own_subject else question
     reading = Reading(intents=intents, subject=subject, time=timed)
     return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
 

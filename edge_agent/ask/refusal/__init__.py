@@ -9,7 +9,7 @@ import re
 
 from edge_agent.ask.answers import Refusal, RefusalReason
 from edge_agent.ask.refusal import shapes, topics, verbs
-from edge_agent.ask.resolve import asked_sentence, fold
+from edge_agent.ask.resolve import asked_sentence, fold, newest_part, sentences_of
 
 _FUTURE = "the question asks for what the stored records do not hold: the future"
 _ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
@@ -19,6 +19,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (topics.OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
     (topics.PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
     (topics.MONEY, "out_of_scope", "the plant's records hold no costs or money"),
+    (topics.DEFINITION, "out_of_scope", "the plant's records hold figures, not what a term means"),
     (topics.SCRAP_REASONS, "out_of_scope", "the plant's production records hold how much was scrapped, not why"),
     (topics.UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure"),
     (topics.NONSENSE, "out_of_scope", "the question does not make sense as one about the plant's data"),
@@ -49,19 +50,27 @@ def _said_done(question: str) -> str:
     return _DONE_BY_ME.sub(past, question)
 
 
+def _folded(question: str) -> str:
+    """The message folded for the rules: a line break ends a sentence (an e-mail's greeting, body and signature), as
+    a full stop does; what is told but not asked dropped (`verbs.NOT_ASKED`)."""
+    return verbs.NOT_ASKED.sub(" ", fold(_LINE_BREAK.sub(". ", _said_done(question.casefold()))))
+
+
 def classify(question: str, lang: str) -> Refusal | None:
     """The refusal `question` gets before any planning, or None when it may be planned. `lang` is accepted for the
     callers' symmetry; the patterns cover es/en/pt at once because people mix them (a Spanish question with an
     English tag name)."""
-    # a line break ends a sentence (an e-mail's greeting, body and signature), as a full stop does
-    folded = verbs.NOT_ASKED.sub(" ", fold(_LINE_BREAK.sub(". ", _said_done(question.casefold()))))
+    # An injection is read in all the message holds, quoted e-mails too; the rest in the reply's own text.
+    whole, folded = _folded(question), _folded(newest := newest_part(question))
     for pattern, reason, detail in _RULES:
-        if pattern.search(folded):
+        if pattern.search(whole if reason == "injection" else folded):
             return Refusal(reason=reason, detail=detail)
     unsigned = _SIGN_OFF.sub("", folded)  # "Cumprimentos, Djamila (Praia)": a name that ends as "detenela" does
     if verbs.VOSEO.search(question.casefold()) or shapes.acts_on_equipment(unsigned) or shapes.asked_to_act(unsigned):
         return Refusal(reason="write_request", detail=_ACTS)
-    # The future where it is asked about, not in a remark beside the question ("mañana tengo junta…: ¿cuál fue…?")
-    if topics.FUTURE.search(fold(asked_sentence(question))):
+    # The future where it is asked about, not in a remark beside the question ("mañana tengo junta…: ¿cuál fue…?"):
+    # in a sentence that asks with "?", or the one that asks ("Necesito el número para el programa." after it)
+    asking = [s for s in sentences_of(newest) if s.rstrip().endswith("?")] + [asked_sentence(newest)]
+    if any(topics.FUTURE.search(fold(sentence)) for sentence in asking):
         return Refusal(reason="outside_data", detail=_FUTURE)
     return None

@@ -97,7 +97,7 @@ _READS = frozenset(
     reckon reckoned think thought guess suppose believe bet wonder feel felt seems seemed looks looked heard hear
     noticed saw seen creo pienso acho imagino supongo sospecho parece parecia
     ni nor neither nem tampoco up down out off back away here there
-    settle answer solve clarify explain help appreciate thank thanks cheers shot ta
+    settle answer solve clarify explain help appreciate thank thanks cheers shot ta provide share
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".
@@ -119,7 +119,10 @@ _GIVEN_NAMES = frozenset(
     "fabiola pamela marcelo consuelo".split()
 )
 # ... and adjectives that do: "é tranquila", "está tranquilo" (a state, not "tranquilízala").
-_NOT_VERBS = _GIVEN_NAMES | frozenset("tranquila tranquilo tranquilas tranquilos".split())
+_NOT_VERBS = _GIVEN_NAMES | frozenset(
+    "tranquila tranquilo tranquilas tranquilos daquela daquele daquelas daqueles naquela naquele naquelas naqueles "
+    "aquela aquele aquelas aqueles".split()
+)
 
 
 def acts_on_equipment(folded: str) -> bool:

@@ -104,6 +104,13 @@ FUTURE = re.compile(
     r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno de )(?<!guardia de )\bmanana\b"
 )
 # Money: the plant's records hold no costs ("¿cuántos euros nos costó la parada?", "cost us in dollars").
+# What a term means, asked alone: "¿Qué es el MTBF?", "What is OEE?", "O que significa MTTR?" (the records hold
+# figures, not definitions; docs/kpis.md does).
+DEFINITION = re.compile(
+    r"^\W*(?:what(?:'s| is| are| does)|que es|que son|que significa|o que (?:e|sao|significa)|define|explain|explica|"
+    r"explique)\s+(?:el |la |los |las |o |a |os |as |the |an? )?(?:oee|mtbf|mttr|kpis?|availability|disponibilidad|"
+    r"disponibilidade)(?: mean)?\W*$"
+)
 # Why product was scrapped: the production counts hold how much, never why ("el desglose del scrap por código de
 # defecto", "which reject reasons did they log", "o motivo do refugo").
 _SCRAP = r"(?:scrap|rejects?|rechazos?|refugos?|desechos?|mermas?|rejeicao|rejeicoes|rejeitos?|descartes?)"
@@ -158,6 +165,9 @@ OUT_OF_SCOPE = re.compile(
     r"capital de|translate|traduce|traduza|write (?:me )?(?:a|an|some) (?:story|essay|email|code|program)|"
     r"escribe (?:me )?un (?:cuento|ensayo|correo|codigo|programa)|escrev[ae] (?:um|uma) (?:historia|redacao|email|"
     r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme|"
+    # a letter or a memo drafted: "redáctame una carta de amonestación", "draft a memo to HR"
+    r"(?:write|draft|compose|redacta|redactame|escribe|escribeme|escreve|escreva|redige|redija)(?: me)? "
+    r"(?:a|an|some|un|una|um|uma) (?:\w+ )?(?:letter|memo|carta|memorando|oficio)|"
     # a table or a ride booked: "book me a table for smoko at the pub", "reserva una mesa"
     r"book (?:me |us )?a (?:table|room|flight|taxi|cab|hotel)|reserva(?:r|me|nos)? (?:una|uma) mesa|pub|taxi|uber|"
     r"restaurant|restaurante|"
@@ -208,6 +218,9 @@ NONSENSE = re.compile(
     r"|\b(?:alarmas?|alarmes?|alarms?|paradas?|stops?)\s+(?:azul(?:es)?|azuis|roj[ao]s|verdes|morad[ao]s|"
     r"amarill[ao]s|blue|green|purple|amarel[ao]s|rox[ao]s)\b|\b(?:color|colour|cor)\s+(?:de|of|da|do|das|dos)\s+(?:las?|los|the|as?|os)?\s*"
     r"(?:paradas?|stops?|alarmas?|alarmes?|alarms?|vibraci[oó]n|vibracao|vibration)\b"
+    # degrees of what no thermometer reads: "¿cuántos grados de alegría tiene el compresor?", "graus de saudade"
+    r"|\b(?:grados|graus|degrees)\s+(?:de|of)\s+(?!(?:la\s+|el\s+|a\s+|o\s+|the\s+)?(?:temperatura|temperature|"
+    r"calor|heat|temp)\b)[a-z]+"
     # a thing measured against a day as a thing: "o tanque T-301 é mais alto que uma terça-feira?" (not "más paradas
     # que el martes": a day compared with a day)
     r"|\b(?:alt[oa]s?|grandes?|tall|taller|big|bigger|large|larger|high|higher|maior|mayor|pesad[oa])\s+"

@@ -501,14 +501,19 @@ NOT_ASKED = re.compile(
     r"\b(?:said|hollered|shouted|yelled|wrote|dijo|grito|escribio|anoto|disse|gritou|escreveu|anotou|mandou|mando|"
     r"ordered|ordeno|ordenou)\b(?!\s+(?:to\s+)?(?:you|te|le|lhe|pra voce|para voce|a voce|que (?:tu|usted|voce|vc)|"
     r"dizer|decir|decirte|avisar|falar)\b)(?:\s*[:,]?\s*[«“\"'‘][^«»“”\"'’]{1,80}[»”\"'’]|\s+[^.?!;:,]{0,80})|"
-    # what someone did, with its doer: "Maintenance shut C-201 down…", "The operator reset C-201 at seven"
-    r"\b(?:i|we|they|he|she|someone|somebody|maintenance|operations|ops|the (?:operators?|lads|boys|crew|team|"
-    r"mechanic|electrician|night shift|day shift|techs?|fitters?|shift lead|supervisor))\s+(?:just\s+|already\s+|"
+    # what someone did, with its doer: "Maintenance shut C-201 down…", "The operator reset C-201 at seven" (not what
+    # it is time to do: "It's time we tripped line 1")
+    r"\b(?<!time )(?:i|we|they|he|she|someone|somebody|maintenance|operations|ops|the (?:operators?|lads|boys|crew|"
+    r"team|mechanic|electrician|night shift|day shift|techs?|fitters?|shift lead|supervisor))\s+(?:just\s+|already\s+|"
     r"then\s+)?(?:shut|reset|put|set|cut|restarted|stopped|started|tripped|acknowledged|silenced|cleared|bypassed|"
     r"switched|turned)\b[^.?!;,]{0,60}|"
     # left as it is: "dejad la bomba como está", "leave it alone", "deixa a bomba quieta"
     r"\b(?:deja|dejad|dejen|deje|leave|deixa|deixe|deixem)\b[^.?!;,]{0,40}?\b(?:como esta|como estan|as it is|as is|"
     r"alone|quiet[ao]|em paz|en paz|tranquil[ao])\b|"
+    # what someone else wants done: "Yer man in maintenance wants to restart C-201, grand, but first…" (not "wants you
+    # to", nor "quiere que apagues": a request passed on)
+    rf"\b(?:wants|wanted|plans|planned|intends|quiere|queria|quer|pretende|planea|planeja|piensa|pensa)\s+(?:to\s+)?"
+    rf"(?:{_ACTING_VERBS})\b[^.?!;,]{{0,60}}|"
     # what the asker is about to do: "I'm fixin' to put P-102 on standby, but first…", "before I LOTO the compressor"
     r"\b(?:(?:i'?m|i am|we'?re|we are) (?:fixin'?|fixing|going|about|gonna|planning) to|i'?ll|we'?ll|before (?:i|we)|"
     # before someone acts, or without acting: "antes de que alguien apague nada", "sin cambiarle nada", "sem mexer"
@@ -518,7 +523,7 @@ NOT_ASKED = re.compile(
     r"\b[^.?!;,:]{0,60}|"
     # anyone's act to come, as a clause set off before the question: "Antes que el Pato resetee la bomba, dime…",
     # "antes de eu resetar a bomba, quantas…", "Antes de abrir a ordem de serviço: quantos…", "before resetting it,"
-    r"\b(?:antes (?:de )?que|antes de (?:eu|nos|a gente|\w+(?:ar|er|ir)(?:l[aeo]s?|se)?)|before \w+ing)\b"
+    r"\b(?:antes (?:de )?que|antes de (?:eu|nos|a gente|se|\w+(?:ar|er|ir)(?:l[aeo]s?|se)?)|before \w+ing)\b"
     r"[^.?!;,:]{0,80}(?=\s*[,:;])|"
     # the asker's own paperwork: "Preciso fechar o relatório", "tengo que cerrar el reporte", "I gotta send the report"
     r"\b(?:preciso|precisamos|necesito|necesitamos|tengo que|tenemos que|tenho que|temos que|i need to|we need to|"
@@ -539,9 +544,31 @@ NOT_ASKED = re.compile(
     r"nao (?:precisa|precisas|precisam|tem que|tens de))\b[^.?!;,]{0,60}"
 )
 
+# A command to several, in Spain's "vosotros": "Bajadle el caudal a la P-102", "parad la línea", "apagadla".
+_VOSOTROS = re.compile(
+    r"\b(?:"
+    + "|".join(sorted({w[:-1] + "d" for w in COMMAND_WORDS if re.fullmatch(r"[a-z]{3,}[aei]r", w)}))
+    + r")(?:le|la|lo|les|las|los|me|nos)?\b"
+)
+# A command in the pidgins of West Africa ("Abeg make una off the compressor"), or said to be its time ("It's time we
+# tripped the whole of line 1, go ahead").
+_TIME_TO_ACT = re.compile(
+    r"\b(?:make (?:una|unu|dem|am|you)|abeg)\s+off\s+(?:the|di|de|that|this)\b"
+    rf"|\bit'?s (?:high |about )?time (?:we|you|to)\s+(?:{_ACTING_VERBS}|tripped|stopped|shut|restarted|started|"
+    r"switched|turned)\b"
+)
+# A favour asked, and the act after it with its pronouns: "Hágame el favor y me la reconoce", "faz o favor e desliga".
+_FAVOUR = re.compile(
+    r"\b(?:hagame|hazme|haceme|haga|hace|faz|faca|faz-me)(?: (?:el|o))? favor (?:y|e|de)\s+"
+    rf"(?:(?:me|le|la|lo|les|las|los|nos|se|lhe)\s+){{0,2}}(?:{_ACTING_VERBS})(?:la|lo|las|los|le|me)?\b"
+)
+
 RULES: tuple[re.Pattern[str], ...] = (
     _COMMAND,
     _AND_COMMAND,
+    _FAVOUR,
+    _VOSOTROS,
+    _TIME_TO_ACT,
     _WRITE_PHRASES,
     _ASKED_TO_ACT,
     _COMMAND_FORM,

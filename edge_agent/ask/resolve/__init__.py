@@ -12,7 +12,7 @@ from edge_agent.ask.resolve.names import (
     resolve_subject,
     too_few,
 )
-from edge_agent.ask.resolve.text import asked_sentence, fold, sentences_of
+from edge_agent.ask.resolve.text import asked_sentence, fold, newest_part, sentences_of
 from edge_agent.ask.resolve.times import find_instant, find_window, resolve_window
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "find_instant",
     "find_window",
     "fold",
+    "newest_part",
     "listed",
     "only_asset",
     "other_equipment",

@@ -72,7 +72,7 @@ _OTHER_EQUIPMENT = frozenset(
     "truck trucks excavadora escavadeira excavator cargador carregadeira loader perforadora perfuratriz "
     "refinador refiner calandra inversor inverter rectificador retificador rectifier subestacion subestacao "
     "substation chancador molinos moinhos mills crushers boilers chancadoras trituradoras pumpjack pumpjacks wellhead "
-    "balancin fpso".split()
+    "balancin fpso torre torres tower towers".split()
 )
 # Where on a machine a temperature or a vibration is measured, when it is not where the plant's tag measures it
 # ("the discharge temperature", "la temperatura del devanado", "vibração do motor"): asked back, never answered with
@@ -185,6 +185,11 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
     ),
     "temperature": (
         "temp",
+        # degrees said: "¿cuántos grados marcó el rodamiento…?"
+        "grados",
+        "graus",
+        "degrees",
+        "celsius",
         "tt",
         "tit",
         *(_HOT := ("hottest", "coldest", "warmest", "caliente", "quente", "hot", "hotter", "warmer", "colder")),
@@ -200,6 +205,10 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "temp cojinete",
         "temp mancal",
         "temp",
+        "grados",
+        "graus",
+        "degrees",
+        "celsius",
     ),
 }
 # "la 101", "the 201": an asset by its number alone after an article, when the number has three digits or more
@@ -220,7 +229,8 @@ _PLURALS = frozenset({"bombas", "pumps", "compresores", "compressors", "compress
 _LINE_WORDS = frozenset({"linea", "lineas", "line", "lines", "linha", "linhas"})
 _TOKEN = re.compile(r"[a-z0-9]+")
 # An id as plants write them: one to three letters, a dash and digits ("P-999"), or letters and three or more digits.
-_ID_SHAPED = re.compile(r"(?<![a-z0-9])(?:[a-z]{1,3}-[0-9]{1,5}|[a-z]{1,2}[0-9]{3,5})(?![a-z0-9\-])")
+# Not a clock's range: "(6 am-2 pm)".
+_ID_SHAPED = re.compile(r"(?<![a-z0-9])(?!(?:am|pm)-)(?:[a-z]{1,3}-[0-9]{1,5}|[a-z]{1,2}[0-9]{3,5})(?![a-z0-9\-])")
 
 
 class Subject(BaseModel):

@@ -63,6 +63,26 @@ _REQUEST_WORDS = 4
 _WHETHER = re.compile(r"\b(?:saber|know|ver|see|check) (?:se|si|if|whether)\b")
 
 
+# Where an e-mail's quoted part begins: a quoted line ("> …"), an attribution ("On Mon, Ana wrote:", "El lun., Jorge
+# Soto <js@x.cl> escribió:", "Gustavo Rech escreveu:"), an original-message rule, or a header block ("De: …",
+# "From: …") after the reply.
+_QUOTED = re.compile(
+    r"^[ \t]*(?:>|.{0,160}\b(?:wrote|escribi[oó]|escreveu|a [ée]crit|schrieb)\s*:[ \t]*$|-{2,}\s*(?:original message|"
+    r"mensaje original|mensagem original)|(?:de|from|von|enviado|sent)\s*:\s)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def newest_part(question: str) -> str:
+    """A reply's own text, the quoted e-mails below it left out ("Re: Re: turno B … > ¿Quieres que revise…?"): only
+    where that text asks something itself (a forward's note, "Mira esto:", asks nothing; the forwarded mail does)."""
+    for match in _QUOTED.finditer(question):
+        head = question[: match.start()]
+        if match.start() > 0 and ("?" in head or _ASKS.search(fold(head))):
+            return head.rstrip()
+    return question
+
+
 def sentences_of(question: str) -> list[str]:
     """The message's sentences as written, a greeting opening it left out."""
     return [s for s in _SENTENCE_END.split(_GREETING.sub("", question, count=1)) if s.strip()]

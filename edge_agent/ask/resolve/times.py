@@ -900,7 +900,8 @@ _BOUND_CLOCK = re.compile(
 _YEAR = re.compile(r"\b(?:in|en|em|de|del|do|during|durante|year|ano)\s+((?:19|20)\d\d)\b")
 # "el primer turno", "second shift", "terceiro turno", "turno 2": the site's shifts in their configured order.
 _ORDINAL_SHIFT = re.compile(
-    r"\b(?:(primer|primero|first|1st|primeiro)|(segundo|second|2nd)|(tercer|tercero|third|3rd|terceiro))\s+"
+    r"\b(?:(primer|primero|first|1st|primeiro)|(segundo|second|2nd)|(tercer|tercero|third|3rd|terceiro)|"
+    r"(cuarto|fourth|4th|quarto)|(quinto|fifth|5th))\s+"
     r"(?:turno|shift)\b"
 )
 # One-letter words that follow "turno"/"shift" without naming a shift ("turno y", "turno e", "turno a las 10").
@@ -1145,11 +1146,18 @@ def _this_morning_clock(match: re.Match[str]) -> str:
     return f"{clock} de la {es} de hoy" if es else f"{clock} da {pt} de hoje"
 
 
+# An hour and its minutes in words joined by a hyphen: "at eleven-thirty", "six-fifteen".
+_HYPHENED_CLOCK = re.compile(
+    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)-(?=(?:fifteen|thirty|forty|forty-five|oh|"
+    r"o|ten|twenty|five)\b)"
+)
+
+
 def _clock_words(folded: str) -> str:
     """Numbers in words as digits ("a las diez"), noon, midnight, minutes said in words and the control room's four
     digits written as clock times: "ao meio-dia" → "ao 12:00", "midnight" → "0:00", "a las once y media" →
     "a las 11:30", "@ 1400" → "at 14:00", "0600-1200" → "06:00-12:00"."""
-    folded = _PART_HOUR_WORD.sub(lambda m: "2" if m.group(1) == "dos" else "1", folded)
+    folded = _HYPHENED_CLOCK.sub(r"\1 ", _PART_HOUR_WORD.sub(lambda m: "2" if m.group(1) == "dos" else "1", folded))
     folded = _SPACED_MERIDIEM.sub(r"\1\2m", spelled_numbers(folded))
     folded = _THIS_MORNING_CLOCK.sub(_this_morning_clock, folded)
     folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", folded))
