@@ -423,6 +423,16 @@ class TestBlindSets106To113:
         assert instant_of("At eleven-thirty yesterday morning, how many alarms were standing?", "en") == at(5, 11, 30)
 
 
+class TestBlindSets114To121:
+    def test_the_lates_and_a_possessive_without_its_apostrophe(self) -> None:
+        """ "yesterday's lates, 2 till 10": 14:00-22:00; "last nights C shift" is last night's."""
+        assert_window("failed checks on yesterday's lates, 2 till 10", "en", (5, 14, 0), (5, 22, 0), now=MORNING)
+        late = datetime(2026, 12, 6, 22, 20, tzinfo=ZoneInfo(MEXICO))
+        assert window_of("max vibration during last nights C shift", "en", late) == Window(
+            start=at(5, 22), end=at(6, 6)
+        )
+
+
 class TestLongSpans:
     @pytest.mark.parametrize(
         ("text", "lang", "start"),

@@ -28,6 +28,7 @@ from edge_agent.ask.resolve import (
     Subject,
     as_asset,
     asked_sentence,
+    each_said,
     find_instant,
     find_window,
     fold,
@@ -38,6 +39,7 @@ from edge_agent.ask.resolve import (
     plural_assets,
     resolve_subject,
     resolve_window,
+    respelled,
     sentences_of,
     too_few,
 )
@@ -85,7 +87,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detencion(?:es)?|se paro|se detuvo|parou|pararam|"
         r"pararon|detuvieron|se detuvieron|shutdowns?|shut downs?|tiempos? muertos?|indisponibilidad|"
         # tripped: "se disparó la P-101", "quantos disparos teve"; fallen: "¿cuántas caídas tuvo?"
-        r"se disparo|se dispararon|disparos|disparou|dispararam|disparo|desarmou|desarmaram|caiu|cairam|"
+        r"se disparo|se dispararon|disparos|disparou|dispararam|disparo|desarmou|desarmaram|desarmes?|caiu|cairam|"
         # the English trip as a Spanish or Portuguese verb: "tripeó", "tripearon", "tripou"
         r"trip(?:e[oa]\w*|ou|aram|aron|ar)|"
         r"caidas?(?! de (?:presion|pressao|tension|tensao|voltaje|nivel|temperatura|caudal|vazao))|"
@@ -175,8 +177,8 @@ OVERVIEW_INTENTS = ("stops", "alarms")
 # What a figure is wanted for, not what is asked: "for the reliability report", "for the quality review", "pra fechar o
 # relatório", "para la reunión de calidad": its words name no intent.
 _FOR_A_PURPOSE = re.compile(
-    r"\b(?:for|para|pra|pro|pal|to close|to finish|fechar|cerrar|terminar|llenar|preencher)\s+(?:the|my|our|this|el|"
-    r"la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z'-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
+    r"\b(?:for|para|pra|pro|pal|pa'?|to close|to finish|fechar|cerrar|terminar|llenar|preencher)\s+"
+    r"(?:the|my|our|this|el|la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z'-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
     r"reviews?|revision|revisao|meetings?|reunion|reuniao|audits?|auditoria|presentation|presentacion|apresentacao)\b"
 )
 # A purpose with all it says up to its sentence's end, in any case: "for the Houston plant's report".
@@ -404,7 +406,24 @@ def reference_plan(
     )
     subject = asked if asked != question and own_subject else question
     reading = Reading(intents=intents, subject=subject, time=timed)
-    return plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
+    plan = plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
+    if _names_nothing_known(plan) and (fixed := respelled(question)) != question:
+        # "oye cuantas parads tubo el compresr ayer": read again put right, and taken when it names its subject
+        again = reference_plan(fixed, lang, namespace, aliases=aliases, tz=tz, shifts=shifts, now=now)
+        if isinstance(again, Plan) and all(_has_subject(call) for call in again.calls):
+            return again
+    return plan
+
+
+def _names_nothing_known(plan: Plan | Clarification | Refusal) -> bool:
+    """No intent found, or a name or tag not known: what a word typed a letter off gives (`resolve.respelled`)."""
+    if isinstance(plan, Refusal):
+        return plan.reason == "out_of_scope" and plan.detail == _NOT_PLANT_DATA
+    return isinstance(plan, Clarification) and plan.reason in ("which_tag", "unknown_tag", "unknown_name")
+
+
+def _has_subject(call: ToolCall) -> bool:
+    return any(call.args.get(key) for key in ("asset", "line", "tag"))
 
 
 # "the Houston plant", "the plant in Pune", "la planta de Lima", "a fábrica de Campinas": a site by its name
@@ -491,6 +510,9 @@ def _names_plant(
     return find_window(question, lang, tz=tz, shifts=[], now=now) is not None
 
 
+_NOT_PLANT_DATA = "not a question about the plant's stored data"
+
+
 def plan_for(
     question: str,
     lang: str,
@@ -523,7 +545,7 @@ def plan_for(
     if "tag" in intents and len(intents) > 1 and all(s.tag is None and s.quantity is None for s in subjects):
         intents.remove("tag")  # "controles fuera de rango": the range is the checks', no tag is named
     if not intents:
-        return Refusal(reason="out_of_scope", detail="not a question about the plant's stored data")
+        return Refusal(reason="out_of_scope", detail=_NOT_PLANT_DATA)
     if len(subjects) > 1 and len(subjects) * len(intents) > PLURAL_MAX:
         return Clarification(reason="ambiguous_name", candidates=sorted(str(s.asset) for s in subjects))
     span = window if window is not None else resolve_window(reading.time, lang, tz=tz, shifts=shifts, now=now)
@@ -552,6 +574,10 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
     subject = resolve_subject(question, namespace, aliases)
     plural = plural_assets(question, namespace)
     if isinstance(subject, Subject):
+        if plural is not None and subject.asset in plural[1] and each_said(question):
+            # "each of the pumps yesterday, 101 and 102", "each of the two pumps, 101 and 102": every one of the kind
+            # (not "las bombas andan bien, pero ¿cuántas alarmas levantó la P-102?")
+            return _every(_each_in_place(question, *plural, namespace, aliases)) or [subject]
         if subject.asset is None or plural is None or subject.asset in plural[1]:
             return [subject]
         # "el compresor C-201 y las dos bombas": the asset named and each of the kind's, when that is few enough
@@ -561,8 +587,7 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
             return [subject]
         texts = [only_asset(question, subject.asset, named)]
         texts += [re.sub(rf"\b{word}\b", asset, only_asset(question, asset, named)) for asset in of_kind]
-        each = [resolve_subject(text, namespace, aliases) for text in texts]
-        return [s for s in each if isinstance(s, Subject)] if all(isinstance(s, Subject) for s in each) else [subject]
+        return _every([resolve_subject(text, namespace, aliases) for text in texts]) or [subject]
     several = subject.reason == "several_subjects"
     if several and (plural is not None or listed(question)):
         # "cada bomba, la P-101 y la P-102", "P-101, P-102 and C-201": the assets it names, each
@@ -576,18 +601,24 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
     elif set(plural[1]) < set(subject.candidates) and len(subject.candidates) <= PLURAL_MAX:
         # "las bombas y el compresor": each pump and the one compressor
         each = [resolve_subject(as_asset(question, asset), namespace, aliases) for asset in subject.candidates]
-    else:
-        # "each pump … P-101 and P-102 separately": each asset in the word's place, the others named taken out
-        word, assets_of_kind = plural
-        each = [
-            resolve_subject(
-                re.sub(rf"\b{word}\b", asset, only_asset(question, asset, assets_of_kind)), namespace, aliases
-            )
-            for asset in assets_of_kind
-        ]
-    if any(isinstance(s, Clarification) for s in each):
-        return subject
-    return [s for s in each if isinstance(s, Subject)]
+    else:  # "each pump … P-101 and P-102 separately"
+        each = _each_in_place(question, *plural, namespace, aliases)
+    return _every(each) or subject
+
+
+def _each_in_place(
+    question: str, word: str, assets: list[str], namespace: Namespace, aliases: dict[str, str]
+) -> list[Subject | Clarification]:
+    """The subject of each of `assets` asked with its id in the plural word's place, the others named taken out."""
+    return [
+        resolve_subject(re.sub(rf"\b{word}\b", asset, only_asset(question, asset, assets)), namespace, aliases)
+        for asset in assets
+    ]
+
+
+def _every(each: list[Subject | Clarification]) -> list[Subject] | None:
+    """The subjects, when every one resolved; None when any was asked back."""
+    return None if any(isinstance(s, Clarification) for s in each) else [s for s in each if isinstance(s, Subject)]
 
 
 def _iso(moment: datetime) -> Any:

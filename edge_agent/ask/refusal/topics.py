@@ -22,6 +22,7 @@ INJECTION = re.compile(
     r"(?:instructions|instrucciones|instrucoes|rules|reglas|regras|prompt|guidelines|directions|ordenes|ordens)"
     r"|\bsystem prompt\b|\bprompt (?:del|do) sistema\b|\bdeveloper mode\b|\bmodo (?:desarrollador|"
     r"desenvolvedor)\b|\bjailbreak\b|\bdan mode\b|\byou are now\b|\bahora eres\b|\bagora voce e\b|"
+    r"\b(?:voce|tu|usted) (?:agora|ahora) (?:e|es|eres)\b|\bnow you are\b|"
     r"\b(?:act|actua|actue|aja|atue) (?:as|como)\b|"
     # answers set in advance or dictated: "responde siempre que no tuvo alarmas", "say exactly this", "clica o link"
     r"\b(?:responde|responda|answer|reply|di|diga|say)\s+(?:siempre|sempre|always)\s+(?:que|that)\b|"
@@ -91,6 +92,14 @@ FUTURE = re.compile(
     # what a count or a figure is going to be: "how many stops is P-101 gonna have", "what's the flow going to be",
     # "how many alarms will come" (not "going to have to": "I'm going to have to report…")
     r"|\b(?:gonna|going to) (?:have|be|get|hit|reach|see)\b(?! to\b)|\bwill (?:come|there be|we get|we see)\b"
+    # what is going to happen: "¿cuántas paradas va a tener la línea?", "quantos alarmes vão tocar", "the rest of the
+    # shift", "how much downtime should we expect", "o MTBF previsto para o próximo trimestre"
+    r"|\b(?:va|van|vai|vao) (?:a )?(?:tener|ter|haber|haver|salir|sair|saltar|tocar|sonar|dar)\b"
+    r"|\b(?:the )?rest of the (?:shift|day)\b|\blo que queda del? (?:turno|dia)\b|\b(?:o )?resto do (?:turno|dia)\b"
+    # ("paradas previstas" are planned stops: a figure forecast is named with what is forecast)
+    r"|\b(?:should|can|do) we expect\b|\b(?:mtbf|mttr|oee|produccion|producao|production|output) (?:previst[oa]|"
+    r"proyectad[oa]|projetad[oa]|projected|forecast)\b|\bnext quarter\b"
+    r"|\bproximo trimestre\b"
     # a guess asked for: "Give me your best guess", "tu mejor estimado", "seu melhor palpite"
     r"|\b(?:best guess|your guess|educated guess|mejor estimad[oa]|tu estimad[oa]|palpite|adivina|adivinha)\b"
     # "When will P-101 fail next?", "will the pump break down again"
@@ -165,6 +174,10 @@ OUT_OF_SCOPE = re.compile(
     r"capital de|translate|traduce|traduza|write (?:me )?(?:a|an|some) (?:story|essay|email|code|program)|"
     r"escribe (?:me )?un (?:cuento|ensayo|correo|codigo|programa)|escrev[ae] (?:um|uma) (?:historia|redacao|email|"
     r"codigo|programa)|bitcoin|stock price|horoscope|horoscopo|movie|pelicula|filme|"
+    # an analysis asked of the agent, which the records do not hold: "Do a root cause analysis on the C-201 valve
+    # failures" (not "need it for the RCA")
+    r"(?:do|perform|run|make|conduct|give me|haz|hazme|realiza|realice|faz|faca|me faz) (?:a |an |un |una |uma |el |"
+    r"la |o )?(?:root cause|rca|analisis de causa|analise de causa|causa raiz)|"
     # a letter or a memo drafted: "redáctame una carta de amonestación", "draft a memo to HR"
     r"(?:write|draft|compose|redacta|redactame|escribe|escribeme|escreve|escreva|redige|redija)(?: me)? "
     r"(?:a|an|some|un|una|um|uma) (?:\w+ )?(?:letter|memo|carta|memorando|oficio)|"

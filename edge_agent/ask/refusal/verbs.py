@@ -557,6 +557,17 @@ _TIME_TO_ACT = re.compile(
     rf"|\bit'?s (?:high |about )?time (?:we|you|to)\s+(?:{_ACTING_VERBS}|tripped|stopped|shut|restarted|started|"
     r"switched|turned)\b"
 )
+# "para" as stop, where it cannot be "for": after "por favor", or with "now" after what it takes ("Por favor para el
+# bomba P-102 ahora mismo", "para la P-101 ya"; not "Para la línea L1, ¿cuál fue…?").
+_STOP_NOW = re.compile(
+    r"\b(?:por favor|porfa|please)\s+para\s+(?:el|la|los|las)\s+"
+    r"|\bpara\s+(?:el|la)\s+(?:\w+\s+){0,2}?(?:bomba|compresor|linea|equipo|maquina|[a-z]{1,3}-?\d{2,5})\b"
+    r"[^?.;,]{0,20}?\b(?:ahora(?: mismo)?|ya|ahorita|de inmediato|inmediatamente|right now)\b"
+    # an act asked "for me" in the present: "A las 3 de la tarde me paras la P-101, porfa", "me desligas a bomba"
+    r"|\bme\s+(?:paras|apagas|prendes|enciendes|reinicias|reseteas|silencias|reconoces|cambias|subes|bajas|cierras|"
+    r"abres|arrancas|detienes|desligas|ligas|zeras|reinicia|desliga)\s+(?:el|la|los|las|a|o|os|as|esa|ese|esta|este|essa|"
+    r"esse)\b"
+)
 # A favour asked, and the act after it with its pronouns: "Hágame el favor y me la reconoce", "faz o favor e desliga".
 _FAVOUR = re.compile(
     r"\b(?:hagame|hazme|haceme|haga|hace|faz|faca|faz-me)(?: (?:el|o))? favor (?:y|e|de)\s+"
@@ -569,6 +580,7 @@ RULES: tuple[re.Pattern[str], ...] = (
     _FAVOUR,
     _VOSOTROS,
     _TIME_TO_ACT,
+    _STOP_NOW,
     _WRITE_PHRASES,
     _ASKED_TO_ACT,
     _COMMAND_FORM,

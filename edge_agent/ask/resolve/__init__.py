@@ -5,6 +5,7 @@ from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve.names import (
     Subject,
     as_asset,
+    each_said,
     listed,
     only_asset,
     other_equipment,
@@ -12,6 +13,7 @@ from edge_agent.ask.resolve.names import (
     resolve_subject,
     too_few,
 )
+from edge_agent.ask.resolve.spelling import respelled
 from edge_agent.ask.resolve.text import asked_sentence, fold, newest_part, sentences_of
 from edge_agent.ask.resolve.times import find_instant, find_window, resolve_window
 
@@ -19,6 +21,7 @@ __all__ = [
     "Clarification",
     "Subject",
     "as_asset",
+    "each_said",
     "asked_sentence",
     "sentences_of",
     "find_instant",
@@ -31,5 +34,6 @@ __all__ = [
     "plural_assets",
     "too_few",
     "resolve_subject",
+    "respelled",
     "resolve_window",
 ]

@@ -43,7 +43,7 @@ _KINDS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
         frozenset({"compresor", "compresores", "compressor", "compressors", "compressores", "compresora"}),
         ("c", "k"),
     ),
-    "tank": (frozenset({"tanque", "tanques", "tank", "tanks", "deposito", "reservatorio"}), ("t", "tk")),
+    "tank": (frozenset({"tanque", "tanques", "tank", "tanks", "deposito", "reservatorio"}), ("t", "tk", "tq")),
     "motor": (frozenset({"motor", "motores", "motors"}), ("m",)),  # "el motor 4" where the plant has none: which?
 }
 # Shortenings people type for an equipment word, matched only as written ("compr" is a letter off "compa", a buddy;
@@ -72,7 +72,7 @@ _OTHER_EQUIPMENT = frozenset(
     "truck trucks excavadora escavadeira excavator cargador carregadeira loader perforadora perfuratriz "
     "refinador refiner calandra inversor inverter rectificador retificador rectifier subestacion subestacao "
     "substation chancador molinos moinhos mills crushers boilers chancadoras trituradoras pumpjack pumpjacks wellhead "
-    "balancin fpso torre torres tower towers".split()
+    "balancin fpso torre torres tower towers britadeira britadeiras".split()
 )
 # Where on a machine a temperature or a vibration is measured, when it is not where the plant's tag measures it
 # ("the discharge temperature", "la temperatura del devanado", "vibração do motor"): asked back, never answered with
@@ -163,13 +163,15 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "shake",
         "temblaba",
         "tremia",
-        # Venezuela's and Mexico's "la vibra", and "trepidación" (a shudder)
+        # Venezuela's and Mexico's "la vibra", and "trepidación" (a shudder); spelled as said ("vibrashun")
         "vibra",
+        "vibrashun",
+        "vibrasion",
         "trepidacion",
         "trepidaciones",
     ),
     # how full a tank was: "¿qué tan lleno estaba el tanque?", "how full was the tank", "quão cheio"
-    "level": ("lvl", "niv", "niveles", "niveis", "lt", "lit", "lleno", "llena", "full", "cheio", "cheia"),
+    "level": ("lvl", "levl", "niv", "niveles", "niveis", "lt", "lit", "lleno", "llena", "full", "cheio", "cheia"),
     # how much water went through: "¿cuánta agua estaba pasando por la bomba?", "how much water was P-102 moving"
     "flow": (
         "flw",
@@ -215,6 +217,8 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
 # (fewer are hours, counts and shift numbers) and one asset has it.
 _ARTICLES = frozenset({"la", "el", "a", "o", "the", "da", "do", "del", "al", "na", "no"})
 _BARE_NUMBER_DIGITS = 3
+# ... or after "and" in a list: "the two pumps, 101 and 102"
+_AND = frozenset({"and", "y", "e"})
 # "each pump", "cada bomba", "every compressor", "per pump": every asset of the kind, as a plural.
 _EACH = re.compile(
     r"\b(?:each|every|cada|ambas|ambos|both|per|por)\s+"
@@ -227,6 +231,8 @@ _OR = re.compile(r"\b(?:or|ou)\b|(?<![,ye] )\bo\s+(?:(?:la|el)\s+)?[a-z]{1,3}[\s
 # The plural equipment words: "las bombas" speaks of every pump, not of one still to be chosen.
 _PLURALS = frozenset({"bombas", "pumps", "compresores", "compressors", "compressores", "tanques", "tanks"})
 _LINE_WORDS = frozenset({"linea", "lineas", "line", "lines", "linha", "linhas"})
+# A line named by a letter (not a word of one letter: "y", "e", "o", "a", "u", "i").
+_LINE_LETTER = re.compile(r"\b(?:linea|line|linha)\s+([b-df-hj-np-tv-xz])\b")
 _TOKEN = re.compile(r"[a-z0-9]+")
 # An id as plants write them: one to three letters, a dash and digits ("P-999"), or letters and three or more digits.
 # Not a clock's range: "(6 am-2 pm)".
@@ -258,11 +264,14 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     found_tags = {tag for tag in tags if _mentions(folded, fold(tag))}
     found_assets = {a for a in assets if _mentions(folded, _id_pattern(a))}
     found_lines = {line for line in lines if _mentions(folded, _id_pattern(line))}
+    # an id written with its kind's other letters ("TQ-301" where the tank is T-301) is that asset
+    lettered = {m.group(0): _by_kind_letters(m.group(0), namespace) for m in _ID_SHAPED.finditer(folded)}
+    found_assets |= {asset for asset in lettered.values() if asset is not None}
     unknown = sorted(
         m.group(0)
         for shaped in (_ID_SHAPED, _line_shaped(lines))
         for m in shaped.finditer(folded)
-        if not any(_id_matches(m.group(0), k) for k in known)
+        if not any(_id_matches(m.group(0), k) for k in known) and lettered.get(m.group(0)) is None
     )
     if unknown:
         return Clarification(
@@ -302,6 +311,12 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
         found_assets = bare
     if not (found_assets or found_lines or found_tags) and _OTHER_EQUIPMENT.intersection(tokens):
         return Clarification(reason="unknown_name", candidates=sorted(assets))
+    if (
+        not found_lines
+        and (letter := _LINE_LETTER.search(folded))
+        and not any(fold(line).endswith(letter.group(1)) for line in lines)
+    ):  # "la línea B" at a site whose one line is L1: asked back, not answered for L1
+        return Clarification(reason="unknown_name", candidates=sorted(lines))
     if not found_lines and not found_assets and any(_is_word(t, _LINE_WORDS) for t in tokens):
         if len(lines) != 1:
             return Clarification(reason="ambiguous_name" if lines else "unknown_name", candidates=sorted(lines))
@@ -406,6 +421,12 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
     return None
 
 
+def each_said(text: str) -> bool:
+    """ "each pump", "cada bomba", "both pumps", "each one": every one of a kind asked for, not a plural told."""
+    folded = fold(text)
+    return _EACH.search(folded) is not None or _EACH_ONE.search(folded) is not None
+
+
 def only_asset(text: str, asset: str, named: list[str]) -> str:
     """`text` folded with every asset of `named` but `asset` taken out: "la P-101 y la P-102" asked of one of them."""
     folded = said(text, named)
@@ -469,6 +490,16 @@ def _id_matches(written: str, identifier: str) -> bool:
         re.fullmatch(_id_pattern(identifier).removeprefix(r"(?<![a-z0-9])").removesuffix(r"(?![a-z0-9])"), written)
         is not None
     )
+
+
+def _by_kind_letters(written: str, namespace: Namespace) -> str | None:
+    """The one asset of the kind whose usual letters open `written`, with its digits ("tq-301" → T-301), or None."""
+    match = re.fullmatch(r"([a-z]{1,3})-?(\d{2,5})", written)
+    kind = _LETTER_KINDS.get(match.group(1)) if match is not None else None
+    if match is None or kind is None:
+        return None
+    hits = [a for a in _assets_of_kind(kind, namespace.assets) if _digits(a) == match.group(2)]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _same_letters(written: str, ids: list[str]) -> list[str]:
@@ -556,7 +587,7 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
             if not hits:
                 return Clarification(reason="unknown_name", candidates=all_lines)
             lines.update(hits)
-        elif word in _ARTICLES and len(number) >= _BARE_NUMBER_DIGITS:
+        elif (word in _ARTICLES or word in _AND) and len(number) >= _BARE_NUMBER_DIGITS:
             hits = [a.asset for a in namespace.assets if _digits(a.asset) == _digits(number)]
             assets.update(hits if len(hits) == 1 else [])
     return assets, lines

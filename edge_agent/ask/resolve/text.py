@@ -8,9 +8,12 @@ import re
 import unicodedata
 
 _SPACE = re.compile(r"\s+")
-# Dropped before matching: Spanish opening marks and the quotes people paste around names; ’ becomes ', dashes "-".
+# Dropped before matching: Spanish opening marks, the quotes people paste around names and markdown's marks; ’ becomes
+# ', dashes "-".
 _DROPPED = str.maketrans(
     {"¿": " ", "¡": " ", "“": " ", "”": " ", '"': " ", "«": " ", "»": " ", "’": "'", "–": "-", "—": "-"}
+    # markdown's emphasis and code marks: "**Reconheça e apague** todos os alarmes"
+    | {"*": " ", "`": " "}
 )
 
 

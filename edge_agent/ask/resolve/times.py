@@ -533,7 +533,8 @@ _PM_WORDS = (
 )
 # A bare hour (no am/pm) in a question that names the afternoon or evening elsewhere is after noon: "ayer por la tarde
 # a las 3" is 15:00.
-_AFTERNOON = re.compile(r"(?<!\bgood )(?<!\bboa )\b(?:afternoon|tarde|evening)\b")  # not the greetings
+# not the greetings; the English Midlands' "lates" (the afternoon shift: "yesterday's lates, 2 till 10")
+_AFTERNOON = re.compile(r"(?<!\bgood )(?<!\bboa )\b(?:afternoon|tarde|evening|lates)\b")
 _CLOCK = (
     # "6h da manhã": the hour's "h" before the part of the day that says which 6
     r"(\d{1,2})(?:[:h.](\d{2}))?(?:h(?=\s+(?:de la|da|de|en la|por la|a|na|pela) (?:manana|tarde|noche|madrugada|"
@@ -1014,10 +1015,12 @@ def _folded(text: str) -> str:
     mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
     folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", fold(_CAPITAL_A_SHIFT.sub("shift A", text))))
-    folded = _WEEKDAY_BEFORE_DAY.sub("", folded)
+    folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
     return _NIGHT_DATE.sub(_night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", folded))))
 
 
+# A possessive typed without its apostrophe: "last nights C shift", "yesterdays A shift".
+_POSSESSIVE_UNMARKED = re.compile(r"\b(last night|yesterday|today|tonight)s\b")
 # A weekday said before its day of the month ("la noche del viernes 4 al sábado 5", "el sábado 5"): the day says it.
 _WEEKDAY_BEFORE_DAY = re.compile(
     r"\b(?:" + "|".join(_WEEKDAYS.values()) + r")\s+(?=\d{1,2}(?:st|nd|rd|th)?\b(?!\s*(?::|h\b|hs\b|hrs?\b|am\b|pm\b|"
