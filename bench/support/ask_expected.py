@@ -192,7 +192,9 @@ def expected(q: dict[str, Any], store: Store, now: datetime) -> Expected:
         if figure == "stop_minutes":
             total = sum((exact(d) for _, d in stops), Decimal(0))
             return Expected(shown(total / 60, 0), total, frozenset(s.id for s, _ in stops), minutes=True)
-        longest = max(d for _, d in stops)
+        # no stop in the window at the hour the bench runs ("this shift so far" just after it began): the longest of
+        # none is 0, which an answer saying there was none states
+        longest = max((d for _, d in stops), default=0)
         ids = frozenset(s.id for s, d in stops if d == longest)
         return Expected(shown(exact(longest) / 60, 0), exact(longest), ids, minutes=True)
     if figure in ("produced", "scrap"):
