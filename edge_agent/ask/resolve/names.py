@@ -593,12 +593,17 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
     return assets, lines
 
 
+def _kinds_said(tokens: list[str]) -> set[str]:
+    """The kinds of equipment the words name: exact words only, but for long ones ("thanks" is a letter off "tanks",
+    "compa" off "compr"; no word of nine letters or more is that near "compressor" but its slips, "compresser")."""
+    return {kind for token in tokens if (kind := _kind_of(token, fuzzy=len(token) >= 9)) is not None}
+
+
 def _bare_kinds_beside(tokens: list[str], assets: list[AssetInfo], found: set[str]) -> set[str]:
     """The site's one asset of each kind said by its word alone beside assets named ("la bomba 101 y el compresor":
     C-201), where none of that kind is named already."""
-    kinds = {kind for token in tokens if (kind := _kind_of(token, fuzzy=len(token) >= 9)) is not None}
     beside: set[str] = set()
-    for kind in kinds:
+    for kind in _kinds_said(tokens):
         of_kind = _assets_of_kind(kind, assets)
         if len(of_kind) == 1 and of_kind[0] not in found:
             beside.add(of_kind[0])
@@ -628,9 +633,7 @@ _COUNTED = re.compile(
 
 def _bare_kind(tokens: list[str], assets: list[AssetInfo]) -> set[str] | Clarification:
     """ "el compresor" alone: the site's one compressor; "la bomba" with two pumps asks which."""
-    # exact words only, but for long ones: "thanks" is a letter off "tanks", "compa" off "compr"; no word of nine
-    # letters or more is that near "compressor" but its slips ("compresser")
-    kinds = sorted({kind for token in tokens if (kind := _kind_of(token, fuzzy=len(token) >= 9)) is not None})
+    kinds = sorted(_kinds_said(tokens))
     if not kinds:
         return set()
     candidates = sorted({a for kind in kinds for a in _assets_of_kind(kind, assets)})
