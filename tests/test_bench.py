@@ -427,3 +427,25 @@ def test_our_question_file_has_no_first_seen_and_the_blind_files_are_asked_in_th
     assert names.index("ask_questions_blind9") < names.index("ask_questions_blind10")
     assert first_seen(QUESTIONS[0].read_text()) is None
     assert all(first_seen(q.read_text()) is not None for q in QUESTIONS[1:])
+
+
+@pytest.mark.parametrize(
+    ("q", "site_now", "asked"),
+    [
+        ({"figure": "max", "window": "part:0:06:07"}, "00:18", False),  # today 6 to 7, not yet come
+        ({"figure": "max", "window": "part:0:06:07"}, "07:30", True),
+        ({"figure": "mean", "window": "curshift"}, "22:01", False),  # the night shift a minute old: no tick stored
+        ({"figure": "mean", "window": "curshift"}, "22:05", True),
+        ({"figure": "stops", "window": "day:-1"}, "00:18", True),
+        ({"figure": "value_at", "tag": "T-301.level_pct", "at": "0:14:00"}, "09:00", False),
+        ({"figure": "active", "at": "-1:14:00"}, "00:18", True),
+    ],
+)
+def test_bench_ask_leaves_out_questions_about_hours_not_yet_come(q: dict[str, str], site_now: str, asked: bool) -> None:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from bench.support.ask_expected import TZ, askable
+
+    hour, minute = (int(x) for x in site_now.split(":"))
+    assert askable(q, datetime(2026, 12, 7, hour, minute, tzinfo=ZoneInfo(TZ))) is asked

@@ -144,6 +144,15 @@ def _stops(rows: list[StoredRecord], who: str | None, end: datetime) -> list[tup
     return out
 
 
+def askable(q: dict[str, Any], now: datetime) -> bool:
+    """Whether `q` has a figure at `now`: its moment has passed, or its window holds a stored tick (the history ends a
+    minute before `now`). "Today between 6 and 7" asked at 00:18 site time is about hours not yet come."""
+    if q["figure"] in ("value_at", "active"):
+        return instant(q["at"], now) < now - timedelta(minutes=1)
+    start, end = window(q["window"], now)
+    return start + timedelta(seconds=TICK_S) < min(end, now - timedelta(minutes=1))
+
+
 def expectations(q: dict[str, Any], store: Store, now: datetime) -> list[Expected]:
     """The figures a question asks for: one, or one per asset of `assets` ("las bombas"; `tag_of`: its tag's)."""
     if "assets" not in q:
