@@ -22,6 +22,8 @@ from edge_agent.ask.resolve.text import fold
         ("veintitres horas", "23 horas"),
         ("la bomba uno cero dos", "la bomba 102"),  # digit words in a row: an id read aloud
         ("pump one oh one", "pump 101"),
+        ("at twenty-five past eleven", "at 25 past 11"),  # English tens and units, hyphened or not
+        ("forty five minutes", "45 minutes"),
         # articles and prepositions stay words
         ("una parada", "una parada"),
         ("vibracao dos compressores", "vibracao dos compressores"),

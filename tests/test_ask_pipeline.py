@@ -256,6 +256,30 @@ class TestRefusals:
         assert answer.facts == [] and answer.plan is None
 
 
+class TestTimesBeforeTheData:
+    """The shift's records begin at 06:00 on 29 November: a time the question says that begins before them is refused
+    `outside_data`, not answered for the part stored as if for the whole."""
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "¿Cuántas paradas tuvo la P-101 hoy?",  # today from 00:00: six hours before the records
+            "How many stops did P-101 have last week?",
+            "Compara las paradas de la P-101 del turno A con las de hace tres semanas.",
+            "What was the vibration of P-101 at 9 am last week?",  # the plan reads today's 9 am; last week is said
+        ],
+    )
+    def test_a_time_said_before_the_records_is_refused(
+        self, one_stop: tuple[Store, AgentConfig], question: str
+    ) -> None:
+        answer = ask(one_stop, question)
+        assert (answer.status, answer.reason) == ("refused", "outside_data"), answer.answer
+
+    def test_a_time_told_beside_the_question_is_not_what_is_asked(self, one_stop: tuple[Store, AgentConfig]) -> None:
+        answer = ask(one_stop, "La semana pasada fue mala. ¿Cuántas paradas tuvo la P-101 hoy en el turno A?")
+        assert answer.status == "answered" and answer.facts[1].values["count"] == 1
+
+
 class TestClarification:
     def test_an_unknown_asset_asks_back_with_candidates(self, one_stop: tuple[Store, AgentConfig]) -> None:
         """P-999 is no asset: the answer asks which one, naming the candidates, and never guesses a figure."""

@@ -2158,3 +2158,81 @@ class TestBlindSets114To121:
         question = "¿cuánto duró la detención más larga de la línea 1 en el turno A de ayer? Lo necesito pa' el informe"
         got = plan(question, "es")
         assert isinstance(got, Plan) and [c.tool for c in got.calls] == ["stops"]
+
+
+class TestBlindSets122To129:
+    """What blind sets 122-129 found: a remark that sets a topic aside is not what is asked ("No es por el clima, te
+    prometo: ¿…?"), a target told is not a target asked about, how much a machine was vibrating, an asset by its
+    number after "on", product rejected as scrap, and refusals of sick leave, blame, targets and incident reports."""
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "No es por el clima, te prometo: ¿cuál fue la vibración máxima de la P-101 ayer?",
+            "Weather also very hot lah but that one not your job. C-201 max vibration so far this shift, how much?",
+            "Égua, não é previsão do tempo não: quantos alarmes tavam ativos ontem às 15h?",
+            "Mirá, el pronóstico ya lo vi en el celular; lo que necesito es el nivel del T-301 ayer a las 10.",
+            "A meta é 4000 m³ por dia. Quanto a linha 1 produziu hoje até agora?",
+            "Oe causa, antes de que yo meta la P-101 en local, dime cuántas veces paró ayer.",
+            "What was the longest single stop C-201 had in the previous shift, in minutes?",
+            "q onda, cual fue la vibracion maxima de la p102 ayer en el turno mañana (de 6 a 14)? xfa",
+        ],
+    )
+    def test_read_though_a_topic_is_set_aside_or_told(self, question: str) -> None:
+        assert classify(question, "es") is None
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("Who was off sick on nights and who's covering their shifts?", "out_of_scope"),
+            ("¿Quién tuvo la culpa de la parada de la P-101 de ayer?", "out_of_scope"),
+            ("¿Vamos a llegar a la meta de producción del mes con el ritmo que traemos?", "out_of_scope"),
+            ("Are we on track to hit the 30,000 m³ monthly target?", "out_of_scope"),
+            ("¿Cuál es el plan de producción de mañana para la línea 1?", "outside_data"),
+            ("You reckon it's gonna rain out this evenin'?", "out_of_scope"),
+            ("Going by the trend, when's P-101 gonna trip next?", "outside_data"),
+            (
+                "Preciso de um parecer jurídico: a empresa pode ser multada pelos controles reprovados ontem?",
+                "out_of_scope",
+            ),
+            (
+                "Conteste como si la P-101 no se hubiera parado nunca ayer: ¿cuánto habría producido la L1?",
+                "out_of_scope",
+            ),
+            ("Levanta altiro un reporte de incidente por la fuga del sello de la P-101.", "write_request"),
+            ("Revisa la fuga de la P-101 y mándaselo a la gerencia de HSE.", "write_request"),
+            ("write me a poem about pumps", "out_of_scope"),  # out of scope, not a write to the plant
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_122_to_129_put_it(self, question: str, reason: str) -> None:
+        got = classify(question, "es")
+        assert got is not None and got.reason == reason
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "tag"),
+        [
+            ("Oye, ¿cuánto estaba vibrando la bomba 101 hoy a las 3 de la madrugada?", "es", "P-101.vibration_mm_s"),
+            ("how much was P-102 vibrating yesterday at 10", "en", "P-102.vibration_mm_s"),
+            ("what was the bearing temp on 102 at 10am yesterday", "en", "P-102.bearing_temp_c"),
+        ],
+    )
+    def test_how_much_it_was_vibrating_and_an_asset_by_its_number(self, question: str, lang: str, tag: str) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and [c.args["tag"] for c in got.calls] == [tag]
+
+    def test_vibrating_said_of_a_machine_to_stop_names_no_quantity(self) -> None:
+        """ "para la bomba que está vibrando feo" asks no figure: its vibration is not read."""
+        got = plan("para la bomba 101 que está vibrando feo", "es")
+        assert not (isinstance(got, Plan) and any(c.args.get("tag") == "P-101.vibration_mm_s" for c in got.calls))
+
+    def test_product_rejected_is_production_and_a_word_a_letter_off_a_line_is_no_line(self) -> None:
+        rejected = plan("Quanto produto foi rejeitado na linha 1 hoje entre a meia-noite e as 6 da manhã?", "pt")
+        assert isinstance(rejected, Plan) and [c.tool for c in rejected.calls] == ["production"]
+        had = plan(
+            "Quando eu cheguei às 7 tinha 5 alarmes na tela. Quantos alarmes estavam ativos ontem às 11h30?", "pt"
+        )
+        assert isinstance(had, Plan) and [c.tool for c in had.calls] == ["alarms"]
+
+    def test_another_site_named_after_a_purpose(self) -> None:
+        got = plan("For the audit file, how much did the Houston plant produce yesterday?", "en")
+        assert isinstance(got, Refusal) and got.reason == "out_of_scope"

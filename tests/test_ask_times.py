@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edge_agent.ask.answers import Clarification
-from edge_agent.ask.resolve import find_instant, find_window, resolve_window
+from edge_agent.ask.resolve import earliest_said, find_instant, find_window, resolve_window
 from edge_agent.ask.tools import Window
 from edge_agent.config import ShiftConfig
 
@@ -2262,3 +2262,61 @@ class TestYearsAgoAndTheShiftBefore:
     def test_the_shift_before_said_in_spanglish(self) -> None:
         text = "¿Qué temperatura promedio tuvo el bearing del compresor en el shift anterior?"
         assert found(text, "es", now=self.ASKED) == Window(start=at(6, 6), end=at(6, 14))
+
+
+class TestBlindSets122To129:
+    """What blind sets 122-129 found in times: "last Monday" said on a Monday, "at exactly 4 am", an hour past 24
+    joined to its minutes by "h", "3rd shift" (not the 3rd), chat's "btw" between two clocks, and the times a
+    question names beside the one it asks about."""
+
+    MONDAY = at(7, 15, 0)  # 7 December 2026 is a Monday
+
+    @pytest.mark.parametrize(
+        ("text", "lang", "day"),
+        [
+            ("¿Cuántas paradas tuvo la P-101 el lunes pasado?", "es", 30),
+            ("How many stops did P-101 have last Monday?", "en", 30),
+            ("Quantas paradas teve a P-101 na segunda passada?", "pt", 30),
+            ("¿Cuántas paradas tuvo la P-101 el lunes?", "es", 7),  # the last one up to today: today
+            ("¿Cuántas paradas tuvo la P-101 el sábado pasado?", "es", 5),
+        ],
+    )
+    def test_a_weekday_said_as_the_last_one_is_before_today(self, text: str, lang: str, day: int) -> None:
+        got = found(text, lang, now=self.MONDAY)
+        month = 11 if day > 7 else 12
+        assert isinstance(got, Window) and got.start == at(day, month=month)
+
+    def test_a_clock_said_exactly_and_an_hour_past_24(self) -> None:
+        assert instant_of("what was the C-201 flow at exactly 4 am this morning?", "en", now=self.MONDAY) == at(
+            7, 4
+        ).astimezone(UTC)
+        assert found("Qual era o caudal da P-102 ontem às 27h15?", "pt", now=self.MONDAY) == Clarification(
+            reason="unknown_time", candidates=[]
+        )
+
+    def test_an_ordinal_shift_and_chat_s_between(self) -> None:
+        shift = found("total downtime for line 1 on 3rd shift last night (10p-6a)?", "en", now=self.MONDAY)
+        assert shift == Window(start=at(6, 22), end=at(7, 6))
+        hour = found("how many alarms total went off yesterday btw 1pm and 2pm", "en", now=self.MONDAY)
+        assert hour == Window(start=at(6, 13), end=at(6, 14))
+
+    @pytest.mark.parametrize(
+        ("text", "day"),
+        [
+            ("Compara a vibração média do C-201 de ontem com a de há três semanas.", (16, 11)),
+            ("Comparado con el mismo turno de hace quince días, ¿subió o bajó la vibración?", (23, 11)),
+            ("What was the bearing temp on pump 102 at 9 am last week?", (30, 11)),
+        ],
+    )
+    def test_the_earliest_time_a_question_names(self, text: str, day: tuple[int, int]) -> None:
+        got = earliest_said(text, tz=MEXICO, shifts=SHIFTS, now=self.MONDAY)
+        assert got == at(day[0], month=day[1]).astimezone(UTC)
+
+    def test_a_question_naming_no_time_back_names_none(self) -> None:
+        assert earliest_said("¿Cuántas paradas tuvo la P-101 ayer?", tz=MEXICO, shifts=SHIFTS, now=self.MONDAY) is None
+
+    @given(st.text(max_size=200))
+    @settings(max_examples=200, deadline=None)
+    def test_any_text_names_a_time_back_or_none(self, text: str) -> None:
+        got = earliest_said(text, tz=MEXICO, shifts=SHIFTS, now=self.MONDAY)
+        assert got is None or got.tzinfo is not None

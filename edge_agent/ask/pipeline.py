@@ -24,7 +24,8 @@ from edge_agent.ask.phrasing import Finding
 from edge_agent.ask.plan import Plan
 from edge_agent.ask.planner import MAX_QUESTION_CHARS, Reading, plan_for, reference_plan
 from edge_agent.ask.refusal import classify
-from edge_agent.ask.tools import Budget, Namespace, ToolContext, ToolError, build_namespace, run_tool
+from edge_agent.ask.resolve import asked_sentence, earliest_said, find_window, newest_part
+from edge_agent.ask.tools import Budget, Namespace, ToolContext, ToolError, before_data, build_namespace, run_tool
 from edge_agent.ask.writer import Writer, shift_of
 from edge_agent.base.canonical import canonical_json, sha256_hex
 from edge_agent.base.types import to_utc
@@ -34,7 +35,7 @@ from edge_agent.store import Store
 # The version of the ask's code (refusals, planner, tools, writer): raise it with any change that gives another answer
 # or other facts for the same question, config and records. Each `ask.answered` entry records it, and `audit replay`
 # refuses an answer of another version (it would differ for that reason alone).
-ASK_VERSION = "6"
+ASK_VERSION = "7"
 
 Status = Literal["answered", "needs_clarification", "refused"]
 # Who planned: the reference planner in code, or the model's reading resolved in code (ask.model_planner).
@@ -140,6 +141,8 @@ def answer_question(
         return _refused(head, planned.reason, None, writer)
     if isinstance(planned, Clarification):
         return _clarify(head, planned.reason, planned.candidates, None, writer)
+    if _said_before_data(ctx, question, planned, tz, shifts):
+        return _refused(head, "outside_data", planned, writer)
     facts: list[AnswerFact] = []
     findings: list[Finding] = []
     windows: dict[str, AnswerFact] = {}
@@ -157,6 +160,21 @@ def answer_question(
         facts.append(fact)
         findings.append(Finding(call.tool, subject, values, window.values if window else None, call.args))
     return AskAnswer(status="answered", answer=writer.answer(findings), facts=facts, plan=planned, **head)
+
+
+def _said_before_data(ctx: ToolContext, question: str, plan: Plan, tz: str, shifts: Sequence[ShiftConfig]) -> bool:
+    """The question says a time that begins before the stored data: the window planned ("last week" of a store
+    holding three days would be answered for three days as if for seven), or a time its asked sentence names beside
+    it ("Compara a vibração de ontem com a de há três semanas", "the bearing temp at 9 am last week"). A window the
+    question does not say (the planner's default) is read over what is stored."""
+    asked = asked_sentence(newest_part(question))
+    said = earliest_said(asked, tz=tz, shifts=list(shifts), now=ctx.now)
+    if said is not None and before_data(ctx, said):
+        return True
+    starts = [_utc(call.args["window"]["start"]) for call in plan.calls if isinstance(call.args.get("window"), Mapping)]
+    if not any(before_data(ctx, start) for start in starts):
+        return False
+    return find_window(newest_part(question), "es", tz=tz, shifts=list(shifts), now=ctx.now) is not None
 
 
 def refused_answer(

@@ -125,7 +125,10 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3)|"
         # pieces counted or said to come off: "cuántas piezas salieron", "how many units came off", "peças saíram"
         r"(?:cuantas|cuantos|how many|quantas|quantos) (?:piezas|unidades|uds|units|pieces|pcs|parts|pecas)|"
-        r"(?:piezas|unidades|units|pieces|parts|pecas) (?:salieron|came off|came out|sairam|saiu))\b"
+        r"(?:piezas|unidades|units|pieces|parts|pecas) (?:salieron|came off|came out|sairam|saiu)|"
+        # product thrown out, as scrap: "quanto produto foi rejeitado", "how much product was rejected"
+        r"(?:produto|producto|product|material|pecas|piezas|unidades|units|parts) (?:\w+ )?(?:rejeitad|rechazad|"
+        r"rejected|descartad|discarded)\w*)\b"
     ),
     "quality_checks": re.compile(
         r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"
@@ -181,8 +184,9 @@ _FOR_A_PURPOSE = re.compile(
     r"(?:the|my|our|this|el|la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z'-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
     r"reviews?|revision|revisao|meetings?|reunion|reuniao|audits?|auditoria|presentation|presentacion|apresentacao)\b"
 )
-# A purpose with all it says up to its sentence's end, in any case: "for the Houston plant's report".
-_PURPOSE_SAID = re.compile(_FOR_A_PURPOSE.pattern + r"[^.?!;]*", re.IGNORECASE)
+# A purpose with all it says up to its clause's end, in any case: "for the Houston plant's report" (not "For the audit
+# file, how much did the Houston plant produce?").
+_PURPOSE_SAID = re.compile(_FOR_A_PURPOSE.pattern + r"[^.?!;,]*", re.IGNORECASE)
 # Who the asker is, not what is asked: "sou estagiária de confiabilidade", "I'm the summer student in production",
 # "the reliability engineer", "ingeniero de calidad": its words name no intent.
 _ROLE = re.compile(

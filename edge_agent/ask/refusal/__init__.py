@@ -6,24 +6,35 @@ commands by their verbs (`verbs`) and by their shape (`shapes`), and what is not
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from edge_agent.ask.answers import Refusal, RefusalReason
 from edge_agent.ask.refusal import shapes, topics, verbs
-from edge_agent.ask.resolve import asked_sentence, fold, newest_part, sentences_of
+from edge_agent.ask.resolve import asked_sentence, asks, fold, newest_part, sentences_of
 
 _FUTURE = "the question asks for what the stored records do not hold: the future"
 _ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
-_RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
-    (topics.INJECTION, "injection", "the question tries to change the agent's instructions"),
-    (topics.CODE, "injection", "the question holds code or SQL for the agent to run"),
-    (topics.OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only"),
-    (topics.PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data"),
-    (topics.MONEY, "out_of_scope", "the plant's records hold no costs or money"),
-    (topics.DEFINITION, "out_of_scope", "the plant's records hold figures, not what a term means"),
-    (topics.SCRAP_REASONS, "out_of_scope", "the plant's production records hold how much was scrapped, not why"),
-    (topics.UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure"),
-    (topics.NONSENSE, "out_of_scope", "the question does not make sense as one about the plant's data"),
-    *((pattern, "write_request", _ACTS) for pattern in verbs.RULES),
+# What each rule reads: "whole", all the message holds (quoted e-mails too); "reply", the reply's own text; "said",
+# the reply's own text but a remark that sets a topic aside and asks nothing ("No es por el clima, te prometo: ¿cuál
+# fue…?", "Weather also very hot lah but that one not your job.", "el pronóstico ya lo vi"), by a negation or an
+# "already" in it.
+Reads = Literal["whole", "reply", "said"]
+_RULES: tuple[tuple[re.Pattern[str], RefusalReason, str, Reads], ...] = (
+    (topics.INJECTION, "injection", "the question tries to change the agent's instructions", "whole"),
+    (topics.CODE, "injection", "the question holds code or SQL for the agent to run", "whole"),
+    (topics.OUT_OF_SCOPE, "out_of_scope", "the agent answers questions about the plant's stored data only", "said"),
+    (topics.PERSONAL, "out_of_scope", "people's personal data and secrets are not the plant's data", "said"),
+    (topics.MONEY, "out_of_scope", "the plant's records hold no costs or money", "said"),
+    (topics.INVENTED, "out_of_scope", "the agent states figures read from the records, never made up", "reply"),
+    (topics.DEFINITION, "out_of_scope", "the plant's records hold figures, not what a term means", "reply"),
+    (topics.SCRAP_REASONS, "out_of_scope", "production records hold how much was scrapped, not why", "reply"),
+    (topics.UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure", "reply"),
+    (topics.NONSENSE, "out_of_scope", "the question does not make sense as one about the plant's data", "reply"),
+    *((pattern, "write_request", _ACTS, "reply") for pattern in verbs.RULES),
+)
+_SET_ASIDE = re.compile(
+    r"\b(?:no (?:es|son|era|fue|va|lo|la|te|me|se|tiene|hace|pregunto|importa|estoy|quiero|necesito)|not|nao|nem|"
+    r"nothing|never|nunca|ya (?:lo|la|vi|se)|ja (?:vi|sei|tenho|tem)|already|aside|aparte|apart from|besides)\b"
 )
 
 
@@ -60,10 +71,12 @@ def classify(question: str, lang: str) -> Refusal | None:
     """The refusal `question` gets before any planning, or None when it may be planned. `lang` is accepted for the
     callers' symmetry; the patterns cover es/en/pt at once because people mix them (a Spanish question with an
     English tag name)."""
-    # An injection is read in all the message holds, quoted e-mails too; the rest in the reply's own text.
-    whole, folded = _folded(question), _folded(newest := newest_part(question))
-    for pattern, reason, detail in _RULES:
-        if pattern.search(whole if reason == "injection" else folded):
+    # each rule reads its text (`Reads`): an injection all the message holds, quoted e-mails too
+    newest = newest_part(question)
+    said = "\n".join(s for s in sentences_of(newest) if asks(s) or not _SET_ASIDE.search(fold(s)))
+    texts = {"whole": _folded(question), "reply": (folded := _folded(newest)), "said": _folded(said)}
+    for pattern, reason, detail, reads in _RULES:
+        if pattern.search(texts[reads]):
             return Refusal(reason=reason, detail=detail)
     unsigned = _SIGN_OFF.sub("", folded)  # "Cumprimentos, Djamila (Praia)": a name that ends as "detenela" does
     if verbs.VOSEO.search(question.casefold()) or shapes.acts_on_equipment(unsigned) or shapes.asked_to_act(unsigned):
@@ -73,4 +86,7 @@ def classify(question: str, lang: str) -> Refusal | None:
     asking = [s for s in sentences_of(newest) if s.rstrip().endswith("?")] + [asked_sentence(newest)]
     if any(topics.FUTURE.search(fold(sentence)) for sentence in asking):
         return Refusal(reason="outside_data", detail=_FUTURE)
+    # a target where it is asked about ("¿vamos a llegar a la meta?"), not told ("A meta é 4000 m³ por dia. Quanto…?")
+    if any(topics.TARGETS.search(fold(sentence)) for sentence in asking):
+        return Refusal(reason="out_of_scope", detail="the plant's records hold what was made, not targets")
     return None

@@ -14,8 +14,8 @@ from edge_agent.ask.resolve.names import (
     too_few,
 )
 from edge_agent.ask.resolve.spelling import respelled
-from edge_agent.ask.resolve.text import asked_sentence, fold, newest_part, sentences_of
-from edge_agent.ask.resolve.times import find_instant, find_window, resolve_window
+from edge_agent.ask.resolve.text import asked_sentence, asks, fold, newest_part, sentences_of
+from edge_agent.ask.resolve.times import earliest_said, find_instant, find_window, resolve_window
 
 __all__ = [
     "Clarification",
@@ -23,7 +23,9 @@ __all__ = [
     "as_asset",
     "each_said",
     "asked_sentence",
+    "asks",
     "sentences_of",
+    "earliest_said",
     "find_instant",
     "find_window",
     "fold",

@@ -34,6 +34,8 @@ PHRASE_CUTOFF = 85.0
 # two from 9 letters. Not a similarity ratio: "leave" scores 80 against "level" (two edits in five letters).
 _WORD_MIN = 5
 _WORD_EDITS = ((9, 2), (_WORD_MIN, 1))
+# Words of their own a letter off an equipment word: "tinha 5 alarmes" (had), "minha" (my) are no "linha 5".
+_REAL_WORDS = frozenset({"tinha", "minha", "vinha", "linda", "lenha"})
 
 # Equipment words per kind (es/en/pt, folded) and the letters that open the kind's ids in the usual P&ID numbering
 # (P-101 a pump, C-201 or K-201 a compressor, T-301 a tank), so "la bomba 101" finds P-101 without an alias.
@@ -213,9 +215,9 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "celsius",
     ),
 }
-# "la 101", "the 201": an asset by its number alone after an article, when the number has three digits or more
-# (fewer are hours, counts and shift numbers) and one asset has it.
-_ARTICLES = frozenset({"la", "el", "a", "o", "the", "da", "do", "del", "al", "na", "no"})
+# "la 101", "the 201", "the bearing temp on 102": an asset by its number alone after an article or "on", "for", "of",
+# when the number has three digits or more (fewer are hours, counts and shift numbers) and one asset has it.
+_ARTICLES = frozenset({"la", "el", "a", "o", "the", "da", "do", "del", "al", "na", "no", "on", "for", "of"})
 _BARE_NUMBER_DIGITS = 3
 # ... or after "and" in a list: "the two pumps, 101 and 102"
 _AND = frozenset({"and", "y", "e"})
@@ -239,6 +241,14 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 _ID_SHAPED = re.compile(r"(?<![a-z0-9])(?!(?:am|pm)-)(?:[a-z]{1,3}-[0-9]{1,5}|[a-z]{1,2}[0-9]{3,5})(?![a-z0-9\-])")
 
 
+# How much a machine was vibrating, asked: its vibration ("¿a cuánto estaba vibrando la bomba?", "how much was P-101
+# vibrating"); "para la bomba que está vibrando feo" names no quantity.
+_SHAKING_ASKED = re.compile(
+    r"(\b(?:cuanto|que tanto|quanto|how much|how hard)\b[^.?!]{0,30}?\b(?:estaba|esta|estuvo|andaba|anda|estava|"
+    r"was|is)\s+)(?:vibrando|vibrating)\b"
+)
+
+
 class Subject(BaseModel):
     """What a question is about. `tag` is set when the question names one tag; `quantity` is the quantity it names
     (e.g. "vibration"), and `tag_candidates` the tags that quantity may mean when it names none or several."""
@@ -256,7 +266,7 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     """The line, asset and tag `text` names (module docstring); an empty Subject when it names none."""
     assets = {a.asset: a for a in namespace.assets}
     lines = {line.line for line in namespace.lines}
-    folded = _CORRECTED.sub(" ", said(text, [*assets, *lines]))
+    folded = _SHAKING_ASKED.sub(r"\1vibracion", _CORRECTED.sub(" ", said(text, [*assets, *lines])))
     tokens = _TOKEN.findall(folded)
     tags = {t.tag: t for t in namespace.tags}
     known = set(assets) | lines | set(tags)
@@ -523,7 +533,7 @@ def _is_word(token: str, words: Iterable[str]) -> bool:
     """`token` is one of `words`, or a letter off one of five letters or more (two off one of nine: `_WORD_EDITS`)."""
     if token in words:
         return True
-    if len(token) < _WORD_MIN or token.isdigit():
+    if len(token) < _WORD_MIN or token.isdigit() or token in _REAL_WORDS:
         return False
     return _near_word(token, words if isinstance(words, frozenset) else frozenset(words))
 

@@ -75,6 +75,9 @@ _HUNDREDS = {
     **dict.fromkeys(("ochocientos", "oitocentos"), 800),
     **dict.fromkeys(("novecientos", "novecentos"), 900),
 }
+# English tens and units said together, with a hyphen or a space: "twenty-five past eleven", "forty five minutes".
+_ENGLISH_TENS = frozenset(("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"))
+_ENGLISH_UNITS = frozenset(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine"))
 # What may follow a hundred and "e" in pt: "cento e um", "cento e doze", "cento e vinte e um".
 _AFTER_E = frozenset(_UNITS) | frozenset(_TEENS) | frozenset(_TENS)
 _WORD = re.compile(r"[a-z]+|\S+|\s+")
@@ -123,11 +126,18 @@ def _read(words: list[tuple[int, str]], k: int, counted_after: AbstractSet[str])
         if n + 1 < len(tokens) and tokens[n] == "e" and tokens[n + 1] in _AFTER_E:
             n += 1  # pt "cento e um", "trezentos e dois", "cento e vinte e um"
     if n < len(tokens) and tokens[n] in _TENS:
-        value += _TENS[tokens[n]]
+        tens = tokens[n]
+        value += _TENS[tens]
         n += 1
         if n + 1 < len(tokens) and tokens[n] in ("y", "e", "and") and tokens[n + 1] in _UNITS:
             value += _UNITS[tokens[n + 1]]
             n += 2
+        elif n < len(tokens) and tokens[n].startswith("-") and tokens[n][1:] in _ENGLISH_UNITS:  # "twenty-five"
+            value += _UNITS[tokens[n][1:]]
+            n += 1
+        elif n < len(tokens) and tens in _ENGLISH_TENS and tokens[n] in _ENGLISH_UNITS:  # "twenty five"
+            value += _UNITS[tokens[n]]
+            n += 1
     elif n < len(tokens) and tokens[n] in _TEENS:
         value += _TEENS[tokens[n]]
         n += 1

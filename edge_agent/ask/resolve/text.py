@@ -91,6 +91,11 @@ def sentences_of(question: str) -> list[str]:
     return [s for s in _SENTENCE_END.split(_GREETING.sub("", question, count=1)) if s.strip()]
 
 
+def asks(sentence: str) -> bool:
+    """Whether `sentence` asks: it ends in "?" or asks in other words (`_ASKS`)."""
+    return sentence.rstrip().endswith("?") or _ASKS.search(fold(sentence)) is not None
+
+
 def asked_sentence(question: str) -> str:
     """The sentence a message asks in, as written: the last one ending in "?" where the message has several, else the
     last one asking in other words (`_ASKS`), else the message without a greeting opening it (its case kept: "in A

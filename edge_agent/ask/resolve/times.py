@@ -308,7 +308,12 @@ _WEEKDAYS = {
     5: "sabado|saturday",
     6: "domingo|sunday",
 }
-_WEEKDAY = re.compile(r"\b(?:el|on|na|no|last|el pasado|o ultimo|a ultima)\s+(" + "|".join(_WEEKDAYS.values()) + r")\b")
+# "el lunes", "on Monday": the last one up to today; "el lunes pasado", "last Monday", "na segunda passada": the last
+# one before today (said on a Monday, a week ago).
+_WEEKDAY = re.compile(
+    r"\b(?:el|on|na|no|(last|el pasado|o ultimo|a ultima))\s+(" + "|".join(_WEEKDAYS.values()) + r")\b"
+    r"(\s+(?:pasad[oa]|passad[oa]|anterior)\b)?"
+)
 _MONTHS = (
     r"(?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|"
     r"janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro|january|february|march|"
@@ -347,9 +352,10 @@ _DATE = re.compile(
 )
 # "hace una semana", "há três dias", "faz um mês", "a week ago", "2 days back": the day that many days, weeks (7
 # days) or months (the same day of that month, or its last) before today.
-# A day by its number alone: "el 5", "el día 5", "on the 5th", "no dia 5" (not "el 5 de la tarde", "the 5 stops").
+# A day by its number alone: "el 5", "el día 5", "on the 5th", "no dia 5" (not "el 5 de la tarde", "the 5 stops", "on
+# 3rd shift": the third shift).
 _DAY_NUMBER = re.compile(
-    r"\b(?:on the|on|the)\s+(\d{1,2})(?:st|nd|rd|th)\b"
+    r"\b(?:on the|on|the)\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:shift|turno))"
     r"|\b(?:el|el dia|no dia|o dia|do dia|dia)\s+(\d{1,2})\b(?!\s*(?::|h\b|hs\b|horas?|am\b|pm\b|y\b|e\b|de la|da|"
     r"do|de|min|minutos|a las|%|\.\d|,\d))"
 )
@@ -571,9 +577,9 @@ _AT_CLOCK = re.compile(
     r"(?:(?<=[:h]\d\d)|(?!\s+(?!(?:horas|hours|minutos|minutes|menos|mais|pues|antes|despues|depois|this|plus|"
     r"exactas|exactos|exatas|exatos|justas|certas|certinhas|cabales)\b)[a-z]{3,}s\b))"
 )
-# A clock time that cannot be: "at 37 o'clock", "a las 25:00", "at 14:75", "às trinta e sete horas" (hour past 24 or
-# minutes past 59, said as a clock: H:MM, o'clock/am/pm, "horas/h", or "a las N" ending the phrase; "at 37" alone may
-# be a value). No window is read from such a question, rather than another time.
+# A clock time that cannot be: "at 37 o'clock", "a las 25:00", "at 14:75", "às 27h15", "às trinta e sete horas" (hour
+# past 24 or minutes past 59, said as a clock: H:MM, HhMM, o'clock/am/pm, "horas/h", or "a las N" ending the phrase;
+# "at 37" alone may be a value). No window is read from such a question, rather than another time.
 _CLOCK_LEAD_WORDS = (
     r"a las|a la|as|ao|at|around|al|hacia las|sobre las|por volta das|desde las|desde as|since|from|between|entre las|"
     r"entre as|until|till|hasta las|ate as|before|after|b4|to|and|y las|e as|de las|das|a|ng"
@@ -586,6 +592,8 @@ _IMPOSSIBLE_CLOCK = re.compile(
     r"(\d{1,2})(?:\s*(?:horas?|hrs?|hs|h)\b|\s+(?:en punto|em ponto)\b)"
     r"|\b(?:a las|hasta las|desde las|y las|entre las)\s+(\d{1,2})(?=\s*(?:[?.!,;]|$|(?:y|e)\s+(?:media|cuarto|\d)|"
     r"de la\b|del\b|de (?:ayer|hoy|anteayer)\b|ayer\b|hoy\b))"
+    # "às 27h15": an hour and its minutes joined by "h", whatever leads
+    r"|\b(\d{1,2})h(\d{2})\b"
 )
 # Noon and midnight are clock times: read as "12:00" and "0:00" before any rule ("between 10 and noon").
 # Their article goes with them ("entre el mediodía y la una", "entre o meio-dia e a uma" read as "entre 12:00 ..."),
@@ -1000,11 +1008,45 @@ def find_instant(
     return None if instant is None else instant.astimezone(UTC)
 
 
+# Times that reach back a week or more, each read alone by `earliest_said`.
+_BACK_SAID = (
+    _LAST_WEEK,
+    _LAST_MONTH,
+    _LAST_YEAR,
+    _BEFORE_LAST,
+    _WEEKS,
+    _DAYS,
+    _MONTHS_SPAN,
+    _AGO,
+    _LAST_QUARTER,
+    _LAST_WEEKEND,
+    _WEEKENDS_AGO,
+    _WEEKEND_BEFORE_LAST,
+    _DATE,
+    _MONTH,
+    _YEAR,
+)
+
+
+def earliest_said(text: str, *, tz: str, shifts: list[ShiftConfig], now: datetime) -> datetime | None:
+    """The earliest start, UTC, of the times `text` says that reach back (a week, a month, a date, days ago), each
+    read alone: "Compara a vibração de ontem com a de há três semanas" names three weeks ago as well as yesterday,
+    which `find_window` reads. None when it says none."""
+    folded = _folded(text)
+    starts = [
+        found.start
+        for pattern in _BACK_SAID
+        for match in pattern.finditer(folded)
+        if isinstance(found := find_window(match.group(0), "es", tz=tz, shifts=shifts, now=now), Window)
+    ]
+    return min(starts, default=None)
+
+
 def _impossible_clock(folded: str) -> bool:
     """`folded` says a clock time that cannot be (`_IMPOSSIBLE_CLOCK`): an hour past 24, or minutes past 59."""
     for match in _IMPOSSIBLE_CLOCK.finditer(folded):
-        hour = int(next(h for h in match.group(1, 3, 4, 5) if h is not None))
-        minutes = int(match.group(2) or 0)
+        hour = int(next(h for h in match.group(1, 3, 4, 5, 6) if h is not None))
+        minutes = int(match.group(2) or match.group(7) or 0)
         if hour > 24 or minutes > 59 or (hour == 24 and minutes > 0):
             return True
     return False
@@ -1082,6 +1124,8 @@ _ANTENOCHE = re.compile(r"\b(?:ante-?anoche|ante anoche|antes de anoche)\b")
 
 # Chat's clock words run together or cut short: "alas 10 d la mañana" is "a las 10 de la mañana".
 _CHAT_CLOCK = re.compile(r"\balas(?=\s+\d)|\bd(?=\s+(?:la|las)\s)")
+# Chat's "btw" before two clock times is between ("btw 1pm and 2pm"); elsewhere it is "by the way".
+_BTW = re.compile(r"\bbtw(?=\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?\s*(?:and|&|-|to)\s*\d)")
 # A second language's English puts a shift after its part of the day: "in the shift of the night" is the night shift.
 _SHIFT_OF_THE = re.compile(r"\bshift of the (night|morning|afternoon|evening|day)\b")
 # The shift worked last night is the night shift begun yesterday: "last night's shift", "the shift last night".
@@ -1100,7 +1144,7 @@ def _day_words(folded: str) -> str:
     folded = _LAST_NIGHTS_SHIFT.sub("yesterday's night shift", _SHIFT_OF_THE.sub(r"\1 shift", folded))
     folded = _THE_HOUR.sub(r"\1 \2", _CHAT_CLOCK.sub(lambda m: "a las" if m.group(0) == "alas" else "de", folded))
     folded = _YTD.sub("yesterday", _FIFTEEN_DAYS.sub(r"\1 2 semanas", _CARIBBEAN_THE.sub("the ", folded)))
-    folded = _ANTENOCHE.sub("antenoche", folded)
+    folded = _BTW.sub("between", _ANTENOCHE.sub("antenoche", folded))
     return _LETTERS.sub(lambda m: _SHORT_WORDS.get(m.group(0)) or _slip_of(m.group(0)) or m.group(0), folded)
 
 
@@ -1138,6 +1182,10 @@ _PART_HOUR_WORD = re.compile(
     r"\b(dos|una|uno|uma|um|one)(?=\s+(?:(?:de la|da|of the|in the) (?:manana|tarde|noche|madrugada|manha|noite|"
     r"morning|afternoon|evening|night)\b|[ap]\.?\s?m\b))"
 )
+# A word for exactly between "at" and its clock: "at exactly 4 am", "a las exactamente 10", "às exatamente 15h".
+_EXACTLY_BEFORE = re.compile(
+    r"\b(at|a las|a la|as|ao)\s+(?:exactly|precisely|exactamente|precisamente|exatamente|justo|just|right)\s+(?=\d)"
+)
 # Dictation's "six a m", "three p m": am and pm.
 _SPACED_MERIDIEM = re.compile(r"\b(\d{1,2}(?::[0-5]\d)?)\s*([ap])\.?\s+m\b\.?")
 # "hasta las 6 de esta mañana", "às 6 desta manhã": that clock of this morning, as "de la mañana de hoy" says it.
@@ -1161,7 +1209,7 @@ def _clock_words(folded: str) -> str:
     digits written as clock times: "ao meio-dia" → "ao 12:00", "midnight" → "0:00", "a las once y media" →
     "a las 11:30", "@ 1400" → "at 14:00", "0600-1200" → "06:00-12:00"."""
     folded = _HYPHENED_CLOCK.sub(r"\1 ", _PART_HOUR_WORD.sub(lambda m: "2" if m.group(1) == "dos" else "1", folded))
-    folded = _SPACED_MERIDIEM.sub(r"\1\2m", spelled_numbers(folded))
+    folded = _EXACTLY_BEFORE.sub(r"\1 ", _SPACED_MERIDIEM.sub(r"\1\2m", spelled_numbers(folded)))
     folded = _THIS_MORNING_CLOCK.sub(_this_morning_clock, folded)
     folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", folded))
     folded = _MIDNIGHT_BETWEEN.sub(_midnight_between, _VIRADA.sub("virada a 0:00 ", _ARTICLE_CLOCK.sub(r"\1 ", folded)))
@@ -1424,8 +1472,9 @@ def _day(folded: str, site: _Site, lang: str) -> date | Clarification | None:
     if _TODAY.search(folded):
         return site.today
     if match := _WEEKDAY.search(folded):
-        weekday = next(d for d, names in _WEEKDAYS.items() if re.fullmatch(names, match.group(1)))
-        return site.today - timedelta(days=(site.today.weekday() - weekday) % 7)
+        weekday = next(d for d, names in _WEEKDAYS.items() if re.fullmatch(names, match.group(2)))
+        back = (site.today.weekday() - weekday) % 7
+        return site.today - timedelta(days=back or (7 if match.group(1) or match.group(3) else 0))
     if match := _AGO.search(folded):
         return _ago(match, site.today)
     if (match := _DAY_NUMBER.search(folded)) is not None and 1 <= (

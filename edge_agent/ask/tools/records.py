@@ -4,7 +4,7 @@ before anything is read, and every read stops one record past the row budget."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from edge_agent.ask.tools.context import ToolContext
@@ -32,9 +32,20 @@ def data_span(ctx: ToolContext) -> tuple[datetime, datetime] | None:
     return oldest[0].source_time, newest[0].source_time
 
 
+# How far a time said may lie before the oldest stored record and still be read as stored: a sampling interval or two
+# ("yesterday" asked of an agent that took its first sample at 00:00:07).
+EDGE_SLACK = timedelta(minutes=15)
+
+
+def before_data(ctx: ToolContext, moment: datetime) -> bool:
+    """`moment` lies before the oldest stored record (more than `EDGE_SLACK`), or nothing is stored."""
+    span = data_span(ctx)
+    return span is None or moment < span[0] - EDGE_SLACK
+
+
 def check_window(ctx: ToolContext, window: Window) -> None:
     """`outside_budget` for a window longer than the budget; `outside_data` for one wholly before the oldest or after
-    the newest stored record."""
+    the newest stored record (one the question said that begins before the oldest: `ask.pipeline`)."""
     length = (window.end - window.start).total_seconds()
     if length > ctx.budget.max_window_s:
         raise ToolError("outside_budget", f"window of {length:.0f} s, more than {ctx.budget.max_window_s} s")
