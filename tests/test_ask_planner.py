@@ -2236,3 +2236,55 @@ class TestBlindSets122To129:
     def test_another_site_named_after_a_purpose(self) -> None:
         got = plan("For the audit file, how much did the Houston plant produce yesterday?", "en")
         assert isinstance(got, Refusal) and got.reason == "out_of_scope"
+
+
+class TestBlindSets130To137:
+    """What blind sets 130-137 found: non-conformities, "OOS results", "reprovações" and checks "fuera de
+    especificación" as failed quality checks; "which pump ran hotter" as each pump's figure; "kindly" before a
+    command; why a check failed, the root cause and a CAPA asked for."""
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "¿Cuántas no conformidades lleva la línea 1 desde las 6 de la mañana de hoy?",
+            "How many OOS results did we get on Line 1 during yesterday's A shift?",
+            "Desde as 18h de ontem até agora, quantas reprovações teve a linha 1?",
+            "¿Cuántos controles han salido fuera de especificación hoy en la línea 1?",
+        ],
+    )
+    def test_failed_checks_said_by_their_verdict(self, question: str) -> None:
+        got = plan(question)
+        assert isinstance(got, Plan) and [c.tool for c in got.calls] == ["quality_checks"]
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            ("Which pump ran hotter on average during shift B yesterday?", "en"),
+            ("¿cuál bomba vibró más ayer?", "es"),
+            ("Qual das bombas teve mais paradas ontem?", "pt"),
+        ],
+    )
+    def test_which_of_a_kind_did_more_is_asked_of_each(self, question: str, lang: str) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and sorted(c.args.get("asset") or c.args["tag"][:5] for c in got.calls) == [
+            "P-101",
+            "P-102",
+        ]
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("Kindly trip P-101 now, we need to isolate it for maintenance.", "write_request"),
+            ("¿Por qué falló el control de turbidez de la línea 1 esta mañana?", "out_of_scope"),
+            ("Why did the pressure check fail on L1 yesterday afternoon? What's the root cause?", "out_of_scope"),
+            ("Draft a CAPA for yesterday's failed turbidity check on Line 1.", "out_of_scope"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_130_to_137_put_it(self, question: str, reason: str) -> None:
+        got = classify(question, "en")
+        assert got is not None and got.reason == reason
+
+    def test_why_a_machine_stopped_is_still_asked(self) -> None:
+        """Stops carry their reasons: "why did P-101 stop" is read, unlike why a check failed."""
+        assert classify("¿Por qué se paró la P-101 ayer?", "es") is None
+        assert classify("Why did P-101 stop yesterday?", "en") is None

@@ -2293,6 +2293,9 @@ class TestBlindSets122To129:
         assert found("Qual era o caudal da P-102 ontem às 27h15?", "pt", now=self.MONDAY) == Clarification(
             reason="unknown_time", candidates=[]
         )
+        assert found("P-102's average flow yesterday from 2700 to 2900 hours?", "en", now=self.MONDAY) == Clarification(
+            reason="unknown_time", candidates=[]
+        )
 
     def test_an_ordinal_shift_and_chat_s_between(self) -> None:
         shift = found("total downtime for line 1 on 3rd shift last night (10p-6a)?", "en", now=self.MONDAY)

@@ -139,7 +139,12 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"(?:controles|controlos|analisis|pruebas|testes|tests|resultados|results|muestras|amostras|samples) "
         r"(?:reprobad|reprovad|rechazad|fallid|fallad|falhad|failed|reprovaram|reprobaron|fallaron|falharam|"
         r"fuera de espec|fora de espec|out[- ]of[- ]spec|off[- ]spec|no conforme|nao conforme)\w*|"
-        r"(?:out[- ]of[- ]spec|off[- ]spec|failed|failing) (?:results|checks|tests|samples|analyses))\b"
+        r"(?:out[- ]of[- ]spec|off[- ]spec|failed|failing) (?:results|checks|tests|samples|analyses)|"
+        # a check's verdict a few words on: "controles que salieron fuera de especificación", "análisis … dieron fuera
+        # de especificación"; non-conformities, "OOS results", "reprovações", Portugal's "controlos"
+        r"(?:controles|controlos|analisis|pruebas|testes|tests|muestras|amostras)\b[^.?!]{0,40}\b(?:fuera de espec|"
+        r"fora de espec|out[- ]of[- ]spec)\w*|no conformidades|nao conformidades|non-?conformit(?:y|ies)|"
+        r"nonconformances?|oos results?|oos|reprovacoes|reprovacao|controlos)\b"
     ),
     "alarm_performance": re.compile(
         r"\b(?:alarm (?:performance|rate|floods?|kpis?)|desempeno de (?:las )?alarmas|inundacion de alarmas|"

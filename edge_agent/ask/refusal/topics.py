@@ -142,6 +142,15 @@ SCRAP_REASONS = re.compile(
     r"|\b(?:reasons?|causes?|causas?|motivos?|codigos? de defecto|defect codes?)\s+(?:of|for|del|de|do|da|behind|"
     rf"against)\s+(?:(?:the|el|la|los|las|o|a|os|as)\s+)?(?:\w+\s+){{0,2}}{_SCRAP}\b"
 )
+# Why a quality check failed: the records hold its verdict, not its cause ("¿Por qué falló el control de turbidez?",
+# "Why did the pressure check fail on L1?").
+CHECK_REASONS = re.compile(
+    r"\b(?:por que|porque|why)\b[^.?!]{0,50}\b(?:control|controles|check|checks|prueba|pruebas|analisis|test|tests|"
+    r"inspeccion|inspection|verificacao|ensaio|amostra|muestra)\b[^.?!]{0,30}\b(?:fallo|fallaron|fail|failed|falhou|"
+    r"falharam|reprobo|reprovou|reprovaram)\b"
+    r"|\b(?:por que|porque|why)\s+(?:did|does|do|se|)\s*(?:fallo|fallaron|falhou|falharam|reprobo|reprovou)\b"
+    r"[^.?!]{0,20}\b(?:el|la|o|a|the)\s+(?:control|prueba|analisis|test|check|inspeccion|verificacao|ensaio|amostra|muestra)\b"
+)
 MONEY = re.compile(
     r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
     r"euros?|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
@@ -197,8 +206,12 @@ OUT_OF_SCOPE = re.compile(
     r"la |o )?(?:root cause|rca|analisis de causa|analise de causa|causa raiz)|"
     # a letter or a memo drafted: "redáctame una carta de amonestación", "draft a memo to HR"
     r"(?:write|draft|compose|redacta|redactame|redactar|redactarme|escribe|escribeme|escribir|escreve|escreva|"
-    r"escrever|redige|redija|redigir)(?: me)? (?:a|an|some|un|una|um|uma|the|la|el|o) (?:\w+ )?(?:letter|memo|carta|"
-    r"memorando|oficio)|"
+    r"escrever|redige|redija|redigir|raise|open|abre|abrir)(?: me)? (?:a|an|some|un|una|um|uma|the|la|el|o) (?:\w+ )?"
+    r"(?:letter|memo|carta|memorando|oficio|capa|corrective action|accion correctiva|acao corretiva|deviation|"
+    r"desvio)|"
+    # the root cause asked for: "What's the root cause?", "Quiero la causa raíz"
+    r"(?:what'?s|what is|what was|cual es|cual fue|qual e|qual foi|quiero|quero|i want|dame|give me|tell me|dime|"
+    r"me diz) (?:the |la |a |o )?(?:root cause|causa raiz)|"
     # rain or snow to come or falling: "you reckon it's gonna rain", "¿va a llover?", "vai chover hoje?"
     r"rain|raining|snow|snowing|llover|lloviendo|llueve|nevar|chover|chovendo|chove|"
     # a table or a ride booked: "book me a table for smoko at the pub", "reserva una mesa"

@@ -7,8 +7,8 @@ import re
 
 # A polite or indirect opening before a command: "por favor", "can you", "você pode", ...
 _POLITE = (
-    r"(?:(?:por favor|please|pls|porfa|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|abeg|"
-    r"ahorita|ahora|ya|now|agora|"
+    r"(?:(?:por favor|please|pls|porfa|kindly|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|"
+    r"abeg|ahorita|ahora|ya|now|agora|"
     r"bora|vai|aproveita e|aprovecha y|de paso|while you're at it|and then|e depois|y luego|then|y despues|"
     r"despues|luego|depois|e entao|entao|after that|afterwards)[\s,:]*)*"
     r"(?:(?:puedes|podrias|puede|podria|can you|could you|would you|will you|i want you to|quiero que|voce pode|"

@@ -228,6 +228,13 @@ _EACH = re.compile(
 )
 # "as bombas pararam quantas vezes, cada uma": each one of the equipment word the question names.
 _EACH_ONE = re.compile(r"\b(?:cada (?:uno|una|um|uma|qual)|each(?: one| of them)?|ambas|ambos|both)\b")
+# Which of a kind did more: each one's figure answers it ("Which pump ran hotter in shift B?", "¿cuál bomba vibró
+# más ayer?", "qual das bombas teve mais paradas?").
+_WHICH_MORE = re.compile(
+    r"\b(?:which|what|que|qual|cual)\s+(?:of the\s+|de las\s+|de los\s+|das\s+|dos\s+)?(?:\w+\s+)?(?:pumps?|bombas?|"
+    r"compressors?|compresores?|compressores?|tanks?|tanques?)\b[^.?!]{0,60}\b(?:more|most|less|least|higher|highest|"
+    r"lower|lowest|hotter|hottest|colder|longer|longest|worse|worst|mas|menos|mayor|menor|maior|mais|peor|pior)\b"
+)
 # Several assets named as a list ("P-101, P-102 and C-201") are each asked about; with "or" the asker is asked which.
 _OR = re.compile(r"\b(?:or|ou)\b|(?<![,ye] )\bo\s+(?:(?:la|el)\s+)?[a-z]{1,3}[\s\-_.]?\d")
 # The plural equipment words: "las bombas" speaks of every pump, not of one still to be chosen.
@@ -245,7 +252,7 @@ _ID_SHAPED = re.compile(r"(?<![a-z0-9])(?!(?:am|pm)-)(?:[a-z]{1,3}-[0-9]{1,5}|[a
 # vibrating"); "para la bomba que está vibrando feo" names no quantity.
 _SHAKING_ASKED = re.compile(
     r"(\b(?:cuanto|que tanto|quanto|how much|how hard)\b[^.?!]{0,30}?\b(?:estaba|esta|estuvo|andaba|anda|estava|"
-    r"was|is)\s+)(?:vibrando|vibrating)\b"
+    r"tava|taba|ta|was|is)\s+)(?:vibrando|vibrating)\b"
 )
 
 
@@ -417,12 +424,13 @@ def listed(text: str) -> bool:
 
 
 def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | None:
-    """ "las bombas", "the pumps", "cada bomba", "as bombas, cada uma": the equipment word as folded, and every asset
-    of its kind (two or more); None when `text` holds no such word, or its kind has fewer than two assets."""
+    """ "las bombas", "the pumps", "cada bomba", "as bombas, cada uma", "which pump ran hotter": the equipment word as
+    folded, and every asset of its kind (two or more); None when `text` holds no such word, or its kind has fewer than
+    two assets."""
     folded = fold(text)
     tokens = _TOKEN.findall(folded)
     words = [m.group(1) for m in _EACH.finditer(folded)] + [t for t in tokens if t in _PLURALS]
-    if _EACH_ONE.search(folded):
+    if _EACH_ONE.search(folded) or _WHICH_MORE.search(folded):
         words += [t for t in tokens if _kind_of(t, fuzzy=False) is not None]
     for token in words:
         if (kind := _kind_of(token)) is not None:
@@ -432,9 +440,10 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
 
 
 def each_said(text: str) -> bool:
-    """ "each pump", "cada bomba", "both pumps", "each one": every one of a kind asked for, not a plural told."""
+    """ "each pump", "cada bomba", "both pumps", "each one", "which pump ran hotter": every one of a kind asked for,
+    not a plural told."""
     folded = fold(text)
-    return _EACH.search(folded) is not None or _EACH_ONE.search(folded) is not None
+    return any(pattern.search(folded) is not None for pattern in (_EACH, _EACH_ONE, _WHICH_MORE))
 
 
 def only_asset(text: str, asset: str, named: list[str]) -> str:

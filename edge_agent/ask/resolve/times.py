@@ -578,7 +578,8 @@ _AT_CLOCK = re.compile(
     r"exactas|exactos|exatas|exatos|justas|certas|certinhas|cabales)\b)[a-z]{3,}s\b))"
 )
 # A clock time that cannot be: "at 37 o'clock", "a las 25:00", "at 14:75", "às 27h15", "às trinta e sete horas" (hour
-# past 24 or minutes past 59, said as a clock: H:MM, HhMM, o'clock/am/pm, "horas/h", or "a las N" ending the phrase;
+# past 24 or minutes past 59, said as a clock: H:MM, HhMM, HHMM hours, o'clock/am/pm, "horas/h", or "a las N" ending
+# the phrase;
 # "at 37" alone may be a value). No window is read from such a question, rather than another time.
 _CLOCK_LEAD_WORDS = (
     r"a las|a la|as|ao|at|around|al|hacia las|sobre las|por volta das|desde las|desde as|since|from|between|entre las|"
@@ -592,8 +593,8 @@ _IMPOSSIBLE_CLOCK = re.compile(
     r"(\d{1,2})(?:\s*(?:horas?|hrs?|hs|h)\b|\s+(?:en punto|em ponto)\b)"
     r"|\b(?:a las|hasta las|desde las|y las|entre las)\s+(\d{1,2})(?=\s*(?:[?.!,;]|$|(?:y|e)\s+(?:media|cuarto|\d)|"
     r"de la\b|del\b|de (?:ayer|hoy|anteayer)\b|ayer\b|hoy\b))"
-    # "às 27h15": an hour and its minutes joined by "h", whatever leads
-    r"|\b(\d{1,2})h(\d{2})\b"
+    # "às 27h15": an hour and its minutes joined by "h", whatever leads; "2900 hours"
+    r"|\b(\d{1,2})h(\d{2})\b|\b(\d{2})(\d{2})\s*(?:hours|hrs|horas)\b"
 )
 # Noon and midnight are clock times: read as "12:00" and "0:00" before any rule ("between 10 and noon").
 # Their article goes with them ("entre el mediodía y la una", "entre o meio-dia e a uma" read as "entre 12:00 ..."),
@@ -1045,8 +1046,8 @@ def earliest_said(text: str, *, tz: str, shifts: list[ShiftConfig], now: datetim
 def _impossible_clock(folded: str) -> bool:
     """`folded` says a clock time that cannot be (`_IMPOSSIBLE_CLOCK`): an hour past 24, or minutes past 59."""
     for match in _IMPOSSIBLE_CLOCK.finditer(folded):
-        hour = int(next(h for h in match.group(1, 3, 4, 5, 6) if h is not None))
-        minutes = int(match.group(2) or match.group(7) or 0)
+        hour = int(next(h for h in match.group(1, 3, 4, 5, 6, 8) if h is not None))
+        minutes = int(match.group(2) or match.group(7) or match.group(9) or 0)
         if hour > 24 or minutes > 59 or (hour == 24 and minutes > 0):
             return True
     return False
