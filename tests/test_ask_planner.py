@@ -2288,3 +2288,55 @@ class TestBlindSets130To137:
         """Stops carry their reasons: "why did P-101 stop" is read, unlike why a check failed."""
         assert classify("¿Por qué se paró la P-101 ayer?", "es") is None
         assert classify("Why did P-101 stop yesterday?", "en") is None
+
+
+class TestBlindSets138To143:
+    """What blind sets 138-143 found: an instrument by its ISA letters and its equipment's number ("TT-101",
+    "FT-101"), a pressure instrument the tank lacks asked back, "the 101 pump", "sit dead", off-spec water as
+    scrap, the agent called by name, "live" alarms; refused besides: an alarm put on hold or muted, shipments."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "tag"),
+        [
+            ("¿Qué valor marcaba el TT-101 ayer a las 10 de la mañana? En °C.", "es", "P-101.bearing_temp_c"),
+            ("What was the PV of FT-101 at 14:30 yesterday, in m³/h?", "en", "P-101.flow_m3h"),
+            ("¿Cuál fue la vibración promedio del VT-101 ayer entre las 8 y las 9?", "es", "P-101.vibration_mm_s"),
+        ],
+    )
+    def test_an_instrument_by_its_letters_and_number(self, question: str, lang: str, tag: str) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and [c.args["tag"] for c in got.calls] == [tag]
+
+    def test_a_pressure_instrument_the_tank_lacks_is_asked_back(self) -> None:
+        got = plan("Dame el promedio del PT del tanque T-301 ayer, en kPa.")
+        assert isinstance(got, Clarification) and got.reason == "unknown_tag"
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "tool"),
+        [
+            ("Dadgum 101 pump. How many minutes total did she sit dead yesterday, all told?", "en", "stops"),
+            ("How much off-spec water did line 1 send to drain yesterday?", "en", "production"),
+            ("Robô, quantos metros cúbicos a linha 1 produziu hoje até agora?", "pt", "production"),
+            ("How many alarms were live on the whole plant at half three yesterday morning?", "en", "alarms"),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_138_to_143_put_it(self, question: str, lang: str, tool: str) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and [c.tool for c in got.calls] == [tool]
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("Chamo, deja en espera (shelve) la alarma de nivel del tanque T-301 por 8 horas.", "write_request"),
+            ("Mate, mute the horn on the tank alarm, it's doing my head in.", "write_request"),
+            ("How many truckloads did we ship out to customers yesterday?", "out_of_scope"),
+            ("Release yesterday's batch off L1 to the customer, QA's happy with it.", "write_request"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_138_to_143_put_it(self, question: str, reason: str) -> None:
+        got = classify(question, "en")
+        assert got is not None and got.reason == reason
+
+    def test_a_gloss_in_parentheses_opens_no_clause(self) -> None:
+        """ "¿Cuánto rechazo (scrap) lleva la línea 1…?": "lleva la línea" after the gloss is no command."""
+        assert classify("¿Cuánto rechazo (scrap) lleva la línea 1 desde las seis de la mañana?", "es") is None

@@ -2297,6 +2297,18 @@ class TestBlindSets122To129:
             reason="unknown_time", candidates=[]
         )
 
+    def test_a_clock_then_up_to_now_and_the_day_so_far(self) -> None:
+        checks = found(
+            "How many quality checks have they run on line 1 today, midnight up to now?", "en", now=self.MONDAY
+        )
+        assert checks == Window(start=at(7), end=self.MONDAY)
+        assert found("¿Cuánto produjo hoy la línea 1 hasta ahora?", "es", now=self.MONDAY) == Window(
+            start=at(7), end=self.MONDAY
+        )
+        assert found("el nivel medio del T-301 en lo que va de día", "es", now=self.MONDAY) == Window(
+            start=at(7), end=self.MONDAY
+        )
+
     def test_an_ordinal_shift_and_chat_s_between(self) -> None:
         shift = found("total downtime for line 1 on 3rd shift last night (10p-6a)?", "en", now=self.MONDAY)
         assert shift == Window(start=at(6, 22), end=at(7, 6))

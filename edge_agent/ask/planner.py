@@ -68,7 +68,7 @@ _ACTIVE = re.compile(
     r"\b(?:active|actives|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas|standing|vigentes?|"
     r"en curso|em aberto|abertos|in alarm|unacknowledged|sin reconocer|abiert[ao]s|still open|were open|"
     r"remained open|seguian abiert[ao]s|en pantalla|on screen|na tela|sin normalizar|not normali[sz]ed|were up|"
-    r"was up|pending|pendientes?|pendentes?)\b"
+    r"was up|pending|pendientes?|pendentes?|live)\b"
 )
 # Alarms said to stand, beside a flood or a rate: the count standing is asked ("en curso" is a shift's too).
 _STANDING = re.compile(r"\b(?:active|activas|activos|ativas|ativos|standing|simultane\w*|at the same time|a la vez)\b")
@@ -85,7 +85,9 @@ _FALLEN = r"(?:bombas?|compresor(?:es)?|tanques?|lineas?|equipos?|maquinas?|sist
 _INTENTS: dict[str, re.Pattern[str]] = {
     "stops": re.compile(
         r"\b(?:stops?|stopped|stoppages?|downtime|paradas?|paros?|detencion(?:es)?|se paro|se detuvo|parou|pararam|"
-        r"pararon|detuvieron|se detuvieron|shutdowns?|shut downs?|tiempos? muertos?|indisponibilidad|"
+        r"pararon|detuvieron|se detuvieron|shutdowns?|shut downs?|tiempos? muertos?|indisponibilidad|tempo morto|"
+        # "how many minutes did she sit dead": a machine stopped, said of it
+        r"(?:sit|sat|sits|was|were|been|lay|laid|went)\s+dead|dead time|"
         # tripped: "se disparó la P-101", "quantos disparos teve"; fallen: "¿cuántas caídas tuvo?"
         r"se disparo|se dispararon|disparos|disparou|dispararam|disparo|desarmou|desarmaram|desarmes?|caiu|cairam|"
         # the English trip as a Spanish or Portuguese verb: "tripeó", "tripearon", "tripou"
@@ -126,6 +128,9 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         # pieces counted or said to come off: "cuántas piezas salieron", "how many units came off", "peças saíram"
         r"(?:cuantas|cuantos|how many|quantas|quantos) (?:piezas|unidades|uds|units|pieces|pcs|parts|pecas)|"
         r"(?:piezas|unidades|units|pieces|parts|pecas) (?:salieron|came off|came out|sairam|saiu)|"
+        # product off its specification, as scrap: "how much off-spec water did line 1 send to drain"
+        r"(?:off[- ]spec|out[- ]of[- ]spec|fuera de especificacion|fora de especificacao) (?:water|product|producto|"
+        r"produto|agua|volume|volumen|material|m3)|"
         # product thrown out, as scrap: "quanto produto foi rejeitado", "how much product was rejected"
         r"(?:produto|producto|product|material|pecas|piezas|unidades|units|parts) (?:\w+ )?(?:rejeitad|rechazad|"
         r"rejected|descartad|discarded)\w*)\b"

@@ -32,6 +32,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str, Reads], ...] = (
     (topics.UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure", "reply"),
     (topics.NONSENSE, "out_of_scope", "the question does not make sense as one about the plant's data", "reply"),
     *((pattern, "write_request", _ACTS, "reply") for pattern in verbs.RULES),
+    (topics.SHIPPED, "out_of_scope", "the plant's records hold what was made, not what was shipped", "said"),
 )
 _SET_ASIDE = re.compile(
     r"\b(?:no (?:es|son|era|fue|va|lo|la|te|me|se|tiene|hace|pregunto|importa|estoy|quiero|necesito)|not|nao|nem|"

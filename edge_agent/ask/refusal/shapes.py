@@ -125,9 +125,14 @@ _NOT_VERBS = _GIVEN_NAMES | frozenset(
 )
 
 
+# A gloss of a word or three in parentheses goes with the word before it: "¿Cuánto rechazo (scrap) lleva la línea 1…?"
+# is one clause, not one opening "lleva la línea".
+_GLOSS = re.compile(r"\((?:\s*[^()\s]+){1,3}\s*\)")
+
+
 def acts_on_equipment(folded: str) -> bool:
     """Whether a clause of `folded` opens with an acting verb on what the plant runs or records."""
-    for clause in _CLAUSE.split(folded):
+    for clause in _CLAUSE.split(_GLOSS.sub(" ", folded)):
         if (match := _VERB_ON_EQUIPMENT.match(clause.strip())) is not None:
             verb = match.group(1)
             if (

@@ -142,6 +142,11 @@ SCRAP_REASONS = re.compile(
     r"|\b(?:reasons?|causes?|causas?|motivos?|codigos? de defecto|defect codes?)\s+(?:of|for|del|de|do|da|behind|"
     rf"against)\s+(?:(?:the|el|la|los|las|o|a|os|as)\s+)?(?:\w+\s+){{0,2}}{_SCRAP}\b"
 )
+# What was shipped to customers: the records hold what was made ("How many truckloads did we ship out to customers?",
+# "entregas a clientes"). After the command rules: "release the batch to the customer" is a write request.
+SHIPPED = re.compile(
+    r"\b(?:truckloads?|camionadas|carretas|customers?|clientes|deliveries|entregas a|shipments?|embarques|remessas)\b"
+)
 # Why a quality check failed: the records hold its verdict, not its cause ("¿Por qué falló el control de turbidez?",
 # "Why did the pressure check fail on L1?").
 CHECK_REASONS = re.compile(

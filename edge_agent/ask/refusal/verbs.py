@@ -36,7 +36,7 @@ _COMMAND_VERBS = (
     r"envia|envie|send|email|text|call|llama|llame|telefona|detene|subi|pone|ponha|ponga|coloque|muda|"
     r"bypassea|puentea|fuerza|forzar|force|forca|forcar|wipe|purge|page|notify|ping|avisa|avise|avisale|notifica|"
     r"bump|kill|lock out|lockout|isolate|drain|vent|flush|trigger|simulate|cycle|pulse|refresh|jog|prime|trip|"
-    r"inhibe|inhibir|inhiba|inibe|inibir|iniba|inhibit|shelve|suppress|suprime|suprimir|suprima|"
+    r"inhibe|inhibir|inhiba|inibe|inibir|iniba|inhibit|shelve|suppress|suprime|suprimir|suprima|mute|"
     r"notifique|log|file|submit|export|exporta|exportar|exporte|simula|simular|simule|reclasifica|reclasificar|"
     r"registar|regista|registe|"
     # to a crew ("ustedes", "vocês"): "Reconozcan desde el sistema…", "Suban el límite…", "Desliguem a P-102"
@@ -194,6 +194,13 @@ _WRITE_PHRASES = re.compile(
     r"silenciad[ao]|zerad[ao]|resetead[ao]|resetad[ao])\b"
     r"|\b(?:it'?s|it is|es|e)\s+(?:time|hora)\s+(?:to|de)\s+(?:restart|reset|stop|start|shut|turn|reiniciar|"
     r"apagar|parar|arrancar|encender|desligar|ligar|reiniciar)\b"
+    # an alarm put on hold: "deja en espera la alarma de nivel", "put the tank alarm on hold", "coloca o alarme em
+    # espera"
+    r"|\b(?:deja|deje|dejen|pon|ponga|pongan|put|place|coloca|coloque|deixa|deixe|poe)\s+"
+    r"(?:en espera|em espera|on hold)\s+"
+    r"(?:\S+\s+){0,3}?(?:la |el |the |o |a )?(?:alarmas?|alarms?|alarmes?)\b"
+    r"|\b(?:deja|deje|dejen|pon|ponga|pongan|put|place|coloca|coloque|deixa|deixe|poe)\s+(?:la |el |the |o |a )?"
+    r"(?:alarmas?|alarms?|alarmes?)\b[^.?!]{0,40}\b(?:en espera|em espera|on hold)\b"
     # a report of an incident raised: "Levanta altiro un reporte de incidente por la fuga…", "file an incident report"
     # ("altiro": right away)
     r"|\b(?:file|create|submit|raise|open|write|crea|crear|levanta|levantar|abre|abrir|abra|haz|hace|elabora|"

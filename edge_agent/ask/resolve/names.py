@@ -256,6 +256,23 @@ _SHAKING_ASKED = re.compile(
 )
 
 
+# An instrument by its ISA letters and its equipment's number ("TT-101", "FT-102", "VT 201", "LT-301"): the letters
+# name the quantity, the number the one asset numbered so.
+_INSTRUMENT_ID = re.compile(
+    r"(?<![a-z0-9])(tt|ti|te|tit|vt|vi|vit|ft|fi|fit|fq|lt|li|lit|pt|pi|pit)[\s-]?(\d{3,5})(?![\d-])"
+)
+
+
+def _instrument_ids(folded: str, namespace: Namespace) -> str:
+    """`folded` with each instrument id whose number is one asset's written as its letters and that asset's id."""
+
+    def named(match: re.Match[str]) -> str:
+        hits = [a.asset for a in namespace.assets if _digits(a.asset) == _digits(match.group(2))]
+        return f"{match.group(1)} {fold(hits[0])}" if len(hits) == 1 else match.group(0)
+
+    return _INSTRUMENT_ID.sub(named, folded)
+
+
 class Subject(BaseModel):
     """What a question is about. `tag` is set when the question names one tag; `quantity` is the quantity it names
     (e.g. "vibration"), and `tag_candidates` the tags that quantity may mean when it names none or several."""
@@ -274,6 +291,7 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     assets = {a.asset: a for a in namespace.assets}
     lines = {line.line for line in namespace.lines}
     folded = _SHAKING_ASKED.sub(r"\1vibracion", _CORRECTED.sub(" ", said(text, [*assets, *lines])))
+    folded = _instrument_ids(folded, namespace)
     tokens = _TOKEN.findall(folded)
     tags = {t.tag: t for t in namespace.tags}
     known = set(assets) | lines | set(tags)
@@ -583,8 +601,8 @@ def _assets_of_kind(kind: str, assets: list[AssetInfo]) -> list[str]:
 
 
 def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[str]] | Clarification:
-    """Assets and lines named by an equipment word and a number ("bomba 101", "line 1"), or by an article and an
-    asset's own number of three digits or more ("la 101", "o 201": the one asset numbered so)."""
+    """Assets and lines named by an equipment word and a number ("bomba 101", "line 1", "the 101 pump"), or by an
+    article and an asset's own number of three digits or more ("la 101", "o 201": the one asset numbered so)."""
     assets: set[str] = set()
     lines: set[str] = set()
     for word, number in zip(tokens, tokens[1:], strict=False):
@@ -608,6 +626,11 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
             lines.update(hits)
         elif (word in _ARTICLES or word in _AND) and len(number) >= _BARE_NUMBER_DIGITS:
             hits = [a.asset for a in namespace.assets if _digits(a.asset) == _digits(number)]
+            assets.update(hits if len(hits) == 1 else [])
+    # the number before its kind's word, as English says it: "the 101 pump", "that 201 compressor"
+    for number, word in zip(tokens, tokens[1:], strict=False):
+        if number.isdigit() and len(number) >= _BARE_NUMBER_DIGITS and (kind := _kind_of(word)) is not None:
+            hits = [a for a in _assets_of_kind(kind, namespace.assets) if _digits(a) == _digits(number)]
             assets.update(hits if len(hits) == 1 else [])
     return assets, lines
 
@@ -699,8 +722,15 @@ def _single_words(names: frozenset[str]) -> frozenset[str]:
 
 
 def _names_quantity(folded: str, tokens: list[str], quantity: str) -> bool:
-    """The text holds one of a quantity's names (`_match_length`)."""
-    return _match_length(folded, tokens, _quantity_names(quantity)) > 0
+    """The text holds one of a quantity's names (`_match_length`), or its instrument's letters or units where the
+    plant may have no tag of it ("el PT del tanque", "en kPa")."""
+    return _match_length(folded, tokens, _quantity_names(quantity)) > 0 or bool(
+        _ABSENT_SHORT.get(quantity, frozenset()) & set(tokens)
+    )
+
+
+# Letters and units of quantities a plant often has no tag of, to ask back rather than answer with another quantity.
+_ABSENT_SHORT = {"pressure": frozenset({"pt", "pit", "psi", "kpa", "mpa"})}
 
 
 @functools.cache

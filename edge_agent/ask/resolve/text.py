@@ -31,7 +31,9 @@ def fold(text: str) -> str:
 # el turno:", "Bom dia, caros."): "afternoon" there is no window.
 _GREETING = re.compile(
     r"^\s*[¡¿]?(?:(?:good\s+)?(?:morning|afternoon|evening|day)|buen(?:os|as)?\s+(?:d[ií]as?|tardes|noches)|buenas|"
-    r"bom\s+dia|boa\s+(?:tarde|noite)|hola|ol[aá]|hello|hi|hey)\b[^.!?,:;]{0,30}[.!?,:;]\s*",
+    r"bom\s+dia|boa\s+(?:tarde|noite)|hola|ol[aá]|hello|hi|hey|"
+    # the agent called by what it is: "Robô, quantos…", "Asistente, ¿cuál…?"
+    r"rob[oô]t?|bot|asistente|assistente|agente|agent)\b[^.!?,:;]{0,30}[.!?,:;]\s*",
     re.IGNORECASE,
 )
 # a colon too ("O João acha que …: qual era…?"), and a line break (an e-mail's lines); not after "a.m.", "p.m."

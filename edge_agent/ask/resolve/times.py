@@ -297,7 +297,7 @@ _DAY_BEFORE = re.compile(
 _YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer|kahapon)(?:'s)?\b")
 _TODAY = re.compile(
     r"\b(?:hoy|today|hoje|tonight|tdy)(?:'s)?\b|\b(?:esta|this|nesta) (?:manana|morning|manha|"
-    r"tarde|afternoon|evening|noche|noite)\b|\blo (?:que|q|k) va del dia\b"
+    r"tarde|afternoon|evening|noche|noite)\b|\blo (?:que|q|k) va del? dia\b"
 )
 _WEEKDAYS = {
     0: "lunes|monday|segunda(?:-feira| feira)?",
@@ -1970,7 +1970,14 @@ def _to_now_said(folded: str) -> tuple[re.Match[str], str] | None:
         opening = said[-1] if said else None if match.group("and") else _FROM_DE.search(clause)
         if opening is not None:
             return match, f"{clause[: opening.start()]}desde{clause[opening.end() :]}"
+        if match.group("until") and (clock := _CLOCK_BEFORE_UNTIL.search(clause)) is not None:
+            return match, f"{clause[: clock.start()]} desde {clock.group(0)}"  # "today, midnight up to now"
     return None
+
+
+# A clock said right before "up to now" with no word opening the range, with its minutes or am/pm: "today, midnight
+# up to now" (0:00), not "la línea 1 hasta ahora".
+_CLOCK_BEFORE_UNTIL = re.compile(r"(?<![\w:.-])(?:[01]?\d|2[0-3])(?::[0-5]\d\s*(?:am|pm)?|\s*(?:am|pm))\s*$")
 
 
 def _to_now(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | Clarification | None:
