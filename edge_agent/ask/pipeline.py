@@ -25,7 +25,7 @@ from edge_agent.ask.plan import Plan
 from edge_agent.ask.planner import MAX_QUESTION_CHARS, Reading, plan_for, reference_plan
 from edge_agent.ask.refusal import classify
 from edge_agent.ask.resolve import asked_sentence, earliest_said, find_window, newest_part
-from edge_agent.ask.tools import Budget, Namespace, ToolContext, ToolError, before_data, build_namespace, run_tool
+from edge_agent.ask.tools import Budget, Namespace, ToolContext, ToolError, build_namespace, run_tool, stored_from
 from edge_agent.ask.writer import Writer, shift_of
 from edge_agent.base.canonical import canonical_json, sha256_hex
 from edge_agent.base.types import to_utc
@@ -167,14 +167,17 @@ def _said_before_data(ctx: ToolContext, question: str, plan: Plan, tz: str, shif
     holding three days would be answered for three days as if for seven), or a time its asked sentence names beside
     it ("Compara a vibração de ontem com a de há três semanas", "the bearing temp at 9 am last week"). A window the
     question does not say (the planner's default) is read over what is stored."""
-    asked = asked_sentence(newest_part(question))
-    said = earliest_said(asked, tz=tz, shifts=list(shifts), now=ctx.now)
-    if said is not None and before_data(ctx, said):
-        return True
+    newest = newest_part(question)
+    said = earliest_said(asked_sentence(newest), tz=tz, shifts=list(shifts), now=ctx.now)
     starts = [_utc(call.args["window"]["start"]) for call in plan.calls if isinstance(call.args.get("window"), Mapping)]
-    if not any(before_data(ctx, start) for start in starts):
+    if said is None and not starts:
         return False
-    return find_window(newest_part(question), "es", tz=tz, shifts=list(shifts), now=ctx.now) is not None
+    stored = stored_from(ctx)  # None: nothing stored, so every time is before the data
+    if said is not None and (stored is None or said < stored):
+        return True
+    if all(stored is not None and start >= stored for start in starts):
+        return False
+    return find_window(newest, "es", tz=tz, shifts=list(shifts), now=ctx.now) is not None
 
 
 def refused_answer(

@@ -34,6 +34,12 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str, Reads], ...] = (
     *((pattern, "write_request", _ACTS, "reply") for pattern in verbs.RULES),
     (topics.SHIPPED, "out_of_scope", "the plant's records hold what was made, not what was shipped", "said"),
 )
+# Read in the sentences that ask only: the future and a target where they are asked about, not in a remark beside the
+# question ("mañana tengo junta…: ¿cuál fue…?", "A meta é 4000 m³ por dia. Quanto…?").
+_ASKED_RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
+    (topics.FUTURE, "outside_data", _FUTURE),
+    (topics.TARGETS, "out_of_scope", "the plant's records hold what was made, not targets"),
+)
 _SET_ASIDE = re.compile(
     r"\b(?:no (?:es|son|era|fue|va|lo|la|te|me|se|tiene|hace|pregunto|importa|estoy|quiero|necesito)|not|nao|nem|"
     r"nothing|never|nunca|ya (?:lo|la|vi|se)|ja (?:vi|sei|tenho|tem)|already|aside|aparte|apart from|besides)\b"
@@ -75,7 +81,8 @@ def classify(question: str, lang: str) -> Refusal | None:
     English tag name)."""
     # each rule reads its text (`Reads`): an injection all the message holds, quoted e-mails too
     newest = newest_part(question)
-    said = "\n".join(s for s in sentences_of(newest) if asks(s) or not _SET_ASIDE.search(fold(s)))
+    sentences = sentences_of(newest)
+    said = "\n".join(s for s in sentences if asks(s) or not _SET_ASIDE.search(fold(s)))
     texts = {"whole": _folded(question), "reply": (folded := _folded(newest)), "said": _folded(said)}
     for pattern, reason, detail, reads in _RULES:
         if pattern.search(texts[reads]):
@@ -83,12 +90,9 @@ def classify(question: str, lang: str) -> Refusal | None:
     unsigned = _SIGN_OFF.sub("", folded)  # "Cumprimentos, Djamila (Praia)": a name that ends as "detenela" does
     if verbs.VOSEO.search(question.casefold()) or shapes.acts_on_equipment(unsigned) or shapes.asked_to_act(unsigned):
         return Refusal(reason="write_request", detail=_ACTS)
-    # The future where it is asked about, not in a remark beside the question ("mañana tengo junta…: ¿cuál fue…?"):
-    # in a sentence that asks with "?", or the one that asks ("Necesito el número para el programa." after it)
-    asking = [s for s in sentences_of(newest) if s.rstrip().endswith("?")] + [asked_sentence(newest)]
-    if any(topics.FUTURE.search(fold(sentence)) for sentence in asking):
-        return Refusal(reason="outside_data", detail=_FUTURE)
-    # a target where it is asked about ("¿vamos a llegar a la meta?"), not told ("A meta é 4000 m³ por dia. Quanto…?")
-    if any(topics.TARGETS.search(fold(sentence)) for sentence in asking):
-        return Refusal(reason="out_of_scope", detail="the plant's records hold what was made, not targets")
+    # a sentence that asks with "?", or the one that asks ("Necesito el número para el programa." after it)
+    asking = [fold(s) for s in sentences if s.rstrip().endswith("?")] + [fold(asked_sentence(newest))]
+    for pattern, reason, detail in _ASKED_RULES:
+        if any(pattern.search(sentence) for sentence in asking):
+            return Refusal(reason=reason, detail=detail)
     return None

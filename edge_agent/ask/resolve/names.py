@@ -267,8 +267,8 @@ def _instrument_ids(folded: str, namespace: Namespace) -> str:
     """`folded` with each instrument id whose number is one asset's written as its letters and that asset's id."""
 
     def named(match: re.Match[str]) -> str:
-        hits = [a.asset for a in namespace.assets if _digits(a.asset) == _digits(match.group(2))]
-        return f"{match.group(1)} {fold(hits[0])}" if len(hits) == 1 else match.group(0)
+        asset = _one_numbered([a.asset for a in namespace.assets], _digits(match.group(2)))
+        return match.group(0) if asset is None else f"{match.group(1)} {fold(asset)}"
 
     return _INSTRUMENT_ID.sub(named, folded)
 
@@ -535,7 +535,12 @@ def _by_kind_letters(written: str, namespace: Namespace) -> str | None:
     kind = _LETTER_KINDS.get(match.group(1)) if match is not None else None
     if match is None or kind is None:
         return None
-    hits = [a for a in _assets_of_kind(kind, namespace.assets) if _digits(a) == match.group(2)]
+    return _one_numbered(_assets_of_kind(kind, namespace.assets), match.group(2))
+
+
+def _one_numbered(assets: list[str], digits: str | None) -> str | None:
+    """The one asset of `assets` whose number is `digits` (`_digits`), or None when none or several are."""
+    hits = [a for a in assets if _digits(a) == digits]
     return hits[0] if len(hits) == 1 else None
 
 
@@ -625,13 +630,13 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
                 return Clarification(reason="unknown_name", candidates=all_lines)
             lines.update(hits)
         elif (word in _ARTICLES or word in _AND) and len(number) >= _BARE_NUMBER_DIGITS:
-            hits = [a.asset for a in namespace.assets if _digits(a.asset) == _digits(number)]
-            assets.update(hits if len(hits) == 1 else [])
+            if (one := _one_numbered([a.asset for a in namespace.assets], _digits(number))) is not None:
+                assets.add(one)
     # the number before its kind's word, as English says it: "the 101 pump", "that 201 compressor"
     for number, word in zip(tokens, tokens[1:], strict=False):
         if number.isdigit() and len(number) >= _BARE_NUMBER_DIGITS and (kind := _kind_of(word)) is not None:
-            hits = [a for a in _assets_of_kind(kind, namespace.assets) if _digits(a) == _digits(number)]
-            assets.update(hits if len(hits) == 1 else [])
+            if (one := _one_numbered(_assets_of_kind(kind, namespace.assets), _digits(number))) is not None:
+                assets.add(one)
     return assets, lines
 
 
@@ -721,16 +726,16 @@ def _single_words(names: frozenset[str]) -> frozenset[str]:
     return frozenset(n for n in names if " " not in n)
 
 
+# Letters and units of quantities a plant often has no tag of, to ask back rather than answer with another quantity.
+_ABSENT_SHORT = {"pressure": frozenset({"pt", "pit", "psi", "kpa", "mpa"})}
+
+
 def _names_quantity(folded: str, tokens: list[str], quantity: str) -> bool:
     """The text holds one of a quantity's names (`_match_length`), or its instrument's letters or units where the
     plant may have no tag of it ("el PT del tanque", "en kPa")."""
     return _match_length(folded, tokens, _quantity_names(quantity)) > 0 or bool(
         _ABSENT_SHORT.get(quantity, frozenset()) & set(tokens)
     )
-
-
-# Letters and units of quantities a plant often has no tag of, to ask back rather than answer with another quantity.
-_ABSENT_SHORT = {"pressure": frozenset({"pt", "pit", "psi", "kpa", "mpa"})}
 
 
 @functools.cache

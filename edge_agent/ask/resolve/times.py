@@ -579,8 +579,7 @@ _AT_CLOCK = re.compile(
 )
 # A clock time that cannot be: "at 37 o'clock", "a las 25:00", "at 14:75", "às 27h15", "às trinta e sete horas" (hour
 # past 24 or minutes past 59, said as a clock: H:MM, HhMM, HHMM hours, o'clock/am/pm, "horas/h", or "a las N" ending
-# the phrase;
-# "at 37" alone may be a value). No window is read from such a question, rather than another time.
+# the phrase; "at 37" alone may be a value). No window is read from such a question, rather than another time.
 _CLOCK_LEAD_WORDS = (
     r"a las|a la|as|ao|at|around|al|hacia las|sobre las|por volta das|desde las|desde as|since|from|between|entre las|"
     r"entre as|until|till|hasta las|ate as|before|after|b4|to|and|y las|e as|de las|das|a|ng"
@@ -1009,7 +1008,7 @@ def find_instant(
     return None if instant is None else instant.astimezone(UTC)
 
 
-# Times that reach back a week or more, each read alone by `earliest_said`.
+# Times that reach back past yesterday (weeks, months, years, days ago, dates), each read alone by `earliest_said`.
 _BACK_SAID = (
     _LAST_WEEK,
     _LAST_MONTH,

@@ -6,17 +6,17 @@ from edge_agent.ask.tools.context import Budget, ToolContext
 from edge_agent.ask.tools.errors import ToolError
 from edge_agent.ask.tools.models import AssetInfo, LineInfo, Namespace, TagInfo, ToolOutput, Window
 from edge_agent.ask.tools.namespace import build_namespace
-from edge_agent.ask.tools.records import before_data
+from edge_agent.ask.tools.records import stored_from
 from edge_agent.ask.tools.registry import TOOLS, Tool, run_tool
 
 __all__ = [
     "AssetInfo",
-    "before_data",
     "Budget",
     "build_namespace",
     "LineInfo",
     "Namespace",
     "run_tool",
+    "stored_from",
     "TagInfo",
     "Tool",
     "ToolContext",

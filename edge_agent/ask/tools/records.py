@@ -37,10 +37,11 @@ def data_span(ctx: ToolContext) -> tuple[datetime, datetime] | None:
 EDGE_SLACK = timedelta(minutes=15)
 
 
-def before_data(ctx: ToolContext, moment: datetime) -> bool:
-    """`moment` lies before the oldest stored record (more than `EDGE_SLACK`), or nothing is stored."""
+def stored_from(ctx: ToolContext) -> datetime | None:
+    """The earliest moment a time said may begin at and still be read as stored: the oldest stored record less
+    `EDGE_SLACK`; None when nothing is stored."""
     span = data_span(ctx)
-    return span is None or moment < span[0] - EDGE_SLACK
+    return None if span is None else span[0] - EDGE_SLACK
 
 
 def check_window(ctx: ToolContext, window: Window) -> None:
