@@ -71,8 +71,9 @@ def _said_done(question: str) -> str:
 
 def _folded(question: str) -> str:
     """The message folded for the rules: a line break ends a sentence (an e-mail's greeting, body and signature), as
-    a full stop does; what is told but not asked dropped (`verbs.NOT_ASKED`)."""
-    return verbs.NOT_ASKED.sub(" ", fold(_LINE_BREAK.sub(". ", _said_done(question.casefold()))))
+    a full stop does; a command verb's swapped letters put right (`verbs.unswapped`); what is told but not asked
+    dropped (`verbs.NOT_ASKED`)."""
+    return verbs.NOT_ASKED.sub(" ", verbs.unswapped(fold(_LINE_BREAK.sub(". ", _said_done(question.casefold())))))
 
 
 def classify(question: str, lang: str) -> Refusal | None:

@@ -56,6 +56,45 @@ _COMMAND_VERBS = (
 )
 # The command verbs as words ("mande", "pare"): what a Spanish first person's past folds into (`refusal._said_done`).
 COMMAND_WORDS = frozenset(re.sub(r"\(.*", "", v) for v in _COMMAND_VERBS.split("|"))
+# A command verb typed with two neighbouring letters swapped, read as the verb: "restrat the compresser",
+# "shtu down P101". Only a swap (a slip of the fingers), not a letter more or less ("restar" is "to subtract"), and
+# not the swaps that are words of their own.
+_SWAPS_THAT_ARE_WORDS = frozenset(
+    {
+        "aber",
+        "arise",
+        "bare",
+        "bari",
+        "borer",
+        "corer",
+        "crore",
+        "darin",
+        "evnt",
+        "ezra",
+        "fiel",
+        "mudra",
+        "parra",
+        "pules",
+        "register",
+        "reste",
+        "sing",
+    }
+)
+_VERB_PARTS = frozenset(part for verb in COMMAND_WORDS for part in verb.split() if len(part) >= 4)
+_SWAPPED = {
+    typed: word
+    for word in sorted(_VERB_PARTS)
+    for i in range(len(word) - 1)
+    if (typed := word[:i] + word[i + 1] + word[i] + word[i + 2 :]) not in _VERB_PARTS | _SWAPS_THAT_ARE_WORDS
+}
+_WORD = re.compile(r"\b[a-z]{4,}\b")
+
+
+def unswapped(folded: str) -> str:
+    """`folded` with each command verb typed with two neighbouring letters swapped put right."""
+    return _WORD.sub(lambda m: _SWAPPED.get(m.group(0), m.group(0)), folded)
+
+
 # A pronoun may hang on a Spanish command: "bájale", "apágala", "páralo", "silenciame"; a name may be called first
 # ("Tchê, muda...", "Mate, stop...").
 # A clause opens at a sentence's start or after "and then", "e depois", "y luego" ("…da P-101 e depois reinicia ela").
