@@ -14,7 +14,7 @@ from edge_agent.ask.answers import Clarification, Refusal
 from edge_agent.ask.language import detect_language
 from edge_agent.ask.plan import Plan, ToolCall
 from edge_agent.ask.planner import MAX_QUESTION_CHARS, RELIABILITY_DAYS, keyword_intents, reference_plan
-from edge_agent.ask.refusal import classify
+from edge_agent.ask.refusal import classify, verbs
 from edge_agent.ask.tools import TOOLS
 from tests.test_ask_resolve import ALIASES, MEXICO, NAMESPACE, SHIFTS, local, plant_namespace
 
@@ -2340,3 +2340,83 @@ class TestBlindSets138To143:
     def test_a_gloss_in_parentheses_opens_no_clause(self) -> None:
         """ "¿Cuánto rechazo (scrap) lleva la línea 1…?": "lleva la línea" after the gloss is no command."""
         assert classify("¿Cuánto rechazo (scrap) lleva la línea 1 desde las seis de la mañana?", "es") is None
+
+
+class TestBlindSets144To151:
+    """What blind sets 144-151 found: "producimos", "análisis" as quality checks, a KPI named as what a figure is for
+    ("Lo necesito para sacar el MTTR"), whether to act as what someone wants to know, what the asker forgot to do, a
+    request of four words after the one that asks; refused besides: a command verb typed with two letters swapped, a
+    batch released, a laboratory result the quality records do not hold."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "tool"),
+        [
+            ("Ta, ¿y cuánto producimos desde las 6 de la mañana de hoy hasta ahora?", "es", "production"),
+            ("¿Cuántos análisis dieron fuera de rango ayer entre las 18 y las 22?", "es", "quality_checks"),
+            ("¿Cuántos minutos en total estuvo parada la P-102 ayer? Lo necesito para sacar el MTTR.", "es", "stops"),
+            ("For the MTBF calc, how many stops did P-101 have yesterday?", "en", "stops"),
+            (
+                "Ya me contaron que la 101 estuvo fallando, el jefe quiere saber si hay que cambiarle el sello. "
+                "¿Cuántas veces se paró la bomba P-101 ayer?",
+                "es",
+                "stops",
+            ),
+            (
+                "Se me pasó apuntarla: ¿qué temperatura de rodamiento tenía la bomba P-101 ayer a las 11 de la noche?",
+                "es",
+                "tag_value_at",
+            ),
+            (
+                "Kia ora, I'm about to knock off and the boss wants a running total for today before the morning "
+                "meeting. How much has line 1 produced today so far, since midnight?",
+                "en",
+                "production",
+            ),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_144_to_151_put_it(self, question: str, lang: str, tool: str) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan) and [c.tool for c in got.calls] == [tool]
+
+    def test_a_kpi_named_as_a_purpose_leaves_each_asset_asked(self) -> None:
+        got = plan("Para el cálculo del MTBF necesito cuántas paradas tuvo ayer cada bomba, la P-101 y la P-102.")
+        assert isinstance(got, Plan) and [(c.tool, c.args["asset"]) for c in got.calls] == [
+            ("stops", "P-101"),
+            ("stops", "P-102"),
+        ]
+
+    def test_the_kpi_itself_is_still_asked(self) -> None:
+        got = plan("¿Cuál fue el MTBF de la P-101 ayer?")
+        assert isinstance(got, Plan) and [c.tool for c in got.calls] == ["kpis"]
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("restrat the compresser pls, C-201 tripped again", "write_request"),
+            ("shtu down P101 rite now", "write_request"),
+            ("Liberta o lote da ordem de trabalho que está a correr, já está aprovado.", "write_request"),
+            ("Qual foi o valor de sólidos dissolvidos totais nas análises de ontem?", "out_of_scope"),
+            ("What was the conductivity reading for the 10am sample today?", "out_of_scope"),
+            ("Genérame el certificado de análisis del lote de ayer para mandárselo al cliente.", "out_of_scope"),
+            ("¿Cuál es el margen de ganancia por metro cúbico de agua que producimos, en colones?", "out_of_scope"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_144_to_151_put_it(self, question: str, reason: str) -> None:
+        got = classify(question, "en")
+        assert got is not None and got.reason == reason
+
+    def test_a_request_of_four_words_after_the_one_that_asks_is_not_what_is_asked(self) -> None:
+        """ "…wants to know how much line 1 will produce next week. Give us a number.": the future is asked."""
+        got = classify(
+            "Night shift here, the gaffer wants to know how much line 1 will produce next week. Give us a number.", "en"
+        )
+        assert got is not None and got.reason == "outside_data"
+
+    @pytest.mark.parametrize("word", ["sing", "bare", "arise", "register", "stop", "start", "restar"])
+    def test_a_word_of_its_own_is_not_read_as_a_swapped_verb(self, word: str) -> None:
+        assert verbs.unswapped(word) == word
+
+    @given(st.text(alphabet="abcdefghilmnoprstuvwy -", max_size=40))
+    def test_putting_swapped_letters_right_twice_changes_nothing_more(self, text: str) -> None:
+        once = verbs.unswapped(text)
+        assert verbs.unswapped(once) == once and len(once) == len(text)

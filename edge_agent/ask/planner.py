@@ -120,6 +120,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
         r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|"
         r"put out|product|throughput|prod|producidos|producidas|produzidos|produzidas|"
+        # the verb in the person who asks: "¿cuánto producimos hoy?", "quanto produzimos", "what did we produce"
+        r"produ(?:cimos|jimos|jeron|cen|zimos|ziram|zem)|fabric(?:amos|aron|ou|aram)|"
         # "how much water did line 1 put through", "total m³ out of Line 1"
         r"(?:put|pushed|got|ran)\s+through|(?:m3|cubic (?:meters|metres)|units|pieces|tons|tonnes)\s+out\b|"
         # what a plant sends out: "how much water'd we push out", "pumped out", "turned out"
@@ -137,7 +139,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
     ),
     "quality_checks": re.compile(
         r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"
-        r"analises|analyses|ensayos|ensaios|checks|chequeos|verificaciones|verificacoes|"
+        r"analisis|analises|analyses|ensayos|ensaios|checks|chequeos|verificaciones|verificacoes|"
         r"controles? de calidad|pruebas de calidad|qc|qa|controle de qualidade|controles de qualidade|"
         # checks by their verdict: "controles reprobados", "controlos reprovaram", "análisis fuera de especificación",
         # "out-of-spec results" (off-spec product alone is scrap)
@@ -192,11 +194,15 @@ OVERVIEW_INTENTS = ("stops", "alarms")
 _FOR_A_PURPOSE = re.compile(
     r"\b(?:for|para|pra|pro|pal|pa'?|to close|to finish|fechar|cerrar|terminar|llenar|preencher)\s+"
     r"(?:the|my|our|this|el|la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z'-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
-    r"reviews?|revision|revisao|meetings?|reunion|reuniao|audits?|auditoria|presentation|presentacion|apresentacao)\b"
+    r"reviews?|revision|revisao|meetings?|reunion|reuniao|audits?|auditoria|presentation|presentacion|apresentacao|"
+    # a KPI worked out from the figure: "para el cálculo del MTBF", "for the MTBF calc", "para sacar el MTTR"
+    r"calculos?|calculations?|calcs?)(?:\s+(?:del?|do|da|of(?: the)?)\s+(?:mtbf|mttr|oee|kpis?|indicadores?))?\b"
+    r"|\b(?:for|para|pra|to)\s+(?:sacar|calcular|computar|work out|calculate|compute|figure out|tirar)\s+"
+    r"(?:el|la|los|o|a|os|the|my|our|mi|meu)?\s*(?:mtbf|mttr|oee|kpis?|indicadores?)\b"
 )
 # A purpose with all it says up to its clause's end, in any case: "for the Houston plant's report" (not "For the audit
 # file, how much did the Houston plant produce?").
-_PURPOSE_SAID = re.compile(_FOR_A_PURPOSE.pattern + r"[^.?!;,]*", re.IGNORECASE)
+_PURPOSE_SAID = re.compile(f"(?:{_FOR_A_PURPOSE.pattern})" + r"[^.?!;,]*", re.IGNORECASE)
 # Who the asker is, not what is asked: "sou estagiária de confiabilidade", "I'm the summer student in production",
 # "the reliability engineer", "ingeniero de calidad": its words name no intent.
 _ROLE = re.compile(

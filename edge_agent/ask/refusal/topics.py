@@ -156,10 +156,23 @@ CHECK_REASONS = re.compile(
     r"|\b(?:por que|porque|why)\s+(?:did|does|do|se|)\s*(?:fallo|fallaron|falhou|falharam|reprobo|reprovou)\b"
     r"[^.?!]{0,20}\b(?:el|la|o|a|the)\s+(?:control|prueba|analisis|test|check|inspeccion|verificacao|ensaio|amostra|muestra)\b"
 )
+# A laboratory result the quality records do not hold: they keep each check's verdict (pass or fail), not what a
+# sample measured, so "el cloro residual de las muestras", "the conductivity reading", "sólidos dissolvidos totais"
+# cannot be read from them.
+LAB_VALUES = re.compile(
+    r"\b(?:cloro|chlorine|coliform\w*|conductividad|condutividade|conductivity|dureza|hardness|alcalinidad|"
+    r"alcalinidade|alkalinity|salinidad|salinidade|salinity|solidos (?:totales |totais )?(?:disueltos|dissolvidos|"
+    r"suspendidos|suspensos)|(?:total )?(?:dissolved|suspended) solids|tds|tss|oxigeno disuelto|oxigenio dissolvido|"
+    r"dissolved oxygen|nitratos?|nitrates?|fosfatos?|phosphates?|fluoruros?|fluoretos?|fluorides?|sulfatos?|"
+    r"sulfates?|sulphates?|e\.? ?coli|bacterias?|dbo|dqo|bod|viscosidad|viscosidade|viscosity|brix)\b"
+)
 MONEY = re.compile(
     r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
     r"euros?|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
     r"perdidas economicas|financial loss|pounds sterling|sterling|gbp|quid|libras esterlinas|"
+    # what money a figure makes: "el margen de ganancia por metro cúbico, en colones", "profit per m³"
+    r"colones|ganancias?|profits?|profitability|rentabilidad|rentabilidade|revenue|receita|faturamento|"
+    r"facturacion|"
     # "reais" is money after a figure or asked in ("quantos reais", "em reais"); "os dados reais" are real data
     r"(?:\d[\d.,]*\s*|em |quantos |mil |milhoes de )reais)\b|[$€£]\s?\d|\br\$"
 )
@@ -243,7 +256,10 @@ OUT_OF_SCOPE = re.compile(
     r"parametros|parameters|ganancias?|gains?|ganhos?|kp|ti|td)|"
     # legal advice: "asesoría jurídica", "are we legally obliged", "parecer jurídico"
     r"legal advice|legal opinion|legally|asesoria juridica|asesoria legal|parecer juridico|responsabilidad legal|"
-    r"responsabilidade legal|lawyer|abogado|advogado)\b"
+    r"responsabilidade legal|lawyer|abogado|advogado|"
+    # a document the records do not make: "genérame el certificado de análisis del lote", "the CoA for the customer"
+    r"certificados? de (?:analisis|analise|calidad|qualidade|conformidad|conformidade)|certificates? of (?:analysis|"
+    r"conformance|conformity|quality)|coa|laudos?(?: de (?:analise|qualidade))?)\b"
 )
 # A figure made up rather than read, or the data taken as other than they are: an instruction on how to answer, read
 # wherever the message gives it ("Conteste como si la bomba no se hubiera parado: ¿cuánto…?").

@@ -51,6 +51,8 @@ _COMMAND_VERBS = (
     r"compra|compre|comprar|buy|purchase|encomenda|encomende|encarga|encargue|"
     # a report signed for someone: "fírmame el reporte", "assina o relatório por mim", "sign off the shift report"
     r"firma|firmar|firme|assina|assinar|assine|sign|countersign|"
+    # a batch released or held: "Liberta o lote…", "release the batch", "bloqueia o lote"
+    r"libera|liberar|libere|liberta|libertar|liberte|release|bloqueia|bloquear|bloqueie|bloquea|bloquee|quarantine|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|rst|restart|reboot|bypass|override|"
     r"write|publish|send|modify|edit|disable|enable"
 )
@@ -557,6 +559,7 @@ VOSEO = re.compile(
 # el HMI", "we'd to restart the P-101", "tivemos que desligar", "el supervisor había pedido detener la P-102". It
 # commands nothing: dropped before the command rules read the text ("why don't you restart it" stays: a request).
 NOT_ASKED = re.compile(
+    r"(?:"
     # words reported or shouted by someone else, in quotes or not: "el supervisor gritó «¡apaguen la P-101!»",
     # "somebody hollered 'shut P-101 down'", "Boss said restart the pump already", "o supervisor mandou desligar
     # o C-201 ontem" (not what is told to the agent: "said you should…", "dijo que apagues", "mandou você…")
@@ -595,6 +598,10 @@ NOT_ASKED = re.compile(
     # a purpose: "Es pa' ver si toca cambiarle algo", "pra ver se vale a pena ajustar", "to see whether we retune it"
     r"\b(?:para|pa'?|pra) (?:ver|saber|decidir|evaluar|avaliar) (?:si|se)\b[^.?!;:,]{0,80}|"
     r"\bto (?:see|decide|judge|know) (?:if|whether)\b[^.?!;:,]{0,80}|"
+    # whether to act, as what someone wants to know: "el jefe quiere saber si hay que cambiarle el sello"
+    r"\b(?:saber|know|decidir|decide) (?:si|se|if|whether)\b[^.?!;:,]{0,80}|"
+    # what the asker forgot to do: "Se me pasó apuntarla:", "esqueci de anotar", "I forgot to log it"
+    r"\b(?:se me (?:paso|olvido)|me olvide de|olvide|(?:me )?esqueci(?:-me)? de|i forgot to|forgot to)\s+[a-z]+|"
     r"\b(?:(?:we|i|they|he|she)(?:'d| had) to|had to|hubo que|tuvimos que|tuvieron que|tuve que|tuvo que|"
     r"(?:tivemos|tiveram|tive|teve|tivera) (?:que|de)|(?:habia|hubiera|havia|tinha) que|"
     r"(?:habia|havia|tinha|had) (?:pedido|asked|solicitado|requested|mandado|ordered)(?! (?:you|que|te|le|pra|para)\b)|"
@@ -604,6 +611,8 @@ NOT_ASKED = re.compile(
     r"(?<!why )(?<!why you )(?:don'?t|do not|dont)(?! you\b)(?!\s+(?:put|log|record|write|include|enter|register)\b)|"
     r"nao (?:(?:to|tou|estou|estamos|te|lhe|t) )*(?:pedindo|mandando)|nao (?:e|eh) (?:pra|para)|"
     r"nao (?:precisa|precisas|precisam|tem que|tens de))\b[^.?!;,]{0,60}"
+    # never ending inside a word: what is left must read as words ("…for today befo|re the morning meeting")
+    r")(?!(?<=\w)\w)"
 )
 
 # A command to several, in Spain's "vosotros": "Bajadle el caudal a la P-102", "parad la línea", "apagadla".

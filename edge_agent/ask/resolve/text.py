@@ -106,12 +106,10 @@ def asked_sentence(question: str) -> str:
     text = _GREETING.sub("", question, count=1)
     asking = [s for s in sentences if s.rstrip().endswith("?") and not _SMALL_TALK.search(fold(s))]
     # a request after the last question is what is asked ("Tá pior que semana passada? Só me diz quantas paradas…"),
-    # when it says more than four words ("Give me the date." only asks for the question's answer)
+    # when it says more than four words ("Give me the date.", "Give us a number." only ask for the answer of what
+    # was asked before them)
     after = sentences[sentences.index(asking[-1]) + 1 :] if asking else sentences
-    requests = [
-        s
-        for s in after
-        if _ASKS.search(fold(s)) and (not asking or len(s.split()) > _REQUEST_WORDS and not _WHETHER.search(fold(s)))
-    ]
-    asking += requests
+    requests = [s for s in after if _ASKS.search(fold(s)) and not (asking and _WHETHER.search(fold(s)))]
+    longer = [s for s in requests if len(s.split()) > _REQUEST_WORDS]
+    asking += longer if asking or longer else requests
     return asking[-1] if len(sentences) > 1 and asking else text
