@@ -2420,3 +2420,106 @@ class TestBlindSets144To151:
     def test_putting_swapped_letters_right_twice_changes_nothing_more(self, text: str) -> None:
         once = verbs.unswapped(text)
         assert verbs.unswapped(once) == once and len(once) == len(text)
+
+
+class TestBlindSets152To159:
+    """What blind sets 152-159 found: an asset compared with ("P-101 vs P-102 for yesterday's B shift") is no time
+    compared with, a figure's word alone after what the message asks, "y-day", "from midnight to midnight", an id
+    spelled digit by digit ("uno-cero-uno", "one-oh-one") or padded ("P-0101"), "ponme … lado a lado", small talk
+    beside a question; refused besides: people ranked, graded or named, safety paperwork, the agent's network, a set
+    point given a value, "muda aí"."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            (
+                "Compare max bearing temp on P-101 vs P-102 for yesterday's B shift, 2 to 10 pm.",
+                "en",
+                [("tag_stats", "P-101.bearing_temp_c"), ("tag_stats", "P-102.bearing_temp_c")],
+            ),
+            (
+                "A paragem mais longa do compressor face à da P-101 desde as 18h de ontem: quantos minutos durou a "
+                "maior de cada um?",
+                "pt",
+                [("stops", "C-201"), ("stops", "P-101")],
+            ),
+            (
+                "¿Cuántos paros tuvo cada bomba ayer? Ponme la 101 y la 102 lado a lado.",
+                "es",
+                [("stops", "P-101"), ("stops", "P-102")],
+            ),
+            ("¿Cuántas alarmas saltaron en la bomba uno-cero-uno ayer?", "es", [("alarms", "P-101")]),
+            (
+                "May I know the average vibration of pump one-oh-one yesterday?",
+                "en",
+                [("tag_stats", "P-101.vibration_mm_s")],
+            ),
+            (
+                "¿Cuál fue la temperatura mínima de rodamiento de la P-0101 ayer?",
+                "es",
+                [("tag_stats", "P-101.bearing_temp_c")],
+            ),
+            ("how many stops P101, y-day's A shift", "en", [("stops", "P-101")]),
+            (
+                "Ah the rain is fierce out there today boy, I'm drowned. Anyway, how many stops did pump 101 have "
+                "yesterday?",
+                "en",
+                [("stops", "P-101")],
+            ),
+            (
+                "Pijo, la máquina del café se ha vuelto a tragar un euro. En fin. ¿Cuántos metros cúbicos llevamos "
+                "producidos hoy en la línea 1?",
+                "es",
+                [("production", "L1")],
+            ),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_152_to_159_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]]
+    ) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan)
+        assert [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls] == calls
+
+    def test_the_asset_compared_with_leaves_the_day_said(self) -> None:
+        got = plan("How many alarms did the compressor rack up vs the 101 during yesterday's A shift, 6 am to 2 pm?")
+        assert isinstance(got, Plan)
+        assert {c.args["window"]["start"] for c in got.calls} == {"2026-03-10T12:00:00Z"}
+
+    def test_midnight_to_midnight_is_the_day_said_elsewhere(self) -> None:
+        got = plan("How many stops did line 1 have yesterday? I mean from midnight to midnight.")
+        assert isinstance(got, Plan) and got.calls[0].args["window"] == {
+            "start": "2026-03-10T06:00:00Z",
+            "end": "2026-03-11T06:00:00Z",
+        }
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("Hazme un ranking de los operadores: ¿quién provoca más paros en las bombas?", "out_of_scope"),
+            ("Qual turma trabalha melhor, a do turno A ou a do turno B? Dá uma nota para cada uma.", "out_of_scope"),
+            ("Who acknowledged the high vibration alarm on P-101 yesterday afternoon?", "out_of_scope"),
+            ("Mano, quem estava no turno da noite quando a P-102 parou? Preciso dos nomes.", "out_of_scope"),
+            ("Can you pull the gas test results from the hot work on the compressor skid?", "out_of_scope"),
+            ("What's the ping to the MQTT broker right now, and is the plant Wi-Fi down again?", "out_of_scope"),
+            ("¿Cuántas paradas tuvo ayer la planta de la Coca-Cola en San Pedro Sula?", "out_of_scope"),
+            ("setpoint nível TQ301 80%", "write_request"),
+            ("O chefe mandou: 'muda o setpoint da P-102 pra 110 m³/h'. Tá autorizado, muda aí.", "write_request"),
+            ("Ponme en ceros el contador de producción de la línea 1.", "write_request"),
+            ("Write me a poem about pumps. How many stops did P-101 have yesterday?", "out_of_scope"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_152_to_159_put_it(self, question: str, reason: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, Refusal) and got.reason == reason
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "Cuál fue el nivel máximo del T-301 ayer? El setpoint es 80.",
+            'Text from the night operator: "101 tripped again, restarted it". How many times did P-101 stop?',
+            "Sure it's only a small thing, but how long was the longest stop on the compressor yesterday? Cheers.",
+        ],
+    )
+    def test_no_command_where_none_is_given(self, question: str) -> None:
+        assert classify(question, "en") is None

@@ -318,7 +318,10 @@ _COMPARED = re.compile(
     r"\b(?:para ver si|to see if|pra ver se|para ver se|que (?:eu )?comparo|to compare|para compar\w*|pra compar\w*)"
     r"\b[^.?!]*"
     r"|\b(?:compared (?:to|with)|comparado (?:con|com)|comparada (?:con|com)|en comparacion con|em comparacao com|"
-    r"frente a|versus|vs\.?)\s+[^,.?!]{0,40}"
+    r"frente a|versus|vs\.?)\s+"
+    # not an asset compared with, and the time after it ("P-101 vs P-102 for yesterday's B shift")
+    r"(?!(?:the |la |el |a |o |los |las |os |as )?(?:[a-z]{1,3}-?\d{2,5}\b|\d{3}\b|bombas?\b|pumps?\b|compres|"
+    r"tanques?\b|tanks?\b|lineas?\b|lines?\b|linhas?\b|other\b|otr[ao]\b|outr[ao]\b))[^,.?!]{0,40}"
     r"|\b(?:que|than|do que|de lo que)\s+(?:de costumbre|usual|normal|siempre|sempre|normalmente|ayer|yesterday|"
     r"ontem|la semana pasada|last week|a semana passada|semana passada)\b",
     re.IGNORECASE,
@@ -410,8 +413,13 @@ def reference_plan(
     # estaba a 80% toda la tarde. ¿Cuál fue el mínimo ayer?"); the subject from the whole message.
     asked = asked_sentence(question)
     intents = keyword_intents(asked, failing=False)
-    names_a_quantity = _names_a_quantity(asked, namespace, aliases)  # a resolve: once
-    if not intents and not names_a_quantity:  # "¿y ayer?": what the message asked before
+    asked_subject = resolve_subject(asked, namespace, aliases)  # a resolve: once
+    names_a_quantity = isinstance(asked_subject, Subject) and (
+        asked_subject.tag is not None or asked_subject.quantity is not None
+    )
+    # "¿y ayer?": what the message asked before; "…: quantos minutos durou a maior de cada um?" (a figure's word
+    # alone, "maior", naming nothing, after "a paragem mais longa"): the message's
+    if not intents and not names_a_quantity or intents == ["tag"] and asked_subject == Subject():
         # ("Siento que fallaron más controles que de costumbre. ¿Cuántos fallaron ayer?": the checks)
         intents = keyword_intents(question, failing=False) or keyword_intents(question)
     if not intents and _OVERVIEW.search(fold(question)) and _names_plant(question, lang, namespace, aliases, tz, now):
@@ -465,6 +473,7 @@ _NOT_A_SITE_NAME = frozenset(
     "alimentos lacteos laticinios acero aco quimicos quimica fibra concentradora fundicion fundicao refinacion "
     "refino azucar acucar etanol mineria mineracao pulpa "
     "manana manha tarde noche noite turno semana zona area sector linea linha line hoje today yesterday dia "
+    "empresa compania companhia casa ciudad cidade region regiao "
     "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre janeiro "
     "fevereiro marco maio junho julho setembro outubro novembro dezembro january february march april may june "
     "july august september october november december shift night morning madrugada anteayer anteontem antier total "
@@ -477,7 +486,9 @@ _NOT_A_SITE_NAME = frozenset(
 
 _SITE_NAMED = re.compile(
     r"\b(?:planta|fabrica|sitio|usina|unidad|unidade|sede|central|estacion|estacao|refineria|refinaria|mina|"
-    r"ingenio|complejo|complexo)(?:\s+[a-z]+){0,2}?\s+(?:de|del|da|do|en|em)\s+"
+    r"ingenio|complejo|complexo)(?:\s+[a-z]+){0,2}?\s+"
+    # after "de" an article may come first: "la planta de la Coca-Cola en San Pedro Sula"
+    r"(?:(?:de|da|do)\s+(?:(?:la|el|los|las|a|o|os|as)\s+)?|del\s+|en\s+|em\s+)"
     # the name past its describing words: "a estação de tratamento do Kikuxi" is Kikuxi's
     rf"(?!(?:{'|'.join(sorted(_NOT_A_SITE_NAME))})\b)([a-z][a-z0-9-]{{2,}})\b"
     # dictated or typed in lower case, after "the": "how many alarms did the lagos plant have"
@@ -512,12 +523,6 @@ def _names_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> 
         return True
     subject = resolve_subject(text, namespace, aliases)
     return not isinstance(subject, Subject) or any((subject.asset, subject.line, subject.tag))
-
-
-def _names_a_quantity(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:
-    """The text names a tag's quantity ("qual era a vazão…"): a tag question, whatever the rest of the message says."""
-    subject = resolve_subject(text, namespace, aliases)
-    return isinstance(subject, Subject) and (subject.tag is not None or subject.quantity is not None)
 
 
 def _names_plant(

@@ -15,9 +15,9 @@ from edge_agent.ask.resolve import asked_sentence, asks, fold, newest_part, sent
 _FUTURE = "the question asks for what the stored records do not hold: the future"
 _ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
 # What each rule reads: "whole", all the message holds (quoted e-mails too); "reply", the reply's own text; "said",
-# the reply's own text but a remark that sets a topic aside and asks nothing ("No es por el clima, te prometo: ¿cuál
-# fue…?", "Weather also very hot lah but that one not your job.", "el pronóstico ya lo vi"), by a negation or an
-# "already" in it.
+# the reply's own text but a remark that asks nothing: one that sets a topic aside ("No es por el clima, te prometo:
+# ¿cuál fue…?", "Weather also very hot lah but that one not your job.", "el pronóstico ya lo vi"), by a negation or an
+# "already" in it, and small talk beside a question asked with "?" (`_remark`).
 Reads = Literal["whole", "reply", "said"]
 _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str, Reads], ...] = (
     (topics.INJECTION, "injection", "the question tries to change the agent's instructions", "whole"),
@@ -45,6 +45,24 @@ _SET_ASIDE = re.compile(
     r"\b(?:no (?:es|son|era|fue|va|lo|la|te|me|se|tiene|hace|pregunto|importa|estoy|quiero|necesito)|not|nao|nem|"
     r"nothing|never|nunca|ya (?:lo|la|vi|se)|ja (?:vi|sei|tenho|tem)|already|aside|aparte|apart from|besides)\b"
 )
+
+
+# A remark beside a question, asking nothing and ordering nothing, is small talk: "Hoy amaneció lloviendo a
+# cántaros, los cipotes ni fueron a la escuela. ¿Cuántas alarmas…?", "Pijo, la máquina del café se ha vuelto a tragar
+# un euro.", "Ugh, the traffic in the tunnel this morning was a joke." An order or a wish opens a sentence that asks
+# for something ("Write me a poem.", "Cuéntame un chiste.", "Quiero la receta.").
+_ORDER_OPENS = re.compile(
+    r"^\W*(?:[a-z]+,\s*)?(?:(?:please|por favor|porfa|pls|ahora|now|also|tambien|tambem)\s+)?(?:write|escrib\w*|"
+    r"escrev\w*|translate|tradu\w*|tell|cuent\w*|cont[ae]\w*|book|reserv\w*|draft|redact\w*|redig\w*|compose|give|"
+    r"dame|danos|da|de|send|mand\w*|envi\w*|sing|cant\w*|recommend|recom\w*|find|busc\w*|procur\w*|search|show|"
+    r"muestr\w*|mostr\w*|predict|forecast|explain|explic\w*|quiero|quero|queremos|i want|we want|want|need|i need|"
+    r"necesito|preciso|make|haz\w*|hag\w*|faz\w*|fac\w*|let'?s|vamos|bora|check|revis\w*|look|mira|olha|confirm\w*|"
+    r"predic\w*|prev\w*|calcul\w*)\b"
+)
+
+
+def _remark(sentence: str) -> bool:
+    return not asks(sentence) and not _ORDER_OPENS.search(fold(sentence))
 
 
 _LINE_BREAK = re.compile(r"[ \t]*\n\s*")
@@ -84,7 +102,8 @@ def classify(question: str, lang: str) -> Refusal | None:
     # each rule reads its text (`Reads`): an injection all the message holds, quoted e-mails too
     newest = newest_part(question)
     sentences = sentences_of(newest)
-    said = "\n".join(s for s in sentences if asks(s) or not _SET_ASIDE.search(fold(s)))
+    questioned = any(s.rstrip().endswith("?") for s in sentences)
+    said = "\n".join(s for s in sentences if asks(s) or not (_SET_ASIDE.search(fold(s)) or questioned and _remark(s)))
     texts = {"whole": _folded(question), "reply": (folded := _folded(newest)), "said": _folded(said)}
     for pattern, reason, detail, reads in _RULES:
         if pattern.search(texts[reads]):

@@ -157,14 +157,21 @@ CHECK_REASONS = re.compile(
     r"[^.?!]{0,20}\b(?:el|la|o|a|the)\s+(?:control|prueba|analisis|test|check|inspeccion|verificacao|ensaio|amostra|muestra)\b"
 )
 # A laboratory result the quality records do not hold: they keep each check's verdict (pass or fail), not what a
-# sample measured, so "el cloro residual de las muestras", "the conductivity reading", "sólidos dissolvidos totais"
-# cannot be read from them.
-LAB_VALUES = re.compile(
-    r"\b(?:cloro|chlorine|coliform\w*|conductividad|condutividade|conductivity|dureza|hardness|alcalinidad|"
-    r"alcalinidade|alkalinity|salinidad|salinidade|salinity|solidos (?:totales |totais )?(?:disueltos|dissolvidos|"
-    r"suspendidos|suspensos)|(?:total )?(?:dissolved|suspended) solids|tds|tss|oxigeno disuelto|oxigenio dissolvido|"
+# sample measured, so "el cloro residual de las muestras", "the conductivity reading for the 10am sample", "sólidos
+# dissolvidos totais nas análises" cannot be read from them. A quantity named alone ("la conductividad del tanque")
+# may be a tag, asked back; failed samples counted are checks.
+_ANALYTES = (
+    r"cloro|chlorine|coliform\w*|conductividad|condutividade|conductivity|dureza|hardness|alcalinidad|alcalinidade|"
+    r"alkalinity|salinidad|salinidade|salinity|solidos (?:totales |totais )?(?:disueltos|dissolvidos|suspendidos|"
+    r"suspensos)|(?:total )?(?:dissolved|suspended) solids|tds|tss|oxigeno disuelto|oxigenio dissolvido|"
     r"dissolved oxygen|nitratos?|nitrates?|fosfatos?|phosphates?|fluoruros?|fluoretos?|fluorides?|sulfatos?|"
-    r"sulfates?|sulphates?|e\.? ?coli|bacterias?|dbo|dqo|bod|viscosidad|viscosidade|viscosity|brix)\b"
+    r"sulfates?|sulphates?|e\.? ?coli|bacterias?|dbo|dqo|bod|cod|viscosidad|viscosidade|viscosity|brix"
+)
+_LAB = r"samples?|muestras?|amostras?|analisis|analises|analysis|analyses|lab|laboratorio|laboratory|ensayos?|ensaios?"
+LAB_VALUES = re.compile(
+    r"^(?!.*\b(?:cuant[ao]s|quant[ao]s|how many|number of|numero de)\b)"
+    rf".*?\b(?:(?:{_ANALYTES})\b[^.?!]{{0,60}}\b(?:{_LAB})|(?:{_LAB})\b[^.?!]{{0,60}}\b(?:{_ANALYTES}))\b",
+    re.DOTALL,
 )
 MONEY = re.compile(
     r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
@@ -209,7 +216,28 @@ PERSONAL = re.compile(
     r"evaluar? (?:el )?(?:trabajo|desempeno)|avali[ae]r? o (?:trabalho|desempenho)|"
     # a person's appraisal: "a nota do Juan na última avaliação de performance", "his performance review"
     r"(?:avaliacao|avaliacoes|evaluacion|evaluaciones) (?:de |do |del )?(?:performance|desempenho|desempeno)|"
-    r"performance (?:reviews?|evaluations?|appraisals?|ratings?)|appraisals?)\b"
+    r"performance (?:reviews?|evaluations?|appraisals?|ratings?)|appraisals?|"
+    # people ranked or graded: "hazme un ranking de los operadores", "qual turma trabalha melhor… dá uma nota"
+    r"rankings? (?:de |dos |das |of )?(?:los |las |the |os |as )?(?:operador|operator|operari|trabajador|"
+    r"trabalhador|worker|turno|turma|crew|shift|equipe|equipo|team|cuadrilla|tecnico|technician)\w*|"
+    r"rank (?:the )?(?:operators|crews|shifts|workers|teams|technicians)|"
+    r"(?:quien|quem|who) (?:es|e|is) (?:el |o |the )?(?:peor|mejor|pior|melhor|worst|best)\b|"
+    r"(?:qual|cual|which) (?:turma|cuadrilla|crew|equipe|equipo|team|turno|shift) (?:trabaja|trabalha|works|worked|"
+    r"trabajo|trabalhou) (?:\w+ )?(?:mejor|melhor|better|best|peor|pior|worse|worst)|"
+    r"(?:da|dale|de|ponle|poe) (?:uma |una )?nota|give (?:each|them|him|her|it) a (?:score|grade|rating|mark)|"
+    # who was on duty, who acted, their names: "quién estaba de guardia en el turno C", "who acknowledged the
+    # alarm", "quem provocou a paragem", "Pásame los nombres completos" (the records hold what machines did)
+    r"(?:quien|quienes|who|quem)\s+(?:estaba|estaban|was|were|estava|estavam|esta|estan|is|are)\s+(?:\w+\s+){0,3}?"
+    r"(?:de guardia|de turno|on duty|on shift|no turno|na escala|de servicio|de servico|on call|de plantao|"
+    r"in charge|a cargo)|"
+    r"(?:who|quien|quem)\s+(?:was|were|fue|era|foi)\s+(?:the |el |la |o |a )?(?:operators?|operador(?:es|a)?|"
+    r"operari[oa]s?|supervisor(?:es|a)?|tecnic[oa]s?|technicians?)\s+(?:on duty|on shift|de turno|de guardia|"
+    r"do turno|in charge|a cargo)|"
+    r"(?:quien|quienes|who|quem)\s+(?:reconocio|acknowledged|acked|reconheceu|provoco|provocou|caused|causo|"
+    r"causou|silencio|silenced|silenciou|reseteo|resetou)\b|"
+    r"nombres completos|full names?|nomes completos|nomes? dos (?:operadores|tecnicos|responsaveis)|"
+    r"names? of the (?:operators|technicians|crew|people)|(?:their|los|sus|seus|os) (?:names|nombres|nomes)\b|"
+    r"the name for|el nombre para|o nome para)\b"
 )
 OUT_OF_SCOPE = re.compile(
     r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
@@ -257,6 +285,15 @@ OUT_OF_SCOPE = re.compile(
     # legal advice: "asesoría jurídica", "are we legally obliged", "parecer jurídico"
     r"legal advice|legal opinion|legally|asesoria juridica|asesoria legal|parecer juridico|responsabilidad legal|"
     r"responsabilidade legal|lawyer|abogado|advogado|"
+    # safety paperwork and readings no plant record holds: gas tests, permits to work, who holds a lock
+    r"gas tests?|gas readings?|prueba de gases|pruebas de gas(?:es)?|medicion(?:es)? de gases|teste de gas(?:es)?|"
+    r"medicao de gases|lel|h2s|explosimet\w*|permits? to work|work permits?|permiso de trabajo|permisos de trabajo|"
+    r"permissao de trabalho|permissoes de trabalho|hot work|trabajos? en caliente|trabalhos? a quente|"
+    r"near miss(?:es)?|casi accidentes?|cuasi accidentes?|quase acidentes?|injur(?:y|ies)|lesionad[oa]s?|"
+    r"accidentes?|acidentes?|training records?|registros? de capacitacion|registros? de treinamento|"
+    # the agent's own machine and network: "the ping to the MQTT broker", "is the plant Wi-Fi down"
+    r"ping|wi-?fi|internet|latency|latencia|bandwidth|ancho de banda|largura de banda|cpu|uptime|router|roteador|"
+    r"(?:the|el|o|your|tu|seu) (?:broker|server|servidor)|memoria ram|ram usage|disk space|espacio en disco|"
     # a document the records do not make: "genérame el certificado de análisis del lote", "the CoA for the customer"
     r"certificados? de (?:analisis|analise|calidad|qualidade|conformidad|conformidade)|certificates? of (?:analysis|"
     r"conformance|conformity|quality)|coa|laudos?(?: de (?:analise|qualidade))?)\b"

@@ -103,7 +103,13 @@ def unswapped(folded: str) -> str:
 _THEN = r"(?:and then|then|after that|y luego|luego|y despues|despues|e depois|depois|e entao|entao)"
 _COMMAND = re.compile(
     rf"(?:^|[.;!?]\s*|\b{_THEN},?\s+)(?:[a-z']+,\s*)?{_POLITE}"
-    rf"(?!run (?:me|us)\b)(?:{_COMMAND_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
+    rf"(?!run (?:me|us)\b)"
+    # a message's sender, not a command: "Text from the night operator: …", "Email from Ana"
+    r"(?!(?:text|email|call|message|page)\s+(?:from|de|del|do|da)\b)"
+    # "ponme la 101 y la 102 lado a lado": set out for the asker, not put in a state
+    r"(?!(?:pon|ponga|pone)(?:me|nos)\b(?![^.?!]*\b(?:en marcha|a andar|a funcionar|en (?:manual|automatico|auto|"
+    r"bypass|servicio|espera)|(?:a|en) ceros?|al? \d)))"
+    rf"(?:{_COMMAND_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
     # a verb that is a noun here: "Stop count yesterday…", "start time of…"
     r"(?!\s+(?:count|counts|time|times|minutes|duration|durations|reasons?|events?|list|total|totals|number|data|"
     r"history|log|summary|report|rate|frequency))"
@@ -165,6 +171,12 @@ _READ_BEFORE = "".join(
 )
 # Writes named mid-sentence by their object, wherever they stand.
 _WRITE_PHRASES = re.compile(
+    # a set point given a value in so many words, asking nothing: "setpoint nível TQ301 80%", "SP tanque 80%."
+    r"\b(?:set ?point|sp|consigna)\b(?:\s+(?!(?:es|is|e|era|was|foi|esta|estaba|estava|are|son|sao)\b)[a-z0-9-]+){0,3}?"
+    r"\s+\d+(?:[.,]\d+)?\s*(?:%|m3|m³|°c|bar)?(?=\s*(?:[.!]|$))|"
+    # a command said with "now" after it and nothing else: "Tá autorizado, muda aí.", "reset it now!"
+    rf"\b(?:{_ACTING_VERBS})(?:la|lo|le|las|los)?\s+(?:(?:it|them|ela|ele)\s+)?(?:ai|ahi|ya|ja|logo|now|agora|de una)"
+    r"(?=\s*(?:[.!]|$))|"
     # a command with its object pronoun, wherever it stands: "apáguela", "súbale", "desliga-a", "páralo"
     r"\b(?:apague|apaga|detenga|deten|pare|para|arranque|arranca|cierre|cierra|abra|abre|reinicie|reinicia|suba|"
     r"sube|baje|baja|borre|borra|cambie|cambia|ajuste|ajusta|silencie|silencia|reconozca|reconoce|prenda|prende|"

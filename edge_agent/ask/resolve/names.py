@@ -507,11 +507,13 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 def _id_pattern(identifier: str) -> str:
-    """ "P-101" → matches "p-101", "p101", "p 101", "p_101" (its letter and digit runs, any one separator between)."""
+    """ "P-101" → matches "p-101", "p101", "p 101", "p_101" (its letter and digit runs, any one separator between),
+    and "p-0101" (a number padded with zeros, as some tag lists write it)."""
     runs = re.findall(r"[a-z]+|\d+", fold(identifier))
     if not runs:
         return _phrase(fold(identifier))
-    return r"(?<![a-z0-9])" + r"[\s\-_.]?".join(re.escape(r) for r in runs) + r"(?![a-z0-9])"
+    said = ("0*" + re.escape(r.lstrip("0")) if r.isdigit() and r.lstrip("0") else re.escape(r) for r in runs)
+    return r"(?<![a-z0-9])" + r"[\s\-_.]?".join(said) + r"(?![a-z0-9])"
 
 
 def _line_shaped(lines: AbstractSet[str]) -> re.Pattern[str]:

@@ -81,11 +81,14 @@ _ENGLISH_UNITS = frozenset(("one", "two", "three", "four", "five", "six", "seven
 # What may follow a hundred and "e" in pt: "cento e um", "cento e doze", "cento e vinte e um".
 _AFTER_E = frozenset(_UNITS) | frozenset(_TEENS) | frozenset(_TENS)
 _WORD = re.compile(r"[a-z]+|\S+|\s+")
+# Digit words joined by dashes, as an id is spelled out: "la bomba uno-cero-uno", "pump one-oh-one" (not
+# "twenty-five": a ten is no digit word).
+_DIGIT_DASH = re.compile(rf"\b({'|'.join(_UNITS)})-(?=(?:{'|'.join(_UNITS)})\b)")
 
 
 def spelled_numbers(folded: str, counted_after: AbstractSet[str] = frozenset()) -> str:
     """`folded` with each number in words replaced by its digits (module docstring)."""
-    parts = _WORD.findall(folded)
+    parts = _WORD.findall(_DIGIT_DASH.sub(r"\1 ", folded))
     words = [(i, p) for i, p in enumerate(parts) if not p.isspace()]
     out = list(parts)
     k = 0

@@ -604,6 +604,12 @@ _NOON = re.compile(
     # "las 12 del día", "ao 12 do dia": noon (not "las 12 del día 5", the 5th)
     r"|\b12(?::00)?\s+(?:del|do) dia\b(?!\s+(?:\d|de\b))"
 )
+# "from midnight to midnight", "de medianoche a medianoche": a whole day, its day said elsewhere ("…line stop
+# yesterday? Mi mean how many stops line 1 have, from midnight to midnight."), not today's midnight up to now.
+_MIDNIGHT_TO_MIDNIGHT = re.compile(
+    r"\b(?:from |de |desde |da )?(?:midnight|medianoche|meia[- ]noite) (?:to|till|until|a|hasta|ate|as) "
+    r"(?:midnight|medianoche|meia[- ]noite)\b"
+)
 # "12 midnight", "las 12 de la medianoche": the 12 goes with it, as with noon.
 _MIDNIGHT = re.compile(r"(?:\b12(?::00)?\s+(?:(?:de la|da|at)\s+)?)?\b(?:medianoche|meia[- ]noite|midnight)\b")
 # Hour words that alone read as articles ("las dos bombas" is both pumps) are the hour after a clock word when a clock
@@ -1117,6 +1123,10 @@ _LETTERS = re.compile(r"(?<![\w'-])[a-z]{2,10}(?![\w-])")
 _YTD = re.compile(r"\bytd\b(?=,?\s+(?:at\s+|@\s*)?\d)|(?<=\d\s)ytd\b|(?<=\d[ap]m\s)ytd\b")
 
 
+# Chat's "y-day", "y'day" for yesterday ("C201 flow 2pm y-day?", "y-day's A shift").
+_Y_DAY = re.compile(r"\by[-'/]day\b")
+
+
 # The night before last as people spell it: "anteanoche", "ante anoche", "ante-anoche", "antes de anoche" are
 # "antenoche", and every rule reads that one.
 _ANTENOCHE = re.compile(r"\b(?:ante-?anoche|ante anoche|antes de anoche)\b")
@@ -1144,7 +1154,7 @@ def _day_words(folded: str) -> str:
     folded = _LAST_NIGHTS_SHIFT.sub("yesterday's night shift", _SHIFT_OF_THE.sub(r"\1 shift", folded))
     folded = _THE_HOUR.sub(r"\1 \2", _CHAT_CLOCK.sub(lambda m: "a las" if m.group(0) == "alas" else "de", folded))
     folded = _YTD.sub("yesterday", _FIFTEEN_DAYS.sub(r"\1 2 semanas", _CARIBBEAN_THE.sub("the ", folded)))
-    folded = _BTW.sub("between", _ANTENOCHE.sub("antenoche", folded))
+    folded = _BTW.sub("between", _ANTENOCHE.sub("antenoche", _Y_DAY.sub("yesterday", folded)))
     return _LETTERS.sub(lambda m: _SHORT_WORDS.get(m.group(0)) or _slip_of(m.group(0)) or m.group(0), folded)
 
 
@@ -1211,7 +1221,7 @@ def _clock_words(folded: str) -> str:
     folded = _HYPHENED_CLOCK.sub(r"\1 ", _PART_HOUR_WORD.sub(lambda m: "2" if m.group(1) == "dos" else "1", folded))
     folded = _EXACTLY_BEFORE.sub(r"\1 ", _SPACED_MERIDIEM.sub(r"\1\2m", spelled_numbers(folded)))
     folded = _THIS_MORNING_CLOCK.sub(_this_morning_clock, folded)
-    folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", folded))
+    folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", _MIDNIGHT_TO_MIDNIGHT.sub("the whole day", folded)))
     folded = _MIDNIGHT_BETWEEN.sub(_midnight_between, _VIRADA.sub("virada a 0:00 ", _ARTICLE_CLOCK.sub(r"\1 ", folded)))
     folded = _ARTICLE_HOURS.sub(lambda m: _ARTICLE_HOUR_VALUES[m.group(0)], folded)
     folded = _HOUR_WORD_ENDING.sub(r"\g<1>1", folded)
