@@ -15,7 +15,9 @@ from edge_agent.ask.language import detect_language
 from edge_agent.ask.plan import Plan, ToolCall
 from edge_agent.ask.planner import MAX_QUESTION_CHARS, RELIABILITY_DAYS, keyword_intents, reference_plan
 from edge_agent.ask.refusal import classify, verbs
+from edge_agent.ask.resolve import find_instant, find_window
 from edge_agent.ask.tools import TOOLS
+from edge_agent.ask.tools.models import Window
 from tests.test_ask_resolve import ALIASES, MEXICO, NAMESPACE, SHIFTS, local, plant_namespace
 
 # Wednesday 2026-03-11 10:30 in Mexico City (16:30 UTC), during shift A (06:00-14:00 local, 12:00-20:00 UTC).
@@ -2523,3 +2525,113 @@ class TestBlindSets152To159:
     )
     def test_no_command_where_none_is_given(self, question: str) -> None:
         assert classify(question, "en") is None
+
+
+class TestBlindSets160To167:
+    """What blind sets 160-167 found: "if P-101 stopped…" and "not the whole line" open no command, a document's
+    reference ("Ref.ª: OT-4471") names no equipment, "a efectos del análisis de fiabilidad" as a purpose, alarms
+    that "se dispararon" after alarms were named, "la planta en general" is no other site, "pee one oh to" read
+    aloud; refused besides: statistics no tool gives, leave asked to act ("is it OK if you reset…"), homework, the
+    company's other plants, a write asked in the passive ("solicito que se corrija"), a closed work order."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            ("Ve, si la P-101 paró ayer, ¿cuántas veces fue que paró en todo el día?", "es", [("stops", "P-101")]),
+            ("Se a bomba 102 parou hoje, quantas paradas foram até agora?", "pt", [("stops", "P-102")]),
+            (
+                "Not the whole line, just the pumps: what was the highest bearing temperature on each of P-101 and "
+                "P-102 yesterday?",
+                "en",
+                [("tag_stats", "P-101.bearing_temp_c"), ("tag_stats", "P-102.bearing_temp_c")],
+            ),
+            (
+                "Dear Sir or Madam, For our records (ref. ALM-2084), please could you state how many alarms pump "
+                "P-101 raised yesterday between 12:00 and 18:00? Yours faithfully, Thomas Reid, Control Room",
+                "en",
+                [("alarms", "P-101")],
+            ),
+            (
+                "Exmos. Senhores, solicito a vibração máxima da bomba P-101 ontem. Ref.ª: OT-4471. Com os melhores "
+                "cumprimentos, Eng.º Rui Carvalho, Manutenção",
+                "pt",
+                [("tag_stats", "P-101.vibration_mm_s")],
+            ),
+            (
+                "Solicito el número de controles no conformes de la línea 1 de ayer. Incidencia NC-0761. Atentamente, "
+                "Departamento de Calidad.",
+                "es",
+                [("quality_checks", "L1")],
+            ),
+            (
+                "Estimado asistente: a efectos del análisis de fiabilidad (Ref.: FIAB-0093), le solicito la duración "
+                "de la parada más larga que sufrió la bomba P-101 ayer.",
+                "es",
+                [("stops", "P-101")],
+            ),
+            (
+                "Ya sé que ayer hubo un montón de alarmas; decime solo las de la bomba P-101: ¿cuántas se dispararon?",
+                "es",
+                [("alarms", "P-101")],
+            ),
+            (
+                "Para comparar con la planta en general: ¿cuántas paradas tuvo ayer la P-101?",
+                "es",
+                [("stops", "P-101")],
+            ),
+            ("average flow on pee one oh to yesterday between two and three", "en", [("tag_stats", "P-102.flow_m3h")]),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_160_to_167_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]]
+    ) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan)
+        assert [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls] == calls
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("Mirá, ¿cuál fue la desviación estándar de la vibración de la P-102 ayer?", "out_of_scope"),
+            ("What's the 95th percentile of P-102's vibration over yesterday's day shift?", "out_of_scope"),
+            ("Tem correlação entre a temperatura do mancal e a vibração do C-201? Qual o coeficiente?", "out_of_scope"),
+            ("Is it OK if you reset the high vibration alarm on P-101 for me?", "write_request"),
+            ("uh go ahead and shut down pee one oh two right now over", "write_request"),
+            ("solve this for my physics homework: a 5 kg block slides down a ramp", "out_of_scope"),
+            (
+                "¿Cuánto produjeron ayer las otras fábricas de la empresa, la de Warnes y la de Cochabamba?",
+                "out_of_scope",
+            ),
+            ("Solicito que se corrija en el sistema la producción registrada ayer en la línea 1.", "write_request"),
+            ("Solicito que seja apagado do registo o alarme do compressor C-201 de ontem.", "write_request"),
+            ("Would you ever close work order WO-4715 and mark that stop as planned maintenance?", "write_request"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_160_to_167_put_it(self, question: str, reason: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, Refusal) and got.reason == reason
+
+    def test_the_midnight_passed_between_two_days_is_the_second_days(self) -> None:
+        got = find_instant(
+            "Que vibração tinha a P-102 à meia-noite, na passagem de ontem para hoje?", "pt", tz=MEXICO, now=NOW
+        )
+        assert got == local(MEXICO, 2026, 3, 11, 0)
+
+    @pytest.mark.parametrize(
+        ("question", "window"),
+        [
+            (
+                "the top bearing temp on P-102 in the last hour of B shift yesterday",
+                ("2026-03-11T03:00", "2026-03-11T04:00"),
+            ),
+            ("la vibración en B shift yesterday, 9 to 10 pm", ("2026-03-11T03:00", "2026-03-11T04:00")),
+            ("the first half of yesterday's A shift", ("2026-03-10T12:00", "2026-03-10T16:00")),
+            ("A primera hora de ayer, de 6 a 8 de la mañana", ("2026-03-10T12:00", "2026-03-10T14:00")),
+            ("Na última hora do turno C, das 5h às 6h de hoje", ("2026-03-11T11:00", "2026-03-11T12:00")),
+            ("The shift I'm handing over is today's A, 6 am to 2 pm", ("2026-03-11T12:00", "2026-03-11T16:30")),
+        ],
+    )
+    def test_a_part_of_a_window_and_hours_inside_a_shift(self, question: str, window: tuple[str, str]) -> None:
+        got = find_window(question, "en", tz=MEXICO, shifts=SHIFTS, now=NOW)
+        assert isinstance(got, Window)
+        assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window

@@ -192,11 +192,14 @@ OVERVIEW_INTENTS = ("stops", "alarms")
 # What a figure is wanted for, not what is asked: "for the reliability report", "for the quality review", "pra fechar o
 # relatório", "para la reunión de calidad": its words name no intent.
 _FOR_A_PURPOSE = re.compile(
-    r"\b(?:for|para|pra|pro|pal|pa'?|to close|to finish|fechar|cerrar|terminar|llenar|preencher)\s+"
+    r"\b(?:for|para|pra|pro|pal|pa'?|to close|to finish|fechar|cerrar|terminar|llenar|preencher|a efectos del?|"
+    r"para efeitos d[eoa]s?|for the purposes? of)\s+"
     r"(?:the|my|our|this|el|la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z'-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
     r"reviews?|revision|revisao|meetings?|reunion|reuniao|audits?|auditoria|presentation|presentacion|apresentacao|"
     # a KPI worked out from the figure: "para el cálculo del MTBF", "for the MTBF calc", "para sacar el MTTR"
-    r"calculos?|calculations?|calcs?)(?:\s+(?:del?|do|da|of(?: the)?)\s+(?:mtbf|mttr|oee|kpis?|indicadores?))?\b"
+    r"calculos?|calculations?|calcs?|analisis|analise|analysis|estudios?|estudos?|studies|study)"
+    r"(?:\s+(?:del?|do|da|of(?: the)?)\s+(?:mtbf|mttr|oee|kpis?|indicadores?|fiabilidad|confiabilidad|fiabilidade|"
+    r"confiabilidade|reliability|calidad|qualidade|quality))?\b"
     r"|\b(?:for|para|pra|to)\s+(?:sacar|calcular|computar|work out|calculate|compute|figure out|tirar)\s+"
     r"(?:el|la|los|o|a|os|the|my|our|mi|meu)?\s*(?:mtbf|mttr|oee|kpis?|indicadores?)\b"
 )
@@ -419,6 +422,10 @@ def reference_plan(
     )
     # "¿y ayer?": what the message asked before; "…: quantos minutos durou a maior de cada um?" (a figure's word
     # alone, "maior", naming nothing, after "a paragem mais longa"): the message's
+    trips_only = intents == ["stops"] and not _INTENTS["stops"].search(_ALARM_TRIP.sub(" ", fold(asked)))
+    if trips_only and "alarms" in keyword_intents(question):
+        # "…hubo un montón de alarmas; decime solo las de la P-101: ¿cuántas se dispararon ayer?": alarms went off
+        intents = ["alarms"]
     if not intents and not names_a_quantity or intents == ["tag"] and asked_subject == Subject():
         # ("Siento que fallaron más controles que de costumbre. ¿Cuántos fallaron ayer?": the checks)
         intents = keyword_intents(question, failing=False) or keyword_intents(question)
@@ -473,7 +480,7 @@ _NOT_A_SITE_NAME = frozenset(
     "alimentos lacteos laticinios acero aco quimicos quimica fibra concentradora fundicion fundicao refinacion "
     "refino azucar acucar etanol mineria mineracao pulpa "
     "manana manha tarde noche noite turno semana zona area sector linea linha line hoje today yesterday dia "
-    "empresa compania companhia casa ciudad cidade region regiao "
+    "empresa compania companhia casa ciudad cidade region regiao general geral global completa completo entera inteira "
     "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre janeiro "
     "fevereiro marco maio junho julho setembro outubro novembro dezembro january february march april may june "
     "july august september october november december shift night morning madrugada anteayer anteontem antier total "

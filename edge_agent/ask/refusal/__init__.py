@@ -29,6 +29,12 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str, Reads], ...] = (
     (topics.DEFINITION, "out_of_scope", "the plant's records hold figures, not what a term means", "reply"),
     (topics.SCRAP_REASONS, "out_of_scope", "production records hold how much was scrapped, not why", "reply"),
     (topics.CHECK_REASONS, "out_of_scope", "quality records hold a check's verdict, not why it failed", "reply"),
+    (
+        topics.STATISTICS,
+        "out_of_scope",
+        "the tools give minimum, maximum, mean, first and last values and counts",
+        "said",
+    ),
     (topics.LAB_VALUES, "out_of_scope", "quality records hold a check's verdict, not what a sample measured", "said"),
     (topics.UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure", "reply"),
     (topics.NONSENSE, "out_of_scope", "the question does not make sense as one about the plant's data", "reply"),

@@ -25,7 +25,8 @@ _CLAUSE = re.compile(
     r"after that|and|y|e)\b"
 )
 _OPENER = (
-    r"(?:(?:please|pls|plz|kindly|por favor|porfa|xfa|just|ok|okay|so|now|ahora|agora|ya|ja|also|tambien|tambem|tb|tbm|"
+    r"(?:(?:please|pls|plz|kindly|por favor|porfa|xfa|just|only|solo|apenas|ok|okay|so|now|ahora|agora|ya|ja|also|"
+    r"tambien|tambem|tb|tbm|"
     r"de paso|by the way|btw|while you'?re at it|ja agora|e ja agora|aproveita e|aprovecha y|abeg|"
     r"oye|oiga|hey|can you|could you|would you|will you|can u|would you mind|why don'?t you|why not|let'?s|"
     r"i need you to|i want you to|i'?d like you to|we need you to|go ahead and|puedes|podrias|puede|podria|podes|"
@@ -96,7 +97,8 @@ _READS = frozenset(
     note nota but mas pero porem however aunque embora though although leave if when as use usa usar utiliza utilize
     reckon reckoned think thought guess suppose believe bet wonder feel felt seems seemed looks looked heard hear
     noticed saw seen creo pienso acho imagino supongo sospecho parece parecia
-    ni nor neither nem tampoco up down out off back away here there
+    ni nor neither nem tampoco up down out off back away here there not no nao
+    si se if unless caso
     settle answer solve clarify explain help appreciate thank thanks cheers shot ta provide share
     """.split()
 )

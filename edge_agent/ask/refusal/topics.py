@@ -285,6 +285,14 @@ OUT_OF_SCOPE = re.compile(
     # legal advice: "asesoría jurídica", "are we legally obliged", "parecer jurídico"
     r"legal advice|legal opinion|legally|asesoria juridica|asesoria legal|parecer juridico|responsabilidad legal|"
     r"responsabilidade legal|lawyer|abogado|advogado|"
+    # homework: "solve this for my physics hw", "resuelve esta ecuación"
+    r"homework|deberes|dever de casa|licao de casa|tpc|physics|fisica|maths?|matematicas?|algebra|calculus|"
+    r"equations?|ecuacion(?:es)?|equac(?:ao|oes)|solve (?:this|for)|resuelve (?:este|esta|esto)|"
+    r"resolve (?:esse|essa|isso|este|esta)|"
+    # the company's other plants: "las otras fábricas de la empresa", "todas las plantas del grupo"
+    r"(?:otras|outras|other|the other) (?:fabricas|plantas|plants|factories|sites|sitios|unidades|usinas|mills)|"
+    r"(?:plantas|fabricas|plants|factories|sites|unidades) (?:del|do|da|of the) (?:grupo|group|empresa|company|"
+    r"corporativo|corporacion)|"
     # safety paperwork and readings no plant record holds: gas tests, permits to work, who holds a lock
     r"gas tests?|gas readings?|prueba de gases|pruebas de gas(?:es)?|medicion(?:es)? de gases|teste de gas(?:es)?|"
     r"medicao de gases|lel|h2s|explosimet\w*|permits? to work|work permits?|permiso de trabajo|permisos de trabajo|"
@@ -297,6 +305,15 @@ OUT_OF_SCOPE = re.compile(
     # a document the records do not make: "genérame el certificado de análisis del lote", "the CoA for the customer"
     r"certificados? de (?:analisis|analise|calidad|qualidade|conformidad|conformidade)|certificates? of (?:analysis|"
     r"conformance|conformity|quality)|coa|laudos?(?: de (?:analise|qualidade))?)\b"
+)
+# A statistic no tool computes (they give the minimum, maximum, mean, first and last value, and counts): "la
+# desviación estándar", "the 95th percentile", "a mediana", a correlation's coefficient, a rate of change.
+STATISTICS = re.compile(
+    r"\b(?:desviacion (?:estandar|tipica)|desvio padrao|desvio-padrao|standard deviation|std ?dev|stdev|varianza|"
+    r"variancia|variance|mediana|median|percentil(?:es)?|percentiles?|\d{1,2}(?:st|nd|rd|th) percentile|"
+    r"correlacion|correlacao|correlation|correlated|correlacionad[ao]s?|coeficiente|coefficient|regresion|regressao|"
+    r"regression|rate of change|tasa de cambio|taxa de variacao|ritmo de cambio|derivada|derivative|moda estadistica|"
+    r"cuartil(?:es)?|quartis?|quartiles?)\b"
 )
 # A figure made up rather than read, or the data taken as other than they are: an instruction on how to answer, read
 # wherever the message gives it ("Conteste como si la bomba no se hubiera parado: ¿cuánto…?").

@@ -7,7 +7,9 @@ import re
 
 # A polite or indirect opening before a command: "por favor", "can you", "você pode", ...
 _POLITE = (
-    r"(?:(?:por favor|please|pls|porfa|kindly|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|"
+    # fillers a voice transcript keeps: "uh go ahead and shut down…", "eh, apaga…", "tipo, desliga…"
+    r"(?:(?:uh|um|uhm|erm|er|eh|ehh|ah|este|pues|tipo|bueno|well|"
+    r"por favor|please|pls|porfa|kindly|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|"
     r"abeg|ahorita|ahora|ya|now|agora|"
     r"bora|vai|aproveita e|aprovecha y|de paso|while you're at it|and then|e depois|y luego|then|y despues|"
     r"despues|luego|depois|e entao|entao|after that|afterwards)[\s,:]*)*"
@@ -127,12 +129,14 @@ _AND_COMMAND = re.compile(
 _ASKED_TO_ACT = re.compile(
     # "would you be able to reset…", "could you kindly…", "¿sería tan amable de anotar…?", "faz o favor de ligar…"
     # ("would you mind restarting…": `shapes.asked_to_act`)
-    r"\b(?:(?:(?:can|could|would|will) you|you could)(?: (?:be able to|kindly|please|possibly|maybe))?|"
+    r"\b(?:(?:(?:can|could|would|will) you|you could)(?: (?:be able to|kindly|please|possibly|maybe|ever))?|"
     r"(?:seria|serias|fuera|fueras|seria usted) (?:tan )?amable de|tenga la (?:bondad|amabilidad) de|"
     r"(?:haz|hazme|hagame|haga|faz|faca|faz-me) (?:o |el )?favor de|(?:teria|tem) a (?:bondade|gentileza) de|"
     r"(?:me |nos )?(?:puedes|podrias|puede|podria|pueden|podes)|(?:voce |tu )?"
     r"(?:pode|poderia|podia|podes|podias|consegue|consegues|conseguias|da pra|da para|tem como)|"
     r"why (?:don'?t|do not|not) you|why not|"
+    # asked leave to act: "is it OK if you reset the alarm for me?", "would it be alright for you to restart it"
+    r"(?:is it|would it be|will it be|it'?s) (?:ok|okay|alright|all right|fine|possible) (?:if you|for you to)|"
     r"(?:por ?que|pq|xq) (?:no|(?:voce |tu )?nao)(?: me)?|"
     # an impersonal request: "se ruega dejar…", "se solicita apagar…", "favor de reiniciar…", "pede-se desligar…"
     r"se (?:ruega|solicita|pide|requiere)|(?:hacer el )?favor de|(?:pede|solicita|roga)-se|"
@@ -162,7 +166,9 @@ _CONDITIONAL_COMMAND = re.compile(
     r"(?:s|ses|sses|ras|ses|es|as|is|em|en|am|an)?\b"
     r"|\b(?:seria|would be|it'?d be)\s+(?:[a-z]+\s+){0,2}(?:if|se|si)\b[^.?!]{0,80}\b(?:parad[ao]s?|apagad[ao]s?|"
     r"desligad[ao]s?|ligad[ao]s?|encendid[ao]s?|prendid[ao]s?|detenid[ao]s?|cerrad[ao]s?|abiert[ao]s?|"
-    r"fechad[ao]s?|abert[ao]s?|off|on|stopped|running|shut|closed|open|reset|silenced|silenciad[ao]s?)\b"
+    r"fechad[ao]s?|abert[ao]s?|stopped|running|shut|closed|open|reset|silenced|silenciad[ao]s?|"
+    # "on" as a state ("if P-101 were on by then"), not "checks on line 1"
+    r"off|on(?=\s*(?:[,.?!;]|$|(?:by|before|again|now|tonight|when|until)\b)))\b"
 )
 # Not after what makes a command form a read: "se apaga sola", "volvió a arrancar", "cuándo arranca", "quién apaga".
 _READ_BEFORE = "".join(
@@ -222,10 +228,12 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:mark|marks|flag|marc[a-z]*|marqu[a-z]*)\b[^.?!]{0,50}\b(?:as|como)\s+(?:(?:a|an|um|uma|un|una)\s+)?"
     r"(?:pass|good|valid|valido|valida|bueno|buena|bom|boa|approved|passed|done|complete|"
     r"completed|read|acknowledged|resolved|closed|ok|failed|reviewed|false positive|falso positivo|falsa alarma|"
+    r"planned|planead[ao]|planificad[ao]|programad[ao]|planejad[ao]|"
     r"falso alarme|invalid[ao]?|atendid[ao]|aprobad[ao]|leid[ao]|resuelt[ao]|cerrad[ao]|"
     r"revisad[ao]|aprovad[ao]|lid[ao]|resolvid[ao]|fechad[ao]|feito|hecho|reconocid[ao]|reconhecid[ao])s?\b"
     # a record written: "log a note that…", "open a ticket", "create a work order", "registra una nota"
-    r"|\b(?:log|file|create|open|submit|raise|crea|crear|cria|criar|abre|abrir|abra|levanta|levantar|registra|"
+    r"|\b(?:log|file|create|open|close|submit|raise|crea|crear|cria|criar|abre|abrir|abra|cierra|cerrar|cierre|fecha|"
+    r"fechar|feche|levanta|levantar|registra|"
     r"registrar|registre|regista|registar|registe|anota|anotar|anote)\s+(?:a|an|the|una|un|uma|um|la|el|o|a)?\s*(?:new\s+|nueva\s+|nova\s+)?"
     r"(?:note|nota|entry|entrada|comment|comentario|ticket|work order|orden de trabajo|ordem de servico|incident|"
     r"incidente|chamado)\b"
@@ -557,6 +565,17 @@ _REQUESTED = re.compile(
     rf"nos|se|lhe)\s+)?(?:{'|'.join(_command_forms(after_que=True))})(?:la|lo|las|los|le|les|me)?\b"
 )
 
+# A write asked for in the passive: "solicito que se corrija en el sistema la producción", "solicito que seja apagado
+# do registo o alarme", "request that the record be deleted".
+_ASKED_DONE = re.compile(
+    r"\b(?:solicito|solicitamos|pido|pedimos|ruego|rogamos|requiero|peco|pedimos|quiero|quero|queremos|necesito|"
+    r"preciso|request|ask|asking)\s+que\s+(?:se|seja|sejam|sea|sean)\s+(?:corrija\w*|modifique\w*|cambie\w*|"
+    r"borre\w*|elimine\w*|apague\w*|altere\w*|anule\w*|sustituya\w*|substitua\w*|corrigid[ao]s?|corregid[ao]s?|"
+    r"apagad[ao]s?|eliminad[ao]s?|alterad[ao]s?|modificad[ao]s?|borrad[ao]s?|removid[ao]s?|excluid[ao]s?|"
+    r"anulad[ao]s?|substituid[ao]s?|sustituid[ao]s?)\b"
+    r"|\brequest that\b[^.?!]{0,60}\bbe (?:deleted|removed|corrected|changed|amended|modified|replaced|cancelled)\b"
+)
+
 # Voseo commands, told by their accent from the words they fold to ("pará la P-101" is "stop it", "para la P-101" is
 # "for P-101"): read in the text as written, lower-cased.
 VOSEO = re.compile(
@@ -659,6 +678,7 @@ _FAVOUR = re.compile(
 
 RULES: tuple[re.Pattern[str], ...] = (
     _COMMAND,
+    _ASKED_DONE,
     _AND_COMMAND,
     _FAVOUR,
     _VOSOTROS,

@@ -23,7 +23,7 @@ from rapidfuzz.distance import Levenshtein
 
 from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve.numbers import spelled_numbers
-from edge_agent.ask.resolve.text import fold
+from edge_agent.ask.resolve.text import fold, without_references
 from edge_agent.ask.tools import AssetInfo, Namespace, TagInfo
 from edge_agent.base.quantities import CANONICAL, NAMES
 
@@ -290,7 +290,7 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     """The line, asset and tag `text` names (module docstring); an empty Subject when it names none."""
     assets = {a.asset: a for a in namespace.assets}
     lines = {line.line for line in namespace.lines}
-    folded = _SHAKING_ASKED.sub(r"\1vibracion", _CORRECTED.sub(" ", said(text, [*assets, *lines])))
+    folded = _SHAKING_ASKED.sub(r"\1vibracion", _CORRECTED.sub(" ", without_references(said(text, [*assets, *lines]))))
     folded = _instrument_ids(folded, namespace)
     tokens = _TOKEN.findall(folded)
     tags = {t.tag: t for t in namespace.tags}
@@ -431,7 +431,12 @@ _NOT_AN_AREA = frozenset(
     "a an la el o os as los las un una uma um de da do del en em in at on of to por per "
     "the this that whole entire plant plants all our my your same any every each which what whose its their his her "
     "data grey gray wide one other planta fabrica usina produccion producao production process proceso processo "
-    "operacion operacao operation control mando controle".split()
+    "operacion operacao operation control mando controle "
+    # a department signing a message ("Departamento de Calidad", "QA Dept."), no place whose equipment is asked about
+    "calidad qualidade quality mantenimiento manutencao maintenance ingenieria engenharia engineering seguridad "
+    "seguranca safety operaciones operacoes operations planificacion planeamento planejamento planning compras "
+    "purchasing laboratorio laboratory lab fiabilidad confiabilidade fiabilidade reliability instrumentacion "
+    "instrumentacao instrumentation".split()
 )
 
 

@@ -81,6 +81,8 @@ _ENGLISH_UNITS = frozenset(("one", "two", "three", "four", "five", "six", "seven
 # What may follow a hundred and "e" in pt: "cento e um", "cento e doze", "cento e vinte e um".
 _AFTER_E = frozenset(_UNITS) | frozenset(_TEENS) | frozenset(_TENS)
 _WORD = re.compile(r"[a-z]+|\S+|\s+")
+# What follows an id read aloud, never a number: a day, a preposition, punctuation.
+_AFTER_AN_ID = frozenset("yesterday today between at from in on during last this over since , . ? ! ; :".split())
 # Digit words joined by dashes, as an id is spelled out: "la bomba uno-cero-uno", "pump one-oh-one" (not
 # "twenty-five": a ten is no digit word).
 _DIGIT_DASH = re.compile(rf"\b({'|'.join(_UNITS)})-(?=(?:{'|'.join(_UNITS)})\b)")
@@ -107,11 +109,14 @@ def _read(words: list[tuple[int, str]], k: int, counted_after: AbstractSet[str])
     """How many words from `k` make one number, and its digits; (0, "") when none starts there."""
     tokens = [w for _, w in words[k:]]
     digits = []
-    for token in tokens:  # "uno cero dos": two or more digit words read one by one
+    for n, token in enumerate(tokens):  # "uno cero dos": two or more digit words read one by one
         if token in _UNITS and token not in ("una", "uma", "un"):
             digits.append(str(_UNITS[token]))
-        else:
-            break
+            continue
+        # a recogniser's "to" for "two" ending an id read aloud: "pee one oh to yesterday" (not "one oh one to three")
+        if len(digits) >= 2 and token in ("to", "too") and (n + 1 == len(tokens) or tokens[n + 1] in _AFTER_AN_ID):
+            digits.append("2")
+        break
     if len(digits) >= 2:
         return len(digits), "".join(digits)
     if tokens[0] == "once" and (k == 0 or words[k - 1][1] not in _ELEVEN_AFTER):

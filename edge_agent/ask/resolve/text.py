@@ -37,8 +37,11 @@ _GREETING = re.compile(
     re.IGNORECASE,
 )
 # a colon too ("O João acha que …: qual era…?"), and a line break (an e-mail's lines); not after "a.m.", "p.m."
-# ("at 4:30 p.m. yesterday?")
-_SENTENCE_END = re.compile(r"(?<=[.!?:;])(?<![ap]\.m\.)(?<![AP]\.M\.)\s+|\s*\n\s*")
+# ("at 4:30 p.m. yesterday?"), nor inside a reference ("Ref.ª: OT-4471", "(ref. ALM-2084)")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?:;])(?<![ap]\.m\.)(?<![AP]\.M\.)(?<![Rr]ef\.)(?<![Rr]ef:)(?<![Rr]ef\.:)(?<![Rr]ef\.ª)(?<![Rr]ef\.ª:)"
+    r"\s+|\s*\n\s*"
+)
 
 
 # A sentence that asks without a "?": a question word or a request for a figure ("Para el informe necesito el caudal
@@ -91,6 +94,22 @@ def newest_part(question: str) -> str:
 def sentences_of(question: str) -> list[str]:
     """The message's sentences as written, a greeting opening it left out."""
     return [s for s in _SENTENCE_END.split(_GREETING.sub("", question, count=1)) if s.strip()]
+
+
+# A document's reference, folded: "Ref.ª: OT-4471", "(ref. ALM-2084)", "com referência ao chamado CH-4471", "incident
+# INC-6634", a work order's "OT-5520", "OS-2290", "WO-118". Its code names no equipment and no clock time.
+_REFERENCE = re.compile(
+    r"\b(?:(?:ref(?:erence|erencia|\.?a|\.?o)?s?|ticket|chamado|incidente?|incident|incidencia|ocurrencia|ocorrencia|"
+    r"caso|case|request|"
+    r"solicitud|solicitacao|pedido|folio|expediente|protocolo)\b[\s.:#-]*(?:(?:ao|al|a|do|de|del|to|the|el|o)\s+)?"
+    r"(?:(?:chamado|ticket|incidente?|incident|caso|case|pedido|orden|ordem|work order)\s+)?[a-z]{0,4}-?\d{2,7}|"
+    r"(?:ot|os|wo|inc|sr|ch|nc|ncr|req)-?\d{3,7})\b"
+)
+
+
+def without_references(folded: str) -> str:
+    """`folded` with each document reference (`_REFERENCE`) left out."""
+    return _REFERENCE.sub(" ", folded)
 
 
 def asks(sentence: str) -> bool:

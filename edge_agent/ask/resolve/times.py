@@ -103,7 +103,7 @@ import dateparser
 
 from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve.numbers import spelled_numbers
-from edge_agent.ask.resolve.text import fold
+from edge_agent.ask.resolve.text import fold, without_references
 from edge_agent.ask.tools import Window
 from edge_agent.config import ShiftConfig
 
@@ -199,7 +199,10 @@ _MONTH_DAY = re.compile(
 )
 _THIS_MONTH = re.compile(r"\b(?:this month|este mes|neste mes|lo (?:que|q|k) va del mes)\b")
 _LAST_YEAR = re.compile(
-    r"\b(?:last year|previous year|(?:el )?ano pasado|(?:o )?ano passado|(?:el |o )?ano anterior)\b"
+    r"\b(?:last year|previous year|(?:el )?ano pasado|(?:o )?ano passado|(?:el |o )?ano anterior|"
+    # a financial year past: "the last financial year", "el ejercicio fiscal anterior", "o ano fiscal passado"
+    r"(?:last|previous) (?:financial|fiscal) year|(?:el )?(?:ano|ejercicio) fiscal (?:pasado|anterior)|"
+    r"(?:o )?(?:ano|exercicio) fiscal (?:passado|anterior))\b"
 )
 _THIS_YEAR = re.compile(r"\b(?:this year|(?:de )?este ano|neste ano|deste ano)\b")
 # A year said after a month by its place ("December last year", "diciembre del año pasado", "dezembro deste ano").
@@ -439,7 +442,8 @@ _THIS_SHIFT = re.compile(rf"{_CURRENT_SHIFT}|\b(?:el turno|o turno|the shift)\b"
 # Said with today ("hj nesse turno até agora"), only these name the shift under way rather than the day.
 _TODAYS_SHIFT = re.compile(_CURRENT_SHIFT)
 _JUST_ENDED = (
-    r"(?:ended|finished|termino|terminado|acabo|acabado|terminou|acabou|finalizo|finalizou|finalizado|gone|closed)"
+    r"(?:ended|finished|termino|terminado|acabo|acabado|terminou|acabou|finalizo|finalizou|finalizado|gone|closed|"
+    r"wrapped(?: up)?|wound up|knocked off)"
 )
 _PREVIOUS_SHIFT = re.compile(
     r"\b(?:last shift|previous shift|prev shift|prev\. shift|prior shift|turno anterior|ultimo turno|turno pasado|"
@@ -491,10 +495,13 @@ _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
     ),
 }
 _NAMED_SHIFT = re.compile(
-    r"\b(?:turno|shift)\s+([a-z0-9]{1,12})\b|\b(?:the|el|o)\s+([a-z0-9]{1,12})\s+shift\b"
+    # not "the shift I'm handing over"
+    r"\b(?:turno|shift)\s+([a-z0-9]{1,12})\b(?!')|\b(?:the|el|o)\s+([a-z0-9]{1,12})\s+shift\b"
     r"|\b(?:yesterday'?s|today'?s|last|this)\s+([a-z0-9])\s+shift\b"
     # "during b shift": a letter before "shift" other than the article "a" (or "i"); "A shift" is read before folding
     r"|(?<![\w'-])([b-hj-z])\s+shift\b"
+    # the letter alone after the day, a shift said before it: "The shift I'm handing over is today's A, 6 am to 2 pm"
+    r"|\b(?:turno|shift)\b[^.?!]{0,40}\b(?:yesterday'?s|today'?s)\s+([a-z])(?=\s*(?:[,.;:?!]|$))"
 )
 # A shift's letter said after it, set off: "en el turno de anoche, el C", "last night's shift, the C", "no turno de
 # ontem (o B)" (a letter alone, not an id: "the C-201").
@@ -739,7 +746,9 @@ _DAY_WORD = "|".join(_DAYS_BACK)
 # between yesterday and today", "na virada da meia-noite de ontem pra hoje" ("na virada de ontem pra hoje" too).
 _VIRADA = re.compile(rf"\bvirada\s+(?:(?:da|de)\s+0:00\s+|do dia\s+)?(?=(?:de|do|del)\s+(?:{_DAY_WORD})\s)")
 _MIDNIGHT_BETWEEN = re.compile(
-    rf"\b0:00,?\s+(?:(?:de|del|do|da|from|between|of)\s+)?({_DAY_WORD})\s+"
+    rf"\b0:00,?\s+(?:(?:na|en el|en la|in the|on the|at the)\s+(?:passagem|paso|pasaje|transicao|transicion|virada|"
+    r"cambio|turn|changeover)\s+)?(?:(?:de|del|do|da|from|between|of)\s+)?"
+    rf"({_DAY_WORD})\s+"
     rf"(?:a|al|ao|pra|para|to|into|and|e|y|hasta|ate)\s+(?:(?:o|el)\s+)?({_DAY_WORD})\b"
 )
 # "at the 16:30" (a Spanish or Portuguese speaker's "a las", "às"): the article before a clock time said with its
@@ -966,8 +975,35 @@ def find_window(
 _WHOLE_DAY = re.compile(r"\b(?:the whole of|all of)\s+(yesterday|the day before yesterday)\b")
 
 
+# A part of a window named: "the last hour of B shift yesterday", "na última hora do turno C", "the first half of A
+# shift", "la primera hora del turno": that part of the window the rest names (not the hour before now).
+# (Spanish "a primera hora de ayer" is early yesterday, not its first hour.)
+_PART_OF = re.compile(
+    r"\b(?:(?:the|la|a)\s+)?(?:(?P<last>last|final|ultima)|(?P<first>first|(?<!\ba )primera|primeira))\s+"
+    r"(?:hour|hora)\s+(?:of|de|del|do|da)\b(?:\s+(?:the|el|la|o|a|my|mi|meu|minha)\b)?"
+    r"|\b(?:(?:the|la|a)\s+)?(?:(?P<half1>first|primera|primeira)|(?P<half2>second|segunda))\s+(?:half|mitad|metade)\s+"
+    r"(?:of|de|del|do|da)\b(?:\s+(?:the|el|la|o|a|my|mi|meu|minha)\b)?"
+)
+
+
+def _part_of(match: re.Match[str], window: Window) -> Window | Clarification:
+    """The part `match` names of `window`: its last or first hour, or a half."""
+    hour, middle = timedelta(hours=1), window.start + (window.end - window.start) / 2
+    if match.group("last"):
+        return _window(max(window.start, window.end - hour), window.end)
+    if match.group("first"):
+        return _window(window.start, min(window.end, window.start + hour))
+    return _window(window.start, middle) if match.group("half1") else _window(middle, window.end)
+
+
 def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | Clarification | None:
     """The window the folded text names (`find_window`)."""
+    if (part := _PART_OF.search(folded)) is not None:
+        rest = folded[: part.start()] + " " + folded[part.end() :]
+        named, day = _read(rest, site, shifts, lang), _day(rest, site, lang)
+        # hours said with it are that part already: "the last hour of B shift yesterday, 9 to 10 pm"
+        said = _hour_range(rest, site, day if isinstance(day, date) else None, shifts)
+        return _part_of(part, named) if isinstance(named, Window) and said is None else named
     if (until_now := _to_now(folded, site, shifts, lang)) is not None:
         return until_now
     if (whole := _WHOLE_DAY.search(folded)) is not None:  # "over the whole of yesterday": that day, whatever else
@@ -983,6 +1019,16 @@ def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Win
     for rule in (_dated_range, _since_said, _shift, _night, _hour_range, _since, _bounded, _at_clock, _part_of_day):
         found = rule(folded, site, day, shifts)
         if found is not None:
+            # hours said inside a shift named are what is asked ("in B shift yesterday, 9 to 10 pm"), and past hours
+            # said with a shift still to come name the one that ended ("turno C, das 5h às 6h de hoje")
+            inner = _hour_range(folded, site, day, shifts) if rule is _shift else None
+            if isinstance(inner, Window) and (
+                isinstance(found, Window)
+                and found.start <= inner.start < inner.end <= found.end
+                or isinstance(found, Clarification)
+                and found.reason == "future_window"
+            ):
+                return inner
             return found
     if day is not None:
         return _window(site.at(day, time(0, 0)), site.at(day + timedelta(days=1), time(0, 0)), site.now)
@@ -1062,7 +1108,8 @@ def _folded(text: str) -> str:
     """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), a
     mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
-    folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", fold(_CAPITAL_A_SHIFT.sub("shift A", text))))
+    folded = fold(_CAPITAL_A_SHIFT.sub("shift A", text))
+    folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", without_references(folded)))
     folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
     return _NIGHT_DATE.sub(_night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", folded))))
 
@@ -1709,7 +1756,7 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
             return Clarification(reason="unknown_shift", candidates=[shift.name for shift in shifts])
         return _shift_window(site, shifts[nth - 1], day, folded)
     for match in _NAMED_SHIFT.finditer(folded):
-        name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
+        name = next(group for group in match.groups() if group)
         if name not in names and name.isdigit() and 1 <= int(name) <= len(shifts):  # "turno 2": the second
             name = fold(shifts[int(name) - 1].name)
         if name in names:
