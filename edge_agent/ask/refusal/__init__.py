@@ -39,6 +39,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str, Reads], ...] = (
     (topics.UNIT_MISMATCH, "out_of_scope", "the question says a unit of what the unit cannot measure", "reply"),
     (topics.NONSENSE, "out_of_scope", "the question does not make sense as one about the plant's data", "reply"),
     *((pattern, "write_request", _ACTS, "reply") for pattern in verbs.RULES),
+    (topics.EXPORTS, "out_of_scope", "the agent answers in its reply: it exports, sends and schedules nothing", "said"),
     (topics.SHIPPED, "out_of_scope", "the plant's records hold what was made, not what was shipped", "said"),
 )
 # Read in the sentences that ask only: the future and a target where they are asked about, not in a remark beside the

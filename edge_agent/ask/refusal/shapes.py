@@ -99,6 +99,7 @@ _READS = frozenset(
     noticed saw seen creo pienso acho imagino supongo sospecho parece parecia
     ni nor neither nem tampoco up down out off back away here there not no nao
     si se if unless caso
+    ignora ignore ignorar olvida forget esquece skip quer querem quiere quieren quiero quero queremos
     settle answer solve clarify explain help appreciate thank thanks cheers shot ta provide share
     """.split()
 )

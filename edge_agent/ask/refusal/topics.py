@@ -20,6 +20,13 @@ INJECTION = re.compile(
     r"(?:(?:all|any|your|the|previous|prior|above|these|those|todas|todos|tus|sus|mis|vuestras|las|los|estas|esas|"
     r"suas|seus|tuas|teus|vossas|as|os|essas|estas|anteriores|de)\s+)*"
     r"(?:instructions|instrucciones|instrucoes|rules|reglas|regras|prompt|guidelines|directions|ordenes|ordens)"
+    # words to say back, and a figure fixed in advance: "repeat after me…", "for testing purposes reply with 0"
+    r"|\b(?:repeat after me|repite despues de mi|repita depois de mim|repete comigo|repite conmigo|say exactly|"
+    r"di exactamente|diz exatamente)\b"
+    r"|\b(?:reply|respond|answer|responde|responda|contesta|conteste)\s+(?:with\s+|con\s+|com\s+)?(?:a\s+)?\d+\s+"
+    r"(?:to|a|em|en|in)\s+(?:every|all|any|cualquier|todas?|todos?|tudo|qualquer)\b"
+    r"|\b(?:for testing purposes|para fines de prueba|pra fins de teste|para fins de teste|sin consultar (?:los datos|"
+    r"nada)|without (?:checking|looking at) (?:the data|anything)|sem consultar (?:os dados|nada)|nao consulta nada)\b"
     r"|\bsystem prompt\b|\bprompt (?:del|do) sistema\b|\bdeveloper mode\b|\bmodo (?:desarrollador|"
     r"desenvolvedor)\b|\bjailbreak\b|\bdan mode\b|\byou are now\b|\bahora eres\b|\bagora voce e\b|"
     r"\b(?:voce|tu|usted) (?:agora|ahora) (?:e|es|eres)\b|\bnow you are\b|"
@@ -100,6 +107,14 @@ FUTURE = re.compile(
     r"|\b(?:should|can|do) we expect\b|\b(?:mtbf|mttr|oee|produccion|producao|production|output) (?:previst[oa]|"
     r"proyectad[oa]|projetad[oa]|projected|forecast)\b|\bnext quarter\b"
     r"|\bproximo trimestre\b"
+    # what it is going to be or end at: "¿cuál va a ser la vibración…?", "cuánto vamos a tener producido cuando
+    # termine el turno", "where will Line 1 land by the end of the shift", "before knock-off", "la tarde de mañana"
+    r"|\b(?:va|van|vai|vao) (?:a )?ser\b|\bvamos (?:a )?(?:tener|cerrar|producir|hacer|sacar|ter|fechar|produzir|"
+    r"fazer)\b|\b(?:cuando|quando) (?:termine|acabe|terminen|acabar|terminar|fechar)\b|"
+    r"\bwhen the (?:shift|day) ends\b|\bby (?:the )?end of (?:the )?(?:shift|day)\b|\b(?:before|by|at) knock-?off\b|"
+    r"\bwill (?:[\w-]+ ){0,2}(?:land|end up|finish|close|trip|go down)\b|"
+    r"\b(?:manana|tarde|noche|madrugada) de manana\b|"
+    r"\b(?:next|proxim[oa]s?)\s+(?:product )?(?:changeovers?|cambios?(?: de producto)?|trocas?(?: de produto)?)\b"
     # a guess asked for: "Give me your best guess", "tu mejor estimado", "seu melhor palpite"
     r"|\b(?:best guess|your guess|educated guess|mejor estimad[oa]|tu estimad[oa]|palpite|adivina|adivinha)\b"
     # "When will P-101 fail next?", "will the pump break down again"
@@ -221,6 +236,8 @@ PERSONAL = re.compile(
     r"rankings? (?:de |dos |das |of )?(?:los |las |the |os |as )?(?:operador|operator|operari|trabajador|"
     r"trabalhador|worker|turno|turma|crew|shift|equipe|equipo|team|cuadrilla|tecnico|technician)\w*|"
     r"rank (?:the )?(?:operators|crews|shifts|workers|teams|technicians)|"
+    r"(?:cada|por|per|by|each) (?:operari[oa]|operador(?:a)?|operator|worker|trabajador|trabalhador|technician|"
+    r"tecnic[oa])\b|"
     r"(?:quien|quem|who) (?:es|e|is) (?:el |o |the )?(?:peor|mejor|pior|melhor|worst|best)\b|"
     r"(?:qual|cual|which) (?:turma|cuadrilla|crew|equipe|equipo|team|turno|shift) (?:trabaja|trabalha|works|worked|"
     r"trabajo|trabalhou) (?:\w+ )?(?:mejor|melhor|better|best|peor|pior|worse|worst)|"
@@ -289,6 +306,8 @@ OUT_OF_SCOPE = re.compile(
     r"homework|deberes|dever de casa|licao de casa|tpc|physics|fisica|maths?|matematicas?|algebra|calculus|"
     r"equations?|ecuacion(?:es)?|equac(?:ao|oes)|solve (?:this|for)|resuelve (?:este|esta|esto)|"
     r"resolve (?:esse|essa|isso|este|esta)|"
+    # suppliers: "¿de qué proveedor son los sellos que más fallan?", "failures by vendor"
+    r"(?:by|per|por|which|what|qual|quais|cual|cuales|que) (?:proveedor(?:es)?|fornecedor(?:es)?|suppliers?|vendors?)|"
     # the company's other plants: "las otras fábricas de la empresa", "todas las plantas del grupo"
     r"(?:otras|outras|other|the other) (?:fabricas|plantas|plants|factories|sites|sitios|unidades|usinas|mills)|"
     r"(?:plantas|fabricas|plants|factories|sites|unidades) (?:del|do|da|of the) (?:grupo|group|empresa|company|"
@@ -305,6 +324,23 @@ OUT_OF_SCOPE = re.compile(
     # a document the records do not make: "genérame el certificado de análisis del lote", "the CoA for the customer"
     r"certificados? de (?:analisis|analise|calidad|qualidade|conformidad|conformidade)|certificates? of (?:analysis|"
     r"conformance|conformity|quality)|coa|laudos?(?: de (?:analise|qualidade))?)\b"
+)
+# Data moved out or work automated: an export, a dashboard, an alert or a report scheduled ("Móntame un dashboard en
+# Power BI", "export it to Excel", "configura que me llegue un correo cada vez que…"): the agent answers in its reply.
+EXPORTS = re.compile(
+    r"\b(?:dashboards?|power ?bi|grafana|sharepoint|google sheets|export(?:ar|a|e|ame|alo|ala|it|them)?|"
+    r"exporta-(?:me|o|a)|"
+    # a file made of the data ("pásalo a un Excel", "put it in a spreadsheet"), not one the asker keeps ("es para
+    # cuadrar una hoja de cálculo")
+    r"(?:to|in|into|en|em|a|para|pra|numa?|in an?|en una?|em uma?|a una?) (?:an? |una? |uma? )?(?:excel|csv|pdf|"
+    r"spreadsheet|hoja de calculo|planilha|folha de (?:calculo|excel))|"
+    r"(?:correo|email|e-mail|mail|alerta|alertas|notificacion|notificacao|alert) automatic[oa]s?|"
+    r"automatic (?:e-?mails?|alerts?|reports?)|subscribe|suscrib\w*|inscrev\w*|"
+    r"(?:notify|avisame|avisenme|me avisa|me avise) (?:me )?"
+    r"(?:when|cuando|quando|whenever|cada vez)|cada vez que[^.?!]{0,60}\b(?:me llegue|me mande|me envie|me avise|"
+    r"me chegue)|(?:every|cada|todos? los|todos? os) (?:day|dia|morning|manana|manha|shift|turno|week|semana)s?\b"
+    r"[^.?!]{0,40}\b(?:send|report|reporte|informe|relatorio|manda|envia)|schedul\w*|programa(?:r|me)? (?:un|una|el|"
+    r"um|uma|o) (?:reporte|informe|relatorio|report|envio))\b"
 )
 # A statistic no tool computes (they give the minimum, maximum, mean, first and last value, and counts): "la
 # desviación estándar", "the 95th percentile", "a mediana", a correlation's coefficient, a rate of change.

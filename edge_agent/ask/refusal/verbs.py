@@ -106,6 +106,12 @@ _THEN = r"(?:and then|then|after that|y luego|luego|y despues|despues|e depois|d
 _COMMAND = re.compile(
     rf"(?:^|[.;!?]\s*|\b{_THEN},?\s+)(?:[a-z']+,\s*)?{_POLITE}"
     rf"(?!run (?:me|us)\b)"
+    # a figure asked for in the reply: "Send me the average level…", "Mándame cuántos…", "Manda-me o caudal…", "Manda
+    # aí a vazão…" (sent to someone else, or by mail, it stays a command: `_WRITE_PHRASES`)
+    r"(?!(?:send (?:me|us)|shoot me|(?:manda|mande|envia|envie)(?:me|nos|-me|-nos)|"
+    r"(?:manda|envia|mande) (?:ai|aqui|ahi))\b(?![^.?!]*\b(?:e-?mail|correo|mail|whatsapp|sms|mensaje|mensagem|"
+    r"excel|csv|pdf|sharepoint|teams|report|reporte|informe|relatorio|archivo|arquivo|planilla|planilha|"
+    r"spreadsheet)\b))"
     # a message's sender, not a command: "Text from the night operator: …", "Email from Ana"
     r"(?!(?:text|email|call|message|page)\s+(?:from|de|del|do|da)\b)"
     # "ponme la 101 y la 102 lado a lado": set out for the asker, not put in a state
@@ -154,7 +160,9 @@ _ASKED_TO_ACT = re.compile(
 # A command on a condition or a wish: "if the vibration goes above 8, stop it", "se passar de 70, para a bomba",
 # "seria ótimo se a P-102 estivesse parada", "it would be great if P-101 were off".
 _CONDITIONAL_COMMAND = re.compile(
-    r"\b(?:si|se|if|when|whenever|cuando|quando|caso|once)\b[^.?!]{0,100},\s*(?:then\s+|entonces\s+|entao\s+|"
+    # (not "Se faz favor, manda-me…": a "please")
+    r"\b(?:si|se|if|when|whenever|cuando|quando|caso|once)\b(?! faz(?:es)? (?:o )?favor)[^.?!]{0,100},\s*"
+    r"(?:then\s+|entonces\s+|entao\s+|"
     # the one addressed may be named: "…passar de 80 graus, ocê desliga ela na hora"
     r"please\s+|por favor\s+)?(?:(?:you|voce|vc|oce|ce|tu|usted|vos)\s+)?(?:(?:ja|ya|logo|luego|just|right away)\s+)?"
     rf"(?:{_ACTING_VERBS}|para|pare|shut|turn|switch)(?:le|la|lo|me)?\b"
@@ -177,6 +185,9 @@ _READ_BEFORE = "".join(
 )
 # Writes named mid-sentence by their object, wherever they stand.
 _WRITE_PHRASES = re.compile(
+    # an act left scheduled: "Déjame programada una detención de la C-201", "leave a stop scheduled"
+    r"\b(?:deja|deje|dejame|dejeme|deixa|deixe|deixa-me|leave)\b[^.?!]{0,20}\b(?:programad|agendad|scheduled|"
+    r"planificad)\w*|"
     # a set point given a value in so many words, asking nothing: "setpoint nível TQ301 80%", "SP tanque 80%."
     r"\b(?:set ?point|sp|consigna)\b(?:\s+(?!(?:es|is|e|era|was|foi|esta|estaba|estava|are|son|sao)\b)[a-z0-9-]+){0,3}?"
     r"\s+\d+(?:[.,]\d+)?\s*(?:%|m3|m³|°c|bar)?(?=\s*(?:[.!]|$))|"
@@ -628,6 +639,8 @@ NOT_ASKED = re.compile(
     r"(?:relatorio|reporte|informe|report|planilla|planilha|shift log|bitacora)\b[^.?!;,]{0,40}|"
     # a purpose: "Es pa' ver si toca cambiarle algo", "pra ver se vale a pena ajustar", "to see whether we retune it"
     r"\b(?:para|pa'?|pra) (?:ver|saber|decidir|evaluar|avaliar) (?:si|se)\b[^.?!;:,]{0,80}|"
+    # what others are to do, as a purpose: "Quiero armar el caso para que lo cambien de una vez"
+    r"\b(?:para que|pra que|so that|so they can)\b[^.?!;:,]{0,60}|"
     r"\bto (?:see|decide|judge|know) (?:if|whether)\b[^.?!;:,]{0,80}|"
     # whether to act, as what someone wants to know: "el jefe quiere saber si hay que cambiarle el sello"
     r"\b(?:saber|know|decidir|decide) (?:si|se|if|whether)\b[^.?!;:,]{0,80}|"

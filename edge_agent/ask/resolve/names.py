@@ -259,8 +259,12 @@ _SHAKING_ASKED = re.compile(
 # An instrument by its ISA letters and its equipment's number ("TT-101", "FT-102", "VT 201", "LT-301"): the letters
 # name the quantity, the number the one asset numbered so.
 _INSTRUMENT_ID = re.compile(
-    r"(?<![a-z0-9])(tt|ti|te|tit|vt|vi|vit|ft|fi|fit|fq|lt|li|lit|pt|pi|pit)[\s-]?(\d{3,5})(?![\d-])"
+    r"(?<![a-z0-9])(tt|ti|te|tit|tic|tir|vt|vi|vit|vic|ft|fi|fit|fic|fir|fiq|fq|lt|li|lit|lic|lir|lia|pt|pi|pit|pic|"
+    r"pir)[\s-]?(\d{3,5})(?![\d-])"
 )
+# Each measured variable's transmitter letters, as `_SHORT_NAMES` reads them: an indicator's or a controller's
+# ("TI-101", "LIC-301", "FIC-102") stand for the same measurement.
+_ISA_BASE = {"t": "tt", "v": "vt", "f": "ft", "l": "lt", "p": "pt"}
 
 
 def _instrument_ids(folded: str, namespace: Namespace) -> str:
@@ -268,7 +272,11 @@ def _instrument_ids(folded: str, namespace: Namespace) -> str:
 
     def named(match: re.Match[str]) -> str:
         asset = _one_numbered([a.asset for a in namespace.assets], _digits(match.group(2)))
-        return match.group(0) if asset is None else f"{match.group(1)} {fold(asset)}"
+        if asset is None or _letters(fold(asset)) == match.group(1):  # "FT-100" where that is an asset's own id
+            return match.group(0)
+        letters = _ISA_BASE[match.group(1)[0]]
+        # the asset named beside it too ("FT-101 de la P-101"): the letters alone, the asset once
+        return letters if _mentions(folded, _id_pattern(asset)) else f"{letters} {fold(asset)}"
 
     return _INSTRUMENT_ID.sub(named, folded)
 

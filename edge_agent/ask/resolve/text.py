@@ -67,8 +67,8 @@ _SMALL_TALK = re.compile(
 
 _REQUEST_WORDS = 4
 # After a question, a wish to judge its answer asks nothing more: "Quero saber se hoje em dia tá pior", "I want to
-# know whether it got worse".
-_WHETHER = re.compile(r"\b(?:saber|know|ver|see|check) (?:se|si|if|whether)\b")
+# know whether it got worse"; nor does a need to know ending the message ("…e preciso de saber.").
+_WHETHER = re.compile(r"\b(?:saber|know|ver|see|check) (?:se|si|if|whether)\b|\b(?:saber|know)\W*$")
 
 
 # Where an e-mail's quoted part begins: a quoted line ("> …"), an attribution ("On Mon, Ana wrote:", "El lun., Jorge

@@ -487,7 +487,7 @@ _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
     ),
     "night": (
         re.compile(
-            r"\b(?:nights? shift|graveyard shift|turno (?:de (?:la )?)?noche|turno nocturno|turno da noite|"
+            r"\b(?:nights? shift|graveyard(?: shift)?|turno (?:de (?:la )?)?noche|turno nocturno|turno da noite|"
             r"turno noturno)\b"
         ),
         time(18, 0),
