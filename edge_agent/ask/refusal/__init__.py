@@ -59,7 +59,8 @@ _SET_ASIDE = re.compile(
 # un euro.", "Ugh, the traffic in the tunnel this morning was a joke." An order or a wish opens a sentence that asks
 # for something ("Write me a poem.", "Cuéntame un chiste.", "Quiero la receta.").
 _ORDER_OPENS = re.compile(
-    r"^\W*(?:[a-z]+,\s*)?(?:(?:please|por favor|porfa|pls|ahora|now|also|tambien|tambem)\s+)?(?:write|escrib\w*|"
+    r"^\W*(?:[a-z]+,\s*)?(?:(?:please|por favor|porfa|pls|ahora|now|also|tambien|tambem|y|e|and|ja agora|de paso|"
+    r"by the way|btw)\s+)*(?:write|escrib\w*|"
     r"escrev\w*|translate|tradu\w*|tell|cuent\w*|cont[ae]\w*|book|reserv\w*|draft|redact\w*|redig\w*|compose|give|"
     r"dame|danos|da|de|send|mand\w*|envi\w*|sing|cant\w*|recommend|recom\w*|find|busc\w*|procur\w*|search|show|"
     r"muestr\w*|mostr\w*|predict|forecast|explain|explic\w*|quiero|quero|queremos|i want|we want|want|need|i need|"

@@ -86,7 +86,8 @@ FUTURE = re.compile(
     # "qual vai ser a vazão na próxima hora"
     r"|\b(?:(?:la|a|the) )?(?:next|proxima) (?:hour|hora)\b|\b(?:an|one|\d+) hours? from now\b"
     # chat's tomorrow, and what will be produced: "how much will line 1 produce tmrw", "cuánto va a producir"
-    r"|\b(?:tmrw|tmr|tmw|2moro|2morrow|tomoz)\b|\bwill\s+(?:[\w-]+\s+){0,3}(?:produce|make|put out|output)\b"
+    r"|\b(?:tmrw|tmr|tmw|2moro|2morrow|tomoz|tom+or+ow|tomor+ow|tmorrow)\b"
+    r"|\bwill\s+(?:[\w-]+\s+){0,3}(?:produce|make|put out|output)\b"
     r"|\b(?:va a producir|van a producir|producira|produciran|vai produzir|vao produzir|produzira|produzirao)\b"
     r"|\b(?:va a|van a|vai|vao|going to|gonna|will)\b[^.?!]{0,60}\b(?:dentro de|daqui a|de aqui a|from now|"
     r"in (?:an|one|\d+) hours?|en (?:una|\d+) horas?|em (?:uma|\d+) horas?)\b"
@@ -202,7 +203,9 @@ MONEY = re.compile(
 PERSONAL = re.compile(
     r"\b(?:salary|salaries|salario|salarios|password|contrasena|senha|credentials|credenciales|credenciais|"
     # a phone's number ("el celular del supervisor"), not a message "Enviado desde mi celular"
-    r"phone numbers?|telefonos?|telefones?|(?<!desde mi )(?<!do meu )(?<!from my )(?:celular|cellphone)|"
+    r"phone numbers?|telefonos?|telefones?|(?<!do meu )(?<!desde mi )telemove(?:l|is)|mobile numbers?|cell numbers?|"
+    r"numero de movil|"
+    r"(?<!desde mi )(?<!do meu )(?<!from my )(?:celular|cellphone)|"
     r"home address|direccion de su casa|endereco|"
     r"email address|correo personal|cpf|curp|rut|dni|cedula|leave days?|days off|vacations?|vacaciones|ferias|"
     r"dias de folga|folgas?|dias de permiso|payroll|nomina|payslip|holerite|contracheque|sick leave|"
@@ -257,7 +260,7 @@ PERSONAL = re.compile(
     r"the name for|el nombre para|o nome para)\b"
 )
 OUT_OF_SCOPE = re.compile(
-    r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|weather|el clima|o clima|previsao do tempo|"
+    r"\b(?:poem|poema|poesia|song|cancion|cancao|joke|chiste|piada|anedota|weather|el clima|o clima|previsao do tempo|"
     r"que tiempo hace|que tiempo va a hacer|recipe|receta|receita|football|futbol|futebol|soccer|president|"
     r"presidente|capital of|"
     r"capital de|translate|traduce|traduza|write (?:me )?(?:a|an|some) (?:story|essay|email|code|program)|"

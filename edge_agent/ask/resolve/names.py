@@ -40,7 +40,8 @@ _REAL_WORDS = frozenset({"tinha", "minha", "vinha", "linda", "lenha"})
 # Equipment words per kind (es/en/pt, folded) and the letters that open the kind's ids in the usual P&ID numbering
 # (P-101 a pump, C-201 or K-201 a compressor, T-301 a tank), so "la bomba 101" finds P-101 without an alias.
 _KINDS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
-    "pump": (frozenset({"bomba", "bombas", "pump", "pumps"}), ("p",)),
+    # (and as a floor says them small: "la bombita 101", "a bombinha 102")
+    "pump": (frozenset({"bomba", "bombas", "pump", "pumps", "bombita", "bombitas", "bombinha", "bombinhas"}), ("p",)),
     "compressor": (
         frozenset({"compresor", "compresores", "compressor", "compressors", "compressores", "compresora"}),
         ("c", "k"),

@@ -204,7 +204,12 @@ _LAST_YEAR = re.compile(
     r"(?:last|previous) (?:financial|fiscal) year|(?:el )?(?:ano|ejercicio) fiscal (?:pasado|anterior)|"
     r"(?:o )?(?:ano|exercicio) fiscal (?:passado|anterior))\b"
 )
-_THIS_YEAR = re.compile(r"\b(?:this year|(?:de )?este ano|neste ano|deste ano)\b")
+_THIS_YEAR = re.compile(
+    r"\b(?:this year|(?:de )?este ano|neste ano|deste ano|"
+    # from the year's start: "desde principios de año", "since the beginning of the year", "desde o começo do ano"
+    r"(?:the )?(?:beginning|start) of (?:the|this) year|year to date|so far this year|(?:principios|inicio|comienzo) "
+    r"(?:de|del) ano|(?:comeco|inicio|principio) do ano|en lo que va del ano|no que vai do ano)\b"
+)
 # A year said after a month by its place ("December last year", "diciembre del año pasado", "dezembro deste ano").
 _YEAR_AFTER = re.compile(
     rf",?\s+(?:(?:of|de|del|do|in)\s+)?(?:the\s+)?(?:{_LAST_YEAR.pattern}|{_THIS_YEAR.pattern}|{_BEFORE_LAST.pattern})"
@@ -1062,6 +1067,7 @@ def find_instant(
 
 # Times that reach back past yesterday (weeks, months, years, days ago, dates), each read alone by `earliest_said`.
 _BACK_SAID = (
+    _THIS_YEAR,
     _LAST_WEEK,
     _LAST_MONTH,
     _LAST_YEAR,
