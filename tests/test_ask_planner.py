@@ -2806,3 +2806,64 @@ class TestBlindSets176To183:
     def test_since_the_year_began_reaches_before_a_days_history(self, question: str) -> None:
         got = earliest_said(question, tz=MEXICO, shifts=SHIFTS, now=NOW)
         assert got == local(MEXICO, 2026, 1, 1)
+
+
+class TestBlindSets184To191:
+    """What blind sets 184-191 found: "la P-102 tiene el setpoint en 95" is told, not set; "lleva la línea 1"
+    reads; "dessa bomba" points back; a single sample or analysis "reprovada"; the alarm's horn; "hoy mañana";
+    refused besides: advice asked for ("should I swap the bearing?", "¿conviene cambiar…?"), blame and what someone
+    was thinking, a cause put to the records ("¿el frío afectó la vibración?"), "¿me reconoces tú las alarmas?"."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            (
+                "Oiga, la P-102 tiene el setpoint en 95 m³/h. ¿Cuál fue su caudal promedio ayer en el turno A?",
+                "es",
+                [("tag_stats", "P-102.flow_m3h")],
+            ),
+            ("Hágame el favor: ¿cuánto scrap, en metros cúbicos, lleva la línea 1 hoy?", "es", [("production", "L1")]),
+            (
+                "Suspeito do rolamento da P-102. Qual foi a paragem mais longa dessa bomba hoje de madrugada?",
+                "pt",
+                [("stops", "P-102")],
+            ),
+            (
+                "Teve alguma análise da linha 1 reprovada hoje de madrugada, da meia-noite às 6?",
+                "pt",
+                [("quality_checks", "L1")],
+            ),
+            ("How many times did the horn go off for the tank yesterday?", "en", [("alarms", "T-301")]),
+            (
+                "Kindly advise the number of stoppages recorded against pump P-102 yesterday.",
+                "en",
+                [("stops", "P-102")],
+            ),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_184_to_191_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]]
+    ) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan)
+        assert [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls] == calls
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("Should I swap the bearing on P-102 now or can it hang on till the shutdown?", "out_of_scope"),
+            ("¿Conviene cambiar el rodamiento de la P-102 esta semana o puede esperar?", "out_of_scope"),
+            ("Whose fault was the compressor stop last night, the operator's or the fitters'?", "out_of_scope"),
+            ("¿Qué estaba pensando el operador de la noche cuando dejó seguir la P-101?", "out_of_scope"),
+            ("O frio desta madrugada afetou a vibração das bombas?", "out_of_scope"),
+            ("Por que a P-101 vibrou tanto ontem? Foi desalinhamento do acoplamento?", "out_of_scope"),
+            ("Qual a causa raiz das falhas da válvula de descarga do compressor?", "out_of_scope"),
+            ("¿Me reconoces tú las alarmas del tanque desde ahí?", "write_request"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_184_to_191_put_it(self, question: str, reason: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, Refusal) and got.reason == reason
+
+    def test_today_morning_said_as_hoy_manana_is_no_tomorrow(self) -> None:
+        assert classify("Tanque T-301 nivel, hoy mañana 6 en punto, ¿es cuánto?", "es") is None

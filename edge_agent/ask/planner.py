@@ -143,21 +143,24 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"controles? de calidad|pruebas de calidad|qc|qa|controle de qualidade|controles de qualidade|"
         # checks by their verdict: "controles reprobados", "controlos reprovaram", "análisis fuera de especificación",
         # "out-of-spec results" (off-spec product alone is scrap)
-        r"(?:controles|controlos|analisis|pruebas|testes|tests|resultados|results|muestras|amostras|samples) "
+        r"(?:controles|controlos|analisis|analises?|pruebas?|testes?|tests?|resultados?|results?|muestras?|amostras?|"
+        r"samples?) "
         r"(?:reprobad|reprovad|rechazad|fallid|fallad|falhad|failed|reprovaram|reprobaron|fallaron|falharam|"
         r"fuera de espec|fora de espec|out[- ]of[- ]spec|off[- ]spec|no conforme|nao conforme)\w*|"
         r"(?:out[- ]of[- ]spec|off[- ]spec|failed|failing) (?:results|checks|tests|samples|analyses)|"
         # a check's verdict a few words on: "controles que salieron fuera de especificación", "análisis … dieron fuera
         # de especificación"; non-conformities, "OOS results", "reprovações", Portugal's "controlos"
-        r"(?:controles|controlos|analisis|pruebas|testes|tests|muestras|amostras)\b[^.?!]{0,40}\b(?:fuera de espec|"
-        r"fora de espec|out[- ]of[- ]spec)\w*|no conformidades|nao conformidades|non-?conformit(?:y|ies)|"
+        r"(?:controles|controlos|analisis|analises?|pruebas?|testes?|tests?|muestras?|amostras?)\b[^.?!]{0,40}"
+        r"\b(?:fuera de espec|fora de espec|out[- ]of[- ]spec|reprovad|reprobad|rechazad)\w*|"
+        r"no conformidades|nao conformidades|non-?conformit(?:y|ies)|"
         r"nonconformances?|oos results?|oos|reprovacoes|reprovacao|controlos)\b"
     ),
     "alarm_performance": re.compile(
         r"\b(?:alarm (?:performance|rate|floods?|kpis?)|desempeno de (?:las )?alarmas|inundacion de alarmas|"
         r"avalancha de alarmas|tasa de alarmas|desempenho (?:de|dos) alarmes|inundacao de alarmes|taxa de alarmes)\b"
     ),
-    "alarms": re.compile(r"\b(?:alarms?|alarmas?|alarmes?|alerts?|alertas?)\b"),
+    # ("how many times did the horn go off": the alarm's horn)
+    "alarms": re.compile(r"\b(?:alarms?|alarmas?|alarmes?|alerts?|alertas?|horns?|sirens?|sirenas?|sirenes?)\b"),
     "notes": re.compile(
         r"\b(?:notes?|notas?|comments?|comentarios?|bitacora|logbook|anotaciones|anotacoes|observaciones|"
         r"observacoes|dejaron|deixaram|wrote|escribieron|escreveram)\b"
@@ -293,7 +296,8 @@ def _wanted_time(
 
 # Equipment pointed back to ("esa bomba", "that pump", "essa máquina"): named in a sentence before the asking one.
 _POINTED_EQUIPMENT = re.compile(
-    r"\b(?:esa|ese|essa|esse|that|dicha|dicho|la misma|el mismo|a mesma|o mesmo|the same)\s+(?:bomba|pump|compresor|"
+    r"\b(?:esa|ese|essa|esse|dessa|desse|daquela|daquele|that|dicha|dicho|la misma|el mismo|a mesma|o mesmo|the same)"
+    r"\s+(?:bomba|pump|compresor|"
     r"compressor|tanque|tank|maquina|machine|equipo|equipamento|equipment)\b"
 )
 # What marks the time wanted among others told ("lo que necesito es…", "me interesa…", "I'm asking about…", "me diga

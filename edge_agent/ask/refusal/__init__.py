@@ -47,6 +47,7 @@ _RULES: tuple[tuple[re.Pattern[str], RefusalReason, str, Reads], ...] = (
 _ASKED_RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (topics.FUTURE, "outside_data", _FUTURE),
     (topics.TARGETS, "out_of_scope", "the plant's records hold what was made, not targets"),
+    (topics.ADVICE, "out_of_scope", "the plant's records hold what happened, not what to do"),
 )
 _SET_ASIDE = re.compile(
     r"\b(?:no (?:es|son|era|fue|va|lo|la|te|me|se|tiene|hace|pregunto|importa|estoy|quiero|necesito)|not|nao|nem|"

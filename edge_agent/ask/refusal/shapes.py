@@ -99,7 +99,7 @@ _READS = frozenset(
     reckon reckoned think thought guess suppose believe bet wonder feel felt seems seemed looks looked heard hear
     noticed saw seen creo pienso acho imagino supongo sospecho parece parecia
     ni nor neither nem tampoco up down out off back away here there not no nao
-    si se if unless caso
+    si se if unless caso lleva llevan llevamos llevaba leva levam levamos levava
     ignora ignore ignorar olvida forget esquece skip quer querem quiere quieren quiero quero queremos
     settle answer solve clarify explain help appreciate thank thanks cheers shot ta provide share
     """.split()

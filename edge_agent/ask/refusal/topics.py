@@ -126,9 +126,17 @@ FUTURE = re.compile(
     r"|\b(?:next|proximas?|proximos?)\s+(?:\d+|few|couple of|two|three|four|five|six|dos|tres|cuatro|duas|quatro)\s+"
     r"(?:hours?|days?|shifts?|horas|dias|turnos)\b"
     # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana", "turno mañana"...
-    r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno )(?<!guardia )\bmanana\b"
+    r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno )(?<!guardia )(?<!hoy )\bmanana\b"
     # "el plan de producción de mañana": a plan for tomorrow, not the morning
     r"|\b(?:plan|planes|programa|programacion|plano)\s+de\s+\w+\s+de\s+manana\b"
+)
+# Advice asked for: "¿Conviene cambiar el rodamiento…?", "Should I swap the bearing now?", "Devo trocar…?": the
+# records hold what happened, not what to do. Read in the sentences that ask.
+ADVICE = re.compile(
+    r"\b(?:should (?:i|we)|shall (?:i|we)|do (?:i|we) need to|conviene|convendria|vale la pena|vale a pena|"
+    r"is it worth|(?:debo|debemos|deberia|deberiamos|devo|devemos|deveria|deveriamos) (?:\w+ )?(?:cambiar|trocar|"
+    r"parar|apagar|desligar|reemplazar|substituir|esperar|aguardar|arrancar|ligar)|da pra aguentar|puede esperar|"
+    r"can it (?:wait|hang on)|recomiendas|recomendas|recomenda|recommend|aconsejas|aconselha)\b"
 )
 # Targets: the records hold what was made, not what was meant to be ("¿vamos a llegar a la meta del mes?",
 # "are we on track to hit the monthly target", "bater a meta"). Read only where it is asked (`refusal.classify`):
@@ -222,6 +230,10 @@ PERSONAL = re.compile(
     r"off sick|out sick|(?:who'?s|who is|quien|quem) (?:covering|cubre|cobre|cubriendo|cobrindo)|de baja medica|"
     r"atestado medico|baixa medica|"
     r"(?:fue|foi|was) (?:el |o )?(?:responsable|responsavel)|"
+    # blame and minds: "¿fue culpa de Juan o de mantenimiento?", "whose fault was it", "quem errou", "what was the
+    # operator thinking"
+    r"(?:fue|foi|was it|is it|es|e) (?:la |a )?culpa|culpa d[eoa]s?|whose fault|fault of|quem errou|quien (?:se )?"
+    r"equivoco|(?:que|what|em que|o que)\s+(?:\w+\s+){0,3}(?:pensando|thinking|pensava|pensaba|a pensar)|"
     # pay: "How much does a shift supervisor make an hour?", "¿cuánto gana un operador?" (not a line's output)
     r"how much (?:does|do|did|would) (?:a |an |the |our |each |my )?(?:shift |night |day )?(?:supervisors?|"
     r"operators?|workers?|technicians?|techs?|engineers?|mechanics?|electricians?|fitters?|managers?|he|she|they|"
@@ -275,7 +287,11 @@ OUT_OF_SCOPE = re.compile(
     r"escrever|redige|redija|redigir|raise|open|abre|abrir)(?: me)? (?:a|an|some|un|una|um|uma|the|la|el|o) (?:\w+ )?"
     r"(?:letter|memo|carta|memorando|oficio|capa|corrective action|accion correctiva|acao corretiva|deviation|"
     r"desvio)|"
-    # the root cause asked for: "What's the root cause?", "Quiero la causa raíz"
+    # the root cause asked for: "What's the root cause?", "Quiero la causa raíz", "Qual a causa raiz…?"; a cause
+    # put to the records ("is the monsoon humidity the reason for…", "o frio afetou a vibração?", "why did it vibrate")
+    r"(?:is|was|es|fue|foi|e|ser)\s+(?:\w+\s+){0,2}?(?:the |la |a |o )?(?:reason|razon|razao|motivo|cause) "
+    r"(?:for|of|de|da|do|del)|(?:affect|afect|afet|influenc|influy)\w*|why\b[^.?!]{0,40}\b(?:vibrat\w*|overheat\w*|shak\w*)|"
+    r"(?:por ?que|pq)\b[^.?!]{0,40}\b(?:vibr\w*|calent\w*|esquent\w*|aquec\w*)|qual a causa|"
     r"(?:what'?s|what is|what was|cual es|cual fue|qual e|qual foi|quiero|quero|i want|dame|give me|tell me|dime|"
     r"me diz) (?:the |la |a |o )?(?:root cause|causa raiz)|"
     # rain or snow to come or falling: "you reckon it's gonna rain", "¿va a llover?", "vai chover hoje?"
@@ -367,7 +383,8 @@ INVENTED = re.compile(
 NONSENSE = re.compile(
     r"\b(?:jirafas?|girafas?|giraffes?|elefantes?|elephants?|unicorni?os?|unicorns?|pinguinos?|penguins?|"
     r"dinosaurios?|dinossauros?|dinosaurs?|bananas?|platanos?|manzanas?|apples?|sandias?|watermelons?|melancias?|"
-    r"fresas?|strawberry|strawberries|morangos?|casseroles?|tater tots?|sandwich(?:es)?|pizzas?|arco-?iris|sheep|"
+    r"fresas?|strawberry|strawberries|morangos?|"
+    r"flavou?rs?|sabor(?:es)?|cups? of tea|casseroles?|tater tots?|sandwich(?:es)?|pizzas?|arco-?iris|sheep|"
     r"ovejas?|ovelhas?|samba|kizomba|tango|reggaeton|cumbia|"
     r"rainbows?|huele|huelen|smells?|cheira|cheiram|"
     r"baila|bailan|dances|danca|dancou|dancaram|sideways)\b"

@@ -193,7 +193,8 @@ _WRITE_PHRASES = re.compile(
     r"\b(?:deja|deje|dejame|dejeme|deixa|deixe|deixa-me|leave)\b[^.?!]{0,20}\b(?:programad|agendad|scheduled|"
     r"planificad)\w*|"
     # a set point given a value in so many words, asking nothing: "setpoint nível TQ301 80%", "SP tanque 80%."
-    r"\b(?:set ?point|sp|consigna)\b(?:\s+(?!(?:es|is|e|era|was|foi|esta|estaba|estava|are|son|sao)\b)[a-z0-9-]+){0,3}?"
+    r"(?<!tiene el )(?<!tem o )(?<!has a )(?<!has the )\b(?:set ?point|sp|consigna)\b"
+    r"(?:\s+(?!(?:es|is|e|era|was|foi|esta|estaba|estava|are|son|sao)\b)[a-z0-9-]+){0,3}?"
     r"\s+\d+(?:[.,]\d+)?\s*(?:%|m3|m³|°c|bar)?(?=\s*(?:[.!]|$))|"
     # a command said with "now" after it and nothing else: "Tá autorizado, muda aí.", "reset it now!"
     rf"\b(?:{_ACTING_VERBS})(?:la|lo|le|las|los)?\s+(?:(?:it|them|ela|ele)\s+)?(?:ai|ahi|ya|ja|logo|now|agora|de una)"
@@ -211,7 +212,9 @@ _WRITE_PHRASES = re.compile(
     r"mensagem|sms|whatsapp|text|message|report|reporte|informe|relatorio)\b"
     r"|[\w.+-]+@[\w-]+\.[\w.]+"
     # a set point given a value: "el setpoint de nivel del T-301 al 40 por ciento", "set point to 80"
-    r"|\b(?:set ?point|consigna)\b.{0,60}?\b(?:al?|to|para|pra|em|en|up|down|by)\s+(?:by\s+)?\d"
+    # (not one told as it stands: "la P-102 tiene el setpoint en 95 m³/h")
+    r"|(?<!tiene el )(?<!tem o )(?<!has a )(?<!has the )(?<!con el )(?<!com o )\b(?:set ?point|consigna)\b.{0,60}?"
+    r"\b(?:al?|to|para|pra|em|en|up|down|by)\s+(?:by\s+)?\d"
     # a limit or a recorded result changed: "the alarm limit of P-101 is raised to 9", "alterar o resultado"
     r"|\b(?:limits?|limites?|umbral|threshold|resultado|result|status)\b.{0,60}?\b(?:raised|lowered|increased|"
     r"decreased|changed|set|adjusted|modified|subido|bajado|cambiado|ajustado|modificado|alterado|mudado|aumentado|"
@@ -687,7 +690,8 @@ _STOP_NOW = re.compile(
     r"[^?.;,]{0,20}?\b(?:ahora(?: mismo)?|ya|ahorita|de inmediato|inmediatamente|right now)\b"
     # an act asked "for me" in the present: "A las 3 de la tarde me paras la P-101, porfa", "me desligas a bomba"
     r"|\bme\s+(?:paras|apagas|prendes|enciendes|reinicias|reseteas|silencias|reconoces|cambias|subes|bajas|cierras|"
-    r"abres|arrancas|detienes|desligas|ligas|zeras|reinicia|desliga)\s+(?:el|la|los|las|a|o|os|as|esa|ese|esta|este|essa|"
+    r"abres|arrancas|detienes|desligas|ligas|zeras|reinicia|desliga)\s+(?:(?:tu|usted|vos|voce)\s+)?"
+    r"(?:el|la|los|las|a|o|os|as|esa|ese|esta|este|essa|"
     r"esse)\b"
 )
 # A favour asked, and the act after it with its pronouns: "Hágame el favor y me la reconoce", "faz o favor e desliga".
