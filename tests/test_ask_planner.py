@@ -34,6 +34,14 @@ def plan(question: str, lang: str = "es", namespace: Any = NAMESPACE) -> Plan | 
     return reference_plan(question, lang, namespace, aliases=ALIASES, tz=MEXICO, shifts=SHIFTS, now=NOW)
 
 
+def planned_calls(question: str, lang: str) -> list[tuple[str, str | None]]:
+    """The tool and subject (tag, asset or line) of each call `question` is planned into; [] when it is not planned."""
+    got = plan(question, lang)
+    if not isinstance(got, Plan):
+        return []
+    return [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls]
+
+
 def calls(*pairs: tuple[str, dict[str, Any]]) -> Plan:
     return Plan(calls=[ToolCall(tool=tool, args=args) for tool, args in pairs])
 
@@ -2479,9 +2487,7 @@ class TestBlindSets152To159:
     def test_read_in_the_ways_blind_sets_152_to_159_put_it(
         self, question: str, lang: str, calls: list[tuple[str, str]]
     ) -> None:
-        got = plan(question, lang)
-        assert isinstance(got, Plan)
-        assert [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls] == calls
+        assert planned_calls(question, lang) == calls
 
     def test_the_asset_compared_with_leaves_the_day_said(self) -> None:
         got = plan("How many alarms did the compressor rack up vs the 101 during yesterday's A shift, 6 am to 2 pm?")
@@ -2585,9 +2591,7 @@ class TestBlindSets160To167:
     def test_read_in_the_ways_blind_sets_160_to_167_put_it(
         self, question: str, lang: str, calls: list[tuple[str, str]]
     ) -> None:
-        got = plan(question, lang)
-        assert isinstance(got, Plan)
-        assert [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls] == calls
+        assert planned_calls(question, lang) == calls
 
     @pytest.mark.parametrize(
         ("question", "reason"),
@@ -2685,9 +2689,7 @@ class TestBlindSets168To175:
     def test_read_in_the_ways_blind_sets_168_to_175_put_it(
         self, question: str, lang: str, calls: list[tuple[str, str]]
     ) -> None:
-        got = plan(question, lang)
-        assert isinstance(got, Plan)
-        assert [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls] == calls
+        assert planned_calls(question, lang) == calls
 
     def test_graveyard_is_the_night_shift(self) -> None:
         got = find_window(
@@ -2772,9 +2774,7 @@ class TestBlindSets176To183:
     def test_read_in_the_ways_blind_sets_176_to_183_put_it(
         self, question: str, lang: str, calls: list[tuple[str, str]]
     ) -> None:
-        got = plan(question, lang)
-        assert isinstance(got, Plan)
-        assert [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls] == calls
+        assert planned_calls(question, lang) == calls
 
     @pytest.mark.parametrize(
         ("question", "reason"),
@@ -2844,9 +2844,7 @@ class TestBlindSets184To191:
     def test_read_in_the_ways_blind_sets_184_to_191_put_it(
         self, question: str, lang: str, calls: list[tuple[str, str]]
     ) -> None:
-        got = plan(question, lang)
-        assert isinstance(got, Plan)
-        assert [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls] == calls
+        assert planned_calls(question, lang) == calls
 
     @pytest.mark.parametrize(
         ("question", "reason"),
