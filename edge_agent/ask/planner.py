@@ -42,6 +42,7 @@ from edge_agent.ask.resolve import (
     respelled,
     sentences_of,
     too_few,
+    without_aside,
 )
 from edge_agent.ask.tools import Namespace, Window
 from edge_agent.config import ShiftConfig
@@ -416,6 +417,8 @@ def reference_plan(
     if refusal is not None:
         return refusal
     question = newest_part(question)  # a reply's own text, not the e-mails it quotes
+    if (rest := without_aside(question)) != question and _names_own_subject(rest, namespace, aliases):
+        question = rest  # "Con la P-102 en mantención, ¿cuántos m3 produjo la línea 1 ayer?": the line's
     # What is asked and when come from the sentence that asks, where a message has others beside it ("Luis dice que
     # estaba a 80% toda la tarde. ¿Cuál fue el mínimo ayer?"); the subject from the whole message.
     asked = asked_sentence(question)
@@ -447,9 +450,13 @@ def reference_plan(
     reading = Reading(intents=intents, subject=subject, time=timed)
     plan = plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
     if _names_nothing_known(plan) and (fixed := respelled(question)) != question:
-        # "oye cuantas parads tubo el compresr ayer": read again put right, and taken when it names its subject
+        # "oye cuantas parads tubo el compresr ayer": read again put right, and taken where it names its subject
+        # ("how many steps…" is no plant's stops) or where each word put right is a slip of no other word ("cuánto
+        # desperdisio hubo ayer", "refuggo")
         again = reference_plan(fixed, lang, namespace, aliases=aliases, tz=tz, shifts=shifts, now=now)
-        if isinstance(again, Plan) and all(_has_subject(call) for call in again.calls):
+        if isinstance(again, Plan) and (
+            all(_has_subject(call) for call in again.calls) or respelled(question, sure=True) == fixed
+        ):
             return again
     return plan
 
@@ -525,6 +532,13 @@ def other_site(question: str, site: str) -> str | None:
         if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
             return name
     return None
+
+
+def _names_own_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:
+    """The text names an asset, a line, a tag or the whole plant: no name to ask back about."""
+    subject = resolve_subject(text, namespace, aliases)
+    named = isinstance(subject, Subject) and any((subject.asset, subject.line, subject.tag))
+    return named or _WHOLE_PLANT.search(fold(text)) is not None
 
 
 def _names_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:

@@ -10,11 +10,12 @@ from typing import Literal
 
 from edge_agent.ask.answers import Refusal, RefusalReason
 from edge_agent.ask.refusal import shapes, topics, verbs
-from edge_agent.ask.resolve import asked_sentence, asks, fold, newest_part, sentences_of
+from edge_agent.ask.resolve import asked_sentence, asks, fold, newest_part, sentences_of, without_pasted
 
 _FUTURE = "the question asks for what the stored records do not hold: the future"
 _ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
-# What each rule reads: "whole", all the message holds (quoted e-mails too); "reply", the reply's own text; "said",
+# What each rule reads: "whole", all the message holds (quoted e-mails too); "reply", the reply's own text (a passage
+# it pastes that asks nothing left out: `resolve.without_pasted`); "said",
 # the reply's own text but a remark that asks nothing: one that sets a topic aside ("No es por el clima, te prometo:
 # ¿cuál fue…?", "Weather also very hot lah but that one not your job.", "el pronóstico ya lo vi"), by a negation or an
 # "already" in it, and small talk beside a question asked with "?" (`_remark`).
@@ -108,8 +109,8 @@ def classify(question: str, lang: str) -> Refusal | None:
     """The refusal `question` gets before any planning, or None when it may be planned. `lang` is accepted for the
     callers' symmetry; the patterns cover es/en/pt at once because people mix them (a Spanish question with an
     English tag name)."""
-    # each rule reads its text (`Reads`): an injection all the message holds, quoted e-mails too
-    newest = newest_part(question)
+    # each rule reads its text (`Reads`): an injection all the message holds, quoted e-mails and pasted passages too
+    newest = without_pasted(newest_part(question))
     sentences = sentences_of(newest)
     questioned = any(s.rstrip().endswith("?") for s in sentences)
     said = "\n".join(s for s in sentences if asks(s) or not (_SET_ASIDE.search(fold(s)) or questioned and _remark(s)))

@@ -125,6 +125,11 @@ FUTURE = re.compile(
     r"vai (?:voltar a )?(?:falhar|avariar|quebrar|parar de novo))\b"
     r"|\b(?:next|proximas?|proximos?)\s+(?:\d+|few|couple of|two|three|four|five|six|dos|tres|cuatro|duas|quatro)\s+"
     r"(?:hours?|days?|shifts?|horas|dias|turnos)\b"
+    # a time to come counted from now: "¿Qué vibración tendrá la P-101 dentro de dos horas?", "What'll the bearing temp
+    # be in an hour's time?", "daqui a meia hora"; a future tense of having or being ("tendrá", "terá", "habrá")
+    r"|\b(?:dentro de|daqui a|de aqui a)\s+(?:una|uma|un|um|dos|duas|tres|\d+|media|meia)\s+(?:horas?|minutos?|dias?|"
+    r"turnos?)\b|\bin (?:an|one|a|two|three|\d+|half an) (?:hours?|days?|shifts?|minutes?)'?s? time\b"
+    r"|\b(?:tendra|tendran|habra|habran|estara|estaran|tera|terao|havera|estarao)\b|\b(?:what|how much|how many)'ll\b"
     # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana", "turno mañana"...
     r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno )(?<!guardia )(?<!hoy )\bmanana\b"
     # "el plan de producción de mañana": a plan for tomorrow, not the morning
@@ -199,7 +204,8 @@ LAB_VALUES = re.compile(
 )
 MONEY = re.compile(
     r"\b(?:cost|costs|costo|costos|coste|costes|custo|custos|custou|costou|costo|cuesta|cuanto costo|dollars?|dolares|"
-    r"euros?|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|plata|lucro|"
+    # ("en toda la plata": autocorrect's "planta", the whole plant)
+    r"euros?|meticais|kwanzas|pesos|soles|bolivianos|usd|eur|brl|mxn|money|dinero|dinheiro|(?<!en toda la )plata|lucro|"
     r"perdidas economicas|financial loss|pounds sterling|sterling|gbp|quid|libras esterlinas|"
     # what money a figure makes: "el margen de ganancia por metro cúbico, en colones", "profit per m³"
     r"colones|ganancias?|profits?|profitability|rentabilidad|rentabilidade|revenue|receita|faturamento|"

@@ -116,8 +116,9 @@ _COMMAND = re.compile(
     r"(?:manda|envia|mande) (?:ai|aqui|ahi))\b(?![^.?!]*\b(?:e-?mail|correo|mail|whatsapp|sms|mensaje|mensagem|"
     r"excel|csv|pdf|sharepoint|teams|report|reporte|informe|relatorio|archivo|arquivo|planilla|planilha|"
     r"spreadsheet)\b))"
-    # a message's sender, not a command: "Text from the night operator: …", "Email from Ana"
-    r"(?!(?:text|email|call|message|page)\s+(?:from|de|del|do|da)\b)"
+    # a message's sender or a record's source, not a command: "Text from the night operator: …", "Email from Ana",
+    # "Log del PLC: …", "Log line: …"
+    r"(?!(?:text|email|call|message|page|log)\s+(?:from|de|del|do|da)\b|log (?:line|entry|excerpt)\b)"
     # "ponme la 101 y la 102 lado a lado": set out for the asker, not put in a state
     r"(?!(?:pon|ponga|pone)(?:me|nos)\b(?![^.?!]*\b(?:en marcha|a andar|a funcionar|en (?:manual|automatico|auto|"
     r"bypass|servicio|espera)|(?:a|en) ceros?|al? \d)))"
@@ -134,7 +135,9 @@ _ACTING_VERBS = "|".join(v for v in _COMMAND_VERBS.split("|") if v not in {"run"
 _AND_COMMAND = re.compile(
     r"\b(?:and|y|e)\s+(?:(?:please|por favor|also|tambien|tambem|then|just|logo|ya)\s+)?"
     rf"(?:{_ACTING_VERBS})(?:le|la|lo|les|las|los|me|nos)?\s+(?:the|all|them|it|its|everything|la|lo|las|los|el|"
-    r"a|o|os|as|todas?|todos?|esa|ese|esas|esos|essa|esse|this|that|those|these|[a-z]{1,3}-?\d{2,5})\b"
+    r"a|o|os|as|todas?|todos?|esa|ese|esas|esos|essa|esse|this|that|those|these|every|each|"
+    # "go into the store and delete yesterday's failed checks"
+    r"(?:yesterday|today|tonight|last night|this morning)'?s|[a-z]{1,3}-?\d{2,5})\b"
 )
 _ASKED_TO_ACT = re.compile(
     # "would you be able to reset…", "could you kindly…", "¿sería tan amable de anotar…?", "faz o favor de ligar…"

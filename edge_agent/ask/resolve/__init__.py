@@ -14,7 +14,15 @@ from edge_agent.ask.resolve.names import (
     too_few,
 )
 from edge_agent.ask.resolve.spelling import respelled
-from edge_agent.ask.resolve.text import asked_sentence, asks, fold, newest_part, sentences_of
+from edge_agent.ask.resolve.text import (
+    asked_sentence,
+    asks,
+    fold,
+    newest_part,
+    sentences_of,
+    without_aside,
+    without_pasted,
+)
 from edge_agent.ask.resolve.times import earliest_said, find_instant, find_window, resolve_window
 
 __all__ = [
@@ -38,4 +46,6 @@ __all__ = [
     "resolve_subject",
     "respelled",
     "resolve_window",
+    "without_aside",
+    "without_pasted",
 ]

@@ -88,9 +88,13 @@ _AFTER_AN_ID = frozenset("yesterday today between at from in on during last this
 _DIGIT_DASH = re.compile(rf"\b({'|'.join(_UNITS)})-(?=(?:{'|'.join(_UNITS)})\b)")
 
 
+# Dictation's "siento" for "ciento" (Latin American Spanish says both alike) before a unit: "la pe siento uno".
+_SIENTO = re.compile(rf"\bsiento(?=\s+(?:{'|'.join(u for u in _UNITS if u not in ('un', 'una', 'uma', 'um'))})\b)")
+
+
 def spelled_numbers(folded: str, counted_after: AbstractSet[str] = frozenset()) -> str:
     """`folded` with each number in words replaced by its digits (module docstring)."""
-    parts = _WORD.findall(_DIGIT_DASH.sub(r"\1 ", folded))
+    parts = _WORD.findall(_DIGIT_DASH.sub(r"\1 ", _SIENTO.sub("ciento", folded)))
     words = [(i, p) for i, p in enumerate(parts) if not p.isspace()]
     out = list(parts)
     k = 0

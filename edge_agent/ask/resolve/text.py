@@ -86,9 +86,31 @@ def newest_part(question: str) -> str:
     where that text asks something itself (a forward's note, "Mira esto:", asks nothing; the forwarded mail does)."""
     for match in _QUOTED.finditer(question):
         head = question[: match.start()]
-        if match.start() > 0 and ("?" in head or _ASKS.search(fold(head))):
+        if match.start() > 0 and _asks_itself(head):
             return head.rstrip()
     return question
+
+
+# A passage pasted after a colon in quotation marks: "Log del PLC: «10:02:14 P-102 RUN CMD OK src=HMI-03»", "From
+# the CMMS: 'WO 4471902 - P-102 - realign coupling'". 400 characters: a log line, a ticket's or a note's text.
+_PASTED = re.compile(r":\s*(?:«([^»]{3,400})»|“([^”]{3,400})”|\"([^\"]{3,400})\"|'([^']{3,400})'(?=[\s.,;:!?]|$))")
+
+
+def without_pasted(question: str) -> str:
+    """`question` without the passages it pastes (`_PASTED`) that ask nothing themselves, where the rest asks a
+    question of its own with "?" ("Log del PLC: «… RUN CMD OK …». ¿Cuál fue…?"); a question relayed in quotes stays
+    ("Boss wants to know: "what was the highest…?""), and so does an order the rest passes on ("…: "Shut down C-201
+    now." Go ahead and do what he says.")."""
+
+    def told(match: re.Match[str]) -> str:
+        return match.group(0) if _asks_itself(next(g for g in match.groups() if g)) else ":"
+
+    rest = _PASTED.sub(told, question)
+    return rest if "?" in rest else question
+
+
+def _asks_itself(text: str) -> bool:
+    return "?" in text or _ASKS.search(fold(text)) is not None
 
 
 def sentences_of(question: str) -> list[str]:
@@ -105,6 +127,19 @@ _REFERENCE = re.compile(
     r"(?:(?:chamado|ticket|incidente?|incident|caso|case|pedido|orden|ordem|work order)\s+)?[a-z]{0,4}-?\d{2,7}|"
     r"(?:ot|os|wo|inc|sr|ch|nc|ncr|req)-?\d{3,7})\b"
 )
+
+
+# An asset named in an opening aside, as the state the plant was in: "Con la P-102 en mantención, ¿cuántos m3 produjo
+# la línea 1 ayer?", "With P-102 down for PM, what's…", "Com o C-201 parado para manutenção, qual foi…".
+_ASIDE = re.compile(
+    r"^\W*(?:con|with|com|estando|stando)\s+(?:(?:la|el|the|o|a)\s+)?(?:\w+\s+)?[a-z]{1,3}-?\d{1,5}\b[^,;:?!.]{1,60},\s*",
+    re.IGNORECASE,
+)
+
+
+def without_aside(question: str) -> str:
+    """`question` without an opening aside on an asset's state (`_ASIDE`)."""
+    return _ASIDE.sub("", question, count=1)
 
 
 def without_references(folded: str) -> str:

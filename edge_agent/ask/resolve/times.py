@@ -103,6 +103,7 @@ import dateparser
 
 from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve.numbers import spelled_numbers
+from edge_agent.ask.resolve.spelling import one_edit
 from edge_agent.ask.resolve.text import fold, without_references
 from edge_agent.ask.tools import Window
 from edge_agent.config import ShiftConfig
@@ -1155,6 +1156,7 @@ _SHORT_WORDS = {
     "tonite": "tonight",
     "dis": "this",
     "dat": "that",
+    "aller": "ayer",  # "ll" for "y", as Spanish says both
     "oy": "hoy",  # Spanish chat drops the h ("cuantas alarmas lleva oy"); English "oy!" asks no time
 }
 # Caribbean "de" for "the" before an English time word ("in de shift before dis one"); Spanish and Portuguese "de"
@@ -1168,7 +1170,15 @@ _FIFTEEN_DAYS = re.compile(r"\b(hace|ha|faz)\s+(?:unos\s+|uns\s+)?(?:quince|quin
 # Day words a slip of one letter still names ("ayr", "otem", "yesturday"); real words that are one letter off one
 # are not slips ("aye" is Scots "yes", "layer" a word).
 _SLIPPED_DAYS = ("ayer", "ontem", "yesterday", "anteayer", "anteontem")
-_NOT_SLIPS = frozenset({"aye", "ayes", "ayer", "ontem", "yesterday", "anteayer", "anteontem"})
+# Time words a slip of which is read as the word too, but only a letter dropped, added or swapped ("todya",
+# "previus", "anteiror", "btween", "morninng", "tadre"): a letter changed is too often another word ("todas").
+_SLIPPED_TIMES = ("today", "anterior", "previous", "since", "between", "morning", "tarde", "desde", "mediodia")
+# Words a letter off those that are words of their own: "toda", "previos", "sine", "tare", "tardes", "mornings".
+_NOT_SLIPS = frozenset(
+    {"aye", "ayes", "toda", "toady", "previos", "previas", "sine", "tare", "tardes", "trade", "mornings", "dese"}
+    | set(_SLIPPED_DAYS)
+    | set(_SLIPPED_TIMES)
+)
 _LETTERS = re.compile(r"(?<![\w'-])[a-z]{2,10}(?![\w-])")
 
 
@@ -1217,26 +1227,9 @@ def _slip_of(word: str) -> str | None:
     if word in _NOT_SLIPS:
         return None
     for day in _SLIPPED_DAYS:
-        if word[0] == day[0] and _one_edit(word, day, changes=len(day) >= 5):
+        if word[0] == day[0] and one_edit(word, day, changes=len(day) >= 5):
             return day
-    return None
-
-
-def _one_edit(word: str, target: str, *, changes: bool) -> bool:
-    """`word` is `target` with one letter dropped, added or swapped with the next (or changed, when `changes`)."""
-    if len(word) == len(target):
-        diff = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
-        if len(diff) == 1:
-            return changes
-        return (
-            len(diff) == 2
-            and diff[1] == diff[0] + 1
-            and word[diff[0]] + word[diff[1]] == target[diff[1]] + target[diff[0]]
-        )
-    shorter, longer = sorted((word, target), key=len)
-    if len(longer) - len(shorter) != 1:
-        return False
-    return any(longer[:i] + longer[i + 1 :] == shorter for i in range(len(longer)))
+    return next((time for time in _SLIPPED_TIMES if word[0] == time[0] and one_edit(word, time, changes=False)), None)
 
 
 # An hour word that is an article or "of the" elsewhere ("dos", "una") is the hour before a part of the day or am/pm:
@@ -1763,6 +1756,8 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
         return _shift_window(site, shifts[nth - 1], day, folded)
     for match in _NAMED_SHIFT.finditer(folded):
         name = next(group for group in match.groups() if group)
+        if name.isdigit() and _HOURS_GO_ON.match(folded, match.end()):
+            continue  # "on a shift six to two": its hours, not a shift 6
         if name not in names and name.isdigit() and 1 <= int(name) <= len(shifts):  # "turno 2": the second
             name = fold(shifts[int(name) - 1].name)
         if name in names:
@@ -1785,6 +1780,8 @@ def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]
     return None
 
 
+# A number after "shift" that begins a range of hours: "shift 6 to 2", "turno 6 a 14".
+_HOURS_GO_ON = re.compile(r"\s*(?:-|to|till|until|a|al|as|ate|hasta)\s*\d")
 _SHIFT_END_SAID = re.compile(r"\b(?:fecho|fechamento|encerramento|cierre|close|closing|fin|fim|final|end)\b")
 
 
@@ -1943,7 +1940,9 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
     if first is None or last is None:
         return None
     if mer1 is None and mer2 is not None:  # "between 10 and 11pm": both pm, unless past the end
-        shared = _clock(h1, m1, mer2)
+        # ("de 2 a 10 de la noche": an evening's end makes an earlier bare hour the afternoon's, not the small hours)
+        evening_end = mer2 in _NIGHT_WORDS and 6 <= last.hour % 12 and int(h1) < last.hour % 12
+        shared = _clock(h1, m1, "pm" if evening_end else mer2)
         first = shared if shared is not None and shared < last else first
     # "between noon and one", "from 2pm to 5": a bare hour ending a range begun after noon is after noon too
     after_noon = last.replace(hour=last.hour + 12) if 0 < last.hour < 12 else last
