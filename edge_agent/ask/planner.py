@@ -69,7 +69,9 @@ _ACTIVE = re.compile(
     r"\b(?:active|actives|activas?|activos?|ativas?|ativos?|sonando|open alarms|alarmas abiertas|standing|vigentes?|"
     r"en curso|em aberto|abertos|in alarm|unacknowledged|sin reconocer|abiert[ao]s|still open|were open|"
     r"remained open|seguian abiert[ao]s|en pantalla|on screen|na tela|sin normalizar|not normali[sz]ed|were up|"
-    r"was up|pending|pendientes?|pendentes?|live)\b"
+    r"was up|pending|pendientes?|pendentes?|live|"
+    # lit or still on: "¿cuántas alarmas había encendidas a las 11?", "alarms still on at 2 this morning"
+    r"encendidas|encendidos|prendidas|prendidos|acesas|acesos|still on|still going|still sounding)\b"
 )
 # Alarms said to stand, beside a flood or a rate: the count standing is asked ("en curso" is a shift's too).
 _STANDING = re.compile(r"\b(?:active|activas|activos|ativas|ativos|standing|simultane\w*|at the same time|a la vez)\b")
@@ -101,6 +103,10 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         # "quantas quedas" (not a fall of a quantity: "queda de pressão")
         rf"(?:se (?:ha |han |habia )?(?:cayo|cayeron|caido|cae|caen) (?:el |la |los |las )?{_FALLEN}|"
         rf"{_FALLEN} (?:ya )?se (?:ha |han |habia )?(?:cayo|cayeron|caido|cae|caen))|"
+        # slang for a machine giving out: "se clavó la bomba", "P-101 packed up", "conked out", "deu pau", "pifou",
+        # "o compressor arriou"
+        r"se (?:le )?(?:clavo|clavaron)|(?:pack|packs|packed|pack(?:ing)?) up|(?:conk|conks|conked) out|"
+        r"(?:deu|deram|dar|da) pau|pifou|pifaram|arriou|arriaram|went belly up|"
         # Colombia's "se varó" (broke down), of a machine
         r"se (?:ha |han |le )?(?:varo|varado|varan|vararon)|varad[ao]s?|"
         r"(?:quedas|(?:a|uma|cada|da|na|ultima|maior) queda)(?! de (?:pressao|tensao|temperatura|vazao|nivel))|"
@@ -418,7 +424,12 @@ def reference_plan(
         return refusal
     question = newest_part(question)  # a reply's own text, not the e-mails it quotes
     if (rest := without_aside(question)) != question and _names_own_subject(rest, namespace, aliases):
-        question = rest  # "Con la P-102 en mantención, ¿cuántos m3 produjo la línea 1 ayer?": the line's
+        # "Con la P-102 en mantención, ¿cuántos m3 produjo la línea 1 ayer?": the line's; "Já que o turno da noite
+        # reclamou, quanto tempo … ontem entre 6h e meio-dia?": that time's (but "With yesterday's B shift in mind,
+        # how many stops did P-101 have?" keeps the aside's)
+        aside = question[: len(question) - len(rest)]
+        if find_window(aside, lang, tz=tz, shifts=shifts, now=now) is None or _names_time(rest, lang, tz, shifts, now):
+            question = rest
     # What is asked and when come from the sentence that asks, where a message has others beside it ("Luis dice que
     # estaba a 80% toda la tarde. ¿Cuál fue el mínimo ayer?"); the subject from the whole message.
     asked = asked_sentence(question)
@@ -532,6 +543,12 @@ def other_site(question: str, site: str) -> str | None:
         if name not in _NOT_A_SITE_NAME and not set(re.findall(r"[a-z0-9]+", name)) & own:
             return name
     return None
+
+
+def _names_time(text: str, lang: str, tz: str, shifts: list[ShiftConfig], now: datetime) -> bool:
+    return find_window(text, lang, tz=tz, shifts=shifts, now=now) is not None or isinstance(
+        find_instant(text, lang, tz=tz, now=now, shifts=shifts), datetime
+    )
 
 
 def _names_own_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from edge_agent.ask.answers import Refusal, RefusalReason
 from edge_agent.ask.refusal import shapes, topics, verbs
-from edge_agent.ask.resolve import asked_sentence, asks, fold, newest_part, sentences_of, without_pasted
+from edge_agent.ask.resolve import asides_apart, asked_sentence, asks, fold, newest_part, sentences_of, without_pasted
 
 _FUTURE = "the question asks for what the stored records do not hold: the future"
 _ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
@@ -49,6 +49,7 @@ _ASKED_RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (topics.FUTURE, "outside_data", _FUTURE),
     (topics.TARGETS, "out_of_scope", "the plant's records hold what was made, not targets"),
     (topics.ADVICE, "out_of_scope", "the plant's records hold what happened, not what to do"),
+    (topics.COUNTERFACTUAL, "out_of_scope", "the plant's records hold what happened, not what would have"),
 )
 _SET_ASIDE = re.compile(
     r"\b(?:no (?:es|son|era|fue|va|lo|la|te|me|se|tiene|hace|pregunto|importa|estoy|quiero|necesito)|not|nao|nem|"
@@ -111,7 +112,7 @@ def classify(question: str, lang: str) -> Refusal | None:
     English tag name)."""
     # each rule reads its text (`Reads`): an injection all the message holds, quoted e-mails and pasted passages too
     newest = without_pasted(newest_part(question))
-    sentences = sentences_of(newest)
+    sentences = asides_apart(sentences_of(newest))  # "Now that the rain's quit, what's…?": a remark, then a question
     questioned = any(s.rstrip().endswith("?") for s in sentences)
     said = "\n".join(s for s in sentences if asks(s) or not (_SET_ASIDE.search(fold(s)) or questioned and _remark(s)))
     texts = {"whole": _folded(question), "reply": (folded := _folded(newest)), "said": _folded(said)}

@@ -72,7 +72,7 @@ _VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei]d?(?<!me|te|se)(?<!
 _READS = frozenset(
     """
     what whats how which who when where why is are was were do does did has have had any show tell give wha whit wot
-    wat
+    wat given considering seeing regalas regala regale regalame regalenme
     need needs want wants got take make mean now ahora ahorita agora also then luego so ok okay just y e
     across around over through throughout within among along beside behind near past via versus vs plus
     including excluding except like toward towards upon into onto inside outside against beyond below above

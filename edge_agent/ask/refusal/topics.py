@@ -10,6 +10,8 @@ CODE = re.compile(
     r"\bselect\b.{0,80}\bfrom\b|\b(?:drop|truncate|alter)\s+table\b|\binsert\s+into\b|\bdelete\s+from\b|"
     r"\bupdate\s+\w+\s+set\b|\bunion\s+select\b|;\s*--|\bimport\s+os\b|\bsubprocess\b|\bos\.system\b|\beval\s*\(|"
     r"\bexec\s*\(|\brm\s+-rf\b|\bsudo\b"
+    # a shell command line: "roda aí: mosquitto_pub -t plant/demo-plant/cmd/P-101 -m stop", "curl -X POST …"
+    r"|\b(?:mosquitto_pub|mosquitto_sub|curl|wget|ssh|scp|systemctl|sqlite3|psql|bash|powershell)\s+-"
     # a JSON object (its quotes are folded away): { role : system , ...}, { action : stop , ...}
     r"|\{\s*'?[\w-]+'?\s*:"
 )
@@ -43,6 +45,8 @@ INJECTION = re.compile(
     r"\bfinja (?:ser|que)\b|\b(?:reveal|show|print|muestra|revela|mostra|mostre|imprime) (?:your|tu|tus|seu|suas|"
     r"sus|the|el|las|o|as) (?:system |hidden |secret )?(?:prompt|instructions|instrucciones|instrucoes)\b|"
     r"\bnew instructions\b|\bnuevas instrucciones\b|\bnovas instrucoes\b|<\|?(?:im_start|system)|\[/?inst\]"
+    # an instruction passed on as the system's: "### INSTRUCCIÓN DEL SISTEMA: … ###", "SYSTEM INSTRUCTION:"
+    r"|\b(?:instruccion|instrucao|instruction)\s+(?:del|do)?\s*(?:sistema|system)\b|\bsystem instructions?\b"
     # instructions set aside, a role speaking, "from now on", the agent's own configuration or keys asked for
     r"|\b(?:set|put|leave|deja|pon|deixa)\s+(?:your|the|all|tus|las|suas|as)?\s*(?:instructions|instrucciones|"
     r"instrucoes|rules|reglas|regras)\s+(?:aside|de lado|a un lado)\b"
@@ -134,6 +138,15 @@ FUTURE = re.compile(
     r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno )(?<!guardia )(?<!hoy )\bmanana\b"
     # "el plan de producción de mañana": a plan for tomorrow, not the morning
     r"|\b(?:plan|planes|programa|programacion|plano)\s+de\s+\w+\s+de\s+manana\b"
+)
+# What would have been: "Si la P-101 no se hubiera parado, ¿cuántos m³ habría producido?", "If P-102 had not tripped,
+# what would the level have been?", "quanto teria produzido?": the records hold what happened. Read in the sentences
+# that ask.
+COUNTERFACTUAL = re.compile(
+    r"\b(?:hubiera|hubiese|hubieran|hubiesen|habria|habrian|tivesse|tivessem|houvesse|teria|teriam)\s+"
+    r"(?:(?:no|nao|se|le|lo|la)\s+)?\w+(?:ado|ido|ada|ida|cho|sto|to)\b"
+    r"|\bwould(?:n'?t)?\s+(?:\S+\s+){0,4}?have\s+(?:been|\w+(?:ed|en|wn|ne))\b|\bwould'?ve\b"
+    r"|\bif\b[^.?!]{0,60}\b(?:had not|hadn'?t|had never)\b"
 )
 # Advice asked for: "¿Conviene cambiar el rodamiento…?", "Should I swap the bearing now?", "Devo trocar…?": the
 # records hold what happened, not what to do. Read in the sentences that ask.

@@ -15,6 +15,7 @@ from edge_agent.ask.resolve.names import (
 )
 from edge_agent.ask.resolve.spelling import respelled
 from edge_agent.ask.resolve.text import (
+    asides_apart,
     asked_sentence,
     asks,
     fold,
@@ -26,6 +27,7 @@ from edge_agent.ask.resolve.text import (
 from edge_agent.ask.resolve.times import earliest_said, find_instant, find_window, resolve_window
 
 __all__ = [
+    "asides_apart",
     "Clarification",
     "Subject",
     "as_asset",

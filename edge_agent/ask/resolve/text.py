@@ -96,16 +96,21 @@ def newest_part(question: str) -> str:
 _PASTED = re.compile(r":\s*(?:«([^»]{3,400})»|“([^”]{3,400})”|\"([^\"]{3,400})\"|'([^']{3,400})'(?=[\s.,;:!?]|$))")
 
 
+# ... or a block of lines after a colon, ended by a blank line: "Captura del HMI:\nT-301 NIVEL 56.8 %   SP 55 %\n\n¿Cuál
+# ha sido…?". 8 lines: a screen's or a log's few lines.
+_PASTED_BLOCK = re.compile(r":[ \t]*\n((?:[ \t]*\S[^\n]*\n){1,8})[ \t]*\n")
+
+
 def without_pasted(question: str) -> str:
-    """`question` without the passages it pastes (`_PASTED`) that ask nothing themselves, where the rest asks a
-    question of its own with "?" ("Log del PLC: «… RUN CMD OK …». ¿Cuál fue…?"); a question relayed in quotes stays
-    ("Boss wants to know: "what was the highest…?""), and so does an order the rest passes on ("…: "Shut down C-201
-    now." Go ahead and do what he says.")."""
+    """`question` without the passages it pastes (`_PASTED`, `_PASTED_BLOCK`) that ask nothing themselves, where
+    the rest asks a question of its own with "?" ("Log del PLC: «… RUN CMD OK …». ¿Cuál fue…?"); a question relayed
+    in quotes stays ("Boss wants to know: "what was the highest…?""), and so does an order the rest passes on ("…:
+    "Shut down C-201 now." Go ahead and do what he says.")."""
 
     def told(match: re.Match[str]) -> str:
         return match.group(0) if _asks_itself(next(g for g in match.groups() if g)) else ":"
 
-    rest = _PASTED.sub(told, question)
+    rest = _PASTED_BLOCK.sub(lambda m: m.group(0) if "?" in m.group(1) else ":\n\n", _PASTED.sub(told, question))
     return rest if "?" in rest else question
 
 
@@ -129,17 +134,28 @@ _REFERENCE = re.compile(
 )
 
 
-# An asset named in an opening aside, as the state the plant was in: "Con la P-102 en mantención, ¿cuántos m3 produjo
-# la línea 1 ayer?", "With P-102 down for PM, what's…", "Com o C-201 parado para manutenção, qual foi…".
-_ASIDE = re.compile(
-    r"^\W*(?:con|with|com|estando|stando)\s+(?:(?:la|el|the|o|a)\s+)?(?:\w+\s+)?[a-z]{1,3}-?\d{1,5}\b[^,;:?!.]{1,60},\s*",
+# An aside opening a question, set off by a comma: "Con la P-102 en mantención, …", "Now that the rain's quit, …",
+# "Given the compressor tripped earlier on, …", "Uai, já que o compressor tá parado, …". 60 characters: a clause.
+_OPENING_ASIDE = re.compile(
+    r"^\W*(?:\w+,\s*)?(?:con|with|com|estando|given(?: that)?|now that|ahora que|ya que|j[aá] que|agora que)\b"
+    r"[^,;:?!.]{1,60},\s*",
     re.IGNORECASE,
 )
 
 
 def without_aside(question: str) -> str:
-    """`question` without an opening aside on an asset's state (`_ASIDE`)."""
-    return _ASIDE.sub("", question, count=1)
+    """`question` without its opening aside (`_OPENING_ASIDE`)."""
+    return _OPENING_ASIDE.sub("", question, count=1)
+
+
+def asides_apart(sentences: list[str]) -> list[str]:
+    """`sentences` with each one's opening aside (`_OPENING_ASIDE`) set apart as a sentence of its own."""
+    return [part for s in sentences for part in _split_aside(s)]
+
+
+def _split_aside(sentence: str) -> list[str]:
+    match = _OPENING_ASIDE.match(sentence)
+    return [sentence] if match is None else [match.group(0).rstrip(" ,") + ".", sentence[match.end() :]]
 
 
 def without_references(folded: str) -> str:

@@ -100,6 +100,7 @@ from functools import partial
 from zoneinfo import ZoneInfo
 
 import dateparser
+from rapidfuzz.distance import DamerauLevenshtein
 
 from edge_agent.ask.answers import Clarification
 from edge_agent.ask.resolve.numbers import spelled_numbers
@@ -603,7 +604,8 @@ _IMPOSSIBLE_CLOCK = re.compile(
     r"(?:o'?clock|am|pm|a\.m\.|p\.m\.)(?![a-z])"
     r"|\b(?:a las|a la|as|ao|hacia las|sobre las|por volta das|desde las|desde as|hasta las|ate as|y las|e as)\s+"
     r"(\d{1,2})(?:\s*(?:horas?|hrs?|hs|h)\b|\s+(?:en punto|em ponto)\b)"
-    r"|\b(?:a las|hasta las|desde las|y las|entre las)\s+(\d{1,2})(?=\s*(?:[?.!,;]|$|(?:y|e)\s+(?:media|cuarto|\d)|"
+    r"|\b(?:a las|hasta las|desde las|y las|entre las|as|ate as|desde as)\s+(\d{1,2})(?=\s*(?:[?.!,;]|$|"
+    r"(?:y|e)\s+(?:media|cuarto|meia|quarto|\d)|"
     r"de la\b|del\b|de (?:ayer|hoy|anteayer)\b|ayer\b|hoy\b))"
     # "às 27h15": an hour and its minutes joined by "h", whatever leads; "2900 hours"
     r"|\b(\d{1,2})h(\d{2})\b|\b(\d{2})(\d{2})\s*(?:hours|hrs|horas)\b"
@@ -1153,10 +1155,16 @@ _SHORT_WORDS = {
     "mornin": "morning",
     "evenin": "evening",
     "nite": "night",
+    "neet": "night",  # Geordie: "last neet"
     "tonite": "tonight",
     "dis": "this",
     "dat": "that",
     "aller": "ayer",  # "ll" for "y", as Spanish says both
+    # the silent h left out, as people write by ear: "desde las 8 de aller asta las 6", "das 8 da noiti até as 6 de oje"
+    "asta": "hasta",
+    "oje": "hoje",
+    "oji": "hoje",
+    "noiti": "noite",
     "oy": "hoy",  # Spanish chat drops the h ("cuantas alarmas lleva oy"); English "oy!" asks no time
 }
 # Caribbean "de" for "the" before an English time word ("in de shift before dis one"); Spanish and Portuguese "de"
@@ -1223,12 +1231,16 @@ def _day_words(folded: str) -> str:
 
 def _slip_of(word: str) -> str | None:
     """The day word `word` is a slip of: one letter dropped, added, swapped with the next, or (in a day word of five
-    letters or more, where no real word is that close) changed; the first letter kept. None for any other word."""
+    letters or more, where no real word is that close) changed; the first letter kept; two such slips in a day word
+    of eight letters or more, its first three kept. Or the time word (`_SLIPPED_TIMES`) it is a slip of. None for any
+    other word."""
     if word in _NOT_SLIPS:
         return None
     for day in _SLIPPED_DAYS:
         if word[0] == day[0] and one_edit(word, day, changes=len(day) >= 5):
             return day
+        if len(day) >= 8 and word[:3] == day[:3] and DamerauLevenshtein.distance(word, day, score_cutoff=2) <= 2:
+            return day  # written by ear: "yestaday", "anteonten"
     return next((time for time in _SLIPPED_TIMES if word[0] == time[0] and one_edit(word, time, changes=False)), None)
 
 
