@@ -3087,6 +3087,32 @@ class TestBlindSets200To207:
         assert isinstance(got, Window)
         assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window
 
+    @pytest.mark.parametrize(
+        ("question", "window"),
+        [
+            (
+                "the lowest level during the shift before mine, the one that handed over to me",
+                ("2026-03-11T04:00", "2026-03-11T12:00"),
+            ),
+            (
+                "In the last hour before handover this morning, 5 to 6 am, the max level?",
+                ("2026-03-11T11:00", "2026-03-11T12:00"),
+            ),
+            (
+                "La guardia que entró anteayer a las 22 y salió ayer a las 6 de la mañana",
+                ("2026-03-10T04:00", "2026-03-10T12:00"),
+            ),
+            (
+                "The night crew that came on at 10 pm the day before yesterday and went off at 6 yesterday",
+                ("2026-03-10T04:00", "2026-03-10T12:00"),
+            ),
+        ],
+    )
+    def test_a_shift_said_by_its_crew(self, question: str, window: tuple[str, str]) -> None:
+        got = find_window(question, "en", tz=MEXICO, shifts=SHIFTS, now=NOW)
+        assert isinstance(got, Window)
+        assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window
+
     def test_an_aside_s_time_gives_way_to_the_question_s_own(self) -> None:
         got = plan(
             "Já que o turno da noite reclamou, quanto tempo a linha ficou parada ontem entre 6h e meio-dia?", "pt"

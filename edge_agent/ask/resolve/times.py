@@ -151,7 +151,8 @@ _NUMBERS = {
 }
 _LAST = r"(?:last|past|previous|ultimas?|ultimos?|pasadas?|pasados?|passadas?|passados?)"
 _HOURS = re.compile(
-    rf"\b{_LAST}\s+(?:{_N}\s*)?(?:horas?|hours?|hrs?|h)\b"
+    # (not "the last hour before handover, 5 to 6 am", "la última hora del turno": an hour of another window)
+    rf"\b{_LAST}\s+(?:{_N}\s*)?(?:horas?|hours?|hrs?|h)\b(?!\s+(?:before|of|antes|del|de|do|da)\b)"
     rf"|\b{_N}\s*(?:horas?|hours?|h)\s+{_LAST}\b"
 )
 _DAYS = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:dias?|days?)\b|\b{_N}\s+(?:dias?|days?)\s+{_LAST}\b")
@@ -472,6 +473,11 @@ _PREVIOUS_SHIFT = re.compile(
     r"|\b(?:el|the|o|no|do|del|al|ao|last|ese|esse)\s+(?:turno|shift)\s+(?:que|q|that|which)\s+(?:ended|finished|"
     r"termino|acabo|terminou|acabou|finalizo|finalizou)(?:\s+(?:agora|ahora|now|recien|recently|recentemente))?"
     r"\s*(?:[?.!,;:)]|$)"
+    # the asker's own shift's predecessor: "the shift before mine", "el turno antes del mío", "the one that handed
+    # over to me", "o turno que me passou", "la guardia que me entregó"
+    r"|\b(?:shift|turno|guardia|one|uno)\s+(?:right\s+|just\s+|justo\s+)?(?:before|antes)\s+(?:mine|del mio|do meu|"
+    r"da minha|de la mia)\b"
+    r"|\b(?:that|which|que)\s+(?:handed over to me|handed me over|me entrego|me entregou|me paso|me passou)\b"
 )
 # A shift called by the part of the day it starts in ("el turno de noche", "the morning shift", "turno da tarde"):
 # the site's one shift starting in that span of clock hours, [first, last), wrapping past midnight for the night.
@@ -1207,6 +1213,29 @@ _ANTENOCHE = re.compile(r"\b(?:ante-?anoche|ante anoche|antes de anoche)\b")
 _CHAT_CLOCK = re.compile(r"\balas(?=\s+\d)|\bd(?=\s+(?:la|las)\s)")
 # Chat's "btw" before two clock times is between ("btw 1pm and 2pm"); elsewhere it is "by the way".
 _BTW = re.compile(r"\bbtw(?=\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?\s*(?:and|&|-|to)\s*\d)")
+# A crew's hours said by when it came on and went off: "la guardia que entró anteayer a las 22 y salió ayer a las 6",
+# "the night crew that came on at 10 pm the day before yesterday and went off at 6 yesterday": from and to.
+_CAME_ON = {"entro": "desde", "entrou": "desde", "came on": "from", "clocked on": "from"}
+_WENT_OFF = {"salio": "hasta", "saiu": "ate", "went off": "to", "clocked off": "to"}
+_CREW_HOURS = re.compile(
+    rf"\b(?:que|that|which|who)\s+({'|'.join(_CAME_ON)})(?:\s+at)?\b([^.?!]{{1,60}}?)\b(?:y|and|e)\s+"
+    rf"({'|'.join(_WENT_OFF)})(?:\s+at)?\b"
+)
+
+
+# ... when the hour it came on at says which half of the day it is (a bare "entró ayer a las 10" of the night shift is
+# read with the shift's own hours)
+_HALF_SAID = re.compile(
+    r"\b(?:1[3-9]|2[0-3])(?::\d\d|h)?\b|\d\s*(?:am|pm)\b|\b(?:de la|da|in the) (?:noche|noite|tarde|night)"
+)
+
+
+def _crew_hours(match: re.Match[str]) -> str:
+    if not _HALF_SAID.search(match.group(2)):
+        return match.group(0)
+    return f"{_CAME_ON[match.group(1)]}{match.group(2)} {_WENT_OFF[match.group(3)]}"
+
+
 # A second language's English puts a shift after its part of the day: "in the shift of the night" is the night shift.
 _SHIFT_OF_THE = re.compile(r"\bshift of the (night|morning|afternoon|evening|day)\b")
 # The shift worked last night is the night shift begun yesterday: "last night's shift", "the shift last night".
@@ -1223,6 +1252,7 @@ def _day_words(folded: str) -> str:
     """`folded` with chat's short forms written out, the night before last's spellings as "antenoche" and a day word's
     one-letter slip read as the word."""
     folded = _LAST_NIGHTS_SHIFT.sub("yesterday's night shift", _SHIFT_OF_THE.sub(r"\1 shift", folded))
+    folded = _CREW_HOURS.sub(_crew_hours, folded)
     folded = _THE_HOUR.sub(r"\1 \2", _CHAT_CLOCK.sub(lambda m: "a las" if m.group(0) == "alas" else "de", folded))
     folded = _YTD.sub("yesterday", _FIFTEEN_DAYS.sub(r"\1 2 semanas", _CARIBBEAN_THE.sub("the ", folded)))
     folded = _BTW.sub("between", _ANTENOCHE.sub("antenoche", _Y_DAY.sub("yesterday", folded)))
