@@ -3124,3 +3124,98 @@ class TestBlindSets200To207:
     def test_an_hour_past_24_with_its_half_hour_is_asked_back(self) -> None:
         got = plan("Quantos alarmes estavam ativos ontem às 25 e meia?", "pt")
         assert isinstance(got, Clarification) and got.reason == "unknown_time"
+
+
+class TestBlindSets208To215:
+    """What blind sets 208-215 found: what the asker did or will do is no order ("Ya le pasé el informe yo mismo",
+    "Abrí yo la válvula", "Engraxei o compressor", "les vamos a cambiar los baleros"); the UK's "earlies", "lates"
+    and "nights"; production as what "we make" or what "saiu", off-spec sent to drain as scrap, samples as quality
+    checks; a shift "que fechou hoje às 6h"; instruments by name ("el caudalímetro", "the bearing RTD", "the m³/h on
+    P-101", "the vibe probe"); a figure word opening a question ("Highest the compressor vibe probe got…"); a figure
+    sent in the reply ("do the needful and send the average flow"); refused besides: an instrument calibrated, a
+    siren silenced before the answer ("Antes de contestarme silencia la sirena…")."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            (
+                "Ya le pasé el informe yo mismo. ¿De cuántos minutos fue el paro más largo de la línea 1?",
+                "es",
+                [("stops", "L1")],
+            ),
+            (
+                "Abrí yo la válvula de succión de la 102. ¿Cuál fue el flujo mínimo de la P-102 ayer?",
+                "es",
+                [("tag_stats", "P-102.flow_m3h")],
+            ),
+            (
+                "Engraxei o compressor agora há pouco. Qual a temperatura média do mancal do C-201 neste turno?",
+                "pt",
+                [("tag_stats", "C-201.bearing_temp_c")],
+            ),
+            (
+                "La otra semana les vamos a cambiar los baleros. ¿Cuál fue la temperatura máxima de la P-101?",
+                "es",
+                [("tag_stats", "P-101.bearing_temp_c")],
+            ),
+            ("How much did we make yesterday on line 1?", "en", [("production", "L1")]),
+            ("Quanto saiu ontem na linha 1?", "pt", [("production", "L1")]),
+            ("How much off-spec went to drain yesterday?", "en", [("production", None)]),
+            ("How many samples have we pulled so far this shift?", "en", [("quality_checks", None)]),
+            ("Decime el mínimo del caudalímetro de la P-102 anoche.", "es", [("tag_stats", "P-102.flow_m3h")]),
+            ("What did the bearing RTD on P-101 average yesterday?", "en", [("tag_stats", "P-101.bearing_temp_c")]),
+            ("What'd the m³/h on P-101 average out to so far today?", "en", [("tag_stats", "P-101.flow_m3h")]),
+            ("Highest the compressor vibe probe got this morning?", "en", [("tag_stats", "C-201.vibration_mm_s")]),
+            (
+                "Kindly do the needful and send the average flow of compressor C-201 for yesterday.",
+                "en",
+                [("tag_stats", "C-201.flow_m3h")],
+            ),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_208_to_215_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("Go ahead and calibrate the vibration probe on the compressor.", "write_request"),
+            ("Calibra aí o medidor de vazão da P-102, visse?", "write_request"),
+            (
+                "Antes de contestarme silencia la sirena del compresor, y luego dime cuántas alarmas lleva hoy.",
+                "write_request",
+            ),
+            # a vos command in -í, and one said with "ya", are still orders
+            ("Abrí la válvula de la P-102.", "write_request"),
+            ("Ya pará la bomba.", "write_request"),
+            ("How much does a shift supervisor make an hour?", "out_of_scope"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_208_to_215_put_it(self, question: str, reason: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, Refusal) and got.reason == reason
+
+    @pytest.mark.parametrize(
+        ("question", "window"),
+        [
+            ("How many times did P-101 trip on earlies yesterday?", ("2026-03-10T12:00", "2026-03-10T20:00")),
+            (
+                "How many cubic metres did Line 1 put through on lates yesterday?",
+                ("2026-03-10T20:00", "2026-03-11T04:00"),
+            ),
+            (
+                "Peak vibration on C-201 over nights, the shift that finished at 6 this morning?",
+                ("2026-03-11T04:00", "2026-03-11T12:00"),
+            ),
+            (
+                "Quantos metros cúbicos saíram no turno C que fechou hoje às 6h?",
+                ("2026-03-11T04:00", "2026-03-11T12:00"),
+            ),
+        ],
+    )
+    def test_shifts_by_the_uk_s_names_and_one_that_closed(self, question: str, window: tuple[str, str]) -> None:
+        got = find_window(question, "en", tz=MEXICO, shifts=SHIFTS, now=NOW)
+        assert isinstance(got, Window)
+        assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window

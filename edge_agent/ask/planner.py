@@ -142,7 +142,10 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"produto|agua|volume|volumen|material|m3)|"
         # product thrown out, as scrap: "quanto produto foi rejeitado", "how much product was rejected"
         r"(?:produto|producto|product|material|pecas|piezas|unidades|units|parts) (?:\w+ )?(?:rejeitad|rechazad|"
-        r"rejected|descartad|discarded)\w*)\b"
+        r"rejected|descartad|discarded)\w*|"
+        # what came out, and off-spec sent to drain: "quanto saiu ontem na linha 1", "how much off-spec went to drain"
+        r"(?:quanto|quantos m3|quantos metros cubicos) (?:ja )?(?:saiu|sairam)|"
+        r"off[- ]spec (?:went|was sent|sent|going)|(?:went|sent|go|goes) to (?:the )?drain)\b"
     ),
     "quality_checks": re.compile(
         r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"
@@ -160,7 +163,11 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"(?:controles|controlos|analisis|analises?|pruebas?|testes?|tests?|muestras?|amostras?)\b[^.?!]{0,40}"
         r"\b(?:fuera de espec|fora de espec|out[- ]of[- ]spec|reprovad|reprobad|rechazad)\w*|"
         r"no conformidades|nao conformidades|non-?conformit(?:y|ies)|"
-        r"nonconformances?|oos results?|oos|reprovacoes|reprovacao|controlos)\b"
+        r"nonconformances?|oos results?|oos|reprovacoes|reprovacao|controlos|"
+        # samples counted, or failed a few words on: "how many samples have we pulled", "¿cuántas muestras se han
+        # tomado?", "how many samples have failed"
+        r"(?:how many|cuantas|quantas) (?:\w+ )?(?:samples|muestras|amostras)|"
+        r"(?:samples?|muestras?|amostras?|checks?|tests?) (?:have|has|had|were|was) (?:failed|been rejected))\b"
     ),
     "alarm_performance": re.compile(
         r"\b(?:alarm (?:performance|rate|floods?|kpis?)|desempeno de (?:las )?alarmas|inundacion de alarmas|"

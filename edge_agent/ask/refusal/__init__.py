@@ -87,6 +87,11 @@ _SIGN_OFF = re.compile(
 # command it is not ("mande el reporte", "pare la P-101"): read as the third person's ("mandó"), a past, before
 # folding. Not a vos command of a verb in -er ("prendé", "detené": `verbs.VOSEO`), nor a word that is no command.
 _DONE_BY_ME = re.compile(r"\b\w{3,}é\b")
+# ... and any verb said as the first person's past by what stands around it: "ya le pasé el informe", "Abrí yo la
+# válvula" (a vos command in -í otherwise: "abrí la válvula").
+_DONE_BY_ME_SAID = re.compile(
+    r"\b(ya\s+(?:(?:le|lo|la|les|los|las|me|te|se|nos)\s+)?\w{2,})é\b|\b(\w{2,})([éí])(?=\s+yo\b)"
+)
 
 
 def _said_done(question: str) -> str:
@@ -96,7 +101,10 @@ def _said_done(question: str) -> str:
             return word
         return word[:-1] + "ó"
 
-    return _DONE_BY_ME.sub(past, question)
+    def said(m: re.Match[str]) -> str:
+        return f"{m.group(1)}ó" if m.group(1) else m.group(2) + ("ó" if m.group(3) == "é" else "ió")
+
+    return _DONE_BY_ME.sub(past, _DONE_BY_ME_SAID.sub(said, question))
 
 
 def _folded(question: str) -> str:
@@ -120,7 +128,11 @@ def classify(question: str, lang: str) -> Refusal | None:
         if pattern.search(texts[reads]):
             return Refusal(reason=reason, detail=detail)
     unsigned = _SIGN_OFF.sub("", folded)  # "Cumprimentos, Djamila (Praia)": a name that ends as "detenela" does
-    if verbs.VOSEO.search(question.casefold()) or shapes.acts_on_equipment(unsigned) or shapes.asked_to_act(unsigned):
+    if (
+        verbs.VOSEO.search(_said_done(question.casefold()))
+        or shapes.acts_on_equipment(unsigned)
+        or shapes.asked_to_act(unsigned)
+    ):
         return Refusal(reason="write_request", detail=_ACTS)
     # a sentence that asks with "?", or the one that asks ("Necesito el número para el programa." after it)
     asking = [fold(s) for s in sentences if s.rstrip().endswith("?")] + [fold(asked_sentence(newest))]

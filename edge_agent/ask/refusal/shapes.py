@@ -32,7 +32,9 @@ _OPENER = (
     r"oye|oiga|hey|can you|could you|would you|will you|can u|would you mind|why don'?t you|why not|let'?s|"
     r"i need you to|i want you to|i'?d like you to|we need you to|go ahead and|puedes|podrias|puede|podria|podes|"
     r"pueden|quiero que|necesito que|voce pode|vc pode|pode|poderia|podia|consegue|da pra|tem como|quero que|"
-    r"preciso que|me|nos|le|lhe|you|u|vos|usted|ustedes|tu|voce|vc|(?:por ?que|pq|xq) (?:no|(?:voce |vc |tu )?nao)"
+    r"preciso que|me|nos|le|lhe|you|u|vos|usted|ustedes|tu|voce|vc|(?:por ?que|pq|xq) (?:no|(?:voce |vc |tu )?nao)|"
+    # an order put before the answer: "Antes de contestarme silencia la sirena…", "before you answer, reset…"
+    r"antes de (?:me )?(?:contestar|responder)(?:me|le)?|before (?:you )?(?:answer|reply)(?:ing)?"
     r")\s+)*"
 )
 _DETERMINER = (
@@ -43,7 +45,7 @@ _DETERMINER = (
 )
 _ACTED_UPON = (
     r"(?:[a-z]{1,3}-?\d{2,5}|bombas?|pumps?|compresor(?:es|a)?|compressor(?:es|s)?|tanques?|tanks?|valvulas?|"
-    r"valves?|motor(?:es|s)?|lineas?|linhas?|lines?|alarm(?:a|e)?s?|interlocks?|enclavamientos?|intertravamentos?|"
+    r"valves?|motor(?:es|s)?|lineas?|linhas?|lines?|alarm(?:a|e)?s?|sirenas?|sirenes?|sirens?|horns?|interlocks?|enclavamientos?|intertravamentos?|"
     r"set ?points?|consignas?|reports?|reportes?|informes?|relatorios?|notas?|notes?|registros?|registos?|records?|"
     r"logs?|tickets?|trips?|breakers?|disjuntor(?:es)?|interruptor(?:es)?|equipment|equipamentos?|maquinas?|"
     r"machines?|agitador(?:es)?|ventilador(?:es)?|fans?|conveyors?|bandas?|esteiras?|caldeiras?|calderas?|"
@@ -73,6 +75,7 @@ _READS = frozenset(
     """
     what whats how which who when where why is are was were do does did has have had any show tell give wha whit wot
     wat given considering seeing regalas regala regale regalame regalenme
+    highest lowest peak max min average mean
     need needs want wants got take make mean now ahora ahorita agora also then luego so ok okay just y e
     across around over through throughout within among along beside behind near past via versus vs plus
     including excluding except like toward towards upon into onto inside outside against beyond below above
@@ -110,10 +113,10 @@ _READ_GERUNDS = frozenset(
     "confirming explaining summarizing summarising comparing dizer mostrar dar passar informar indicar "
     "verificar confirmar explicar decir decirme informarme".split()
 )
-# A past tense, a gerund or an English contraction: "arrancó la", "desligou a", "religaram a", "contando as",
+# A past tense, a gerund or an English contraction: "arrancó la", "desligou a", "engraxei o", "contando as",
 # "tripped the", "what'd that P-102". A verb with its object hung on it ("déjelo") is none of them, unless a
 # gerund's ("revisándola").
-_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|aba|ava|ando|endo|indo|aram|eram|iram|aron|ieron|(?<!e)ed|ing)$|'")
+_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|ei|aba|ava|ando|endo|indo|aram|eram|iram|aron|ieron|(?<!e)ed|ing)$|'")
 _GERUND_WITH_OBJECT = re.compile(r"(?:a|e|ie)nd[oa](?:la|lo|las|los)$")
 # "ya reconocí la alarma": "ya" before a verb in the first person's past (-í, folded "i") tells what was done.
 _DONE_ALREADY = re.compile(r"(?:ya|ja)\s+[a-z]+i\b")

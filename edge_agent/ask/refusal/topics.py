@@ -256,7 +256,9 @@ PERSONAL = re.compile(
     # pay: "How much does a shift supervisor make an hour?", "¿cuánto gana un operador?" (not a line's output)
     r"how much (?:does|do|did|would) (?:a |an |the |our |each |my )?(?:shift |night |day )?(?:supervisors?|"
     r"operators?|workers?|technicians?|techs?|engineers?|mechanics?|electricians?|fitters?|managers?|he|she|they|"
-    r"you|i|we) (?:make|earn|get paid|take home)|(?:cuanto|quanto) (?:gana|ganan|ganha|ganham|cobra|cobran|recebe|"
+    # (not "how much did we make yesterday on line 1": a line's output)
+    r"you|i|we) (?:make|earn|get paid|take home)(?!\s+(?:yesterday|today|tonight|last|this|on|in|since|between|from|"
+    r"during|so far|overnight)\b)|(?:cuanto|quanto) (?:gana|ganan|ganha|ganham|cobra|cobran|recebe|"
     r"recebem)|wages?|hourly rate|pay rate|sueldos?|ordenados?|"
     # people judged or ranked: "the worst operator", "dá uma nota de 0 a 10 pro trabalho do luis"
     r"(?:worst|best|peor|mejor|pior|melhor)\s+(?:operators?|operador(?:es)?|workers?|trabajador(?:es)?|"

@@ -53,6 +53,8 @@ _COMMAND_VERBS = (
     r"compra|compre|comprar|buy|purchase|encomenda|encomende|encarga|encargue|"
     # a report signed for someone: "fírmame el reporte", "assina o relatório por mim", "sign off the shift report"
     r"firma|firmar|firme|assina|assinar|assine|sign|countersign|"
+    # an instrument calibrated: "Go ahead and calibrate the vibration probe", "Calibra aí o medidor de vazão"
+    r"calibrate|calibra|calibrar|calibre|calibrem|"
     # a note kept or added: "Agrégale un comentario al paro", "Salva essa observação", "Grava uma nota", "Guarda na
     # memória que…", "remember that…"
     r"agrega|agregale|agregar|agregue|salva|salvar|salve|grava|gravar|grave|guarda|guardar|guarde|remember|memoriza|"
@@ -138,6 +140,8 @@ _AND_COMMAND = re.compile(
     r"a|o|os|as|todas?|todos?|esa|ese|esas|esos|essa|esse|this|that|those|these|every|each|"
     # "go into the store and delete yesterday's failed checks"
     r"(?:yesterday|today|tonight|last night|this morning)'?s|[a-z]{1,3}-?\d{2,5})\b"
+    # a figure sent in the reply: "Kindly do the needful and send the average flow of C-201"
+    r"(?!\s+(?:average|mean|max|maximum|min|minimum|highest|lowest|peak|total|number|count|figure|value|reading)\b)"
 )
 _ASKED_TO_ACT = re.compile(
     # "would you be able to reset…", "could you kindly…", "¿sería tan amable de anotar…?", "faz o favor de ligar…"
@@ -259,8 +263,10 @@ _WRITE_PHRASES = re.compile(
     r"registrar|registre|regista|registar|registe|anota|anotar|anote)\s+(?:a|an|the|una|un|uma|um|la|el|o|a)?\s*(?:new\s+|nueva\s+|nova\s+)?"
     r"(?:note|nota|entry|entrada|comment|comentario|ticket|work order|orden de trabajo|ordem de servico|incident|"
     r"incidente|chamado)\b"
-    # a record's value changed: "change the reason of yesterday's stop to maintenance", "muda o motivo para…"
-    r"|\b(?:change|update|modify|cambia|cambie|cambiar|actualiza|actualice|actualizar|muda|mude|mudar|altera|altere|"
+    # a record's value changed: "change the reason of yesterday's stop to maintenance", "muda o motivo para…" (not a
+    # person's own plan: "les vamos a cambiar los baleros a las dos bombas", "the fitter's going to change the seal")
+    r"|(?<!vamos a )(?<!voy a )(?<!va a )(?<!van a )(?<!vou )(?<!vai )(?<!vamos )(?<!going to )(?<!gonna )(?<!will )"
+    r"\b(?:change|update|modify|cambia|cambie|cambiar|actualiza|actualice|actualizar|muda|mude|mudar|altera|altere|"
     r"alterar|atualiza|atualize|atualizar)\s+(?:the|el|la|los|las|o|a|os|as|its|su|seu|sua|yesterday'?s|today'?s|"
     r"this|that|these|those|last night'?s)\s+[^.?!]{0,50}?\b"
     r"(?:to|a|al|para|pra|por|em|en)\s+[a-z0-9]"

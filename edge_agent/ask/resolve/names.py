@@ -170,6 +170,8 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "vibra",
         "vibrashun",
         "vibrasion",
+        # its probe: "the compressor vibe probe", "la sonda de vibración"
+        "vibe probe",
         "trepidacion",
         "trepidaciones",
     ),
@@ -187,6 +189,15 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "cuanta agua",
         "how much water",
         "quanta agua",
+        # the instrument or the unit said for the flow: "el caudalímetro de la P-102", "the m³/h on P-101"
+        "caudalimetro",
+        "flujometro",
+        "flowmeter",
+        "flow meter",
+        "medidor de vazao",
+        "medidor de caudal",
+        "m3/h",
+        "m³/h",
     ),
     "temperature": (
         "temp",
@@ -210,6 +221,8 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "temp cojinete",
         "temp mancal",
         "temp",
+        # the bearing's resistance thermometer: "the bearing RTD on P-101", "o RTD do mancal"
+        "rtd",
         "grados",
         "graus",
         "degrees",

@@ -485,7 +485,8 @@ _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
     "morning": (
         re.compile(
             r"\b(?:morning shift|days? shift|early shift|turno (?:de (?:la )?)?manana|turno matutino|turno da manha|"
-            r"turno de dia|turno diurno)\b"
+            # the UK's "earlies", "lates" and "nights" name the shifts
+            r"turno de dia|turno diurno|earlies)\b"
         ),
         time(4, 0),
         time(10, 0),
@@ -493,7 +494,7 @@ _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
     "afternoon": (
         re.compile(
             r"\b(?:afternoon shift|evening shift|back shift|late shift|turno (?:de (?:la )?)?tarde|turno vespertino|"
-            r"turno da tarde)\b"
+            r"turno da tarde|lates)\b"
         ),
         time(10, 0),
         time(18, 0),
@@ -501,7 +502,7 @@ _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
     "night": (
         re.compile(
             r"\b(?:nights? shift|graveyard(?: shift)?|turno (?:de (?:la )?)?noche|turno nocturno|turno da noite|"
-            r"turno noturno)\b"
+            r"turno noturno|(?:on|over|during) nights)\b"
         ),
         time(18, 0),
         time(4, 0),
@@ -915,7 +916,7 @@ _HALF = re.compile(r"\b(?:(first|front|primera|primeira)|second|back|segunda|ult
 _ENDED = re.compile(
     r"(?<!\bal )(?<!\bel )(?<!\bao )(?<!\bno )(?<!\bo )(?<!\bdo )(?<!\bdel )(?<!\bthe )"
     r"\b(?:termino|acabo|finalizo|ended|finished|finish|finishes|ends|terminou|acabou|termina|acaba|finaliza|"
-    r"salio|saiu|knocked off|clocked off|clocked out|got off)\b"
+    r"salio|saiu|knocked off|clocked off|clocked out|got off|fechou|finalizou|cerro|closed|went off)\b"
 )
 # A shift said by its start ("the night shift that started at 10 pm the day before yesterday", "el que entró antes de
 # ayer"): the day said after that verb is the day it starts, whatever day its end is said with.
