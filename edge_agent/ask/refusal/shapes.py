@@ -45,7 +45,8 @@ _DETERMINER = (
 )
 _ACTED_UPON = (
     r"(?:[a-z]{1,3}-?\d{2,5}|bombas?|pumps?|compresor(?:es|a)?|compressor(?:es|s)?|tanques?|tanks?|valvulas?|"
-    r"valves?|motor(?:es|s)?|lineas?|linhas?|lines?|alarm(?:a|e)?s?|sirenas?|sirenes?|sirens?|horns?|interlocks?|enclavamientos?|intertravamentos?|"
+    r"valves?|motor(?:es|s)?|lineas?|linhas?|lines?|alarm(?:a|e)?s?|sirenas?|sirenes?|sirens?|horns?|interlocks?|"
+    r"enclavamientos?|intertravamentos?|"
     r"set ?points?|consignas?|reports?|reportes?|informes?|relatorios?|notas?|notes?|registros?|registos?|records?|"
     r"logs?|tickets?|trips?|breakers?|disjuntor(?:es)?|interruptor(?:es)?|equipment|equipamentos?|maquinas?|"
     r"machines?|agitador(?:es)?|ventilador(?:es)?|fans?|conveyors?|bandas?|esteiras?|caldeiras?|calderas?|"

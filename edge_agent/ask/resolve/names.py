@@ -170,7 +170,7 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "vibra",
         "vibrashun",
         "vibrasion",
-        # its probe: "the compressor vibe probe", "la sonda de vibración"
+        # its probe: "the compressor vibe probe"
         "vibe probe",
         "trepidacion",
         "trepidaciones",
