@@ -3219,3 +3219,102 @@ class TestBlindSets208To215:
         got = find_window(question, "en", tz=MEXICO, shifts=SHIFTS, now=NOW)
         assert isinstance(got, Window)
         assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window
+
+
+class TestBlindSets216To223:
+    """What blind sets 216-223 found: a correction made mid-message puts right the subject or the time it names
+    ("¿…la P-101 ayer? No, perdón, de la P-102.", "ayer a las 8, no, a las 9 de la noche", "yesterday from 2 to 3 —
+    sorry, 3 to 4 pm", "Perdão, no compressor, não no tanque"), the rest read in what was said before it; an OPC UA
+    node id read is no write ("Min value of ns=2;s=P-102.vibration_mm_s…"); an id's underscores part its words
+    ("quality_check", "production_count"); refused besides: a state or figure reported to a plant system
+    ("Repórtale al MES que…", "report 350 cubic meters…", "Aponta 300 metros cúbicos…"), a check recorded ("Record a
+    failed QC check"), a message published ("Publica un downtime_end en…"), what will have been produced."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls", "window"),
+        [
+            (
+                "¿Cuál fue la vibración máxima de la P-101 ayer? No, perdón, de la P-102.",
+                "es",
+                [("tag_stats", "P-102.vibration_mm_s")],
+                YESTERDAY,
+            ),
+            (
+                "¿Qué nivel marcaba el tanque T-301 ayer a las 8, no, a las 9 de la noche?",
+                "es",
+                [("tag_value_at", "T-301.level_pct")],
+                None,
+            ),
+            (
+                "Average flow on pump 101 yesterday from 2 to 3 — sorry, 3 to 4 pm.",
+                "en",
+                [("tag_stats", "P-101.flow_m3h")],
+                {"start": "2026-03-10T21:00:00Z", "end": "2026-03-10T22:00:00Z"},
+            ),
+            (
+                "Quantos alarmes dispararam no tanque ontem? Perdão, no compressor, não no tanque.",
+                "pt",
+                [("alarms", "C-201")],
+                YESTERDAY,
+            ),
+            (
+                "¿Cuánto duró la parada más larga de la línea 1 anoche? Perdón, anoche no: ayer, todo el día.",
+                "es",
+                [("stops", "L1")],
+                YESTERDAY,
+            ),
+            (
+                "Min value of ns=2;s=P-102.vibration_mm_s yesterday?",
+                "en",
+                [("tag_stats", "P-102.vibration_mm_s")],
+                YESTERDAY,
+            ),
+            ("¿Cuántos quality_check hubo en L1 ayer?", "es", [("quality_checks", "L1")], YESTERDAY),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_216_to_223_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]], window: dict[str, str] | None
+    ) -> None:
+        got = plan(question, lang)
+        assert planned_calls(question, lang) == calls
+        assert isinstance(got, Plan) and (window is None or got.calls[0].args["window"] == window)
+
+    def test_a_corrected_instant_keeps_the_day_said_before(self) -> None:
+        got = plan("¿Qué nivel marcaba el tanque T-301 ayer a las 8, no, a las 9 de la noche?", "es")
+        assert isinstance(got, Plan) and got.calls[0].args["at"] == "2026-03-11T03:00:00Z"
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("Repórtale al MES que la bomba P-102 quedó fuera de servicio desde las 2 de la tarde.", "write_request"),
+            ("Record a failed QC check on Line 1, pH came in at 9.1.", "write_request"),
+            ("Please report 350 cubic meters produced on Line 1 for the B shift to the MES.", "write_request"),
+            ("Aponta 300 metros cúbicos de produção na linha 1 para o turno A.", "write_request"),
+            (
+                "Publica un downtime_end en plant/demo/mes/downtime_end para cerrar la parada de la P-102.",
+                "write_request",
+            ),
+            ("Escreve true no nó ns=2;s=P-102.running do servidor OPC UA, pode ser?", "write_request"),
+            ("How much will line 1 have produced by the end of today?", "outside_data"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_216_to_223_put_it(self, question: str, reason: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, (Refusal, Clarification)) and got.reason == reason
+
+    def test_a_time_corrected_to_one_outside_the_data_is_that_time(self) -> None:
+        """The pipeline then answers that no data are stored for it (bench: refused)."""
+        got = plan("¿Cuántas alarmas hubo ayer? Perdón, quise decir el mes pasado, todo el mes pasado completo.", "es")
+        assert isinstance(got, Plan)
+        assert got.calls[0].args["window"] == {"start": "2026-02-01T06:00:00Z", "end": "2026-03-01T06:00:00Z"}
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            ("Oiga, perdón, ¿cuántos metros cúbicos lleva producidos la línea 1 hoy?", "es", [("production", "L1")]),
+            ("Hey, sorry to bug you: how many minutes was line L1 stopped yesterday?", "en", [("stops", "L1")]),
+            ("Bom dia, desculpa a amolação: quantos alarmes teve a P-101 ontem?", "pt", [("alarms", "P-101")]),
+        ],
+    )
+    def test_an_apology_corrects_nothing(self, question: str, lang: str, calls: list[tuple[str, str]]) -> None:
+        assert planned_calls(question, lang) == calls

@@ -28,6 +28,7 @@ from edge_agent.ask.resolve import (
     Subject,
     as_asset,
     asked_sentence,
+    corrected,
     each_said,
     find_instant,
     find_window,
@@ -397,8 +398,8 @@ class Reading:
 
 def keyword_intents(question: str, *, failing: bool = True) -> list[str]:
     """The intents the question's keywords name (module docstring), in `INTENTS` order; with `failing`, an asset said
-    to fail is its stops when nothing else is named."""
-    folded = fold(question)
+    to fail is its stops when nothing else is named. An id's underscores part its words ("quality_check")."""
+    folded = fold(question).replace("_", " ")
     intents = [name for name, pattern in _INTENTS.items() if pattern.search(folded)]
     if "alarm_performance" in intents and "alarms" in intents:
         # "¿cuántas alarmas se encontraban activas … durante la avalancha de alarmas?": those standing, not the rate
@@ -437,6 +438,20 @@ def reference_plan(
         aside = question[: len(question) - len(rest)]
         if find_window(aside, lang, tz=tz, shifts=shifts, now=now) is None or _names_time(rest, lang, tz, shifts, now):
             question = rest
+    # A correction ("¿…la P-101 ayer? No, perdón, de la P-102.", "ayer a las 8, no, a las 9 de la noche") puts right
+    # the subject or the time it names where one was said before it ("Sorry to bother you, how many stops…?" corrects
+    # nothing); the rest is read in what was said before it.
+    fix = corrected(question)
+    before = None if fix is None else resolve_subject(fix[0], namespace, aliases)
+    quantity_before = before.quantity if isinstance(before, Subject) else None
+    if fix is not None and not (
+        keyword_intents(fix[0]) or quantity_before or isinstance(before, Subject) and before.tag
+    ):
+        fix = None  # nothing asked before it: "Good evening! Sorry, … What was the lowest level…?"
+    fixes_subject = fix is not None and all(_names_own_subject(part, namespace, aliases) for part in fix)
+    fixes_time = fix is not None and all(_names_time(part, lang, tz, shifts, now) for part in fix)
+    if fix is not None and (fixes_subject or fixes_time):
+        question = fix[0]
     # What is asked and when come from the sentence that asks, where a message has others beside it ("Luis dice que
     # estaba a 80% toda la tarde. ¿Cuál fue el mínimo ayer?"); the subject from the whole message.
     asked = asked_sentence(question)
@@ -465,6 +480,16 @@ def reference_plan(
         asks_itself and _names_subject(asked, namespace, aliases) and not _POINTED_EQUIPMENT.search(fold(asked))
     )
     subject = asked if asked != question and own_subject else question
+    if fix is not None and fixes_subject:
+        # with the quantity said before where the correction names none: "¿…la vibración máxima de la P-101 ayer? No,
+        # perdón, de la P-102."
+        put_right = resolve_subject(fix[1], namespace, aliases)
+        named = isinstance(put_right, Subject) and (put_right.tag or put_right.quantity)
+        subject = fix[1] if named or quantity_before is None else f"{fix[1]} {quantity_before.replace('_', ' ')}"
+    if fix is not None and fixes_time:
+        # the day said before stays where the correction names none: "ayer a las 8, no, a las 9 de la noche"
+        day = _DAY_SAID.search(fold(question))
+        timed = fix[1] if day is None or _DAY_SAID.search(fold(fix[1])) else f"{fix[1]} {day.group(0)}"
     reading = Reading(intents=intents, subject=subject, time=timed)
     plan = plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
     if _names_nothing_known(plan) and (fixed := respelled(question)) != question:

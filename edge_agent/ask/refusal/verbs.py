@@ -62,7 +62,7 @@ _COMMAND_VERBS = (
     # a batch released or held: "Liberta o lote…", "release the batch", "bloqueia o lote"
     r"libera|liberar|libere|liberta|libertar|liberte|release|bloqueia|bloquear|bloqueie|bloquea|bloquee|quarantine|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|rst|restart|reboot|bypass|override|"
-    r"write|publish|send|modify|edit|disable|enable"
+    r"write|publish|publica|publicar|publique|publiquen|publiquem|send|modify|edit|disable|enable"
 )
 # The command verbs as words ("mande", "pare"): what a Spanish first person's past folds into (`refusal._said_done`).
 COMMAND_WORDS = frozenset(re.sub(r"\(.*", "", v) for v in _COMMAND_VERBS.split("|"))
@@ -354,6 +354,13 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:change|update|modify|fix|correct|edit|cambia|cambie|cambiar|corrige|corrija|corregir|modifica|"
     r"modifique|muda|mude|mudar|altera|altere|alterar|actualiza|actualice|atualiza|atualize)\s+(?:the|el|la|o|a|its|"
     r"su|seu|sua)\s+(?:reason|motivo|causa|cause|code|codigo|razon|razao|result|resultado|category|categoria)\b"
+    # a figure or a state reported to a plant system, or a quantity entered: "Repórtale al MES que la P-102 quedó
+    # fuera de servicio", "Please report 350 cubic meters produced on Line 1", "Aponta 300 metros cúbicos…"
+    r"|\b(?:report|reporta|reportale|reporte|reportar|informa|informale|comunica|comunicale)\b[^.?!]{0,15}?\b(?:to the|"
+    r"al|a la|ao|pro|para o)\s+(?:mes|scada|dcs|erp|sap|cmms|historian|historiador|sistema|system)\b"
+    r"|\b(?:report|reporta|reporte|record|log|enter|registra|regista|aponta|aponte|apunta|apunte|lanca|lance|carga|"
+    r"cargue|ingresa|ingrese)\b[^.?!]{0,20}?\b\d+(?:[.,]\d+)?\s*(?:m3|m³|metros? cubicos|cubic (?:meters|metres)|"
+    r"units?|unidades|piezas|pecas|tons?|toneladas)\b"
     # a record entered, by what it is: "log a quality check for L1", "registra en el sistema un paro de 25 minutos",
     # "lança aí um apontamento de refugo"
     r"|\b(?:log|record|register|enter|capture|add|insert|book|key in|punch in|input|registra|registre|registrar|"
@@ -363,7 +370,7 @@ _WRITE_PHRASES = re.compile(
     r"capture|capturar|agrega|cadastra|cadastre|cadastrar|"
     r"agregue|anade|carga|cargue|lanca|lance|lancar|aponta|aponte|apontar|anota|anote|adiciona|adicione|insere|"
     r"insira|regista|registe|mete|pon|ponha|coloca|coloque)\b[^.?!]{0,30}?\b(?:a|an|one|un|una|um|uma|another|otro|"
-    r"otra|outro|outra)\s+(?:new\s+|nuev[oa]\s+|nov[oa]\s+)?(?:[a-z]+\s+)?(?:stop|paro|parada|paragem|check|chequeo|"
+    r"otra|outro|outra)\s+(?:new\s+|nuev[oa]\s+|nov[oa]\s+)?(?:[a-z]+\s+){0,2}(?:stop|paro|parada|paragem|check|chequeo|"
     r"control|verificacao|inspection|inspeccion|inspecao|scrap|refugo|merma|desecho|apontamento|registro|registo|"
     r"detencion|entry|entrada|note|nota|production|produccion|producao|downtime|failure|falla|falha|shutdown|"
     r"shut down|maintenance|mantenimiento|manutencao|work order|orden de trabajo|ordem de servico|outage)\b"
@@ -461,10 +468,11 @@ _WRITE_PHRASES = re.compile(
     # a stop or start to be carried out: "deve proceder-se à paragem da P-102", "procedan al arranque"
     r"|\bproced(?:a|e|er|an|am|amos)(?:-se)?\s+(?:a|al|a la|ao|à|to the)?\s*(?:paragem|parada|paro|arranque|"
     r"partida|desligamento|desligacao|reinicio|reset|stop|shutdown|start-?up)\b"
-    # a value written to a node or tag: "escreve true no nó ns=2;s=P-102.running", "write 0 to P-101.running"
+    # a value written to a node or tag: "escreve true no nó ns=2;s=P-102.running", "write 0 to P-101.running" (a node
+    # id alone is read: "Min value of ns=2;s=P-102.vibration_mm_s yesterday?")
     r"|\b(?:write|writes|escreve|escreva|escrever|escribe|escriba|escribir|set|put|pon|poner|ponha|mete|send|"
     r"manda|envia|publish|publica)\s+(?:the value\s+|el valor\s+|o valor\s+)?(?:true|false|on|off|verdadero|falso|"
-    r"verdadeiro|\d+(?:[.,]\d+)?)\s+(?:to|into|in|on|at|en|no|na|em|al|a|para|pra)\b|\bns\s*=\s*\d+\s*;\s*[sigb]\s*="
+    r"verdadeiro|\d+(?:[.,]\d+)?)\s+(?:to|into|in|on|at|en|no|na|em|al|a|para|pra)\b"
     # written in a log: "note in the log that…", "anotá en la bitácora", "regista no livro de turno"
     r"|\b(?:note|log|record|write|enter|put|anota|anote|apunta|apunte|registra|registre|regista|registe|escribe|"
     r"escreve|escreva)\s+(?:it\s+|down\s+|esto\s+|isso\s+)?(?:in|on|into|en|na|no|em)\s+(?:the\s+|la\s+|el\s+|o\s+|"

@@ -18,6 +18,7 @@ from edge_agent.ask.resolve.text import (
     asides_apart,
     asked_sentence,
     asks,
+    corrected,
     fold,
     newest_part,
     sentences_of,
@@ -28,6 +29,7 @@ from edge_agent.ask.resolve.times import earliest_said, find_instant, find_windo
 
 __all__ = [
     "asides_apart",
+    "corrected",
     "Clarification",
     "Subject",
     "as_asset",

@@ -158,6 +158,38 @@ def _split_aside(sentence: str) -> list[str]:
     return [sentence] if match is None else [match.group(0).rstrip(" ,") + ".", sentence[match.end() :]]
 
 
+# A correction made mid-message: "¿…la P-101 ayer? No, perdón, de la P-102.", "ayer a las 8, no, a las 9 de la
+# noche", "yesterday — I mean today —", "no turno B, digo, no turno C", "hoje às 7, não, às 8". After a mark or a
+# dash; a bare "no"/"não" only with its comma.
+_CORRECTION = re.compile(
+    r"(?:[,.;:?!…]|\s[—–-])\s*(?:(?:no|n[aã]o)\s*[,.!]?\s+)?(?:(?:chico|compadre|hombre|pues),?\s+)?"
+    r"(?:perd[oó]n|perd[aã]o|desculp[ae]|sorry|i mean|i meant|no wait|wait|esp[eé]rate|espera|digo|quise decir|"
+    r"quer dizer|quero dizer|ali[aá]s|mejor dicho|ou melhor|er,? i mean)\b"
+    # (an apology is none: "Sorry to bother you", "desculpe a amolação", "perdón por la molestia")
+    r"(?!\s+(?:to|for|about|a|o|as|os|pela|pelo|por|la|el|que|if|si|se|i'?m|ma'?am|sir|senhor|senhora)\b)[,:.]?\s*"
+    r"|(?:[,;?!…]|\.\.\.|\s[—–-])\s*(?:no|n[aã]o),\s+(?:(?:chico|compadre|hombre|pues),?\s+)?",
+    re.IGNORECASE,
+)
+
+
+# What the correction takes back, said beside it: "Perdão, no compressor, não no tanque.", "Perdón, anoche no: en el
+# turno A de ayer".
+_TAKEN_BACK = re.compile(
+    r",?\s*\b(?:n[aã]o|not|no)\s+(?:n[oa]s?|the|el|la|del|de la|do|da|en el|on)\s+\w+(?:[\s-]+\d+)?\s*(?=[.!?]|$)"
+    r"|^[^:.;,]{1,30}\s+(?:no|n[aã]o)\s*[:,]\s*",
+    re.IGNORECASE,
+)
+
+
+def corrected(question: str) -> tuple[str, str] | None:
+    """`question` split at its last correction (`_CORRECTION`): what was said, and what puts it right (what it takes
+    back left out, `_TAKEN_BACK`); None when it makes none."""
+    marks = list(_CORRECTION.finditer(question))
+    if not marks or not question[marks[-1].end() :].strip():
+        return None
+    return question[: marks[-1].start()], _TAKEN_BACK.sub(" ", question[marks[-1].end() :]).strip()
+
+
 def without_references(folded: str) -> str:
     """`folded` with each document reference (`_REFERENCE`) left out."""
     return _REFERENCE.sub(" ", folded)
