@@ -3296,6 +3296,7 @@ class TestBlindSets216To223:
             ),
             ("Escreve true no nó ns=2;s=P-102.running do servidor OPC UA, pode ser?", "write_request"),
             ("How much will line 1 have produced by the end of today?", "outside_data"),
+            ("Give me yesterday's longest stop on 101 and put in a work order to the millwrights.", "write_request"),
         ],
     )
     def test_refused_in_the_ways_blind_sets_216_to_223_put_it(self, question: str, reason: str) -> None:

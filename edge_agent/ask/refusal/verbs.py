@@ -257,9 +257,10 @@ _WRITE_PHRASES = re.compile(
     r"planned|planead[ao]|planificad[ao]|programad[ao]|planejad[ao]|"
     r"falso alarme|invalid[ao]?|atendid[ao]|aprobad[ao]|leid[ao]|resuelt[ao]|cerrad[ao]|"
     r"revisad[ao]|aprovad[ao]|lid[ao]|resolvid[ao]|fechad[ao]|feito|hecho|reconocid[ao]|reconhecid[ao])s?\b"
-    # a record written: "log a note that…", "open a ticket", "create a work order", "registra una nota"
-    r"|\b(?:log|file|create|open|close|submit|raise|crea|crear|cria|criar|abre|abrir|abra|cierra|cerrar|cierre|fecha|"
-    r"fechar|feche|levanta|levantar|registra|"
+    # a record written: "log a note that…", "open a ticket", "create a work order", "put in a work order",
+    # "registra una nota"
+    r"|\b(?:log|file|create|open|close|submit|raise|put in|crea|crear|cria|criar|abre|abrir|abra|cierra|cerrar|"
+    r"cierre|fecha|fechar|feche|levanta|levantar|registra|"
     r"registrar|registre|regista|registar|registe|anota|anotar|anote)\s+(?:a|an|the|una|un|uma|um|la|el|o|a)?\s*(?:new\s+|nueva\s+|nova\s+)?"
     r"(?:note|nota|entry|entrada|comment|comentario|ticket|work order|orden de trabajo|ordem de servico|incident|"
     r"incidente|chamado)\b"
