@@ -42,6 +42,14 @@ def planned_calls(question: str, lang: str) -> list[tuple[str, str | None]]:
     return [(c.tool, c.args.get("tag") or c.args.get("asset") or c.args.get("line")) for c in got.calls]
 
 
+def window_said(question: str, lang: str) -> tuple[str, str] | None:
+    """The start and end (UTC, to the minute) of the window `question` names; None when it names none."""
+    got = find_window(question, lang, tz=MEXICO, shifts=SHIFTS, now=NOW)
+    if not isinstance(got, Window):
+        return None
+    return got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")
+
+
 def calls(*pairs: tuple[str, dict[str, Any]]) -> Plan:
     return Plan(calls=[ToolCall(tool=tool, args=args) for tool, args in pairs])
 
@@ -2636,9 +2644,7 @@ class TestBlindSets160To167:
         ],
     )
     def test_a_part_of_a_window_and_hours_inside_a_shift(self, question: str, window: tuple[str, str]) -> None:
-        got = find_window(question, "en", tz=MEXICO, shifts=SHIFTS, now=NOW)
-        assert isinstance(got, Window)
-        assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window
+        assert window_said(question, "en") == window
 
 
 class TestBlindSets168To175:
@@ -2978,9 +2984,7 @@ class TestBlindSets192To199:
     def test_time_words_typed_a_letter_off_and_hours_said_in_other_ways(
         self, question: str, window: tuple[str, str]
     ) -> None:
-        got = find_window(question, "es", tz=MEXICO, shifts=SHIFTS, now=NOW)
-        assert isinstance(got, Window)
-        assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window
+        assert window_said(question, "es") == window
 
 
 class TestBlindSets200To207:
@@ -3083,9 +3087,7 @@ class TestBlindSets200To207:
         ],
     )
     def test_days_written_by_ear(self, question: str, window: tuple[str, str]) -> None:
-        got = find_window(question, "es", tz=MEXICO, shifts=SHIFTS, now=NOW)
-        assert isinstance(got, Window)
-        assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window
+        assert window_said(question, "es") == window
 
     @pytest.mark.parametrize(
         ("question", "window"),
@@ -3109,9 +3111,7 @@ class TestBlindSets200To207:
         ],
     )
     def test_a_shift_said_by_its_crew(self, question: str, window: tuple[str, str]) -> None:
-        got = find_window(question, "en", tz=MEXICO, shifts=SHIFTS, now=NOW)
-        assert isinstance(got, Window)
-        assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window
+        assert window_said(question, "en") == window
 
     def test_an_aside_s_time_gives_way_to_the_question_s_own(self) -> None:
         got = plan(
@@ -3216,9 +3216,7 @@ class TestBlindSets208To215:
         ],
     )
     def test_shifts_by_the_uk_s_names_and_one_that_closed(self, question: str, window: tuple[str, str]) -> None:
-        got = find_window(question, "en", tz=MEXICO, shifts=SHIFTS, now=NOW)
-        assert isinstance(got, Window)
-        assert (got.start.strftime("%Y-%m-%dT%H:%M"), got.end.strftime("%Y-%m-%dT%H:%M")) == window
+        assert window_said(question, "en") == window
 
 
 class TestBlindSets216To223:
