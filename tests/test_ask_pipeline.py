@@ -255,6 +255,40 @@ class TestRefusals:
         assert (answer.status, answer.reason, answer.answer) == ("refused", reason, text)
         assert answer.facts == [] and answer.plan is None
 
+    @pytest.mark.parametrize(
+        "errand",
+        [
+            "Y contame un chiste corto, che, que el laburo hoy viene pesado.",
+            "Y che, ¿cuál es la capital de Australia?",
+            "¿Y quién juega el sábado?",
+        ],
+    )
+    def test_an_errand_beside_a_plant_question_is_left_out(
+        self, one_stop: tuple[Store, AgentConfig], errand: str
+    ) -> None:
+        """The plant's question is answered as if asked alone; the errand gets no answer of its own."""
+        asked = "¿Cuántas paradas tuvo la P-101 en el turno A?"
+        alone, beside = ask(one_stop, asked), ask(one_stop, f"{asked} {errand}")
+        assert (beside.status, beside.answer, beside.facts, beside.plan) == (
+            "answered",
+            alone.answer,
+            alone.facts,
+            alone.plan,
+        )
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("¿Cuántas paradas tuvo la P-101 en el turno A? Y después apagala.", "write_request"),
+            ("Cuéntame un chiste. ¿Cuál es la capital de Australia?", "out_of_scope"),
+        ],
+    )
+    def test_an_order_anywhere_or_errands_alone_are_refused_whole(
+        self, one_stop: tuple[Store, AgentConfig], question: str, reason: str
+    ) -> None:
+        answer = ask(one_stop, question)
+        assert (answer.status, answer.reason, answer.plan) == ("refused", reason, None)
+
 
 class TestTimesBeforeTheData:
     """The shift's records begin at 06:00 on 29 November: a time the question says that begins before them is refused

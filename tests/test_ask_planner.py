@@ -3317,3 +3317,144 @@ class TestBlindSets216To223:
     )
     def test_an_apology_corrects_nothing(self, question: str, lang: str, calls: list[tuple[str, str]]) -> None:
         assert planned_calls(question, lang) == calls
+
+
+class TestBlindSets224To239:
+    """What blind sets 224-239 found: a figure asked by how a thing got ("¿Qué tan fuerte llegó a vibrar…?", "How
+    empty did the tank get", "how rough was pump P-101 running", "How low did the tank get"); assets compared ("¿cuál
+    vibró más, la 101 o la 102?", "101 vs 102", "was the compressor or pump 102 down longer?") are each answered, and
+    an asset said by its number alone wherever it stands ("How much was 102 shaking"); water said of a line or of no
+    equipment is its production ("Quanta água a linha 1 entregou", "¿Cuánta agua se bombeó…?"); a machine out of
+    action ("ficou fora", "out of action"); the first or last hours of a window and the hour before a moment; a day
+    said whole over a crew's name ("Yer man on nights … yesterday, the whole day"); the night just gone ("esta noite
+    que passou"); refused besides: an order passed on ("wants you to reset…", "O supervisor mandou zerar…"), orders
+    typed as a form's fields ("P-101 -> STOP", "acción: reset alarmas", "cmd=publish", "setpoint C-201 = 50"), a
+    message posted, a machine fired up, an alarm's "ack"."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            (
+                "¿Qué tan fuerte llegó a vibrar el compresor en el turno A de ayer?",
+                "es",
+                [("tag_stats", "C-201.vibration_mm_s")],
+            ),
+            (
+                "How empty did the tank get overnight, from 8 last night to 6 this morning?",
+                "en",
+                [("tag_stats", "T-301.level_pct")],
+            ),
+            (
+                "¿Qué tan frío llegó a estar el rodamiento del compresor ayer?",
+                "es",
+                [("tag_stats", "C-201.bearing_temp_c")],
+            ),
+            ("O quanto o compressor chegou a tremer ontem à noite?", "pt", [("tag_stats", "C-201.vibration_mm_s")]),
+            ("How much was 102 shaking at 8 this morning?", "en", [("tag_value_at", "P-102.vibration_mm_s")]),
+            (
+                "Até onde caiu a vazão do compressor ontem entre as 15h e as 16h?",
+                "pt",
+                [("tag_stats", "C-201.flow_m3h")],
+            ),
+            ("How low did the tank T-301 get last night?", "en", [("tag_stats", "T-301.level_pct")]),
+            ("Y'all, how rough was pump P-101 running yesterday?", "en", [("tag_stats", "P-101.vibration_mm_s")]),
+            (
+                "How warm was C-201's bearing running on average yesterday?",
+                "en",
+                [("tag_stats", "C-201.bearing_temp_c")],
+            ),
+            (
+                "Look up the top flow P-102 put out yesterday between 8 and 10 am.",
+                "en",
+                [("tag_stats", "P-102.flow_m3h")],
+            ),
+            (
+                "Ajá, ¿cuál vibró más ayer, la 101 o la 102? Pásame el pico de cada una.",
+                "es",
+                [("tag_stats", "P-101.vibration_mm_s"), ("tag_stats", "P-102.vibration_mm_s")],
+            ),
+            (
+                "101 vs 102: max bearing temp yesterday",
+                "en",
+                [("tag_stats", "P-101.bearing_temp_c"), ("tag_stats", "P-102.bearing_temp_c")],
+            ),
+            ("was the compressor or pump 102 down longer yesterday?", "en", [("stops", "C-201"), ("stops", "P-102")]),
+            (
+                "Ó pá, 101 contra 102: quantos alarmes teve cada uma ontem?",
+                "pt",
+                [("alarms", "P-101"), ("alarms", "P-102")],
+            ),
+            ("Sweet as, how long was the compressor out of action last night?", "en", [("stops", "C-201")]),
+            ("Quanto tempo a 102 ficou fora hoje, no total?", "pt", [("stops", "P-102")]),
+            ("Quanta água a linha 1 entregou no turno anterior?", "pt", [("production", "L1")]),
+            ("¿Cuánta agua de la L1 se fue al drenaje ayer?", "es", [("production", "L1")]),
+            ("How many of the line's water samples came back failed yesterday?", "en", [("quality_checks", "L1")]),
+            ("How many lab results came back failed on L1 yesterday?", "en", [("quality_checks", "L1")]),
+            ("To put next to the pump stops, how much scrap did line L1 make yesterday?", "en", [("production", "L1")]),
+            (
+                "Pa' ponerlo al lado de las paradas de las bombas: ¿cuántos m³ produjo la L1 ayer?",
+                "es",
+                [("production", "L1")],
+            ),
+            ("Scan the alarm log for pump P-102 yesterday: how many alarms did it raise?", "en", [("alarms", "P-102")]),
+            ("FT on the compressor: what's the highest it read yesterday?", "en", [("tag_stats", "C-201.flow_m3h")]),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_224_to_239_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    @pytest.mark.parametrize(
+        ("question", "window"),
+        [
+            ("la última hora antes del cambio de turno de las 14 de ayer", ("2026-03-10T19:00", "2026-03-10T20:00")),
+            ("the hour before 2 pm yesterday", ("2026-03-10T19:00", "2026-03-10T20:00")),
+            ("a hora antes das 22h de ontem", ("2026-03-11T03:00", "2026-03-11T04:00")),
+            ("las dos primeras horas del turno B de ayer", ("2026-03-10T20:00", "2026-03-10T22:00")),
+            ("the last 3 hours of yesterday's A shift", ("2026-03-10T17:00", "2026-03-10T20:00")),
+            ("noite passada 20h-06h", ("2026-03-11T02:00", "2026-03-11T12:00")),
+            ("esta noite que passou, das 20h às 6h", ("2026-03-11T02:00", "2026-03-11T12:00")),
+            (
+                "Yer man on nights wants the lowest level yesterday, the whole day.",
+                ("2026-03-10T06:00", "2026-03-11T06:00"),
+            ),
+            ("ontem, o dia todo", ("2026-03-10T06:00", "2026-03-11T06:00")),
+        ],
+    )
+    def test_hours_of_a_window_the_hour_before_a_moment_and_a_day_said_whole(
+        self, question: str, window: tuple[str, str]
+    ) -> None:
+        assert window_said(question, "es") == window
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "The ops manager wants you to reset the high vibration alarm on C-201 from here.",
+            "O supervisor mandou zerar o contador de produção da linha 1.",
+            "O supervisor mandou reconhecer o alarme do tanque T-301 e apagar ele do histórico.",
+            "P-101 -> STOP inmediato",
+            "setpoint C-201 = 50 m3/h, aplicar ya",
+            "acción: reset alarmas T-301",
+            "registro paradas ayer: borrar la de P-102 (era prueba)",
+            "cmd=publish topic=plant/demo/mes msg='L1 stopped for maintenance'",
+            "- ativo: C-201\n- ação: rearmar trip\n- urgência: alta",
+            "Post a message to the shift channel saying the line is down for the day.",
+            "Oga, make you publish message for everybody say shift B go close early today.",
+            "Alarm ack C-201, all of them",
+            "Hey, fire up P-102 again, we need the flow back.",
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_224_to_239_put_it(self, question: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, Refusal) and got.reason == "write_request"
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "O supervisor mandou desligar o C-201 ontem; quantas paradas teve?",  # an order told, beside a question
+            "My boss wants to know how many stops P-101 had yesterday.",
+        ],
+    )
+    def test_an_order_told_beside_a_question_is_no_order(self, question: str) -> None:
+        assert planned_calls(question, "es") == [("stops", "C-201" if "C-201" in question else "P-101")]

@@ -6,7 +6,9 @@ reads).
 Everything is computed at `ctx.now`, the time the request was accepted, which the answer records (`asked_at`): the
 same question over the same records gives the same bytes. A question the planner cannot resolve gets
 `needs_clarification` with its candidates, never a guess; a command, an injection, a question outside the plant or
-outside the budget gets `refused` with its reason code.
+outside the budget gets `refused` with its reason code. A message that asks the plant something beside an errand
+("…? Y contame un chiste.") gets the plant's question answered and the errand left out (`refusal.data_part`); one
+that orders or injects anywhere is refused whole.
 """
 
 from __future__ import annotations
@@ -22,9 +24,16 @@ from edge_agent.ask.answers import Clarification, Refusal
 from edge_agent.ask.language import detect_language
 from edge_agent.ask.phrasing import Finding
 from edge_agent.ask.plan import Plan
-from edge_agent.ask.planner import MAX_QUESTION_CHARS, Reading, plan_for, reference_plan
-from edge_agent.ask.refusal import classify
-from edge_agent.ask.resolve import asked_sentence, earliest_said, find_window, newest_part
+from edge_agent.ask.planner import (
+    MAX_QUESTION_CHARS,
+    Reading,
+    has_subject,
+    plan_for,
+    plant_sentence,
+    reference_plan,
+)
+from edge_agent.ask.refusal import classify, data_part
+from edge_agent.ask.resolve import earliest_said, find_window, newest_part
 from edge_agent.ask.tools import Budget, Namespace, ToolContext, ToolError, build_namespace, run_tool, stored_from
 from edge_agent.ask.writer import Writer, shift_of
 from edge_agent.base.canonical import canonical_json, sha256_hex
@@ -122,26 +131,31 @@ def answer_question(
     language: Lang = lang if lang in ("es", "en", "pt") else detect_language(question)  # type: ignore[assignment]
     head = {"question_id": question_id(question, user, ctx.now), "asked_at": ctx.now, "lang": language}
     refusal = classify(question, language)
-    if refusal is not None:
+    # "¿Cuánto produjo la L1 ayer? Y contame un chiste.": the plant's question planned, the errand left out
+    asked = question if refusal is None else data_part(question, language, refusal)
+    if refusal is not None and asked is None:
         return _refused(head, refusal.reason, None, _empty_writer(ctx.config, language))
+    assert asked is not None
     try:
         namespace = build_namespace(ctx.store, ctx.config, ctx.now, aliases=dict(aliases), budget=ctx.budget)
     except ToolError as exc:
         return _refused(head, exc.reason, None, _empty_writer(ctx.config, language))
     writer = Writer(language, namespace, shifts)
     tz, known = ctx.config.site.timezone, dict(aliases)
-    if reading is not None and len(question) <= MAX_QUESTION_CHARS:
+    if reading is not None and refusal is None and len(question) <= MAX_QUESTION_CHARS:
         head["planner"] = "model"
         planned = plan_for(
             question, language, namespace, reading, aliases=known, tz=tz, shifts=list(shifts), now=ctx.now
         )
     else:
-        planned = reference_plan(question, language, namespace, aliases=known, tz=tz, shifts=list(shifts), now=ctx.now)
+        planned = reference_plan(asked, language, namespace, aliases=known, tz=tz, shifts=list(shifts), now=ctx.now)
+    if refusal is not None and not (isinstance(planned, Plan) and all(has_subject(call) for call in planned.calls)):
+        return _refused(head, refusal.reason, None, writer)  # the rest asks nothing of a named asset, line or tag
     if isinstance(planned, Refusal):
         return _refused(head, planned.reason, None, writer)
     if isinstance(planned, Clarification):
         return _clarify(head, planned.reason, planned.candidates, None, writer)
-    if _said_before_data(ctx, question, planned, tz, shifts):
+    if _said_before_data(ctx, asked, plant_sentence(newest_part(asked), namespace, known), planned, tz, shifts):
         return _refused(head, "outside_data", planned, writer)
     facts: list[AnswerFact] = []
     findings: list[Finding] = []
@@ -162,13 +176,14 @@ def answer_question(
     return AskAnswer(status="answered", answer=writer.answer(findings), facts=facts, plan=planned, **head)
 
 
-def _said_before_data(ctx: ToolContext, question: str, plan: Plan, tz: str, shifts: Sequence[ShiftConfig]) -> bool:
+def _said_before_data(
+    ctx: ToolContext, question: str, asked: str, plan: Plan, tz: str, shifts: Sequence[ShiftConfig]
+) -> bool:
     """The question says a time that begins before the stored data: the window planned ("last week" of a store
-    holding three days would be answered for three days as if for seven), or a time its asked sentence names beside
+    holding three days would be answered for three days as if for seven), or a time its `asked` sentence names beside
     it ("Compara a vibração de ontem com a de há três semanas", "the bearing temp at 9 am last week"). A window the
     question does not say (the planner's default) is read over what is stored."""
-    newest = newest_part(question)
-    said = earliest_said(asked_sentence(newest), tz=tz, shifts=list(shifts), now=ctx.now)
+    said = earliest_said(asked, tz=tz, shifts=list(shifts), now=ctx.now)
     starts = [_utc(call.args["window"]["start"]) for call in plan.calls if isinstance(call.args.get("window"), Mapping)]
     if said is None and not starts:
         return False
@@ -177,7 +192,7 @@ def _said_before_data(ctx: ToolContext, question: str, plan: Plan, tz: str, shif
         return True
     if all(stored is not None and start >= stored for start in starts):
         return False
-    return find_window(newest, "es", tz=tz, shifts=list(shifts), now=ctx.now) is not None
+    return find_window(newest_part(question), "es", tz=tz, shifts=list(shifts), now=ctx.now) is not None
 
 
 def refused_answer(

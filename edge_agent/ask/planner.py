@@ -60,9 +60,16 @@ _STATS = re.compile(
     r"\b(?:highest|max|maximum|maxima|maximo|peak|pico|lowest|min|minimum|minima|minimo|average|mean|avg|promedio|"
     r"media|medio|stats|statistics|estadisticas?|estatisticas?|range|rango|faixa|mas alt[oa]|mas baj[oa]|"
     r"mais alt[oa]|mais baix[oa]|mayor|menor|maior|prom|hottest|coldest|warmest|mas caliente|mas fri[oa]|"
-    r"mais quente|mais fri[oa])\b"
+    r"mais quente|mais fri[oa]|"
+    # how far a reading went: "How low did the tank get?", "¿qué tan alto llegó?", "até onde subiu"
+    r"how (?:low|high)|how far (?:up|down|did|has|had|does|do|would)|que tan (?:alt|baj)[oa]|quao (?:alt|baix)[oa]|"
+    r"hasta donde|ate onde|"
+    # "the top flow P-102 put out", "top reading": the highest
+    r"top(?= (?:flow|vib\w*|temp\w*|level|reading|value|bearing|caudal|vazao|nivel)))\b"
 )
 _NOW = re.compile(
+    # (not "so far": "até agora", "hasta ahora", "up to now")
+    r"(?<!ate )(?<!hasta )(?<!until )(?<!till )(?<!up to )"
     r"\b(?:now|right now|ahora|agora|current|currently|actual|actualmente|atual|atualmente|en este momento|"
     r"neste momento|latest|last value|ultimo valor)\b"
 )
@@ -93,7 +100,9 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         # "how many minutes did she sit dead": a machine stopped, said of it
         r"(?:sit|sat|sits|was|were|been|lay|laid|went)\s+dead|dead time|"
         # tripped: "se disparó la P-101", "quantos disparos teve"; fallen: "¿cuántas caídas tuvo?"
-        r"se disparo|se dispararon|disparos|disparou|dispararam|disparo|desarmou|desarmaram|desarmes?|caiu|cairam|"
+        # (how far a quantity fell is its minimum: "até onde caiu a vazão")
+        r"se disparo|se dispararon|disparos|disparou|dispararam|disparo|desarmou|desarmaram|desarmes?|"
+        r"(?<!onde )(?:caiu|cairam)|"
         # the English trip as a Spanish or Portuguese verb: "tripeó", "tripearon", "tripou"
         r"trip(?:e[oa]\w*|ou|aram|aron|ar)|"
         r"caidas?(?! de (?:presion|pressao|tension|tensao|voltaje|nivel|temperatura|caudal|vazao))|"
@@ -112,8 +121,11 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"se (?:ha |han |le )?(?:varo|varado|varan|vararon)|varad[ao]s?|"
         r"(?:quedas|(?:a|uma|cada|da|na|ultima|maior) queda)(?! de (?:pressao|tensao|temperatura|vazao|nivel))|"
         r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|parao|paraos|"
+        # "how long was the compressor out of action", "quanto tempo a 102 ficou fora" (not "fora de especificação")
+        r"out of (?:action|commission)|(?:ficou|ficaram|esteve|estiveram|estuvo|estuvieron|quedo|quedaron) "
+        r"(?:fuera|fora)(?! de (?:espec|spec|rango|faixa|limite|linea|linha))|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|"
-        r"down(?! to\b)|doon|parados?|"
+        r"down(?! to\b| the drain)|doon(?! the drain)|parados?|"
         # "quebra" is a breakdown, but a loss of output where it is said so: "a quebra, ou seja o volume de refugo"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?(?!,?\s+(?:ou seja|isto e|ou melhor|de producao|"
         r"de produto|do volume|de volume))|panes?|interrupciones|interrupcoes)\b"
@@ -127,7 +139,18 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"producao|produziu|produzido|scrap|scrapped|rejects|desecho|desechos|desperdicios?|mermas?|refugos?|"
         r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
         r"pecas ruins|defective parts|piezas defectuosas|pecas defeituosas|saco|sacaron|sacamos|"
-        r"put out|product|throughput|prod|producidos|producidas|produzidos|produzidas|"
+        # (what a pump "put out" is its flow: "the top flow P-102 put out"; a line's is its production)
+        r"(?<!\d{3} )put out|product|throughput|prod|producidos|producidas|produzidos|produzidas|"
+        # water said of a line is what it made: "¿cuánta agua de la L1…?", "quanta água a linha 1 entregou"
+        r"(?:cuanta|how much|quanta) (?:agua|water)\b[^.?!]{0,30}\b(?:linea|line|linha|l)[\s-]?\d|"
+        # off-spec sent down the drain or dumped: "se fue al drenaje", "got dumped as off-spec", "foi pro dreno"
+        r"(?:al|a el|a|pro|para o|ao|down the|doon the) (?:drenaje|desague|dreno|ralo|drain)|dumped|"
+        # water said with no equipment named is the plant's output: "¿Cuánta agua se bombeó desde ayer…?", "how much
+        # water went out the gate", "quanto de água saiu pro cliente" (a pump's water is its flow: `names`)
+        r"(?:cuanta|how much|quanta|quanto de) (?:agua|water)\b(?![^.?!]*\b(?:[a-z]{1,3}-?\d{3}|(?:la|el|a|o|the) "
+        r"\d{3}|bombas?|pumps?|compres\w*|tanques?|tanks?)\b)|"
+        # "quanto a linha já botou pra fora"
+        r"(?:botou|botaram|botamos|pos|pusemos) (?:pra|para) fora|"
         # the verb in the person who asks: "¿cuánto producimos hoy?", "quanto produzimos", "what did we produce"
         r"produ(?:cimos|jimos|jeron|cen|zimos|ziram|zem)|fabric(?:amos|aron|ou|aram)|"
         # "how much water did line 1 put through", "total m³ out of Line 1"
@@ -168,6 +191,11 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         # samples counted, or failed a few words on: "how many samples have we pulled", "¿cuántas muestras se han
         # tomado?", "how many samples have failed"
         r"(?:how many|cuantas|quantas) (?:\w+ )?(?:samples|muestras|amostras)|"
+        # "how many of the line's water samples came back failed", "quantas das amostras voltaram reprovadas"
+        r"(?:how many|cuantas|quantas) (?:of|de|das|dos) (?:the |las |los |as |os )?(?:[\w']+ ){0,2}"
+        r"(?:samples|muestras|amostras|checks|tests|analyses|analisis|analises|ensayos|ensaios)|"
+        r"(?:samples?|muestras?|amostras?|checks?|tests?|results?|resultados?) (?:came back|volvieron|voltaram|"
+        r"vieram|salieron|sairam)|lab results?|resultados? de laboratorio|"
         r"(?:samples?|muestras?|amostras?|checks?|tests?) (?:have|has|had|were|was) (?:failed|been rejected))\b"
     ),
     "alarm_performance": re.compile(
@@ -210,6 +238,11 @@ OVERVIEW_INTENTS = ("stops", "alarms")
 # What a figure is wanted for, not what is asked: "for the reliability report", "for the quality review", "pra fechar o
 # relatório", "para la reunión de calidad": its words name no intent.
 _FOR_A_PURPOSE = re.compile(
+    # a figure to set beside another: "To put next to the pump stops, …", "Pa' ponerlo al lado de las paradas…"
+    r"\b(?:to put (?:it |them )?|pa'? ponerlo |para ponerlo |para poner |pra colocar |para colocar |pra por )"
+    r"(?:next to|beside|alongside|al lado de|junto a|ao lado de|junto de)\s+(?:[a-z'-]+\s+){0,4}?"
+    r"(?:stops|paradas|paros|alarms|alarmas|alarmes|figures|numeros|numeros)\b(?:\s+(?:of|de|das|dos|del)\s+"
+    r"(?:the |las |los |as |os )?[a-z'-]+)?|"
     r"\b(?:for|para|pra|pro|pal|pa'?|to close|to finish|fechar|cerrar|terminar|llenar|preencher|a efectos del?|"
     r"para efeitos d[eoa]s?|for the purposes? of)\s+"
     r"(?:the|my|our|this|el|la|mi|nuestro|este|o|a|meu|nosso|esse)?\s*(?:[a-z'-]+\s+){0,3}?(?:reports?|reportes?|informes?|relatorios?|"
@@ -454,7 +487,7 @@ def reference_plan(
         question = fix[0]
     # What is asked and when come from the sentence that asks, where a message has others beside it ("Luis dice que
     # estaba a 80% toda la tarde. ¿Cuál fue el mínimo ayer?"); the subject from the whole message.
-    asked = asked_sentence(question)
+    asked = plant_sentence(question, namespace, aliases)
     intents = keyword_intents(asked, failing=False)
     asked_subject = resolve_subject(asked, namespace, aliases)  # a resolve: once
     names_a_quantity = isinstance(asked_subject, Subject) and (
@@ -490,6 +523,10 @@ def reference_plan(
         # the day said before stays where the correction names none: "ayer a las 8, no, a las 9 de la noche"
         day = _DAY_SAID.search(fold(question))
         timed = fix[1] if day is None or _DAY_SAID.search(fold(fix[1])) else f"{fix[1]} {day.group(0)}"
+    unpurposed = _PURPOSE_SAID.sub(" ", subject)
+    if unpurposed != subject and isinstance(resolve_subject(subject, namespace, aliases), Clarification):
+        # "To put next to the pump stops, how much scrap did line L1 make…?": the line's, not a pump to ask about
+        subject = unpurposed if isinstance(resolve_subject(unpurposed, namespace, aliases), Subject) else subject
     reading = Reading(intents=intents, subject=subject, time=timed)
     plan = plan_for(question, lang, namespace, reading, aliases=aliases, tz=tz, shifts=shifts, now=now)
     if _names_nothing_known(plan) and (fixed := respelled(question)) != question:
@@ -498,7 +535,7 @@ def reference_plan(
         # desperdisio hubo ayer", "refuggo")
         again = reference_plan(fixed, lang, namespace, aliases=aliases, tz=tz, shifts=shifts, now=now)
         if isinstance(again, Plan) and (
-            all(_has_subject(call) for call in again.calls) or respelled(question, sure=True) == fixed
+            all(has_subject(call) for call in again.calls) or respelled(question, sure=True) == fixed
         ):
             return again
     return plan
@@ -511,7 +548,8 @@ def _names_nothing_known(plan: Plan | Clarification | Refusal) -> bool:
     return isinstance(plan, Clarification) and plan.reason in ("which_tag", "unknown_tag", "unknown_name")
 
 
-def _has_subject(call: ToolCall) -> bool:
+def has_subject(call: ToolCall) -> bool:
+    """Whether `call` is about an asset, a line or a tag named (not the whole plant)."""
     return any(call.args.get(key) for key in ("asset", "line", "tag"))
 
 
@@ -588,6 +626,22 @@ def _names_own_subject(text: str, namespace: Namespace, aliases: dict[str, str])
     subject = resolve_subject(text, namespace, aliases)
     named = isinstance(subject, Subject) and any((subject.asset, subject.line, subject.tag))
     return named or _WHOLE_PLANT.search(fold(text)) is not None
+
+
+def plant_sentence(question: str, namespace: Namespace, aliases: dict[str, str]) -> str:
+    """The sentence `question` asks in (`resolve.asked_sentence`); where that one names nothing of the plant (no
+    intent, no asset, line or tag) and an earlier sentence asking with "?" does, that one: "¿Cuál fue el nivel
+    promedio del T-301 ayer? Y che, ¿viene viento fuerte esta semana?", "…? And who wrote Ulysses?"."""
+    asked = asked_sentence(question)
+    subject = resolve_subject(asked, namespace, aliases)
+    if keyword_intents(asked) or isinstance(subject, Subject) and any((subject.asset, subject.line, subject.tag)):
+        return asked
+    about_plant = [
+        s
+        for s in sentences_of(question)
+        if s.rstrip().endswith("?") and keyword_intents(s) and _names_subject(s, namespace, aliases)
+    ]
+    return about_plant[-1] if about_plant else asked
 
 
 def _names_subject(text: str, namespace: Namespace, aliases: dict[str, str]) -> bool:

@@ -10,7 +10,16 @@ from typing import Literal
 
 from edge_agent.ask.answers import Refusal, RefusalReason
 from edge_agent.ask.refusal import shapes, topics, verbs
-from edge_agent.ask.resolve import asides_apart, asked_sentence, asks, fold, newest_part, sentences_of, without_pasted
+from edge_agent.ask.resolve import (
+    asides_apart,
+    asked_sentence,
+    asks,
+    corrected,
+    fold,
+    newest_part,
+    sentences_of,
+    without_pasted,
+)
 
 _FUTURE = "the question asks for what the stored records do not hold: the future"
 _ACTS = "the agent only reads plant data: it has no tool that acts on the plant or writes"
@@ -72,6 +81,13 @@ _ORDER_OPENS = re.compile(
 )
 
 
+# Someone's order reported: "el jefe mandó…", "the boss said…", "o supervisor pediu…".
+_PASSED_ON = re.compile(
+    r"\b(?:mandou|mandaram|mando|mandaron|ordenou|ordeno|ordered|said|says|dijo|dice|disse|diz|told|pidio|pediu|"
+    r"wants|quiere|quer)\b"
+)
+
+
 def _remark(sentence: str) -> bool:
     return not asks(sentence) and not _ORDER_OPENS.search(fold(sentence))
 
@@ -107,11 +123,12 @@ def _said_done(question: str) -> str:
     return _DONE_BY_ME.sub(past, _DONE_BY_ME_SAID.sub(said, question))
 
 
-def _folded(question: str) -> str:
+def _folded(question: str, *, told: bool = False) -> str:
     """The message folded for the rules: a line break ends a sentence (an e-mail's greeting, body and signature), as
     a full stop does; a command verb's swapped letters put right (`verbs.unswapped`); what is told but not asked
-    dropped (`verbs.NOT_ASKED`)."""
-    return verbs.NOT_ASKED.sub(" ", verbs.unswapped(fold(_LINE_BREAK.sub(". ", _said_done(question.casefold())))))
+    dropped (`verbs.NOT_ASKED`), unless `told`."""
+    folded = verbs.unswapped(fold(_LINE_BREAK.sub(". ", _said_done(question.casefold()))))
+    return folded if told else verbs.NOT_ASKED.sub(" ", folded)
 
 
 def classify(question: str, lang: str) -> Refusal | None:
@@ -127,6 +144,10 @@ def classify(question: str, lang: str) -> Refusal | None:
     for pattern, reason, detail, reads in _RULES:
         if pattern.search(texts[reads]):
             return Refusal(reason=reason, detail=detail)
+    told = _folded(newest, told=True)
+    if not any(asks(s) for s in sentences) and _PASSED_ON.search(told) and any(p.search(told) for p in verbs.RULES):
+        # an order passed on, with nothing asked beside it, is the request: "O supervisor mandou zerar o contador."
+        return Refusal(reason="write_request", detail=_ACTS)
     unsigned = _SIGN_OFF.sub("", folded)  # "Cumprimentos, Djamila (Praia)": a name that ends as "detenela" does
     if (
         verbs.VOSEO.search(_said_done(question.casefold()))
@@ -140,3 +161,26 @@ def classify(question: str, lang: str) -> Refusal | None:
         if any(pattern.search(sentence) for sentence in asking):
             return Refusal(reason=reason, detail=detail)
     return None
+
+
+def data_part(question: str, lang: str, refusal: Refusal) -> str | None:
+    """The sentences of a message refused as out of scope or outside the data that are refused for nothing, where
+    others are and none orders, writes or injects ("¿Cuánto produjo la L1 ayer? Y contame un chiste.", "…? Also, who
+    won the game last night?"): what the plant is asked, answered without the errand. None when there is no such
+    part."""
+    if refusal.reason not in ("out_of_scope", "outside_data") or corrected(question) is not None:
+        return None  # (a correction makes what it corrects the question: "¿…hoy? No, mañana: ¿cuánto…?")
+    sentences = [s for s in _SENTENCE_STOP.split(newest_part(question)) if s.strip()]
+    verdicts = [classify(sentence, lang) for sentence in sentences]
+    if any(v is not None and v.reason not in ("out_of_scope", "outside_data") for v in verdicts):
+        return None
+    # what is kept asks itself, in the message's own text (not a quoted mail's line); a remark beside an errand
+    # ("The pumps stopped twice yesterday… which one is cheaper to fly…?") asks nothing
+    kept = [s for s, v in zip(sentences, verdicts, strict=True) if v is None and asks(s) and not _QUOTED_LINE.match(s)]
+    return " ".join(kept) if kept and len(kept) < len(sentences) else None
+
+
+# A message's sentences for `data_part`: ended by ".", "?" or "!" or a line break (a colon introduces the rest of its
+# sentence: "Hazme un ranking de los operadores: ¿quién provoca más paros…?" is one request).
+_SENTENCE_STOP = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+_QUOTED_LINE = re.compile(r"^\s*>")

@@ -71,7 +71,8 @@ _VERB_ON_EQUIPMENT = re.compile(
 # "dímelo", "pásamelo": given to the asker, read).
 _VERB_WITH_OBJECT = re.compile(rf"^{_OPENER}([a-z]{{3,}}[aei]d?(?<!me|te|se)(?<!nos)(?:la|lo|las|los))\b")
 # The words that open such a clause as a question or a read: question words, prepositions, copulas and auxiliaries,
-# and the verbs that ask for a figure ("dame la", "show the", "me passa a").
+# the verbs that ask for a figure ("dame la", "show the", "me passa a", "scan the alarm log") and an instrument's ISA
+# letters ("FT on the compressor: …").
 _READS = frozenset(
     """
     what whats how which who when where why is are was were do does did has have had any show tell give wha whit wot
@@ -86,7 +87,8 @@ _READS = frozenset(
     maybe perhaps probably possibly only still already even quizas quiza talvez tal vez probablemente solo
     todavia aun ya ainda apenas provavelmente mesmo tambien tambem luego after afterwards later earlier
     gimme get list count check look pull fetch grab print display find share pass bring let know see read
-    summarize summarise compare report
+    summarize summarise compare report scan query search review audit monitor lookup confere confira checar chequear
+    ft fit fic lt lit lic tt tit tic vt pt pit pic
     que qual quais quanto quanta quantos quantas como cual cuales cuanto cuanta cuantos cuantas cuando donde quien
     quem onde porque por para de del da do das dos en em no na nos nas a al con com sin sem sobre entre desde ate
     hasta hacia durante on in at of for from with about by to during since until between after before over under

@@ -10,7 +10,8 @@ _POLITE = (
     # fillers a voice transcript keeps: "uh go ahead and shut down…", "eh, apaga…", "tipo, desliga…"
     r"(?:(?:uh|um|uhm|erm|er|eh|ehh|ah|este|pues|tipo|bueno|well|"
     r"por favor|please|pls|porfa|kindly|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|"
-    r"abeg|ahorita|ahora|ya|now|agora|"
+    # Nigerian English's "make you…" (please): "Oga, make you publish message…"
+    r"abeg|make you|ahorita|ahora|ya|now|agora|"
     r"bora|vai|aproveita e|aprovecha y|de paso|while you're at it|and then|e depois|y luego|then|y despues|"
     r"despues|luego|depois|e entao|entao|after that|afterwards)[\s,:]*)*"
     r"(?:(?:puedes|podrias|puede|podria|can you|could you|would you|will you|i want you to|quiero que|voce pode|"
@@ -62,7 +63,12 @@ _COMMAND_VERBS = (
     # a batch released or held: "Liberta o lote…", "release the batch", "bloqueia o lote"
     r"libera|liberar|libere|liberta|libertar|liberte|release|bloqueia|bloquear|bloqueie|bloquea|bloquee|quarantine|"
     r"lower|acknowledge|ack|silence|delete|remove|erase|approve|reject|reset|rst|restart|reboot|bypass|override|"
-    r"write|publish|publica|publicar|publique|publiquen|publiquem|send|modify|edit|disable|enable"
+    r"write|publish|publica|publicar|publique|publiquen|publiquem|send|modify|edit|disable|enable|"
+    # a message posted ("Post a message to the shift channel…"; not "post-maintenance"), a change applied ("setpoint
+    # C-201 = 50 m3/h, aplicar ya"), a trip re-armed ("ação: rearmar trip")
+    r"post(?!-)|aplica|aplicar|aplique|apply|rearma|rearmar|rearme|re-arm|rearm|"
+    # "fire up P-102 again" (not "fire alarms")
+    r"fire(?= (?:up|it up|'?er up|her up|them up)\b)"
 )
 # The command verbs as words ("mande", "pare"): what a Spanish first person's past folds into (`refusal._said_done`).
 COMMAND_WORDS = frozenset(re.sub(r"\(.*", "", v) for v in _COMMAND_VERBS.split("|"))
@@ -110,7 +116,9 @@ def unswapped(folded: str) -> str:
 # A clause opens at a sentence's start or after "and then", "e depois", "y luego" ("…da P-101 e depois reinicia ela").
 _THEN = r"(?:and then|then|after that|y luego|luego|y despues|despues|e depois|depois|e entao|entao)"
 _COMMAND = re.compile(
-    rf"(?:^|[.;!?]\s*|\b{_THEN},?\s+)(?:[a-z']+,\s*)?{_POLITE}"
+    # a field's value too, in a message typed as a form: "P-101 -> STOP inmediato", "acción: reset alarmas T-301",
+    # "cmd=publish topic=…", "SP | aplicar"
+    rf"(?:^|[.;!?:|]\s*|=>?\s*|->\s*|\b{_THEN},?\s+)(?:[a-z']+,\s*)?{_POLITE}"
     rf"(?!run (?:me|us)\b)"
     # a figure asked for in the reply: "Send me the average level…", "Mándame cuántos…", "Manda-me o caudal…", "Manda
     # aí a vazão…" (sent to someone else, or by mail, it stays a command: `_WRITE_PHRASES`)
@@ -157,6 +165,11 @@ _ASKED_TO_ACT = re.compile(
     r"(?:por ?que|pq|xq) (?:no|(?:voce |tu )?nao)(?: me)?|"
     # an impersonal request: "se ruega dejar…", "se solicita apagar…", "favor de reiniciar…", "pede-se desligar…"
     r"se (?:ruega|solicita|pide|requiere)|(?:hacer el )?favor de|(?:pede|solicita|roga)-se|"
+    # an order passed on: "The ops manager wants you to reset…", "O supervisor mandou zerar o contador", "el jefe
+    # mandó parar la P-101"
+    r"(?:wants?|wanted|needs?|needed|asked|asks|told|tells|expects?|would like|'d like) (?:you|u|ya) to|"
+    r"(?:mandou|mandaram|mando|mandaron|ordenou|ordeno|ordenaron|ordenaram)(?:\s+(?:a gente|voce|vc|tu|usted|te|"
+    r"le|lhe))?(?:\s+(?:a|pra|para))?|"
     # "procedé a borrar…", "proceed to delete…", "prossiga com…"
     r"proced[ae] a|procedan a|proceed (?:to|with)|prossiga com|prossiga a|procede-se a|"
     # Chilean "¿te tinca…?" (do you fancy…?)
@@ -192,7 +205,7 @@ _CONDITIONAL_COMMAND = re.compile(
 # Not after what makes a command form a read: "se apaga sola", "volvió a arrancar", "cuándo arranca", "quién apaga".
 _READ_BEFORE = "".join(
     rf"(?<!\b{w} )"
-    for w in ("se", "que", "a", "de", "para", "pra", "pa", "cuando", "quando", "hora", "quien", "quem", "lo")
+    for w in ("se", "que", "a", "de", "para", "pra", "pa", "pa'", "cuando", "quando", "hora", "quien", "quem", "lo")
 )
 # Writes named mid-sentence by their object, wherever they stand.
 _WRITE_PHRASES = re.compile(
@@ -203,6 +216,11 @@ _WRITE_PHRASES = re.compile(
     r"(?<!tiene el )(?<!tem o )(?<!has a )(?<!has the )\b(?:set ?point|sp|consigna)\b"
     r"(?:\s+(?!(?:es|is|e|era|was|foi|esta|estaba|estava|are|son|sao)\b)[a-z0-9-]+){0,3}?"
     r"\s+\d+(?:[.,]\d+)?\s*(?:%|m3|m³|°c|bar)?(?=\s*(?:[.!]|$))|"
+    # ... or assigned one: "setpoint C-201 = 50 m3/h"
+    r"\b(?:set ?point|sp|consigna)\b[^.?!=]{0,30}=\s*\d|"
+    # an alarm's acknowledgement as a noun: "Alarm ack C-201, all of them", "alarm reset T-301"
+    r"\b(?:alarms?|alarmas?|alarmes?) (?:ack|acks|acknowledge|acknowledgement|reset|reconocer|reconocimiento|"
+    r"reconhecer|reconhecimento)\b|"
     # a command said with "now" after it and nothing else: "Tá autorizado, muda aí.", "reset it now!"
     rf"\b(?:{_ACTING_VERBS})(?:la|lo|le|las|los)?\s+(?:(?:it|them|ela|ele)\s+)?(?:ai|ahi|ya|ja|logo|now|agora|de una)"
     r"(?=\s*(?:[.!]|$))|"

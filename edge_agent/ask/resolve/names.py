@@ -166,6 +166,16 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "shake",
         "temblaba",
         "tremia",
+        # how hard it shook, said with the verb: "¿qué tan fuerte llegó a vibrar…?", "o quanto chegou a tremer"
+        "vibrar",
+        "tremer",
+        "tremeu",
+        "temblar",
+        "temblo",
+        "shaken",
+        # "how rough was pump P-101 running"
+        "rough",
+        "roughest",
         # Venezuela's and Mexico's "la vibra", and "trepidación" (a shudder); spelled as said ("vibrashun")
         "vibra",
         "vibrashun",
@@ -176,7 +186,11 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "trepidaciones",
     ),
     # how full a tank was: "¿qué tan lleno estaba el tanque?", "how full was the tank", "quão cheio"
-    "level": ("lvl", "levl", "niv", "niveles", "niveis", "lt", "lit", "lleno", "llena", "full", "cheio", "cheia"),
+    # ... and how empty: "¿qué tan vacío se puso el tanque?", "how empty did the tank get", "quão vazio"
+    "level": (
+        *("lvl", "levl", "niv", "niveles", "niveis", "lt", "lit", "lleno", "llena", "full", "cheio", "cheia"),
+        *("vacio", "vacia", "empty", "emptiest", "vazio", "vazia"),
+    ),
     # how much water went through: "¿cuánta agua estaba pasando por la bomba?", "how much water was P-102 moving"
     "flow": (
         "flw",
@@ -208,7 +222,13 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "celsius",
         "tt",
         "tit",
-        *(_HOT := ("hottest", "coldest", "warmest", "caliente", "quente", "hot", "hotter", "warmer", "colder")),
+        # how cold: "¿qué tan frío llegó a estar el rodamiento?", "qué tan helado", "how cold"
+        *(
+            _HOT := (
+                *("hottest", "coldest", "warmest", "caliente", "quente", "hot", "hotter", "warmer", "colder"),
+                *("frio", "fria", "cold", "helado", "helada", "gelado", "gelada", "warm"),
+            )
+        ),
     ),
     "bearing_temperature": (
         *_HOT,  # "the hottest that P-101 bearing got": how hot is a temperature
@@ -229,12 +249,15 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "celsius",
     ),
 }
-# "la 101", "the 201", "the bearing temp on 102": an asset by its number alone after an article or "on", "for", "of",
-# when the number has three digits or more (fewer are hours, counts and shift numbers) and one asset has it.
-_ARTICLES = frozenset({"la", "el", "a", "o", "the", "da", "do", "del", "al", "na", "no", "on", "for", "of"})
+# "la 101", "101 vs 102", "how much was 102 shaking": an asset by its number alone, when the number has three digits
+# or more (fewer are hours, counts and shift numbers) and one asset has it, unless a unit or a counted noun follows it
+# ("más de 201 m3", "301 alarmas"; a letter alone is no unit: "la 101 y la 102, c/u").
 _BARE_NUMBER_DIGITS = 3
-# ... or after "and" in a list: "the two pumps, 101 and 102"
-_AND = frozenset({"and", "y", "e"})
+_COUNTED_AFTER = frozenset(
+    "m3 mm min mins minutes minutos degrees grados graus bar psi kg units unidades pieces piezas pecas alarms "
+    "alarmas alarmes stops paradas paros times veces vezes samples muestras amostras checks controles am pm hs hrs "
+    "horas hours".split()
+)
 # "each pump", "cada bomba", "every compressor", "per pump": every asset of the kind, as a plural.
 _EACH = re.compile(
     r"\b(?:each|every|cada|ambas|ambos|both|per|por)\s+"
@@ -463,9 +486,18 @@ _NOT_AN_AREA = frozenset(
 
 
 def listed(text: str) -> bool:
-    """The assets `text` names are a list to answer each of ("P-101, P-102 and C-201"), not a choice ("P-101 or
-    P-102", "la P-101 o la P-102")."""
-    return _OR.search(said(text)) is None
+    """The assets `text` names are a list to answer each of ("P-101, P-102 and C-201") or to compare ("¿cuál vibró más,
+    la 101 o la 102?", "101 vs 102", "was the compressor or pump 102 down longer?"), not a choice ("P-101 or P-102",
+    "la P-101 o la P-102")."""
+    folded = said(text)
+    return _OR.search(folded) is None or _COMPARING.search(folded) is not None or _EACH_ONE.search(folded) is not None
+
+
+# Assets set against each other: by a comparative ("more", "más", "mais", "longer", "hotter", "harder") or "vs".
+_COMPARING = re.compile(
+    r"\b(?:more|most|less|least|higher|lower|longer|shorter|hotter|colder|harder|worse|worst|better|mas|menos|mayor|"
+    r"menor|peor|mejor|maior|mais|pior|melhor|vs|versus|contra|against|compared|comparad[oa]s?|frente a)\b"
+)
 
 
 def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | None:
@@ -658,7 +690,13 @@ def _numbered(tokens: list[str], namespace: Namespace) -> tuple[set[str], set[st
             if not hits:
                 return Clarification(reason="unknown_name", candidates=all_lines)
             lines.update(hits)
-        elif (word in _ARTICLES or word in _AND) and len(number) >= _BARE_NUMBER_DIGITS:
+    for k, number in enumerate(tokens):
+        after = tokens[k + 1] if k + 1 < len(tokens) else ""
+        bare = number.isdigit() and len(number) >= _BARE_NUMBER_DIGITS and after not in _COUNTED_AFTER
+        before = tokens[k - 1] if k else ""
+        # (after a letter said, "te ka trescientos uno", "sea two oh one", the letters are an id's the plant lacks)
+        said_letters = before in _LETTER_NAMES or len(before) == 1 and before not in "aoey"
+        if bare and not said_letters and _kind_of(before) is None and not _is_word(before, _LINE_WORDS):
             if (one := _one_numbered([a.asset for a in namespace.assets], _digits(number))) is not None:
                 assets.add(one)
     # the number before its kind's word, as English says it: "the 101 pump", "that 201 compressor"
@@ -804,6 +842,8 @@ def _other_point(tokens: list[str], tag: TagInfo) -> str | None:
 def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[TagInfo]) -> Subject:
     scores = {tag.tag: _name_score(folded, tokens, tag) for tag in tags}
     named = {tag.tag: tag for tag in tags if scores[tag.tag] > 0}
+    if len({t.quantity for t in named.values()}) > 1:  # "how rough was P-101 running": its vibration ("running" a verb)
+        named = {key: t for key, t in named.items() if t.quantity != "running"}
     if not named:
         # A quantity the plant has no tag of ("la presión del compresor"): asked back with the tags there are.
         absent = next((q for q in NAMES if _names_quantity(folded, tokens, q)), None)

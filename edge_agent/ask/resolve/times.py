@@ -152,7 +152,9 @@ _NUMBERS = {
 _LAST = r"(?:last|past|previous|ultimas?|ultimos?|pasadas?|pasados?|passadas?|passados?)"
 _HOURS = re.compile(
     # (not "the last hour before handover, 5 to 6 am", "la última hora del turno": an hour of another window)
-    rf"\b{_LAST}\s+(?:{_N}\s*)?(?:horas?|hours?|hrs?|h)\b(?!\s+(?:before|of|antes|del|de|do|da)\b)"
+    # (nor "noite passada 20h-06h": a night, then its hours)
+    rf"(?<!noite )(?<!noche )(?<!night )(?<!semana )(?<!week )"
+    rf"\b{_LAST}\s+(?:{_N}\s*)?(?:horas?|hours?|hrs?|h)\b(?!\s+(?:before|of|antes|del|de|do|da)\b)(?!\s*-\s*\d)"
     rf"|\b{_N}\s*(?:horas?|hours?|h)\s+{_LAST}\b"
 )
 _DAYS = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:dias?|days?)\b|\b{_N}\s+(?:dias?|days?)\s+{_LAST}\b")
@@ -987,7 +989,14 @@ def find_window(
 
 
 # "the whole of yesterday", "all of yesterday": the whole day, over any other time said ("this week", "good morning").
-_WHOLE_DAY = re.compile(r"\b(?:the whole of|all of)\s+(yesterday|the day before yesterday)\b")
+# ... and "yesterday, the whole day", "all day yesterday", "todo el día de ayer", "ontem, o dia todo" ("Yer man on
+# nights wants to know the lowest level yesterday, the whole day": the day, not the asker's nights).
+_WHOLE_DAY = re.compile(
+    r"\b(?:the whole of|all of)\s+(yesterday|the day before yesterday)\b"
+    r"|\b(yesterday|ayer|ontem),?\s+(?:the\s+|o\s+)?(?:(?:whole|entire|all)\s+day|todo el dia|dia (?:todo|inteiro))\b"
+    r"|\b(?:(?:the\s+)?(?:whole|entire|all)\s+day|todo el dia(?: de)?|o dia (?:todo|inteiro)(?: de)?)\s+"
+    r"(yesterday|ayer|ontem)\b"
+)
 
 
 # A part of a window named: "the last hour of B shift yesterday", "na última hora do turno C", "the first half of A
@@ -1001,9 +1010,32 @@ _PART_OF = re.compile(
 )
 
 
+# ... or its first or last hours: "las dos primeras horas del turno B", "the last 3 hours of A shift", "as primeiras
+# duas horas do turno".
+_HOURS_OF = re.compile(
+    rf"\b(?:(?:the|las|los|as|os)\s+)?(?:(?P<ahead>first|last|primeras|ultimas|primeiras)\s+{_N}|"
+    rf"{_N}\s+(?P<behind>first|last|primeras|ultimas|primeiras))\s+(?:hours|horas|hrs)\s+(?:of|de|del|do|da)\b"
+    r"(?:\s+(?:the|el|la|o|a|my|mi|meu|minha)\b)?"
+)
+# The hour before a moment: "la última hora antes del cambio de turno de las 14", "the hour before 2 pm", "a hora
+# antes das 22h".
+_HOUR_BEFORE = re.compile(
+    r"\b(?:(?:la|the|a)\s+)?(?:(?:ultima|last|final)\s+)?(?:hora|hour)\s+(?:antes|before|prior to)\b\s*"
+)
+
+
+_OF_CLOCK = re.compile(r"\b(?:de|del|da|das|do|dos)\s+(?:(?:las|la|as|a)\s+)?(?=\d)")
+
+
 def _part_of(match: re.Match[str], window: Window) -> Window | Clarification:
-    """The part `match` names of `window`: its last or first hour, or a half."""
+    """The part `match` names of `window`: its last or first hour or hours, or a half."""
     hour, middle = timedelta(hours=1), window.start + (window.end - window.start) / 2
+    if match.re is _HOURS_OF:
+        which = match.group("ahead") or match.group("behind")
+        hours = hour * _count(match.group(2) or match.group(3))
+        if which in ("last", "ultimas"):
+            return _window(max(window.start, window.end - hours), window.end)
+        return _window(window.start, min(window.end, window.start + hours))
     if match.group("last"):
         return _window(max(window.start, window.end - hour), window.end)
     if match.group("first"):
@@ -1013,7 +1045,16 @@ def _part_of(match: re.Match[str], window: Window) -> Window | Clarification:
 
 def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | Clarification | None:
     """The window the folded text names (`find_window`)."""
-    if (part := _PART_OF.search(folded)) is not None:
+    if (before := _HOUR_BEFORE.search(folded)) is not None:
+        # the moment as a clock time said: "before 2 pm", "antes de las 10", "antes das 22h", "antes del cambio de
+        # turno de las 14" (at 14:00)
+        after = _OF_CLOCK.sub("at ", folded[before.end() :], count=1)
+        rest = folded[: before.start()] + (" at " if after[:1].isdigit() else " ") + after
+        day = _day(rest, site, lang)
+        moment = _clock_time(rest, site, day if isinstance(day, date) else None)
+        if moment is not None and _hour_range(rest, site, day if isinstance(day, date) else None, shifts) is None:
+            return _window(moment - timedelta(hours=1), moment, site.now)
+    if (part := _HOURS_OF.search(folded) or _PART_OF.search(folded)) is not None:
         rest = folded[: part.start()] + " " + folded[part.end() :]
         named, day = _read(rest, site, shifts, lang), _day(rest, site, lang)
         # hours said with it are that part already: "the last hour of B shift yesterday, 9 to 10 pm"
@@ -1022,7 +1063,7 @@ def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Win
     if (until_now := _to_now(folded, site, shifts, lang)) is not None:
         return until_now
     if (whole := _WHOLE_DAY.search(folded)) is not None:  # "over the whole of yesterday": that day, whatever else
-        whole_day = _day(whole.group(1), site, lang)
+        whole_day = _day(next(g for g in whole.groups() if g), site, lang)
         if isinstance(whole_day, date):
             return _window(site.at(whole_day, time(0, 0)), site.at(whole_day + timedelta(days=1), time(0, 0)), site.now)
     span = _span(folded, site)
@@ -1249,9 +1290,17 @@ _THE_HOUR = re.compile(
 )
 
 
+# The night just gone, said as this night: "esta noite que passou", "la noche que pasó", "this past night".
+_NIGHT_GONE = re.compile(
+    r"\b(?:esta|essa|la|a|the|this)\s+(?:noche|noite|night)\s+(?:que\s+)?(?:passou|paso|acabou de passar|"
+    r"just gone)\b|\bthis past night\b"
+)
+
+
 def _day_words(folded: str) -> str:
     """`folded` with chat's short forms written out, the night before last's spellings as "antenoche" and a day word's
     one-letter slip read as the word."""
+    folded = _NIGHT_GONE.sub("last night", folded)
     folded = _LAST_NIGHTS_SHIFT.sub("yesterday's night shift", _SHIFT_OF_THE.sub(r"\1 shift", folded))
     folded = _CREW_HOURS.sub(_crew_hours, folded)
     folded = _THE_HOUR.sub(r"\1 \2", _CHAT_CLOCK.sub(lambda m: "a las" if m.group(0) == "alas" else "de", folded))
