@@ -3458,3 +3458,71 @@ class TestBlindSets224To239:
     )
     def test_an_order_told_beside_a_question_is_no_order(self, question: str) -> None:
         assert planned_calls(question, "es") == [("stops", "C-201" if "C-201" in question else "P-101")]
+
+
+class TestBlindSets240To247:
+    """What blind sets 238-247 found: whole messages written by ear ("kual fue la bibrasion mas alta de la bonba
+    101", "wat woz di avrij flo on pump 101", "kual foi a vibrassaum du conpresor 201"), read as the words
+    (`resolve.BY_EAR`); questions asked in the word order of speech ("the tank got as low as what?", "line 1 made how
+    much…?"); clock times written compact ("de 0600 a 1400hs", "2p-10p", "6a-2p", "since 1800"); "tempo
+    indisponível"; an "MTTR-style number" is no MTTR; a quantity no tag measures beside "running" ("What RPM was
+    C-201 running at") asks back; refused besides: "Ahorita párame la P-101", and "¡Manda huevos!" is no order."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            ("kual fue la bibrasion mas alta de la bonba 101 aller", "es", [("tag_stats", "P-101.vibration_mm_s")]),
+            ("wat woz di avrij flo on pump 101 yestaday", "en", [("tag_stats", "P-101.flow_m3h")]),
+            ("kual foi a vibrassaum minima da bonba 101 onti", "pt", [("tag_stats", "P-101.vibration_mm_s")]),
+            ("kuantas alarmas a echo el tankke 301 aller", "es", [("alarms", "T-301")]),
+            ("how long woz di longes stop pump 102 had yestaday, in minnits", "en", [("stops", "P-102")]),
+            (
+                "Overnight, 8 last night to 6 this morning, the tank got as low as what?",
+                "en",
+                [("tag_stats", "T-301.level_pct")],
+            ),
+            ("Tidy, so line 1 made how much on A shift yesterday?", "en", [("production", "L1")]),
+            ("Scrap on the line for the last shift came to how much?", "en", [("production", "L1")]),
+            ("Pode indicar-me o tempo indisponível total do compressor C-201 ontem?", "pt", [("stops", "C-201")]),
+            ("Need an MTTR-style number: longest single outage on C-201 yesterday.", "en", [("stops", "C-201")]),
+            (
+                "Manda huevos. ¿Cuántos controles de calidad fallaron en la línea ayer?",
+                "es",
+                [("quality_checks", "L1")],
+            ),
+            ("Can ye check how many times the wee pump P-102 went aff overnight?", "en", [("stops", "P-102")]),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_238_to_247_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    @pytest.mark.parametrize(
+        ("question", "window"),
+        [
+            ("paradas del C-201 ayer de 0600 a 1400hs", ("2026-03-10T12:00", "2026-03-10T20:00")),
+            ("failed QC checks yesterday 2p-10p", ("2026-03-10T20:00", "2026-03-11T04:00")),
+            ("stops yesterday 6a-2p", ("2026-03-10T12:00", "2026-03-10T20:00")),
+            ("alarms yesterday between 1600hrs and 1800hrs", ("2026-03-10T22:00", "2026-03-11T00:00")),
+            (
+                "kual fue el nibel mas bajo del tankke 301 aller entre las 9 i las 10",
+                ("2026-03-10T15:00", "2026-03-10T16:00"),
+            ),
+            ("stops of C-201 las nite", ("2026-03-11T02:00", "2026-03-11T12:00")),
+            ("el paro más largo de la línea 1 en lo que llevamos del día", ("2026-03-11T06:00", "2026-03-11T16:30")),
+        ],
+    )
+    def test_compact_clocks_and_times_by_ear(self, question: str, window: tuple[str, str]) -> None:
+        assert window_said(question, "es") == window
+
+    def test_a_quantity_no_tag_measures_beside_running_asks_back(self) -> None:
+        got = plan("What RPM was C-201 running at during yesterday's B shift?", "en")
+        assert isinstance(got, Clarification) and got.reason == "unknown_tag"
+
+    @pytest.mark.parametrize(
+        "question", ["Ahorita párame la P-101, ¿sí? Que ya vibra mucho.", "recoinhesi us alarmi du tanki 301 pra mim"]
+    )
+    def test_refused_in_the_ways_blind_sets_238_to_247_put_it(self, question: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, Refusal) and got.reason == "write_request"

@@ -62,7 +62,8 @@ _STATS = re.compile(
     r"mais alt[oa]|mais baix[oa]|mayor|menor|maior|prom|hottest|coldest|warmest|mas caliente|mas fri[oa]|"
     r"mais quente|mais fri[oa]|"
     # how far a reading went: "How low did the tank get?", "¿qué tan alto llegó?", "até onde subiu"
-    r"how (?:low|high)|how far (?:up|down|did|has|had|does|do|would)|que tan (?:alt|baj)[oa]|quao (?:alt|baix)[oa]|"
+    r"as (?:low|high) as|tan (?:alt|baj)[oa] como|how (?:low|high)|how far (?:up|down|did|has|had|does|do|would)|"
+    r"que tan (?:alt|baj)[oa]|quao (?:alt|baix)[oa]|"
     r"hasta donde|ate onde|"
     # "the top flow P-102 put out", "top reading": the highest
     r"top(?= (?:flow|vib\w*|temp\w*|level|reading|value|bearing|caudal|vazao|nivel)))\b"
@@ -106,7 +107,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         # the English trip as a Spanish or Portuguese verb: "tripeó", "tripearon", "tripou"
         r"trip(?:e[oa]\w*|ou|aram|aron|ar)|"
         r"caidas?(?! de (?:presion|pressao|tension|tensao|voltaje|nivel|temperatura|caudal|vazao))|"
-        r"indisponibilidade|tempo parad[oa]|"
+        r"indisponibilidade|tempo parad[oa]|tempo indisponivel|tiempo indisponible|"
         # "cuánto tiempo estuvo caída la P-101": down, of equipment
         r"(?:estuvo|estaba|estuvieron|quedo|ficou|esteve) caid[oa]s?|"
         # fallen, of equipment: "se ha caído la P-102", "se cayó el compresor"; pt "a queda mais longa da P-101",
@@ -125,16 +126,19 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"out of (?:action|commission)|(?:ficou|ficaram|esteve|estiveram|estuvo|estuvieron|quedo|quedaron) "
         r"(?:fuera|fora)(?! de (?:espec|spec|rango|faixa|limite|linea|linha))|"
         r"failures?|fallas?|fallos?|falhas?|averias?|avarias?|paragens?|paragem|trips?|tripped|"
-        r"down(?! to\b| the drain)|doon(?! the drain)|parados?|"
+        # (not "down the drain", nor where a person goes: "I'll be down the floor now")
+        r"down(?! to\b| the (?:drain|floor|shop|road|hall|stairs|corridor)\b)|doon(?! the drain)|parados?|"
         # "quebra" is a breakdown, but a loss of output where it is said so: "a quebra, ou seja o volume de refugo"
         r"detenid[oa]s?|outages?|breakdowns?|broke down|quebras?(?!,?\s+(?:ou seja|isto e|ou melhor|de producao|"
         r"de produto|do volume|de volume))|panes?|interrupciones|interrupcoes)\b"
         # "how many minutes was it off" (Scots "aff"): off as stopped, after what is or was
         r"|\b(?:was|were|been|stayed|it)\s+(?:[a-z0-9-]+\s+)?(?:off|aff)\b"
         # "how many times has pump P-101 gone off" (alarms go off too: `_ALARM_TRIP`)
-        r"|\b(?:gone|went|go|goes|going) off\b"
+        r"|\b(?:gone|went|go|goes|going) (?:off|aff)\b"
     ),
     "production": re.compile(
+        # what a line made, said as such: "line 1 made how much", "how much did we make" (not "who made the most runs")
+        r"\b(?:(?:line|linea|linha|l ?\d|\d|plant|planta|we|they|it|shift)\s+made|made\s+(?:how much|how many))\b|"
         r"\b(?:production|produced|produce|make|output|produccion|produjo|producido|producida|fabrico|"
         r"producao|produziu|produzido|scrap|scrapped|rejects|desecho|desechos|desperdicios?|mermas?|refugos?|"
         r"sucata|rechazos?|rejeitos?|descartes?|good parts|piezas buenas|pecas boas|bad parts|piezas malas|"
@@ -210,8 +214,9 @@ _INTENTS: dict[str, re.Pattern[str]] = {
     ),
     "oee": re.compile(r"\b(?:oee|overall equipment effectiveness|eficiencia global)\b"),
     "reliability": re.compile(
+        # (not "an MTTR-style number": a figure like it)
         r"\b(?:mtbf|mttr|reliability|confiabilidad|fiabilidad|confiabilidade|mean time between failures?|"
-        r"tiempo medio entre fallas|tempo medio entre falhas)\b"
+        r"tiempo medio entre fallas|tempo medio entre falhas)\b(?!-?\s?(?:style|like|type|esque|tipo)\b)"
     ),
     # "me informe", "le reporte": the verbs (inform me), not the documents
     "reports": re.compile(

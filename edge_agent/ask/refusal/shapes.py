@@ -88,6 +88,7 @@ _READS = frozenset(
     todavia aun ya ainda apenas provavelmente mesmo tambien tambem luego after afterwards later earlier
     gimme get list count check look pull fetch grab print display find share pass bring let know see read
     summarize summarise compare report scan query search review audit monitor lookup confere confira checar chequear
+    scrap production output downtime throughput
     ft fit fic lt lit lic tt tit tic vt pt pit pic
     que qual quais quanto quanta quantos quantas como cual cuales cuanto cuanta cuantos cuantas cuando donde quien
     quem onde porque por para de del da do das dos en em no na nos nas a al con com sin sem sobre entre desde ate

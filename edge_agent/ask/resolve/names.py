@@ -794,7 +794,13 @@ def _single_words(names: frozenset[str]) -> frozenset[str]:
 
 
 # Letters and units of quantities a plant often has no tag of, to ask back rather than answer with another quantity.
-_ABSENT_SHORT = {"pressure": frozenset({"pt", "pit", "psi", "kpa", "mpa"})}
+_ABSENT_SHORT = {
+    "pressure": frozenset({"pt", "pit", "psi", "kpa", "mpa"}),
+    # "What RPM was C-201 running at", "los amperes del motor", "how many kW"
+    "speed": frozenset({"rpm", "rpms"}),
+    "current": frozenset({"amps", "amperes", "amperios", "amperaje", "amperagem"}),
+    "power": frozenset({"kw", "kilowatts", "hp"}),
+}
 
 
 def _names_quantity(folded: str, tokens: list[str], quantity: str) -> bool:
@@ -844,9 +850,12 @@ def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[
     named = {tag.tag: tag for tag in tags if scores[tag.tag] > 0}
     if len({t.quantity for t in named.values()}) > 1:  # "how rough was P-101 running": its vibration ("running" a verb)
         named = {key: t for key, t in named.items() if t.quantity != "running"}
+    others = [q for q in NAMES if q != "running" and _names_quantity(folded, tokens, q)]
+    if others and all(t.quantity == "running" for t in named.values()):
+        named = {}  # "What RPM was C-201 running at": the RPM, which no tag measures ("running" its verb)
     if not named:
         # A quantity the plant has no tag of ("la presión del compresor"): asked back with the tags there are.
-        absent = next((q for q in NAMES if _names_quantity(folded, tokens, q)), None)
+        absent = others[0] if others else next((q for q in NAMES if _names_quantity(folded, tokens, q)), None)
         if absent is None:
             return subject
         own = sorted(t.tag for t in tags if subject.asset is None or t.asset == subject.asset)

@@ -24,7 +24,57 @@ def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text.translate(_DROPPED).casefold())
     # combining marks, and format characters (zero-width spaces and joiners: "re\u200bset" is "reset")
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
-    return _SPACE.sub(" ", bare).strip()
+    return _BY_EAR_WORD.sub(lambda m: BY_EAR[m.group(0)], _SPACE.sub(" ", bare).strip())
+
+
+# The plant's words written by ear, as people who write as they speak do ("kual fue la bibrasion mas alta de la
+# bonba 101", "wat woz di avrij flo", "kual foi a vibrassaum du conpresor"): read as the words. Only spellings that
+# are no word of es/en/pt ("tubo", "echo", "las", "di" are words, and stay).
+BY_EAR = {
+    **dict.fromkeys(("kual",), "cual"),
+    **dict.fromkeys(("kuanto", "kuantu"), "cuanto"),
+    **dict.fromkeys(("kuanta",), "cuanta"),
+    **dict.fromkeys(("kuantos", "kuantus"), "cuantos"),
+    **dict.fromkeys(("kuantas", "kuantaz"), "cuantas"),
+    **dict.fromkeys(("bibrasion", "bibracion", "vibrashun", "vibrashon", "vibreshun"), "vibracion"),
+    **dict.fromkeys(("vibrassaum", "vibrasaum", "vibrassao", "vibrasao"), "vibracao"),
+    **dict.fromkeys(("vazaum", "vasaum", "vasao"), "vazao"),
+    **dict.fromkeys(("tempracher", "temprature", "tempracha", "temprechur"), "temperature"),
+    **dict.fromkeys(("tenperatura",), "temperatura"),
+    **dict.fromkeys(("nibel", "nivell"), "nivel"),
+    **dict.fromkeys(("bonba", "vomba"), "bomba"),
+    **dict.fromkeys(("bonbas", "vombas"), "bombas"),
+    **dict.fromkeys(("conpresor", "konpresor", "compresorr"), "compresor"),
+    **dict.fromkeys(("conpressor", "konpressor", "conpresser"), "compressor"),
+    **dict.fromkeys(("tankke", "tanke", "tanki", "tanky"), "tanque"),
+    **dict.fromkeys(("tangk", "tenk"), "tank"),
+    **dict.fromkeys(("paradaz",), "paradas"),
+    **dict.fromkeys(("alarmi",), "alarmes"),
+    **dict.fromkeys(("analizi", "analizis"), "analises"),
+    **dict.fromkeys(("kualidadi", "kualidade", "calidadi"), "qualidade"),
+    **dict.fromkeys(("kalidad", "kualidad"), "calidad"),
+    **dict.fromkeys(("qwality", "kwality", "kuality"), "quality"),
+    **dict.fromkeys(("cheks", "chekz"), "checks"),
+    **dict.fromkeys(("produsio", "produciu"), "produjo"),
+    **dict.fromkeys(("prodoos", "prodooce", "prodyuce"), "produce"),
+    **dict.fromkeys(("scrapp",), "scrap"),
+    **dict.fromkeys(("avrij", "averij", "avredge"), "average"),
+    **dict.fromkeys(("hiest", "haiest", "higest"), "highest"),
+    **dict.fromkeys(("lowes", "loest"), "lowest"),
+    **dict.fromkeys(("minnits", "minits", "minnets"), "minutes"),
+    **dict.fromkeys(("meny",), "many"),
+    **dict.fromkeys(("woz", "wuz"), "was"),
+    **dict.fromkeys(("wat", "wot"), "what"),
+    **dict.fromkeys(("flo",), "flow"),
+    **dict.fromkeys(("aktiv",), "active"),
+    **dict.fromkeys(("bearin",), "bearing"),
+    **dict.fromkeys(("durin",), "during"),
+    **dict.fromkeys(("ke",), "que"),
+    **dict.fromkeys(("longes",), "longest"),
+    **dict.fromkeys(("yeer",), "year"),
+    **dict.fromkeys(("recoinhesi", "reconhesi", "rekonhesi"), "reconhece"),
+}
+_BY_EAR_WORD = re.compile(r"(?<![\w-])(?:" + "|".join(sorted(BY_EAR, key=len, reverse=True)) + r")(?![\w-])")
 
 
 # A greeting opening a message, with what follows it up to its punctuation ("Afternoon all.", "Buenas, acá cerrando

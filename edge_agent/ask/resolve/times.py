@@ -310,7 +310,7 @@ _DAY_BEFORE = re.compile(
 _YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer|kahapon)(?:'s)?\b")
 _TODAY = re.compile(
     r"\b(?:hoy|today|hoje|tonight|tdy)(?:'s)?\b|\b(?:esta|this|nesta) (?:manana|morning|manha|"
-    r"tarde|afternoon|evening|noche|noite)\b|\blo (?:que|q|k) va del? dia\b"
+    r"tarde|afternoon|evening|noche|noite)\b|\blo (?:que|q|k) (?:va|llevamos|lleva) del? dia\b"
 )
 _WEEKDAYS = {
     0: "lunes|monday|segunda(?:-feira| feira)?",
@@ -856,8 +856,13 @@ _EDGE_OF_SPAN = re.compile(
 # Four-digit times ("0600", "1400") after "at", "a las", "between", "from" and their kin, or on either side of a
 # dash between two of them; a year ("en 2019") has none of these before it.
 _MILITARY = re.compile(
-    r"((?:\b(?:at|a las|as|entre|between|from|desde|das|to|till|until|hasta|ate|and|y|e)\s+)|-\s*|"
-    r"(?<![\w.:/-])(?=\d{4}\s*-\s*\d{4}))([01]\d|2[0-3])([0-5]\d)(?![\w:/])"
+    r"((?:\b(?:at|a las|a|as|entre|between|from|desde|das|to|till|until|hasta|ate|and|y|e)\s+)|-\s*|"
+    # "since 1800" (not "since 2019", a year)
+    r"\bsince\s+(?!(?:19|20)\d\d\b(?!\s*(?:hrs|hs|h)\b))|"
+    # ... or before a range's other end: "0000 to now", "de 0600 a 1400hs" ("hrs", "hs" or "h" after the digits)
+    r"(?<![\w.:/-])(?=\d{4}(?:\s*(?:hrs|hs|h)\b)?\s*(?:-|to|till|until|a|hasta|ate|and|y)\s*(?:\d{4}|now|ahora|agora)))"
+    r"([01]\d|2[0-3])([0-5]\d)(?:\s*(?:hrs|hs|h)\b)?(?![\w:/])"
+    r"(?!\s*(?:m3|kg|t|units|unidades|piezas|pecas|litros|liters|%)(?!\w))"  # a quantity: "a 1200 m3"
 )
 # A clock time said bare next to a day word, with no "at"/"a las"/"às" ("ayer 0800", "yesterday 8am", "ontem 10h",
 # "ontem 14h30", "1130 yday") is that instant: read as "ayer at 08:00". Four digits are a time of day only when they
@@ -1161,11 +1166,16 @@ def _impossible_clock(folded: str) -> bool:
     return False
 
 
+# "6a-2p", "2p-10p": a clock's "am" or "pm" said by its letter.
+_AM_PM_LETTER = re.compile(r"(?<![\w.:])(\d{1,2})([ap])(?!\w)")
+
+
 def _folded(text: str) -> str:
     """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), a
     mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
     folded = fold(_CAPITAL_A_SHIFT.sub("shift A", text))
+    folded = _AM_PM_LETTER.sub(lambda m: f"{m.group(1)} {m.group(2)}m", folded)
     folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", without_references(folded)))
     folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
     return _NIGHT_DATE.sub(_night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", folded))))
@@ -1214,6 +1224,24 @@ _SHORT_WORDS = {
     "oji": "hoje",
     "noiti": "noite",
     "oy": "hoy",  # Spanish chat drops the h ("cuantas alarmas lleva oy"); English "oy!" asks no time
+    # more time words written by ear: "anoshe de las 8 de la noshe", "tuday", "dis mawnin", "onti di tardi"
+    "anoshe": "anoche",
+    "noshe": "noche",
+    "medianoshe": "medianoche",
+    "aorita": "ahorita",
+    "tuday": "today",
+    "tudei": "today",
+    "mawnin": "morning",
+    "mawning": "morning",
+    "aftanoon": "afternoon",
+    "aftanun": "afternoon",
+    "tardi": "tarde",
+    "turnu": "turno",
+    "passadu": "passado",
+    "antionti": "anteontem",
+    "til": "till",
+    "befo": "before",
+    "shif": "shift",
 }
 # Caribbean "de" for "the" before an English time word ("in de shift before dis one"); Spanish and Portuguese "de"
 # is never followed by one.
@@ -1290,6 +1318,10 @@ _THE_HOUR = re.compile(
 )
 
 
+# By ear: "i" for "y"/"e" between clock times ("entre las 9 i las 10", "às 12 i meia"), "las" for "last" before a
+# span in English ("las nite", "las yeer").
+_I_AND = re.compile(r"(?<=\d) i (?=(?:las |as |meia\b|media\b|\d))")
+_LAS_LAST = re.compile(r"\blas (?=(?:night|nite|neet|year|yeer|week|month|shift)\b)")
 # The night just gone, said as this night: "esta noite que passou", "la noche que pasó", "this past night".
 _NIGHT_GONE = re.compile(
     r"\b(?:esta|essa|la|a|the|this)\s+(?:noche|noite|night)\s+(?:que\s+)?(?:passou|paso|acabou de passar|"
@@ -1300,7 +1332,7 @@ _NIGHT_GONE = re.compile(
 def _day_words(folded: str) -> str:
     """`folded` with chat's short forms written out, the night before last's spellings as "antenoche" and a day word's
     one-letter slip read as the word."""
-    folded = _NIGHT_GONE.sub("last night", folded)
+    folded = _NIGHT_GONE.sub("last night", _LAS_LAST.sub("last ", _I_AND.sub(" y ", folded)))
     folded = _LAST_NIGHTS_SHIFT.sub("yesterday's night shift", _SHIFT_OF_THE.sub(r"\1 shift", folded))
     folded = _CREW_HOURS.sub(_crew_hours, folded)
     folded = _THE_HOUR.sub(r"\1 \2", _CHAT_CLOCK.sub(lambda m: "a las" if m.group(0) == "alas" else "de", folded))
@@ -2048,6 +2080,10 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
     elif mer1 is None and mer2 is None and last < first < time(12, 0) and "0" not in (h1[0], h2[0]):
         last = last.replace(hour=last.hour + 12)  # "6 till 2", "de 7 a 3": a day range ending after noon
     on = site.today if day is None else day
+    if day == site.today and last <= first and _day(folded[: match.start()], site, "es") is None:
+        # across midnight, with today said after the range: the end's day ("from 8 pm till 6 am this morning", "de
+        # las 8 de la noche a las 6 de la mañana de hoy"; read as the start's, it would be still to come)
+        on = day - timedelta(days=1) if _day(folded[match.end() :], site, "es") == day else on
     start = site.at(on, first)
     if day is None and start > site.now:  # "between 10 and 11" at 09:00: yesterday's
         on -= timedelta(days=1)
