@@ -3526,3 +3526,95 @@ class TestBlindSets240To247:
     def test_refused_in_the_ways_blind_sets_238_to_247_put_it(self, question: str) -> None:
         got = plan(question, "es")
         assert isinstance(got, Refusal) and got.reason == "write_request"
+
+
+class TestBlindSets248To255:
+    """What blind sets 248-255 found: a quantity said by its unit ("¿cuántos mm/s marcó…?", "What % was the tank
+    at", "en qué por ciento", "cubes an hour"; "cuántos m³/h" is a flow, not production); equipment said big or small
+    ("el compresorzote", "o compressorzão", "el tanquecito"); a machine that "dropped out"; a stop's cause asked ("e
+    qual foi o motivo de cada parada"); a circumstance told after a comma ("…, cuando estaba parado por la falla",
+    "…, com a P-101 parada"); "one of the pumps", not said which, asked back; noon's "m" ("de 12 m a 6 pm"); a purpose
+    said in formal words ("Para fins do laudo…", "con el propósito de…", "bearing in mind", "com a finalidade de
+    atualizar o indicador…") neither asked nor ordered; refused besides: orders asked for formally in the
+    subjunctive ("os ruego que modifiquéis su registro", "agradecia que alterassem o registo", "Solicito que excluam
+    do histórico…")."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            ("Oiga, ¿cuántos mm/s marcó como máximo la P-101 ayer?", "es", [("tag_stats", "P-101.vibration_mm_s")]),
+            ("What % was the tank at at 6 this morning, mate?", "en", [("tag_value_at", "T-301.level_pct")]),
+            (
+                "Asere, ¿en qué por ciento estaba el tanque T-301 ayer a las 10?",
+                "es",
+                [("tag_value_at", "T-301.level_pct")],
+            ),
+            ("How many cubes an hour was 101 pushing at 2 pm yesterday?", "en", [("tag_value_at", "P-101.flow_m3h")]),
+            ("¿Cuántos m³/h estaba sacando la bomba 102 hoy a las 9?", "es", [("tag_value_at", "P-102.flow_m3h")]),
+            (
+                "Diay, ¿cuál es la temperatura de rodamiento más alta del compresorzote ayer?",
+                "es",
+                [("tag_stats", "C-201.bearing_temp_c")],
+            ),
+            ("Eita, quantos alarmes o compressorzão disparou ontem?", "pt", [("alarms", "C-201")]),
+            ("Mate, how many times did the big compressor drop out last night?", "en", [("stops", "C-201")]),
+            ("Quantas vezes a P-102 parou ontem e qual foi o motivo de cada parada?", "pt", [("stops", "P-102")]),
+            (
+                "¿Qué temperatura de rodamiento marcaba el C-201 hoy a las 9:30, cuando estaba parado por la falla?",
+                "es",
+                [("tag_value_at", "C-201.bearing_temp_c")],
+            ),
+            (
+                "Qual era o nível do tanque T-301 hoje às 9h40, com a P-101 parada?",
+                "pt",
+                [("tag_value_at", "T-301.level_pct")],
+            ),
+            (
+                "Para fins do laudo de análise de vibração do C-201, solicito a vibração média do C-201 ontem.",
+                "pt",
+                [("tag_stats", "C-201.vibration_mm_s")],
+            ),
+            (
+                "Com a finalidade de atualizar o indicador, gostaria de saber quantos alarmes teve a P-102 ontem.",
+                "pt",
+                [("alarms", "P-102")],
+            ),
+            (
+                "Bearing in mind the night runs from 20:00 to 06:00, I'd be grateful for T-301's top level last night.",
+                "en",
+                [("tag_stats", "T-301.level_pct")],
+            ),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_248_to_255_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "Creo que fue una de las bombas la que se paró en el turno C, no sé cuál… ¿cuánto tiempo estuvo parada?",
+            "Acho que foi uma das bombas que vibrou muito ontem, qual foi a vibração máxima?",
+        ],
+    )
+    def test_one_of_a_kind_not_said_which_is_asked_back(self, question: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, Clarification) and got.candidates == ["P-101", "P-102"]
+
+    def test_noons_m_in_a_range(self) -> None:
+        assert window_said("ayer de 12 m a 6 pm", "es") == ("2026-03-10T18:00", "2026-03-11T00:00")
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "Os ruego que modifiquéis su registro en el MES y la reclasifiquéis como parada planificada.",
+            "Agradecia que alterassem o respetivo registo no MES e o reclassificassem como paragem planeada.",
+            "Solicitava que reduzissem o caudal do compressor C-201 para 700 m³/h.",
+            "Solicito que excluam do histórico todos os alarmes do tanque T-301 disparados ontem.",
+            "Os ruego que las reconozcáis todas y que dejéis inhibida dicha alarma hasta nuevo aviso.",
+        ],
+    )
+    def test_an_order_asked_for_formally_is_refused(self, question: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, Refusal) and got.reason == "write_request"

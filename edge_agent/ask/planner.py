@@ -35,6 +35,7 @@ from edge_agent.ask.resolve import (
     fold,
     listed,
     newest_part,
+    one_of,
     only_asset,
     other_equipment,
     plural_assets,
@@ -44,6 +45,8 @@ from edge_agent.ask.resolve import (
     sentences_of,
     too_few,
     without_aside,
+    without_circumstance,
+    without_purpose,
 )
 from edge_agent.ask.tools import Namespace, Window
 from edge_agent.config import ShiftConfig
@@ -122,6 +125,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"se (?:ha |han |le )?(?:varo|varado|varan|vararon)|varad[ao]s?|"
         r"(?:quedas|(?:a|uma|cada|da|na|ultima|maior) queda)(?! de (?:pressao|tensao|temperatura|vazao|nivel))|"
         r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|parao|paraos|"
+        # "how many times did the big compressor drop out"
+        r"(?:drop|drops|dropped|dropping) out|"
         # "how long was the compressor out of action", "quanto tempo a 102 ficou fora" (not "fora de especificação")
         r"out of (?:action|commission)|(?:ficou|ficaram|esteve|estiveram|estuvo|estuvieron|quedo|quedaron) "
         r"(?:fuera|fora)(?! de (?:espec|spec|rango|faixa|limite|linea|linha))|"
@@ -161,7 +166,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"(?:put|pushed|got|ran)\s+through|(?:m3|cubic (?:meters|metres)|units|pieces|tons|tonnes)\s+out\b|"
         # what a plant sends out: "how much water'd we push out", "pumped out", "turned out"
         r"(?:push|pushed|pump|pumped|turn|turned|ship|shipped|send|sent)\s+out|"
-        r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3)|"
+        r"(?:cuantos|how many|quantos) (?:metros cubicos|cubic meters|m3)(?!\s*(?:/\s*h|por hora|per hour|an hour))|"
         # pieces counted or said to come off: "cuántas piezas salieron", "how many units came off", "peças saíram"
         r"(?:cuantas|cuantos|how many|quantas|quantos) (?:piezas|unidades|uds|units|pieces|pcs|parts|pecas)|"
         r"(?:piezas|unidades|units|pieces|parts|pecas) (?:salieron|came off|came out|sairam|saiu)|"
@@ -442,7 +447,7 @@ def keyword_intents(question: str, *, failing: bool = True) -> list[str]:
     if "alarm_performance" in intents and "alarms" in intents:
         # "¿cuántas alarmas se encontraban activas … durante la avalancha de alarmas?": those standing, not the rate
         intents.remove("alarm_performance" if _STANDING.search(folded) else "alarms")
-    unpurposed = _ROLE.sub(" ", _FOR_A_PURPOSE.sub(" ", folded))
+    unpurposed = _ROLE.sub(" ", _FOR_A_PURPOSE.sub(" ", without_purpose(folded)))
     if unpurposed != folded:  # "for the reliability report, the bearing temperature of…": the temperature
         intents = [name for name, pattern in _INTENTS.items() if pattern.search(unpurposed)]
     if "alarms" in intents and "stops" in intents and not _INTENTS["stops"].search(_ALARM_TRIP.sub(" ", folded)):
@@ -475,6 +480,12 @@ def reference_plan(
         # how many stops did P-101 have?" keeps the aside's)
         aside = question[: len(question) - len(rest)]
         if find_window(aside, lang, tz=tz, shifts=shifts, now=now) is None or _names_time(rest, lang, tz, shifts, now):
+            question = rest
+    if (rest := without_circumstance(question)) != question and _names_own_subject(rest, namespace, aliases):
+        # "¿Qué temperatura marcaba el C-201 a las 9:30, cuando estaba parado por la falla?": the temperature, the
+        # stop only told (its time too, where the rest names none of its own)
+        told = question[len(rest) :] if question.startswith(rest) else question
+        if find_window(told, lang, tz=tz, shifts=shifts, now=now) is None or _names_time(rest, lang, tz, shifts, now):
             question = rest
     # A correction ("¿…la P-101 ayer? No, perdón, de la P-102.", "ayer a las 8, no, a las 9 de la noche") puts right
     # the subject or the time it names where one was said before it ("Sorry to bother you, how many stops…?" corrects
@@ -528,7 +539,7 @@ def reference_plan(
         # the day said before stays where the correction names none: "ayer a las 8, no, a las 9 de la noche"
         day = _DAY_SAID.search(fold(question))
         timed = fix[1] if day is None or _DAY_SAID.search(fold(fix[1])) else f"{fix[1]} {day.group(0)}"
-    unpurposed = _PURPOSE_SAID.sub(" ", subject)
+    unpurposed = without_purpose(_PURPOSE_SAID.sub(" ", fold(subject)))
     if unpurposed != subject and isinstance(resolve_subject(subject, namespace, aliases), Clarification):
         # "To put next to the pump stops, how much scrap did line L1 make…?": the line's, not a pump to ask about
         subject = unpurposed if isinstance(resolve_subject(unpurposed, namespace, aliases), Subject) else subject
@@ -731,6 +742,8 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
         return fewer
     subject = resolve_subject(question, namespace, aliases)
     plural = plural_assets(question, namespace)
+    if plural is not None and one_of(question) and not each_said(question):
+        return Clarification(reason="ambiguous_name", candidates=plural[1])  # "una de las bombas, no sé cuál"
     if isinstance(subject, Subject):
         if plural is not None and subject.asset in plural[1] and each_said(question):
             # "each of the pumps yesterday, 101 and 102", "each of the two pumps, 101 and 102": every one of the kind

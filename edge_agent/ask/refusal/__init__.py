@@ -19,6 +19,7 @@ from edge_agent.ask.resolve import (
     newest_part,
     sentences_of,
     without_pasted,
+    without_purpose,
 )
 
 _FUTURE = "the question asks for what the stored records do not hold: the future"
@@ -140,7 +141,9 @@ def classify(question: str, lang: str) -> Refusal | None:
     sentences = asides_apart(sentences_of(newest))  # "Now that the rain's quit, what's…?": a remark, then a question
     questioned = any(s.rstrip().endswith("?") for s in sentences)
     said = "\n".join(s for s in sentences if asks(s) or not (_SET_ASIDE.search(fold(s)) or questioned and _remark(s)))
-    texts = {"whole": _folded(question), "reply": (folded := _folded(newest)), "said": _folded(said)}
+    # (a purpose said beside the question is read by the injection rules only: "Para fins do laudo…,")
+    folded = without_purpose(_folded(newest))
+    texts = {"whole": _folded(question), "reply": folded, "said": without_purpose(_folded(said))}
     for pattern, reason, detail, reads in _RULES:
         if pattern.search(texts[reads]):
             return Refusal(reason=reason, detail=detail)

@@ -8,7 +8,8 @@ import re
 # "would you mind acknowledging": the request in a gerund (one in the subjunctive, "que reconozcas", is in `verbs`).
 # Whatever the verb, unless it reads: "would you mind bumping…", "importa-se de aumentar…" (not "…telling me").
 _SOFT_COMMAND = re.compile(
-    r"\b(?:would you mind|do you mind|(?<!never )(?<!can't )(?<!cant )(?<!don't )(?<!dont )mind|"
+    # (not "bearing in mind that…", "keep in mind")
+    r"\b(?:would you mind|do you mind|(?<!never )(?<!can't )(?<!cant )(?<!don't )(?<!dont )(?<!in )mind|"
     r"i'd like you to|i would like you to|te importaria|te importa|"
     r"le importaria|voce se importa de|se importa de|importa-se de|importas-te de|se importaria de|"
     # an order given in so many words: "I'm instructing you to trip C-201", "the least you could do is acknowledge…"

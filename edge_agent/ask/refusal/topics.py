@@ -145,6 +145,8 @@ FUTURE = re.compile(
 # what would the level have been?", "quanto teria produzido?": the records hold what happened. Read in the sentences
 # that ask.
 COUNTERFACTUAL = re.compile(
+    # (not "con independencia de cuándo se hubieran disparado": whenever they went off)
+    r"(?<!cuando se )(?<!cuando )(?<!quando se )(?<!quando )"
     r"\b(?:hubiera|hubiese|hubieran|hubiesen|habria|habrian|tivesse|tivessem|houvesse|teria|teriam)\s+"
     r"(?:(?:no|nao|se|le|lo|la)\s+)?\w+(?:ado|ido|ada|ida|cho|sto|to)\b"
     r"|\bwould(?:n'?t)?\s+(?:\S+\s+){0,4}?have\s+(?:been|\w+(?:ed|en|wn|ne))\b|\bwould'?ve\b"
@@ -312,8 +314,10 @@ OUT_OF_SCOPE = re.compile(
     r"desvio)|"
     # the root cause asked for: "What's the root cause?", "Quiero la causa raíz", "Qual a causa raiz…?"; a cause
     # put to the records ("is the monsoon humidity the reason for…", "o frio afetou a vibração?", "why did it vibrate")
+    # (a stop's cause is recorded: "qual foi o motivo de cada parada")
     r"(?:is|was|es|fue|foi|e|ser)\s+(?:\w+\s+){0,2}?(?:the |la |a |o )?(?:reason|razon|razao|motivo|cause) "
-    r"(?:for|of|de|da|do|del)|(?:affect|afect|afet|influenc|influy)\w*|why\b[^.?!]{0,40}\b(?:vibrat\w*|overheat\w*|shak\w*)|"
+    r"(?:for|of|de|da|do|del)(?!\s+(?:(?:cada|each|the|la|las|los|el|a|as|os|o|essa|esa|this)\s+){0,2}"
+    r"(?:parad|stop|paro|paragem|detenc|falla|falha|trip|shutdown)\w*)|(?:affect|afect|afet|influenc|influy)\w*|why\b[^.?!]{0,40}\b(?:vibrat\w*|overheat\w*|shak\w*)|"
     r"(?:por ?que|pq)\b[^.?!]{0,40}\b(?:vibr\w*|calent\w*|esquent\w*|aquec\w*)|qual a causa|"
     r"(?:what'?s|what is|what was|cual es|cual fue|qual e|qual foi|quiero|quero|i want|dame|give me|tell me|dime|"
     r"me diz) (?:the |la |a |o )?(?:root cause|causa raiz)|"

@@ -186,15 +186,22 @@ _ASKED_TO_ACT = re.compile(
 # "seria ótimo se a P-102 estivesse parada", "it would be great if P-101 were off".
 _CONDITIONAL_COMMAND = re.compile(
     # (not "Se faz favor, manda-me…": a "please")
-    r"\b(?:si|se|if|when|whenever|cuando|quando|caso|once)\b(?! faz(?:es)? (?:o )?favor)[^.?!]{0,100},\s*"
+    # (not a pronoun hung on a verb: "entendendo-se por turno B…")
+    r"(?<!-)\b(?:si|se|if|when|whenever|cuando|quando|caso|once)\b(?! faz(?:es)? (?:o )?favor)[^.?!]{0,100},\s*"
     r"(?:then\s+|entonces\s+|entao\s+|"
     # the one addressed may be named: "…passar de 80 graus, ocê desliga ela na hora"
     r"please\s+|por favor\s+)?(?:(?:you|voce|vc|oce|ce|tu|usted|vos)\s+)?(?:(?:ja|ya|logo|luego|just|right away)\s+)?"
-    rf"(?:{_ACTING_VERBS}|para|pare|shut|turn|switch)(?:le|la|lo|me)?\b"
+    rf"(?:{_ACTING_VERBS}|para(?! (?:cada|each|que|mi|ti|usted|voce)\b)|pare|shut|turn|"
+    r"switch)(?:le|la|lo|me)?\b"
     # a wish in the subjunctive: "era bom que reconhecesses…", "sería bueno que apagaras…", "ojalá apagues…"
+    # ... or asked for in one, formally: "os ruego que modifiquéis su registro", "agradecia que alterassem o registo",
+    # "solicitava que reduzissem o caudal", "Solicito que excluam do histórico…"
     r"|\b(?:era bom que|seria bom que|seria bueno que|estaria bien que|ojala|oxala|tomara que|queria que|quisiera "
-    r"que|gostaria que)\s+(?:[a-z]+\s+){0,2}?(?:reconhec|deslig|lig|apag|par|deten|arranc|encend|prend|reinici|"
-    r"reset|silenci|fech|cerr|abr|mud|cambi|alter|ajust|reconoc|borr|elimin|zer|baj|sub|aument|reduz|reduc)"
+    r"que|gostaria que|(?:os |les |le |lhe |lhes )?(?:ruego|rogamos|pido|pedimos|solicito|solicitamos|solicitava|"
+    r"solicitaria|agradeceria|agradecia|agradezco|agradecemos|peco|pedia|pediria) que)\s+(?:[a-z]+\s+){0,2}?"
+    r"(?:reconhec|deslig|lig|apag|par|deten|arranc|encend|prend|reinici|"
+    r"reset|silenci|fech|cerr|abr|mud|cambi|alter|ajust|reconoc|borr|elimin|zer|baj|sub|aument|reduz|reduc|"
+    r"modifi|reclasifi|reclassifi|inhib|inib|exclu|registr|regist|dej|reconoz)"
     r"(?!ad|id)[a-z]*"  # not a participle or its noun ("paradas", "apagado")
     r"(?:s|ses|sses|ras|ses|es|as|is|em|en|am|an)?\b"
     r"|\b(?:seria|would be|it'?d be)\s+(?:[a-z]+\s+){0,2}(?:if|se|si)\b[^.?!]{0,80}\b(?:parad[ao]s?|apagad[ao]s?|"

@@ -7,6 +7,7 @@ from edge_agent.ask.resolve.names import (
     as_asset,
     each_said,
     listed,
+    one_of,
     only_asset,
     other_equipment,
     plural_assets,
@@ -23,7 +24,9 @@ from edge_agent.ask.resolve.text import (
     newest_part,
     sentences_of,
     without_aside,
+    without_circumstance,
     without_pasted,
+    without_purpose,
 )
 from edge_agent.ask.resolve.times import earliest_said, find_instant, find_window, resolve_window
 
@@ -43,6 +46,7 @@ __all__ = [
     "fold",
     "newest_part",
     "listed",
+    "one_of",
     "only_asset",
     "other_equipment",
     "plural_assets",
@@ -51,5 +55,7 @@ __all__ = [
     "respelled",
     "resolve_window",
     "without_aside",
+    "without_circumstance",
     "without_pasted",
+    "without_purpose",
 ]

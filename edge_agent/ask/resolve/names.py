@@ -176,6 +176,8 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         # "how rough was pump P-101 running"
         "rough",
         "roughest",
+        # its unit said for it: "¿cuántos mm/s marcó la P-101?"
+        "mm/s",
         # Venezuela's and Mexico's "la vibra", and "trepidación" (a shudder); spelled as said ("vibrashun")
         "vibra",
         "vibrashun",
@@ -190,6 +192,8 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
     "level": (
         *("lvl", "levl", "niv", "niveles", "niveis", "lt", "lit", "lleno", "llena", "full", "cheio", "cheia"),
         *("vacio", "vacia", "empty", "emptiest", "vazio", "vazia"),
+        # its unit said for it: "What % was the tank at?", "¿en qué por ciento estaba el tanque?"
+        *("%", "percent", "per cent", "porcentaje", "percentagem", "porcentagem"),
     ),
     # how much water went through: "¿cuánta agua estaba pasando por la bomba?", "how much water was P-102 moving"
     "flow": (
@@ -212,6 +216,9 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "medidor de caudal",
         "m3/h",
         "m³/h",
+        "cubes an hour",
+        "cubes per hour",
+        "cubos por hora",
     ),
     "temperature": (
         "temp",
@@ -410,13 +417,17 @@ def resolve_subject(text: str, namespace: Namespace, aliases: dict[str, str]) ->
     return _with_quantity(Subject(line=line, asset=asset), folded, tokens, namespace.tags)
 
 
+# "por ciento", "por cento": "%" (not a hundred: "¿en qué por ciento estaba el tanque?").
+_PER_CENT = re.compile(r"\bpor (?:ciento|cento)\b")
+
+
 def said(text: str, ids: Iterable[str] = ()) -> str:
     """`text` folded, numbers in words read as digits, a said dash written ("p guion ciento uno" → "p-101"), an id of
     the letters of `ids` read by its letters' names ("la pe ciento uno" → "la p-101", `_letters_said`) and an id's digit
     typed as the letter like it ("p-10l" → "p-101", "c-2o1" → "c-201")."""
     shapes = _shapes(ids)
     named = {n for n, letter in _LETTER_NAMES.items() if any(s.startswith(letter) for s in shapes)}
-    folded = _GLUED.sub(r"\1 \2", _HASH_NUMBER.sub(r" the \1", fold(text)))
+    folded = _GLUED.sub(r"\1 \2", _HASH_NUMBER.sub(r" the \1", _PER_CENT.sub("%", fold(text))))
     folded = _SAID_DASH.sub(r"\1-", spelled_numbers(folded, counted_after=_COUNTING | named))
     folded = _letters_said(folded, shapes)
     return _LETTER_DIGIT.sub(lambda m: m.group(0).translate(_AS_DIGIT), folded)
@@ -514,6 +525,18 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
             assets = _assets_of_kind(kind, namespace.assets)
             return (token, assets) if len(assets) > 1 else None
     return None
+
+
+# One of a kind, not said which: "una de las bombas", "one of the pumps", "uma das bombas".
+_ONE_OF = re.compile(
+    r"\b(?:una de las|uno de los|alguna de las|alguno de los|one of the|one of our|uma das|um dos|alguma das|"
+    r"algum dos)\s+(?:\w+\s+)?(?:bombas|pumps|compresores|compressors|compressores|tanques|tanks)\b"
+)
+
+
+def one_of(text: str) -> bool:
+    """ "una de las bombas", "one of the pumps": one of a kind, which not said (asked back, never each answered)."""
+    return _ONE_OF.search(fold(text)) is not None
 
 
 def each_said(text: str) -> bool:
@@ -644,13 +667,20 @@ def _edits(word: str) -> int:
 
 
 def _kind_of(token: str, fuzzy: bool = True) -> str | None:
-    """The equipment kind `token` names; a letter off one only where `fuzzy` ("bomva 101": a number follows)."""
+    """The equipment kind `token` names; a letter off one only where `fuzzy` ("bomva 101": a number follows); said
+    big or small ("el compresorzote", "o compressorzão", "el tanquecito")."""
     if token in _SHORT_KINDS:
         return _SHORT_KINDS[token]
-    for kind, (words, _) in _KINDS.items():
-        if token in words or (fuzzy and _is_word(token, words)):
-            return kind
+    for word in (token, _SIZED.sub("", token)):
+        for kind, (words, _) in _KINDS.items():
+            if word in words or (fuzzy and _is_word(word, words)):
+                return kind
     return None
+
+
+# The endings that make an equipment word big or small: "compresorzote", "compressorzão" (folded "zao"),
+# "tanquecito", "tanquinho", "bombota".
+_SIZED = re.compile(r"(?<=[a-z]{5})(?:zote|zota|zotes|zao|zoes|cito|cita|citos|zinho|zinha|inho|inha|ote|ota|ito|ita)$")
 
 
 _LETTER_KINDS = {letters: kind for kind, (_, all_letters) in _KINDS.items() for letters in all_letters}

@@ -265,3 +265,31 @@ def asked_sentence(question: str) -> str:
     longer = [s for s in requests if len(s.split()) > _REQUEST_WORDS]
     asking += longer if asking or longer else requests
     return asking[-1] if len(sentences) > 1 and asking else text
+
+
+# A purpose said before or beside the question, up to its clause's end: "Con el fin de completar el informe…,", "Para
+# fins do laudo de análise de vibração…,", "For the purposes of the overnight review…,", "com a finalidade de
+# atualizar o indicador…": what the figure is for, neither asked of the records nor ordered (folded text).
+PURPOSE_CLAUSE = re.compile(
+    r"\b(?:con el fin de|con la finalidad de|con el proposito de|a fin de|a efectos de(?:l)?|para efectos de(?:l)?|"
+    r"en el marco de(?:l)?|com a finalidade de|com o objetivo de|com o proposito de|com o intuito de|"
+    r"para (?:fins|efeitos) d[eoa]s?|no ambito d[eoa]s?|para o apuramento d[ao]s?|para que conste|"
+    r"for the purposes? of|in order to|so as to|with a view to|in preparing|in preparation for|in the context of|"
+    r"no contexto d[ao]s?|en el contexto de(?:l)?)\b[^,.;:?!()]*"
+)
+
+
+def without_purpose(folded: str) -> str:
+    """`folded` without the purposes it says (`PURPOSE_CLAUSE`)."""
+    return PURPOSE_CLAUSE.sub(" ", folded)
+
+
+# A circumstance told after the question, set off by a comma: "¿Qué temperatura marcaba el C-201 a las 9:30, cuando
+# estaba parado por la falla?", "Qual era o nível do tanque às 12h40, com a P-101 parada?", "…between 11 and 12, when
+# both pumps had stopped?".
+_CIRCUMSTANCE = re.compile(r",\s*(?:cuando|when|quando|while|mientras|enquanto|com|con|with)\b[^?.!;]*")
+
+
+def without_circumstance(question: str) -> str:
+    """`question` without the circumstances it tells after a comma (`_CIRCUMSTANCE`)."""
+    return _CIRCUMSTANCE.sub("", question)

@@ -1166,8 +1166,10 @@ def _impossible_clock(folded: str) -> bool:
     return False
 
 
-# "6a-2p", "2p-10p": a clock's "am" or "pm" said by its letter.
+# "6a-2p", "2p-10p": a clock's "am" or "pm" said by its letter; and noon's "m" in a range ("de 12 m a 6 pm", not
+# "12 m" of a length).
 _AM_PM_LETTER = re.compile(r"(?<![\w.:])(\d{1,2})([ap])(?!\w)")
+_NOON_M = re.compile(r"\b(de|desde|from) 12\s?m\.?(?=\s+(?:a|to|hasta|-)\s+\d)")
 
 
 def _folded(text: str) -> str:
@@ -1175,7 +1177,7 @@ def _folded(text: str) -> str:
     mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
     folded = fold(_CAPITAL_A_SHIFT.sub("shift A", text))
-    folded = _AM_PM_LETTER.sub(lambda m: f"{m.group(1)} {m.group(2)}m", folded)
+    folded = _NOON_M.sub(r"\1 12 pm", _AM_PM_LETTER.sub(lambda m: f"{m.group(1)} {m.group(2)}m", folded))
     folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", without_references(folded)))
     folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
     return _NIGHT_DATE.sub(_night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", folded))))
