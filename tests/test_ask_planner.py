@@ -3618,3 +3618,71 @@ class TestBlindSets248To255:
     def test_an_order_asked_for_formally_is_refused(self, question: str) -> None:
         got = plan(question, "es")
         assert isinstance(got, Refusal) and got.reason == "write_request"
+
+
+class TestBlindSets256To263:
+    """What blind sets 256-263 found: a future perfect guesses at the past ("¿cuántas paradas habrá tenido la P-101
+    ayer?", "quanto terá vibrado o compressor?") and "would have" with no condition too ("How much would L1 have
+    produced yesterday?"), while a true counterfactual is refused; a machine switched off in the past ("se apagó",
+    "se botó", "estuvo apagada", "did 101 shut off", "desligou"); a day's last or middle shift ("el último turno de
+    ayer", "o turno do meio de ontem"); punctuation dictated ("abre interrogación … signo de interrogación",
+    "comma", "question mark"); "won oh won"; refused besides: "Switch 101 off"."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            ("¿Cuántas paradas habrá tenido la P-101 ayer?", "es", [("stops", "P-101")]),
+            (
+                "Qual terá sido a vibração média do compressor C-201 ontem à noite?",
+                "pt",
+                [("tag_stats", "C-201.vibration_mm_s")],
+            ),
+            (
+                "How much would L1 have produced yesterday, total cubic metres for the day?",
+                "en",
+                [("production", "L1")],
+            ),
+            ("Epa chamo, ¿cuántas veces se botó la bomba 101 ayer?", "es", [("stops", "P-101")]),
+            ("¿Cuánto tiempo estuvo apagada la 102 hoy en total?", "es", [("stops", "P-102")]),
+            ("How many times did 101 shut off last night?", "en", [("stops", "P-101")]),
+            ("Oxe, quantas vezes a 102 desligou hoje?", "pt", [("stops", "P-102")]),
+            (
+                "abre interrogación qué temperatura de rodamiento marcaba la C-201 hoy a las 9 signo de interrogación",
+                "es",
+                [("tag_value_at", "C-201.bearing_temp_c")],
+            ),
+            ("what was the lowest flow on pump won oh won yesterday", "en", [("tag_stats", "P-101.flow_m3h")]),
+            ("¿Cuánto se botó de scrap en la línea 1 ayer?", "es", [("production", "L1")]),  # thrown out, no stop
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_256_to_263_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    @pytest.mark.parametrize(
+        ("question", "window"),
+        [
+            ("la vibración más alta en el último turno de ayer", ("2026-03-11T04:00", "2026-03-11T12:00")),
+            ("the top vibration over the last shift yesterday", ("2026-03-11T04:00", "2026-03-11T12:00")),
+            ("no turno do meio de ontem", ("2026-03-10T20:00", "2026-03-11T04:00")),
+        ],
+    )
+    def test_a_days_last_or_middle_shift(self, question: str, window: tuple[str, str]) -> None:
+        assert window_said(question, "es") == window
+
+    @pytest.mark.parametrize(
+        ("question", "reason"),
+        [
+            ("¿Cuántas paradas habría tenido la P-101 si no la hubieran arrancado?", "out_of_scope"),
+            ("How many stops will P-101 have tomorrow?", "outside_data"),
+            ("Switch 101 off, it's shaking itself to bits.", "write_request"),
+            # a state asked for in the passive or to be kept (sets 23, 54, 164, asked again after "desligou" read)
+            ("Solicito que seja desligado o compressor C-201 para manutenção preventiva.", "write_request"),
+            ("Veja se fica desligada a C-201 durante a troca de turno, tchê.", "write_request"),
+            ("Garantiza que el tanque T-301 no baje del 40 %, ¿eh?", "write_request"),
+        ],
+    )
+    def test_refused_in_the_ways_blind_sets_256_to_263_put_it(self, question: str, reason: str) -> None:
+        got = plan(question, "es")
+        assert isinstance(got, (Refusal, Clarification)) and got.reason == reason

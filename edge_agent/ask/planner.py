@@ -127,6 +127,11 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"roturas?|rupturas?|fuera de servicio|fora de servico|out of service|parao|paraos|"
         # "how many times did the big compressor drop out"
         r"(?:drop|drops|dropped|dropping) out|"
+        # switched off, said of a machine: "¿cuántas veces se apagó la 101?", "se botó" (Venezuela), "estuvo apagada",
+        # "how many times did 101 shut off", "quantas vezes a 102 desligou", "ficou desligada"
+        r"se (?:apago|apagaron)|se (?:boto|botaron) (?:la |el )?(?:bomba|compresor|tanque|linea|[a-z]{1,3}-?\d{3})|"
+        r"apagad[ao]s?|desligou|desligaram|desligad[ao]s?|"
+        r"(?:did|has|have|had)\s+(?:[a-z0-9,-]+\s+){0,5}?(?:shut|switch|turn)(?:ed)? off|(?:shut|switched|turned) off|"
         # "how long was the compressor out of action", "quanto tempo a 102 ficou fora" (not "fora de especificação")
         r"out of (?:action|commission)|(?:ficou|ficaram|esteve|estiveram|estuvo|estuvieron|quedo|quedaron) "
         r"(?:fuera|fora)(?! de (?:espec|spec|rango|faixa|limite|linea|linha))|"

@@ -133,7 +133,7 @@ _GIVEN_NAMES = frozenset(
 # ... and adjectives that do: "é tranquila", "está tranquilo" (a state, not "tranquilízala").
 _NOT_VERBS = _GIVEN_NAMES | frozenset(
     "tranquila tranquilo tranquilas tranquilos daquela daquele daquelas daqueles naquela naquele naquelas naqueles "
-    "aquela aquele aquelas aqueles".split()
+    "aquela aquele aquelas aqueles aquilo daquilo naquilo".split()
 )
 
 

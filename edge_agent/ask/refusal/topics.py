@@ -135,7 +135,10 @@ FUTURE = re.compile(
     # be in an hour's time?", "daqui a meia hora"; a future tense of having or being ("tendrá", "terá", "habrá")
     r"|\b(?:dentro de|daqui a|de aqui a)\s+(?:una|uma|un|um|dos|duas|tres|\d+|media|meia)\s+(?:horas?|minutos?|dias?|"
     r"turnos?)\b|\bin (?:an|one|a|two|three|\d+|half an) (?:hours?|days?|shifts?|minutes?)'?s? time\b"
-    r"|\b(?:tendra|tendran|habra|habran|estara|estaran|tera|terao|havera|estarao)\b|\b(?:what|how much|how many)'ll\b"
+    # (a future perfect with its participle guesses at the past: "¿cuántas paradas habrá tenido ayer?", "quanto terá
+    # vibrado ontem à noite?")
+    r"|\b(?:tendra|tendran|estara|estaran|havera|estarao)\b|\b(?:what|how much|how many)'ll\b"
+    r"|\b(?:habra|habran|tera|terao)\b(?!\s+(?:(?:se|le|lo|la|les|sido)\s+)?[a-z]+(?:ado|ido|ada|ida|cho|sto|to)s?\b)"
     # "mañana" is tomorrow unless it is a morning: "esta mañana", "por la mañana", "de la mañana", "turno mañana"...
     r"|(?<!esta )(?<!la )(?<!una )(?<!cada )(?<!de )(?<!turno )(?<!guardia )(?<!hoy )\bmanana\b"
     # "el plan de producción de mañana": a plan for tomorrow, not the morning
@@ -145,12 +148,16 @@ FUTURE = re.compile(
 # what would the level have been?", "quanto teria produzido?": the records hold what happened. Read in the sentences
 # that ask.
 COUNTERFACTUAL = re.compile(
+    # only beside a condition ("si…", "if…", "without…", "otherwise"): "How much would L1 have produced yesterday?"
+    # guesses at what the records hold
+    r"^(?=.*\b(?:si|if|se|sin|sem|without|otherwise|unless|instead|de lo contrario|senao|caso|hubiera|hubiese|"
+    r"hubieran|hubiesen|tivesse|tivessem|houvesse|had not|hadn'?t)\b).*?(?:"
     # (not "con independencia de cuándo se hubieran disparado": whenever they went off)
     r"(?<!cuando se )(?<!cuando )(?<!quando se )(?<!quando )"
     r"\b(?:hubiera|hubiese|hubieran|hubiesen|habria|habrian|tivesse|tivessem|houvesse|teria|teriam)\s+"
     r"(?:(?:no|nao|se|le|lo|la)\s+)?\w+(?:ado|ido|ada|ida|cho|sto|to)\b"
     r"|\bwould(?:n'?t)?\s+(?:\S+\s+){0,4}?have\s+(?:been|\w+(?:ed|en|wn|ne))\b|\bwould'?ve\b"
-    r"|\bif\b[^.?!]{0,60}\b(?:had not|hadn'?t|had never)\b"
+    r"|\bif\b[^.?!]{0,60}\b(?:had not|hadn'?t|had never)\b)"
 )
 # Advice asked for: "¿Conviene cambiar el rodamiento…?", "Should I swap the bearing now?", "Devo trocar…?": the
 # records hold what happened, not what to do. Read in the sentences that ask.

@@ -529,7 +529,8 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
 
 # One of a kind, not said which: "una de las bombas", "one of the pumps", "uma das bombas".
 _ONE_OF = re.compile(
-    r"\b(?:una de las|uno de los|alguna de las|alguno de los|one of the|one of our|uma das|um dos|alguma das|"
+    r"(?<!cada )(?<!each )\b(?:una de las|uno de los|alguna de las|alguno de los|one of the|one of our|uma das|um dos|"
+    r"alguma das|"
     r"algum dos)\s+(?:\w+\s+)?(?:bombas|pumps|compresores|compressors|compressores|tanques|tanks)\b"
 )
 

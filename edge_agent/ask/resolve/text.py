@@ -24,7 +24,8 @@ def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text.translate(_DROPPED).casefold())
     # combining marks, and format characters (zero-width spaces and joiners: "re\u200bset" is "reset")
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
-    return _BY_EAR_WORD.sub(lambda m: BY_EAR[m.group(0)], _SPACE.sub(" ", bare).strip())
+    spoken = _DICTATED.sub(lambda m: DICTATED[m.group(1)], _SPACE.sub(" ", bare).strip())
+    return _BY_EAR_WORD.sub(lambda m: BY_EAR[m.group(0)], _WON.sub("one", spoken)).strip()
 
 
 # The plant's words written by ear, as people who write as they speak do ("kual fue la bibrasion mas alta de la
@@ -70,10 +71,23 @@ BY_EAR = {
     **dict.fromkeys(("bearin",), "bearing"),
     **dict.fromkeys(("durin",), "during"),
     **dict.fromkeys(("ke",), "que"),
+    **dict.fromkeys(("kada",), "cada"),
     **dict.fromkeys(("longes",), "longest"),
     **dict.fromkeys(("yeer",), "year"),
     **dict.fromkeys(("recoinhesi", "reconhesi", "rekonhesi"), "reconhece"),
 }
+# Punctuation said aloud, as dictation writes it out ("abre interrogación … signo de interrogación", "comma",
+# "question mark", "vírgula"): the mark.
+DICTATED = {
+    **dict.fromkeys(("abre interrogacion", "abrir interrogacion", "abre signo de interrogacion"), " "),
+    **dict.fromkeys(("cierra interrogacion", "signo de interrogacion", "question mark", "ponto de interrogacao"), "?"),
+    **dict.fromkeys(("full stop", "punto y aparte", "punto y seguido", "ponto final"), "."),
+    **dict.fromkeys(("comma", "virgula"), ","),
+    **dict.fromkeys(("new line", "nueva linea", "nova linha"), "."),
+}
+_DICTATED = re.compile(r"\s?\b(" + "|".join(sorted(DICTATED, key=len, reverse=True)) + r")\b")
+# "pump won oh won": dictation's homophone of "one" said among digits.
+_WON = re.compile(r"\bwon\b(?=\s+(?:oh|o|zero)\b)|(?<=\boh )won\b")
 _BY_EAR_WORD = re.compile(r"(?<![\w-])(?:" + "|".join(sorted(BY_EAR, key=len, reverse=True)) + r")(?![\w-])")
 
 

@@ -950,6 +950,13 @@ _ORDINAL_SHIFT = re.compile(
     r"(cuarto|fourth|4th|quarto)|(quinto|fifth|5th))\s+"
     r"(?:turno|shift)\b"
 )
+# A day's last or middle shift: "el último turno de ayer", "the last shift yesterday" (not "the last shift", the one
+# before this), "o turno do meio de ontem", "the middle shift".
+_LAST_OF_DAY = re.compile(
+    r"\b(?:(ultimo|last|final)\s+(?:turno|shift)\b(?=\s+(?:(?:de|of|do|del|on)\s+)?(?:the\s+)?(?:ayer|yesterday|ontem|"
+    r"anteayer|anteontem|hoy|today|hoje|day before))|(?:middle|do meio|del medio|de en medio)\s+(?:turno|shift)\b|"
+    r"(?:turno|shift)\s+(?:do meio|del medio|de en medio)\b)"
+)
 # One-letter words that follow "turno"/"shift" without naming a shift ("turno y", "turno e", "turno a las 10").
 _NOT_SHIFT_NAMES = frozenset("yeoaqk")  # words of one letter: y, e, o, a; chat's "q"/"k" for "que"
 
@@ -1866,6 +1873,8 @@ def _current_shift(site: _Site, shifts: list[ShiftConfig]) -> tuple[datetime, da
 def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
     if not shifts:
         return None
+    if (of_day := _LAST_OF_DAY.search(folded)) is not None and (of_day.group(1) or len(shifts) == 3):
+        return _shift_window(site, shifts[-1] if of_day.group(1) else shifts[1], day, folded)
     if _PREVIOUS_SHIFT.search(folded):
         ended = [_latest_started(site, shift) for shift in shifts]
         ended = [
