@@ -3686,3 +3686,54 @@ class TestBlindSets256To263:
     def test_refused_in_the_ways_blind_sets_256_to_263_put_it(self, question: str, reason: str) -> None:
         got = plan(question, "es")
         assert isinstance(got, (Refusal, Clarification)) and got.reason == reason
+
+
+class TestBlindSets264To271:
+    """What blind sets 264-271 found: English loanwords respelled ("el estop", "el daun taim", "o escrape", "flou",
+    "kow-dal"); emoji standing for words ("how many 🚨 on C-201", "💧 both pumps"); requests to list records one by
+    one ("Enumérame las alarmas…", "Mándame las alarmas…", "Lista-me os alarmes…") are reads; a number heard, to
+    confirm, beside the question ("Me dicen que las dos bombas pasaron los 60 °C de temperatura de rodamiento. ¿Cuál
+    fue la máxima de cada bomba?": the quantity told carries; "Foram 6 alarmes na P-101? Quantas teve a bomba?": the
+    pump named); a previous reply pasted before the question gives it no time or subject; "What was P-102 flowing
+    at 13:45"."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            ("¿Cuántos minutos duró el estop más largo de toda la línea L1 ayer?", "es", [("stops", "L1")]),
+            ("¿Cuánto daun taim lleva acumulado la P-101 hoy?", "es", [("stops", "P-101")]),
+            ("Quanto deu de escrape na linha L1 ontem?", "pt", [("production", "L1")]),
+            ("¿Qué flou traía la C-201 ayer a las 3 de la tarde?", "es", [("tag_value_at", "C-201.flow_m3h")]),
+            ("Mijo, what was the highest kow-dal on P-101 yesterday?", "en", [("tag_stats", "P-101.flow_m3h")]),
+            ("how many 🚨 on C-201 yesterday?", "en", [("alarms", "C-201")]),
+            ("Enumérame las alarmas del T-301 de anoche.", "es", [("alarms", "T-301")]),
+            ("Mándame las alarmas que ha tenido hoy la P-102, una por una, porfa.", "es", [("alarms", "P-102")]),
+            ("Lista-me os alarmes do T-301 de hoje.", "pt", [("alarms", "T-301")]),
+            (
+                "Me dicen que las dos bombas pasaron los 60 °C de temperatura de rodamiento. ¿Cuál fue la máxima de"
+                " cada bomba ayer?",
+                "es",
+                [("tag_stats", "P-101.bearing_temp_c"), ("tag_stats", "P-102.bearing_temp_c")],
+            ),
+            (
+                "Foram 6 alarmes na P-101 ontem? Quantas ativações de alarme teve a bomba ontem?",
+                "pt",
+                [("alarms", "P-101")],
+            ),
+            ("What was P-102 flowing at 9:45 today?", "en", [("tag_value_at", "P-102.flow_m3h")]),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_264_to_271_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    def test_a_pasted_previous_reply_gives_no_time(self) -> None:
+        got = plan("Pasting your previous reply: 'P-101 flow at 07:00 was 118.9 m³/h.' What was the P-101 flow"
+                   " reading yesterday at 3:00 pm?", "en")  # fmt: skip
+        assert isinstance(got, Plan) and got.calls[0].args["at"] == "2026-03-10T21:00:00Z"
+
+    @pytest.mark.parametrize("question", ["📢 publish 'L1 down for maintenance' to the whole plant channel"])
+    def test_an_order_after_an_emoji_is_refused(self, question: str) -> None:
+        got = plan(question, "en")
+        assert isinstance(got, Refusal) and got.reason == "write_request"

@@ -46,6 +46,7 @@ from edge_agent.ask.resolve import (
     too_few,
     without_aside,
     without_circumstance,
+    without_pasted,
     without_purpose,
 )
 from edge_agent.ask.tools import Namespace, Window
@@ -486,11 +487,15 @@ def reference_plan(
         aside = question[: len(question) - len(rest)]
         if find_window(aside, lang, tz=tz, shifts=shifts, now=now) is None or _names_time(rest, lang, tz, shifts, now):
             question = rest
+    if (rest := without_pasted(question)) != question and _names_own_subject(rest, namespace, aliases):
+        question = rest  # "Pasting your previous reply: 'P-101 flow at 07:00 was 118.9 m³/h.' What was…?"
     if (rest := without_circumstance(question)) != question and _names_own_subject(rest, namespace, aliases):
         # "¿Qué temperatura marcaba el C-201 a las 9:30, cuando estaba parado por la falla?": the temperature, the
         # stop only told (its time too, where the rest names none of its own)
-        told = question[len(rest) :] if question.startswith(rest) else question
-        if find_window(told, lang, tz=tz, shifts=shifts, now=now) is None or _names_time(rest, lang, tz, shifts, now):
+        circumstance = question[len(rest) :] if question.startswith(rest) else question
+        if find_window(circumstance, lang, tz=tz, shifts=shifts, now=now) is None or _names_time(
+            rest, lang, tz, shifts, now
+        ):
             question = rest
     # A correction ("¿…la P-101 ayer? No, perdón, de la P-102.", "ayer a las 8, no, a las 9 de la noche") puts right
     # the subject or the time it names where one was said before it ("Sorry to bother you, how many stops…?" corrects
@@ -533,7 +538,16 @@ def reference_plan(
     own_subject = (
         asks_itself and _names_subject(asked, namespace, aliases) and not _POINTED_EQUIPMENT.search(fold(asked))
     )
+    if own_subject and isinstance(asked_subject, Clarification) and asked_subject.reason == "ambiguous_name":
+        # "Foram 6 alarmes na P-101 ontem? Quantas ativações teve a bomba ontem?": the pump named before
+        before = resolve_subject(question, namespace, aliases)
+        own_subject = not (isinstance(before, Subject) and before.asset in asked_subject.candidates)
     subject = asked if asked != question and own_subject else question
+    if subject == asked != question and not (isinstance(asked_subject, Subject) and asked_subject.quantity):
+        # the quantity told before it: "Me dicen que las bombas pasaron los 60 °C de temperatura de rodamiento.
+        # ¿Cuál fue la máxima de cada bomba?"
+        quantity_told = _quantity_told(question, namespace, aliases)
+        subject = asked if quantity_told is None else f"{asked} {quantity_told.replace('_', ' ')}"
     if fix is not None and fixes_subject:
         # with the quantity said before where the correction names none: "¿…la vibración máxima de la P-101 ayer? No,
         # perdón, de la P-102."
@@ -647,6 +661,17 @@ def _names_own_subject(text: str, namespace: Namespace, aliases: dict[str, str])
     subject = resolve_subject(text, namespace, aliases)
     named = isinstance(subject, Subject) and any((subject.asset, subject.line, subject.tag))
     return named or _WHOLE_PLANT.search(fold(text)) is not None
+
+
+def _quantity_told(question: str, namespace: Namespace, aliases: dict[str, str]) -> str | None:
+    """The quantity a sentence of `question` names, whoever's it is ("las dos bombas pasaron los 60 °C de temperatura
+    de rodamiento": bearing_temperature), or None."""
+    one = namespace.assets[0].asset if namespace.assets else None
+    for sentence in sentences_of(question):
+        said = resolve_subject(sentence if one is None else as_asset(sentence, one), namespace, aliases)
+        if isinstance(said, Subject) and said.quantity:
+            return said.quantity
+    return None
 
 
 def plant_sentence(question: str, namespace: Namespace, aliases: dict[str, str]) -> str:

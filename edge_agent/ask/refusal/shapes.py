@@ -89,7 +89,8 @@ _READS = frozenset(
     todavia aun ya ainda apenas provavelmente mesmo tambien tambem luego after afterwards later earlier
     gimme get list count check look pull fetch grab print display find share pass bring let know see read
     summarize summarise compare report scan query search review audit monitor lookup confere confira checar chequear
-    scrap production output downtime throughput
+    scrap production output downtime throughput flow temperature alarms stops level vibration
+    mandame enviame enumera enumerame enumeralas enumeralos enumerar enumere listame lista-me listalas listalos liste
     ft fit fic lt lit lic tt tit tic vt pt pit pic
     que qual quais quanto quanta quantos quantas como cual cuales cuanto cuanta cuantos cuantas cuando donde quien
     quem onde porque por para de del da do das dos en em no na nos nas a al con com sin sem sobre entre desde ate
@@ -121,7 +122,7 @@ _READ_GERUNDS = frozenset(
 # A past tense, a gerund or an English contraction: "arrancó la", "desligou a", "engraxei o", "contando as",
 # "tripped the", "what'd that P-102". A verb with its object hung on it ("déjelo") is none of them, unless a
 # gerund's ("revisándola").
-_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|ei|aba|ava|ando|endo|indo|aram|eram|iram|aron|ieron|(?<!e)ed|ing)$|'")
+_NOT_A_COMMAND = re.compile(r"(?:o|ou|eu|iu|ei|aba|ava|ias|ando|endo|indo|aram|eram|iram|aron|ieron|(?<!e)ed|ing)$|'")
 _GERUND_WITH_OBJECT = re.compile(r"(?:a|e|ie)nd[oa](?:la|lo|las|los)$")
 # "ya reconocí la alarma": "ya" before a verb in the first person's past (-í, folded "i") tells what was done.
 _DONE_ALREADY = re.compile(r"(?:ya|ja)\s+[a-z]+i\b")

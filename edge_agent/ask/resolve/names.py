@@ -217,6 +217,8 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "m3/h",
         "m³/h",
         "cubes an hour",
+        # "What was P-102 flowing at 13:45?"
+        "flowing",
         "cubes per hour",
         "cubos por hora",
     ),

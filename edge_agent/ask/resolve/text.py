@@ -14,14 +14,17 @@ _DROPPED = str.maketrans(
     {"¿": " ", "¡": " ", "“": " ", "”": " ", '"': " ", "«": " ", "»": " ", "’": "'", "–": "-", "—": "-"}
     # markdown's emphasis and code marks: "**Reconheça e apague** todos os alarmes"
     | {"*": " ", "`": " "}
+    # emoji that stand for a word ("how many 🚨 on C-201", "⛔ paradas L1 hoy"); others are dropped (`_EMOJI`)
+    | {"🚨": " alarms ", "🛑": " stops ", "⛔": " stops ", "🌡": " temperature ", "💧": " flow "}
 )
+_EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]")
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def fold(text: str) -> str:
     """`text` in lower case without accents (NFKD, combining marks removed) and with single spaces. Remembered: a
     question folds its site's names and aliases over and over (216,000 folds for the bench's 3,530 questions)."""
-    decomposed = unicodedata.normalize("NFKD", text.translate(_DROPPED).casefold())
+    decomposed = unicodedata.normalize("NFKD", _EMOJI.sub(" ", text.translate(_DROPPED)).casefold())
     # combining marks, and format characters (zero-width spaces and joiners: "re\u200bset" is "reset")
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
     spoken = _DICTATED.sub(lambda m: DICTATED[m.group(1)], _SPACE.sub(" ", bare).strip())
@@ -72,6 +75,14 @@ BY_EAR = {
     **dict.fromkeys(("durin",), "during"),
     **dict.fromkeys(("ke",), "que"),
     **dict.fromkeys(("kada",), "cada"),
+    # English loanwords respelled as Spanish and Portuguese say them: "el estop", "el daun taim", "o escrape"
+    **dict.fromkeys(("estop", "estope"), "stop"),
+    **dict.fromkeys(("estops", "estopes", "estopis"), "stops"),
+    **dict.fromkeys(("daun taim", "dauntaim", "dauntaime", "daun-taim", "dountaim"), "downtime"),
+    **dict.fromkeys(("flou",), "flow"),
+    **dict.fromkeys(("escrap", "escrape", "escrapi", "eskrap"), "scrap"),
+    **dict.fromkeys(("chequinho", "chequinhos"), "checks"),
+    **dict.fromkeys(("kow-dal", "kowdal", "cow-dal", "kaudal"), "caudal"),
     **dict.fromkeys(("longes",), "longest"),
     **dict.fromkeys(("yeer",), "year"),
     **dict.fromkeys(("recoinhesi", "reconhesi", "rekonhesi"), "reconhece"),
