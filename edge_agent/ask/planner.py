@@ -559,7 +559,7 @@ def reference_plan(
         day = _DAY_SAID.search(fold(question))
         timed = fix[1] if day is None or _DAY_SAID.search(fold(fix[1])) else f"{fix[1]} {day.group(0)}"
     unpurposed = without_purpose(_PURPOSE_SAID.sub(" ", fold(subject)))
-    if unpurposed != subject and isinstance(resolve_subject(subject, namespace, aliases), Clarification):
+    if unpurposed != fold(subject) and isinstance(resolve_subject(subject, namespace, aliases), Clarification):
         # "To put next to the pump stops, how much scrap did line L1 make…?": the line's, not a pump to ask about
         subject = unpurposed if isinstance(resolve_subject(unpurposed, namespace, aliases), Subject) else subject
     reading = Reading(intents=intents, subject=subject, time=timed)
@@ -677,10 +677,12 @@ def _quantity_told(question: str, namespace: Namespace, aliases: dict[str, str])
 def plant_sentence(question: str, namespace: Namespace, aliases: dict[str, str]) -> str:
     """The sentence `question` asks in (`resolve.asked_sentence`); where that one names nothing of the plant (no
     intent, no asset, line or tag) and an earlier sentence asking with "?" does, that one: "¿Cuál fue el nivel
-    promedio del T-301 ayer? Y che, ¿viene viento fuerte esta semana?", "…? And who wrote Ulysses?"."""
+    promedio del T-301 ayer? Y che, ¿viene viento fuerte esta semana?"."""
     asked = asked_sentence(question)
+    if keyword_intents(asked):
+        return asked
     subject = resolve_subject(asked, namespace, aliases)
-    if keyword_intents(asked) or isinstance(subject, Subject) and any((subject.asset, subject.line, subject.tag)):
+    if isinstance(subject, Subject) and any((subject.asset, subject.line, subject.tag)):
         return asked
     about_plant = [
         s

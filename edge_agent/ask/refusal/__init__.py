@@ -147,10 +147,10 @@ def classify(question: str, lang: str) -> Refusal | None:
     for pattern, reason, detail, reads in _RULES:
         if pattern.search(texts[reads]):
             return Refusal(reason=reason, detail=detail)
-    told = _folded(newest, told=True)
-    if not any(asks(s) for s in sentences) and _PASSED_ON.search(told) and any(p.search(told) for p in verbs.RULES):
-        # an order passed on, with nothing asked beside it, is the request: "O supervisor mandou zerar o contador."
-        return Refusal(reason="write_request", detail=_ACTS)
+    if not any(asks(s) for s in sentences) and _PASSED_ON.search(told := _folded(newest, told=True)):
+        if any(p.search(told) for p in verbs.RULES):
+            # an order passed on, with nothing asked beside it, is the request: "O supervisor mandou zerar o contador."
+            return Refusal(reason="write_request", detail=_ACTS)
     unsigned = _SIGN_OFF.sub("", folded)  # "Cumprimentos, Djamila (Praia)": a name that ends as "detenela" does
     if (
         verbs.VOSEO.search(_said_done(question.casefold()))

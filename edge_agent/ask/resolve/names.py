@@ -532,8 +532,7 @@ def plural_assets(text: str, namespace: Namespace) -> tuple[str, list[str]] | No
 # One of a kind, not said which: "una de las bombas", "one of the pumps", "uma das bombas".
 _ONE_OF = re.compile(
     r"(?<!cada )(?<!each )\b(?:una de las|uno de los|alguna de las|alguno de los|one of the|one of our|uma das|um dos|"
-    r"alguma das|"
-    r"algum dos)\s+(?:\w+\s+)?(?:bombas|pumps|compresores|compressors|compressores|tanques|tanks)\b"
+    r"alguma das|algum dos)\s+(?:\w+\s+)?(?:bombas|pumps|compresores|compressors|compressores|tanques|tanks)\b"
 )
 
 
@@ -883,9 +882,11 @@ def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[
     named = {tag.tag: tag for tag in tags if scores[tag.tag] > 0}
     if len({t.quantity for t in named.values()}) > 1:  # "how rough was P-101 running": its vibration ("running" a verb)
         named = {key: t for key, t in named.items() if t.quantity != "running"}
-    others = [q for q in NAMES if q != "running" and _names_quantity(folded, tokens, q)]
-    if others and all(t.quantity == "running" for t in named.values()):
-        named = {}  # "What RPM was C-201 running at": the RPM, which no tag measures ("running" its verb)
+    others: list[str] = []
+    if all(t.quantity == "running" for t in named.values()):  # none named, or "running" alone
+        others = [q for q in NAMES if q != "running" and _names_quantity(folded, tokens, q)]
+        if others:
+            named = {}  # "What RPM was C-201 running at": the RPM, which no tag measures ("running" its verb)
     if not named:
         # A quantity the plant has no tag of ("la presión del compresor"): asked back with the tags there are.
         absent = others[0] if others else next((q for q in NAMES if _names_quantity(folded, tokens, q)), None)
