@@ -516,6 +516,21 @@ class TestWhatTheBenchFound:
                 assert sentence.endswith(f"the longest lasted {round(v['longest_s'] / 60)} min.")
         assert set(NUMBER.findall(answer.answer)) <= grounded_numbers(answer)
 
+    def test_each_of_four_assets_is_answered_within_three_sentences(self, sim_shift: tuple[Store, AgentConfig]) -> None:
+        """ "cada uno de los cuatro equipos": a call per asset, and the answers for the third and fourth share the
+        third sentence, so the answer keeps to three (blind set 278)."""
+        question = (
+            "De cada uno de los cuatro equipos (las dos bombas, el compresor y el tanque), ¿cuántas alarmas hubo en"
+            " el turno A?"
+        )
+        answer = ask(sim_shift, question, now=SIM_NOW)
+        assert answer.status == "answered", answer.answer
+        assert [f.subject for f in answer.facts if f.kind == "alarms"] == ["C-201", "P-101", "P-102", "T-301"]
+        sentences = re.split(r"(?<=\.) (?=[A-Z])", answer.answer)
+        assert len(sentences) == 3
+        assert sentences[2].startswith("La bomba P-102 ") and "; el tanque T-301 " in sentences[2]
+        assert set(NUMBER.findall(answer.answer)) <= grounded_numbers(answer)
+
     def test_reliability_with_no_time_is_answered_over_the_week(self, sim_shift: tuple[Store, AgentConfig]) -> None:
         """ "What is the MTBF of P-101?" once came back `outside_data` (shift B had just begun): it is over the last
         7 days, and the answer says so."""

@@ -6,9 +6,10 @@ order of `_INTENTS`, at most `plan.MAX_CALLS`); resolve the window (`resolve_win
 the question names no time; reports: no window) and the subject (`resolve_subject`); fill in each tool's arguments.
 MTBF/MTTR asked with no time are over the last RELIABILITY_DAYS days (a shift holds too few failures). A plural
 equipment word ("las bombas", "the pumps") asks the question of each asset of that kind, when the calls are at
-most PLURAL_MAX. A question naming no intent but asking how things went ("¿qué pasó con la P-101 ayer?") gets the
-stops and alarms. A question with no intent it knows is refused as out of scope; a window wholly in the future, a
-name that is ambiguous or unknown, or a tag question naming no one tag, asks back (with the candidates).
+most PLURAL_MAX (PLURAL_ASKED_MAX when it asks several things). A question naming no intent but asking how things
+went ("¿qué pasó con la P-101 ayer?") gets the stops and alarms. A question with no intent it knows is refused as
+out of scope; a window wholly in the future, a name that is ambiguous or unknown, or a tag question naming no one
+tag, asks back (with the candidates).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from edge_agent.ask.resolve import (
     without_circumstance,
     without_pasted,
     without_purpose,
+    without_unwanted,
 )
 from edge_agent.ask.tools import Namespace, Window
 from edge_agent.config import ShiftConfig
@@ -55,8 +57,11 @@ from edge_agent.config import ShiftConfig
 # 7 days: at the demo's mean of 3 h between faults a week holds ~50 failures of its worst pump, and the reports'
 # weekly window is as long; the current shift so far (the default of every other question) holds one or none.
 RELIABILITY_DAYS = 7
-# 3: an answer has at most three sentences, and each asset of "las bombas" needs its own.
-PLURAL_MAX = 3
+# 4: the plant's four assets each ("cada equipo: las dos bombas, el compresor y el tanque"), one call each
+# (plan.MAX_CALLS); the writer puts the answers for more than three in its three sentences. Asked several things
+# ("paradas y alarmas de las bombas"), a plural is answered in at most 3 calls, a sentence each.
+PLURAL_MAX = 4
+PLURAL_ASKED_MAX = 3
 # 1000 characters: the longest of the planning examples is under 120; a longer text is a paste, not a question.
 MAX_QUESTION_CHARS = 1000
 
@@ -293,7 +298,7 @@ _WHOLE_PLANT = re.compile(
 _THAT_TIME = re.compile(
     r"\b(?:ese|esa|aquel|aquella|mismo|misma|that|the same|esse|essa|aquele|aquela|mesmo|mesma|nesse|nessa|"
     r"naquele|naquela)\s+(?:[a-c]\s+)?(?:turno|shift|dia|day|noche|night|noite|periodo|period|rato|horario|tarde|manana|"
-    r"morning|afternoon|manha)\b"
+    r"morning|afternoon|manha|hora|hour|time|momento|moment|instante|instant)\b"
 )
 _MONTH = (
     r"(?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|"
@@ -302,11 +307,11 @@ _MONTH = (
 )
 # A day said in words: the day a shift named without one belongs to, where the message says it elsewhere.
 _DAY_SAID = re.compile(
-    r"\b(?:yesterday|yday|today|ayer|hoy|ontem|hoje|anteayer|antier|anteontem|the day before yesterday|last night|"
+    r"\b(?:yesterday|today|ayer|hoy|ontem|hoje|anteayer|antier|anteontem|the day before yesterday|last night|"
     r"anoche|antenoche|tonight|esta noche|esta noite|this morning|this afternoon|esta manana|esta manha|esta tarde|"
     r"hoy de madrugada|hoje de madrugada)\b"
     # a day counted back: "hace dos semanas", "two weeks ago", "há dez dias", "a fortnight ago"
-    r"|\b(?:hace|ha|faz)\s+(?:\w+\s+)?(?:dias?|semanas?|meses|mes|anos?)\b|\b(?:days?|weeks?|months?|years?|fortnight)\s+ago\b"
+    r"|\b(?:hace|ha|faz)\s+(?:\w+\s+)?(?:dias?|semanas?|meses|mes|anos?)\b|\b(?:days?|weeks?|months?|years?)\s+ago\b"
     # a date by its month: "el 5 de diciembre", "December 5th", "5 de dezembro"
     rf"|\b\d{{1,2}} de {_MONTH}\b|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b"
 )
@@ -337,8 +342,8 @@ def _when(question: str, asked: str, lang: str, *, tz: str, shifts: list[ShiftCo
         before = told[: told.index(asked)] if asked in told else told
         for sentence in reversed(before):
             said = _THAT_TIME.sub(" ", fold(sentence))  # "el supervisor de esa noche…" names no night itself
-            if (kind is None or kind.search(said)) and find_window(sentence, lang, tz=tz, shifts=shifts, now=now):
-                return f"{sentence} {asked}"
+            if (kind is None or kind.search(said)) and _names_time(sentence, lang, tz, shifts, now):
+                return f"{sentence} {asked}"  # a window, or an instant ("…ayer a las 11 de la noche. ¿…a esa hora?")
     return asked if own else question
 
 
@@ -393,7 +398,9 @@ _COMPARED = re.compile(
     # not an asset compared with, and the time after it ("P-101 vs P-102 for yesterday's B shift")
     r"(?!(?:the |la |el |a |o |los |las |os |as )?(?:[a-z]{1,3}-?\d{2,5}\b|\d{3}\b|bombas?\b|pumps?\b|compres|"
     r"tanques?\b|tanks?\b|lineas?\b|lines?\b|linhas?\b|other\b|otr[ao]\b|outr[ao]\b))[^,.?!]{0,40}"
-    r"|\b(?:que|than|do que|de lo que)\s+(?:de costumbre|usual|normal|siempre|sempre|normalmente|ayer|yesterday|"
+    # (a "que" said after a verb of saying is no comparison: "la Chayito dice que ayer entre las 6 y las 12…")
+    r"|\b(?<!dice )(?<!dicen )(?<!dijo )(?<!digo )(?<!jura )(?<!diz )(?<!disse )(?<!acho )(?<!creo )(?<!cree )"
+    r"(?:que|than|do que|de lo que)\s+(?:de costumbre|usual|normal|siempre|sempre|normalmente|ayer|yesterday|"
     r"ontem|la semana pasada|last week|a semana passada|semana passada)\b",
     re.IGNORECASE,
 )
@@ -497,6 +504,7 @@ def reference_plan(
             rest, lang, tz, shifts, now
         ):
             question = rest
+    question = without_unwanted(question)  # "Not the max, just the reading at half eleven"
     # A correction ("¿…la P-101 ayer? No, perdón, de la P-102.", "ayer a las 8, no, a las 9 de la noche") puts right
     # the subject or the time it names where one was said before it ("Sorry to bother you, how many stops…?" corrects
     # nothing); the rest is read in what was said before it.
@@ -528,7 +536,9 @@ def reference_plan(
     if not intents and not names_a_quantity or intents == ["tag"] and asked_subject == Subject():
         # ("Siento que fallaron más controles que de costumbre. ¿Cuántos fallaron ayer?": the checks)
         intents = keyword_intents(question, failing=False) or keyword_intents(question)
-    if not intents and _OVERVIEW.search(fold(question)) and _names_plant(question, lang, namespace, aliases, tz, now):
+    # (a quantity named is no overview: "…hasta cuánto llegó la vibración? El pico máximo en mm/s, … pasó de 9.")
+    overview = not intents and not names_a_quantity and _OVERVIEW.search(fold(question)) is not None
+    if overview and _names_plant(question, lang, namespace, aliases, tz, now):
         intents = list(OVERVIEW_INTENTS)
     timed = _when(question, asked, lang, tz=tz, shifts=shifts, now=now)
     # The subject too, where the asking sentence names one and asks its own thing ("…las dos bombas se pararon.
@@ -747,7 +757,7 @@ def plan_for(
         intents.remove("tag")  # "controles fuera de rango": the range is the checks', no tag is named
     if not intents:
         return Refusal(reason="out_of_scope", detail=_NOT_PLANT_DATA)
-    if len(subjects) > 1 and len(subjects) * len(intents) > PLURAL_MAX:
+    if len(subjects) > 1 and len(subjects) * len(intents) > (PLURAL_MAX if len(intents) == 1 else PLURAL_ASKED_MAX):
         return Clarification(reason="ambiguous_name", candidates=sorted(str(s.asset) for s in subjects))
     span = window if window is not None else resolve_window(reading.time, lang, tz=tz, shifts=shifts, now=now)
     if isinstance(span, Clarification):  # the current shift at its first instant: nothing stored yet

@@ -32,6 +32,9 @@ class Writer(Phrasing):
         per_fact = [self.sentences(f) for f in findings]
         if len({f.kind for f in findings}) < len(findings):
             per_fact = [self._each(f) or s[:1] for f, s in zip(findings, per_fact, strict=True)]
+            if len(per_fact) > MAX_SENTENCES:  # each of four assets: the last ones share the last sentence
+                tail = [s for sentences in per_fact[MAX_SENTENCES - 1 :] for s in sentences]
+                per_fact = [*per_fact[: MAX_SENTENCES - 1], [_joined(tail)]]
         taken = [0] * len(per_fact)
         depth = 0
         while sum(taken) < MAX_SENTENCES and any(len(s) > depth for s in per_fact):
@@ -347,6 +350,12 @@ class Writer(Phrasing):
             names = [self.label(a["asset"]).noun for a in v["assets"][:LIST_MAX]]
             out.append(self.phrase("namespace.assets", list=self.join(names, self.w["and"])))
         return out
+
+
+def _joined(sentences: Sequence[str]) -> str:
+    """Sentences as one, joined by semicolons: "La bomba P-102 tuvo 2 alarmas…; el tanque T-301 tuvo 24 alarmas…"."""
+    parts = [s.rstrip().removesuffix(".") for s in sentences]
+    return "; ".join([parts[0], *(p[:1].lower() + p[1:] for p in parts[1:])]) + "."
 
 
 def shift_of(start: datetime, end: datetime, tz: ZoneInfo, shifts: Sequence[ShiftConfig], now: datetime) -> str | None:

@@ -84,7 +84,7 @@ _READS = frozenset(
     including excluding except like toward towards upon into onto inside outside against beyond below above
     underneath till tras segun segundo mediante excepto incluyendo incluindo contra bajo sob ante pra pro pras
     pros pa pal dentro fuera fora cerca perto junto antes mientras enquanto
-    ayer hoy anoche antier anteayer antenoche ontem hoje anteontem yesterday today tonight yday tdy
+    ayer hoy anoche antier anteayer antenoche ontem hoje anteontem yesterday today tonight tdy
     maybe perhaps probably possibly only still already even quizas quiza talvez tal vez probablemente solo
     todavia aun ya ainda apenas provavelmente mesmo tambien tambem luego after afterwards later earlier
     gimme get list count check look pull fetch grab print display find share pass bring let know see read
@@ -111,6 +111,7 @@ _READS = frozenset(
     si se if unless caso lleva llevan llevamos llevaba leva levam levamos levava
     ignora ignore ignorar olvida forget esquece skip quer querem quiere quieren quiero quero queremos
     settle answer solve clarify explain help appreciate thank thanks cheers shot ta provide share
+    siempre sempre always never nunca again otra row rows
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".

@@ -118,12 +118,13 @@ def unswapped(folded: str) -> str:
 _THEN = r"(?:and then|then|after that|y luego|luego|y despues|despues|e depois|depois|e entao|entao)"
 _COMMAND = re.compile(
     # a field's value too, in a message typed as a form: "P-101 -> STOP inmediato", "acción: reset alarmas T-301",
-    # "cmd=publish topic=…", "SP | aplicar"
-    rf"(?:^|[.;!?:|]\s*|=>?\s*|->\s*|\b{_THEN},?\s+)(?:[a-z']+,\s*)?{_POLITE}"
+    # "cmd=publish topic=…", "SP | aplicar"; or after what is not wanted: "Not a summary, publish a message…"
+    rf"(?:^|[.;!?:|]\s*|=>?\s*|->\s*|\b{_THEN},?\s+)(?:[a-z']+,\s*|(?:not|no|nao)(?:\s+[a-z']+){{1,3}},\s*)?{_POLITE}"
     rf"(?!run (?:me|us)\b)"
-    # a figure asked for in the reply: "Send me the average level…", "Mándame cuántos…", "Manda-me o caudal…", "Manda
-    # aí a vazão…" (sent to someone else, or by mail, it stays a command: `_WRITE_PHRASES`)
-    r"(?!(?:send (?:me|us)|shoot me|(?:manda|mande|envia|envie)(?:me|nos|-me|-nos)|"
+    # a figure asked for in the reply: "Send me the average level…", "Send over the number…", "Mándame cuántos…",
+    # "Manda-me o caudal…", "Manda aí a vazão…" (sent to someone else, or by mail, it stays a command:
+    # `_WRITE_PHRASES`); "Call me back on …" is an errand beside the question, not an act on the plant
+    r"(?!(?:send (?:me|us|over)|shoot me|call (?:me|us)|(?:manda|mande|envia|envie)(?:me|nos|-me|-nos)|"
     r"(?:manda|envia|mande) (?:ai|aqui|ahi))\b(?![^.?!]*\b(?:e-?mail|correo|mail|whatsapp|sms|mensaje|mensagem|"
     r"excel|csv|pdf|sharepoint|teams|report|reporte|informe|relatorio|archivo|arquivo|planilla|planilha|"
     r"spreadsheet)\b))"
@@ -565,6 +566,21 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:delete|remove|borra|borrar|elimina|eliminar|apague|apagar|exclua|excluir|approve|aprueba|aprobar|"
     r"aprove|aprovar|reject|rechaza|rechazar|rejeite|rejeitar|sign)\s+(?:(?:the|this|that|el|este|ese|la|o|a|"
     r"esse|este)\s+)?(?:report|reporte|informe|relatorio|note|nota|record|registro|entry|audit)"
+    # kept in a record of the agent's or the plant's: "me la deja guardada en la bitácora", "save it in the logbook",
+    # "anota isso no caderno de turno"
+    r"|\b(?:(?:deja|deje|dejes|dejen|deixa|deixe|leave)\s+(?:[a-z]+\s+)?guardad[oa]s?|guarda(?:la|lo|las|los|melo|mela)|"
+    r"guarde(?:la|lo|melo|mela)|guardar(?:la|lo)|(?:save|store|log) (?:it|this|that|them)|salva-?(?:o|a|os|as)|"
+    r"salve-?(?:o|a)|anota(?:la|lo|melo|mela)|anote-?(?:o|a)|anotar(?:la|lo))\b[^.?!]{0,30}?\b(?:en|in|into|no|na|to)\s+"
+    r"(?:la |el |the |o |a |my |mi )?"
+    r"(?:bitacora|logbook|log|cuaderno|caderno|libro|livro|registro|historial|sistema|system)\b"
+    # sent to someone by a channel, in any form: "que le mandes por correo al ingeniero…", "Shoot yesterday's figure
+    # to Thabo on WhatsApp", "envía por WhatsApp"
+    r"|\b(?:mandes|mande|mandar|mandale|envies|envie|enviar|enviale|manda|envia|send|shoot|forward|reenvia|passa|"
+    r"passe)\b[^.?!]{0,60}?\b(?:por|by|on|via|pelo|pela|no|in)\s+(?:e-?mail|correo|mail|whatsapp|wpp|zap|sms|teams|"
+    r"telegram|slack)\b"
+    # a reminder set: "recuérdame a las 5 que revise…", "remind me at 5 to check…", "lembra-me às 17h de…"
+    r"|\b(?:recuerdame|recordame|recuerdeme|remind me|remind us|lembra-me|lembre-me|me lembra|me lembre de|"
+    r"set a reminder|ponme un recordatorio)\b"
 )
 
 # The command forms of the Spanish and Portuguese verbs that act on a plant or its records, in every person people

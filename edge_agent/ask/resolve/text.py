@@ -27,8 +27,16 @@ def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", _EMOJI.sub(" ", text.translate(_DROPPED)).casefold())
     # combining marks, and format characters (zero-width spaces and joiners: "re\u200bset" is "reset")
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
-    spoken = _DICTATED.sub(lambda m: DICTATED[m.group(1)], _SPACE.sub(" ", bare).strip())
+    typed = _SPACED_OUT.sub(lambda m: m.group(0).replace(" ", ""), _STRETCHED.sub(r"\1", _SPACE.sub(" ", bare)))
+    spoken = _DICTATED.sub(lambda m: DICTATED[m.group(1)], typed.strip())
     return _BY_EAR_WORD.sub(lambda m: BY_EAR[m.group(0)], _WON.sub("one", spoken)).strip()
+
+
+# A letter held down ("cuaaal", "anteriorrr", "whaaat wassss"): three or more of a letter are one (no word of es/en/pt
+# has three; "i" and "x" are kept for roman numerals, "turno III"). A word typed letter by letter ("o n t e m"): the
+# word, from four letters up (single-letter words, "a", "o", "e", "y", never run four in a row).
+_STRETCHED = re.compile(r"([a-hj-wyz])\1{2,}")
+_SPACED_OUT = re.compile(r"(?<![\w-])(?:[a-z] ){3,}[a-z](?![\w-])")
 
 
 # The plant's words written by ear, as people who write as they speak do ("kual fue la bibrasion mas alta de la
@@ -86,6 +94,38 @@ BY_EAR = {
     **dict.fromkeys(("longes",), "longest"),
     **dict.fromkeys(("yeer",), "year"),
     **dict.fromkeys(("recoinhesi", "reconhesi", "rekonhesi"), "reconhece"),
+    # chat's short forms of time words ("yday", pt "ont", "hj"), "fortnight", Scots "tae"/"fae", Australian "arvo", a
+    # dropped g ("mornin"), Caribbean "dis"/"dat", and time words by ear ("desde las 8 de aller asta las 6", "das 8 da
+    # noiti até as 6 de oje", "anoshe", "dis mawnin", "onti di tardi"); Spanish "ay" is an interjection, not "ayer"
+    **dict.fromkeys(("yday", "ystdy", "ystrdy", "yest"), "yesterday"),
+    **dict.fromkeys(("ont", "onti"), "ontem"),
+    **dict.fromkeys(("hj", "oje", "oji"), "hoje"),
+    **dict.fromkeys(("fortnight",), "2 weeks"),
+    **dict.fromkeys(("tae",), "to"),
+    **dict.fromkeys(("fae",), "from"),
+    **dict.fromkeys(("arvo", "aftanoon", "aftanun"), "afternoon"),
+    **dict.fromkeys(("mornin", "mawnin", "mawning"), "morning"),
+    **dict.fromkeys(("evenin",), "evening"),
+    **dict.fromkeys(("nite", "neet"), "night"),
+    **dict.fromkeys(("tonite",), "tonight"),
+    **dict.fromkeys(("dis",), "this"),
+    **dict.fromkeys(("dat",), "that"),
+    **dict.fromkeys(("aller", "ayes"), "ayer"),  # "ayes": a phone's autocorrect of "ayer"
+    **dict.fromkeys(("asta",), "hasta"),
+    **dict.fromkeys(("noiti",), "noite"),
+    **dict.fromkeys(("oy",), "hoy"),  # Spanish chat drops the h ("cuantas alarmas lleva oy")
+    **dict.fromkeys(("anoshe",), "anoche"),
+    **dict.fromkeys(("noshe",), "noche"),
+    **dict.fromkeys(("medianoshe",), "medianoche"),
+    **dict.fromkeys(("aorita",), "ahorita"),
+    **dict.fromkeys(("tuday", "tudei"), "today"),
+    **dict.fromkeys(("tardi",), "tarde"),
+    **dict.fromkeys(("turnu",), "turno"),
+    **dict.fromkeys(("passadu",), "passado"),
+    **dict.fromkeys(("antionti",), "anteontem"),
+    **dict.fromkeys(("til",), "till"),
+    **dict.fromkeys(("befo",), "before"),
+    **dict.fromkeys(("shif",), "shift"),
 }
 # Punctuation said aloud, as dictation writes it out ("abre interrogación … signo de interrogación", "comma",
 # "question mark", "vírgula"): the mark.
@@ -318,3 +358,31 @@ _CIRCUMSTANCE = re.compile(r",\s*(?:cuando|when|quando|while|mientras|enquanto|c
 def without_circumstance(question: str) -> str:
     """`question` without the circumstances it tells after a comma (`_CIRCUMSTANCE`)."""
     return _CIRCUMSTANCE.sub("", question)
+
+
+# What the asker says they do not want, beside what they do: a figure ("Not the max, just the reading at half eleven",
+# "no quiero el promedio, decime el máximo", "não a média") is left out; a shift turned down for the one before it is
+# that one ("Not this shift, the last one"; "no este turno, el anterior"). A bare "no" takes its article: Portuguese
+# "no total", "no máximo" are "in all", "at most".
+_UNWANTED_FIGURE = re.compile(
+    r"\b(?:(?:(?:i )?(?:don'?t|do not) (?:want|need)|(?:yo )?no (?:quiero|necesito|me interesa)|"
+    r"(?:eu )?n[aã]o (?:quero|preciso)(?: de)?) (?:the |el |la |lo |o |a |its |su |sua )?|"
+    r"(?:not|no|n[aã]o) (?:the|el|la|lo|o|a|its|su|sua) )"
+    r"(?:max(?:imum)?|m[aá]xim[oa]|min(?:imum)?|m[ií]nim[oa]|average|mean|promedio|m[eé]dia|peak|pico|total|"
+    r"range|rango|faixa)\b(?:\s+(?:one|value|valor|reading))?[,.;:]?",
+    re.IGNORECASE,
+)
+_UNWANTED_SHIFT = re.compile(
+    r"\b(?:not|no|n[aã]o)\s+(?:this|today'?s|the current|the|este|el|esse|o)\s+(shift|turno)\s*[,;:]\s*"
+    r"(?:but\s+|sino\s+|mas\s+|sen[aã]o\s+)?(?:the|el|o)\s+(?:last|previous|one before|anterior)(?:\s+one)?\b",
+    re.IGNORECASE,
+)
+
+
+def without_unwanted(question: str) -> str:
+    """`question` with the figure it turns down left out and the shift it turns down put as the one before it
+    (`_UNWANTED_FIGURE`, `_UNWANTED_SHIFT`)."""
+    shift = _UNWANTED_SHIFT.sub(
+        lambda m: "the previous shift" if m.group(1).lower() == "shift" else "turno anterior", question
+    )
+    return _UNWANTED_FIGURE.sub(" ", shift)

@@ -307,7 +307,7 @@ _DAY_BEFORE = re.compile(
     r"\b(?:anteayer|antier|anteontem|antes de (?:ayer|ontem)|day before yesterday|antenoche|"
     r"night before last|gabi bago kagabi)\b"
 )
-_YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|yday|ystdy|yest|el dia de ayer|kahapon)(?:'s)?\b")
+_YESTERDAY = re.compile(r"\b(?:ayer|yesterday|ontem|el dia de ayer|kahapon)(?:'s)?\b")
 _TODAY = re.compile(
     r"\b(?:hoy|today|hoje|tonight|tdy)(?:'s)?\b|\b(?:esta|this|nesta) (?:manana|morning|manha|"
     r"tarde|afternoon|evening|noche|noite)\b|\blo (?:que|q|k) (?:va|llevamos|lleva) del? dia\b"
@@ -1002,10 +1002,12 @@ def find_window(
 
 # "the whole of yesterday", "all of yesterday": the whole day, over any other time said ("this week", "good morning").
 # ... and "yesterday, the whole day", "all day yesterday", "todo el día de ayer", "ontem, o dia todo" ("Yer man on
-# nights wants to know the lowest level yesterday, the whole day": the day, not the asker's nights).
+# nights wants to know the lowest level yesterday, the whole day": the day, not the asker's nights); "ayer, contando el
+# día entero desde la medianoche" is the day, not from its midnight till now.
 _WHOLE_DAY = re.compile(
     r"\b(?:the whole of|all of)\s+(yesterday|the day before yesterday)\b"
-    r"|\b(yesterday|ayer|ontem),?\s+(?:the\s+|o\s+)?(?:(?:whole|entire|all)\s+day|todo el dia|dia (?:todo|inteiro))\b"
+    r"|\b(yesterday|ayer|ontem),?\s+(?:(?:counting|contando)\s+)?(?:the\s+|o\s+|el\s+)?(?:(?:whole|entire|all)\s+day|"
+    r"todo el dia|dia (?:todo|inteiro|entero))\b"
     r"|\b(?:(?:the\s+)?(?:whole|entire|all)\s+day|todo el dia(?: de)?|o dia (?:todo|inteiro)(?: de)?)\s+"
     r"(yesterday|ayer|ontem)\b"
 )
@@ -1072,12 +1074,12 @@ def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Win
         # hours said with it are that part already: "the last hour of B shift yesterday, 9 to 10 pm"
         said = _hour_range(rest, site, day if isinstance(day, date) else None, shifts)
         return _part_of(part, named) if isinstance(named, Window) and said is None else named
-    if (until_now := _to_now(folded, site, shifts, lang)) is not None:
-        return until_now
     if (whole := _WHOLE_DAY.search(folded)) is not None:  # "over the whole of yesterday": that day, whatever else
         whole_day = _day(next(g for g in whole.groups() if g), site, lang)
         if isinstance(whole_day, date):
             return _window(site.at(whole_day, time(0, 0)), site.at(whole_day + timedelta(days=1), time(0, 0)), site.now)
+    if (until_now := _to_now(folded, site, shifts, lang)) is not None:
+        return until_now
     span = _span(folded, site)
     if span is not None:
         return span
@@ -1179,11 +1181,15 @@ _AM_PM_LETTER = re.compile(r"(?<![\w.:])(\d{1,2})([ap])(?!\w)")
 _NOON_M = re.compile(r"\b(de|desde|from) 12\s?m\.?(?=\s+(?:a|to|hasta|-)\s+\d)")
 
 
+# A percentage is never a clock: "el T-301 estaba al 60 % ayer a las 11 de la noche" says one instant, 23:00.
+_PERCENT = re.compile(r"\b(?:al|a|at|ao|em|en|on)?\s*\d+(?:[.,]\d+)?\s*(?:%|por ?(?:ciento|cento|100)\b|per ?cent\b)")
+
+
 def _folded(text: str) -> str:
     """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), a
     mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
-    folded = fold(_CAPITAL_A_SHIFT.sub("shift A", text))
+    folded = _PERCENT.sub(" ", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))
     folded = _NOON_M.sub(r"\1 12 pm", _AM_PM_LETTER.sub(lambda m: f"{m.group(1)} {m.group(2)}m", folded))
     folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", without_references(folded)))
     folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
@@ -1204,54 +1210,6 @@ _SECONDS = re.compile(r"\b(\d{1,2}:[0-5]\d):[0-5]\d\b")
 
 
 _GUARDIA = re.compile(r"\bguardia\b(?! de )")
-# Chat's short forms of day words ("yday", pt "ont", "hj"), "fortnight", Scots "tae"/"fae", Australian "arvo", a
-# dropped g ("mornin") and Caribbean "dis"/"dat", written out so every rule reads them. None is a word of its own
-# in es/en/pt (Spanish "ay" is an interjection, so it is not read as "ayer").
-_SHORT_WORDS = {
-    "yday": "yesterday",
-    "ystdy": "yesterday",
-    "ystrdy": "yesterday",
-    "yest": "yesterday",
-    "ont": "ontem",
-    "onti": "ontem",  # Angolan and Brazilian speech
-    "hj": "hoje",
-    "fortnight": "2 weeks",
-    "tae": "to",
-    "fae": "from",
-    "arvo": "afternoon",  # Australian: "yesterday arvo", "this arvo"
-    "mornin": "morning",
-    "evenin": "evening",
-    "nite": "night",
-    "neet": "night",  # Geordie: "last neet"
-    "tonite": "tonight",
-    "dis": "this",
-    "dat": "that",
-    "aller": "ayer",  # "ll" for "y", as Spanish says both
-    # the silent h left out, as people write by ear: "desde las 8 de aller asta las 6", "das 8 da noiti até as 6 de oje"
-    "asta": "hasta",
-    "oje": "hoje",
-    "oji": "hoje",
-    "noiti": "noite",
-    "oy": "hoy",  # Spanish chat drops the h ("cuantas alarmas lleva oy"); English "oy!" asks no time
-    # more time words written by ear: "anoshe de las 8 de la noshe", "tuday", "dis mawnin", "onti di tardi"
-    "anoshe": "anoche",
-    "noshe": "noche",
-    "medianoshe": "medianoche",
-    "aorita": "ahorita",
-    "tuday": "today",
-    "tudei": "today",
-    "mawnin": "morning",
-    "mawning": "morning",
-    "aftanoon": "afternoon",
-    "aftanun": "afternoon",
-    "tardi": "tarde",
-    "turnu": "turno",
-    "passadu": "passado",
-    "antionti": "anteontem",
-    "til": "till",
-    "befo": "before",
-    "shif": "shift",
-}
 # Caribbean "de" for "the" before an English time word ("in de shift before dis one"); Spanish and Portuguese "de"
 # is never followed by one.
 _CARIBBEAN_THE = re.compile(
@@ -1265,10 +1223,42 @@ _FIFTEEN_DAYS = re.compile(r"\b(hace|ha|faz)\s+(?:unos\s+|uns\s+)?(?:quince|quin
 _SLIPPED_DAYS = ("ayer", "ontem", "yesterday", "anteayer", "anteontem")
 # Time words a slip of which is read as the word too, but only a letter dropped, added or swapped ("todya",
 # "previus", "anteiror", "btween", "morninng", "tadre"): a letter changed is too often another word ("todas").
-_SLIPPED_TIMES = ("today", "anterior", "previous", "since", "between", "morning", "tarde", "desde", "mediodia")
+_SLIPPED_TIMES = (
+    "today",
+    "anterior",
+    "previous",
+    "since",
+    "between",
+    "morning",
+    "tarde",
+    "desde",
+    "mediodia",
+    "hoje",
+    "pasado",
+    "passado",
+    "year",
+)
 # Words a letter off those that are words of their own: "toda", "previos", "sine", "tare", "tardes", "mornings".
 _NOT_SLIPS = frozenset(
-    {"aye", "ayes", "toda", "toady", "previos", "previas", "sine", "tare", "tardes", "trade", "mornings", "dese"}
+    {
+        "aye",
+        "toda",
+        "toady",
+        "previos",
+        "previas",
+        "sine",
+        "tare",
+        "tardes",
+        "trade",
+        "mornings",
+        "dese",
+        "pasados",
+        "passados",
+        "years",
+        "yea",
+        "yer",
+        "pesado",
+    }
     | set(_SLIPPED_DAYS)
     | set(_SLIPPED_TIMES)
 )
@@ -1330,7 +1320,7 @@ _THE_HOUR = re.compile(
 # By ear: "i" for "y"/"e" between clock times ("entre las 9 i las 10", "às 12 i meia"), "las" for "last" before a
 # span in English ("las nite", "las yeer").
 _I_AND = re.compile(r"(?<=\d) i (?=(?:las |as |meia\b|media\b|\d))")
-_LAS_LAST = re.compile(r"\blas (?=(?:night|nite|neet|year|yeer|week|month|shift)\b)")
+_LAS_LAST = re.compile(r"\blas (?=(?:night|year|week|month|shift)\b)")
 # The night just gone, said as this night: "esta noite que passou", "la noche que pasó", "this past night".
 _NIGHT_GONE = re.compile(
     r"\b(?:esta|essa|la|a|the|this)\s+(?:noche|noite|night)\s+(?:que\s+)?(?:passou|paso|acabou de passar|"
@@ -1339,22 +1329,22 @@ _NIGHT_GONE = re.compile(
 
 
 def _day_words(folded: str) -> str:
-    """`folded` with chat's short forms written out, the night before last's spellings as "antenoche" and a day word's
-    one-letter slip read as the word."""
+    """`folded` (its short forms and time words by ear already written out by `fold`: `BY_EAR`) with the night before
+    last's spellings as "antenoche", a crew's hours as a range and a day word's one-letter slip read as the word."""
     folded = _NIGHT_GONE.sub("last night", _LAS_LAST.sub("last ", _I_AND.sub(" y ", folded)))
     folded = _LAST_NIGHTS_SHIFT.sub("yesterday's night shift", _SHIFT_OF_THE.sub(r"\1 shift", folded))
     folded = _CREW_HOURS.sub(_crew_hours, folded)
     folded = _THE_HOUR.sub(r"\1 \2", _CHAT_CLOCK.sub(lambda m: "a las" if m.group(0) == "alas" else "de", folded))
     folded = _YTD.sub("yesterday", _FIFTEEN_DAYS.sub(r"\1 2 semanas", _CARIBBEAN_THE.sub("the ", folded)))
     folded = _BTW.sub("between", _ANTENOCHE.sub("antenoche", _Y_DAY.sub("yesterday", folded)))
-    return _LETTERS.sub(lambda m: _SHORT_WORDS.get(m.group(0)) or _slip_of(m.group(0)) or m.group(0), folded)
+    return _LETTERS.sub(lambda m: _slip_of(m.group(0)) or m.group(0), folded)
 
 
 def _slip_of(word: str) -> str | None:
     """The day word `word` is a slip of: one letter dropped, added, swapped with the next, or (in a day word of five
     letters or more, where no real word is that close) changed; the first letter kept; two such slips in a day word
-    of eight letters or more, its first three kept. Or the time word (`_SLIPPED_TIMES`) it is a slip of. None for any
-    other word."""
+    of eight letters or more, its first three kept; a possessive with no apostrophe as the day's. Or the time word
+    (`_SLIPPED_TIMES`) it is a slip of. None for any other word."""
     if word in _NOT_SLIPS:
         return None
     for day in _SLIPPED_DAYS:
@@ -1362,6 +1352,9 @@ def _slip_of(word: str) -> str | None:
             return day
         if len(day) >= 8 and word[:3] == day[:3] and DamerauLevenshtein.distance(word, day, score_cutoff=2) <= 2:
             return day  # written by ear: "yestaday", "anteonten"
+    possessed = _slip_of(word[:-1]) if len(word) > 5 and word.endswith("s") else None
+    if possessed in ("yesterday", "today"):
+        return f"{possessed}'s"  # the possessive without its apostrophe: "ysterdays B shift"
     return next((time for time in _SLIPPED_TIMES if word[0] == time[0] and one_edit(word, time, changes=False)), None)
 
 
