@@ -3882,3 +3882,33 @@ class TestBlindSets272To279:
     def test_refused_as_blind_sets_272_to_279_meant(self, question: str, lang: str, reason: str) -> None:
         got = plan(question, lang)
         assert isinstance(got, Refusal) and got.reason == reason
+
+
+class TestBlindSets280To287:
+    """What blind sets 280-287 found: an e-mail's confidentiality notice ("…si no es usted el destinatario, bórrelo y
+    notifique al remitente") and "Sent from my iPhone" are the mail's, not the asker's: no order in them."""
+
+    EMAIL = (
+        "Buenas tardes,\n\n¿Me pueden confirmar cuál era la temperatura de rodamiento del compresor C-201 hoy a las"
+        " 8:00 de la mañana?\n\nSaludos cordiales,\nIng. Rodrigo Valdés\nEnviado desde Outlook\n\nEste mensaje es"
+        " confidencial; si no es usted el destinatario, bórrelo y notifique al remitente."
+    )
+
+    def test_an_emails_trailer_orders_nothing(self) -> None:
+        assert planned_calls(self.EMAIL, "es") == [("tag_value_at", "C-201.bearing_temp_c")]
+
+    def test_a_signature_and_a_notice_alone_ask_nothing(self) -> None:
+        got = plan(
+            "Kind regards,\n\nFiona MacLeod\nQuality Assurance Manager\n\nThis e-mail is confidential. If you have"
+            " received it in error, please delete it and notify the sender.",
+            "en",
+        )
+        assert isinstance(got, Refusal)
+
+    def test_an_order_in_the_body_is_still_refused(self) -> None:
+        got = plan(
+            "Hola,\n\nPor favor apaguen la bomba P-101 ahora.\n\nSaludos,\nAna\n\nEste mensaje es confidencial; si no"
+            " es usted el destinatario, bórrelo.",
+            "es",
+        )
+        assert isinstance(got, Refusal) and got.reason == "write_request"

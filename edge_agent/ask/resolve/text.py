@@ -196,9 +196,26 @@ _QUOTED = re.compile(
 )
 
 
+# An e-mail's trailer, a line of it: a confidentiality notice ("Este mensaje es confidencial; si no es usted el
+# destinatario, bórrelo y notifique al remitente", "If you received this message in error, please delete it…") and
+# the mail program's "Sent from my iPhone", "Enviado desde Outlook": the sender's lawyers and software speak there,
+# not the asker (a notice names a recipient or confidentiality and what to do about an error).
+_TRAILER = re.compile(
+    r"^(?=[^\n]*\b(?:confidencial\w*|confidential\w*|destinat[aá]ri[oa]s?|recipients?|addressee|remitente|remetente|"
+    r"sender)\b)(?=[^\n]*\b(?:error|erro|engano|delete|b[oó]rr\w*|elim[ií]n\w*|apag\w*|notif\w*|avis\w*|"
+    r"prohib\w*|proib\w*|destroy\w*|destru\w*)\b)[^\n]*$"
+    r"|^[ \t]*(?:sent from my|enviado desde|enviado do|enviado de|get outlook for|obtener outlook)\b[^\n]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def newest_part(question: str) -> str:
     """A reply's own text, the quoted e-mails below it left out ("Re: Re: turno B … > ¿Quieres que revise…?"): only
-    where that text asks something itself (a forward's note, "Mira esto:", asks nothing; the forwarded mail does)."""
+    where that text asks something itself (a forward's note, "Mira esto:", asks nothing; the forwarded mail does).
+    An e-mail's trailer (`_TRAILER`) is left out too, where the rest asks (a signature and a notice alone ask nothing).
+    """
+    if _asks_itself(untrailed := _TRAILER.sub("", question).strip()):
+        question = untrailed
     for match in _QUOTED.finditer(question):
         head = question[: match.start()]
         if match.start() > 0 and _asks_itself(head):
