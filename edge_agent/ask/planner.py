@@ -49,6 +49,7 @@ from edge_agent.ask.resolve import (
     without_circumstance,
     without_pasted,
     without_purpose,
+    without_signature,
     without_unwanted,
 )
 from edge_agent.ask.tools import Namespace, Window
@@ -486,7 +487,7 @@ def reference_plan(
     refusal = classify(question, lang)
     if refusal is not None:
         return refusal
-    question = newest_part(question)  # a reply's own text, not the e-mails it quotes
+    question = without_signature(newest_part(question))  # a reply's own text, not the e-mails it quotes
     if (rest := without_aside(question)) != question and _names_own_subject(rest, namespace, aliases):
         # "Con la P-102 en mantención, ¿cuántos m3 produjo la línea 1 ayer?": the line's; "Já que o turno da noite
         # reclamou, quanto tempo … ontem entre 6h e meio-dia?": that time's (but "With yesterday's B shift in mind,

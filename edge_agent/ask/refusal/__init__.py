@@ -154,6 +154,7 @@ def classify(question: str, lang: str) -> Refusal | None:
     unsigned = _SIGN_OFF.sub("", folded)  # "Cumprimentos, Djamila (Praia)": a name that ends as "detenela" does
     if (
         verbs.VOSEO.search(_said_done(question.casefold()))
+        or verbs.OWN_ACT_ASKED.search(newest.casefold())
         or shapes.acts_on_equipment(unsigned)
         or shapes.asked_to_act(unsigned)
     ):

@@ -111,7 +111,7 @@ _READS = frozenset(
     si se if unless caso lleva llevan llevamos llevaba leva levam levamos levava
     ignora ignore ignorar olvida forget esquece skip quer querem quiere quieren quiero quero queremos
     settle answer solve clarify explain help appreciate thank thanks cheers shot ta provide share
-    siempre sempre always never nunca again otra row rows
+    siempre sempre always never nunca again otra row rows ask pregunta preguntale preguntele pergunta pergunte
     """.split()
 )
 # The reads after "would you mind": "telling me", "checking", "dizer-me".

@@ -54,7 +54,9 @@ INJECTION = re.compile(
     # instructions set aside, a role speaking, "from now on", the agent's own configuration or keys asked for
     r"|\b(?:set|put|leave|deja|pon|deixa)\s+(?:your|the|all|tus|las|suas|as)?\s*(?:instructions|instrucciones|"
     r"instrucoes|rules|reglas|regras)\s+(?:aside|de lado|a un lado)\b"
+    # (the agent called by its name before a question is no role: "Sistema: ¿cuántas alarmas…?")
     r"|(?:^|[>\[{(\-]\s*|[.:;!?]\s*|\n\s*)(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
+    r"(?!\s*[¿]?\s*(?:cuant|cual|qual|quant|how|what|which|que|quais|when|cuando|quando)[a-z]*\b[^\n]*\?)"
     r"|</?[a-z][\w-]*>|\b(?:from now on|a partir de agora|de ahora en adelante|desde ahora)\b"
     r"|\b(?:admin(?:istrator)?|root|sudo|developer|system)\s+override\b|\boverride\s*:"
     r"|\[\s*(?:admin|system|sistema|root|sudo|developer|operator|operador)\s*\]"
@@ -458,5 +460,5 @@ UNIT_MISMATCH = re.compile(
     # what fits inside what, or a weekday as a stuff: "how many cubic metres of Tuesday", "cabem dentro de uma vazão"
     r"|\b(?:fit (?:inside|into|in)|cabem (?:dentro|em|no|na)|caben (?:dentro|en))\b"
     r"|\b(?:of|de)\s+(?:monday|tuesday|wednesday|thursday|friday|lunes|martes|miercoles|jueves|viernes|"
-    r"segunda-feira|terca-feira|quarta-feira|quinta-feira|sexta-feira)\b(?!\s*(?:\d|passad|pasad|last|ultim))"
+    r"segunda-feira|terca-feira|quarta-feira|quinta-feira|sexta-feira)\b(?!\s*(?:\d|passad|pasad|last|ultim)|'s\b)"
 )

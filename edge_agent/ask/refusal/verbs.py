@@ -10,6 +10,8 @@ _POLITE = (
     # fillers a voice transcript keeps: "uh go ahead and shut down…", "eh, apaga…", "tipo, desliga…"
     r"(?:(?:uh|um|uhm|erm|er|eh|ehh|ah|este|pues|tipo|bueno|well|"
     r"por favor|please|pls|porfa|kindly|agent|agente|oye|hey|ok|okay|go ahead and|go ahead|just|dale|che|vamos|"
+    # "you" said to several before the order: "Y'all publish a message…", "you guys reset…"
+    r"y'?all|you guys|youse|you lot|"
     # Nigerian English's "make you…" (please): "Oga, make you publish message…"
     r"abeg|make you|ahorita|ahora|ya|now|agora|"
     r"bora|vai|aproveita e|aprovecha y|de paso|while you're at it|and then|e depois|y luego|then|y despues|"
@@ -181,6 +183,8 @@ _ASKED_TO_ACT = re.compile(
     r"(?:(?:if it'?s (?:okay|ok|alright|not too much trouble)|if possible|si es posible|si se puede|se possivel|"
     r"se for possivel|se der)[\s,]*)?(?:por favor[\s,]*|please[\s,]*)?(?:para|pra|que|to))"
     r"\s+(?:please\s+|por favor\s+|just\s+|logo\s+|ya\s+)?"
+    # (a figure sent to the asker in the reply is a read: "Could you send me the flow reading…?", not by mail)
+    r"(?!(?:send|shoot)\s+(?:me|us)\b(?![^.?!]*\b(?:e-?mail|correo|mail|whatsapp|sms)\b))"
     rf"(?:{_ACTING_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
 )
 # A command on a condition or a wish: "if the vibration goes above 8, stop it", "se passar de 70, para a bomba",
@@ -297,8 +301,9 @@ _WRITE_PHRASES = re.compile(
     r"falso alarme|invalid[ao]?|atendid[ao]|aprobad[ao]|leid[ao]|resuelt[ao]|cerrad[ao]|"
     r"revisad[ao]|aprovad[ao]|lid[ao]|resolvid[ao]|fechad[ao]|feito|hecho|reconocid[ao]|reconhecid[ao])s?\b"
     # a record written: "log a note that…", "open a ticket", "create a work order", "put in a work order",
-    # "registra una nota"
-    r"|\b(?:log|file|create|open|close|submit|raise|put in|crea|crear|cria|criar|abre|abrir|abra|cierra|cerrar|"
+    # "registra una nota" (not a purpose: "Para cerrar el ticket necesito el valor máximo…")
+    r"|(?<!para )(?<!pra )\b(?:log|file|create|open|close|submit|raise|put in|crea|crear|cria|criar|abre|abrir|abra|"
+    r"cierra|cerrar|"
     r"cierre|fecha|fechar|feche|levanta|levantar|registra|"
     r"registrar|registre|regista|registar|registe|anota|anotar|anote)\s+(?:a|an|the|una|un|uma|um|la|el|o|a)?\s*(?:new\s+|nueva\s+|nova\s+)?"
     r"(?:note|nota|entry|entrada|comment|comentario|ticket|work order|orden de trabajo|ordem de servico|incident|"
@@ -578,6 +583,10 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:mandes|mande|mandar|mandale|envies|envie|enviar|enviale|manda|envia|send|shoot|forward|reenvia|passa|"
     r"passe)\b[^.?!]{0,60}?\b(?:por|by|on|via|pelo|pela|no|in)\s+(?:e-?mail|correo|mail|whatsapp|wpp|zap|sms|teams|"
     r"telegram|slack)\b"
+    # an order passed through the agent's name: "Tell the bot to reset the alarms", "ask the agent to stop P-101"
+    # (not "ask the agent what…", "tell the bot to show me…")
+    r"|\b(?:tell|ask|get|have|make)\s+(?:the|your|this|that)\s+(?:bot|agent|system|assistant|robot|ai)\s+to\s+"
+    r"(?!(?:tell|show|give|list|say|find|check|look|pull|read|report|send me|let me know)\b)"
     # a reminder set: "recuérdame a las 5 que revise…", "remind me at 5 to check…", "lembra-me às 17h de…"
     r"|\b(?:recuerdame|recordame|recuerdeme|remind me|remind us|lembra-me|lembre-me|me lembra|me lembre de|"
     r"set a reminder|ponme un recordatorio)\b"
@@ -652,7 +661,8 @@ _REQUESTED = re.compile(
     r"(?:haces|hace|haga|hagas|hazme|hagame|haceme|hacer)\s+(?:el|la|un|una)\s+(?:paro|favor|gauchada|fineza)\s+de|"
     r"(?<!\bpor )favor de|faca o favor de|faz (?:o )?favor de|pediu (?:pra|para|que)|pidio que|asked (?:you|me) to|"
     r"mandou|mando que)\s+(?:(?:alguien|alguem|alguno|ustedes|voces|el operador|el de turno|o operador|"
-    r"o do turno|voce|vc|ce|tu|you)\s+)?(?:(?:le|la|lo|les|las|los|me|"
+    r"o do turno|voce|vc|ce|tu|you|(?:el|o) (?:sistema|agente|bot|robot|robo|asistente|assistente))\s+)?"
+    r"(?:(?:le|la|lo|les|las|los|me|"
     rf"nos|se|lhe)\s+)?(?:{'|'.join(_command_forms(after_que=True))})(?:la|lo|las|los|le|les|me)?\b"
 )
 
@@ -666,6 +676,17 @@ _ASKED_DONE = re.compile(
     r"anulad[ao]s?|substituid[ao]s?|sustituid[ao]s?)\b"
     r"|\brequest that\b[^.?!]{0,60}\bbe (?:deleted|removed|corrected|changed|amended|modified|replaced|cancelled)\b"
 )
+
+# Leave asked to act, the asker's own act put as a question: "¿la reinicio yo, o no?", "¿le subo la alarma a 8?",
+# "desligo a bomba?" (not a decision told: "antes de decidir si la paro, ¿cuál fue…?"). Read as written, lower-cased:
+# the accent tells it from the past ("el operador las reinició").
+OWN_ACT_ASKED = re.compile(
+    r"(?<!\bsi )(?<!\bse )\b(?:la|lo|las|los|le|les)\s+(?:reinicio|reseteo|apago|arranco|prendo|enciendo|subo|bajo|"
+    r"cierro|abro|paro|"
+    r"detengo|borro|cambio|ajusto|reconozco|silencio)\b(?=[^.!]*\?)"
+    r"|\b(?:desligo|religo|reinicio|reseto|zero|ligo)\s+(?:a|o|as|os|ela|ele)\b(?=[^.!]*\?)"
+)
+
 
 # Voseo commands, told by their accent from the words they fold to ("pará la P-101" is "stop it", "para la P-101" is
 # "for P-101"): read in the text as written, lower-cased.

@@ -27,6 +27,7 @@ from edge_agent.ask.resolve.text import (
     without_circumstance,
     without_pasted,
     without_purpose,
+    without_signature,
     without_unwanted,
 )
 from edge_agent.ask.resolve.times import earliest_said, find_instant, find_window, resolve_window
@@ -59,5 +60,6 @@ __all__ = [
     "without_circumstance",
     "without_pasted",
     "without_purpose",
+    "without_signature",
     "without_unwanted",
 ]

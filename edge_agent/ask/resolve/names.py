@@ -256,6 +256,9 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
         "graus",
         "degrees",
         "celsius",
+        # its unit said for it: "o mancal da P-101 passou de 55 °C?"
+        "°c",
+        "ºc",
     ),
 }
 # "la 101", "101 vs 102", "how much was 102 shaking": an asset by its number alone, when the number has three digits
@@ -465,9 +468,18 @@ def _letters_said(folded: str, shapes: Mapping[str, AbstractSet[int]]) -> str:
 def other_equipment(text: str) -> bool:
     """`text` names equipment of a kind the plant has none of (`_OTHER_EQUIPMENT`: "el digestor", "the chiller"), or
     an area by what it does (`_AREA`: "the packaging area", "el área de envasado"), which no record names."""
-    folded = said(text)
+    folded = _AGENT_ADDRESSED.sub(" ", said(text))
     areas = [m.group(1) for pattern in _AREAS for m in pattern.finditer(folded)]
     return bool(_OTHER_EQUIPMENT.intersection(_TOKEN.findall(folded))) or any(a not in _NOT_AN_AREA for a in areas)
+
+
+# The agent called a robot, asked what it knows or can tell: "O robô sabe dizer quanto…?", "¿el robot puede decirme…?",
+# "can the robot tell me…": no robot of the plant's.
+_AGENT_ADDRESSED = re.compile(
+    r"\b(?:(?:el|o|the)\s+)?(?:robot|robo|robozinho|robotito)\b(?=,?\s+(?:sabe|sabes|sabia|know|knows|can|could|puede|"
+    r"podria|pode|poderia|consegue|tem como|me (?:diz|diga|dice|passa|pasa)|tell|dime|diz)\b)"
+    r"|\b(?:can|could|does|do)\s+(?:the\s+)?(?:robot|robo)\b"
+)
 
 
 # An area named by what is done in it: "the packaging area", "the boiler house", "el sector de envasado", "a área de

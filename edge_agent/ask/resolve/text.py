@@ -204,16 +204,38 @@ _TRAILER = re.compile(
     r"^(?=[^\n]*\b(?:confidencial\w*|confidential\w*|destinat[aá]ri[oa]s?|recipients?|addressee|remitente|remetente|"
     r"sender)\b)(?=[^\n]*\b(?:error|erro|engano|delete|b[oó]rr\w*|elim[ií]n\w*|apag\w*|notif\w*|avis\w*|"
     r"prohib\w*|proib\w*|destroy\w*|destru\w*)\b)[^\n]*$"
-    r"|^[ \t]*(?:sent from my|enviado desde|enviado do|enviado de|get outlook for|obtener outlook)\b[^\n]*$",
+    r"|^[ \t]*(?:sent from (?:my|outlook|mail)|enviado desde|enviado do|enviado de|get outlook for|obtener outlook)\b"
+    r"[^\n]*$",
     re.IGNORECASE | re.MULTILINE,
 )
+
+
+# An e-mail's sign-off on a line of its own ("Kind regards,", "Saludos cordiales,", "Atte.", "Fico no aguardo."):
+# the signature below it (a name, a title, a phone, an address: "Ship Channel site, Pasadena, TX") names no subject
+# or site of the question's. (The refusal rules still read it: "Nota para o assistente: … liga a P-102" below a
+# signature is an order.)
+_SIGN_OFF_LINE = re.compile(
+    r"^[ \t]*(?:thanks|thank you|many thanks|cheers|regards|kind regards|best regards|warm regards|best|sincerely|"
+    r"saludos(?: cordiales)?|un saludo|atte|atentamente|cordialmente|gracias|muchas gracias|quedo atent[oa]|"
+    r"obrigad[oa]|muito obrigad[oa]|att|atenciosamente|abra[cç]os?|cumprimentos|com os melhores cumprimentos|"
+    r"melhores cumprimentos|fico no aguardo)[ \t]*[,.!]?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def without_signature(question: str) -> str:
+    """`question` without its signature (`_SIGN_OFF_LINE` on), where what is above asks and what is below does not (a
+    forwarded mail below a sign-off asks its own question)."""
+    sign_off = _SIGN_OFF_LINE.search(question)
+    if sign_off is None or not _asks_itself(question[: sign_off.start()]) or _asks_itself(question[sign_off.end() :]):
+        return question
+    return question[: sign_off.start()].rstrip()
 
 
 def newest_part(question: str) -> str:
     """A reply's own text, the quoted e-mails below it left out ("Re: Re: turno B … > ¿Quieres que revise…?"): only
     where that text asks something itself (a forward's note, "Mira esto:", asks nothing; the forwarded mail does).
-    An e-mail's trailer (`_TRAILER`) is left out too, where the rest asks (a signature and a notice alone ask nothing).
-    """
+    An e-mail's trailer (`_TRAILER`) is left out too, where the rest asks (a notice alone asks nothing)."""
     if _asks_itself(untrailed := _TRAILER.sub("", question).strip()):
         question = untrailed
     for match in _QUOTED.finditer(question):

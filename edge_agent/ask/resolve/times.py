@@ -634,6 +634,12 @@ _MIDNIGHT_TO_MIDNIGHT = re.compile(
     r"\b(?:from |de |desde |da )?(?:midnight|medianoche|meia[- ]noite) (?:to|till|until|a|hasta|ate|as) "
     r"(?:midnight|medianoche|meia[- ]noite)\b"
 )
+# Midnight opening a range is its day's first hour, whatever part of the day ends it: "de la medianoche hasta las 2 de
+# la tarde" is 00:00 to 14:00.
+_MIDNIGHT_START = re.compile(
+    r"\b(de la|desde la|desde a|from|since) (?:medianoche|meia[- ]noite|midnight)(?=\s+(?:hasta|to|until|till|a las|"
+    r"ate|as)\b)"
+)
 # "12 midnight", "las 12 de la medianoche": the 12 goes with it, as with noon.
 _MIDNIGHT = re.compile(r"(?:\b12(?::00)?\s+(?:(?:de la|da|at)\s+)?)?\b(?:medianoche|meia[- ]noite|midnight)\b")
 # Hour words that alone read as articles ("las dos bombas" is both pumps) are the hour after a clock word when a clock
@@ -1181,6 +1187,39 @@ _AM_PM_LETTER = re.compile(r"(?<![\w.:])(\d{1,2})([ap])(?!\w)")
 _NOON_M = re.compile(r"\b(de|desde|from) 12\s?m\.?(?=\s+(?:a|to|hasta|-)\s+\d)")
 
 
+# A shift's edge said with its clock as a window's edge: "de las 18 hasta que cerró el turno B de ayer a las 22",
+# "from 8 last night until C shift ended at 6 this morning", "até o fim do turno B de ontem, às 22h", "desde que
+# arrancó el turno B a las 14", "do começo do turno A às 6h": the clock is the edge, not the shift. And a clock told
+# with the shift that began or ended then ("hasta las 2 de la tarde que entró el turno B"): the clock.
+_EDGE_VERB = (
+    r"(?:cerro|termino|acabo|salio|entro|empezo|arranco|comenzo|inicio|ended|finished|wrapped up|closed|knocked off|"
+    r"started|began|came on|kicked off|terminou|acabou|fechou|saiu|entrou|comecou|iniciou)"
+)
+_SHIFT_SAID = r"(?:(?:el|la|o|the)\s+)?(?:(?:turno|shift)\s+[abc]\b|[abc]\s+shift\b)"
+_SHIFT_EDGE = re.compile(
+    r"\b(hasta|until|till|up to|to|ate|from|since|desde|de|do|da|a partir d[eo])\s+(?:que\s+|when\s+)?"
+    r"(?:(?:el|la|o|the)\s+)?(?:(?:fin|final|end|cierre|fim|close|comienzo|inicio|principio|comeco|start|beginning)\s+"
+    rf"(?:del?|do|da|of)\s+)?(?:{_EDGE_VERB}\s+)?{_SHIFT_SAID}"
+    r"(\s+(?:de ayer|de hoy|de ontem|de hoje|yesterday|today|de anteayer|de anteontem))?"
+    rf"(?:\s+{_EDGE_VERB})?\s*,?\s+(a las|a la|at|as|a)\s+(\d{{1,2}}(?::\d\d)?(?:\s*h)?)\b"
+)
+_CLOCK_OF_SHIFT = re.compile(
+    rf"\b(\d{{1,2}}(?::\d\d)?(?:\s*h)?(?:\s*[ap]m)?(?: de la (?:manana|tarde|noche))?)\s+(?:que|when|cuando|quando)\s+"
+    rf"{_EDGE_VERB}\s+{_SHIFT_SAID}"
+)
+# "up to 3 am": to 3 am.
+_UP_TO = re.compile(r"\bup (?=(?:to|till|until)\s+(?:\d|noon|midnight))")
+
+
+def _shift_edge(match: re.Match[str]) -> str:
+    edge, day, at, clock = match.group(1), match.group(2) or "", match.group(3), match.group(4)
+    if at == "at":
+        return f"{edge} {clock}{day}"
+    article = "las" if at in ("a las", "a la") else "as"
+    edge = {"do": "das", "da": "das"}.get(edge, edge)
+    return f"{edge} {clock}{day}" if edge == "das" else f"{edge} {article} {clock}{day}"
+
+
 # A percentage is never a clock: "el T-301 estaba al 60 % ayer a las 11 de la noche" says one instant, 23:00.
 _PERCENT = re.compile(r"\b(?:al|a|at|ao|em|en|on)?\s*\d+(?:[.,]\d+)?\s*(?:%|por ?(?:ciento|cento|100)\b|per ?cent\b)")
 
@@ -1190,6 +1229,7 @@ def _folded(text: str) -> str:
     mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
     folded = _PERCENT.sub(" ", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))
+    folded = _UP_TO.sub("", _CLOCK_OF_SHIFT.sub(r"\1", _SHIFT_EDGE.sub(_shift_edge, folded)))
     folded = _NOON_M.sub(r"\1 12 pm", _AM_PM_LETTER.sub(lambda m: f"{m.group(1)} {m.group(2)}m", folded))
     folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", without_references(folded)))
     folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
@@ -1393,7 +1433,8 @@ def _clock_words(folded: str) -> str:
     folded = _HYPHENED_CLOCK.sub(r"\1 ", _PART_HOUR_WORD.sub(lambda m: "2" if m.group(1) == "dos" else "1", folded))
     folded = _EXACTLY_BEFORE.sub(r"\1 ", _SPACED_MERIDIEM.sub(r"\1\2m", spelled_numbers(folded)))
     folded = _THIS_MORNING_CLOCK.sub(_this_morning_clock, folded)
-    folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", _MIDNIGHT_TO_MIDNIGHT.sub("the whole day", folded)))
+    folded = _MIDNIGHT_START.sub(r"\1 0:00am", _MIDNIGHT_TO_MIDNIGHT.sub("the whole day", folded))
+    folded = _MIDNIGHT.sub("0:00", _NOON.sub("12:00", folded))
     folded = _MIDNIGHT_BETWEEN.sub(_midnight_between, _VIRADA.sub("virada a 0:00 ", _ARTICLE_CLOCK.sub(r"\1 ", folded)))
     folded = _ARTICLE_HOURS.sub(lambda m: _ARTICLE_HOUR_VALUES[m.group(0)], folded)
     folded = _HOUR_WORD_ENDING.sub(r"\g<1>1", folded)
