@@ -113,6 +113,8 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         # tripped: "se disparó la P-101", "quantos disparos teve"; fallen: "¿cuántas caídas tuvo?"
         # (how far a quantity fell is its minimum: "até onde caiu a vazão")
         r"se disparo|se dispararon|disparos|disparou|dispararam|disparo|desarmou|desarmaram|desarmes?|"
+        # Venezuela's "botadas" ("¿cuántas botadas ha tenido el compresor?")
+        r"botadas?|"
         r"(?<!onde )(?:caiu|cairam)|"
         # the English trip as a Spanish or Portuguese verb: "tripeó", "tripearon", "tripou"
         r"trip(?:e[oa]\w*|ou|aram|aron|ar)|"
@@ -194,7 +196,7 @@ _INTENTS: dict[str, re.Pattern[str]] = {
     ),
     "quality_checks": re.compile(
         r"\b(?:quality|calidad|qualidade|inspections?|inspeccion|inspecciones|inspecao|inspecoes|quality checks?|"
-        r"analisis|analises|analyses|ensayos|ensaios|checks|chequeos|verificaciones|verificacoes|"
+        r"analisis|analises|analyses|ensayos|ensaios|checks|chequeos|verificaciones|verificacoes|lab tests?|"
         r"controles? de calidad|pruebas de calidad|qc|qa|controle de qualidade|controles de qualidade|"
         # checks by their verdict: "controles reprobados", "controlos reprovaram", "análisis fuera de especificación",
         # "out-of-spec results" (off-spec product alone is scrap)

@@ -583,6 +583,9 @@ _WRITE_PHRASES = re.compile(
     r"|\b(?:mandes|mande|mandar|mandale|envies|envie|enviar|enviale|manda|envia|send|shoot|forward|reenvia|passa|"
     r"passe)\b[^.?!]{0,60}?\b(?:por|by|on|via|pelo|pela|no|in)\s+(?:e-?mail|correo|mail|whatsapp|wpp|zap|sms|teams|"
     r"telegram|slack)\b"
+    # a stop made: "hacé un paro de la línea L1 ahorita", "faz uma parada na linha", "do a shutdown of P-101"
+    r"|\b(?:haz|hace|hagan|haga|faz|faca|facam|make|do)\s+(?:un|una|uma|um|a)\s+(?:paro|parada|stop|shutdown|trip|"
+    r"paragem)\s+(?:de|del|da|do|na|no|en|on|of)\b"
     # an order passed through the agent's name: "Tell the bot to reset the alarms", "ask the agent to stop P-101"
     # (not "ask the agent what…", "tell the bot to show me…")
     r"|\b(?:tell|ask|get|have|make)\s+(?:the|your|this|that)\s+(?:bot|agent|system|assistant|robot|ai)\s+to\s+"

@@ -27,15 +27,17 @@ def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", _EMOJI.sub(" ", text.translate(_DROPPED)).casefold())
     # combining marks, and format characters (zero-width spaces and joiners: "re\u200bset" is "reset")
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
-    typed = _SPACED_OUT.sub(lambda m: m.group(0).replace(" ", ""), _STRETCHED.sub(r"\1", _SPACE.sub(" ", bare)))
+    held = _STRETCHED.sub(lambda m: m.group(1) or m.group(2), _SPACE.sub(" ", bare))
+    typed = _SPACED_OUT.sub(lambda m: m.group(0).replace(" ", ""), held)
     spoken = _DICTATED.sub(lambda m: DICTATED[m.group(1)], typed.strip())
     return _BY_EAR_WORD.sub(lambda m: BY_EAR[m.group(0)], _WON.sub("one", spoken)).strip()
 
 
-# A letter held down ("cuaaal", "anteriorrr", "whaaat wassss"): three or more of a letter are one (no word of es/en/pt
-# has three; "i" and "x" are kept for roman numerals, "turno III"). A word typed letter by letter ("o n t e m"): the
-# word, from four letters up (single-letter words, "a", "o", "e", "y", never run four in a row).
-_STRETCHED = re.compile(r"([a-hj-wyz])\1{2,}")
+# A letter held down ("cuaaal", "anteriorrr", "whaaat wassss"): three or more of a vowel, or of a consonant ending a
+# word, are one (no word of es/en/pt has three; "i" and "x" are kept for roman numerals, "turno III"; "ddda" is no
+# held key). A word typed letter by letter ("o n t e m"): the word, from four letters up (single-letter words, "a",
+# "o", "e", "y", never run four in a row).
+_STRETCHED = re.compile(r"([aeouy])\1{2,}|([b-df-hj-np-tv-wz])\2{2,}(?![a-z])")
 _SPACED_OUT = re.compile(r"(?<![\w-])(?:[a-z] ){3,}[a-z](?![\w-])")
 
 

@@ -1207,6 +1207,10 @@ _CLOCK_OF_SHIFT = re.compile(
     rf"\b(\d{{1,2}}(?::\d\d)?(?:\s*h)?(?:\s*[ap]m)?(?: de la (?:manana|tarde|noche))?)\s+(?:que|when|cuando|quando)\s+"
     rf"{_EDGE_VERB}\s+{_SHIFT_SAID}"
 )
+# A year said whole: "en todo 2024", "in all of 2023", "durante todo o 2022": that year.
+_WHOLE_YEAR = re.compile(
+    r"\b(en|in|em|durante|during)\s+(?:todo(?: el| o)?|all of|o ano de|todo o ano de)\s+((?:19|20)\d\d)\b"
+)
 # "up to 3 am": to 3 am.
 _UP_TO = re.compile(r"\bup (?=(?:to|till|until)\s+(?:\d|noon|midnight))")
 
@@ -1230,6 +1234,7 @@ def _folded(text: str) -> str:
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
     folded = _PERCENT.sub(" ", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))
     folded = _UP_TO.sub("", _CLOCK_OF_SHIFT.sub(r"\1", _SHIFT_EDGE.sub(_shift_edge, folded)))
+    folded = _WHOLE_YEAR.sub(r"\1 \2", folded)
     folded = _NOON_M.sub(r"\1 12 pm", _AM_PM_LETTER.sub(lambda m: f"{m.group(1)} {m.group(2)}m", folded))
     folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", without_references(folded)))
     folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
