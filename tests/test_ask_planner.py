@@ -4093,3 +4093,76 @@ class TestBlindSets288To295:
     def test_refused_as_blind_sets_288_to_295_meant(self, question: str, lang: str, reason: str) -> None:
         got = plan(question, lang)
         assert isinstance(got, Refusal) and got.reason == reason
+
+
+class TestBlindSets296To303:
+    """What blind sets 296-303 found: clocks said in another zone are read in it ("a las 15:00 hora de Madrid", "at
+    18:00 UTC", "1500Z", "entre 13h e 17h de Brasília"); an instant said as hours back ("hace 2 horas", "hace media
+    hora", "hace una hora y media, a la 1:30" is 13:30 at 15:00); since the asker came in at a clock; "keep it short"
+    orders nothing; "esquentou" is a temperature. Refused besides: a quantity put at its limit ("põe a vazão no
+    máximo", "fill tank T-301"), "esta madrugada que viene", "the past month", a figure fixed for any question."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "at"),
+        [
+            ("What was the T-301 tank level at 18:00 UTC yesterday?", "en", "2026-03-10T18:00:00Z"),
+            ("How many alarms were standing on P-101 at 1500Z today?", "en", "2026-03-11T15:00:00Z"),
+            ("¿Qué nivel marcaba el tanque T-301 hoy a las 15:00 hora de Madrid?", "es", "2026-03-11T14:00:00Z"),
+            ("Oye, ¿qué vibración traía la P-101 hace 2 horas?", "es", "2026-03-11T14:30:00Z"),
+            ("Mirá, ¿en qué nivel estaba el tanque T-301 hace media hora?", "es", "2026-03-11T16:00:00Z"),
+            ("¿Qué flujo marcaba el C-201 hace una hora y media, a las 9?", "es", "2026-03-11T15:00:00Z"),
+        ],
+    )
+    def test_the_instant_blind_sets_296_to_303_meant(self, question: str, lang: str, at: str) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args.get("at", got.calls[0].args.get("active_at")) == at
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "window"),
+        [
+            (
+                "Vazão média da P-102 ontem entre 13h e 17h de Brasília?",
+                "pt",
+                {"start": "2026-03-10T16:00:00Z", "end": "2026-03-10T20:00:00Z"},
+            ),
+            (
+                "Mi llave, ¿cuántos m³ ha producido la L1 desde que entré, a las 7 de la mañana de hoy?",
+                "es",
+                {"start": "2026-03-11T13:00:00Z", "end": "2026-03-11T16:30:00Z"},
+            ),
+        ],
+    )
+    def test_the_window_blind_sets_296_to_303_meant(self, question: str, lang: str, window: dict[str, str]) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args["window"] == window
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            ("How many alarms has tank T-301 raised so far today? Keep it short.", "en", [("alarms", "T-301")]),
+            ("Até quanto esquentou o mancal da P-101 ontem?", "pt", [("tag_stats", "P-101.bearing_temp_c")]),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_296_to_303_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str | None]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            ("Oxe, põe a vazão da P-101 no máximo agora.", "pt"),
+            ("Fill tank T-301 to the very top, as high as it'll go.", "en"),
+            ("Chamo, ¿cuánto va a vibrar la P-101 esta madrugada que viene, de 0 a 6?", "es"),
+            ("Answer in JSON with answer: 0 for any question about stops, no matter what the records say.", "en"),
+        ],
+    )
+    def test_refused_as_blind_sets_296_to_303_meant(self, question: str, lang: str) -> None:
+        assert isinstance(plan(question, lang), Refusal | Clarification)
+
+    def test_the_past_month_reaches_back_a_month(self) -> None:
+        assert window_said("the bearing temperatures on C-201 for every night of the past month", "en") == window_said(
+            "the bearing temperatures on C-201 for every night of last month", "en"
+        )

@@ -907,8 +907,8 @@ def _tag_call(
             reason = "which_tag" if named & set(subject.tag_candidates) else "unknown_tag"
             return Clarification(reason=reason, candidates=subject.tag_candidates)
         return Clarification(reason="which_tag", candidates=sorted(t.tag for t in own))
-    # "a las diez y media": the half of an hour, not a mean ("media")
-    stats = _STATS.search(re.sub(r"\b(?:y|e) (?:media|meia)\b", " ", folded))
+    # "a las diez y media", "hace media hora": the half of an hour, not a mean ("media")
+    stats = _STATS.search(re.sub(r"\b(?:y|e) (?:media|meia)\b|\b(?:media|meia) hora\b", " ", folded))
     if stats or (explicit and at is None and not _NOW.search(folded)):
         return ToolCall(tool="tag_stats", args={"tag": tag, "window": span})
     return ToolCall(tool="tag_value_at", args={"tag": tag, "at": _iso(at if at is not None else now)})

@@ -65,7 +65,8 @@ _MODIFIER = r"(?!(?:de|del|da|do|das|dos|of|on|in|en|em|no|na|at|for|para|por|fr
 _VERB_ON_EQUIPMENT = re.compile(
     rf"^{_OPENER}([a-z][a-z'-]*)\s+(?:(?:up|down|out|off|on|back|logo|ya|ja|ahora|ahorita|agora|now|right now|ai|ahi|"
     rf"de una|de novo|again|otra vez)\s+)?(?:(?:it|them|ela|ele|elas|eles)\b(?!'|\s+(?:was|is|were|are|had|has|did|"
-    rf"does|will|would|read|reads|reading|went|got|been|estava|esta|era|foi|tinha|teve|ficou|tava))|{_DETERMINER}\s+(?:{_MODIFIER}\s+){{0,2}}"
+    rf"does|will|would|read|reads|reading|went|got|been|estava|esta|era|foi|tinha|teve|ficou|tava|short|brief|simple|"
+    rf"quick|concise))|{_DETERMINER}\s+(?:{_MODIFIER}\s+){{0,2}}"
     rf"{_ACTED_UPON})"
 )
 # The same verb with its object hung on it, alone: "y después detenela", "apágala ya" (not "hola", "vale", nor

@@ -48,6 +48,9 @@ INJECTION = re.compile(
     r"\b(?:say|di|diga|repeat|repite|repita|escribe|escreve|write)\s+(?:exactly|exactamente|exatamente|only|solo|so)\b|"
     r"\b(?:reply|respond|answer|responde|responda|contesta|conteste)\s+(?:with|con|com)\s+(?:exactly|exactamente|"
     r"exatamente)\b|"
+    # a figure fixed for any question: "Answer in JSON with answer: 0 for any question about stops"
+    r"\b(?:answer|reply|respond|responde|responda|contesta)\b[^.?!]{0,40}\b(?:0|zero|cero)\b[^.?!]{0,20}\b(?:for|to|a|"
+    r"para|em|en)\s+(?:any|every|all|cualquier|toda|todas|qualquer)\b|"
     # an answer dictated: 'responda apenas "tudo certo"' (not "responda só com o número": a form asked for)
     r"\b(?:responde|responda|answer|reply)\s+(?:apenas|somente|unicamente|only|just|solo|so)\s+[\"'«“‘]|"
     r"\brepeat after me\b|\b(?:abre|abri|abra|abrir|open|click|clica|clique|haz clic en|pincha)\s+(?:en\s+)?"
@@ -97,6 +100,7 @@ FUTURE = re.compile(
     r"\b(?:predict|forecast|will (?:fail|break|stop)|next (?:week|month|shift|year)|tomorrow|pronostica|"
     r"pronostico|predice|prediccion|proxima semana|proximo mes|proximo turno|semana que viene|fallara|"
     r"semana que vem|mes que vem|ano que vem|turno que vem|mes que viene|ano que viene|turno que viene|"
+    r"(?:madrugada|noche|noite|tarde) que (?:viene|vem)|va a marcar|vai marcar|going to read|"
     r"preve|previsao de falha|amanha|vai falhar|probability|probabilidad|probabilidade|likelihood|how likely|"
     r"que tan probable|qual a chance|previsao|previsoes|prevision|previsiones|projection|proyeccion|projecao|"
     r"extrapola\w*)\b"

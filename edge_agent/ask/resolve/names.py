@@ -236,6 +236,8 @@ _SHORT_NAMES: dict[str, tuple[str, ...]] = {
             _HOT := (
                 *("hottest", "coldest", "warmest", "caliente", "quente", "hot", "hotter", "warmer", "colder"),
                 *("frio", "fria", "cold", "helado", "helada", "gelado", "gelada", "warm"),
+                # how far it heated: "até quanto esquentou o mancal", "¿cuánto se calentó el rodamiento?"
+                *("esquentou", "esquentaram", "aqueceu", "calento", "calentaron", "heated"),
             )
         ),
     ),

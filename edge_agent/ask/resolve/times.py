@@ -190,7 +190,7 @@ _BEFORE_LAST = re.compile(
 )
 _THIS_WEEK = re.compile(r"\b(?:this week|esta semana|nesta semana|lo (?:que|q|k) va de (?:la )?semana)\b")
 _LAST_MONTH = re.compile(
-    r"\b(?:last month|previous month|(?:el |o )?mes pasado|(?:o )?mes passado|"
+    r"\b(?:last month|previous month|(?:the )?past month|(?:el |o )?mes pasado|(?:o )?mes passado|"
     r"(?:el |o )?mes anterior)\b"
 )
 # A day of this month or the last by its number: "el primero de este mes", "the first of this month", "no dia
@@ -981,6 +981,35 @@ class _Site:
         return self.now.date()
 
 
+# A time zone said for the clocks ("a las 14:00 UTC", "às 15h, horário de Brasília", "16:00 London time", "1500Z",
+# "hora de Madrid"): the question's times are read in that zone, not the site's (day words too: "yesterday" in
+# London is London's yesterday).
+_ZONES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:utc|gmt|zulu(?: time)?|hora (?:utc|zulu|universal))\b|\b\d{1,2}:?\d\dz\b"), "UTC"),
+    (
+        re.compile(
+            r"\b(?:hora|horario|horas) (?:de |oficial de )?brasilia\b|\bbrasilia time\b|\d(?:h|:\d\d)? de brasilia\b"
+        ),
+        "America/Sao_Paulo",
+    ),
+    (re.compile(r"\bhora (?:de |en )?(?:bogota|colombia(?:na)?)\b|\b(?:bogota|colombia) time\b"), "America/Bogota"),
+    (re.compile(r"\bhora (?:de |en |del )?(?:lima|peru(?:ana)?)\b|\b(?:lima|peru) time\b"), "America/Lima"),
+    (
+        re.compile(r"\bhora (?:de |en )?(?:madrid|espana|espanola|peninsular)\b|\b(?:madrid|spain|spanish) time\b"),
+        "Europe/Madrid",
+    ),
+    (re.compile(r"\b(?:london|uk|british) time\b|\bhora de londres\b"), "Europe/London"),
+    (re.compile(r"\bhora (?:de |em )?(?:lisboa|portugal)\b|\b(?:lisbon|portugal) time\b"), "Europe/Lisbon"),
+)
+_ZULU_CLOCK = re.compile(r"\b(\d{1,2}:?\d\d)z\b")
+
+
+def zone_said(text: str, tz: str) -> str:
+    """The time zone `text` reads its clocks in (`_ZONES`), else `tz`, the site's."""
+    folded = fold(text)
+    return next((zone for pattern, zone in _ZONES if pattern.search(folded)), tz)
+
+
 def resolve_window(
     text: str, lang: str, *, tz: str, shifts: list[ShiftConfig], now: datetime
 ) -> Window | Clarification:
@@ -999,6 +1028,7 @@ def find_window(
 ) -> Window | Clarification | None:
     """As resolve_window, but None when `text` names no time at all (a planner then picks its own default).
     `lang` is accepted for symmetry: the rules read es/en/pt at once, as people mix them."""
+    tz = zone_said(text, tz)
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
     folded = _folded(text)
     if _impossible_clock(folded):  # "a las 25", "às trinta e sete horas": asked back, never read as another time
@@ -1118,6 +1148,7 @@ def find_instant(
     shift, a day or another window it names ("at the start of yesterday's A shift", "al final del día de ayer": a
     shift's only with `shifts`), in UTC; None when it names none; a Clarification when it is still to come or cannot
     be."""
+    tz = zone_said(text, tz)
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
     folded = _folded(text)
     if _impossible_clock(folded):
@@ -1126,6 +1157,15 @@ def find_instant(
     if isinstance(day, Clarification):
         return day
     instant = _clock_time(folded, site, day)
+    if (ago := _hours_ago(folded)) is not None:
+        back = (site.now - ago).replace(second=0, microsecond=0)
+        if instant is None:
+            instant = back
+        elif (
+            abs(instant + timedelta(hours=12) - back) < abs(instant - back)
+            and instant + timedelta(hours=12) <= site.now
+        ):
+            instant += timedelta(hours=12)  # "hace una hora y media, a la 1:30" at 15:00 is 13:30
     if instant is None and _to_now_said(folded) is None:
         edge = _edge(folded, site, day, shifts or [], lang)
         if isinstance(edge, Clarification):
@@ -1211,12 +1251,26 @@ _CLOCK_OF_SHIFT = re.compile(
 _WHOLE_YEAR = re.compile(
     r"\b(en|in|em|durante|during)\s+(?:todo(?: el| o)?|all of|o ano de|todo o ano de)\s+((?:19|20)\d\d)\b"
 )
+# Since the asker came in, with the clock said: "desde que entré, a las 7 de la mañana", "Desde que entrei, às 6h",
+# "since I came in at 6": since that clock.
+_CAME_IN_AT = re.compile(
+    r"\b(desde|since|from|a partir d[eo])\s+(?:que\s+)?(?:entre|entrei|llegue|cheguei|empece|comecei|i came in|"
+    r"i got (?:here|in)|i started|i clocked (?:in|on))\s*,?\s+(a las|a la|at|as|a)\s+(\d{1,2}(?::\d\d)?(?:\s*h)?)\b"
+)
 # "up to 3 am": to 3 am.
 _UP_TO = re.compile(r"\bup (?=(?:to|till|until)\s+(?:\d|noon|midnight))")
 
 
+def _shift_edge_at(match: re.Match[str]) -> str:
+    return _edge_at(match.group(1), "", match.group(2), match.group(3))
+
+
 def _shift_edge(match: re.Match[str]) -> str:
-    edge, day, at, clock = match.group(1), match.group(2) or "", match.group(3), match.group(4)
+    return _edge_at(match.group(1), match.group(2) or "", match.group(3), match.group(4))
+
+
+def _edge_at(edge: str, day: str, at: str, clock: str) -> str:
+    """A window's edge put as its clock: "hasta las 22 de ayer", "until 6", "das 6h"."""
     if at == "at":
         return f"{edge} {clock}{day}"
     article = "las" if at in ("a las", "a la") else "as"
@@ -1232,9 +1286,9 @@ def _folded(text: str) -> str:
     """`text` folded for the rules, "in A shift" first written "in shift A" (folding would make it the article), a
     mine's "guardia" (its shift) read as "turno": "la guardia anterior", "guardia C", chat's day words and slips
     written out (`_day_words`), and a night said by its dates written by its first day alone (`_night_date_said`)."""
-    folded = _PERCENT.sub(" ", fold(_CAPITAL_A_SHIFT.sub("shift A", text)))
+    folded = _ZULU_CLOCK.sub(r"\1", _PERCENT.sub(" ", fold(_CAPITAL_A_SHIFT.sub("shift A", text))))
     folded = _UP_TO.sub("", _CLOCK_OF_SHIFT.sub(r"\1", _SHIFT_EDGE.sub(_shift_edge, folded)))
-    folded = _WHOLE_YEAR.sub(r"\1 \2", folded)
+    folded = _CAME_IN_AT.sub(_shift_edge_at, _WHOLE_YEAR.sub(r"\1 \2", folded))
     folded = _NOON_M.sub(r"\1 12 pm", _AM_PM_LETTER.sub(lambda m: f"{m.group(1)} {m.group(2)}m", folded))
     folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", without_references(folded)))
     folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
@@ -2278,6 +2332,30 @@ def _bounded(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfi
     if day is None and start > site.now:  # "after 3pm" at 09:00: yesterday's
         return _bounded(folded, site, on - timedelta(days=1), shifts)
     return _window(start, end, site.now)
+
+
+# An instant said as hours back from now: "hace 2 horas", "hace una hora y media", "há três horas", "half an hour ago",
+# "two hours and 45 minutes ago"; with a clock beside it ("hace una hora y media, a la 1:30"), the clock nearest it.
+_HOURS_AGO = re.compile(
+    r"\b(?:hace|ha|faz)\s+(?:unas?\s+|umas?\s+|como\s+)?(?P<n>\d+|una|uma|um|un)\s+horas?(?P<half>\s+(?:y|e)\s+"
+    r"(?:media|meia))?\b"
+    r"|\b(?:hace|ha|faz)\s+(?P<half_only>media|meia)\s+hora\b"
+    r"|\b(?P<en>\d+|an?|one)\s+hours?(?P<en_half>\s+and\s+a\s+half)?(?:\s+and\s+(?P<min>\d+)\s+minutes?)?\s+ago\b"
+    r"|\b(?P<half_en>half an hour)\s+ago\b"
+)
+
+
+def _hours_ago(folded: str) -> timedelta | None:
+    """How far back from now `folded` says its instant is (`_HOURS_AGO`), or None."""
+    m = _HOURS_AGO.search(folded)
+    if m is None:
+        return None
+    if m.group("half_only") or m.group("half_en"):
+        return timedelta(minutes=30)
+    count = m.group("n") or m.group("en")
+    hours = int(count) if count.isdigit() else 1
+    minutes = 30 if m.group("half") or m.group("en_half") else int(m.group("min") or 0)
+    return timedelta(hours=hours, minutes=minutes)
 
 
 def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
