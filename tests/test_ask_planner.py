@@ -4143,6 +4143,11 @@ class TestBlindSets296To303:
         [
             ("How many alarms has tank T-301 raised so far today? Keep it short.", "en", [("alarms", "T-301")]),
             ("Até quanto esquentou o mancal da P-101 ontem?", "pt", [("tag_stats", "P-101.bearing_temp_c")]),
+            (
+                "¿Cuál fue el caudal más alto del C-201 ayer? Cachai que lo necesito pa' la bitácora",
+                "es",
+                [("tag_stats", "C-201.flow_m3h")],
+            ),
         ],
     )
     def test_read_in_the_ways_blind_sets_296_to_303_put_it(

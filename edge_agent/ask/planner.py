@@ -227,7 +227,10 @@ _INTENTS: dict[str, re.Pattern[str]] = {
     ),
     # ("how many times did the horn go off": the alarm's horn)
     "alarms": re.compile(r"\b(?:alarms?|alarmas?|alarmes?|alerts?|alertas?|horns?|sirens?|sirenas?|sirenes?)\b"),
+    # (the log a figure is wanted for is no note asked: "¿cuál ha sido el caudal más alto? Lo necesito pa' la
+    # bitácora")
     "notes": re.compile(
+        r"(?<!\bpa la )(?<!\bpa' la )(?<!\bpara la )(?<!\bfor the )(?<!\bfor my )(?<!\bpro )(?<!\bpara o )"
         r"\b(?:notes?|notas?|comments?|comentarios?|bitacora|logbook|anotaciones|anotacoes|observaciones|"
         r"observacoes|dejaron|deixaram|wrote|escribieron|escreveram)\b"
     ),
