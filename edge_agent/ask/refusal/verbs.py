@@ -303,8 +303,7 @@ _WRITE_PHRASES = re.compile(
     # a record written: "log a note that…", "open a ticket", "create a work order", "put in a work order",
     # "registra una nota" (not a purpose: "Para cerrar el ticket necesito el valor máximo…")
     r"|(?<!para )(?<!pra )\b(?:log|file|create|open|close|submit|raise|put in|crea|crear|cria|criar|abre|abrir|abra|"
-    r"cierra|cerrar|"
-    r"cierre|fecha|fechar|feche|levanta|levantar|registra|"
+    r"cierra|cerrar|cierre|fecha|fechar|feche|levanta|levantar|registra|"
     r"registrar|registre|regista|registar|registe|anota|anotar|anote)\s+(?:a|an|the|una|un|uma|um|la|el|o|a)?\s*(?:new\s+|nueva\s+|nova\s+)?"
     r"(?:note|nota|entry|entrada|comment|comentario|ticket|work order|orden de trabajo|ordem de servico|incident|"
     r"incidente|chamado)\b"
@@ -691,8 +690,7 @@ _ASKED_DONE = re.compile(
 # the accent tells it from the past ("el operador las reinició").
 OWN_ACT_ASKED = re.compile(
     r"(?<!\bsi )(?<!\bse )\b(?:la|lo|las|los|le|les)\s+(?:reinicio|reseteo|apago|arranco|prendo|enciendo|subo|bajo|"
-    r"cierro|abro|paro|"
-    r"detengo|borro|cambio|ajusto|reconozco|silencio)\b(?=[^.!]*\?)"
+    r"cierro|abro|paro|detengo|borro|cambio|ajusto|reconozco|silencio)\b(?=[^.!]*\?)"
     r"|\b(?:desligo|religo|reinicio|reseto|zero|ligo)\s+(?:a|o|as|os|ela|ele)\b(?=[^.!]*\?)"
 )
 

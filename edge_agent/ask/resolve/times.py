@@ -1227,6 +1227,8 @@ _AM_PM_LETTER = re.compile(r"(?<![\w.:])(\d{1,2})([ap])(?!\w)")
 _NOON_M = re.compile(r"\b(de|desde|from) 12\s?m\.?(?=\s+(?:a|to|hasta|-)\s+\d)")
 
 
+# The clock an edge is said at, its "at" word kept: ", a las 22", "at 6", "às 22h".
+_EDGE_CLOCK = r"\s*,?\s+(a las|a la|at|as|a)\s+(\d{1,2}(?::\d\d)?(?:\s*h)?)\b"
 # A shift's edge said with its clock as a window's edge: "de las 18 hasta que cerró el turno B de ayer a las 22",
 # "from 8 last night until C shift ended at 6 this morning", "até o fim do turno B de ontem, às 22h", "desde que
 # arrancó el turno B a las 14", "do começo do turno A às 6h": the clock is the edge, not the shift. And a clock told
@@ -1241,7 +1243,7 @@ _SHIFT_EDGE = re.compile(
     r"(?:(?:el|la|o|the)\s+)?(?:(?:fin|final|end|cierre|fim|close|comienzo|inicio|principio|comeco|start|beginning)\s+"
     rf"(?:del?|do|da|of)\s+)?(?:{_EDGE_VERB}\s+)?{_SHIFT_SAID}"
     r"(\s+(?:de ayer|de hoy|de ontem|de hoje|yesterday|today|de anteayer|de anteontem))?"
-    rf"(?:\s+{_EDGE_VERB})?\s*,?\s+(a las|a la|at|as|a)\s+(\d{{1,2}}(?::\d\d)?(?:\s*h)?)\b"
+    rf"(?:\s+{_EDGE_VERB})?{_EDGE_CLOCK}"
 )
 _CLOCK_OF_SHIFT = re.compile(
     rf"\b(\d{{1,2}}(?::\d\d)?(?:\s*h)?(?:\s*[ap]m)?(?: de la (?:manana|tarde|noche))?)\s+(?:que|when|cuando|quando)\s+"
@@ -1255,7 +1257,7 @@ _WHOLE_YEAR = re.compile(
 # "since I came in at 6": since that clock.
 _CAME_IN_AT = re.compile(
     r"\b(desde|since|from|a partir d[eo])\s+(?:que\s+)?(?:entre|entrei|llegue|cheguei|empece|comecei|i came in|"
-    r"i got (?:here|in)|i started|i clocked (?:in|on))\s*,?\s+(a las|a la|at|as|a)\s+(\d{1,2}(?::\d\d)?(?:\s*h)?)\b"
+    rf"i got (?:here|in)|i started|i clocked (?:in|on)){_EDGE_CLOCK}"
 )
 # "up to 3 am": to 3 am.
 _UP_TO = re.compile(r"\bup (?=(?:to|till|until)\s+(?:\d|noon|midnight))")
