@@ -4099,8 +4099,10 @@ class TestBlindSets296To303:
     """What blind sets 296-303 found: clocks said in another zone are read in it ("a las 15:00 hora de Madrid", "at
     18:00 UTC", "1500Z", "entre 13h e 17h de Brasília"); an instant said as hours back ("hace 2 horas", "hace media
     hora", "hace una hora y media, a la 1:30" is 13:30 at 15:00); since the asker came in at a clock; "keep it short"
-    orders nothing; "esquentou" is a temperature. Refused besides: a quantity put at its limit ("põe a vazão no
-    máximo", "fill tank T-301"), "esta madrugada que viene", "the past month", a figure fixed for any question."""
+    orders nothing; "esquentou" is a temperature; "the last half hour"; a reading asked without its quantity ("Where
+    was T-301 sitting at 8?": the tank's one tag; a pump's is asked back). Refused besides: a quantity put at its limit
+    ("põe a vazão no máximo", "fill tank T-301"), "esta madrugada que viene", "the past month", a figure fixed for any
+    question."""
 
     @pytest.mark.parametrize(
         ("question", "lang", "at"),
@@ -4131,6 +4133,16 @@ class TestBlindSets296To303:
                 "es",
                 {"start": "2026-03-11T13:00:00Z", "end": "2026-03-11T16:30:00Z"},
             ),
+            (
+                "Max vibration on P-101 in the last half hour?",
+                "en",
+                {"start": "2026-03-11T16:00:00Z", "end": "2026-03-11T16:30:00Z"},
+            ),
+            (
+                "¿Cuántas alarmas tuvo el C-201 en los últimos 45 minutos?",
+                "es",
+                {"start": "2026-03-11T15:45:00Z", "end": "2026-03-11T16:30:00Z"},
+            ),
         ],
     )
     def test_the_window_blind_sets_296_to_303_meant(self, question: str, lang: str, window: dict[str, str]) -> None:
@@ -4148,6 +4160,10 @@ class TestBlindSets296To303:
                 "es",
                 [("tag_stats", "C-201.flow_m3h")],
             ),
+            # a reading asked without its quantity: the tank's one tag
+            ("Where was T-301 sitting at 8 this morning?", "en", [("tag_value_at", "T-301.level_pct")]),
+            ("Em quanto tava o tanque às 8?", "pt", [("tag_value_at", "T-301.level_pct")]),
+            ("What was the least tank T-301 had in it last night?", "en", [("tag_stats", "T-301.level_pct")]),
         ],
     )
     def test_read_in_the_ways_blind_sets_296_to_303_put_it(
@@ -4166,6 +4182,14 @@ class TestBlindSets296To303:
     )
     def test_refused_as_blind_sets_296_to_303_meant(self, question: str, lang: str) -> None:
         assert isinstance(plan(question, lang), Refusal | Clarification)
+
+    def test_a_reading_of_a_pump_without_its_quantity_is_asked_back(self) -> None:
+        got = plan("¿En cuánto estaba la P-101 a las 8?", "es")
+        assert isinstance(got, Clarification)
+        assert (got.reason, got.candidates) == (
+            "which_tag",
+            ["P-101.bearing_temp_c", "P-101.flow_m3h", "P-101.running", "P-101.vibration_mm_s"],
+        )
 
     def test_the_past_month_reaches_back_a_month(self) -> None:
         assert window_said("the bearing temperatures on C-201 for every night of the past month", "en") == window_said(

@@ -262,6 +262,17 @@ _OVERVIEW = re.compile(
     r"novidades)\b"
 )
 OVERVIEW_INTENTS = ("stops", "alarms")
+# A reading asked without its quantity: "¿En cuánto estaba el T-301 a las 8?", "What was the tank at 8?", "Where was
+# T-301 sitting at 8?", "the least the tank had in it": the asset's one tag, or the asker is asked which of its tags.
+_READING_ASKED = re.compile(
+    r"\b(?:en cuanto (?:estaba|estuvo|esta|andaba|quedo)|cuanto (?:marcaba|marco|marca|tenia|tiene)|"
+    r"em quanto (?:estava|tava|ficou|esta|ta)|quanto (?:marcava|marcou|marca|tinha|tem)|"
+    # the asset's own reading ("the tank reading", "la lectura del T-301"; not "the flux capacitor reading")
+    r"(?:the|its|la|su|sua|a|o|tank|tanque|pump|bomba|compressor|compresor|[a-z]{1,2}-?\d{3})\s+"
+    r"(?:readings?|lecturas?|leituras?)|(?:had|have|has) in it|"
+    r"what (?:was|is|were)\s+(?:the\s+)?[a-z0-9-]+(?:\s+[a-z0-9-]+)?\s+at|"
+    r"where (?:was|is|were)\b[^.?!]{1,30}\b(?:sitting|sat|at)|como (?:estaba|estava|tava|taba))\b"
+)
 # What a figure is wanted for, not what is asked: "for the reliability report", "for the quality review", "pra fechar o
 # relatório", "para la reunión de calidad": its words name no intent.
 _FOR_A_PURPOSE = re.compile(
@@ -758,6 +769,8 @@ def plan_for(
         # "¿Cuántas paradas tuvo el digestor? El de la línea de fibra": equipment the plant has none of, asked about
         return Clarification(reason="unknown_name", candidates=sorted(a.asset for a in namespace.assets))
     if not intents and all(s.tag is not None or s.quantity is not None for s in subjects):
+        intents = ["tag"]
+    if not intents and _READING_ASKED.search(folded) and all(s.asset is not None for s in subjects):
         intents = ["tag"]
     if "tag" in intents and len(intents) > 1 and all(s.tag is None and s.quantity is None for s in subjects):
         intents.remove("tag")  # "controles fuera de rango": the range is the checks', no tag is named

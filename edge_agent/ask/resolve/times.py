@@ -157,6 +157,12 @@ _HOURS = re.compile(
     rf"\b{_LAST}\s+(?:{_N}\s*)?(?:horas?|hours?|hrs?|h)\b(?!\s+(?:before|of|antes|del|de|do|da)\b)(?!\s*-\s*\d)"
     rf"|\b{_N}\s*(?:horas?|hours?|h)\s+{_LAST}\b"
 )
+# "the last half hour", "la última media hora", "os últimos 45 minutos": minutes back from now.
+_MINUTES_SPAN = re.compile(
+    rf"\b{_LAST}\s+(?:(?P<half>half(?:\s+an|-an)?[\s-]hour|media hora|meia hora)|"
+    rf"{_N}\s*(?:minutos?|minutes?|mins?)\b)(?!\s+(?:before|of|antes|del|de|do|da)\b)"
+    rf"|\b{_N}\s*(?:minutos?|minutes?|mins?)\s+{_LAST}\b"
+)
 _DAYS = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:dias?|days?)\b|\b{_N}\s+(?:dias?|days?)\s+{_LAST}\b")
 _MONTHS_SPAN = re.compile(rf"\b{_LAST}\s+{_N}\s+(?:months?|mes|meses)\b|\b{_N}\s+(?:months?|mes|meses)\s+{_LAST}\b")
 # "the last 2 weeks", "las últimas 2 semanas", "the past fortnight" (written "2 weeks"): N × 7 days back from now.
@@ -1593,6 +1599,9 @@ def _count(word: str | None) -> int:
 
 def _span(folded: str, site: _Site) -> Window | Clarification | None:
     now = site.now
+    if match := _MINUTES_SPAN.search(folded):
+        minutes = 30 if match.group("half") else min(_count(match.group(2) or match.group(3)), _MAX_SPAN_H * 60)
+        return _window(now - timedelta(minutes=max(minutes, 1)), now)
     if match := _HOURS.search(folded):
         hours = min(_count(match.group(1) or match.group(2)), _MAX_SPAN_H)
         return _window(now - timedelta(hours=max(hours, 1)), now)
