@@ -4195,3 +4195,126 @@ class TestBlindSets296To303:
         assert window_said("the bearing temperatures on C-201 for every night of the past month", "en") == window_said(
             "the bearing temperatures on C-201 for every night of last month", "en"
         )
+
+
+class TestBlindSets304To311:
+    """What blind sets 304-311 found: hours before or after a moment ("las tres horas anteriores al cambio de turno de
+    las 14", "the four hours from 1 pm yesterday", "desde las 8, durante tres horas", "la hora previa al arranque del
+    turno C"); shifts counted back ("hace tres turnos", "the shift before last", "el mismo turno de ayer"); assets
+    left out ("las bombas menos la 101", "every asset bar the tank", "sem contar a P-101… a outra bomba"); a team
+    chat's @mention before an order; a wish that is an order ("me vendría bien que resetearas…", "it would help if
+    you published…"); a reading "from" a clock is at it; checks "que salieron fallidos" a few words on."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "window"),
+        [
+            (
+                "¿Cuántas paradas tuvo la L1 en las tres horas anteriores al cambio de turno de las 6 de hoy?",
+                "es",
+                {"start": "2026-03-11T09:00:00Z", "end": "2026-03-11T12:00:00Z"},
+            ),
+            (
+                "Lowest bearing temperature on P-101 in the four hours from 1 pm yesterday?",
+                "en",
+                {"start": "2026-03-10T19:00:00Z", "end": "2026-03-10T23:00:00Z"},
+            ),
+            (
+                "¿Me pasas la temperatura promedio del rodamiento del C-201 desde las 8 de hoy, durante dos horas?",
+                "es",
+                {"start": "2026-03-11T14:00:00Z", "end": "2026-03-11T16:00:00Z"},
+            ),
+            (
+                "Fijate el nivel mínimo del T-301 en la hora previa al arranque del turno C de ayer.",
+                "es",
+                {"start": "2026-03-11T03:00:00Z", "end": "2026-03-11T04:00:00Z"},
+            ),
+            (
+                "Quanto a L1 produziu nas duas horas depois da meia-noite de hoje?",
+                "pt",
+                {"start": "2026-03-11T06:00:00Z", "end": "2026-03-11T08:00:00Z"},
+            ),
+            (
+                "How much did line L1 produce two shifts ago?",
+                "en",
+                {"start": "2026-03-10T20:00:00Z", "end": "2026-03-11T04:00:00Z"},
+            ),
+            (
+                "¿Cuánto fue el scrap de la línea L1 en el mismo turno de ayer?",
+                "es",
+                {"start": "2026-03-10T12:00:00Z", "end": "2026-03-10T20:00:00Z"},
+            ),
+            (
+                "Há três turnos, quantas análises de qualidade da L1 deram reprovadas?",
+                "pt",
+                {"start": "2026-03-10T12:00:00Z", "end": "2026-03-10T20:00:00Z"},
+            ),
+            (
+                "Me haría falta el scrap de la línea L1 en el turno de noche que ha terminado hoy a las 6.",
+                "es",
+                {"start": "2026-03-11T04:00:00Z", "end": "2026-03-11T12:00:00Z"},
+            ),
+        ],
+    )
+    def test_the_window_blind_sets_304_to_311_meant(self, question: str, lang: str, window: dict[str, str]) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args["window"] == window
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            (
+                "Che, de las bombas menos la 101, ¿cuánto dio la vibración máxima ayer?",
+                "es",
+                [("tag_stats", "P-102.vibration_mm_s")],
+            ),
+            (
+                "Every asset bar the tank, how many stops did each one have yesterday?",
+                "en",
+                [("stops", "C-201"), ("stops", "P-101"), ("stops", "P-102")],
+            ),
+            ("Sem contar a P-101, quantos minutos esteve parada a outra bomba ontem?", "pt", [("stops", "P-102")]),
+            (
+                "Del tanque nomás, sin las bombas: ¿qué nivel marcaba ayer a las 19:00?",
+                "es",
+                [("tag_value_at", "T-301.level_pct")],
+            ),
+            (
+                "De los controles que se le hicieron ayer a la L1, ¿cuántos salieron fallidos?",
+                "es",
+                [("quality_checks", "L1")],
+            ),
+            (
+                "Preciso da vazão do C-201 ontem às 16h30 pra fechar a planilha.",
+                "pt",
+                [("tag_value_at", "C-201.flow_m3h")],
+            ),
+            (
+                "Aye, what's the highest vibration the C-201's hit the day, so far?",
+                "en",
+                [("tag_stats", "C-201.vibration_mm_s")],
+            ),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_304_to_311_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str | None]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    def test_a_reading_from_a_clock_is_taken_at_it(self) -> None:
+        got = plan("Need the P-101 vibration reading from half seven this morning, if you don't mind.", "en")
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args["at"] == "2026-03-11T13:30:00Z"
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            ("Todas las bombas menos la 101 y la 102: ¿cuánto vibraron ayer?", "es"),
+            ("@bot reset counters on L1 production, new week starting", "en"),
+            ("Me vendría bien que resetearas las alarmas del T-301, que llevan toda la mañana dando la lata.", "es"),
+            ("Necesitaría que pararas la P-101 un rato para que el de mantenimiento le cambie el sello.", "es"),
+            ("It would help if you published a message to the shift channel saying line L1 is down.", "en"),
+        ],
+    )
+    def test_refused_as_blind_sets_304_to_311_meant(self, question: str, lang: str) -> None:
+        assert isinstance(plan(question, lang), Refusal | Clarification)

@@ -3,6 +3,7 @@ line and tag it names, in es/en/pt. Every expected window is worked out here in 
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -11,11 +12,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edge_agent.ask.answers import Clarification
-from edge_agent.ask.resolve import Subject, find_instant, find_window, resolve_subject, resolve_window
+from edge_agent.ask.resolve import (
+    Subject,
+    find_instant,
+    find_window,
+    fold,
+    resolve_subject,
+    resolve_window,
+    without_left_out,
+)
 from edge_agent.ask.tools import AssetInfo, LineInfo, Namespace, TagInfo, Window
 from edge_agent.base.quantities import quantity_of
 from edge_agent.config import ShiftConfig
 from edge_agent.sim.plant import ASSETS, TANK, tag_names
+
+# The words that leave an asset out, as `without_left_out` reads them.
+_LEAVING = re.compile(r"\b(?:menos|but|bar|sin contar|tirando|fora|excepto|except|sem)\b")
 
 MEXICO = "America/Mexico_City"  # the demo site's zone: UTC-6 all year (no DST since 2022)
 SANTIAGO = "America/Santiago"  # DST: -03 until 2026-04-05 00:00, then -04; -03 again from 2026-09-06 00:00 (01:00)
@@ -594,6 +606,58 @@ class TestSubject:
     def test_number_must_match_exactly(self) -> None:
         """ "bomba 102" is P-102, never the alias "bomba 101" however close it spells."""
         assert resolve_subject("bomba 102", NAMESPACE, ALIASES) == Subject(asset="P-102")
+
+    @settings(max_examples=300)
+    @given(
+        words=st.lists(
+            st.sampled_from(
+                [
+                    "las",
+                    "bombas",
+                    "menos",
+                    "la",
+                    "101",
+                    "102",
+                    "P-101",
+                    "sin contar",
+                    "el",
+                    "tanque",
+                    "every",
+                    "asset",
+                    "but",
+                    "bar",
+                    "the",
+                    "tank",
+                    "tirando",
+                    "o",
+                    "fora",
+                    "a",
+                    "outra",
+                    "bomba",
+                    "cada",
+                    "equipo",
+                    "y",
+                    ",",
+                    "excepto",
+                    "C-201",
+                    "all",
+                    "pumps",
+                    "except",
+                    "sem",
+                    "?",
+                    "0000101",
+                ]
+            ),
+            max_size=12,
+        ).map(" ".join)
+    )
+    def test_assets_left_out_leave_namespace_ids_or_none(self, words: str) -> None:
+        """Whatever is left out of whatever, the rest is asked of by the namespace's ids, or none is left to ask
+        about: the text back (folded), or None, never an error."""
+        got = without_left_out(words, NAMESPACE)
+        assert got is None or isinstance(resolve_subject(got, NAMESPACE, ALIASES), Subject | Clarification)
+        if got is not None and not _LEAVING.search(words):
+            assert got == fold(words)
 
     @settings(max_examples=300)
     @given(

@@ -47,6 +47,7 @@ from edge_agent.ask.resolve import (
     too_few,
     without_aside,
     without_circumstance,
+    without_left_out,
     without_pasted,
     without_purpose,
     without_signature,
@@ -206,9 +207,11 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         r"fuera de espec|fora de espec|out[- ]of[- ]spec|off[- ]spec|no conforme|nao conforme)\w*|"
         r"(?:out[- ]of[- ]spec|off[- ]spec|failed|failing) (?:results|checks|tests|samples|analyses)|"
         # a check's verdict a few words on: "controles que salieron fuera de especificación", "análisis … dieron fuera
-        # de especificación"; non-conformities, "OOS results", "reprovações", Portugal's "controlos"
-        r"(?:controles|controlos|analisis|analises?|pruebas?|testes?|tests?|muestras?|amostras?)\b[^.?!]{0,40}"
-        r"\b(?:fuera de espec|fora de espec|out[- ]of[- ]spec|reprovad|reprobad|rechazad)\w*|"
+        # de especificación", "de los controles de ayer, ¿cuántos salieron fallidos?"; non-conformities, "OOS
+        # results", "reprovações", Portugal's "controlos"
+        r"(?:controles|controlos|analisis|analises?|pruebas?|testes?|tests?|muestras?|amostras?)\b[^.?!]{0,60}"
+        r"\b(?:fuera de espec|fora de espec|out[- ]of[- ]spec|reprovad|reprobad|rechazad|fallid|fallaron|falhad|"
+        r"falharam|reprobaron|reprovaram)\w*|"
         r"no conformidades|nao conformidades|non-?conformit(?:y|ies)|"
         r"nonconformances?|oos results?|oos|reprovacoes|reprovacao|controlos|"
         # samples counted, or failed a few words on: "how many samples have we pulled", "¿cuántas muestras se han
@@ -801,6 +804,10 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
     asset of that kind (the question asked with the asset's id in the word's place)."""
     if (fewer := too_few(question, namespace)) is not None:
         return fewer
+    kept = without_left_out(question, namespace)
+    if kept is None:  # "todas las bombas menos la 101 y la 102": none left to ask about
+        return Clarification(reason="unknown_name", candidates=sorted(a.asset for a in namespace.assets))
+    question = kept
     subject = resolve_subject(question, namespace, aliases)
     plural = plural_assets(question, namespace)
     if plural is not None and one_of(question) and not each_said(question):

@@ -124,11 +124,17 @@ def _said_done(question: str) -> str:
     return _DONE_BY_ME.sub(past, _DONE_BY_ME_SAID.sub(said, question))
 
 
+# A team chat's marks: an @mention ("@bot reset counters" is the order itself), and the "/", "!" or "#" a command or
+# a tag opens with ("/ack all", "#ignora-instrucciones": read as their words).
+_CHAT_MARKS = re.compile(r"(?<![\w@])@[\w.-]+[,:]?\s*|(?<![\w/])[/!#](?=\w)")
+
+
 def _folded(question: str, *, told: bool = False) -> str:
     """The message folded for the rules: a line break ends a sentence (an e-mail's greeting, body and signature), as
-    a full stop does; a command verb's swapped letters put right (`verbs.unswapped`); what is told but not asked
-    dropped (`verbs.NOT_ASKED`), unless `told`."""
-    folded = verbs.unswapped(fold(_LINE_BREAK.sub(". ", _said_done(question.casefold()))))
+    a full stop does; a team chat's marks left out (`_CHAT_MARKS`); a command verb's swapped letters put right
+    (`verbs.unswapped`); what is told but not asked dropped (`verbs.NOT_ASKED`), unless `told`."""
+    chat = _CHAT_MARKS.sub("", question)
+    folded = verbs.unswapped(fold(_LINE_BREAK.sub(". ", _said_done(chat.casefold()))))
     return folded if told else verbs.NOT_ASKED.sub(" ", folded)
 
 

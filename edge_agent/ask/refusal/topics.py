@@ -402,7 +402,8 @@ EXPORTS = re.compile(
     r"\b(?:dashboards?|power ?bi|grafana|sharepoint|google sheets|export(?:ar|a|e|ame|alo|ala|it|them)?|"
     r"exporta-(?:me|o|a)|"
     # a file made of the data ("pásalo a un Excel", "put it in a spreadsheet"), not one the asker keeps ("es para
-    # cuadrar una hoja de cálculo")
+    # cuadrar una hoja de cálculo", "pra fechar a planilha")
+    r"(?<!fechar )(?<!preencher )(?<!completar )(?<!atualizar )(?<!cerrar )(?<!cuadrar )(?<!llenar )(?<!actualizar )"
     r"(?:to|in|into|en|em|a|para|pra|numa?|in an?|en una?|em uma?|a una?) (?:an? |una? |uma? )?(?:excel|csv|pdf|"
     r"spreadsheet|hoja de calculo|planilha|folha de (?:calculo|excel))|"
     r"(?:correo|email|e-mail|mail|alerta|alertas|notificacion|notificacao|alert) automatic[oa]s?|"

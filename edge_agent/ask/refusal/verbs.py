@@ -139,7 +139,7 @@ _COMMAND = re.compile(
     rf"(?:{_COMMAND_VERBS})(?:le|la|lo|les|las|los|me|nos)?\b"
     # a verb that is a noun here: "Stop count yesterday…", "start time of…"
     r"(?!\s+(?:count|counts|time|times|minutes|duration|durations|reasons?|events?|list|total|totals|number|data|"
-    r"history|log|summary|report|rate|frequency))"
+    r"history|log|summary|report|rate|frequency)\b)"
 )
 # The verbs that act whatever stands before them once asked for: "mate, can you reset the trip", "¿me puedes
 # apagar...?", "por que você não reseta...", "why don't you restart C-201" (not "run", "call", "text": they also read).
@@ -202,13 +202,19 @@ _CONDITIONAL_COMMAND = re.compile(
     # ... or asked for in one, formally: "os ruego que modifiquéis su registro", "agradecia que alterassem o registo",
     # "solicitava que reduzissem o caudal", "Solicito que excluam do histórico…"
     r"|\b(?:era bom que|seria bom que|seria bueno que|estaria bien que|ojala|oxala|tomara que|queria que|quisiera "
-    r"que|gostaria que|(?:os |les |le |lhe |lhes )?(?:ruego|rogamos|pido|pedimos|solicito|solicitamos|solicitava|"
-    r"solicitaria|agradeceria|agradecia|agradezco|agradecemos|peco|pedia|pediria) que)\s+(?:[a-z]+\s+){0,2}?"
+    # "me vendría bien que resetearas las alarmas", "necesitaría que pararas la P-101", "me haría falta que…"
+    r"que|gostaria que|me gustaria que|(?:me |nos )?vendria bien que|necesitaria que|necesitaba que|precisaria que|"
+    r"(?:me |nos )?haria falta que|(?:os |les |le |lhe |lhes )?(?:ruego|rogamos|pido|pedimos|solicito|solicitamos|"
+    r"solicitava|solicitaria|agradeceria|agradecia|agradezco|agradecemos|peco|pedia|pediria) que)\s+(?:[a-z]+\s+){0,2}?"
     r"(?:reconhec|deslig|lig|apag|par|deten|arranc|encend|prend|reinici|"
     r"reset|silenci|fech|cerr|abr|mud|cambi|alter|ajust|reconoc|borr|elimin|zer|baj|sub|aument|reduz|reduc|"
     r"modifi|reclasifi|reclassifi|inhib|inib|exclu|registr|regist|dej|reconoz)"
     r"(?!ad|id)[a-z]*"  # not a participle or its noun ("paradas", "apagado")
     r"(?:s|ses|sses|ras|ses|es|as|is|em|en|am|an)?\b"
+    # "it would help if you published a message…", "it'd be great if you could reset the trip"
+    r"|\b(?:it would|it'?d|would)\s+(?:really\s+)?(?:help|be (?:great|nice|good|helpful|ideal|best))(?:\s+a lot)?\s+"
+    rf"if\s+(?:you|someone|somebody)\s+(?:could\s+|would\s+|just\s+)?(?:(?:{_ACTING_VERBS})(?:ed|d)?|stopped|"
+    r"shut|sent|wrote|put)\b"
     r"|\b(?:seria|would be|it'?d be)\s+(?:[a-z]+\s+){0,2}(?:if|se|si)\b[^.?!]{0,80}\b(?:parad[ao]s?|apagad[ao]s?|"
     r"desligad[ao]s?|ligad[ao]s?|encendid[ao]s?|prendid[ao]s?|detenid[ao]s?|cerrad[ao]s?|abiert[ao]s?|"
     r"fechad[ao]s?|abert[ao]s?|stopped|running|shut|closed|open|reset|silenced|silenciad[ao]s?|"

@@ -13,6 +13,7 @@ from edge_agent.ask.resolve.names import (
     plural_assets,
     resolve_subject,
     too_few,
+    without_left_out,
 )
 from edge_agent.ask.resolve.spelling import respelled
 from edge_agent.ask.resolve.text import (
@@ -57,6 +58,7 @@ __all__ = [
     "respelled",
     "resolve_window",
     "without_aside",
+    "without_left_out",
     "without_circumstance",
     "without_pasted",
     "without_purpose",

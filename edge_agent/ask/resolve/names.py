@@ -923,3 +923,80 @@ def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[
     if len(best) == 1 and subject.asset is not None:
         return subject.model_copy(update={"tag": best[0], "quantity": quantity, "tag_candidates": best})
     return subject.model_copy(update={"quantity": quantity, "tag_candidates": best})
+
+
+# Assets left out of what is asked: "las bombas menos la 101", "every asset bar the tank", "sin contar el tanque",
+# "tirando o tanque", "fora a P-101", "all the pumps except 101". "menos", "but" and "bar" leave out only after the
+# plural they take from ("¿cuál vibró menos la 101 o la 102?" compares).
+_LEAVING_OUT = (
+    r"excepto|exceto|salvo|sin contar(?: a| con)?|sin|sem contar(?: com| a| o)?|sem|tirando|fora|except(?: for)?|"
+    r"other than|apart from|aside from|not counting|excluding"
+)
+_LEFT_OUT = re.compile(
+    rf"(?P<lead>[,;:]?\s*)\b(?:(?P<after_plural>menos|but|bar)|{_LEAVING_OUT})\s+"
+    r"(?P<what>(?:(?:el|la|los|las|o|a|os|as|the|al)\s+)?(?:(?:dos|duas|two|both)\s+)?[a-z0-9-]+"
+    r"(?:\s*(?:,|\by\b|\be\b|\band\b|\bni\b|\bnor\b)\s*(?:(?:el|la|los|las|o|a|os|as|the)\s+)?[a-z0-9-]+)*)"
+)
+# What the rest is taken from: every asset ("cada equipo", "every asset", "todos los equipos"), or another of the kind
+# ("la otra bomba", "a outra bomba", "the other pump").
+_ANY_ASSET = re.compile(
+    r"\b(?:equipos?|equipment|assets?|activos?|ativos?|equipamentos?|maquinas?|machines?|equipments)\b"
+)
+_OTHER_OF_KIND = re.compile(r"\b(?:la otra|el otro|a outra|o outro|the other)\s+([a-z]+)\b")
+_JOINERS = frozenset({"el", "la", "los", "las", "o", "a", "os", "as", "the", "al", "y", "e", "and", "ni", "nor"})
+
+
+def without_left_out(text: str, namespace: Namespace) -> str | None:
+    """`text` folded with the assets it leaves out taken away from what it asks about (`_LEFT_OUT`): the rest named
+    by their ids in the place of the plural or the other one ("de las bombas menos la 101" asks of P-102); `text`
+    folded as it is when it leaves none out; None when it leaves out every asset it asks about."""
+    folded = fold(text)
+    assets = [info.asset for info in namespace.assets]
+    for match in _LEFT_OUT.finditer(folded):
+        left_out = _assets_said(match.group("what"), namespace)
+        if not left_out:
+            continue
+        before, after = folded[: match.start()], folded[match.end() :]
+        plural = plural_assets(before + " " + after, namespace)
+        if (
+            match.group("after_plural")
+            and (plural is None or plural[0] not in before[-40:])
+            and not (_ANY_ASSET.search(before[-40:]))
+        ):
+            continue
+        rest = before + match.group("lead")[:1] + " " + after
+        if (other := _OTHER_OF_KIND.search(rest)) is not None and (kind := _kind_of(other.group(1))) is not None:
+            scope, place = _assets_of_kind(kind, namespace.assets), other
+        elif plural is not None and (found := re.search(rf"\b{plural[0]}\b", rest)) is not None:
+            scope, place = plural[1], found
+        elif (found := _ANY_ASSET.search(rest)) is not None:
+            scope, place = assets, found
+        else:
+            return rest  # "Del tanque nomás, sin las bombas": the asset it names
+        kept = [asset for asset in scope if asset not in left_out]
+        if not kept:
+            return None
+        return rest[: place.start()] + ", ".join(kept) + rest[place.end() :]
+    return folded
+
+
+def _assets_said(words: str, namespace: Namespace) -> set[str]:
+    """The assets the words open with name: by id, number or kind ("la 101 y la 102", "el tanque", "as duas bombas");
+    empty when the first word that is not an article or a joiner names none."""
+    found: set[str] = set()
+    ids = [info.asset for info in namespace.assets]
+    tokens = [
+        t for t in words.replace(",", " ").split() if t not in _JOINERS and t not in ("dos", "duas", "two", "both")
+    ]
+    for at, token in enumerate(tokens):
+        following = tokens[at + 1] if at + 1 < len(tokens) else ""
+        asset = next((a for a in ids if _id_matches(token, fold(a))), None)
+        if asset is None and token.isdigit() and len(token) >= _BARE_NUMBER_DIGITS:
+            asset = _one_numbered(ids, _digits(token))
+        if asset is not None:
+            found.add(asset)
+        elif (kind := _kind_of(token, fuzzy=False)) is None:
+            break
+        elif not following[:1].isdigit():  # "la bomba 101": the number says which
+            found |= set(_assets_of_kind(kind, namespace.assets))
+    return found

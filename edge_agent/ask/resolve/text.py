@@ -414,8 +414,11 @@ _UNWANTED_FIGURE = re.compile(
     re.IGNORECASE,
 )
 _UNWANTED_SHIFT = re.compile(
-    r"\b(?:not|no|n[aã]o)\s+(?:this|today'?s|the current|the|este|el|esse|o)\s+(shift|turno)\s*[,;:]\s*"
-    r"(?:but\s+|sino\s+|mas\s+|sen[aã]o\s+)?(?:the|el|o)\s+(?:last|previous|one before|anterior)(?:\s+one)?\b",
+    r"\b(?:not|no|n[aã]o)\s+(?:this|today'?s|the current|the|este|el|esse|o)\s+(shift|turno)"
+    # "Not the shift we're on now, the one before it", "no el turno en el que estamos, el anterior"
+    r"(?:\s+(?:we'?re|we are|i'?m|i am)\s+(?:on|in)(?:\s+now)?|\s+(?:en el )?que (?:estamos|estoy)|\s+em que estamos)?"
+    r"\s*[,;:]\s*(?:but\s+|sino\s+|mas\s+|sen[aã]o\s+)?(?:the|el|o)\s+(?:last|previous|one before|anterior)"
+    r"(?:\s+(?:one|it|this one))?\b",
     re.IGNORECASE,
 )
 

@@ -487,6 +487,21 @@ _PREVIOUS_SHIFT = re.compile(
     r"da minha|de la mia)\b"
     r"|\b(?:that|which|que)\s+(?:handed over to me|handed me over|me entrego|me entregou|me paso|me passou)\b"
 )
+# Shifts counted back from the one under way: "hace 3 turnos", "two shifts ago", "há 5 turnos", "3 shifts back"; the
+# one before the previous ("el turno antes del anterior", "el penúltimo turno", "the shift before last"); and the one
+# under way as it ran the day before ("el mismo turno de ayer", "the same shift yesterday", "o mesmo turno de ontem").
+_SHIFTS_BACK = re.compile(
+    rf"\b(?:hace|ha|faz)\s+{_N}\s+(?:turnos?|shifts?)\b|\b{_N}\s+(?:shifts?|turnos?)\s+(?:ago|back|atras)\b"
+    # (not "the night shift before last": the night shift before last night's)
+    r"|(?<!night )(?<!morning )(?<!afternoon )(?<!evening )(?<!day )(?<!graveyard )(?<!swing )(?<!\b[a-z] )"
+    r"\b(?P<two>(?:turno|shift|one|uno)\s+(?:antes|before)\s+(?:del?|do|da|the)?\s*(?:anterior|last|previous(?: one)?)|"
+    r"penultimo\s+(?:turno|shift)|(?:turno|shift)\s+penultimo|second[- ]to[- ]last shift|last shift but one)\b"
+    r"|\b(?P<three>antepenultimo\s+(?:turno|shift)|third[- ]to[- ]last shift)\b"
+)
+_SAME_SHIFT_YESTERDAY = re.compile(
+    r"\b(?:mismo|mesmo|same)\s+(?:turno|shift)\s+(?:(?:de|do|of)\s+)?(?:ayer|ontem|yesterday)\b"
+    r"|\byesterday'?s same shift\b"
+)
 # A shift called by the part of the day it starts in ("el turno de noche", "the morning shift", "turno da tarde"):
 # the site's one shift starting in that span of clock hours, [first, last), wrapping past midnight for the night.
 _SHIFT_BY_PART: dict[str, tuple[re.Pattern[str], time, time]] = {
@@ -935,6 +950,8 @@ _HALF = re.compile(r"\b(?:(first|front|primera|primeira)|second|back|segunda|ult
 _ENDED = re.compile(
     r"(?<!\bal )(?<!\bel )(?<!\bao )(?<!\bno )(?<!\bo )(?<!\bdo )(?<!\bdel )(?<!\bthe )"
     r"\b(?:termino|acabo|finalizo|ended|finished|finish|finishes|ends|terminou|acabou|termina|acaba|finaliza|"
+    # "el turno de noche que ha terminado hoy a las 6"
+    r"(?:ha|han|has|hemos) (?:terminado|acabado|finalizado)|"
     r"salio|saiu|knocked off|clocked off|clocked out|got off|fechou|finalizou|cerro|closed|went off)\b"
 )
 # A shift said by its start ("the night shift that started at 10 pm the day before yesterday", "el que entró antes de
@@ -1073,14 +1090,67 @@ _HOURS_OF = re.compile(
     rf"{_N}\s+(?P<behind>first|last|primeras|ultimas|primeiras))\s+(?:hours|horas|hrs)\s+(?:of|de|del|do|da)\b"
     r"(?:\s+(?:the|el|la|o|a|my|mi|meu|minha)\b)?"
 )
-# The hour before a moment: "la última hora antes del cambio de turno de las 14", "the hour before 2 pm", "a hora
-# antes das 22h".
-_HOUR_BEFORE = re.compile(
-    r"\b(?:(?:la|the|a)\s+)?(?:(?:ultima|last|final)\s+)?(?:hora|hour)\s+(?:antes|before|prior to)\b\s*"
+# Hours before or after a moment: "la última hora antes del cambio de turno de las 14", "the hour before 2 pm", "las
+# tres horas anteriores al cambio de turno de las 14", "the six hours leading up to noon today", "nas duas horas
+# depois da meia-noite", "las cuatro horas siguientes al arranque del turno B de ayer", "for four hours starting at 9".
+_HOURS_AROUND = re.compile(
+    rf"\b(?:(?:la|las|the|a|as)\s+)?(?:(?:ultimas?|last|final)\s+)?(?:(?P<n>{_N})\s+)?(?P<unit>horas?|hours?|hrs?)\s+"
+    r"(?:(?P<before>antes|before|prior to|previas? al?|anteriores al?|leading (?:up )?to|que antecedieron al?)|"
+    r"(?P<after>despues|after|siguientes al?|following|seguintes ao?|depois|a partir|starting|from))\b\s*"
+)
+# ... or said after the moment: "desde las 8 de hoy, durante tres horas", "a partir das 8 por duas horas".
+_FOR_HOURS = re.compile(
+    rf"[,;]?\s*\b(?:durante|for|por|during)\s+(?:(?:las|los|the|as|os)\s+)?(?P<n>{_N})\s+(?:horas?|hours?|hrs?)\b"
+)
+_FROM_MOMENT = re.compile(r"\b(?:desde|from|a partir|starting|since|empezando|comenzando|comecando)\b")
+# A shift's start or end as the moment: "el arranque del turno C de ayer", "when A shift ended", "o fim do turno B".
+_SHIFT_STARTS = re.compile(
+    r"\b(?:arranque|arranco|arrancar|arrancara|inicio|iniciar|comienzo|comenzo|empezo|empiece|entrada|entro|start|"
+    r"started|starts|began|begins|beginning|comeco|comecou|comecar|iniciou)\b"
+)
+_SHIFT_ENDS = re.compile(
+    r"\b(?:fin|final|cierre|cerro|termino|terminar|salida|salio|end|ended|ends|finished|close|closed|fim|terminou|"
+    r"saida|acabou|acabo)\b"
 )
 
 
 _OF_CLOCK = re.compile(r"\b(?:de|del|da|das|do|dos)\s+(?:(?:las|la|as|a)\s+)?(?=\d)")
+
+
+def _hours_around(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | Clarification | None:
+    """The hours before or after a moment said (`_HOURS_AROUND`, `_FOR_HOURS`), or the hours said besides ("the two
+    hours before C shift, 20 to 22"); None when no moment is said."""
+    if (said := _HOURS_AROUND.search(folded)) is not None and (said.group("n") or said.group("unit")[-1] != "s"):
+        # the moment as a clock time said: "before 2 pm", "antes de las 10", "antes del cambio de turno de las 14"
+        after = _OF_CLOCK.sub("at ", folded[said.end() :], count=1)
+        rest = folded[: said.start()] + (" at " if after[:1].isdigit() else " ") + after
+        day = _day(rest, site, lang)
+        on = day if isinstance(day, date) else None
+        if (hours_said := _hour_range(rest, site, on, shifts)) is not None:
+            return hours_said  # "the two hours before C shift, 20 to 22": those
+        moment = _clock_time(rest, site, on) or _shift_edge_moment(rest, site, on, shifts, said.group("before"))
+        if moment is None:
+            return None
+        hours = timedelta(hours=_count(said.group("n")))
+        return _window(moment - hours, moment, site.now) if said.group("before") else _window(moment, moment + hours)
+    if (lasting := _FOR_HOURS.search(folded)) is not None and _FROM_MOMENT.search(folded[: lasting.start()]):
+        # "desde las 8 de hoy, durante tres horas": the window from that moment, that long
+        start = _read(folded[: lasting.start()] + " " + folded[lasting.end() :], site, shifts, lang)
+        if isinstance(start, Window):
+            return _window(start.start, start.start + timedelta(hours=_count(lasting.group("n"))))
+    return None
+
+
+def _shift_edge_moment(
+    folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig], before: str | None
+) -> datetime | None:
+    """The start or end of the shift `folded` names: the edge it says ("el arranque del turno C", "when A shift
+    ended"), else the start for hours before it and the end for hours after it."""
+    window = _shift(folded, site, day, shifts)
+    if not isinstance(window, Window):
+        return None
+    starts = _SHIFT_STARTS.search(folded) is not None or (before is not None and not _SHIFT_ENDS.search(folded))
+    return window.start if starts else window.end
 
 
 def _part_of(match: re.Match[str], window: Window) -> Window | Clarification:
@@ -1101,15 +1171,8 @@ def _part_of(match: re.Match[str], window: Window) -> Window | Clarification:
 
 def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | Clarification | None:
     """The window the folded text names (`find_window`)."""
-    if (before := _HOUR_BEFORE.search(folded)) is not None:
-        # the moment as a clock time said: "before 2 pm", "antes de las 10", "antes das 22h", "antes del cambio de
-        # turno de las 14" (at 14:00)
-        after = _OF_CLOCK.sub("at ", folded[before.end() :], count=1)
-        rest = folded[: before.start()] + (" at " if after[:1].isdigit() else " ") + after
-        day = _day(rest, site, lang)
-        moment = _clock_time(rest, site, day if isinstance(day, date) else None)
-        if moment is not None and _hour_range(rest, site, day if isinstance(day, date) else None, shifts) is None:
-            return _window(moment - timedelta(hours=1), moment, site.now)
+    if (around := _hours_around(folded, site, shifts, lang)) is not None:
+        return around
     if (part := _HOURS_OF.search(folded) or _PART_OF.search(folded)) is not None:
         rest = folded[: part.start()] + " " + folded[part.end() :]
         named, day = _read(rest, site, shifts, lang), _day(rest, site, lang)
@@ -1300,9 +1363,18 @@ def _folded(text: str) -> str:
     folded = _NOON_M.sub(r"\1 12 pm", _AM_PM_LETTER.sub(lambda m: f"{m.group(1)} {m.group(2)}m", folded))
     folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", without_references(folded)))
     folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
-    return _NIGHT_DATE.sub(_night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", folded))))
+    folded = _NIGHT_DATE.sub(_night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", folded))))
+    return _READING_FROM.sub(r"\1 at ", _SCOTS_TODAY.sub("today", folded))
 
 
+# Scots "the day" for today: "the highest the C-201's hit the day, so far".
+_SCOTS_TODAY = re.compile(r"\bthe day(?=,?\s+(?:so far|till now|up to now|until now)\b)")
+# A reading taken at a clock: "the P-101 vibration reading from half seven this morning" (at 07:30, not since then;
+# "the readings from 7 to 9" stay a range).
+_READING_FROM = re.compile(
+    r"\b(readings?|values?|lecturas?|valor|leituras?)\s+from\s+(?=\d)(?![^.?!]{0,25}\b(?:to|till|until|thru|through|"
+    r"and|-)\b)"
+)
 # A possessive typed without its apostrophe: "last nights C shift", "yesterdays A shift".
 _POSSESSIVE_UNMARKED = re.compile(r"\b(last night|yesterday|today|tonight)s\b")
 # A weekday said before its day of the month ("la noche del viernes 4 al sábado 5", "el sábado 5"): the day says it.
@@ -1974,11 +2046,35 @@ def _current_shift(site: _Site, shifts: list[ShiftConfig]) -> tuple[datetime, da
     return None
 
 
+def _shifts_back(folded: str, site: _Site, shifts: list[ShiftConfig]) -> Window | Clarification | None:
+    """The shift counted back from the one under way (`_SHIFTS_BACK`), or the one under way as it ran the day before
+    (`_SAME_SHIFT_YESTERDAY`); None when neither is said."""
+    if _SAME_SHIFT_YESTERDAY.search(folded) is not None:
+        current = next((s for s in shifts if _latest_started(site, s)[1] > site.now), None)
+        if current is None:
+            return None
+        start, end = _occurrence(site, current, _latest_started(site, current)[0].date() - timedelta(days=1))
+        return _window(start, end, site.now)
+    if (counted := _SHIFTS_BACK.search(folded)) is None:
+        return None
+    back = 2 if counted.group("two") else 3 if counted.group("three") else _count(counted.group(1) or counted.group(2))
+    begun = sorted(
+        occurrence
+        for n in range(back // len(shifts) + 3)
+        for shift in shifts
+        if (occurrence := _occurrence(site, shift, site.today - timedelta(days=n)))[0] <= site.now
+    )
+    start, end = begun[-1 - back]
+    return _window(start, end, site.now)
+
+
 def _shift(folded: str, site: _Site, day: date | None, shifts: list[ShiftConfig]) -> Window | Clarification | None:
     if not shifts:
         return None
     if (of_day := _LAST_OF_DAY.search(folded)) is not None and (of_day.group(1) or len(shifts) == 3):
         return _shift_window(site, shifts[-1] if of_day.group(1) else shifts[1], day, folded)
+    if (back := _shifts_back(folded, site, shifts)) is not None:
+        return back
     if _PREVIOUS_SHIFT.search(folded):
         ended = [_latest_started(site, shift) for shift in shifts]
         ended = [
