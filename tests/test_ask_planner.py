@@ -4318,3 +4318,117 @@ class TestBlindSets304To311:
     )
     def test_refused_as_blind_sets_304_to_311_meant(self, question: str, lang: str) -> None:
         assert isinstance(plan(question, lang), Refusal | Clarification)
+
+
+class TestBlindSets312To319:
+    """What blind sets 312-319 found: a shift change as a moment or a window's edge ("en el cambio de turno de las 2",
+    "desde el relevo de las 6", "entre el relevo de las 14 y el de las 22", "this morning's shift change", "na
+    rendição do turno das 14h"); a shift's start said with a verb ("cuando arrancó el turno C", "since C shift kicked
+    off"); two shifts as one window ("los turnos A y B de ayer", "entre o início do turno A e o fim do turno B");
+    yesterday and today together; "pra cá"; "a quarter after 10". Refused besides: what an act would do ("si le subo
+    la presión…, ¿cuánto caudal me daría?") and how to act ("how do I reset the alarm?")."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "window"),
+        [
+            (
+                "¿Cuántos controles de calidad salieron mal en la L1 entre el relevo de las 14 y el de las 22 de ayer?",
+                "es",
+                {"start": "2026-03-10T20:00:00Z", "end": "2026-03-11T04:00:00Z"},
+            ),
+            (
+                "How many quality checks has L1 logged since C shift kicked off last night?",
+                "en",
+                {"start": "2026-03-11T04:00:00Z", "end": "2026-03-11T16:30:00Z"},
+            ),
+            (
+                "¿Cuántos m3 produjo la L1 entre la medianoche y el cambio de turno de las 6 de esta mañana?",
+                "es",
+                {"start": "2026-03-11T06:00:00Z", "end": "2026-03-11T12:00:00Z"},
+            ),
+            (
+                "Please share the total production of line L1 between yesterday's 6 AM and 2 PM shift changes.",
+                "en",
+                {"start": "2026-03-10T12:00:00Z", "end": "2026-03-10T20:00:00Z"},
+            ),
+            (
+                "How many alarms came in plant-wide in the last hour before yesterday's 2 o'clock handover, 1 to 2?",
+                "en",
+                {"start": "2026-03-10T19:00:00Z", "end": "2026-03-10T20:00:00Z"},
+            ),
+            (
+                "¿Cuántas paradas tuvo la P-101 ayer en los turnos A y B?",
+                "es",
+                {"start": "2026-03-10T12:00:00Z", "end": "2026-03-11T04:00:00Z"},
+            ),
+            (
+                "Quantos minutos de paragem somou o C-201 ontem, entre o início do turno A e o fim do turno B?",
+                "pt",
+                {"start": "2026-03-10T12:00:00Z", "end": "2026-03-11T04:00:00Z"},
+            ),
+            (
+                "Oiga, ¿cuántas veces se ha parado la bomba P-102 entre ayer y lo que va de hoy?",
+                "es",
+                {"start": "2026-03-10T06:00:00Z", "end": "2026-03-11T16:30:00Z"},
+            ),
+            (
+                "Quantos alarmes o tanque T-301 disparou de ontem às 18h pra cá, sô?",
+                "pt",
+                {"start": "2026-03-11T00:00:00Z", "end": "2026-03-11T16:30:00Z"},
+            ),
+        ],
+    )
+    def test_the_window_blind_sets_312_to_319_meant(self, question: str, lang: str, window: dict[str, str]) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args["window"] == window
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "at"),
+        [
+            (
+                "¿Cuánto marcaba la vibración de la P-101 justo en el cambio de turno de las 6 de hoy?",
+                "es",
+                "2026-03-11T12:00:00Z",
+            ),
+            (
+                "Oye, ¿en qué nivel estaba el tanque T-301 cuando arrancó el turno C anoche?",
+                "es",
+                "2026-03-11T04:00:00Z",
+            ),
+            ("What was P-101 vibrating at, a quarter after 10 last night?", "en", "2026-03-11T04:15:00Z"),
+            (
+                "Hey, what was T-301's level sittin' at right at this morning's shift change?",
+                "en",
+                "2026-03-11T12:00:00Z",
+            ),
+        ],
+    )
+    def test_the_instant_blind_sets_312_to_319_meant(self, question: str, lang: str, at: str) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args["at"] == at
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            ("¿Cómo hago para saber cuántas paradas tuvo la P-101 ayer?", "es", [("stops", "P-101")]),
+            ("Ey up, how many times has P-101 packed in since yesterday morning at 6?", "en", [("stops", "P-101")]),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_312_to_319_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str | None]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            ("Si le subo la presión de descarga al C-201, ¿cuánto caudal me daría?", "es"),
+            ("How do I reset the high vibration alarm on C-201?", "en"),
+            ("What would the flow on P-102 be if I opened the recirc valve all the way?", "en"),
+            ("Change the downtime reason on the C-201 stop from the night before last to planned maintenance.", "en"),
+        ],
+    )
+    def test_refused_as_blind_sets_312_to_319_meant(self, question: str, lang: str) -> None:
+        assert isinstance(plan(question, lang), Refusal | Clarification)

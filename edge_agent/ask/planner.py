@@ -129,7 +129,9 @@ _INTENTS: dict[str, re.Pattern[str]] = {
         rf"{_FALLEN} (?:ya )?se (?:ha |han |habia )?(?:cayo|cayeron|caido|cae|caen))|"
         # slang for a machine giving out: "se clavó la bomba", "P-101 packed up", "conked out", "deu pau", "pifou",
         # "o compressor arriou"
-        r"se (?:le )?(?:clavo|clavaron)|(?:pack|packs|packed|pack(?:ing)?) up|(?:conk|conks|conked) out|"
+        # ... "packed in"; Yorkshire "stood" for idle ("the longest P-101 has been stood in one go")
+        r"se (?:le )?(?:clavo|clavaron)|(?:pack|packs|packed|pack(?:ing)?) (?:up|in)|(?:conk|conks|conked) out|"
+        r"(?:been|was|were) stood\b|"
         r"(?:deu|deram|dar|da) pau|pifou|pifaram|arriou|arriaram|went belly up|"
         # Colombia's "se varó" (broke down), of a machine
         r"se (?:ha |han |le )?(?:varo|varado|varan|vararon)|varad[ao]s?|"

@@ -60,6 +60,8 @@ _ASKED_RULES: tuple[tuple[re.Pattern[str], RefusalReason, str], ...] = (
     (topics.TARGETS, "out_of_scope", "the plant's records hold what was made, not targets"),
     (topics.ADVICE, "out_of_scope", "the plant's records hold what happened, not what to do"),
     (topics.COUNTERFACTUAL, "out_of_scope", "the plant's records hold what happened, not what would have"),
+    (topics.HYPOTHETICAL, "out_of_scope", "the plant's records hold what happened, not what an act would do"),
+    (topics.HOW_TO, "out_of_scope", "the plant's records hold what happened, not how to act on the plant"),
 )
 _SET_ASIDE = re.compile(
     r"\b(?:no (?:es|son|era|fue|va|lo|la|te|me|se|tiene|hace|pregunto|importa|estoy|quiero|necesito)|not|nao|nem|"

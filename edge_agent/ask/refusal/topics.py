@@ -177,6 +177,37 @@ COUNTERFACTUAL = re.compile(
     r"|\bwould(?:n'?t)?\s+(?:\S+\s+){0,4}?have\s+(?:been|\w+(?:ed|en|wn|ne))\b|\bwould'?ve\b"
     r"|\bif\b[^.?!]{0,60}\b(?:had not|hadn'?t|had never)\b)"
 )
+# What an act on the plant would do, or how to do it: "Si le subo la presión al C-201, ¿cuánto caudal me daría?", "What
+# would the flow be if I opened the recirc valve?", "e se eu desligar o compressor, o que acontece?", "How do I reset
+# the high vibration alarm?", "¿cómo hago para resetear…?": the records hold what happened, not what an act would do
+# nor how to act. Read in the sentences that ask.
+_ACT_STEMS = (
+    r"(?:sub|baj|abr|cierr|cerr|apag|par|arranc|cambi|ajust|pong|pus|deslig|lig|aument|diminu|reduz|reduc|fech|"
+    r"reset|reinici|reconoc|reconhec|silenci|open|clos|rais|lower|increas|decreas|stop|start|restart|shut|turn|"
+    r"switch|set|bump|crank|throttl|trip|acknowledg|ack|silenc|bypass|overrid|calibrat|tun)\w*"
+)
+HYPOTHETICAL = re.compile(
+    r"\b(?:si|if|se)\s+(?:(?:yo|i|we|eu|nos|you|le|lo|la|les|the operator|el operador|o operador)\s+){0,2}"
+    rf"{_ACT_STEMS}"
+    r"[^.?!]{0,80}\b(?:daria|darian|seria|serian|pasaria|quedaria|subiria|bajaria|acontece|aconteceria|ficaria|"
+    r"daria|would|will happen|happens|happen|vai acontecer|va a pasar|pasa)\b"
+    rf"|\b(?:would|will)\b[^.?!]{{0,60}}\b(?:be|get|go|do)\b[^.?!]{{0,30}}\bif\s+(?:i|we|you|someone|the operator)\s+"
+    rf"(?:just\s+)?{_ACT_STEMS}"
+    rf"|\bwhat (?:happens|would happen|will happen)\s+if\s+(?:i|we|you|someone)\s+{_ACT_STEMS}"
+    rf"|\b(?:e|y|and)\s+(?:se|si|if)\s+(?:eu|yo|i|we|nos)\s+{_ACT_STEMS}[^.?!]{{0,40}}\b(?:o que|que|what)\b"
+)
+HOW_TO = re.compile(
+    r"\bhow (?:do|can|should|would|could|does) (?:i|we|you|one|someone|the operator) (?:go about )?"
+    r"(?:reset|restart|stop|start|acknowledge|ack|silence|bypass|override|shut|turn|switch|open|close|clear|change|"
+    r"set|adjust|raise|lower|increase|decrease|calibrate|tune|trip)\b"
+    r"|\bhow to (?:reset|restart|stop|start|acknowledge|ack|silence|bypass|override|shut down|turn off|turn on|"
+    r"switch off|switch on|open|close|clear|adjust|calibrate|tune|trip)\b"
+    r"|\bcomo (?:hago|hacemos|puedo|podemos|debo|debemos|tengo que|tenemos que|se puede|faco|fazemos|posso|podemos|"
+    r"devo|devemos|tenho que|temos que|se faz)\s+(?:para|pra|pa)?\s*(?:reset|resete|apag|reinici|arranc|deten|encend|"
+    r"prend|reconoc|reconhec|silenci|ajust|abr|cerr|fech|deslig|lig|zer|calibr|bypass)\w*"
+    r"|\bcomo se (?:resetea|apaga|reinicia|arranca|reconoce|silencia|ajusta|abre|cierra|desliga|liga|reseta|"
+    r"reconhece|silencia|calibra)\b"
+)
 # Advice asked for: "¿Conviene cambiar el rodamiento…?", "Should I swap the bearing now?", "Devo trocar…?": the
 # records hold what happened, not what to do. Read in the sentences that ask.
 ADVICE = re.compile(

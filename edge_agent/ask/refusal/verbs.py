@@ -403,7 +403,9 @@ _WRITE_PHRASES = re.compile(
     # a record's reason, code or result changed, to whatever: "change the reason on yesterday's 11:10 stop…"
     r"|\b(?:change|update|modify|fix|correct|edit|cambia|cambie|cambiar|corrige|corrija|corregir|modifica|"
     r"modifique|muda|mude|mudar|altera|altere|alterar|actualiza|actualice|atualiza|atualize)\s+(?:the|el|la|o|a|its|"
-    r"su|seu|sua)\s+(?:reason|motivo|causa|cause|code|codigo|razon|razao|result|resultado|category|categoria)\b"
+    # ("change the downtime reason on the C-201 stop")
+    r"su|seu|sua)\s+(?:(?:downtime|stop|parada|paro|failure|falla|falha)\s+)?(?:reason|motivo|causa|cause|code|"
+    r"codigo|razon|razao|result|resultado|category|categoria)\b"
     # a figure or a state reported to a plant system, or a quantity entered: "Repórtale al MES que la P-102 quedó
     # fuera de servicio", "Please report 350 cubic meters produced on Line 1", "Aponta 300 metros cúbicos…"
     r"|\b(?:report|reporta|reportale|reporte|reportar|informa|informale|comunica|comunicale)\b[^.?!]{0,15}?\b(?:to the|"

@@ -714,7 +714,8 @@ _HOURS_SAID = re.compile(
 # The word that brings a clock time ("a las", "às", "at"), but not the first end of "entre las 10 y 11".
 _CLOCK_LEAD = r"(?:(?<=\bla )|(?<=\blas )|(?<=\ba )|(?<=\bas )|(?<=\bat )|(?<=\bao ))(?<!entre las )(?<!entre as )"
 # Minutes said with the hour (folded text, numbers already digits), each with the sign of its minutes: after the hour
-# ("11 y media", "meio-dia e meia" → "12:00 e meia", "a las 11 y 20", "quarter past 10", British "half 10", "at 10 30")
+# ("11 y media", "meio-dia e meia" → "12:00 e meia", "a las 11 y 20", "quarter past 10", "a quarter after 10", British
+# "half 10", "at 10 30")
 # or before it ("11 menos cuarto", "quarter to 11", "at 20 to 11", "15 para as 11" → "as 10:45", keeping its "as").
 _MINUTE_WORDS = {"media": 30, "meia": 30, "half": 30, "cuarto": 15, "quarto": 15, "quarter": 15}
 _SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
@@ -738,7 +739,7 @@ _SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
     ),
     (
         re.compile(
-            r"\b(?:a\s+)?(?P<minutes>half|quarter|\d{1,2})\s+(?:minutes\s+)?past\s+(?P<hour>\d{1,2})(?::00)?\b(?!:)"
+            r"\b(?:a\s+)?(?P<minutes>half|quarter|\d{1,2})\s+(?:minutes\s+)?(?:past|after)\s+(?P<hour>\d{1,2})(?::00)?\b(?!:)"
         ),
         1,
     ),
@@ -840,7 +841,8 @@ _BARE_DATED_RANGE = re.compile(
 # range). "hoy/hoje/today" is now only after "until/hasta/até" ("la noche de ayer a hoy" is a night) and with no time
 # of its own after it ("hasta hoy a las 2" ends then).
 _NOW_SAID = (
-    r"(?:right now|now|the present|this (?:very )?moment|ahora(?: mismo)?|ahorita|agora(?: mesmo)?|"
+    # ("de ontem às 18h pra cá", "desde ayer hasta acá": to here, now)
+    r"(?:right now|now|the present|this (?:very )?moment|ahora(?: mismo)?|ahorita|agora(?: mesmo)?|ca|aca|aqui|"
     r"(?:el|este|o|esse) momento|(?:el|o) presente"
     r"|(?:(?:el|o) dia de )?(?:hoy|hoje)(?![\w-])(?!,?\s+(?:\d|(?:a|as|at|al|ao|around|by|en|em|in|de|da|do|por|pela|"
     r"na|no|this|after|before|antes|despues|depois|las)\b))|today(?![\w-])(?!,?\s+(?:\d|(?:at|around|by|in|this|"
@@ -1053,7 +1055,7 @@ def find_window(
     `lang` is accepted for symmetry: the rules read es/en/pt at once, as people mix them."""
     tz = zone_said(text, tz)
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
-    folded = _folded(text)
+    folded = _shift_changes(_folded(text), shifts)
     if _impossible_clock(folded):  # "a las 25", "às trinta e sete horas": asked back, never read as another time
         return Clarification(reason="unknown_time", candidates=[])
     return _read(folded, site, shifts, lang)
@@ -1094,9 +1096,11 @@ _HOURS_OF = re.compile(
 # tres horas anteriores al cambio de turno de las 14", "the six hours leading up to noon today", "nas duas horas
 # depois da meia-noite", "las cuatro horas siguientes al arranque del turno B de ayer", "for four hours starting at 9".
 _HOURS_AROUND = re.compile(
-    rf"\b(?:(?:la|las|the|a|as)\s+)?(?:(?:ultimas?|last|final)\s+)?(?:(?P<n>{_N})\s+)?(?P<unit>horas?|hours?|hrs?)\s+"
-    r"(?:(?P<before>antes|before|prior to|previas? al?|anteriores al?|leading (?:up )?to|que antecedieron al?)|"
-    r"(?P<after>despues|after|siguientes al?|following|seguintes ao?|depois|a partir|starting|from))\b\s*"
+    r"\b(?P<art>(?:la|las|the|a|as|en las|in the|nas|for|durante|during|over|por)\s+)?"
+    rf"(?P<last>(?:ultimas?|last|final)\s+)?(?:(?P<n>{_N})\s+)?(?P<unit>horas?|hours?|hrs?)\s+"
+    r"(?:(?P<before>antes|before|prior to|previas?(?: al?)?|anteriores(?: al?)?|leading (?:up )?to|"
+    r"que antecedieron(?: al?)?)|(?P<after>despues|after|siguientes(?: al?)?|following|seguintes(?: ao?)?|depois|"
+    r"a partir|starting|from))\b\s*"
 )
 # ... or said after the moment: "desde las 8 de hoy, durante tres horas", "a partir das 8 por duas horas".
 _FOR_HOURS = re.compile(
@@ -1126,9 +1130,14 @@ def _hours_around(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str
         rest = folded[: said.start()] + (" at " if after[:1].isdigit() else " ") + after
         day = _day(rest, site, lang)
         on = day if isinstance(day, date) else None
+        unranged = _HOUR_RANGE.sub(" ", rest)  # "the last hour before 14:00, 1 to 2": the moment is 14:00
+        moment = _clock_time(unranged, site, on) or _shift_edge_moment(rest, site, on, shifts, said.group("before"))
         if (hours_said := _hour_range(rest, site, on, shifts)) is not None:
-            return hours_said  # "the two hours before C shift, 20 to 22": those
-        moment = _clock_time(rest, site, on) or _shift_edge_moment(rest, site, on, shifts, said.group("before"))
+            # "the two hours before C shift, 20 to 22": those; "the last hour before 14:00, 1 to 2": 13:00 to 14:00
+            half_day = timedelta(hours=12)
+            if isinstance(hours_said, Window) and moment is not None and hours_said.end + half_day == moment:
+                return _window(hours_said.start + half_day, moment, site.now)
+            return hours_said
         if moment is None:
             return None
         hours = timedelta(hours=_count(said.group("n")))
@@ -1139,6 +1148,36 @@ def _hours_around(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str
         if isinstance(start, Window):
             return _window(start.start, start.start + timedelta(hours=_count(lasting.group("n"))))
     return None
+
+
+def _two_shifts(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | None:
+    """From the first to the second of two shifts said together (`_TWO_SHIFTS`) on the day said (the latest begun
+    when none), the second's end capped at now; None unless both are shifts of the site, the second following."""
+    match = _TWO_SHIFTS.search(folded)
+    if match is None:
+        return None
+    first, second = next((a, b) for a, b in zip(match.groups()[::2], match.groups()[1::2], strict=True) if a and b)
+    rest = folded[: match.start()] + " " + folded[match.end() :]
+    day = _day(rest, site, lang)
+    on = day if isinstance(day, date) else None
+    said = [_shift_named(word, shifts) for word in (first, second)]
+    if None in said:
+        return None
+    found = [_shift_window(site, shift, on, rest) for shift in said if shift is not None]
+    windows = [w for w in found if isinstance(w, Window)]
+    if len(windows) != 2 or not windows[0].start < windows[1].end <= windows[0].start + timedelta(days=1):
+        return None
+    together = _window(windows[0].start, windows[1].end, site.now)
+    return together if isinstance(together, Window) else None
+
+
+def _shift_named(word: str, shifts: list[ShiftConfig]) -> ShiftConfig | None:
+    """The site's shift a letter or a part of the day names ("a", "manana": the one shift starting in the morning)."""
+    if (part := _SHIFT_PART_WORDS.get(word)) is not None:
+        _, first, last = _SHIFT_BY_PART[part]
+        starting = [s for s in shifts if _starts_within(time.fromisoformat(s.start), first, last)]
+        return starting[0] if len(starting) == 1 else None
+    return next((s for s in shifts if fold(s.name) == word), None)
 
 
 def _shift_edge_moment(
@@ -1173,6 +1212,14 @@ def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Win
     """The window the folded text names (`find_window`)."""
     if (around := _hours_around(folded, site, shifts, lang)) is not None:
         return around
+    if (together := _two_shifts(folded, site, shifts, lang)) is not None:
+        return together
+    if (since := _SINCE_START.search(folded)) is not None and not _TILL.search(folded, since.end()):
+        rest = folded[: since.start()] + " " + folded[since.end() :]
+        day = _day(rest, site, lang)
+        started = _shift(rest, site, day if isinstance(day, date) else None, shifts)
+        if isinstance(started, Window):
+            return _window(started.start, site.now)
     if (part := _HOURS_OF.search(folded) or _PART_OF.search(folded)) is not None:
         rest = folded[: part.start()] + " " + folded[part.end() :]
         named, day = _read(rest, site, shifts, lang), _day(rest, site, lang)
@@ -1219,12 +1266,22 @@ def find_instant(
     be."""
     tz = zone_said(text, tz)
     site = _Site(ZoneInfo(tz), now.astimezone(ZoneInfo(tz)))
-    folded = _folded(text)
+    folded = _shift_changes(_folded(text), shifts or [])
     if _impossible_clock(folded):
         return Clarification(reason="unknown_time", candidates=[])
     day = _day(folded, site, lang)
     if isinstance(day, Clarification):
         return day
+    if (around := _HOURS_AROUND.search(folded)) is not None:
+        # "las tres horas anteriores al cambio de las 14" is a window; "2 hours before noon", "dos horas después del
+        # relevo de las 6" an instant
+        if around.group("art") or around.group("last") or not around.group("n"):
+            return None
+        hours = _hours_around(folded, site, shifts or [], lang)
+        if not isinstance(hours, Window):
+            return hours if isinstance(hours, Clarification) else None
+        moment = hours.start if around.group("before") else hours.end
+        return Clarification(reason="future_window", candidates=[]) if moment > site.now else moment.astimezone(UTC)
     instant = _clock_time(folded, site, day)
     if (ago := _hours_ago(folded)) is not None:
         back = (site.now - ago).replace(second=0, microsecond=0)
@@ -1364,11 +1421,188 @@ def _folded(text: str) -> str:
     folded = _ORDINAL_DAY.sub(r"\1 ", _SECONDS.sub(r"\1", without_references(folded)))
     folded = _POSSESSIVE_UNMARKED.sub(r"\1's", _WEEKDAY_BEFORE_DAY.sub("", folded))
     folded = _NIGHT_DATE.sub(_night_date_said, _clock_words(_day_words(_GUARDIA.sub("turno", folded))))
-    return _READING_FROM.sub(r"\1 at ", _SCOTS_TODAY.sub("today", folded))
+    folded = _DAY_BEFORE_RANGE.sub(r"between \2 \1", _SCOTS_TODAY.sub("today", _AT_COMMA.sub("at ", folded)))
+    folded = _DAY_INSIDE_RANGE.sub(r"\1 \3 \2", folded)
+    if not _COMPARED.search(folded):  # "compara ayer y hoy": two days set side by side
+        folded = _YESTERDAY_AND_TODAY.sub("since yesterday at 00:00", folded)
+    for pattern, edge in _SHIFT_VERB_EDGE:
+        folded = pattern.sub(edge, folded)
+    return _READING_FROM.sub(r"\1 at ", folded)
 
 
+# A shift's start or end said with a verb: "cuando arrancó el turno C anoche" (at its start), "right when A shift
+# started", "quando terminou o turno B", "since C shift kicked off last night" (from its start to now), "desde que
+# entró el turno de noche": put as the start or end `_EDGE` and `_SINCE_START` read.
+_NAMED_SHIFT_EN = r"(?:(?:[a-z]|night|morning|day|afternoon|evening|graveyard|swing)\s+shift|shift\s+[a-z])\b"
+_NAMED_SHIFT_ES = r"(?:turno|guardia)\s+(?:[a-z]\b|de (?:la )?(?:noche|manana|tarde)|da (?:noite|manha|tarde))"
+_SHIFT_VERB_EDGE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            rf"\b(?:right |just )?when\s+(?:the\s+)?(?P<shift>{_NAMED_SHIFT_EN}|shift)\s+"
+            r"(?:started|began|kicked off|came on|opened|started up)\b"
+        ),
+        r"at the start of \g<shift>",
+    ),
+    (
+        re.compile(
+            rf"\b(?:right |just )?when\s+(?:the\s+)?(?P<shift>{_NAMED_SHIFT_EN}|shift)\s+(?:ended|finished|wrapped up|"
+            r"closed|knocked off)\b"
+        ),
+        r"at the end of \g<shift>",
+    ),
+    (
+        re.compile(rf"\bsince\s+(?:the\s+)?(?P<shift>{_NAMED_SHIFT_EN})\s+(?:started|began|kicked off|came on)\b"),
+        r"since the start of \g<shift>",
+    ),
+    (
+        re.compile(
+            r"\b(?:cuando|quando)\s+(?:arranco|empezo|entro|comenzo|inicio|arrancou|comecou|entrou|iniciou)\s+"
+            rf"(?:el|la|o|a)\s+(?P<shift>{_NAMED_SHIFT_ES}|turno|guardia)"
+        ),
+        r"al inicio del \g<shift>",
+    ),
+    (
+        re.compile(
+            r"\b(?:cuando|quando)\s+(?:termino|acabo|cerro|salio|terminou|acabou|fechou|saiu)\s+"
+            rf"(?:el|la|o|a)\s+(?P<shift>{_NAMED_SHIFT_ES}|turno|guardia)"
+        ),
+        r"al final del \g<shift>",
+    ),
+    (
+        re.compile(
+            r"\b(?:desde que|desde quando)\s+(?:arranco|empezo|entro|comenzo|inicio|arrancou|comecou|entrou|iniciou)\s+"
+            rf"(?:el|la|o|a)\s+(?P<shift>{_NAMED_SHIFT_ES})"
+        ),
+        r"desde el inicio del \g<shift>",
+    ),
+)
+# From a shift's start to now: "since the start of shift C last night", "desde el inicio del turno C de anoche".
+# Two shifts as one window: "los turnos A y B de ayer", "both day shifts yesterday, A and B combined", "el A y el B
+# juntos", "nos turnos da manhã e da tarde", "entre el arranque del A y el final del B", "no turno A e no pedaço do B
+# que já passou": from the first one's start to the second one's end (so far).
+_TWO_SHIFTS = re.compile(
+    r"\b(?:turnos?|shifts?|guardias?)\s+(?:(?:de|da|del)\s+)?(?:(?:la|a)\s+)?(?P<a>[a-z]|manana|manha|morning|tarde|afternoon)"
+    r"\s+(?:y|e|and|&)\s+(?:(?:en|no|na|el|o|la|a|the|de|da|del)\s+){0,2}(?:(?:turno|shift|guardia)\s+)?"
+    r"(?:(?:de|da|del)\s+)?(?:(?:la|a)\s+)?(?P<b>[a-z]|manana|manha|morning|tarde|afternoon)\b"
+    r"|\b(?P<a2>[a-z])\s+(?:y|e|and|&)\s+(?P<b2>[a-z])\s+(?:shifts?|turnos?)\b"
+    r"|\b(?:el|o|the)\s+(?P<a3>[a-z])\s+(?:y|e|and)\s+(?:el|o|the)\s+(?P<b3>[a-z])\b(?=[^.?!]*\b(?:turnos?|shifts?)\b|"
+    r"[^.?!]*\b(?:juntos|together|combined)\b)"
+    r"|\b(?P<a4>[a-z])\s+(?:and|y|e|&)\s+(?P<b4>[a-z])\s+(?:combined|together|juntos)\b"
+    r"|\b(?:entre|between)\s+(?:(?:el|o|the)\s+)?(?:inicio|arranque|comienzo|comeco|start|beginning)\s+(?:del?|do|of)\s+"
+    r"(?:(?:turno|shift)\s+)?(?P<a5>[a-z])\s+(?:y|e|and)\s+(?:(?:el|o|the)\s+)?(?:fin|final|cierre|fim|end|close)\s+"
+    r"(?:del?|do|of)\s+(?:(?:turno|shift)\s+)?(?P<b5>[a-z])\b"
+)
+_SHIFT_PART_WORDS = {"manana": "morning", "manha": "morning", "morning": "morning", "tarde": "afternoon"}
+_TILL = re.compile(r"\b(?:till|until|to|hasta|ate)\b")
+_SINCE_START = re.compile(
+    r"\b(?:since|desde|a partir d[eoa]l?|from)\s+(?:(?:the|el|o)\s+)?(?:very\s+)?(?:start|beginning|inicio|comienzo|"
+    r"principio|arranque|comeco)\s+(?:of|del?|do|da)\s+(?=(?:[\w'-]+\s+){0,3}?(?:turno|shift|guardia)\b)"
+)
+# A day said before a clock range it owns: "between yesterday's 6 am and 2 pm" is "between 6 am and 2 pm yesterday".
+_DAY_BEFORE_RANGE = re.compile(
+    r"\bbetween (yesterday|today)(?:'s)? (\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s+and\s+\d{1,2}(?::\d{2})?\s*(?:am|pm)?)"
+)
+# Yesterday and today together: "ayer y lo que va de hoy", "entre ayer y hoy", "ontem e hoje até ao momento",
+# "yesterday and today so far": from yesterday's midnight to now.
+_YESTERDAY_AND_TODAY = re.compile(
+    r"\b(?:entre\s+)?(?:ayer|ontem|yesterday)\s+(?:y|e|and)\s+(?:en\s+)?(?:lo (?:que|q) va de\s+|o que vai de\s+)?"
+    r"(?:hoy|hoje|today)\b(?:\s+(?:so far|hasta ahora|hasta el momento|ate agora|ate ao momento|ate o momento))?"
+)
+# A day said inside a clock range: "from 6 this morning till 12 noon" ("6am today till 12:00") is the range that day.
+_DAY_INSIDE_RANGE = re.compile(
+    r"\b(\d{1,2}(?::\d{2})?\s*(?:am|pm|h)?)\s+(today|yesterday|hoy|ayer|hoje|ontem)\s+((?:till|until|to|hasta|ate)\s+"
+    r"(?:(?:las|as)\s+)?\d{1,2}(?::\d{2})?\s*(?:am|pm|h)?)(?!\s*(?:today|yesterday|hoy|ayer|hoje|ontem|tomorrow)\b)"
+)
+_COMPARED = re.compile(r"\b(?:compar\w*|vs|versus|contra|against|difference|diferencia|diferenca)\b")
+# "at" with the clock after a comma: "What was P-101 vibrating at, a quarter after 10 last night?"
+_AT_COMMA = re.compile(r"\bat,\s+(?=(?:a |half |quarter |\d))")
 # Scots "the day" for today: "the highest the C-201's hit the day, so far".
 _SCOTS_TODAY = re.compile(r"\bthe day(?=,?\s+(?:so far|till now|up to now|until now)\b)")
+# A shift change as a moment: "en el cambio de turno de las 2 de hoy" (14:00, the shift edge at 2), "desde el relevo
+# de las 6", "na rendição do turno das 14h", "the 2 pm shift change", "yesterday's 6 AM and 2 PM shift changes", "this
+# morning's shift change" (the edge in the morning), "entre el relevo de las 14 y el de las 22": the clock of that edge.
+_CHANGE = (
+    r"(?:cambio|relevo|rendicion|rendicao|passagem|troca|virada|entrega|changeover|handover|hand-over|turnover|"
+    r"shift change)(?:\s+(?:de|do|del|of)\s+(?:turno|guardia|shift))?"
+)
+_AT_CHANGE = r"\b(?:en|na|no|at|in|on|ao|al|justo en|right at|just at|durante|during)\s+"
+# ... a moment unless it bounds a window: "desde el relevo de las 6", "até a troca de turno das 6h", "between …"
+_BOUND_BEFORE = re.compile(
+    r"\b(?:desde|hasta|entre|from|till|until|to|between|since|ate|das|y|e|and)\s+(?:(?:el|la|o|a|the)\s+)?$"
+)
+_CHANGE_CLOCK = re.compile(
+    rf"(?:{_AT_CHANGE})?(?:\b(?:el|la|o|a|the|this|today'?s|yesterday'?s)\s+)?\b{_CHANGE}\s+"
+    r"(?:de|das|da|do|of|at|de las)\s+(?:(?:las|as|la|a)\s+)?(?P<h>\d{1,2})(?::00)?\s*(?:h|hs|hrs)?\s*(?P<mer>am|pm)?\b"
+    rf"|(?:{_AT_CHANGE})?(?:\b(?:el|la|o|a|the|this|today'?s|yesterday'?s|last night'?s)\s+)?\b(?P<h2>\d{{1,2}})"
+    r"(?::00)?\s*(?P<mer2>am|pm|o'?clock)?\s+(?:shift\s+)?(?:changes?|changeovers?|handovers?)\b"
+)
+# ... said after one named: "y el de las 22", "and the 6 o'clock one"
+_NEXT_CHANGE = re.compile(
+    r"\b(?P<and>y|e|and|hasta|till|until|to|ate|a)\s+(?:el|la|o|a|the)\s+(?:(?:de|das|do|da|of)\s+(?:(?:las|as)\s+)?"
+    r"(?P<h>\d{1,2})(?::00)?\s*(?:h|hs)?|(?P<h2>\d{1,2})\s*(?:o'?clock)?\s+one)\b"
+)
+_CHANGE_OF_PART = re.compile(
+    rf"(?:{_AT_CHANGE})?(?:\b(?:el|la|o|a|the)\s+)?"
+    r"(?:\b(?P<part1>this morning|this afternoon|last night|tonight|morning|afternoon|evening|night)'?s?\s+)?"
+    rf"\b{_CHANGE}(?:\s+(?:de|da|do|of)\s+(?:(?:la|a|the|esta|this)\s+)?(?P<part2>manana|manha|morning|tarde|afternoon|"
+    r"noche|noite|night))?\b"
+)
+_SPANISH_ARTICLE = re.compile(r"\b(?:el|la|las|del|al)\b")
+_PORTUGUESE_ARTICLE = re.compile(r"\b(?:o|a|as|do|da|das|na|no|ao)\b")
+_PARTS_OF_CHANGE = {"morning": (4, 12), "afternoon": (12, 20), "evening": (16, 24), "night": (20, 28)}
+_PART_WORDS = {"manana": "morning", "manha": "morning", "tarde": "afternoon", "noche": "night", "noite": "night"}
+
+
+def _shift_changes(folded: str, shifts: list[ShiftConfig]) -> str:
+    """`folded` with each shift change said (`_CHANGE_CLOCK`, `_NEXT_CHANGE`, `_CHANGE_OF_PART`) put as the clock of
+    the shift edge it names: "at HH:MM" where it is a moment, "HH:MM" where it bounds a window."""
+    edges = sorted({time.fromisoformat(clock) for shift in shifts for clock in (shift.start, shift.end)})
+    if not edges:
+        return folded
+
+    def edge(hour: int, meridiem: str | None) -> str:
+        if meridiem == "pm" and hour < 12:
+            hour += 12
+        said = [e for e in edges if e.hour == hour] or (
+            [e for e in edges if e.hour % 12 == hour % 12] if meridiem in (None, "oclock", "o'clock") else []
+        )
+        clock = said[0] if len(said) == 1 else time(hour % 24, 0)
+        return f"{clock:%H:%M}"
+
+    def put(match: re.Match[str], clock: str) -> str:
+        before = match.string[max(0, match.start() - 12) : match.start()]
+        if not _BOUND_BEFORE.search(before) and not (match.group("and") if "and" in match.re.groupindex else None):
+            return f" at {clock} "
+        # a window's bound keeps its language's article: "hasta las 06:00", "até as 06:00", "till 06:00"
+        said = match.group(0)
+        article = "las " if _SPANISH_ARTICLE.search(said) else "as " if _PORTUGUESE_ARTICLE.search(said) else ""
+        return f" {article}{clock} "
+
+    def by_clock(match: re.Match[str]) -> str:
+        hour, meridiem = (match.group("h"), match.group("mer")) if match.group("h") else match.group("h2", "mer2")
+        return put(match, edge(int(hour), meridiem))
+
+    changed = _CHANGE_CLOCK.sub(by_clock, folded)
+    if changed != folded:
+        return _NEXT_CHANGE.sub(
+            lambda m: f" {m.group('and')}{put(m, edge(int(m.group('h') or m.group('h2')), None))}", changed
+        )
+
+    def by_part(match: re.Match[str]) -> str:
+        said = match.group("part1") or match.group("part2")
+        part = next((p for p in _PARTS_OF_CHANGE if said and p in said), _PART_WORDS.get(said or ""))
+        if part is None:
+            return match.group(0)
+        first, last = _PARTS_OF_CHANGE[part]
+        within = [e for e in edges if first <= e.hour < last or first <= e.hour + 24 < last]
+        if len(within) != 1:
+            return match.group(0)
+        told = said if said in ("this morning", "this afternoon", "last night", "tonight") else ""
+        return put(match, f"{within[0]:%H:%M}") + told
+
+    return _CHANGE_OF_PART.sub(by_part, folded)
+
+
 # A reading taken at a clock: "the P-101 vibration reading from half seven this morning" (at 07:30, not since then;
 # "the readings from 7 to 9" stay a range).
 _READING_FROM = re.compile(
@@ -2468,7 +2702,10 @@ def _hours_ago(folded: str) -> timedelta | None:
 def _clock_time(folded: str, site: _Site, day: date | None) -> datetime | None:
     """The instant "a las 10", "at 10am", "às 10h" names: on the day named (in the night named: `_on_night`), else the
     latest 10:00 that has come. A clock time ending a range, "since", "before" or "after" is no instant."""
-    if any(pattern.search(folded) for pattern in (_HOUR_RANGE, _DATED_RANGE, _SINCE, _SINCE_CLAUSE, _BEFORE, _AFTER)):
+    if any(
+        pattern.search(folded)
+        for pattern in (_HOUR_RANGE, _DATED_RANGE, _SINCE, _SINCE_CLAUSE, _SINCE_START, _BEFORE, _AFTER)
+    ):
         return None
     if _to_now_said(folded) is not None:  # "de ontem às 18h até agora": a window, no instant
         return None
