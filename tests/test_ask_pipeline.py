@@ -301,6 +301,7 @@ class TestTimesBeforeTheData:
             "How many stops did P-101 have last week?",
             "Compara las paradas de la P-101 del turno A con las de hace tres semanas.",
             "What was the vibration of P-101 at 9 am last week?",  # the plan reads today's 9 am; last week is said
+            "Pasame la vibración promedio de la P-101 desde 2020.",  # a year, not 20:20
         ],
     )
     def test_a_time_said_before_the_records_is_refused(
@@ -308,6 +309,24 @@ class TestTimesBeforeTheData:
     ) -> None:
         answer = ask(one_stop, question)
         assert (answer.status, answer.reason) == ("refused", "outside_data"), answer.answer
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "¿Cuántas paradas tuvo la P-101 desde que hay registros?",
+            "How many stops did P-101 have over all the data you have?",
+            "Quantas paradas a P-101 teve desde o início dos registos?",
+        ],
+    )
+    def test_the_whole_stored_history_runs_from_the_oldest_record(
+        self, one_stop: tuple[Store, AgentConfig], question: str
+    ) -> None:
+        """Asked over everything stored (blind set 322), the window begins at the oldest record, 06:00 (12:00 UTC),
+        not years back (refused as before the data, or over the budget)."""
+        answer = ask(one_stop, question)
+        assert answer.status == "answered" and answer.facts[1].values["count"] == 1
+        assert answer.plan is not None
+        assert answer.plan.calls[0].args["window"] == {"start": "2026-11-29T12:00:00Z", "end": "2026-11-29T20:30:00Z"}
 
     def test_a_time_told_beside_the_question_is_not_what_is_asked(self, one_stop: tuple[Store, AgentConfig]) -> None:
         answer = ask(one_stop, "La semana pasada fue mala. ¿Cuántas paradas tuvo la P-101 hoy en el turno A?")

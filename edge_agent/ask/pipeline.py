@@ -33,8 +33,18 @@ from edge_agent.ask.planner import (
     reference_plan,
 )
 from edge_agent.ask.refusal import classify, data_part
-from edge_agent.ask.resolve import earliest_said, find_window, newest_part
-from edge_agent.ask.tools import Budget, Namespace, ToolContext, ToolError, build_namespace, run_tool, stored_from
+from edge_agent.ask.resolve import earliest_said, find_window, newest_part, whole_history
+from edge_agent.ask.tools import (
+    Budget,
+    Namespace,
+    ToolContext,
+    ToolError,
+    Window,
+    build_namespace,
+    data_span,
+    run_tool,
+    stored_from,
+)
 from edge_agent.ask.writer import Writer, shift_of
 from edge_agent.base.canonical import canonical_json, sha256_hex
 from edge_agent.base.types import to_utc
@@ -155,6 +165,8 @@ def answer_question(
         return _refused(head, planned.reason, None, writer)
     if isinstance(planned, Clarification):
         return _clarify(head, planned.reason, planned.candidates, None, writer)
+    if whole_history(asked, tz=tz, shifts=list(shifts), now=ctx.now):  # "desde que hay registros": from the oldest
+        planned = _from_oldest(ctx, planned)
     if _said_before_data(ctx, asked, plant_sentence(newest_part(asked), namespace, known), planned, tz, shifts):
         return _refused(head, "outside_data", planned, writer)
     facts: list[AnswerFact] = []
@@ -193,6 +205,22 @@ def _said_before_data(
     if all(stored is not None and start >= stored for start in starts):
         return False
     return find_window(newest_part(question), "es", tz=tz, shifts=list(shifts), now=ctx.now) is not None
+
+
+def _from_oldest(ctx: ToolContext, plan: Plan) -> Plan:
+    """`plan` with each window that begins before the stored data begun at its oldest record instead."""
+    span = data_span(ctx)
+    if span is None:
+        return plan
+    oldest = span[0]
+    calls = []
+    for call in plan.calls:
+        window = call.args.get("window")
+        if isinstance(window, Mapping) and _utc(window["start"]) < oldest:
+            stored = Window(start=oldest, end=_utc(window["end"])).model_dump(mode="json")
+            call = call.model_copy(update={"args": {**call.args, "window": stored}})
+        calls.append(call)
+    return Plan(calls=calls)
 
 
 def refused_answer(

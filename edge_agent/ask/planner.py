@@ -662,12 +662,22 @@ _SITE_NAMED = re.compile(
 )
 
 
+# Whom the answer is for, not what it is about: "for the guys at the plant in Mexico", "pro pessoal da usina de
+# Cubatão".
+_RECIPIENT = re.compile(
+    r"\b(?:for|para|pra|pro)\s+(?:(?:the|los|las|el|la|o|a|os|as|our|nuestros|nossos)\s+)?(?:guys|team|people|folks|crew|"
+    r"colleagues|lads|muchachos|chicos|compas|companeros|gente|equipo|pessoal|galera|equipe|colegas)\s+"
+    r"(?:at|in|of|from|de|del|da|do|en|em|na|no)\b[^,.;:?!]*",
+    re.IGNORECASE,
+)
+
+
 def other_site(question: str, site: str) -> str | None:
     """The name of a site other than `site` (its id, word by word) that the question asks about, or None."""
     own = set(re.findall(r"[a-z0-9]+", fold(site)))
     # a signature's "Kim\nPlant Superintendent" names no "Kim plant"; what the figure is for names no site asked
     # about ("Es para el reporte de la planta de Arequipa")
-    lines = question.splitlines()
+    lines = _RECIPIENT.sub(" ", question).splitlines()
     named = [
         m.group(1) or m.group(2) or m.group(3)
         for line in lines

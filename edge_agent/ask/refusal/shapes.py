@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from edge_agent.ask.refusal.verbs import ANSWER_FORMAT
+
 # "would you mind acknowledging": the request in a gerund (one in the subjunctive, "que reconozcas", is in `verbs`).
 # Whatever the verb, unless it reads: "would you mind bumping…", "importa-se de aumentar…" (not "…telling me").
 _SOFT_COMMAND = re.compile(
@@ -142,7 +144,8 @@ _NOT_VERBS = _GIVEN_NAMES | frozenset(
 
 # A gloss of a word or three in parentheses goes with the word before it: "¿Cuánto rechazo (scrap) lleva la línea 1…?"
 # is one clause, not one opening "lleva la línea".
-_GLOSS = re.compile(r"\((?:\s*[^()\s]+){1,3}\s*\)")
+# A short gloss in brackets ("(the tank)"), or the answer's form asked for ("put it in plain words, …"): no act.
+_GLOSS = re.compile(rf"\((?:\s*[^()\s]+){{1,3}}\s*\)|\b{ANSWER_FORMAT}[^.?!:]*")
 
 
 def acts_on_equipment(folded: str) -> bool:

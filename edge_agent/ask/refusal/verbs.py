@@ -70,6 +70,8 @@ _COMMAND_VERBS = (
     # a message posted ("Post a message to the shift channel…"; not "post-maintenance"), a change applied ("setpoint
     # C-201 = 50 m3/h, aplicar ya"), a trip re-armed ("ação: rearmar trip")
     r"post(?!-)|aplica|aplicar|aplique|apply|rearma|rearmar|rearme|re-arm|rearm|"
+    # "Já executa aí", "ejecútalo"
+    r"ejecuta|ejecutar|ejecute|executa|executar|execute|"
     # "fire up P-102 again" (not "fire alarms")
     r"fire(?= (?:up|it up|'?er up|her up|them up)\b)"
 )
@@ -118,6 +120,14 @@ def unswapped(folded: str) -> str:
 # ("Tchê, muda...", "Mate, stop...").
 # A clause opens at a sentence's start or after "and then", "e depois", "y luego" ("…da P-101 e depois reinicia ela").
 _THEN = r"(?:and then|then|after that|y luego|luego|y despues|despues|e depois|depois|e entao|entao)"
+# The answer put in a language or in words, no act: "Put it in plain words", "Put the answer in Portuguese", "ponlo en
+# español", "write it in one line".
+ANSWER_FORMAT = (
+    r"(?:put|pon|ponlo|ponelo|ponla|poe|ponha|coloca|write|escribe|escreve)\s+(?:it|that|this|the answer|your "
+    r"answer|the reply|them|lo|isso|a resposta|la respuesta)?\s*(?:in|into|en|em)\s+(?:plain|simple|words|palabras|"
+    r"palavras|english|spanish|portuguese|ingles|espanol|portugues|castellano|a table|una tabla|uma tabela|a line|"
+    r"one line|una linea|uma linha|numbers|numeros|short|layman)"
+)
 _COMMAND = re.compile(
     # a field's value too, in a message typed as a form: "P-101 -> STOP inmediato", "acción: reset alarmas T-301",
     # "cmd=publish topic=…", "SP | aplicar"; or after what is not wanted: "Not a summary, publish a message…"
@@ -133,6 +143,8 @@ _COMMAND = re.compile(
     # a message's sender or a record's source, not a command: "Text from the night operator: …", "Email from Ana",
     # "Log del PLC: …", "Log line: …"
     r"(?!(?:text|email|call|message|page|log)\s+(?:from|de|del|do|da)\b|log (?:line|entry|excerpt)\b)"
+    # the answer put in a language or in words (`ANSWER_FORMAT`)
+    rf"(?!{ANSWER_FORMAT})"
     # "ponme la 101 y la 102 lado a lado": set out for the asker, not put in a state
     r"(?!(?:pon|ponga|pone)(?:me|nos)\b(?![^.?!]*\b(?:en marcha|a andar|a funcionar|en (?:manual|automatico|auto|"
     r"bypass|servicio|espera)|(?:a|en) ceros?|al? \d)))"

@@ -31,7 +31,7 @@ from edge_agent.ask.resolve.text import (
     without_signature,
     without_unwanted,
 )
-from edge_agent.ask.resolve.times import earliest_said, find_instant, find_window, resolve_window
+from edge_agent.ask.resolve.times import earliest_said, find_instant, find_window, resolve_window, whole_history
 
 __all__ = [
     "asides_apart",
@@ -63,5 +63,6 @@ __all__ = [
     "without_pasted",
     "without_purpose",
     "without_signature",
+    "whole_history",
     "without_unwanted",
 ]

@@ -27,8 +27,9 @@ def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", _EMOJI.sub(" ", text.translate(_DROPPED)).casefold())
     # combining marks, and format characters (zero-width spaces and joiners: "re\u200bset" is "reset")
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
-    held = _STRETCHED.sub(lambda m: m.group(1) or m.group(2), _SPACE.sub(" ", bare))
-    typed = _SPACED_OUT.sub(lambda m: m.group(0).replace(" ", ""), held)
+    # (spaced out before spaces are collapsed: "s h u t   d o w n" is two words)
+    spaced = _SPACED_OUT.sub(lambda m: m.group(0).replace(" ", ""), bare)
+    typed = _STRETCHED.sub(lambda m: m.group(1) or m.group(2), _SPACE.sub(" ", spaced))
     spoken = _DICTATED.sub(lambda m: DICTATED[m.group(1)], typed.strip())
     return _BY_EAR_WORD.sub(lambda m: BY_EAR[m.group(0)], _WON.sub("one", spoken)).strip()
 

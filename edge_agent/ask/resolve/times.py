@@ -588,8 +588,10 @@ _AFTERNOON = re.compile(r"(?<!\bgood )(?<!\bboa )\b(?:afternoon|tarde|evening|la
 _CLOCK = (
     # "6h da manhã": the hour's "h" before the part of the day that says which 6
     r"(\d{1,2})(?:[:h.](\d{2}))?(?:h(?=\s+(?:de la|da|de|en la|por la|a|na|pela) (?:manana|tarde|noche|madrugada|"
-    r"manha|noite)\b))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|(?:de|en|por) la (?:manana|tarde|noche)|"
-    r"de la madrugada|da (?:manha|tarde|noite|madrugada)|(?:in|of) the (?:morning|afternoon|evening|night)|at night|"
+    # (not the night that names a day: "das 20h às 6h da noite passada", "de la noche anterior")
+    r"manha|noite)\b))?(?:\s*(am|pm|a\.m\.|p\.m\.|hrs|hs|h|(?:de|en|por) la (?:manana|tarde|"
+    r"noche(?!\s+(?:pasada|anterior)))|de la madrugada|da (?:manha|tarde|noite(?!\s+(?:passada|anterior))|madrugada)|"
+    r"(?:in|of) the (?:morning|afternoon|evening|night)|at night|"
     r"de noche|(?:a|na|pela|de) (?:noite|tarde))(?![a-z]))?"
 )
 # Where a clock time (or the day said with it) ends: no digit goes on, nor minutes after a colon; a colon that is
@@ -739,11 +741,12 @@ _SAID_MINUTES: tuple[tuple[re.Pattern[str], int], ...] = (
     ),
     (
         re.compile(
-            r"\b(?:a\s+)?(?P<minutes>half|quarter|\d{1,2})\s+(?:minutes\s+)?(?:past|after)\s+(?P<hour>\d{1,2})(?::00)?\b(?!:)"
+            r"\b(?:a\s+)?(?P<minutes>half|quarter|\d{1,2})\s+(?:minutes\s+)?(?:past|after)\s+(?P<hour>\d{1,2}|one)(?::00)?"
+            r"\b(?!:)"
         ),
         1,
     ),
-    (re.compile(r"\b(?:a\s+)?(?P<minutes>quarter)\s+(?:to|till?|before)\s+(?P<hour>\d{1,2})(?::00)?\b(?!:)"), -1),
+    (re.compile(r"\b(?:a\s+)?(?P<minutes>quarter)\s+(?:to|till?|before)\s+(?P<hour>\d{1,2}|one)(?::00)?\b(?!:)"), -1),
     (re.compile(r"(?<=\bat )(?P<minutes>\d{1,2})\s+(?:minutes\s+)?to\s+(?P<hour>\d{1,2})(?::00)?\b(?!:)"), -1),
     (
         re.compile(
@@ -885,9 +888,9 @@ _EDGE_OF_SPAN = re.compile(
 # Four-digit times ("0600", "1400") after "at", "a las", "between", "from" and their kin, or on either side of a
 # dash between two of them; a year ("en 2019") has none of these before it.
 _MILITARY = re.compile(
-    r"((?:\b(?:at|a las|a|as|entre|between|from|desde|das|to|till|until|hasta|ate|and|y|e)\s+)|-\s*|"
-    # "since 1800" (not "since 2019", a year)
-    r"\bsince\s+(?!(?:19|20)\d\d\b(?!\s*(?:hrs|hs|h)\b))|"
+    r"((?:\b(?:at|a las|a|as|entre|between|das|to|till|until|hasta|ate|and|y|e)\s+)|-\s*|"
+    # "since 1800", "desde 0600" (not "since 2019", "desde 2020": a year)
+    r"\b(?:since|desde|from)\s+(?!(?:19|20)\d\d\b(?!\s*(?:hrs|hs|h)\b))|"
     # ... or before a range's other end: "0000 to now", "de 0600 a 1400hs" ("hrs", "hs" or "h" after the digits)
     r"(?<![\w.:/-])(?=\d{4}(?:\s*(?:hrs|hs|h)\b)?\s*(?:-|to|till|until|a|hasta|ate|and|y)\s*(?:\d{4}|now|ahora|agora)))"
     r"([01]\d|2[0-3])([0-5]\d)(?:\s*(?:hrs|hs|h)\b)?(?![\w:/])"
@@ -975,6 +978,7 @@ _BOUND_CLOCK = re.compile(
 )
 # A whole year: "en 1987", "back in 1987", "em 2009", "de 2009".
 _YEAR = re.compile(r"\b(?:in|en|em|de|del|do|during|durante|year|ano)\s+((?:19|20)\d\d)\b")
+_SINCE_YEAR = re.compile(r"\b(?:since|desde|from|a partir de)\s+((?:19|20)\d\d)\b(?!\s*(?:hrs|hs|h)\b|:)")
 # "el primer turno", "second shift", "terceiro turno", "turno 2": the site's shifts in their configured order.
 _ORDINAL_SHIFT = re.compile(
     r"\b(?:(primer|primero|first|1st|primeiro)|(segundo|second|2nd)|(tercer|tercero|third|3rd|terceiro)|"
@@ -1208,8 +1212,35 @@ def _part_of(match: re.Match[str], window: Window) -> Window | Clarification:
     return _window(window.start, middle) if match.group("half1") else _window(middle, window.end)
 
 
+# Everything stored: "desde que hay registros", "since records began", "en todo el histórico", "over all the data you
+# have", "de todo lo que tenés guardado", "desde o início dos registros". Read as the longest span; the pipeline starts
+# it at the oldest stored record (`whole_history`).
+_WHOLE_HISTORY = re.compile(
+    r"\b(?:since|desde que|desde cuando|desde quando|from when)\s+(?:[\w']+\s+){0,4}?(?:records?|registros?|history|"
+    r"historico|historial|logging|logs|data|datos|dados|informacion|informacao|registos?)\b"
+    r"|\b(?:todo|toda|tudo|all|whole|entire|full|everything)\s+(?:(?:el|o|the|of the|lo|que|you|you've|ve|got|hay|"
+    r"esta|that|tenes|tienes|tiene|tem|se|voces|vcs|ustedes|we|we've|nos)\s+){0,4}(?:historico|history|historial|"
+    r"record|records|data|datos|dados|registros|registos|registrado|guardado|stored|logged)\b"
+    r"|\b(?:desde|from)\s+(?:el|o|the)\s+(?:inicio|comienzo|principio|comeco|start|beginning)\s+(?:de|dos|de los|of)\s+"
+    r"(?:the\s+)?(?:registros|registos|records|historico|history|datos|dados|data)\b"
+    r"|\bfrom the (?:very )?first (?:entry|record|sample)\b"
+)
+
+
+def whole_history(text: str, *, tz: str, shifts: list[ShiftConfig], now: datetime) -> bool:
+    """`text` asks over everything stored (`_WHOLE_HISTORY`) and names no other time: its window is the longest."""
+    if _WHOLE_HISTORY.search(_folded(text)) is None:
+        return False
+    said = find_window(text, "es", tz=tz, shifts=shifts, now=now)
+    return isinstance(said, Window) and said.start <= now - timedelta(hours=_MAX_SPAN_H - 24)
+
+
 def _read(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) -> Window | Clarification | None:
     """The window the folded text names (`find_window`)."""
+    if (everything := _WHOLE_HISTORY.search(folded)) is not None:
+        # unless another time is said: "you keep all the data, so what was the highest vibration last night?"
+        said = _read(folded[: everything.start()] + " " + folded[everything.end() :], site, shifts, lang)
+        return said if said is not None else _window(site.now - timedelta(hours=_MAX_SPAN_H), site.now)
     if (around := _hours_around(folded, site, shifts, lang)) is not None:
         return around
     if (together := _two_shifts(folded, site, shifts, lang)) is not None:
@@ -1320,6 +1351,7 @@ _BACK_SAID = (
     _DATE,
     _MONTH,
     _YEAR,
+    _SINCE_YEAR,
 )
 
 
@@ -1427,7 +1459,7 @@ def _folded(text: str) -> str:
         folded = _YESTERDAY_AND_TODAY.sub("since yesterday at 00:00", folded)
     for pattern, edge in _SHIFT_VERB_EDGE:
         folded = pattern.sub(edge, folded)
-    return _READING_FROM.sub(r"\1 at ", folded)
+    return _AS_OF.sub("at ", _READING_FROM.sub(r"\1 at ", folded))
 
 
 # A shift's start or end said with a verb: "cuando arrancó el turno C anoche" (at its start), "right when A shift
@@ -1603,6 +1635,8 @@ def _shift_changes(folded: str, shifts: list[ShiftConfig]) -> str:
     return _CHANGE_OF_PART.sub(by_part, folded)
 
 
+# "as of 11:15 am today": at that clock.
+_AS_OF = re.compile(r"\bas of\s+(?=\d)")
 # A reading taken at a clock: "the P-101 vibration reading from half seven this morning" (at 07:30, not since then;
 # "the readings from 7 to 9" stay a range).
 _READING_FROM = re.compile(
@@ -1879,7 +1913,7 @@ def _minutes_said(sign: int, match: re.Match[str]) -> str:
     """The clock time "H:MM" that an hour and minutes said before (`sign` -1) or after it name; unchanged if none."""
     said = match.group("minutes")
     minutes = _MINUTE_WORDS[said] if said in _MINUTE_WORDS else int(said)
-    hour = int(match.group("hour"))
+    hour = 1 if match.group("hour") == "one" else int(match.group("hour"))  # "one" stays a word (`spelled_numbers`)
     if hour > 24 or not 0 < minutes < 60:
         return match.group(0)
     if sign < 0:
@@ -1938,6 +1972,11 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
     if (month := _month(folded, site)) is not None:
         return month
     dated = _DATE.search(folded) is not None  # "el 3 de marzo del año pasado": that day, read by `_day`
+    if (since := _SINCE_YEAR.search(folded)) is not None and not dated:  # "desde 2020": from its 1 January to now
+        on = int(since.group(1))
+        if on > site.today.year:
+            return Clarification(reason="future_window", candidates=[])
+        return _window(site.at(date(on, 1, 1), time(0, 0)), now)
     if (year := _YEAR.search(folded)) is not None and not dated:
         on = int(year.group(1))
         if on > site.today.year:
@@ -2529,6 +2568,8 @@ def _hour_range(folded: str, site: _Site, day: date | None, shifts: list[ShiftCo
         # across midnight, with today said after the range: the end's day ("from 8 pm till 6 am this morning", "de
         # las 8 de la noche a las 6 de la mañana de hoy"; read as the start's, it would be still to come)
         on = day - timedelta(days=1) if _day(folded[match.end() :], site, "es") == day else on
+    elif day is not None and last <= first and _ENDED.search(folded) and not _STARTED.search(folded):
+        on = day - timedelta(days=1)  # "the 10 to 6 shift that ended yesterday morning": begun the day before
     start = site.at(on, first)
     if day is None and start > site.now:  # "between 10 and 11" at 09:00: yesterday's
         on -= timedelta(days=1)

@@ -6,13 +6,14 @@ from edge_agent.ask.tools.context import Budget, ToolContext
 from edge_agent.ask.tools.errors import ToolError
 from edge_agent.ask.tools.models import AssetInfo, LineInfo, Namespace, TagInfo, ToolOutput, Window
 from edge_agent.ask.tools.namespace import build_namespace
-from edge_agent.ask.tools.records import stored_from
+from edge_agent.ask.tools.records import data_span, stored_from
 from edge_agent.ask.tools.registry import TOOLS, Tool, run_tool
 
 __all__ = [
     "AssetInfo",
     "Budget",
     "build_namespace",
+    "data_span",
     "LineInfo",
     "Namespace",
     "run_tool",
