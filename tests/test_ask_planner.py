@@ -4496,3 +4496,117 @@ class TestBlindSets320To327:
     )
     def test_refused_as_blind_sets_320_to_327_meant(self, question: str, lang: str) -> None:
         assert isinstance(plan(question, lang), Refusal | Clarification)
+
+
+class TestBlindSets328To335:
+    """What blind sets 328-335 found: hours counted from or to a moment in more words ("en las tres horas que
+    siguieron a las 8", "la hora previa a las 6", "nas duas horas que antecederam…", "a seguir às 16h", "após as 8h",
+    "de las 10 de ayer en adelante, por tres horas"); a handover said as a verb ("al entregar el turno de las 14"), two
+    at once ("between the 6 and 2 o'clock shift changes"), or as the other edge ("del cambio de las 22 de ayer al de
+    las 6 de hoy"); "el turno anterior al anterior", "este mismo turno pero ayer"; assets left out in more words ("la
+    bomba que no es la 101", "the other pump, not 101", "quitando el compresor", "all the rotating kit bar the
+    compressor"); two equipment words with "each" ("el compresor y el tanque… cada uno"). Refused besides: a setting
+    asked for ("¿qué setpoint le pongo…?"), "¿qué pasaría si…?", a figure changed "to zero"."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "window"),
+        [
+            (
+                "¿Cuántas alarmas se activaron en las tres horas que siguieron a las 8 de la noche de ayer?",
+                "es",
+                {"start": "2026-03-11T02:00:00Z", "end": "2026-03-11T05:00:00Z"},
+            ),
+            (
+                "¿Cuál fue el caudal mínimo de la P-102 en la hora previa a las 6 de la mañana de hoy?",
+                "es",
+                {"start": "2026-03-11T11:00:00Z", "end": "2026-03-11T12:00:00Z"},
+            ),
+            (
+                "Quantos alarmes foram ativados na planta toda nas duas horas que antecederam o meio-dia de ontem?",
+                "pt",
+                {"start": "2026-03-10T16:00:00Z", "end": "2026-03-10T18:00:00Z"},
+            ),
+            (
+                "¿Me pasas el nivel promedio del tanque T-301 de las 10 de ayer en adelante, por tres horas?",
+                "es",
+                {"start": "2026-03-10T16:00:00Z", "end": "2026-03-10T19:00:00Z"},
+            ),
+            (
+                "Caudal máximo de la 102 en la guardia de la noche, del cambio de las 22 de ayer al de las 6 de hoy",
+                "es",
+                {"start": "2026-03-11T04:00:00Z", "end": "2026-03-11T12:00:00Z"},
+            ),
+            (
+                "How many times did the compressor go down between the 6 and 2 o'clock shift changes yesterday?",
+                "en",
+                {"start": "2026-03-10T12:00:00Z", "end": "2026-03-10T20:00:00Z"},
+            ),
+            (
+                "Oye, ¿cuántas paradas tuvo el compresor C-201 en el turno anterior al anterior?",
+                "es",
+                {"start": "2026-03-10T20:00:00Z", "end": "2026-03-11T04:00:00Z"},
+            ),
+        ],
+    )
+    def test_the_window_blind_sets_328_to_335_meant(self, question: str, lang: str, window: dict[str, str]) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args["window"] == window
+
+    def test_a_handover_said_as_a_verb_is_its_clock(self) -> None:
+        got = plan("¿Cuánto marcaba la vibración de la P-101 justo al entregar el turno de las 6 hoy?", "es")
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args["at"] == "2026-03-11T12:00:00Z"
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "calls"),
+        [
+            (
+                "¿Me regala el promedio de temperatura de rodamiento de la bomba que no es la 101, ayer?",
+                "es",
+                [("tag_stats", "P-102.bearing_temp_c")],
+            ),
+            ("The other pump, not 101: what was its average flow yesterday?", "en", [("tag_stats", "P-102.flow_m3h")]),
+            (
+                "Quitando el compresor, ¿cuántas alarmas saltaron en cada equipo ayer?",
+                "es",
+                [("alarms", "P-101"), ("alarms", "P-102"), ("alarms", "T-301")],
+            ),
+            (
+                "All the rotating kit bar the compressor: the average vibration of each one yesterday?",
+                "en",
+                [("tag_stats", "P-101.vibration_mm_s"), ("tag_stats", "P-102.vibration_mm_s")],
+            ),
+            (
+                "Del compresor y el tanque nomás, ¿cuántas alarmas tuvo cada uno ayer?",
+                "es",
+                [("alarms", "C-201"), ("alarms", "T-301")],
+            ),
+            (
+                "¿Cuánto scrap tuvo la línea L1 en el turno anterior a este? Quiero ver si hay que ajustar algo.",
+                "es",
+                [("production", "L1")],
+            ),
+            # "ativos no T-301": standing alarms in the tank, nothing left out ("no" is "in the")
+            ("Quantos alarmes estavam ativos no T-301 ontem às 12:00?", "pt", [("alarms", "T-301")]),
+        ],
+    )
+    def test_read_in_the_ways_blind_sets_328_to_335_put_it(
+        self, question: str, lang: str, calls: list[tuple[str, str | None]]
+    ) -> None:
+        assert planned_calls(question, lang) == calls
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            ("¿Qué setpoint de nivel le pongo al T-301 para que no salte más la alarma de nivel alto?", "es"),
+            ("¿Qué pasaría si desactivo el disparo por vibración de la P-101 un par de horas?", "es"),
+            ("O que aconteceria se a gente rodasse o C-201 sem o intertravamento de vibração?", "pt"),
+            (
+                "Change the scrap figure for L1 in the four hours after 6 am today to zero, the auditors are coming.",
+                "en",
+            ),
+        ],
+    )
+    def test_refused_as_blind_sets_328_to_335_meant(self, question: str, lang: str) -> None:
+        assert isinstance(plan(question, lang), Refusal | Clarification)

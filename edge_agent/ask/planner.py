@@ -34,6 +34,7 @@ from edge_agent.ask.resolve import (
     find_instant,
     find_window,
     fold,
+    kinds_apart,
     listed,
     newest_part,
     one_of,
@@ -847,6 +848,16 @@ def _subjects(question: str, namespace: Namespace, aliases: dict[str, str]) -> l
         if len(named) != len(subject.candidates) or len(named) > PLURAL_MAX:
             return subject
         each = [resolve_subject(only_asset(question, asset, named), namespace, aliases) for asset in named]
+    elif (
+        subject.reason == "ambiguous_name"
+        and plural is None
+        and each_said(question)
+        and kinds_apart(subject.candidates)
+    ):
+        # "Del compresor y el tanque nomás, ¿cuántas alarmas… cada uno?": each asset its kind's word names
+        if len(subject.candidates) > PLURAL_MAX:
+            return subject
+        each = [resolve_subject(as_asset(question, asset), namespace, aliases) for asset in subject.candidates]
     elif plural is None or subject.reason != "ambiguous_name":
         return subject
     elif set(plural[1]) < set(subject.candidates) and len(subject.candidates) <= PLURAL_MAX:

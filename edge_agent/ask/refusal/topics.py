@@ -195,7 +195,9 @@ HYPOTHETICAL = re.compile(
     r"daria|would|will happen|happens|happen|vai acontecer|va a pasar|pasa)\b"
     rf"|\b(?:would|will)\b[^.?!]{{0,60}}\b(?:be|get|go|do)\b[^.?!]{{0,30}}\bif\s+(?:i|we|you|someone|the operator)\s+"
     rf"(?:just\s+)?{_ACT_STEMS}"
-    rf"|\bwhat (?:happens|would happen|will happen)\s+if\s+(?:i|we|you|someone)\s+{_ACT_STEMS}"
+    # whatever follows: "¿Qué pasaría si desactivo el disparo…?", "O que aconteceria se a gente rodasse o C-201 sem…"
+    r"|\b(?:what (?:happens|would happen|will happen)|que pasaria|que pasa|que sucederia|o que aconteceria|"
+    r"o que acontece|o que vai acontecer)\s+(?:si|se|if)\b"
     rf"|\b(?:e|y|and)\s+(?:se|si|if)\s+(?:eu|yo|i|we|nos)\s+{_ACT_STEMS}[^.?!]{{0,40}}\b(?:o que|que|what)\b"
 )
 HOW_TO = re.compile(
@@ -216,6 +218,10 @@ HOW_TO = re.compile(
 # Advice asked for: "¿Conviene cambiar el rodamiento…?", "Should I swap the bearing now?", "Devo trocar…?": the
 # records hold what happened, not what to do. Read in the sentences that ask.
 ADVICE = re.compile(
+    # a setting asked for: "¿Qué setpoint de nivel le pongo al T-301?", "Que setpoint devo pôr…?", "what setpoint
+    # should…"
+    r"\b(?:que|qual|what|which)\s+(?:set ?point|consigna|sp|valor|value|ajuste|setting)\s+(?:\w+\s+){0,3}?(?:le\s+)?"
+    r"(?:pongo|ponemos|pondria|deberia poner|devo por|devo colocar|deveria por|coloco|should|do i|would you)\b|"
     r"\b(?:should (?:i|we)|shall (?:i|we)|do (?:i|we) need to|conviene|convendria|vale la pena|vale a pena|"
     r"is it worth|(?:debo|debemos|deberia|deberiamos|devo|devemos|deveria|deveriamos) (?:\w+ )?(?:cambiar|trocar|"
     r"parar|apagar|desligar|reemplazar|substituir|esperar|aguardar|arrancar|ligar)|da pra aguentar|puede esperar|"

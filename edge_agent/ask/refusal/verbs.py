@@ -443,9 +443,10 @@ _WRITE_PHRASES = re.compile(
     r"seria posible|is it possible to|would it be possible to|da pra|tem como|consegue)\s+"
     r"(?:(?:voce|vc|ce|tu|usted)\s+)?)"
     r"(?:change|update|modify|edit|correct|fix|adjust|increase|decrease|raise|lower|bump|cambia|cambie|cambiar|eleve|"
-    r"eleva|elevar|disminuya|disminuye|disminuir|corrige|corrija|modifica|modifique|actualiza|actualice|ajusta|ajuste|ajustar|muda|mude|mudar|altera|altere|"
+    r"eleva|elevar|disminuya|disminuye|disminuir|corrige|corrija|modifica|modifique|actualiza|actualice|ajusta|ajuste|"
+    r"ajustar|muda|mude|mudar|altera|altere|"
     r"alterar|atualiza|atualize|aumenta|aumente|aumentar|sube|suba|subir|baja|baje|bajar|reduce|reduzca|reducir|"
-    r"reduz|reduza|reduzir|baixa|baixe|baixar)\b[^.?!]{0,80}?\b(?:to|a|al|para|pra|por|em)\s+\d"
+    r"reduz|reduza|reduzir|baixa|baixe|baixar)\b[^.?!]{0,80}?\b(?:to|a|al|para|pra|por|em)\s+(?:\d|zero|cero|nothing|nada)"
     # approved in other words: "dale el visto bueno al informe", "give it the green light", "dá o ok no relatório"
     r"|\b(?:da|dale|dar|de|dele|give|gimme|da-lhe|put)\s+(?:it\s+|him\s+)?(?:el|o|the|un|a|an|su|seu)?\s*"
     r"(?:visto bueno|green light|thumbs up|luz verde|sinal verde|aprobacion|aprovacao|approval|sign-?off)\b"
@@ -684,7 +685,8 @@ _COMMAND_FORM = re.compile(
 # A request after "que", "hay que" or a favour's "de", with a pronoun between: "necesito que le subas el flujo",
 # "hay que resetear la alarma", "quero que desligues", "temos que zerar".
 _REQUESTED = re.compile(
-    r"\b(?:que|hay que|tenemos que|temos que|tem que|tiene que|tienes que|hace falta|"
+    # (not what the asker weighs: "quiero ver si hay que ajustar algo")
+    r"(?<!\bsi hay )(?<!\bsi )\b(?:que|hay que|tenemos que|temos que|tem que|tiene que|tienes que|hace falta|"
     # "favor de apagar…", "me haces el paro de arrancar…", "hazme la gauchada de…": a favour asked is a request
     r"(?:haces|hace|haga|hagas|hazme|hagame|haceme|hacer)\s+(?:el|la|un|una)\s+(?:paro|favor|gauchada|fineza)\s+de|"
     r"(?<!\bpor )favor de|faca o favor de|faz (?:o )?favor de|pediu (?:pra|para|que)|pidio que|asked (?:you|me) to|"

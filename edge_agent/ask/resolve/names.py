@@ -576,6 +576,12 @@ def only_asset(text: str, asset: str, named: list[str]) -> str:
     return _TOKEN.sub(lambda m: " " if _kind_of(m.group(0), fuzzy=False) in others else m.group(0), folded)
 
 
+def kinds_apart(assets: list[str]) -> bool:
+    """Each of `assets` is of a kind none of the others is ("el compresor y el tanque", not "la bomba": which?)."""
+    kinds = [_kind_of_id(asset) for asset in assets]
+    return None not in kinds and len(set(kinds)) == len(kinds)
+
+
 def _kind_of_id(asset: str) -> str | None:
     """The kind an asset's id says by its letters in the usual numbering (P-101 a pump), or None."""
     letters = _letters(fold(asset))
@@ -930,17 +936,24 @@ def _with_quantity(subject: Subject, folded: str, tokens: list[str], tags: list[
 # plural they take from ("¿cuál vibró menos la 101 o la 102?" compares).
 _LEAVING_OUT = (
     r"excepto|exceto|salvo|sin contar(?: a| con)?|sin|sem contar(?: com| a| o)?|sem|tirando|fora|except(?: for)?|"
-    r"other than|apart from|aside from|not counting|excluding"
+    r"other than|apart from|aside from|not counting|excluding|quitando|sacando|aparte del?|leave out|leaving out|"
+    # "la bomba que no es la 101", "a bomba que não é a 101"
+    r"que no es|que no sea|que nao e|que nao seja"
 )
 _LEFT_OUT = re.compile(
-    rf"(?P<lead>[,;:]?\s*)\b(?:(?P<after_plural>menos|but|bar)|{_LEAVING_OUT})\s+"
+    rf"(?P<lead>[,;:]?\s*)\b(?:(?P<after_plural>menos|but|bar|not|nao|(?<=, )no)|{_LEAVING_OUT})\s+"
     r"(?P<what>(?:(?:el|la|los|las|o|a|os|as|the|al)\s+)?(?:(?:dos|duas|two|both)\s+)?[a-z0-9-]+"
     r"(?:\s*(?:,|\by\b|\be\b|\band\b|\bni\b|\bnor\b)\s*(?:(?:el|la|los|las|o|a|os|as|the)\s+)?[a-z0-9-]+)*)"
 )
 # What the rest is taken from: every asset ("cada equipo", "every asset", "todos los equipos"), or another of the kind
 # ("la otra bomba", "a outra bomba", "the other pump").
 _ANY_ASSET = re.compile(
-    r"\b(?:equipos?|equipment|assets?|activos?|ativos?|equipamentos?|maquinas?|machines?|equipments)\b"
+    # (not "activos"/"ativos": "alarmas activas", "alarmes ativos" are standing ones)
+    r"\b(?:equipos?|equipment|assets?|equipamentos?|maquinas?|machines?|equipments|kit)\b"
+)
+# The machines that turn, pumps and compressors: "all the rotating kit bar the compressor", "los equipos rotativos".
+_ROTATING = re.compile(
+    r"\brotating (?:equipment|kit|machines|machinery|assets)\b|\b(?:equipos?|maquinas?|equipamentos?) rotativ[oa]s?\b"
 )
 _OTHER_OF_KIND = re.compile(r"\b(?:la otra|el otro|a outra|o outro|the other)\s+([a-z]+)\b")
 _JOINERS = frozenset({"el", "la", "los", "las", "o", "a", "os", "as", "the", "al", "y", "e", "and", "ni", "nor"})
@@ -958,19 +971,27 @@ def without_left_out(text: str, namespace: Namespace) -> str | None:
             continue
         before, after = folded[: match.start()], folded[match.end() :]
         plural = plural_assets(before + " " + after, namespace)
+        recent = before[-40:]
         if (
             match.group("after_plural")
-            and (plural is None or plural[0] not in before[-40:])
-            and not (_ANY_ASSET.search(before[-40:]))
+            and (plural is None or plural[0] not in recent)
+            and not (_ANY_ASSET.search(recent) or _ROTATING.search(recent) or _OTHER_OF_KIND.search(recent))
         ):
             continue
         rest = before + match.group("lead")[:1] + " " + after
+        rotating = [a for kind in ("pump", "compressor") for a in _assets_of_kind(kind, namespace.assets)]
+        said_kinds = {_kind_of_id(asset) for asset in left_out}
         if (other := _OTHER_OF_KIND.search(rest)) is not None and (kind := _kind_of(other.group(1))) is not None:
             scope, place = _assets_of_kind(kind, namespace.assets), other
+        elif (found := _ROTATING.search(rest)) is not None:
+            scope, place = rotating, found
         elif plural is not None and (found := re.search(rf"\b{plural[0]}\b", rest)) is not None:
             scope, place = plural[1], found
         elif (found := _ANY_ASSET.search(rest)) is not None:
             scope, place = assets, found
+        elif len(said_kinds) == 1 and (found := _kind_word(rest, said_kinds.pop())) is not None:
+            # "la bomba que no es la 101": the rest of its kind
+            scope, place = _assets_of_kind(_kind_of(found.group(0)) or "", namespace.assets), found
         else:
             return rest  # "Del tanque nomás, sin las bombas": the asset it names
         kept = [asset for asset in scope if asset not in left_out]
@@ -978,6 +999,11 @@ def without_left_out(text: str, namespace: Namespace) -> str | None:
             return None
         return rest[: place.start()] + ", ".join(kept) + rest[place.end() :]
     return folded
+
+
+def _kind_word(folded: str, kind: str | None) -> re.Match[str] | None:
+    """The first word of `folded` that names equipment of `kind`."""
+    return next((m for m in _TOKEN.finditer(folded) if kind and _kind_of(m.group(0), fuzzy=False) == kind), None)
 
 
 def _assets_said(words: str, namespace: Namespace) -> set[str]:

@@ -494,12 +494,13 @@ _SHIFTS_BACK = re.compile(
     rf"\b(?:hace|ha|faz)\s+{_N}\s+(?:turnos?|shifts?)\b|\b{_N}\s+(?:shifts?|turnos?)\s+(?:ago|back|atras)\b"
     # (not "the night shift before last": the night shift before last night's)
     r"|(?<!night )(?<!morning )(?<!afternoon )(?<!evening )(?<!day )(?<!graveyard )(?<!swing )(?<!\b[a-z] )"
-    r"\b(?P<two>(?:turno|shift|one|uno)\s+(?:antes|before)\s+(?:del?|do|da|the)?\s*(?:anterior|last|previous(?: one)?)|"
+    r"\b(?P<two>(?:turno|shift|one|uno)\s+(?:antes|before)\s+(?:del?|do|da|the)?\s*(?:anterior|last|previous(?: one)?|"
+    r"one before)|(?:turno|shift)\s+anterior\s+(?:al|ao)\s+anterior|"
     r"penultimo\s+(?:turno|shift)|(?:turno|shift)\s+penultimo|second[- ]to[- ]last shift|last shift but one)\b"
     r"|\b(?P<three>antepenultimo\s+(?:turno|shift)|third[- ]to[- ]last shift)\b"
 )
 _SAME_SHIFT_YESTERDAY = re.compile(
-    r"\b(?:mismo|mesmo|same)\s+(?:turno|shift)\s+(?:(?:de|do|of)\s+)?(?:ayer|ontem|yesterday)\b"
+    r"\b(?:mismo|mesmo|same)\s+(?:turno|shift)\s+(?:pero\s+|mas\s+|but\s+)?(?:(?:de|do|of)\s+)?(?:ayer|ontem|yesterday)\b"
     r"|\byesterday'?s same shift\b"
 )
 # A shift called by the part of the day it starts in ("el turno de noche", "the morning shift", "turno da tarde"):
@@ -1102,9 +1103,12 @@ _HOURS_OF = re.compile(
 _HOURS_AROUND = re.compile(
     r"\b(?P<art>(?:la|las|the|a|as|en las|in the|nas|for|durante|during|over|por)\s+)?"
     rf"(?P<last>(?:ultimas?|last|final)\s+)?(?:(?P<n>{_N})\s+)?(?P<unit>horas?|hours?|hrs?)\s+"
-    r"(?:(?P<before>antes|before|prior to|previas?(?: al?)?|anteriores(?: al?)?|leading (?:up )?to|"
-    r"que antecedieron(?: al?)?)|(?P<after>despues|after|siguientes(?: al?)?|following|seguintes(?: ao?)?|depois|"
-    r"a partir|starting|from))\b\s*"
+    r"(?:(?P<before>antes|before|prior to|previas?(?: al?)?|anterior(?:es)?(?: al?)?|leading (?:up )?to|preceding|"
+    r"que (?:antecedieron|antecedio|precedieron|precedio|antecederam|antecedeu|precederam|precedeu)(?: al?| ao?| as)?|"
+    r"that (?:led up to|preceded|came before))|"
+    r"(?P<after>despues|after|siguientes(?: al?)?|following|seguintes(?: ao?)?|depois|a partir|starting|from|apos|"
+    r"que (?:siguieron|siguio|se siguieron|vinieron despues de|se seguiram|seguiram|vieram depois|vieram apos)"
+    r"(?: al?| ao?| as| d[eoa]s?)?|a seguir (?:a|ao|as)|a contar d[eoa]s?|that followed|which followed))\b\s*"
 )
 # ... or said after the moment: "desde las 8 de hoy, durante tres horas", "a partir das 8 por duas horas".
 _FOR_HOURS = re.compile(
@@ -1122,6 +1126,8 @@ _SHIFT_ENDS = re.compile(
 )
 
 
+# "previa a las 6", "que siguieron a las 8": the clock's article (its "a" went with the word before), as "at".
+_ARTICLE_BEFORE_CLOCK = re.compile(r"^(?:a\s+)?(?:las|as|la)\s+(?=\d)")
 _OF_CLOCK = re.compile(r"\b(?:de|del|da|das|do|dos)\s+(?:(?:las|la|as|a)\s+)?(?=\d)")
 
 
@@ -1130,7 +1136,7 @@ def _hours_around(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str
     hours before C shift, 20 to 22"); None when no moment is said."""
     if (said := _HOURS_AROUND.search(folded)) is not None and (said.group("n") or said.group("unit")[-1] != "s"):
         # the moment as a clock time said: "before 2 pm", "antes de las 10", "antes del cambio de turno de las 14"
-        after = _OF_CLOCK.sub("at ", folded[said.end() :], count=1)
+        after = _ARTICLE_BEFORE_CLOCK.sub("at ", _OF_CLOCK.sub("at ", folded[said.end() :], count=1), count=1)
         rest = folded[: said.start()] + (" at " if after[:1].isdigit() else " ") + after
         day = _day(rest, site, lang)
         on = day if isinstance(day, date) else None
@@ -1459,7 +1465,7 @@ def _folded(text: str) -> str:
         folded = _YESTERDAY_AND_TODAY.sub("since yesterday at 00:00", folded)
     for pattern, edge in _SHIFT_VERB_EDGE:
         folded = pattern.sub(edge, folded)
-    return _AS_OF.sub("at ", _READING_FROM.sub(r"\1 at ", folded))
+    return _ONWARDS.sub(r"desde \1", _AS_OF.sub("at ", _READING_FROM.sub(r"\1 at ", folded)))
 
 
 # A shift's start or end said with a verb: "cuando arrancó el turno C anoche" (at its start), "right when A shift
@@ -1554,13 +1560,29 @@ _SCOTS_TODAY = re.compile(r"\bthe day(?=,?\s+(?:so far|till now|up to now|until 
 # de las 6", "na rendição do turno das 14h", "the 2 pm shift change", "yesterday's 6 AM and 2 PM shift changes", "this
 # morning's shift change" (the edge in the morning), "entre el relevo de las 14 y el de las 22": the clock of that edge.
 _CHANGE = (
-    r"(?:cambio|relevo|rendicion|rendicao|passagem|troca|virada|entrega|changeover|handover|hand-over|turnover|"
+    r"(?:(?:cambio|relevo|rendicion|rendicao|passagem|troca|virada|entrega|changeover|handover|hand-over|turnover|"
     r"shift change)(?:\s+(?:de|do|del|of)\s+(?:turno|guardia|shift))?"
+    # "al entregar el turno de las 14", "ao passar o turno das 22h"
+    r"|(?:entregar|recibir|receber|passar|pasar)\s+(?:el|o|la|a)\s+(?:turno|guardia))"
 )
-_AT_CHANGE = r"\b(?:en|na|no|at|in|on|ao|al|justo en|right at|just at|durante|during)\s+"
+# Two shift changes said at once: "between the 6 and 2 o'clock shift changes yesterday".
+_TWO_CHANGES = re.compile(
+    r"\b(?:the\s+)?(\d{1,2})\s+(?:and|y|e|&)\s+(\d{1,2})(?:\s*o'?clock)?\s+(?:shift\s+)?(?:changes|changeovers|handovers)\b"
+)
+# A bound's preposition with the article the clock put after it: "del las 22:00" is "de las 22:00".
+_BOUND_ARTICLE = (
+    (re.compile(r"\bdel\s+(las\s+\d)"), r"de \1"),
+    (re.compile(r"\bal\s+las\s+(\d)"), r"a las \1"),
+    (re.compile(r"\bdo\s+as\s+(\d)"), r"das \1"),
+    (re.compile(r"\bao\s+as\s+(\d)"), r"as \1"),
+)
+_AT_CHANGE = (
+    r"\b(?:en|na|no|at|in|on|ao|al|justo en|right at|just at|durante|during|a la hora del?|na hora d[ao]|"
+    r"at the time of)\s+"
+)
 # ... a moment unless it bounds a window: "desde el relevo de las 6", "até a troca de turno das 6h", "between …"
 _BOUND_BEFORE = re.compile(
-    r"\b(?:desde|hasta|entre|from|till|until|to|between|since|ate|das|y|e|and)\s+(?:(?:el|la|o|a|the)\s+)?$"
+    r"\b(?:desde|hasta|entre|from|till|until|to|between|since|ate|das|y|e|and|del|al|do|ao)\s+(?:(?:el|la|o|a|the)\s+)?$"
 )
 _CHANGE_CLOCK = re.compile(
     rf"(?:{_AT_CHANGE})?(?:\b(?:el|la|o|a|the|this|today'?s|yesterday'?s)\s+)?\b{_CHANGE}\s+"
@@ -1570,7 +1592,7 @@ _CHANGE_CLOCK = re.compile(
 )
 # ... said after one named: "y el de las 22", "and the 6 o'clock one"
 _NEXT_CHANGE = re.compile(
-    r"\b(?P<and>y|e|and|hasta|till|until|to|ate|a)\s+(?:el|la|o|a|the)\s+(?:(?:de|das|do|da|of)\s+(?:(?:las|as)\s+)?"
+    r"\b(?P<and>y|e|and|hasta|till|until|to|ate|a|al|ao)\s+(?:(?:el|la|o|a|the)\s+)?(?:(?:de|das|do|da|of)\s+(?:(?:las|as)\s+)?"
     r"(?P<h>\d{1,2})(?::00)?\s*(?:h|hs)?|(?P<h2>\d{1,2})\s*(?:o'?clock)?\s+one)\b"
 )
 _CHANGE_OF_PART = re.compile(
@@ -1614,11 +1636,15 @@ def _shift_changes(folded: str, shifts: list[ShiftConfig]) -> str:
         hour, meridiem = (match.group("h"), match.group("mer")) if match.group("h") else match.group("h2", "mer2")
         return put(match, edge(int(hour), meridiem))
 
+    folded = _TWO_CHANGES.sub(lambda m: f"{edge(int(m.group(1)), None)} and {edge(int(m.group(2)), None)}", folded)
     changed = _CHANGE_CLOCK.sub(by_clock, folded)
     if changed != folded:
-        return _NEXT_CHANGE.sub(
+        changed = _NEXT_CHANGE.sub(
             lambda m: f" {m.group('and')}{put(m, edge(int(m.group('h') or m.group('h2')), None))}", changed
         )
+        for pattern, bound in _BOUND_ARTICLE:
+            changed = pattern.sub(bound, changed)
+        return _UP_TO.sub("", changed)
 
     def by_part(match: re.Match[str]) -> str:
         said = match.group("part1") or match.group("part2")
@@ -1635,6 +1661,10 @@ def _shift_changes(folded: str, shifts: list[ShiftConfig]) -> str:
     return _CHANGE_OF_PART.sub(by_part, folded)
 
 
+# "de las 10 de ayer en adelante", "das 8h em diante", "from 10 onwards": since that clock.
+_ONWARDS = re.compile(
+    r"\b(?:de|das|desde|from|a partir d[eao]s?) ((?:las |as )?\d[^.?!,]*?)\s+(?:en adelante|em diante|onwards?)\b"
+)
 # "as of 11:15 am today": at that clock.
 _AS_OF = re.compile(r"\bas of\s+(?=\d)")
 # A reading taken at a clock: "the P-101 vibration reading from half seven this morning" (at 07:30, not since then;
