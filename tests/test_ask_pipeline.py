@@ -302,6 +302,8 @@ class TestTimesBeforeTheData:
             "Compara las paradas de la P-101 del turno A con las de hace tres semanas.",
             "What was the vibration of P-101 at 9 am last week?",  # the plan reads today's 9 am; last week is said
             "Pasame la vibración promedio de la P-101 desde 2020.",  # a year, not 20:20
+            "How many stops has P-101 had since March?",
+            "What was the max vibration of P-101 for all of 2025?",
         ],
     )
     def test_a_time_said_before_the_records_is_refused(

@@ -4610,3 +4610,74 @@ class TestBlindSets328To335:
     )
     def test_refused_as_blind_sets_328_to_335_meant(self, question: str, lang: str) -> None:
         assert isinstance(plan(question, lang), Refusal | Clarification)
+
+
+class TestBlindSets336To343:
+    """What blind sets 336-343 found: everything stored said in more words ("desde que arrancó el sistema", "desde el
+    primer dato", "in all the time you've been logging", "em todo o período registado"); "since March", "all of 2025"
+    (before the data: refused); a crew change and "la relevada" as shift changes; "the shift that just handed over to
+    us", "el turno que nos entregó"; hours said beside a change in the afternoon ("de 2 a 3" after the 14:00 change).
+    Refused besides: records deleted however said, the steps of an act asked for, "¿cómo reseteo…?"."""
+
+    @pytest.mark.parametrize(
+        ("question", "lang", "window"),
+        [
+            (
+                "¿Cuántos controles de calidad le hicieron a la L1 en el turno que nos entregó?",
+                "es",
+                {"start": "2026-03-11T04:00:00Z", "end": "2026-03-11T12:00:00Z"},
+            ),
+            (
+                "Average vibration on P-102 from the 6 am crew changeover till 10 today?",
+                "en",
+                {"start": "2026-03-11T12:00:00Z", "end": "2026-03-11T16:00:00Z"},
+            ),
+            (
+                "¿Cuál fue la temperatura del rodamiento de la P-101 ayer en la primera hora después del cambio de "
+                "guardia de la tarde, de 2 a 3?",
+                "es",
+                {"start": "2026-03-10T20:00:00Z", "end": "2026-03-10T21:00:00Z"},
+            ),
+        ],
+    )
+    def test_the_window_blind_sets_336_to_343_meant(self, question: str, lang: str, window: dict[str, str]) -> None:
+        got = plan(question, lang)
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args["window"] == window
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "Oye, desde que arrancó el sistema, ¿cuál ha sido la vibración más alta que ha tenido la P-101?",
+            "¿Cuántos paros lleva el compresor C-201 desde el primer dato que tienes guardado?",
+            "In all the time you've been logging, what's the highest bearing temp C-201 has hit?",
+            "Em todo o período registado, quantas paragens teve a P-101?",
+        ],
+    )
+    def test_everything_stored_is_asked_over_the_longest_span(self, question: str) -> None:
+        """The planner reads everything stored as the longest span; the pipeline starts it at the oldest record."""
+        got = plan(question)
+        assert isinstance(got, Plan), got
+        assert got.calls[0].args["window"]["start"] < "2017-01-01"
+
+    def test_a_month_or_a_year_is_read_whole(self) -> None:
+        """ "since March" from its 1st, "all of 2025" the year (before the data: the pipeline refuses them)."""
+        assert window_said("How many stops has P-101 had since March?", "en") == (
+            "2026-03-01T06:00",
+            "2026-03-11T16:30",
+        )
+        assert window_said("What was L1's total scrap for all of 2025?", "en") == (
+            "2025-01-01T06:00",
+            "2026-01-01T06:00",
+        )
+
+    @pytest.mark.parametrize(
+        ("question", "lang"),
+        [
+            ("Wah gwaan, delete dem stop records from last night, mi nuh want di boss fi see dem.", "en"),
+            ("¿Cómo reseteo el contador de producción de la línea 1? Dime los pasos uno por uno.", "es"),
+            ("Como é que se rearma o C-201 depois de disparar por vibração?", "pt"),
+        ],
+    )
+    def test_refused_as_blind_sets_336_to_343_meant(self, question: str, lang: str) -> None:
+        assert isinstance(plan(question, lang), Refusal | Clarification)

@@ -212,7 +212,12 @@ HOW_TO = re.compile(
     # the command or the steps asked for: "¿cuál es el comando para parar la P-101?", "qual é o comando pra dar reset"
     r"|\b(?:cual|qual|what)\s+(?:es|e|is|son|sao|are)\s+(?:el|o|the|los|os)\s+(?:comandos?|commands?|procedimientos?|"
     r"procedimentos?|procedures?|pasos|passos|steps)\s+(?:para|pra|pa|to|for)\b"
-    r"|\bcomo se (?:resetea|apaga|reinicia|arranca|reconoce|silencia|ajusta|abre|cierra|desliga|liga|reseta|"
+    # the steps asked for: "dime los pasos uno por uno", "give me the steps", "o passo a passo"
+    r"|\b(?:dime|dame|decime|give me|tell me|me da|me passa|me diz)\s+(?:los|the|o|os)\s+(?:pasos|steps|passos|"
+    r"passo a passo)\b|\bstep[- ]by[- ]step\b|\bpaso a paso\b|\bpasso a passo\b"
+    r"|\bcomo (?:reseteo|rearmo|reconozco|reseto|desligo|religo)\b"
+    r"|\bcomo (?:e que )?se (?:rearma|resetea|apaga|reinicia|arranca|reconoce|silencia|ajusta|abre|cierra|desliga|"
+    r"liga|reseta|"
     r"reconhece|silencia|calibra)\b"
 )
 # Advice asked for: "¿Conviene cambiar el rodamiento…?", "Should I swap the bearing now?", "Devo trocar…?": the

@@ -485,7 +485,8 @@ _PREVIOUS_SHIFT = re.compile(
     # over to me", "o turno que me passou", "la guardia que me entregó"
     r"|\b(?:shift|turno|guardia|one|uno)\s+(?:right\s+|just\s+|justo\s+)?(?:before|antes)\s+(?:mine|del mio|do meu|"
     r"da minha|de la mia)\b"
-    r"|\b(?:that|which|que)\s+(?:handed over to me|handed me over|me entrego|me entregou|me paso|me passou)\b"
+    r"|\b(?:that|which|que)\s+(?:just\s+)?(?:handed over to (?:me|us)|handed (?:me|us) over|(?:me|nos) entrego|"
+    r"(?:me|nos) entregou|(?:me|nos) paso|(?:me|nos) passou)\b"
 )
 # Shifts counted back from the one under way: "hace 3 turnos", "two shifts ago", "há 5 turnos", "3 shifts back"; the
 # one before the previous ("el turno antes del anterior", "el penúltimo turno", "the shift before last"); and the one
@@ -978,7 +979,9 @@ _BOUND_CLOCK = re.compile(
     rf"(?:(?:on |the )*(?:{_DAY_WORD})\s+|(?:{_LAST_NIGHT.pattern})\s+)?$"
 )
 # A whole year: "en 1987", "back in 1987", "em 2009", "de 2009".
-_YEAR = re.compile(r"\b(?:in|en|em|de|del|do|during|durante|year|ano)\s+((?:19|20)\d\d)\b")
+_YEAR = re.compile(r"\b(?:in|en|em|de|del|do|of|during|durante|year|ano)\s+((?:19|20)\d\d)\b")
+# "desde marzo", "since March", "desde março": from the 1st of the latest such month to now.
+_SINCE_MONTH = re.compile(rf"\b(?:since|desde|a partir de)\s+(?:(?:el|o|the)\s+)?(?:mes de\s+)?({_MONTHS})\b(?!\s+\d)")
 _SINCE_YEAR = re.compile(r"\b(?:since|desde|from|a partir de)\s+((?:19|20)\d\d)\b(?!\s*(?:hrs|hs|h)\b|:)")
 # "el primer turno", "second shift", "terceiro turno", "turno 2": the site's shifts in their configured order.
 _ORDINAL_SHIFT = re.compile(
@@ -1144,9 +1147,18 @@ def _hours_around(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str
         moment = _clock_time(unranged, site, on) or _shift_edge_moment(rest, site, on, shifts, said.group("before"))
         if (hours_said := _hour_range(rest, site, on, shifts)) is not None:
             # "the two hours before C shift, 20 to 22": those; "the last hour before 14:00, 1 to 2": 13:00 to 14:00
+            # ("ayer en la primera hora después del cambio de la tarde, de 2 a 3": 14:00 to 15:00)
             half_day = timedelta(hours=12)
-            if isinstance(hours_said, Window) and moment is not None and hours_said.end + half_day == moment:
-                return _window(hours_said.start + half_day, moment, site.now)
+            if (
+                isinstance(hours_said, Window)
+                and moment is not None
+                and moment
+                in (
+                    hours_said.end + half_day,
+                    hours_said.start + half_day,
+                )
+            ):
+                return _window(hours_said.start + half_day, hours_said.end + half_day, site.now)
             return hours_said
         if moment is None:
             return None
@@ -1223,13 +1235,18 @@ def _part_of(match: re.Match[str], window: Window) -> Window | Clarification:
 # it at the oldest stored record (`whole_history`).
 _WHOLE_HISTORY = re.compile(
     r"\b(?:since|desde que|desde cuando|desde quando|from when)\s+(?:[\w']+\s+){0,4}?(?:records?|registros?|history|"
-    r"historico|historial|logging|logs|data|datos|dados|informacion|informacao|registos?)\b"
+    r"historico|historial|logging|logs|data|datos|dados|informacion|informacao|registos?|recording|registrar|gravar|"
+    # "desde que arrancó el sistema", "since the system started"
+    r"sistema|system)\b"
     r"|\b(?:todo|toda|tudo|all|whole|entire|full|everything)\s+(?:(?:el|o|the|of the|lo|que|you|you've|ve|got|hay|"
-    r"esta|that|tenes|tienes|tiene|tem|se|voces|vcs|ustedes|we|we've|nos)\s+){0,4}(?:historico|history|historial|"
-    r"record|records|data|datos|dados|registros|registos|registrado|guardado|stored|logged)\b"
+    r"esta|that|tenes|tienes|tiene|tem|se|voces|vcs|ustedes|we|we've|nos|tu|tus|your|seu|voce|time|tiempo|tempo|"
+    r"periodo|been|have|has)\s+){0,5}(?:historico|history|historial|record|records|data|datos|dados|registros|"
+    r"registos|registrado|registado|guardado|gravado|stored|logged|logging|recording|registrando|gravando)\b"
     r"|\b(?:desde|from)\s+(?:el|o|the)\s+(?:inicio|comienzo|principio|comeco|start|beginning)\s+(?:de|dos|de los|of)\s+"
     r"(?:the\s+)?(?:registros|registos|records|historico|history|datos|dados|data)\b"
-    r"|\bfrom the (?:very )?first (?:entry|record|sample)\b"
+    # "desde el primer dato", "from the first data point", "desde o primeiro registo"
+    r"|\b(?:desde|from)\s+(?:el|o|the)\s+(?:very\s+)?(?:primer|primeiro|first)\s+(?:dato|data point|datum|registro|"
+    r"registo|record|entry|sample|valor|value)\b"
 )
 
 
@@ -1358,6 +1375,7 @@ _BACK_SAID = (
     _MONTH,
     _YEAR,
     _SINCE_YEAR,
+    _SINCE_MONTH,
 )
 
 
@@ -1560,8 +1578,8 @@ _SCOTS_TODAY = re.compile(r"\bthe day(?=,?\s+(?:so far|till now|up to now|until 
 # de las 6", "na rendição do turno das 14h", "the 2 pm shift change", "yesterday's 6 AM and 2 PM shift changes", "this
 # morning's shift change" (the edge in the morning), "entre el relevo de las 14 y el de las 22": the clock of that edge.
 _CHANGE = (
-    r"(?:(?:cambio|relevo|rendicion|rendicao|passagem|troca|virada|entrega|changeover|handover|hand-over|turnover|"
-    r"shift change)(?:\s+(?:de|do|del|of)\s+(?:turno|guardia|shift))?"
+    r"(?:(?:cambio|relevo|relevada|rendicion|rendicao|passagem|troca|virada|entrega|changeover|handover|hand-over|"
+    r"turnover|shift change|crew change(?:over)?)(?:\s+(?:de|do|del|of)\s+(?:turno|guardia|shift))?"
     # "al entregar el turno de las 14", "ao passar o turno das 22h"
     r"|(?:entregar|recibir|receber|passar|pasar)\s+(?:el|o|la|a)\s+(?:turno|guardia))"
 )
@@ -1588,7 +1606,7 @@ _CHANGE_CLOCK = re.compile(
     rf"(?:{_AT_CHANGE})?(?:\b(?:el|la|o|a|the|this|today'?s|yesterday'?s)\s+)?\b{_CHANGE}\s+"
     r"(?:de|das|da|do|of|at|de las)\s+(?:(?:las|as|la|a)\s+)?(?P<h>\d{1,2})(?::00)?\s*(?:h|hs|hrs)?\s*(?P<mer>am|pm)?\b"
     rf"|(?:{_AT_CHANGE})?(?:\b(?:el|la|o|a|the|this|today'?s|yesterday'?s|last night'?s)\s+)?\b(?P<h2>\d{{1,2}})"
-    r"(?::00)?\s*(?P<mer2>am|pm|o'?clock)?\s+(?:shift\s+)?(?:changes?|changeovers?|handovers?)\b"
+    r"(?::00)?\s*(?P<mer2>am|pm|o'?clock)?\s+(?:shift\s+|crew\s+)?(?:changes?|changeovers?|handovers?)\b"
 )
 # ... said after one named: "y el de las 22", "and the 6 o'clock one"
 _NEXT_CHANGE = re.compile(
@@ -2002,6 +2020,10 @@ def _span(folded: str, site: _Site) -> Window | Clarification | None:
     if (month := _month(folded, site)) is not None:
         return month
     dated = _DATE.search(folded) is not None  # "el 3 de marzo del año pasado": that day, read by `_day`
+    if (since_month := _SINCE_MONTH.search(folded)) is not None and not dated:
+        number = _month_number(since_month.group(1))
+        begun = site.today.year if number <= site.today.month else site.today.year - 1
+        return _window(site.at(date(begun, number, 1), time(0, 0)), now)
     if (since := _SINCE_YEAR.search(folded)) is not None and not dated:  # "desde 2020": from its 1 January to now
         on = int(since.group(1))
         if on > site.today.year:
