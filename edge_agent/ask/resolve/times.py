@@ -1118,15 +1118,13 @@ _FOR_HOURS = re.compile(
     rf"[,;]?\s*\b(?:durante|for|por|during)\s+(?:(?:las|los|the|as|os)\s+)?(?P<n>{_N})\s+(?:horas?|hours?|hrs?)\b"
 )
 _FROM_MOMENT = re.compile(r"\b(?:desde|from|a partir|starting|since|empezando|comenzando|comecando)\b")
-# A shift's start or end as the moment: "el arranque del turno C de ayer", "when A shift ended", "o fim do turno B".
+# A shift's start or end as the moment, by its verb (`_STARTED`, `_ENDED`) or its noun: "el arranque del turno C de
+# ayer", "when A shift ended", "o fim do turno B".
 _SHIFT_STARTS = re.compile(
-    r"\b(?:arranque|arranco|arrancar|arrancara|inicio|iniciar|comienzo|comenzo|empezo|empiece|entrada|entro|start|"
-    r"started|starts|began|begins|beginning|comeco|comecou|comecar|iniciou)\b"
+    rf"{_STARTED.pattern}|\b(?:arranque|arrancar|arrancara|inicio|iniciar|comienzo|empiece|entrada|start|beginning|"
+    r"comeco|comecar)\b"
 )
-_SHIFT_ENDS = re.compile(
-    r"\b(?:fin|final|cierre|cerro|termino|terminar|salida|salio|end|ended|ends|finished|close|closed|fim|terminou|"
-    r"saida|acabou|acabo)\b"
-)
+_SHIFT_ENDS = re.compile(rf"{_ENDED.pattern}|\b(?:fin|final|cierre|terminar|salida|end|close|fim|saida)\b")
 
 
 # "previa a las 6", "que siguieron a las 8": the clock's article (its "a" went with the word before), as "at".
@@ -1163,12 +1161,16 @@ def _hours_around(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str
         if moment is None:
             return None
         hours = timedelta(hours=_count(said.group("n")))
-        return _window(moment - hours, moment, site.now) if said.group("before") else _window(moment, moment + hours)
+        return (
+            _window(moment - hours, moment, site.now)
+            if said.group("before")
+            else _window(moment, moment + hours, site.now)
+        )
     if (lasting := _FOR_HOURS.search(folded)) is not None and _FROM_MOMENT.search(folded[: lasting.start()]):
         # "desde las 8 de hoy, durante tres horas": the window from that moment, that long
         start = _read(folded[: lasting.start()] + " " + folded[lasting.end() :], site, shifts, lang)
         if isinstance(start, Window):
-            return _window(start.start, start.start + timedelta(hours=_count(lasting.group("n"))))
+            return _window(start.start, start.start + timedelta(hours=_count(lasting.group("n"))), site.now)
     return None
 
 
