@@ -71,6 +71,11 @@ INJECTION = re.compile(
     r"|(?:^|[>\[{(\-]\s*|[.:;!?]\s*|\n\s*)(?:system|sistema|assistant|asistente|assistente|developer|admin)\s*:"
     r"(?!\s*[¿]?\s*(?:cuant|cual|qual|quant|how|what|which|que|quais|when|cuando|quando)[a-z]*\b[^\n]*\?)"
     r"|</?[a-z][\w-]*>|\b(?:from now on|a partir de agora|de ahora en adelante|desde ahora)\b"
+    # what it was told set aside: "Olvida lo que te hayan dicho", "forget what you've been told", "esquece o que te
+    # disseram"
+    r"|\b(?:olvida|olvidate de|forget|esquece|esqueca|ignora|ignore)\s+(?:todo\s+|tudo\s+)?(?:lo que|o que|what|"
+    r"whatever)\s+(?:te\s+|you(?:'ve|\s+have|\s+were)?\s+)?(?:(?:hayan|han|habian|tinham|foi|been)\s+)?"
+    r"(?:dicho|told|disseram|dito|said)\b"
     r"|\b(?:admin(?:istrator)?|root|sudo|developer|system)\s+override\b|\boverride\s*:"
     r"|\[\s*(?:admin|system|sistema|root|sudo|developer|operator|operador)\s*\]"
     # what a pasted text says, done: "executa o que tá escrito", "haz lo que dice la nota", "carry out what it asks"
