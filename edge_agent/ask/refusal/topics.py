@@ -197,7 +197,7 @@ HYPOTHETICAL = re.compile(
     r"\b(?:si|if|se)\s+(?:(?:yo|i|we|eu|nos|you|le|lo|la|les|the operator|el operador|o operador)\s+){0,2}"
     rf"{_ACT_STEMS}"
     r"[^.?!]{0,80}\b(?:daria|darian|seria|serian|pasaria|quedaria|subiria|bajaria|acontece|aconteceria|ficaria|"
-    r"daria|would|will happen|happens|happen|vai acontecer|va a pasar|pasa)\b"
+    r"would|will happen|happens|happen|vai acontecer|va a pasar|pasa)\b"
     rf"|\b(?:would|will)\b[^.?!]{{0,60}}\b(?:be|get|go|do)\b[^.?!]{{0,30}}\bif\s+(?:i|we|you|someone|the operator)\s+"
     rf"(?:just\s+)?{_ACT_STEMS}"
     # whatever follows: "¿Qué pasaría si desactivo el disparo…?", "O que aconteceria se a gente rodasse o C-201 sem…"
@@ -222,8 +222,7 @@ HOW_TO = re.compile(
     r"passo a passo)\b|\bstep[- ]by[- ]step\b|\bpaso a paso\b|\bpasso a passo\b"
     r"|\bcomo (?:reseteo|rearmo|reconozco|reseto|desligo|religo)\b"
     r"|\bcomo (?:e que )?se (?:rearma|resetea|apaga|reinicia|arranca|reconoce|silencia|ajusta|abre|cierra|desliga|"
-    r"liga|reseta|"
-    r"reconhece|silencia|calibra)\b"
+    r"liga|reseta|reconhece|calibra)\b"
 )
 # Advice asked for: "¿Conviene cambiar el rodamiento…?", "Should I swap the bearing now?", "Devo trocar…?": the
 # records hold what happened, not what to do. Read in the sentences that ask.

@@ -979,19 +979,19 @@ def without_left_out(text: str, namespace: Namespace) -> str | None:
         ):
             continue
         rest = before + match.group("lead")[:1] + " " + after
-        rotating = [a for kind in ("pump", "compressor") for a in _assets_of_kind(kind, namespace.assets)]
         said_kinds = {_kind_of_id(asset) for asset in left_out}
         if (other := _OTHER_OF_KIND.search(rest)) is not None and (kind := _kind_of(other.group(1))) is not None:
             scope, place = _assets_of_kind(kind, namespace.assets), other
         elif (found := _ROTATING.search(rest)) is not None:
-            scope, place = rotating, found
+            scope = [a for turning in ("pump", "compressor") for a in _assets_of_kind(turning, namespace.assets)]
+            place = found
         elif plural is not None and (found := re.search(rf"\b{plural[0]}\b", rest)) is not None:
             scope, place = plural[1], found
         elif (found := _ANY_ASSET.search(rest)) is not None:
             scope, place = assets, found
-        elif len(said_kinds) == 1 and (found := _kind_word(rest, said_kinds.pop())) is not None:
+        elif len(said_kinds) == 1 and (kind := said_kinds.pop()) and (found := _kind_word(rest, kind)) is not None:
             # "la bomba que no es la 101": the rest of its kind
-            scope, place = _assets_of_kind(_kind_of(found.group(0)) or "", namespace.assets), found
+            scope, place = _assets_of_kind(kind, namespace.assets), found
         else:
             return rest  # "Del tanque nomás, sin las bombas": the asset it names
         kept = [asset for asset in scope if asset not in left_out]
@@ -1001,9 +1001,9 @@ def without_left_out(text: str, namespace: Namespace) -> str | None:
     return folded
 
 
-def _kind_word(folded: str, kind: str | None) -> re.Match[str] | None:
+def _kind_word(folded: str, kind: str) -> re.Match[str] | None:
     """The first word of `folded` that names equipment of `kind`."""
-    return next((m for m in _TOKEN.finditer(folded) if kind and _kind_of(m.group(0), fuzzy=False) == kind), None)
+    return next((m for m in _TOKEN.finditer(folded) if _kind_of(m.group(0), fuzzy=False) == kind), None)
 
 
 def _assets_said(words: str, namespace: Namespace) -> set[str]:

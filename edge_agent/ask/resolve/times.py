@@ -1147,15 +1147,7 @@ def _hours_around(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str
             # "the two hours before C shift, 20 to 22": those; "the last hour before 14:00, 1 to 2": 13:00 to 14:00
             # ("ayer en la primera hora después del cambio de la tarde, de 2 a 3": 14:00 to 15:00)
             half_day = timedelta(hours=12)
-            if (
-                isinstance(hours_said, Window)
-                and moment is not None
-                and moment
-                in (
-                    hours_said.end + half_day,
-                    hours_said.start + half_day,
-                )
-            ):
+            if isinstance(hours_said, Window) and moment in (hours_said.start + half_day, hours_said.end + half_day):
                 return _window(hours_said.start + half_day, hours_said.end + half_day, site.now)
             return hours_said
         if moment is None:
@@ -1197,7 +1189,7 @@ def _two_shifts(folded: str, site: _Site, shifts: list[ShiftConfig], lang: str) 
 
 def _shift_named(word: str, shifts: list[ShiftConfig]) -> ShiftConfig | None:
     """The site's shift a letter or a part of the day names ("a", "manana": the one shift starting in the morning)."""
-    if (part := _SHIFT_PART_WORDS.get(word)) is not None:
+    if (part := _PART_WORDS.get(word, word)) in _SHIFT_BY_PART:
         _, first, last = _SHIFT_BY_PART[part]
         starting = [s for s in shifts if _starts_within(time.fromisoformat(s.start), first, last)]
         return starting[0] if len(starting) == 1 else None
@@ -1550,7 +1542,6 @@ _TWO_SHIFTS = re.compile(
     r"(?:(?:turno|shift)\s+)?(?P<a5>[a-z])\s+(?:y|e|and)\s+(?:(?:el|o|the)\s+)?(?:fin|final|cierre|fim|end|close)\s+"
     r"(?:del?|do|of)\s+(?:(?:turno|shift)\s+)?(?P<b5>[a-z])\b"
 )
-_SHIFT_PART_WORDS = {"manana": "morning", "manha": "morning", "morning": "morning", "tarde": "afternoon"}
 _TILL = re.compile(r"\b(?:till|until|to|hasta|ate)\b")
 _SINCE_START = re.compile(
     r"\b(?:since|desde|a partir d[eoa]l?|from)\s+(?:(?:the|el|o)\s+)?(?:very\s+)?(?:start|beginning|inicio|comienzo|"
@@ -1624,6 +1615,7 @@ _CHANGE_OF_PART = re.compile(
 _SPANISH_ARTICLE = re.compile(r"\b(?:el|la|las|del|al)\b")
 _PORTUGUESE_ARTICLE = re.compile(r"\b(?:o|a|as|do|da|das|na|no|ao)\b")
 _PARTS_OF_CHANGE = {"morning": (4, 12), "afternoon": (12, 20), "evening": (16, 24), "night": (20, 28)}
+# The part of the day a Spanish or Portuguese word names (English says the part itself).
 _PART_WORDS = {"manana": "morning", "manha": "morning", "tarde": "afternoon", "noche": "night", "noite": "night"}
 
 
